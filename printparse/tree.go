@@ -1,0 +1,132 @@
+// Package printparse reads model structure dumps — PyTorch print(model)
+// text and msprobe dump folders — into one module tree.
+package printparse
+
+import "strings"
+
+// Source kinds of a Tree.
+const (
+	KindPrint   = "print"   // PyTorch print(model) / nn.Module.__repr__ text
+	KindMsprobe = "msprobe" // msprobe dump folder (construct.json + dump.json)
+)
+
+// Tree is one parsed model structure.
+type Tree struct {
+	// Source is the file or folder the tree was read from, as given.
+	Source string
+	// Kind is KindPrint or KindMsprobe.
+	Kind string
+	// Root is the model passed to msprobe's debugger. Its Name and Path are
+	// empty; msprobe's TopLayer rules apply to its children. When the dump
+	// was a Python list of models ([DDP(...), ...]) Root is synthetic: its
+	// Class is empty, List is true and its children are named "0", "1", ....
+	// For msprobe dump folders Root is always synthetic (Class empty).
+	Root *Node
+	// List reports that the printed dump was a Python list of models.
+	List bool
+	// Warnings lists every repair made while reading a lenient input.
+	Warnings []Warning
+}
+
+// Warning is one repair the parser made, with the line it concerns.
+type Warning struct {
+	Line int    // 1-based line in Source, 0 when not tied to a line
+	Msg  string // what was assumed
+}
+
+// Node is one module.
+type Node struct {
+	// Name is the path segment: attribute name, list index or ModuleDict
+	// key. Empty for the root.
+	Name string
+	// Path is the dotted path from the root as msprobe names modules
+	// ("0.module.decoder.layers.3"); empty for the root.
+	Path string
+	// Class is the class name as printed ("Qwen2DecoderLayer").
+	Class string
+	// Extra holds the extra_repr lines as printed, without indentation. A
+	// one-line leaf "Linear(in_features=8, out_features=16, bias=True)" has
+	// one line "in_features=8, out_features=16, bias=True".
+	Extra []string
+	// Fields is Extra split into top-level comma-separated fields.
+	Fields []Field
+	// Children in printed (registration) order.
+	Children []*Node
+	// Parent is nil for the root.
+	Parent *Node
+	// Repeat is the repeat group ("(0-27): 28 x Cls(") this node was
+	// expanded from; nil when the node was printed on its own. All members
+	// of one group share the same *Repeat.
+	Repeat *Repeat
+	// Line is the 1-based source line where the node starts (0 if unknown).
+	Line int
+}
+
+// Field is one top-level field of an extra_repr: "in_features=8" gives
+// Key "in_features", Value "8"; a positional "(3584,)" gives Key "".
+type Field struct {
+	Key   string
+	Value string
+}
+
+// Repeat describes a run of identical ModuleList children that PyTorch
+// printed once as "(First-Last): Count x Class(".
+type Repeat struct {
+	First, Last int // first and last index, inclusive
+	Count       int // Last-First+1
+	Line        int // line of the group header
+}
+
+// Walk calls fn for n and every descendant, parents before children, in
+// printed order. It stops descending below a node for which fn returns false.
+func (n *Node) Walk(fn func(*Node) bool) {
+	if !fn(n) {
+		return
+	}
+	for _, c := range n.Children {
+		c.Walk(fn)
+	}
+}
+
+// Child returns the direct child called name, or nil.
+func (n *Node) Child(name string) *Node {
+	for _, c := range n.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Lookup returns the descendant at the dotted path relative to n ("" is n
+// itself), or nil when there is none.
+func (n *Node) Lookup(path string) *Node {
+	if path == "" {
+		return n
+	}
+	cur := n
+	for _, seg := range strings.Split(path, ".") {
+		if cur = cur.Child(seg); cur == nil {
+			return nil
+		}
+	}
+	return cur
+}
+
+// Depth is the number of levels below the root (the root has depth 0).
+func (n *Node) Depth() int {
+	d := 0
+	for p := n.Parent; p != nil; p = p.Parent {
+		d++
+	}
+	return d
+}
+
+// IsLeaf reports whether the node has no children.
+func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+
+// Lookup returns the node at the dotted path from the root, or nil.
+func (t *Tree) Lookup(path string) *Node { return t.Root.Lookup(path) }
+
+// Walk visits every node of the tree, root first.
+func (t *Tree) Walk(fn func(*Node) bool) { t.Root.Walk(fn) }
