@@ -55,6 +55,10 @@ const (
 	NaN
 	PosInf
 	NegInf
+	// Composite is a JSON list or object used where msprobe keeps the raw
+	// value (e.g. the statistics of a scalar item whose value is a list);
+	// Text holds its Python str(), e.g. "[1, None]".
+	Composite
 )
 
 // Value is one raw JSON scalar from dump.json. Text keeps the literal

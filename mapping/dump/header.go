@@ -1,0 +1,399 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Header is the top-level information of a dump.json (or debug.json).
+type Header struct {
+	Task      string // "statistics", "tensor", "structure", ...
+	Level     string // "L0", "L1", "mix", "L2", "debug"
+	Framework string // "pytorch", "mindspore", "mindtorch"
+	// FrameworkMissing is true when the file has no (or a null) framework
+	// key; Framework is then "pytorch", the value msprobe assumes after
+	// logging a warning.
+	FrameworkMissing bool
+	DumpDataDir      string // the header's dump_data_dir ("" for null); msprobe's compare ignores it
+
+	// The fields below are filled by Scan, which reads the whole file.
+
+	// Entries counts the keys of "data".
+	Entries int
+	// Skipped lists the entries msprobe's parser drops because their name
+	// has no forward/backward/parameters_grad part (e.g.
+	// "Tensor.weird_entry"); Scan does not pass them to fn.
+	Skipped []string
+	// MD5 is true when some entry has a first-level item with an "md5"
+	// key (msprobe's md5_find): a statistics dump is compared in md5 mode
+	// when both sides have MD5 set.
+	MD5 bool
+}
+
+// errStop ends a top-level read early.
+var errStop = errors.New("stop")
+
+// readTop reads the top-level object of a dump file, filling h from the
+// header keys and calling onData with the lexer positioned at the value of
+// "data". onData must consume that value or return errStop.
+func readTop(lx *lexer, h *Header, onData func() error) error {
+	if err := lx.expect('{', "'{' starting the dump object"); err != nil {
+		return err
+	}
+	p := parser{lx: lx, t: &tree{}}
+	seenData, seenFramework := false, false
+	var key []byte
+	first := true
+	closeLine := 0
+	for {
+		c, ok := lx.peek()
+		if !ok {
+			return lx.atEOF("'}' closing the dump object")
+		}
+		if c == '}' && first {
+			closeLine = lx.line
+			lx.pos++
+			break
+		}
+		if c != '"' {
+			return lx.errorf("expected an object key string, found %s", lx.describe())
+		}
+		var err error
+		key, err = lx.readString(key[:0])
+		if err != nil {
+			return err
+		}
+		if err := lx.expect(':', "':' after the object key"); err != nil {
+			return err
+		}
+		switch k := string(key); k {
+		case "data":
+			seenData = true
+			if err := onData(); err != nil {
+				return err
+			}
+		case "task", "level", "framework", "dump_data_dir":
+			p.t.reset()
+			v, err := p.value(0, "a value")
+			if err != nil {
+				return err
+			}
+			s := ""
+			if p.t.nodes[v].kind != kNull {
+				s = string(p.t.appendPyStr(nil, v))
+			}
+			switch k {
+			case "task":
+				h.Task = s
+			case "level":
+				h.Level = s
+			case "framework":
+				h.Framework = s
+				seenFramework = s != ""
+			case "dump_data_dir":
+				h.DumpDataDir = s
+			}
+		default:
+			if err := lx.skipValue("a value"); err != nil {
+				return err
+			}
+		}
+		first = false
+		c, ok = lx.peek()
+		if !ok {
+			return lx.atEOF("',' or '}' in the dump object")
+		}
+		closeLine = lx.line
+		lx.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			lx.pos--
+			return lx.errorf("expected ',' or '}' in the dump object, found %s", lx.describe())
+		}
+	}
+	if _, ok := lx.peek(); ok {
+		return lx.errorf("expected end of file after the dump object, found %s", lx.describe())
+	}
+	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
+		return lx.atEOF("end of file")
+	}
+	if !seenFramework {
+		h.Framework = "pytorch"
+		h.FrameworkMissing = true
+	}
+	if !seenData {
+		return &Error{File: lx.source, Line: closeLine, Msg: `expected a "data" key in the dump object, found none`}
+	}
+	return nil
+}
+
+// ReadHeader reads task, level, framework and dump_data_dir of a dump.json
+// without reading its entries: it stops at "data" once task, level and
+// framework are known (msprobe writes "data" last); otherwise it skips
+// "data" and reads on. A missing framework gives "pytorch" with
+// FrameworkMissing set.
+func ReadHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, fmt.Errorf("read dump header: %w", err)
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	lx.buf = make([]byte, 4096)
+	var h Header
+	seen := func() bool { return h.Task != "" && h.Level != "" && h.Framework != "" }
+	err = readTop(lx, &h, func() error {
+		if seen() {
+			return errStop
+		}
+		c, ok := lx.peek()
+		if ok && c != '{' {
+			return lx.errorf(`expected an object as the value of "data", found %s`, lx.describe())
+		}
+		return lx.skipValue(`the "data" object`)
+	})
+	if errors.Is(err, errStop) {
+		return h, nil
+	}
+	if err != nil {
+		return Header{}, err
+	}
+	return h, nil
+}
+
+// EntryNames returns the keys of dump.json's "data" object in file order,
+// streaming: entry bodies are skipped, not decoded.
+func EntryNames(dumpJSONPath string) ([]string, error) {
+	f, err := os.Open(dumpJSONPath)
+	if err != nil {
+		return nil, fmt.Errorf("read entry names: %w", err)
+	}
+	defer f.Close()
+	lx := newLexer(f, dumpJSONPath)
+	var names []string
+	var h Header
+	err = readTop(lx, &h, func() error {
+		return forEachDataKey(lx, func(name []byte, line int) error {
+			names = append(names, string(name))
+			return lx.skipValue("an entry body")
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// forEachDataKey walks the "data" object: for each member it reads the key
+// and calls fn, which must consume the member's value.
+func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
+	c, ok := lx.peek()
+	if !ok {
+		return lx.atEOF(`an object as the value of "data"`)
+	}
+	if c != '{' {
+		return lx.errorf(`expected an object as the value of "data", found %s`, lx.describe())
+	}
+	lx.pos++
+	if c, ok := lx.peek(); ok && c == '}' {
+		lx.pos++
+		return nil
+	}
+	var name []byte
+	for {
+		c, ok := lx.peek()
+		if !ok {
+			return lx.atEOF("an entry name")
+		}
+		if c != '"' {
+			return lx.errorf("expected an entry name string, found %s", lx.describe())
+		}
+		line := lx.line
+		var err error
+		name, err = lx.readString(name[:0])
+		if err != nil {
+			return err
+		}
+		if err := lx.expect(':', "':' after the entry name"); err != nil {
+			return err
+		}
+		if err := fn(name, line); err != nil {
+			return err
+		}
+		c, ok = lx.peek()
+		if !ok {
+			return lx.atEOF(`',' or '}' closing "data"`)
+		}
+		lx.pos++
+		if c == '}' {
+			return nil
+		}
+		if c != ',' {
+			lx.pos--
+			return lx.errorf(`expected ',' or '}' in "data", found %s`, lx.describe())
+		}
+	}
+}
+
+// readTree parses a whole small JSON file (stack.json, construct.json)
+// into a tree.
+func readTree(path string) (*tree, int32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, -1, err
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	p := parser{lx: lx, t: &tree{}}
+	root, err := p.value(0, "a JSON value")
+	if err != nil {
+		return nil, -1, err
+	}
+	if _, ok := lx.peek(); ok {
+		return nil, -1, lx.errorf("expected end of file, found %s", lx.describe())
+	}
+	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
+		return nil, -1, lx.atEOF("end of file")
+	}
+	return p.t, root, nil
+}
+
+// nodeErr builds an Error at node i of a file tree.
+func nodeErr(path string, t *tree, i int32, format string, args ...any) error {
+	return &Error{File: path, Line: int(t.nodes[i].line), Msg: fmt.Sprintf(format, args...)}
+}
+
+// kindName describes a node kind for "found ..." messages.
+func kindName(k uint8) string {
+	switch k {
+	case kNull:
+		return "null"
+	case kTrue, kFalse:
+		return "a boolean"
+	case kInt, kFloat, kNaN, kInf, kNegInf:
+		return "a number"
+	case kString:
+		return "a string"
+	case kArray:
+		return "a list"
+	}
+	return "an object"
+}
+
+// megatronKey marks the Megatron micro-step variant of construct.json.
+const megatronKey = "megatron_micro_step_number"
+
+// ReadConstruct reads construct.json: entry name -> parent module entry
+// name, "" for a null or empty parent (top level). In the Megatron variant
+// (a "megatron_micro_step_number" key) values may be [parent, microStep];
+// the parent is kept, the micro step and the special key dropped.
+func ReadConstruct(path string) (map[string]string, error) {
+	t, root, err := readTree(path)
+	if err != nil {
+		return nil, fmt.Errorf("read construct.json: %w", err)
+	}
+	if t.nodes[root].kind != kObject {
+		return nil, nodeErr(path, t, root, "expected an object of entry -> parent, found %s", kindName(t.nodes[root].kind))
+	}
+	megatron := t.get(root, megatronKey) >= 0
+	m := make(map[string]string, t.nodes[root].n)
+	for c := t.nodes[root].first; c >= 0; c = t.nodes[c].next {
+		key := t.str(t.nodes[c].key)
+		v := c
+		if megatron {
+			if key == megatronKey {
+				continue
+			}
+			if t.nodes[c].kind == kArray {
+				if t.nodes[c].n != 2 {
+					return nil, nodeErr(path, t, c, "entry %q: expected [parent, microStep], found a list of %d", key, t.nodes[c].n)
+				}
+				v = t.nodes[c].first
+			}
+		}
+		switch t.nodes[v].kind {
+		case kNull:
+			m[key] = ""
+		case kString:
+			m[key] = t.str(t.nodes[v].text)
+		default:
+			return nil, nodeErr(path, t, v, "entry %q: expected a parent name or null, found %s", key, kindName(t.nodes[v].kind))
+		}
+	}
+	return m, nil
+}
+
+// ReadStack reads stack.json into entry name -> call stack frames. Both
+// formats are accepted, as msprobe's load_stack_json does: the grouped
+// format {"0": [[names...], [frames...]], "1": ...} (detected by a
+// non-empty "0" key; groups that are not a [list, frames] pair are
+// skipped, a later group wins for a repeated name) and the old format
+// {name: [frames...]}. A frames value that is a single string becomes a
+// one-frame stack; null entries are left out.
+func ReadStack(path string) (map[string][]string, error) {
+	t, root, err := readTree(path)
+	if err != nil {
+		return nil, fmt.Errorf("read stack.json: %w", err)
+	}
+	if t.nodes[root].kind != kObject {
+		return nil, nodeErr(path, t, root, "expected an object, found %s", kindName(t.nodes[root].kind))
+	}
+	m := make(map[string][]string)
+	frames := func(i int32, name string) ([]string, error) {
+		switch t.nodes[i].kind {
+		case kString:
+			return []string{t.str(t.nodes[i].text)}, nil
+		case kArray:
+			out := make([]string, 0, t.nodes[i].n)
+			for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+				out = append(out, string(t.appendPyStr(nil, c)))
+			}
+			return out, nil
+		}
+		return nil, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
+	}
+	if t.truthy(t.get(root, "0")) {
+		for g := t.nodes[root].first; g >= 0; g = t.nodes[g].next {
+			if t.nodes[g].kind != kArray || t.nodes[g].n != 2 {
+				continue
+			}
+			names := t.nodes[g].first
+			fr := t.nodes[names].next
+			if t.nodes[names].kind != kArray {
+				continue
+			}
+			var stack []string
+			for n := t.nodes[names].first; n >= 0; n = t.nodes[n].next {
+				if t.nodes[n].kind != kString {
+					continue
+				}
+				if stack == nil {
+					if t.nodes[fr].kind == kNull {
+						break
+					}
+					if stack, err = frames(fr, t.str(t.nodes[n].text)); err != nil {
+						return nil, err
+					}
+				}
+				m[t.str(t.nodes[n].text)] = stack
+			}
+		}
+		return m, nil
+	}
+	for c := t.nodes[root].first; c >= 0; c = t.nodes[c].next {
+		if t.nodes[c].kind == kNull {
+			continue
+		}
+		name := t.str(t.nodes[c].key)
+		st, err := frames(c, name)
+		if err != nil {
+			return nil, err
+		}
+		m[name] = st
+	}
+	return m, nil
+}

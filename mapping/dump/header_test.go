@@ -1,0 +1,159 @@
+package dump
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Expected values below were computed independently with Python's json
+// module over the corpus files.
+
+func TestReadHeaderAndEntryNames(t *testing.T) {
+	c := corpusDir(t)
+	tests := []struct {
+		path                 string
+		task, level, fw, ddd string
+		fwMissing            bool
+		entries              int
+		first                string
+	}{
+		{"examples/quick_start/gpu_dump/step0/proc2016/dump.json", "statistics", "mix", "pytorch", "", false, 760, "Functional.conv2d.0.forward"},
+		{"golden/synth_tensor_pt/npu/dump.json", "tensor", "mix", "pytorch", "./dump_tensor_data", false, 7, "Functional.linear.0.forward"},
+		{"golden/synth_md5/npu/dump.json", "statistics", "mix", "pytorch", "", false, 27, "Functional.linear.0.forward"},
+		{"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353/dump.json", "statistics", "mix", "pytorch", "", false, 197, "Tensor.__mul__.0.forward"},
+		{"test/msprobe_test/resources/layer_mapping/mindspore/dump.json", "statistics", "mix", "mindspore", "", false, 1,
+			"Cell.network_with_loss.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0"},
+		// framework after "data", and missing.
+		{"test/msprobe_test/visualization_ut/input_format_correct/step0/rank0/dump.json", "statistics", "mix", "pytorch", "", false, 1, "api"},
+		{"test/msprobe_test/visualization_ut/input/step0/rank0/dump.json", "statistics", "mix", "pytorch", "", true, 1, "api"},
+		{"test/msprobe_test/resources/common/test_backward.json", "", "", "pytorch", "./", true, 2, "Module"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(filepath.Dir(tt.path)), func(t *testing.T) {
+			p := filepath.Join(c, tt.path)
+			h, err := ReadHeader(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Task != tt.task || h.Level != tt.level || h.Framework != tt.fw || h.DumpDataDir != tt.ddd || h.FrameworkMissing != tt.fwMissing {
+				t.Errorf("header %+v, want task=%q level=%q fw=%q ddd=%q missing=%v", h, tt.task, tt.level, tt.fw, tt.ddd, tt.fwMissing)
+			}
+			names, err := EntryNames(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) != tt.entries || names[0] != tt.first {
+				t.Errorf("EntryNames: %d names, first %q; want %d, %q", len(names), names[0], tt.entries, tt.first)
+			}
+		})
+	}
+}
+
+func TestReadHeaderErrors(t *testing.T) {
+	c := corpusDir(t)
+	tests := []struct{ path, want string }{
+		{"test/msprobe_test/visualization_ut/input/step1/rank0/dump.json", `dump.json:1: expected a "data" key in the dump object, found none`},
+		{"test/msprobe_test/resources/common/test_no_dump_data.json", `test_no_dump_data.json:3: expected a "data" key`},
+	}
+	for _, tt := range tests {
+		_, err := ReadHeader(filepath.Join(c, tt.path))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.path, err, tt.want)
+		}
+		if _, err := EntryNames(filepath.Join(c, tt.path)); err == nil {
+			t.Errorf("%s: EntryNames succeeded", tt.path)
+		}
+	}
+}
+
+func TestReadConstruct(t *testing.T) {
+	c := corpusDir(t)
+	tests := []struct {
+		path       string
+		n, topLvl  int
+		key, value string
+	}{
+		{"examples/quick_start/gpu_dump/step0/proc2016/construct.json", 868, 20, "Functional.conv2d.0.forward", "Module.conv1.Conv2d.forward.0"},
+		{"test/msprobe_test/resources/layer_mapping/mindspore/construct.json", 13, 3, "Mint.logical_or.0.forward",
+			"Cell.network_with_loss.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0"},
+		{"golden/synth_multirank/npu/step0/rank0/construct.json", 5, 5, "Functional.relu.0.forward", ""},
+	}
+	for _, tt := range tests {
+		m, err := ReadConstruct(filepath.Join(c, tt.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := 0
+		for _, v := range m {
+			if v == "" {
+				top++
+			}
+		}
+		if len(m) != tt.n || top != tt.topLvl || m[tt.key] != tt.value {
+			t.Errorf("%s: %d entries, %d top-level, m[%q]=%q", tt.path, len(m), top, tt.key, m[tt.key])
+		}
+	}
+
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	m, err := ReadConstruct(write("mg.json", `{"megatron_micro_step_number": 2, "A.0.forward": ["Module.m.M.forward.0", 1], "B.0.forward": null, "Module.m.M.forward.0": ""}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || m["A.0.forward"] != "Module.m.M.forward.0" || m["B.0.forward"] != "" {
+		t.Errorf("megatron construct %v", m)
+	}
+	for _, bad := range []struct{ src, want string }{
+		{`{"megatron_micro_step_number": 2,` + "\n" + `"A": ["x"]}`, "bad.json:2: entry \"A\": expected [parent, microStep], found a list of 1"},
+		{`{"A": 3}`, `bad.json:1: entry "A": expected a parent name or null, found a number`},
+		{`[]`, "bad.json:1: expected an object of entry -> parent, found a list"},
+		{`{"A": "x"`, "bad.json:1: expected ',' or '}', found end of file"},
+	} {
+		_, err := ReadConstruct(write("bad.json", bad.src))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: err = %v, want %q", bad.src, err, bad.want)
+		}
+	}
+}
+
+func TestReadStack(t *testing.T) {
+	c := corpusDir(t)
+	tests := []struct {
+		path      string
+		n, frames int
+		key       string
+	}{
+		{"examples/quick_start/gpu_dump/step0/proc2016/stack.json", 410, 6872, "Functional.conv2d.0.forward"},
+		{"golden/synth_statistics/npu/stack.json", 20, 20, "Functional.linear.0.forward"},
+		{"test/msprobe_test/resources/layer_mapping/mindspore/stack.json", 10, 268, "Tensor.__add__.0.forward"},
+		{"test/msprobe_test/visualization_ut/input/step0/rank0/stack.json", 0, 0, ""},
+	}
+	for _, tt := range tests {
+		m, err := ReadStack(filepath.Join(c, tt.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := 0
+		for _, v := range m {
+			frames += len(v)
+		}
+		if len(m) != tt.n || frames != tt.frames || (tt.key != "" && len(m[tt.key]) == 0) {
+			t.Errorf("%s: %d entries, %d frames, %q has %d", tt.path, len(m), frames, tt.key, len(m[tt.key]))
+		}
+	}
+	m, err := ReadStack(filepath.Join(c, "examples/quick_start/gpu_dump/step0/proc2016/stack.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m["Functional.conv2d.0.forward"][0]; !strings.HasPrefix(got, "File /root/miniconda3/lib/python3.12/site-packages/msprobe/core/dump/api_dump/api_registry.py, line 95, in api_function, \n return") {
+		t.Errorf("first frame %q", got)
+	}
+}

@@ -1,0 +1,265 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// File names msprobe writes into a rank folder.
+const (
+	DumpJSONName      = "dump.json"
+	DebugJSONName     = "debug.json"
+	StackJSONName     = "stack.json"
+	ConstructJSONName = "construct.json"
+	TensorDirName     = "dump_tensor_data"
+)
+
+// rankDirRE is msprobe's rank folder pattern (check_and_return_dir_contents
+// with prefix "rank"): "rank", "rank0", "rank12", never "rank01".
+var rankDirRE = regexp.MustCompile(`^rank(0|[1-9][0-9]*)?$`)
+
+// isProcDir reports whether name is "proc" followed by one or more digits
+// (msprobe's find_proc_dir).
+func isProcDir(name string) bool {
+	if len(name) <= 4 || !strings.HasPrefix(name, "proc") {
+		return false
+	}
+	for _, c := range name[4:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// RankDir is one rank (or proc) folder of a step folder.
+type RankDir struct {
+	Name string // folder name: "rank0", "rank", "proc2016"
+	Path string // full path
+	// Rank is the number after "rank" (-1 for a bare "rank"), or the pid
+	// after "proc" for a proc folder.
+	Rank int
+	Proc bool // a proc{pid} folder (single-process run without rank)
+}
+
+// StepRanks lists the rank folders of a step folder the way msprobe's
+// directory compare does: folders matching ^rank(0|[1-9][0-9]*)?$ sorted by
+// their number (a bare "rank" counts as -1), other entries ignored. When
+// there is no rank folder, the single proc{digits} folder is returned; no
+// proc folder or several of them is an error. The error says what the
+// folder holds.
+func StepRanks(stepDir string) ([]RankDir, error) {
+	ents, err := os.ReadDir(stepDir)
+	if err != nil {
+		return nil, fmt.Errorf("read step folder: %w", err)
+	}
+	var ranks, procs []RankDir
+	var others []string
+	for _, e := range ents {
+		if !isDirEntry(stepDir, e) {
+			others = append(others, e.Name())
+			continue
+		}
+		name := e.Name()
+		switch {
+		case rankDirRE.MatchString(name):
+			n := -1
+			if len(name) > 4 {
+				n, _ = strconv.Atoi(name[4:])
+			}
+			ranks = append(ranks, RankDir{Name: name, Path: filepath.Join(stepDir, name), Rank: n})
+		case isProcDir(name):
+			n, _ := strconv.Atoi(name[4:])
+			procs = append(procs, RankDir{Name: name, Path: filepath.Join(stepDir, name), Rank: n, Proc: true})
+		default:
+			others = append(others, name)
+		}
+	}
+	if len(ranks) > 0 {
+		sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].Rank < ranks[j].Rank })
+		return ranks, nil
+	}
+	switch len(procs) {
+	case 1:
+		return procs, nil
+	case 0:
+		return nil, fmt.Errorf("%s: expected rank folders (rank0, rank1, ...) or one proc{pid} folder, found %s",
+			stepDir, describeEntries(others))
+	default:
+		return nil, fmt.Errorf("%s: expected rank folders or exactly one proc{pid} folder, found %d proc folders (%s)",
+			stepDir, len(procs), joinNames(procs))
+	}
+}
+
+// isDirEntry reports whether e is a directory, following symlinks.
+func isDirEntry(parent string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink != 0 {
+		st, err := os.Stat(filepath.Join(parent, e.Name()))
+		return err == nil && st.IsDir()
+	}
+	return false
+}
+
+func joinNames(ds []RankDir) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func describeEntries(names []string) string {
+	if len(names) == 0 {
+		return "an empty folder"
+	}
+	sort.Strings(names)
+	const max = 8
+	if len(names) > max {
+		return fmt.Sprintf("%s, ... (%d entries)", strings.Join(names[:max], ", "), len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// RankPair is one NPU rank folder paired with its bench rank folder.
+type RankPair struct {
+	NPU, Bench RankDir
+}
+
+// PairRanks pairs two StepRanks results the way msprobe's directory compare
+// does: by sorted position, not by rank number; the counts must be equal.
+func PairRanks(npu, bench []RankDir) ([]RankPair, error) {
+	if len(npu) != len(bench) {
+		return nil, fmt.Errorf("rank folder counts differ: target has %d (%s), golden has %d (%s)",
+			len(npu), joinNames(npu), len(bench), joinNames(bench))
+	}
+	pairs := make([]RankPair, len(npu))
+	for i := range npu {
+		pairs[i] = RankPair{NPU: npu[i], Bench: bench[i]}
+	}
+	return pairs, nil
+}
+
+// FindRankDir resolves path to one rank folder: path itself when it holds
+// a dump.json or debug.json (a rank or proc folder), the folder of path
+// when path is a dump.json/debug.json file, or the only rank folder of a
+// step folder (rank folders match ^rank(0|[1-9][0-9]*)?$; when there is
+// none, exactly one proc{digits} folder). Anything else is an error that
+// says what was found.
+func FindRankDir(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("dump folder: %w", err)
+	}
+	if !st.IsDir() {
+		base := filepath.Base(path)
+		if base == DumpJSONName || base == DebugJSONName {
+			return filepath.Dir(path), nil
+		}
+		return "", fmt.Errorf("%s: expected a dump folder or a dump.json/debug.json file, found a file named %q", path, base)
+	}
+	if hasFile(path, DumpJSONName) || hasFile(path, DebugJSONName) {
+		return path, nil
+	}
+	ranks, err := StepRanks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s holds no dump.json: %w", path, err)
+	}
+	if len(ranks) != 1 {
+		return "", fmt.Errorf("%s: expected one rank folder, found %d (%s); pass one of them or compare whole step folders",
+			path, len(ranks), joinNames(ranks))
+	}
+	return ranks[0].Path, nil
+}
+
+func hasFile(dir, name string) bool {
+	st, err := os.Stat(filepath.Join(dir, name))
+	return err == nil && !st.IsDir()
+}
+
+// Paths are the files of one rank folder.
+type Paths struct {
+	Dir           string // the rank folder
+	DumpJSON      string // dump.json, or debug.json when there is no dump.json
+	StackJSON     string // stack.json, "" when absent
+	ConstructJSON string // construct.json, "" when absent
+	// TensorDir is Dir/dump_tensor_data, where tensor mode keeps the files
+	// named by data_name (msprobe derives it from the dump.json location and
+	// ignores the header's dump_data_dir). It is set even when the folder
+	// does not exist; TensorPath then fails when the file is opened.
+	TensorDir string
+	// Debug is true when DumpJSON is a debug.json (single-point save):
+	// msprobe then uses entry names as-is and names the output
+	// debug_compare_result.
+	Debug bool
+}
+
+// Locate finds the msprobe files of a rank folder. It fails when the
+// folder has neither dump.json nor debug.json.
+func Locate(dir string) (Paths, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return Paths{}, fmt.Errorf("dump folder: %w", err)
+	}
+	if !st.IsDir() {
+		return Paths{}, fmt.Errorf("%s: expected a rank folder, found a file", dir)
+	}
+	p := Paths{Dir: dir, TensorDir: filepath.Join(dir, TensorDirName)}
+	switch {
+	case hasFile(dir, DumpJSONName):
+		p.DumpJSON = filepath.Join(dir, DumpJSONName)
+	case hasFile(dir, DebugJSONName):
+		p.DumpJSON = filepath.Join(dir, DebugJSONName)
+		p.Debug = true
+	default:
+		ents, _ := os.ReadDir(dir)
+		names := make([]string, 0, len(ents))
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return Paths{}, fmt.Errorf("%s: expected dump.json or debug.json, found %s", dir, describeEntries(names))
+	}
+	if hasFile(dir, StackJSONName) {
+		p.StackJSON = filepath.Join(dir, StackJSONName)
+	}
+	if hasFile(dir, ConstructJSONName) {
+		p.ConstructJSON = filepath.Join(dir, ConstructJSONName)
+	}
+	return p, nil
+}
+
+// ErrUnsafeDataName is wrapped by TensorPath's error for a data_name that
+// would leave the tensor folder.
+var ErrUnsafeDataName = errors.New("data_name escapes dump_tensor_data")
+
+// TensorPath is the file a tensor-mode item's data_name names in
+// p.TensorDir. It refuses, with an error wrapping ErrUnsafeDataName, any
+// data_name that is empty, "-1" (no file), absolute, contains a path
+// separator ('/' or '\\'), a NUL byte, or is "." or "..": msprobe writes
+// plain file names there, so anything else would read outside the dump.
+// It does not check that the file exists.
+func (p Paths) TensorPath(dataName string) (string, error) {
+	switch {
+	case dataName == "" || dataName == "-1":
+		return "", fmt.Errorf("data_name %q: item has no tensor file: %w", dataName, ErrUnsafeDataName)
+	case dataName == "." || dataName == "..":
+		return "", fmt.Errorf("data_name %q: not a file name: %w", dataName, ErrUnsafeDataName)
+	case strings.ContainsAny(dataName, "/\\\x00"):
+		return "", fmt.Errorf("data_name %q: contains a path separator: %w", dataName, ErrUnsafeDataName)
+	case filepath.IsAbs(dataName) || filepath.VolumeName(dataName) != "":
+		return "", fmt.Errorf("data_name %q: absolute path: %w", dataName, ErrUnsafeDataName)
+	}
+	if p.TensorDir == "" {
+		return "", fmt.Errorf("data_name %q: no tensor folder for %s", dataName, p.Dir)
+	}
+	return filepath.Join(p.TensorDir, dataName), nil
+}

@@ -1,0 +1,224 @@
+package dump
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// corpusDir returns <module root>/../shared/corpus/msprobe.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus", "msprobe")
+	if _, err := os.Stat(c); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return c
+}
+
+// mkTree creates files (paths ending in "/" are folders) under a temp dir.
+func mkTree(t *testing.T, paths ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, p := range paths {
+		full := filepath.Join(root, p)
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestFindRankDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   []string
+		arg     string // relative to the temp root
+		want    string // relative; "" when an error is expected
+		wantErr string
+	}{
+		{"rank folder", []string{"step0/rank0/dump.json"}, "step0/rank0", "step0/rank0", ""},
+		{"debug folder", []string{"step0/rank0/debug.json"}, "step0/rank0", "step0/rank0", ""},
+		{"dump.json file", []string{"step0/rank0/dump.json"}, "step0/rank0/dump.json", "step0/rank0", ""},
+		{"step with one rank", []string{"step0/rank3/dump.json", "step0/notes.txt"}, "step0", "step0/rank3", ""},
+		{"step with bare rank", []string{"step0/rank/dump.json"}, "step0", "step0/rank", ""},
+		{"step with one proc", []string{"step0/proc2016/dump.json"}, "step0", "step0/proc2016", ""},
+		{"rank wins over proc", []string{"step0/rank0/dump.json", "step0/proc1/dump.json"}, "step0", "step0/rank0", ""},
+		{"two ranks", []string{"step0/rank0/dump.json", "step0/rank1/dump.json"}, "step0", "", "found 2 (rank0, rank1)"},
+		{"two procs", []string{"step0/proc1/dump.json", "step0/proc2/dump.json"}, "step0", "", "found 2 proc folders (proc1, proc2)"},
+		{"rank01 is not a rank", []string{"step0/rank01/dump.json"}, "step0", "", "found rank01"},
+		{"bare proc is not a proc", []string{"step0/proc/dump.json"}, "step0", "", "found proc"},
+		{"empty", []string{"step0/"}, "step0", "", "found an empty folder"},
+		{"other file", []string{"x.txt"}, "x.txt", "", `found a file named "x.txt"`},
+		{"missing", []string{"step0/"}, "nope", "", "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := mkTree(t, tt.files...)
+			got, err := FindRankDir(filepath.Join(root, tt.arg))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(root, tt.want); got != want {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestFindRankDirCorpus(t *testing.T) {
+	c := corpusDir(t)
+	tests := []struct{ arg, want, wantErr string }{
+		{"examples/quick_start/gpu_dump/step0", "examples/quick_start/gpu_dump/step0/proc2016", ""},
+		{"golden/synth_multirank/npu/step0/rank1", "golden/synth_multirank/npu/step0/rank1", ""},
+		{"golden/synth_multirank/npu/step0", "", "found 2 (rank0, rank1)"},
+		// step1 holds rank0 and a malformed step1 folder: rank0 is the one.
+		{"test/msprobe_test/visualization_ut/input/step1", "test/msprobe_test/visualization_ut/input/step1/rank0", ""},
+	}
+	for _, tt := range tests {
+		got, err := FindRankDir(filepath.Join(c, tt.arg))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.arg, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != filepath.Join(c, tt.want) {
+			t.Errorf("%s: got %q, %v; want %s", tt.arg, got, err, tt.want)
+		}
+	}
+}
+
+func TestStepRanks(t *testing.T) {
+	root := mkTree(t, "s/rank10/dump.json", "s/rank2/dump.json", "s/rank/dump.json", "s/rank0/dump.json",
+		"s/rank01/", "s/proc5/", "s/x.txt")
+	ranks, err := StepRanks(filepath.Join(root, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range ranks {
+		names = append(names, r.Name)
+	}
+	if want := []string{"rank", "rank0", "rank2", "rank10"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("ranks %v, want %v", names, want)
+	}
+	if ranks[0].Rank != -1 || ranks[3].Rank != 10 {
+		t.Errorf("rank numbers %d %d", ranks[0].Rank, ranks[3].Rank)
+	}
+
+	c := corpusDir(t)
+	npu, err := StepRanks(filepath.Join(c, "golden/synth_multirank/npu/step0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := StepRanks(filepath.Join(c, "golden/synth_multirank/bench/step0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := PairRanks(npu, bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 2 || pairs[1].NPU.Name != "rank1" || pairs[1].Bench.Name != "rank1" {
+		t.Errorf("pairs %+v", pairs)
+	}
+	if _, err := PairRanks(npu, bench[:1]); err == nil || !strings.Contains(err.Error(), "target has 2 (rank0, rank1), golden has 1 (rank0)") {
+		t.Errorf("count mismatch err = %v", err)
+	}
+	procs, err := StepRanks(filepath.Join(c, "examples/quick_start/gpu_dump/step1"))
+	if err != nil || len(procs) != 1 || !procs[0].Proc || procs[0].Rank != 2016 {
+		t.Errorf("proc step: %+v %v", procs, err)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	c := corpusDir(t)
+	dir := filepath.Join(c, "examples/quick_start/gpu_dump/step0/proc2016")
+	p, err := Locate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Paths{
+		Dir:           dir,
+		DumpJSON:      filepath.Join(dir, "dump.json"),
+		StackJSON:     filepath.Join(dir, "stack.json"),
+		ConstructJSON: filepath.Join(dir, "construct.json"),
+		TensorDir:     filepath.Join(dir, "dump_tensor_data"),
+	}
+	if p != want {
+		t.Errorf("Locate = %+v, want %+v", p, want)
+	}
+	root := mkTree(t, "r/debug.json", "e/readme.md")
+	p, err = Locate(filepath.Join(root, "r"))
+	if err != nil || !p.Debug || p.StackJSON != "" || filepath.Base(p.DumpJSON) != "debug.json" {
+		t.Errorf("debug Locate = %+v, %v", p, err)
+	}
+	if _, err := Locate(filepath.Join(root, "e")); err == nil || !strings.Contains(err.Error(), "expected dump.json or debug.json, found readme.md") {
+		t.Errorf("empty Locate err = %v", err)
+	}
+}
+
+func TestTensorPath(t *testing.T) {
+	p := Paths{Dir: "/d", TensorDir: "/d/dump_tensor_data"}
+	tests := []struct {
+		name, want string
+		bad        bool
+	}{
+		{"Functional.linear.0.forward.input.0.pt", "/d/dump_tensor_data/Functional.linear.0.forward.input.0.pt", false},
+		{"x..pt", "/d/dump_tensor_data/x..pt", false},
+		{"../x.pt", "", true},
+		{"..", "", true},
+		{".", "", true},
+		{"/etc/passwd", "", true},
+		{"a/b.pt", "", true},
+		{`a\b.pt`, "", true},
+		{"a\x00.pt", "", true},
+		{"", "", true},
+		{"-1", "", true},
+	}
+	for _, tt := range tests {
+		got, err := p.TensorPath(tt.name)
+		if tt.bad {
+			if !errors.Is(err, ErrUnsafeDataName) {
+				t.Errorf("%q: err = %v, want ErrUnsafeDataName", tt.name, err)
+			}
+			continue
+		}
+		if err != nil || got != filepath.FromSlash(tt.want) {
+			t.Errorf("%q: got %q, %v", tt.name, got, err)
+		}
+	}
+}

@@ -1,0 +1,523 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Error is a syntax or content error in a dump file. Its text is
+// "file:line: message", the message usually "expected ..., found ...".
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// maxNesting bounds JSON nesting so that hostile input cannot exhaust the
+// stack. msprobe's own flattening stops at 400 levels (see maxDepth).
+const maxNesting = 10000
+
+// lexer is a streaming JSON tokenizer over an io.Reader. It accepts the
+// bare NaN, Infinity and -Infinity tokens Python's json module writes and
+// tracks line numbers (newlines can only occur in whitespace: Python
+// escapes them inside strings, and raw control characters in strings are
+// rejected as Python's strict decoder does).
+type lexer struct {
+	r      io.Reader
+	source string
+	buf    []byte
+	pos    int
+	end    int
+	line   int
+	rerr   error // sticky read error; io.EOF at end of input
+	read   int64 // bytes consumed before buf[0]
+}
+
+func newLexer(r io.Reader, source string) *lexer {
+	return &lexer{r: r, source: source, buf: make([]byte, 64<<10), line: 1}
+}
+
+// fill reads more input after buf[pos:end], moving the unread bytes to the
+// front. It returns false at end of input or on a read error.
+func (l *lexer) fill() bool {
+	if l.rerr != nil {
+		return false
+	}
+	if l.pos > 0 {
+		n := copy(l.buf, l.buf[l.pos:l.end])
+		l.read += int64(l.pos)
+		l.end = n
+		l.pos = 0
+	}
+	if l.end == len(l.buf) {
+		nb := make([]byte, 2*len(l.buf))
+		copy(nb, l.buf[:l.end])
+		l.buf = nb
+	}
+	for tries := 0; tries < 100; tries++ {
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
+		if err != nil {
+			l.rerr = err
+		}
+		if n > 0 {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+	l.rerr = io.ErrNoProgress
+	return false
+}
+
+// errorf builds an Error at the current line.
+func (l *lexer) errorf(format string, args ...any) error {
+	return &Error{File: l.source, Line: l.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// atEOF builds the error for an unexpected end of input (or a read
+// failure) while want was expected.
+func (l *lexer) atEOF(want string) error {
+	if l.rerr != nil && !errors.Is(l.rerr, io.EOF) {
+		return &Error{File: l.source, Line: l.line, Msg: fmt.Sprintf("read error: %v", l.rerr)}
+	}
+	return l.errorf("expected %s, found end of file (truncated?)", want)
+}
+
+// peek skips whitespace and returns the next byte without consuming it.
+func (l *lexer) peek() (byte, bool) {
+	for {
+		for l.pos < l.end {
+			switch c := l.buf[l.pos]; c {
+			case ' ', '\t', '\r':
+				l.pos++
+			case '\n':
+				l.line++
+				l.pos++
+			default:
+				return c, true
+			}
+		}
+		if !l.fill() {
+			return 0, false
+		}
+	}
+}
+
+// describe renders the input at the current position for "found ...".
+func (l *lexer) describe() string {
+	if l.pos >= l.end && !l.fill() {
+		return "end of file"
+	}
+	c := l.buf[l.pos]
+	switch {
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "'{'"
+	case c == '[':
+		return "'['"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	case c >= 0x20 && c < 0x7f:
+		// Show the word that starts here, if any.
+		end := l.pos
+		for end < l.end && end-l.pos < 12 && isWordByte(l.buf[end]) {
+			end++
+		}
+		if end > l.pos+1 {
+			return strconv.Quote(string(l.buf[l.pos:end]))
+		}
+		return fmt.Sprintf("%q", rune(c))
+	default:
+		return fmt.Sprintf("byte 0x%02x", c)
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// expect consumes byte c after optional whitespace.
+func (l *lexer) expect(c byte, want string) error {
+	b, ok := l.peek()
+	if !ok {
+		return l.atEOF(want)
+	}
+	if b != c {
+		return l.errorf("expected %s, found %s", want, l.describe())
+	}
+	l.pos++
+	return nil
+}
+
+// readString consumes a JSON string (the opening quote is at pos) and
+// appends its decoded bytes to dst.
+func (l *lexer) readString(dst []byte) ([]byte, error) {
+	l.pos++ // opening quote
+	for {
+		// Fast path: copy a run of plain bytes.
+		start := l.pos
+		for l.pos < l.end {
+			c := l.buf[l.pos]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			l.pos++
+		}
+		dst = append(dst, l.buf[start:l.pos]...)
+		if l.pos == l.end {
+			if !l.fill() {
+				return dst, l.atEOF("'\"' closing the string")
+			}
+			continue
+		}
+		c := l.buf[l.pos]
+		switch {
+		case c == '"':
+			l.pos++
+			return dst, nil
+		case c < 0x20:
+			return dst, l.errorf("expected '\"' closing the string, found control character 0x%02x", c)
+		}
+		// Escape sequence.
+		if l.end-l.pos < 2 && !l.ensure(2) {
+			return dst, l.atEOF("an escape sequence")
+		}
+		e := l.buf[l.pos+1]
+		switch e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, n, err := l.readUnicodeEscape()
+			if err != nil {
+				return dst, err
+			}
+			dst = utf8.AppendRune(dst, r)
+			l.pos += n
+			continue
+		default:
+			return dst, l.errorf("expected a valid escape sequence, found \"\\%c\"", e)
+		}
+		l.pos += 2
+	}
+}
+
+// ensure makes at least n bytes available at pos, reading more if needed.
+func (l *lexer) ensure(n int) bool {
+	for l.end-l.pos < n {
+		if !l.fill() {
+			return false
+		}
+	}
+	return true
+}
+
+// readUnicodeEscape decodes \uXXXX (and a following low surrogate) at pos
+// and returns the rune and the number of bytes it spans. Lone surrogates,
+// which Python keeps, become U+FFFD.
+func (l *lexer) readUnicodeEscape() (rune, int, error) {
+	if !l.ensure(6) {
+		return 0, 0, l.atEOF("four hex digits after \\u")
+	}
+	r1, ok := hex4(l.buf[l.pos+2 : l.pos+6])
+	if !ok {
+		return 0, 0, l.errorf("expected four hex digits after \\u, found %q", string(l.buf[l.pos+2:l.pos+6]))
+	}
+	if !utf16.IsSurrogate(r1) {
+		return r1, 6, nil
+	}
+	if r1 < 0xdc00 && l.ensure(12) && l.buf[l.pos+6] == '\\' && l.buf[l.pos+7] == 'u' {
+		if r2, ok := hex4(l.buf[l.pos+8 : l.pos+12]); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
+			return utf16.DecodeRune(r1, r2), 12, nil
+		}
+	}
+	return utf8.RuneError, 6, nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// skipString consumes a JSON string without decoding it.
+func (l *lexer) skipString() error {
+	l.pos++
+	for {
+		for l.pos < l.end {
+			c := l.buf[l.pos]
+			switch {
+			case c == '"':
+				l.pos++
+				return nil
+			case c == '\\':
+				if !l.ensure(2) {
+					return l.atEOF("an escape sequence")
+				}
+				l.pos += 2
+				continue
+			case c < 0x20:
+				return l.errorf("expected '\"' closing the string, found control character 0x%02x", c)
+			}
+			l.pos++
+		}
+		if !l.fill() {
+			return l.atEOF("'\"' closing the string")
+		}
+	}
+}
+
+// numKind tells what readNumber found.
+const (
+	numInt = iota
+	numFloat
+	numNegInf // the -Infinity token
+)
+
+// readNumber consumes a JSON number (or -Infinity) at pos and appends its
+// literal text to dst. It follows Python's json number grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?; a fraction or exponent
+// makes it a float.
+func (l *lexer) readNumber(dst []byte) ([]byte, int, error) {
+	kind := numInt
+	i := 0 // bytes of the number seen so far, at buf[pos:pos+i]
+	at := func(k int) (byte, bool) {
+		if l.pos+k >= l.end && !l.ensure(k+1) {
+			return 0, false
+		}
+		return l.buf[l.pos+k], true
+	}
+	c, _ := at(0)
+	if c == '-' {
+		i++
+		c2, ok := at(i)
+		if !ok {
+			return dst, 0, l.atEOF("a digit after '-'")
+		}
+		if c2 == 'I' {
+			if !l.ensure(9) || string(l.buf[l.pos:l.pos+9]) != "-Infinity" {
+				return dst, 0, l.errorf("expected a number or -Infinity, found %s", l.describeAt(i))
+			}
+			dst = append(dst, "-Infinity"...)
+			l.pos += 9
+			return dst, numNegInf, nil
+		}
+	}
+	c, ok := at(i)
+	switch {
+	case !ok:
+		return dst, 0, l.atEOF("a digit")
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		i++
+		for {
+			c, ok = at(i)
+			if !ok || c < '0' || c > '9' {
+				break
+			}
+			i++
+		}
+	default:
+		return dst, 0, l.errorf("expected a digit, found %s", l.describeAt(i))
+	}
+	if c, ok = at(i); ok && c == '.' {
+		if c2, ok2 := at(i + 1); ok2 && c2 >= '0' && c2 <= '9' {
+			kind = numFloat
+			i += 2
+			for {
+				c, ok = at(i)
+				if !ok || c < '0' || c > '9' {
+					break
+				}
+				i++
+			}
+		}
+		// A '.' without digits ends the number; the caller then reports
+		// the '.' as unexpected, as Python does.
+	}
+	if c, ok = at(i); ok && (c == 'e' || c == 'E') {
+		j := i + 1
+		if c2, ok2 := at(j); ok2 && (c2 == '+' || c2 == '-') {
+			j++
+		}
+		if c3, ok3 := at(j); ok3 && c3 >= '0' && c3 <= '9' {
+			kind = numFloat
+			i = j + 1
+			for {
+				c, ok = at(i)
+				if !ok || c < '0' || c > '9' {
+					break
+				}
+				i++
+			}
+		}
+	}
+	dst = append(dst, l.buf[l.pos:l.pos+i]...)
+	l.pos += i
+	return dst, kind, nil
+}
+
+// describeAt is describe for the byte k positions ahead.
+func (l *lexer) describeAt(k int) string {
+	save := l.pos
+	if l.pos+k <= l.end {
+		l.pos += k
+	}
+	s := l.describe()
+	l.pos = save
+	return s
+}
+
+// literal consumes the bare word w (true, false, null, NaN, Infinity).
+func (l *lexer) literal(w string) bool {
+	if !l.ensure(len(w)) {
+		return false
+	}
+	if string(l.buf[l.pos:l.pos+len(w)]) != w {
+		return false
+	}
+	l.pos += len(w)
+	return true
+}
+
+// skipValue consumes one JSON value without building anything.
+func (l *lexer) skipValue(want string) error {
+	var stack []byte // open containers: '{' or '['
+	for {
+		c, ok := l.peek()
+		if !ok {
+			return l.atEOF(want)
+		}
+		switch {
+		case c == '{' || c == '[':
+			l.pos++
+			closing := closerOf(c)
+			if c2, ok := l.peek(); ok && c2 == closing {
+				l.pos++
+				break // an empty container is a complete value
+			}
+			if len(stack) >= maxNesting {
+				return l.errorf("expected at most %d levels of nesting, found more", maxNesting)
+			}
+			stack = append(stack, c)
+			if c == '{' {
+				if err := l.skipKey(); err != nil {
+					return err
+				}
+			}
+			want = "a value"
+			continue
+		case c == '"':
+			if err := l.skipString(); err != nil {
+				return err
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			if _, _, err := l.readNumber(nil); err != nil {
+				return err
+			}
+		default:
+			if !l.skipLiteral(c) {
+				return l.errorf("expected %s, found %s", want, l.describe())
+			}
+		}
+		// A value is complete: close containers, or go on after ','.
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			c, ok := l.peek()
+			if !ok {
+				return l.atEOF(fmt.Sprintf("',' or %q", closerOf(top)))
+			}
+			if c == closerOf(top) {
+				l.pos++
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if c != ',' {
+				return l.errorf("expected ',' or %q, found %s", closerOf(top), l.describe())
+			}
+			l.pos++
+			if top == '{' {
+				if err := l.skipKey(); err != nil {
+					return err
+				}
+			}
+			break
+		}
+		if len(stack) == 0 {
+			return nil
+		}
+		want = "a value"
+	}
+}
+
+func closerOf(open byte) byte {
+	if open == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// skipLiteral consumes one of the bare words true, false, null, NaN,
+// Infinity starting with c.
+func (l *lexer) skipLiteral(c byte) bool {
+	switch c {
+	case 't':
+		return l.literal("true")
+	case 'f':
+		return l.literal("false")
+	case 'n':
+		return l.literal("null")
+	case 'N':
+		return l.literal("NaN")
+	case 'I':
+		return l.literal("Infinity")
+	}
+	return false
+}
+
+// skipKey consumes `"key" :` after an opening '{'.
+func (l *lexer) skipKey() error {
+	c, ok := l.peek()
+	if !ok {
+		return l.atEOF("an object key")
+	}
+	if c != '"' {
+		return l.errorf("expected an object key string, found %s", l.describe())
+	}
+	if err := l.skipString(); err != nil {
+		return err
+	}
+	return l.expect(':', "':' after the object key")
+}

@@ -1,0 +1,206 @@
+package dump
+
+import (
+	"math"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// AppendPyFloat appends Python's repr(f): the shortest digits that
+// round-trip; positional notation when the decimal exponent is in
+// [-4, 16), else d.ddde±XX with at least two exponent digits; integral
+// values keep ".0"; nan, inf, -inf.
+func AppendPyFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0.0"...)
+		}
+		return append(dst, "0.0"...)
+	}
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
+	if s[0] == '-' {
+		dst = append(dst, '-')
+		s = s[1:]
+	}
+	epos := 0
+	for s[epos] != 'e' {
+		epos++
+	}
+	exp, _ := strconv.Atoi(string(s[epos+1:]))
+	var digs [24]byte
+	digits := append(digs[:0], s[0])
+	if epos > 1 {
+		digits = append(digits, s[2:epos]...)
+	}
+	if exp >= -4 && exp < 16 {
+		// Positional: decimal point after exp+1 digits.
+		decpt := exp + 1
+		switch {
+		case decpt <= 0:
+			dst = append(dst, '0', '.')
+			for k := 0; k < -decpt; k++ {
+				dst = append(dst, '0')
+			}
+			dst = append(dst, digits...)
+		case decpt >= len(digits):
+			dst = append(dst, digits...)
+			for k := len(digits); k < decpt; k++ {
+				dst = append(dst, '0')
+			}
+			dst = append(dst, '.', '0')
+		default:
+			dst = append(dst, digits[:decpt]...)
+			dst = append(dst, '.')
+			dst = append(dst, digits[decpt:]...)
+		}
+		return dst
+	}
+	dst = append(dst, digits[0])
+	if len(digits) > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
+	}
+	dst = append(dst, 'e')
+	if exp < 0 {
+		dst = append(dst, '-')
+		exp = -exp
+	} else {
+		dst = append(dst, '+')
+	}
+	if exp < 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, int64(exp), 10)
+}
+
+// PyFloat returns Python's repr(f) (see AppendPyFloat).
+func PyFloat(f float64) string { return string(AppendPyFloat(nil, f)) }
+
+// AppendPyRepr appends Python's repr() of the string s: single quotes
+// unless s contains a single quote and no double quote; backslash, the
+// quote, \t \n \r escaped; other non-printable characters as \xNN, \uNNNN
+// or \UNNNNNNNN; printable non-ASCII kept.
+func AppendPyRepr(dst []byte, s string) []byte {
+	quote := byte('\'')
+	if containsByte(s, '\'') && !containsByte(s, '"') {
+		quote = '"'
+	}
+	dst = append(dst, quote)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == quote || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c < 0x20 || c == 0x7f:
+				dst = append(dst, '\\', 'x', hexDigit(c>>4), hexDigit(c&15))
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, '\\', 'x', hexDigit(c>>4), hexDigit(c&15))
+		case pyPrintable(r):
+			dst = append(dst, s[i:i+size]...)
+		case r < 0x100:
+			dst = append(dst, '\\', 'x', hexDigit(byte(r>>4)), hexDigit(byte(r&15)))
+		case r < 0x10000:
+			dst = append(dst, '\\', 'u')
+			for sh := 12; sh >= 0; sh -= 4 {
+				dst = append(dst, hexDigit(byte(r>>sh)&15))
+			}
+		default:
+			dst = append(dst, '\\', 'U')
+			for sh := 28; sh >= 0; sh -= 4 {
+				dst = append(dst, hexDigit(byte(r>>sh)&15))
+			}
+		}
+		i += size
+	}
+	return append(dst, quote)
+}
+
+// pyPrintable approximates Python's str.isprintable for one character:
+// letters, marks, numbers, punctuation, symbols and the ASCII space.
+func pyPrintable(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+func hexDigit(b byte) byte { return "0123456789abcdef"[b&15] }
+
+// IsInt reports whether v is a JSON number written without fraction or
+// exponent, which Python's json module loads as an int (printed "3", not
+// "3.0").
+func (v Value) IsInt() bool {
+	if v.Kind != Number && v.Kind != PosInf && v.Kind != NegInf {
+		return false
+	}
+	if v.Text == "" {
+		return false
+	}
+	for i := 0; i < len(v.Text); i++ {
+		switch v.Text[i] {
+		case '.', 'e', 'E', 'I', 'N':
+			return false
+		}
+	}
+	return true
+}
+
+// PyStr renders v as Python's str() renders the value msprobe holds:
+// None, True/False, an int as written (-0 is 0), a float by repr (nan,
+// inf, -inf), a string as is, a Composite as its stored text.
+//
+// Note for the CSV: msprobe replaces a null statistic by the string
+// "None", and pandas prints a float ±inf cell as " inf"/" -inf"; those
+// rules belong to the table writer, not to PyStr.
+func (v Value) PyStr() string {
+	switch v.Kind {
+	case Null:
+		return "None"
+	case Bool:
+		if v.Bool {
+			return "True"
+		}
+		return "False"
+	case Number, PosInf, NegInf:
+		if v.IsInt() {
+			if v.Text == "-0" {
+				return "0"
+			}
+			return v.Text
+		}
+		return PyFloat(v.Num)
+	case NaN:
+		return "nan"
+	}
+	return v.Text
+}

@@ -1,0 +1,406 @@
+package dump
+
+import (
+	"math"
+	"strconv"
+)
+
+// Node kinds of the per-entry tree.
+const (
+	kNull uint8 = iota
+	kFalse
+	kTrue
+	kInt   // number without fraction or exponent (a Python int)
+	kFloat // number with fraction or exponent (a Python float)
+	kNaN
+	kInf
+	kNegInf
+	kString
+	kArray
+	kObject
+)
+
+// span is a byte range of the tree's arena.
+type span struct{ off, n int32 }
+
+// node is one JSON value of the tree. Children of arrays and objects are
+// linked through first/next; object members carry their key.
+type node struct {
+	kind  uint8
+	key   span // member key (objects only)
+	text  span // string value or number literal
+	first int32
+	last  int32
+	next  int32
+	n     int32 // number of children
+	line  int32
+}
+
+// tree holds one JSON value (an entry body, or a whole small file) as
+// nodes over a byte arena. It is reset and reused between entries so that
+// scanning allocates nothing per node.
+type tree struct {
+	nodes []node
+	arena []byte
+}
+
+func (t *tree) reset() {
+	t.nodes = t.nodes[:0]
+	t.arena = t.arena[:0]
+}
+
+func (t *tree) str(s span) string { return string(t.arena[s.off : s.off+s.n]) }
+
+func (t *tree) bytes(s span) []byte { return t.arena[s.off : s.off+s.n] }
+
+// keyIs reports whether member i's key equals k, without allocating.
+func (t *tree) keyIs(i int32, k string) bool {
+	s := t.nodes[i].key
+	return int(s.n) == len(k) && string(t.arena[s.off:s.off+s.n]) == k
+}
+
+// textIs reports whether string node i equals s.
+func (t *tree) textIs(i int32, s string) bool {
+	n := &t.nodes[i]
+	return n.kind == kString && int(n.text.n) == len(s) && string(t.arena[n.text.off:n.text.off+n.text.n]) == s
+}
+
+// get returns the member of object o with key k, or -1. Duplicate keys
+// were merged at parse time (last value wins, first position kept, as in
+// Python's dict).
+func (t *tree) get(o int32, k string) int32 {
+	if o < 0 || t.nodes[o].kind != kObject {
+		return -1
+	}
+	for c := t.nodes[o].first; c >= 0; c = t.nodes[c].next {
+		if t.keyIs(c, k) {
+			return c
+		}
+	}
+	return -1
+}
+
+// truthy is Python's bool() of the JSON value.
+func (t *tree) truthy(i int32) bool {
+	if i < 0 {
+		return false
+	}
+	n := &t.nodes[i]
+	switch n.kind {
+	case kNull, kFalse:
+		return false
+	case kInt, kFloat:
+		f, _ := strconv.ParseFloat(t.str(n.text), 64)
+		return f != 0
+	case kString:
+		return n.text.n > 0
+	case kArray, kObject:
+		return n.n > 0
+	}
+	return true // true, NaN, ±Infinity
+}
+
+// parser builds trees from a lexer.
+type parser struct {
+	lx *lexer
+	t  *tree
+}
+
+func (p *parser) add(kind uint8) int32 {
+	p.t.nodes = append(p.t.nodes, node{kind: kind, first: -1, last: -1, next: -1, line: int32(p.lx.line)})
+	return int32(len(p.t.nodes) - 1)
+}
+
+// value parses one JSON value into the tree and returns its index.
+func (p *parser) value(depth int, want string) (int32, error) {
+	l := p.lx
+	c, ok := l.peek()
+	if !ok {
+		return -1, l.atEOF(want)
+	}
+	switch {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		i := p.add(kString)
+		off := len(p.t.arena)
+		var err error
+		p.t.arena, err = l.readString(p.t.arena)
+		p.t.nodes[i].text = span{int32(off), int32(len(p.t.arena) - off)}
+		return i, err
+	case c == '-' || c >= '0' && c <= '9':
+		i := p.add(kInt)
+		off := len(p.t.arena)
+		arena, kind, err := l.readNumber(p.t.arena)
+		p.t.arena = arena
+		n := &p.t.nodes[i]
+		n.text = span{int32(off), int32(len(arena) - off)}
+		switch kind {
+		case numFloat:
+			n.kind = kFloat
+		case numNegInf:
+			n.kind = kNegInf
+		}
+		return i, err
+	case c == 't':
+		if l.literal("true") {
+			return p.add(kTrue), nil
+		}
+	case c == 'f':
+		if l.literal("false") {
+			return p.add(kFalse), nil
+		}
+	case c == 'n':
+		if l.literal("null") {
+			return p.add(kNull), nil
+		}
+	case c == 'N':
+		if l.literal("NaN") {
+			return p.add(kNaN), nil
+		}
+	case c == 'I':
+		if l.literal("Infinity") {
+			return p.add(kInf), nil
+		}
+	}
+	return -1, l.errorf("expected %s, found %s", want, l.describe())
+}
+
+func (p *parser) appendChild(parent, child int32) {
+	n := &p.t.nodes[parent]
+	if n.first < 0 {
+		n.first = child
+	} else {
+		p.t.nodes[n.last].next = child
+	}
+	n.last = child
+	n.n++
+}
+
+func (p *parser) array(depth int) (int32, error) {
+	l := p.lx
+	if depth >= maxNesting {
+		return -1, l.errorf("expected at most %d levels of nesting, found more", maxNesting)
+	}
+	a := p.add(kArray)
+	l.pos++ // '['
+	if c, ok := l.peek(); ok && c == ']' {
+		l.pos++
+		return a, nil
+	}
+	for {
+		v, err := p.value(depth+1, "a value")
+		if err != nil {
+			return -1, err
+		}
+		p.appendChild(a, v)
+		c, ok := l.peek()
+		if !ok {
+			return -1, l.atEOF("',' or ']'")
+		}
+		l.pos++
+		switch c {
+		case ',':
+		case ']':
+			return a, nil
+		default:
+			l.pos--
+			return -1, l.errorf("expected ',' or ']', found %s", l.describe())
+		}
+	}
+}
+
+func (p *parser) object(depth int) (int32, error) {
+	l := p.lx
+	if depth >= maxNesting {
+		return -1, l.errorf("expected at most %d levels of nesting, found more", maxNesting)
+	}
+	o := p.add(kObject)
+	l.pos++ // '{'
+	if c, ok := l.peek(); ok && c == '}' {
+		l.pos++
+		return o, nil
+	}
+	for {
+		c, ok := l.peek()
+		if !ok {
+			return -1, l.atEOF("an object key")
+		}
+		if c != '"' {
+			return -1, l.errorf("expected an object key string, found %s", l.describe())
+		}
+		off := len(p.t.arena)
+		var err error
+		p.t.arena, err = l.readString(p.t.arena)
+		if err != nil {
+			return -1, err
+		}
+		key := span{int32(off), int32(len(p.t.arena) - off)}
+		if err := l.expect(':', "':' after the object key"); err != nil {
+			return -1, err
+		}
+		v, err := p.value(depth+1, "a value")
+		if err != nil {
+			return -1, err
+		}
+		p.t.nodes[v].key = key
+		if dup := p.findKey(o, key); dup >= 0 {
+			p.replaceChild(o, dup, v)
+		} else {
+			p.appendChild(o, v)
+		}
+		c, ok = l.peek()
+		if !ok {
+			return -1, l.atEOF("',' or '}'")
+		}
+		l.pos++
+		switch c {
+		case ',':
+		case '}':
+			return o, nil
+		default:
+			l.pos--
+			return -1, l.errorf("expected ',' or '}', found %s", l.describe())
+		}
+	}
+}
+
+// findKey returns the child of o whose key equals key, or -1. Objects in
+// dumps are small, so a linear scan is cheapest.
+func (p *parser) findKey(o int32, key span) int32 {
+	k := p.t.bytes(key)
+	for c := p.t.nodes[o].first; c >= 0; c = p.t.nodes[c].next {
+		if string(p.t.bytes(p.t.nodes[c].key)) == string(k) {
+			return c
+		}
+	}
+	return -1
+}
+
+// replaceChild puts v in old's place among o's children (Python's dict
+// keeps the first position of a repeated key and the last value).
+func (p *parser) replaceChild(o, old, v int32) {
+	nodes := p.t.nodes
+	nodes[v].next = nodes[old].next
+	if nodes[o].first == old {
+		nodes[o].first = v
+	} else {
+		for c := nodes[o].first; c >= 0; c = nodes[c].next {
+			if nodes[c].next == old {
+				nodes[c].next = v
+				break
+			}
+		}
+	}
+	if nodes[o].last == old {
+		nodes[o].last = v
+	}
+}
+
+// value converts a scalar node to a Value; lists and objects become
+// Composite values holding their Python str().
+func (t *tree) scalar(i int32) Value {
+	if i < 0 {
+		return Value{Kind: Null}
+	}
+	n := &t.nodes[i]
+	switch n.kind {
+	case kNull:
+		return Value{Kind: Null}
+	case kTrue:
+		return Value{Kind: Bool, Bool: true}
+	case kFalse:
+		return Value{Kind: Bool}
+	case kInt, kFloat:
+		s := t.str(n.text)
+		f, _ := strconv.ParseFloat(s, 64) // a range error leaves ±Inf
+		k := Number
+		if math.IsInf(f, 1) {
+			k = PosInf
+		} else if math.IsInf(f, -1) {
+			k = NegInf
+		}
+		return Value{Kind: k, Num: f, Text: s}
+	case kNaN:
+		return Value{Kind: NaN, Num: math.NaN(), Text: "NaN"}
+	case kInf:
+		return Value{Kind: PosInf, Num: math.Inf(1), Text: "Infinity"}
+	case kNegInf:
+		return Value{Kind: NegInf, Num: math.Inf(-1), Text: "-Infinity"}
+	case kString:
+		return Value{Kind: String, Text: t.str(n.text)}
+	}
+	return Value{Kind: Composite, Text: string(t.appendPyStr(nil, i))}
+}
+
+// appendPyStr appends Python's str() of the value Python's json module
+// would load from node i: None/True/False, ints as written, floats by
+// repr, strings bare at the top and repr-quoted inside containers, lists
+// "[a, b]" and dicts "{'k': v}".
+func (t *tree) appendPyStr(dst []byte, i int32) []byte {
+	if i < 0 {
+		return append(dst, "None"...)
+	}
+	if n := &t.nodes[i]; n.kind == kString {
+		return append(dst, t.bytes(n.text)...)
+	}
+	return t.appendPyRepr(dst, i)
+}
+
+// appendPyRepr appends Python's repr() of node i's value.
+func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
+	n := &t.nodes[i]
+	switch n.kind {
+	case kNull:
+		return append(dst, "None"...)
+	case kTrue:
+		return append(dst, "True"...)
+	case kFalse:
+		return append(dst, "False"...)
+	case kInt:
+		return appendPyInt(dst, t.bytes(n.text))
+	case kFloat:
+		f, _ := strconv.ParseFloat(t.str(n.text), 64)
+		return AppendPyFloat(dst, f)
+	case kNaN:
+		return append(dst, "nan"...)
+	case kInf:
+		return append(dst, "inf"...)
+	case kNegInf:
+		return append(dst, "-inf"...)
+	case kString:
+		return AppendPyRepr(dst, t.str(n.text))
+	case kArray:
+		dst = append(dst, '[')
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			if c != n.first {
+				dst = append(dst, ", "...)
+			}
+			dst = t.appendPyRepr(dst, c)
+		}
+		return append(dst, ']')
+	case kObject:
+		dst = append(dst, '{')
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			if c != n.first {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendPyRepr(dst, t.str(t.nodes[c].key))
+			dst = append(dst, ": "...)
+			dst = t.appendPyRepr(dst, c)
+		}
+		return append(dst, '}')
+	}
+	return dst
+}
+
+// appendPyInt appends Python's str() of a JSON integer literal: the
+// literal itself, except that "-0" is 0.
+func appendPyInt(dst, lit []byte) []byte {
+	if string(lit) == "-0" {
+		return append(dst, '0')
+	}
+	return append(dst, lit...)
+}
