@@ -1,0 +1,92 @@
+package mapping
+
+import (
+	"fmt"
+)
+
+// NA is msprobe's literal for an NPU name without a bench partner.
+const NA = "N/A"
+
+// NamePair is one line of an api or data mapping: an NPU name and the bench
+// name msprobe pairs with it, or NA.
+type NamePair struct {
+	NPU, Bench string
+}
+
+// APIMapping is msprobe's generate_api_mapping_by_layer_mapping on two
+// prepared tries: every NPU item in dump order with its bench partner's
+// name or NA. A nil mapping behaves like bare -lm (no rules).
+func APIMapping(m *Mapping, npu, bench *Trie) []NamePair {
+	r := NewResolver(m)
+	out := make([]NamePair, 0, len(npu.Items))
+	for _, it := range npu.Items {
+		b, _ := r.Resolve(npu, bench, it)
+		name := NA
+		if b != nil {
+			name = b.Name
+		}
+		out = append(out, NamePair{NPU: it.Name, Bench: name})
+	}
+	return out
+}
+
+// GenerateAPIMapping reads the two dump folders (rank folders, dump.json
+// files, or step folders with one rank) and returns msprobe's api mapping
+// for m: every NPU entry in dump order, bench name or NA.
+func GenerateAPIMapping(m *Mapping, npuDir, benchDir string) ([]NamePair, error) {
+	npu, err := TrieFromDump(npuDir)
+	if err != nil {
+		return nil, fmt.Errorf("npu dump: %w", err)
+	}
+	bench, err := TrieFromDump(benchDir)
+	if err != nil {
+		return nil, fmt.Errorf("bench dump: %w", err)
+	}
+	return APIMapping(m, npu, bench), nil
+}
+
+// RowsFunc returns the flattened row names (full_op_name) of one dump.json
+// entry in msprobe's reordered order (inputs, parameters, outputs,
+// parameters_grad); none for a name that is not an entry.
+type RowsFunc func(entry string) []string
+
+// DataMapping expands an api mapping into msprobe's data mapping
+// (layer_mapping.generate_data_mapping): for each pair in order, each NPU
+// row is paired with the bench row that has the same suffix after the entry
+// name (the last bench row with that suffix wins), else NA. A later pair
+// overwrites an earlier row of the same name in place, as a Python dict
+// update does.
+func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
+	var out []NamePair
+	pos := map[string]int{}
+	for _, p := range api {
+		if p.NPU == "" {
+			continue
+		}
+		suffix := map[string]string{}
+		for _, b := range benchRows(p.Bench) {
+			s := ""
+			if len(b) >= len(p.Bench) {
+				s = b[len(p.Bench):]
+			}
+			suffix[s] = b
+		}
+		for _, n := range npuRows(p.NPU) {
+			s := ""
+			if len(n) >= len(p.NPU) {
+				s = n[len(p.NPU):]
+			}
+			b, ok := suffix[s]
+			if !ok {
+				b = NA
+			}
+			if i, ok := pos[n]; ok {
+				out[i].Bench = b
+				continue
+			}
+			pos[n] = len(out)
+			out = append(out, NamePair{NPU: n, Bench: b})
+		}
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package mapping
+
+import (
+	"testing"
+)
+
+// R1: msprobe's test/msprobe_test/mindspore_ut/compare/test_layer_mapping.py
+// (test_generate_api_mapping_by_layer_mapping_then_pass), same table in
+// msprobe-layer-mapping-detail.md §7.6.
+var r1API = []NamePair{
+	{"Tensor.__add__.0.forward", "N/A"},
+	{"Tensor.__bool__.1.forward", "N/A"},
+	{"Tensor.__add__.1.forward", "Tensor.__add__.0.forward"},
+	{"Mint.logical_or.0.forward", "Tensor.__or__.0.forward"},
+	{"Distributed.all_reduce.0.forward", "Distributed.all_reduce.0.forward"},
+	{"Cell.network_with_loss.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0", "Module.module.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0"},
+	{"Primitive.norm.RmsNorm.0.forward", "NPU.npu_rms_norm.0.forward"},
+	{"Cell.network_with_loss.module.language_model.encoder.layers.0.ParallelTransformerLayer.forward.0", "Module.module.module.language_model.encoder.layers.0.ParallelTransformerLayer.forward.0"},
+	{"Cell.network_with_loss.module.language_model.encoder.layers.0.input_norm.FusedRMSNorm.backward.0", "N/A"},
+	{"Cell.network_with_loss.module.language_model.encoder.layers.0.attention.ParallelAttention.forward.0", "Module.module.module.language_model.encoder.layers.0.self_attention.ParallelAttention.forward.0"},
+	{"Mint.cos.0.forward", "Torch.cos.0.forward"},
+	{"Functional.flash_attention_score.0.forward", "NPU.npu_fusion_attention.0.forward"},
+	{"Functional.flash_attention_score.0.backward", "NPU.npu_fusion_attention.0.backward"},
+}
+
+func TestGenerateAPIMappingParity(t *testing.T) {
+	r1 := corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	r2 := corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
+	qw := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	tests := []struct {
+		name       string
+		yaml       string // "" = bare -lm (no rules)
+		npu, bench string
+		want       []NamePair
+		wantGolden string
+		onlyNonNA  bool
+		wantNonNA  []NamePair
+	}{
+		{name: "R1 mindspore_ut dump_file", yaml: r1 + "/layer_mapping.yaml", npu: r1 + "/mindspore_data", bench: r1 + "/pytorch_data", want: r1API},
+		// R2: test_common_layer_mapping.py: one entry per side.
+		{name: "R2 resources/layer_mapping", yaml: r2 + "/layer_mapping.yaml", npu: r2 + "/mindspore", bench: r2 + "/pytorch",
+			want: []NamePair{{"Cell.network_with_loss.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0",
+				"Module.module.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0"}}},
+		// R4 (detail §14): bare -lm keeps only __add__.1 -> __add__.0.
+		{name: "R4 bare -lm", npu: r1 + "/mindspore_data", bench: r1 + "/pytorch_data", onlyNonNA: true,
+			wantNonNA: []NamePair{{"Tensor.__add__.1.forward", "Tensor.__add__.0.forward"}}},
+		// R4: the YAML with the sides swapped (PT as NPU).
+		{name: "R4 reversed", yaml: r1 + "/layer_mapping.yaml", npu: r1 + "/pytorch_data", bench: r1 + "/mindspore_data", onlyNonNA: true,
+			wantNonNA: []NamePair{{"Tensor.__add__.0.forward", "Tensor.__add__.1.forward"}}},
+		// msprobe's own generate_api_mapping_by_layer_mapping output (PROVENANCE.md).
+		{name: "qwen25vl reverse template", yaml: qw + "/layer_mapping.yaml", npu: qw + "/npu/proc12360", bench: qw + "/bench/proc12353",
+			wantGolden: qw + "/output/api_mapping.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m *Mapping
+			if tc.yaml != "" {
+				m = mustLoad(t, tc.yaml)
+			}
+			got, err := GenerateAPIMapping(m, tc.npu, tc.bench)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if tc.wantGolden != "" {
+				want = readPairs(t, tc.wantGolden)
+			}
+			if tc.onlyNonNA {
+				var nonNA []NamePair
+				for _, p := range got {
+					if p.Bench != NA {
+						nonNA = append(nonNA, p)
+					}
+				}
+				got, want = nonNA, tc.wantNonNA
+			}
+			diffPairs(t, got, want)
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package mapping
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// corpus returns <module root>/../shared/corpus/<rel>, failing the test when
+// the corpus is missing (CI has it at that place).
+func corpus(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	root := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(root); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return filepath.Join(append([]string{root}, rel...)...)
+}
+
+// readPairs loads a flat YAML map (msprobe's api_mapping / data_mapping
+// output) as ordered pairs.
+func readPairs(t testing.TB, path string) []NamePair {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []NamePair
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out = append(out, NamePair{NPU: m.Content[i].Value, Bench: m.Content[i+1].Value})
+	}
+	return out
+}
+
+// diffPairs reports every line where got and want differ.
+func diffPairs(t *testing.T, got, want []NamePair) {
+	t.Helper()
+	n := max(len(got), len(want))
+	bad := 0
+	for i := 0; i < n; i++ {
+		var g, w NamePair
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			bad++
+			if bad <= 15 {
+				t.Errorf("line %d:\n  got  %s: %s\n  want %s: %s", i+1, g.NPU, g.Bench, w.NPU, w.Bench)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d lines differ (got %d lines, want %d)", bad, n, len(got), len(want))
+	}
+}
+
+func mustLoad(t testing.TB, path string) *Mapping {
+	t.Helper()
+	m, _, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

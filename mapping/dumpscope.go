@@ -1,0 +1,313 @@
+package mapping
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// DumpInput is what msprobe's layer mapping reads from one dump folder.
+type DumpInput struct {
+	// Source names the folder (for messages).
+	Source string
+	// Framework is "pytorch", "mindspore" or "mindtorch".
+	Framework string
+	// Names are the keys of dump.json "data", in file order.
+	Names []string
+	// Construct maps an entry to its parent ("" for none). Only the parent
+	// of the Megatron [parent, micro_step] form is kept.
+	Construct map[string]string
+	// Stack holds old-format stack.json entries ({name: [frame, ...]}).
+	// Values that are not lists of strings are kept as invalid so that the
+	// error surfaces only where msprobe would raise it.
+	Stack map[string]StackEntry
+	// ConstructEmpty and StackEmpty report an empty or missing file: msprobe
+	// then builds no items at all.
+	ConstructEmpty, StackEmpty bool
+}
+
+// StackEntry is one old-format stack.json value.
+type StackEntry struct {
+	Frames []string
+	Valid  bool   // a list of strings
+	Raw    string // the JSON text, for messages when invalid
+}
+
+const (
+	layerCell   = "Cell"
+	layerModule = "Module"
+)
+
+// regexps of find_regard_scope (start, end) per framework.
+var stackSigns = map[string][2]*regexp.Regexp{
+	"mindspore": {regexp.MustCompile(`Template`), regexp.MustCompile(`construct`)},
+	"pytorch":   {regexp.MustCompile(`Template`), regexp.MustCompile(`in (for|back)ward,`)},
+}
+
+var (
+	frameFiles = []string{"site-packages/torch", "package/torch", "site-packages/mindspore", "package/mindspore"}
+	skipFiles  = []string{"msprobe", "MindSpeed"}
+	skipFuncs  = []string{"construct", "__call__"}
+)
+
+// ItemsFromDump parses every dump name into an Item with msprobe's full
+// scope (data_scope_parser.DumpDataItem) and runs msprobe's post-processing
+// passes (backward scope copy, ParallelTransformer layer renumbering). It
+// returns no items when construct.json or stack.json is empty or missing,
+// as msprobe does.
+func ItemsFromDump(in DumpInput) ([]*Item, error) {
+	if in.ConstructEmpty || in.StackEmpty {
+		return nil, nil
+	}
+	items := make([]*Item, 0, len(in.Names))
+	byName := make(map[string]*Item, len(in.Names))
+	for _, name := range in.Names {
+		it, err := parseDumpItem(in, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Source, err)
+		}
+		items = append(items, it)
+		byName[name] = it
+	}
+	backwardPass(items, byName)
+	renumberPass(items, "ParallelTransformer", "layers")
+	return items, nil
+}
+
+// TrieFromItems inserts items into a new trie in order.
+func TrieFromItems(source string, items []*Item) *Trie {
+	t := NewTrie(source)
+	for _, it := range items {
+		t.Insert(it)
+	}
+	return t
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// head returns s without its last n elements (Python s[:-n]).
+func head(s []string, n int) []string {
+	if len(s) <= n {
+		return nil
+	}
+	return s[:len(s)-n]
+}
+
+func parseDumpItem(in DumpInput, name string) (*Item, error) {
+	p := strings.Split(name, ".")
+	n := len(p)
+	if n < 4 {
+		return nil, fmt.Errorf("dump entry %q: expected at least four '.'-separated fields (msprobe refuses it)", name)
+	}
+	var apiType, apiName, typ, state string
+	switch {
+	case p[n-1] == StateParamsGrad:
+		apiType, apiName, typ, state = StateParamsGrad, p[n-3], p[n-2], StateParamsGrad
+	case p[n-2] == StateParamsGrad && isDigits(p[n-1]):
+		apiType, apiName, typ, state = StateParamsGrad, p[n-4], p[n-3], StateParamsGrad
+	default:
+		apiType, typ = p[0], p[n-3]
+		if apiType == layerCell || apiType == layerModule {
+			apiName, state = p[n-4], p[n-2]
+		} else {
+			apiName, state = typ, p[n-1]
+		}
+	}
+	isLayer := apiType == layerCell || apiType == layerModule
+	parent := in.Construct[name]
+
+	// layer scope (set_layer_scope)
+	var data []string
+	switch {
+	case isLayer:
+		data = append(append([]string{}, p[:n-4]...), p[n-3:]...)
+	case apiType == StateParamsGrad:
+		data = p
+	case parent != "":
+		data = strings.Split(parent, ".")
+	}
+	layerScope := TopLayer
+	if data != nil {
+		layerScope = strings.Join(head(data, 3), ".")
+	}
+	if parent != "" && strings.Contains(parent, ".") && len(strings.Split(parent, ".")) < 4 {
+		return nil, fmt.Errorf("construct.json parent %q of %q: expected at least four '.'-separated fields (msprobe refuses it)", parent, name)
+	}
+
+	// stack scope (set_stack_scope), frame part only
+	frameScope := ""
+	if !isLayer && apiType != "Primitive" && apiType != "Jit" {
+		if st, ok := in.Stack[name]; ok && !(st.Valid && len(st.Frames) == 0) {
+			if !st.Valid {
+				return nil, fmt.Errorf("stack.json entry %q: expected a list of strings, found %s", name, st.Raw)
+			}
+			fs, err := frameStackScope(in.Framework, st.Frames)
+			if err != nil {
+				return nil, fmt.Errorf("stack.json entry %q: %w", name, err)
+			}
+			frameScope = fs
+		}
+	}
+	full := []string{layerScope}
+	if frameScope != "" {
+		full = append(full, frameScope)
+	}
+	full = append(full, apiName)
+	return &Item{Name: name, State: state, Type: typ, FullScope: strings.Join(full, ".")}, nil
+}
+
+// frameStackScope is msprobe's find_regard_scope + find_stack_func_list +
+// get_stack_in_lines for the framework frame.
+func frameStackScope(framework string, frames []string) (string, error) {
+	signs, ok := stackSigns[framework]
+	if !ok {
+		return "", fmt.Errorf("no stack rules for framework %q", framework)
+	}
+	start, end := -1, len(frames)
+	for i, f := range frames {
+		if signs[0].MatchString(f) {
+			start = i
+		} else if start >= 0 && signs[1].MatchString(f) {
+			end = i
+			break
+		}
+	}
+	var window []string
+	if start+1 < end {
+		window = frames[start+1 : end]
+	}
+	frame := ""
+	for _, l := range window {
+		file := strings.Split(l, ",")[0]
+		if containsAny(file, frameFiles) {
+			frame = l
+			continue
+		}
+		break
+	}
+	if frame == "" {
+		return "", nil
+	}
+	ele := strings.Split(frame, ",")
+	if containsAny(ele[0], skipFiles) {
+		return "", nil
+	}
+	if len(ele) < 3 {
+		return "", fmt.Errorf("frame %q: expected 'File ..., line ..., in func' (msprobe crashes on it)", frame)
+	}
+	if containsAny(ele[2], skipFuncs) {
+		return "", nil
+	}
+	f := strings.Fields(ele[2])
+	if len(f) < 2 {
+		return "", fmt.Errorf("frame %q: expected 'in func' after the line number (msprobe crashes on it)", frame)
+	}
+	return f[1], nil
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// backwardPass gives each backward item the scope of its forward twin
+// (postprocess_pass.backward_pass).
+func backwardPass(items []*Item, byName map[string]*Item) {
+	for _, it := range items {
+		p := strings.Split(it.Name, ".")
+		tail := p[max(0, len(p)-2):]
+		has := false
+		for _, s := range tail {
+			if s == StateBackward {
+				has = true
+			}
+		}
+		if !has {
+			continue
+		}
+		for i := range tail {
+			tail[i] = strings.ReplaceAll(tail[i], StateBackward, StateForward)
+		}
+		if fw := byName[strings.Join(p, ".")]; fw != nil {
+			it.FullScope = fw.FullScope
+		}
+	}
+}
+
+// renumberPass rebases the layer index below every module of class typ
+// (postprocess_pass.renumber_index_pass): for prefix = full scope + "." +
+// suffix, the last digit run of the next segment minus the minimum over all
+// items replaces that segment.
+func renumberPass(items []*Item, typ, suffix string) {
+	var prefixes []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it.Type == typ {
+			pre := it.FullScope + "." + suffix
+			if !seen[pre] {
+				seen[pre] = true
+				prefixes = append(prefixes, pre)
+			}
+		}
+	}
+	for _, pre := range prefixes {
+		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
+		minIdx := math.Inf(1)
+		for _, it := range items {
+			if v, _, ok := nextNumber(re, it.FullScope); ok {
+				minIdx = math.Min(minIdx, v)
+			}
+		}
+		for _, it := range items {
+			v, next, matched := nextNumber(re, it.FullScope)
+			if !matched {
+				continue
+			}
+			rel := v - minIdx // inf - inf is NaN, as in Python
+			if math.IsInf(rel, 0) {
+				continue
+			}
+			idx := "nan"
+			if !math.IsNaN(rel) {
+				idx = strconv.FormatInt(int64(rel), 10)
+			}
+			it.FullScope = pre + "." + idx + it.FullScope[len(pre)+1+len(next):]
+		}
+	}
+}
+
+var digitsRE = regexp.MustCompile(`\d+`)
+
+// nextNumber returns the last digit run of the segment after the prefix
+// (+Inf when it has none), the segment, and whether the prefix matched.
+func nextNumber(re *regexp.Regexp, scope string) (float64, string, bool) {
+	m := re.FindStringSubmatch(scope)
+	if m == nil {
+		return math.Inf(1), "", false
+	}
+	nums := digitsRE.FindAllString(m[1], -1)
+	if len(nums) == 0 {
+		return math.Inf(1), m[1], true
+	}
+	v, err := strconv.ParseFloat(nums[len(nums)-1], 64)
+	if err != nil {
+		return math.Inf(1), m[1], true
+	}
+	return v, m[1], true
+}

@@ -1,0 +1,136 @@
+package mapping
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// Resolver applies a mapping the way msprobe's convert_scope does.
+type Resolver struct {
+	m *Mapping
+	// rules[class][first key segment] = candidates, longest key first.
+	rules map[string]map[string][]cand
+}
+
+type cand struct {
+	key    string
+	target string
+	level  int
+	rule   *Rule
+}
+
+// NewResolver prepares m's effective rules (see Mapping.Effective): grouped
+// by class and by the first segment of the key, longest key first, file
+// order breaking ties (msprobe preprocess_layer_mapping).
+func NewResolver(m *Mapping) *Resolver {
+	r := &Resolver{m: m, rules: map[string]map[string][]cand{}}
+	if m == nil {
+		return r
+	}
+	for class, rules := range m.Effective() {
+		byPrefix := map[string][]cand{}
+		for _, rl := range rules {
+			segs := strings.Split(rl.Key, ".")
+			byPrefix[segs[0]] = append(byPrefix[segs[0]], cand{key: rl.Key, target: rl.Target(), level: len(segs), rule: rl})
+		}
+		for _, cs := range byPrefix {
+			sort.SliceStable(cs, func(i, j int) bool { return cs[i].level > cs[j].level })
+		}
+		r.rules[class] = byPrefix
+	}
+	return r
+}
+
+// Mapping returns the mapping the resolver applies.
+func (r *Resolver) Mapping() *Mapping { return r.m }
+
+// ConvertScope rewrites an NPU scope (trie path segments, without the
+// leading Cell/Module/TopLayer) into the bench path msprobe looks up, and
+// returns the rules that fired, in order. At each step the class of the NPU
+// node reached so far selects the rules; a multi-segment key skips the
+// classes of the nodes it jumps over. Where the scope leaves the trie, the
+// segment text serves as class, as for any untyped node.
+func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fired []*Rule) {
+	var cur *TrieNode
+	if npu != nil {
+		cur = npu.Root
+	}
+	curType := TopLayer
+	for i := 0; i < len(scope); {
+		child := scope[i]
+		target, step := child, 1
+		for _, c := range r.rules[curType][child] {
+			end := min(i+c.level, len(scope))
+			if strings.Join(scope[i:end], ".") == c.key {
+				target, step = c.target, c.level
+				fired = append(fired, c.rule)
+				break
+			}
+		}
+		bench = append(bench, strings.Split(target, ".")...)
+		for j := 0; j < step && i < len(scope); j++ {
+			seg := scope[i]
+			cur = cur.Child(seg)
+			if cur != nil {
+				curType = cur.Type
+			} else {
+				curType = seg
+			}
+			i++
+		}
+	}
+	return bench, fired
+}
+
+// Resolve returns the bench item msprobe pairs with the NPU item it (which
+// must be in npu), or nil ("N/A"), and the rules that fired.
+func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*Rule) {
+	path, fired := r.ConvertScope(npu, it.Scope())
+	idx := -1
+	if n := npu.Lookup(it.Scope()); n != nil {
+		for i, x := range n.Items[it.State] {
+			if x == it {
+				idx = i
+			}
+		}
+	}
+	return bench.Query(path, it.State, idx), fired
+}
+
+// NodePair is the bench partner msprobe gives one NPU module node.
+type NodePair struct {
+	NPU *printparse.Node
+	// BenchPath is the rewritten path msprobe looks up on the bench side.
+	BenchPath string
+	// Bench is the bench node at BenchPath, nil when there is none.
+	Bench *printparse.Node
+	// Rules lists the rules that fired, outermost first.
+	Rules []*Rule
+}
+
+// ResolveTree rewrites the path of every NPU module node (root excluded,
+// printed order) and looks the result up in the bench tree.
+func (r *Resolver) ResolveTree(npu, bench *printparse.Tree) []NodePair {
+	tr := TrieFromTree(npu)
+	out := make([]NodePair, 0, len(tr.Items))
+	for _, it := range tr.Items {
+		segs, fired := r.ConvertScope(tr, it.Scope())
+		p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
+		if bench != nil && bench.Root != nil {
+			p.Bench = lookupSegs(bench.Root, segs)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func lookupSegs(n *printparse.Node, segs []string) *printparse.Node {
+	for _, s := range segs {
+		if n = n.Child(s); n == nil {
+			return nil
+		}
+	}
+	return n
+}

@@ -1,0 +1,182 @@
+package mapping
+
+import (
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// Item states as msprobe names them.
+const (
+	StateForward    = "forward"
+	StateBackward   = "backward"
+	StateParamsGrad = "parameters_grad"
+)
+
+// Item is one entry placed in a scope trie: a dump.json entry, or a module
+// node of a structure tree.
+type Item struct {
+	// Name is the dump.json key ("Module.module.visual.Qwen2_5_...forward.0",
+	// "Tensor.add.0.forward"), or the node path for tree items.
+	Name string
+	// State is "forward", "backward" or "parameters_grad".
+	State string
+	// Type is msprobe's type_name: the class for modules, the API name for
+	// APIs ("add"), the class for parameter gradients.
+	Type string
+	// FullScope is msprobe's full_scope ("Module.module.visual.blocks.0",
+	// "Module.module.visual.__add__", "TopLayer.__add__"). Its first segment
+	// (Cell, Module, TopLayer) is not part of the trie path.
+	FullScope string
+	// Node is the tree node for tree items, nil for dump items.
+	Node *printparse.Node
+}
+
+// Scope returns the trie path of the item: FullScope without its first
+// segment.
+func (it *Item) Scope() []string {
+	segs := strings.Split(it.FullScope, ".")
+	return segs[1:]
+}
+
+// Trie is msprobe's LayerTrie: a scope trie of one side.
+type Trie struct {
+	Root *TrieNode
+	// Items in insertion (dump) order.
+	Items []*Item
+	// Source names what the trie was built from.
+	Source string
+}
+
+// TrieNode is one scope segment.
+type TrieNode struct {
+	// Segment is the path segment (empty for the root).
+	Segment string
+	// Type is the type name of the last item ending at this node; otherwise
+	// the segment text. The root is TopLayer.
+	Type string
+	// Typed reports that some item ends at this node (Type is a real type
+	// name, not the segment text).
+	Typed    bool
+	Parent   *TrieNode
+	Children []*TrieNode // in creation order
+	children map[string]*TrieNode
+	// Items by state, each in insertion order.
+	Items map[string][]*Item
+}
+
+// NewTrie returns a trie with only its TopLayer root.
+func NewTrie(source string) *Trie {
+	return &Trie{Root: newTrieNode("", TopLayer, nil), Source: source}
+}
+
+func newTrieNode(seg, typ string, parent *TrieNode) *TrieNode {
+	return &TrieNode{Segment: seg, Type: typ, Parent: parent, children: map[string]*TrieNode{}, Items: map[string][]*Item{}}
+}
+
+// Child returns the child called seg, or nil.
+func (n *TrieNode) Child(seg string) *TrieNode {
+	if n == nil {
+		return nil
+	}
+	return n.children[seg]
+}
+
+// Path returns the dotted path of the node from the root.
+func (n *TrieNode) Path() string {
+	var segs []string
+	for p := n; p != nil && p.Parent != nil; p = p.Parent {
+		segs = append(segs, p.Segment)
+	}
+	for i, j := 0, len(segs)-1; i < j; i, j = i+1, j-1 {
+		segs[i], segs[j] = segs[j], segs[i]
+	}
+	return strings.Join(segs, ".")
+}
+
+// Walk visits n and its descendants, parents first, in creation order.
+func (n *TrieNode) Walk(fn func(*TrieNode)) {
+	fn(n)
+	for _, c := range n.Children {
+		c.Walk(fn)
+	}
+}
+
+// Insert adds it at its scope, creating nodes as needed, and sets the end
+// node's type to the item's type (msprobe LayerTrie.insert).
+func (t *Trie) Insert(it *Item) *TrieNode {
+	n := t.Root
+	for _, seg := range it.Scope() {
+		c := n.children[seg]
+		if c == nil {
+			c = newTrieNode(seg, seg, n)
+			n.children[seg] = c
+			n.Children = append(n.Children, c)
+		}
+		n = c
+	}
+	n.Items[it.State] = append(n.Items[it.State], it)
+	n.Type = it.Type
+	n.Typed = true
+	t.Items = append(t.Items, it)
+	return n
+}
+
+// Lookup returns the node at path (segments below the root), or nil.
+func (t *Trie) Lookup(path []string) *TrieNode {
+	n := t.Root
+	for _, seg := range path {
+		if n = n.Child(seg); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// Query returns the item at path with the given state and ordinal, or nil
+// (msprobe LayerTrie.query_data).
+func (t *Trie) Query(path []string, state string, index int) *Item {
+	n := t.Lookup(path)
+	if n == nil || index < 0 || index >= len(n.Items[state]) {
+		return nil
+	}
+	return n.Items[state][index]
+}
+
+// untypedContainers are module classes msprobe never sees in a dump: they
+// have no forward, so no dump entry ends at them and their trie node keeps
+// the segment text as its type.
+var untypedContainers = map[string]bool{
+	"ModuleList":    true,
+	"ModuleDict":    true,
+	"ParameterList": true,
+	"ParameterDict": true,
+}
+
+// TrieFromTree builds the trie msprobe would build from a dump of the model
+// the tree describes, with one forward item per module node (Name = node
+// path, Type = class). The root is TopLayer whatever its class. Nodes msprobe
+// cannot type (containers without forward such as ModuleList, and nodes of
+// msprobe folder trees with no class) keep their segment text as type.
+func TrieFromTree(t *printparse.Tree) *Trie {
+	tr := NewTrie(t.Source)
+	if t.Root == nil {
+		return tr
+	}
+	t.Root.Walk(func(n *printparse.Node) bool {
+		if n == t.Root {
+			return true
+		}
+		typ := n.Class
+		untyped := typ == "" || untypedContainers[typ]
+		if untyped {
+			typ = n.Name
+		}
+		tn := tr.Insert(&Item{Name: n.Path, State: StateForward, Type: typ, FullScope: TopLayer + "." + n.Path, Node: n})
+		if untyped {
+			tn.Typed = false
+		}
+		return true
+	})
+	return tr
+}
