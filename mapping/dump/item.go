@@ -3,15 +3,49 @@
 // the tensor files of tensor mode.
 package dump
 
+import "strings"
+
 // Entry is one key of dump.json's "data" object with its body flattened
 // into rows the way msprobe's compare flattens it (read_op, op_item_parse,
 // reorder_index): input rows (args, kwargs, backward input), then
 // parameters, then output, then parameters_grad.
+//
+// Scan yields the entries msprobe keeps, in file order, including those
+// that flatten to no row (msprobe still counts them in the call orders).
+// Scan never reuses an Entry or its Items, so callers may keep them.
 type Entry struct {
 	Name  string // the dump.json key, e.g. "Functional.conv2d.0.forward"
 	Index int    // 0-based position among the entries of the file
 	Items []Item
+
+	// Line is the line of the entry's key in the dump file.
+	Line int
+
+	// OpNoNumber, CallDirection and Direction are msprobe's split of the
+	// name (ParseData.split_data_name_components), used to build the
+	// compare key (backward renumbering, §3.2):
+	//   "Functional.relu.0.forward"       -> "Functional.relu", "0.forward", "forward"
+	//   "Module.fc.Linear.backward.1"     -> "Module.fc.Linear", "backward.1", "backward"
+	//   "Module.fc.Linear.parameters_grad.0" -> "Module.fc.Linear.parameters_grad", "parameters_grad", "parameters_grad"
+	//   "Module.fc.Linear.parameters_grad"   -> "Module.fc.Linear", "parameters_grad", "parameters_grad"
+	// In a debug.json all three are the entry name.
+	OpNoNumber    string
+	CallDirection string
+	Direction     string
+	// ForwardCallOrder and BackwardCallOrder count the earlier entries of
+	// the file (those Scan yields) with the same OpNoNumber and direction
+	// forward, resp. backward (0-based; msprobe's forward_call_order /
+	// backward_call_order). A backward row's key replaces the number in
+	// CallDirection by BackwardCallOrder.
+	ForwardCallOrder  int
+	BackwardCallOrder int
+	// HasMD5 is true when a first-level item of the body carries an "md5"
+	// key (msprobe's md5_find for this entry).
+	HasMD5 bool
 }
+
+// Stack joining is left to the caller: the NPU_Stack_Info of an entry is
+// ReadStack(...)[e.Name], shown on the entry's first row only.
 
 // Item is one flattened leaf row of an entry.
 type Item struct {
@@ -39,9 +73,20 @@ type Item struct {
 	DataName string
 	// NoneItem marks a JSON null leaf (msprobe's NONE-ITEM).
 	NoneItem bool
-	// Op and Peer are set for torch.distributed.P2POp rows.
+	// Op and Peer are set for torch.distributed.P2POp rows, with P2P: the
+	// Python str() of the op's "op" and "peer" ("None" when absent).
 	Op, Peer string
+	P2P      bool
+	// Type is the item's "type" ("torch.Tensor", "int", "slice", ...), ""
+	// for a NONE-ITEM.
+	Type string
+	// Line is the line where the item starts in the dump file.
+	Line int
 }
+
+// Suffix is msprobe's suffix of the row: Name with every occurrence of the
+// entry name removed (Python's str.replace), e.g. ".input.0".
+func (it *Item) Suffix() string { return strings.ReplaceAll(it.Name, it.Entry, "") }
 
 // ValueKind tells which JSON value a Value holds.
 type ValueKind uint8

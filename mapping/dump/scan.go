@@ -1,0 +1,824 @@
+package dump
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDepth is msprobe's recursion limit for flattening (Const.MAX_DEPTH):
+// a value nested deeper than this below an entry field is an error.
+const maxDepth = 400
+
+// Row states.
+const (
+	StateInput          = "input"
+	StateOutput         = "output"
+	StateParameters     = "parameters"
+	StateParametersGrad = "parameters_grad"
+	StateDebug          = "debug"
+)
+
+// ScanFile is Scan over the file at path; the file name is the source in
+// errors and selects debug.json parsing.
+func ScanFile(path string, fn func(*Entry) error) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, fmt.Errorf("scan dump: %w", err)
+	}
+	defer f.Close()
+	return Scan(f, path, fn)
+}
+
+// Scan streams a dump.json from r and calls fn once per entry of "data",
+// in file order, with the entry flattened into rows exactly as msprobe's
+// compare flattens it (ParseData.gen_data_df: read_op, op_item_parse,
+// gen_op_item, reorder_index; spec §3.1):
+//
+//   - entries whose name has no forward/backward/parameters_grad in its
+//     last two dot-parts are not passed to fn (Header.Skipped lists them);
+//     the entry name must not start with (or contain after ';') one of the
+//     formula characters + - = % @ (or their full-width forms);
+//   - forward bodies: input_args, input_kwargs, input, output, parameters,
+//     in that order, prefixed ".input", ".input", ".input", ".output",
+//     ".parameters"; parameters_grad and debug entries flatten the whole
+//     body; other fields are ignored;
+//   - null -> a NONE-ITEM row; empty list/object and bare scalars -> no
+//     row; list children are named ".0", ".1"... (except below a
+//     parameters_grad name part, where they keep the parent name); P2POp
+//     objects -> one row from their tensor; an object with a string "type"
+//     -> one leaf row; other objects -> children named ".key";
+//   - rows are ordered inputs, parameters, outputs, parameters_grad.
+//
+// Before flattening, dump.json bodies are checked as msprobe's
+// check_dump_json_str does (a "shape" that is not a list, a
+// "requires_grad" that is not a bool, or a string starting with a
+// formula character in input/kwargs/output is an error).
+//
+// source names the input in errors ("file:line: expected ..., found ...");
+// when its base name is debug.json, entries are parsed as msprobe parses a
+// debug.json (names used as-is, no body check).
+//
+// Memory use is bounded by the largest entry, not by the file: each entry
+// body is decoded into a reused tree, flattened, and released. A non-nil
+// error from fn stops the scan and is returned as is.
+func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
+	s := &scanner{
+		lx:     newLexer(r, source),
+		debug:  filepath.Base(source) == DebugJSONName,
+		fn:     fn,
+		intern: make(map[string]string),
+		fwd:    make(map[string]int),
+		bwd:    make(map[string]int),
+	}
+	s.t = &tree{}
+	s.p = parser{lx: s.lx, t: s.t}
+	var h Header
+	err := readTop(s.lx, &h, func() error {
+		return forEachDataKey(s.lx, func(name []byte, line int) error {
+			h.Entries++
+			return s.entry(&h, name, line)
+		})
+	})
+	if err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+type scanner struct {
+	lx     *lexer
+	t      *tree
+	p      parser
+	debug  bool
+	fn     func(*Entry) error
+	index  int
+	intern map[string]string
+	fwd    map[string]int
+	bwd    map[string]int
+
+	// Per-entry state.
+	entryName string
+	items     []pitem
+	sb        []byte // bytes of the entry's row strings
+	path      []byte // structural name being built
+	scratch   []byte
+}
+
+// pitem is an Item under construction: its long strings live in sb until
+// the entry is complete.
+type pitem struct {
+	it       Item
+	name     span
+	dataName span
+	md5      span
+	stats    [4]span // Text of Stats[k]
+}
+
+func (s *scanner) errAt(line int32, format string, args ...any) error {
+	return &Error{File: s.lx.source, Line: int(line), Msg: fmt.Sprintf(format, args...)}
+}
+
+// entry parses and flattens one entry; the lexer is at its body.
+func (s *scanner) entry(h *Header, rawName []byte, line int) error {
+	name := string(rawName)
+	if formulaStart(name) {
+		return &Error{File: s.lx.source, Line: line,
+			Msg: fmt.Sprintf("entry name %q starts with a formula character (+ - = %% @); msprobe refuses it", name)}
+	}
+	s.t.reset()
+	body, err := s.p.value(0, "an entry body")
+	if err != nil {
+		return err
+	}
+	t := s.t
+	if !s.debug && t.nodes[body].kind != kObject {
+		return s.errAt(t.nodes[body].line, "entry %q: expected an object as the entry body, found %s", name, kindName(t.nodes[body].kind))
+	}
+	if !s.debug {
+		if err := s.checkBody(name, body); err != nil {
+			return err
+		}
+	}
+	hasMD5 := t.md5Find(body)
+	if hasMD5 {
+		h.MD5 = true
+	}
+
+	s.entryName = name
+	s.items = s.items[:0]
+	s.sb = s.sb[:0]
+	s.path = append(s.path[:0], name...)
+	lastDot := bytes.LastIndexByte(rawName, '.')
+	last := name[lastDot+1:]
+	secondLast := ""
+	if lastDot >= 0 {
+		if d := bytes.LastIndexByte(rawName[:lastDot], '.'); d >= 0 {
+			secondLast = name[d+1 : lastDot]
+		} else {
+			secondLast = name[:lastDot]
+		}
+	}
+	entryPG := hasPGSegment(rawName)
+	switch {
+	case last == StateDebug:
+		err = s.parse(body, StateDebug, 0, entryPG)
+	case last == StateParametersGrad || (lastDot >= 0 && secondLast == StateParametersGrad):
+		err = s.parse(body, StateParametersGrad, 0, entryPG)
+	default:
+		if t.nodes[body].kind != kObject {
+			return s.errAt(t.nodes[body].line, "entry %q: expected an object as the entry body, found %s", name, kindName(t.nodes[body].kind))
+		}
+		for _, f := range ioFields {
+			c := t.get(body, f.key)
+			if c < 0 {
+				continue
+			}
+			s.path = append(s.path[:len(name)], f.suffix...)
+			if err = s.parse(c, f.state, 0, entryPG); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+
+	var e Entry
+	e.Name, e.Line, e.HasMD5 = name, line, hasMD5
+	if s.debug {
+		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
+	} else {
+		e.OpNoNumber, e.CallDirection, e.Direction = splitName(name)
+		if e.OpNoNumber == "" {
+			h.Skipped = append(h.Skipped, name)
+			return nil
+		}
+	}
+	e.ForwardCallOrder = s.fwd[e.OpNoNumber]
+	e.BackwardCallOrder = s.bwd[e.OpNoNumber]
+	switch e.Direction {
+	case "forward":
+		s.fwd[e.OpNoNumber]++
+	case "backward":
+		s.bwd[e.OpNoNumber]++
+	}
+	e.Index = s.index
+	s.index++
+	e.Items = s.finish(name)
+	return s.fn(&e)
+}
+
+var ioFields = [...]struct{ key, suffix, state string }{
+	{"input_args", ".input", StateInput},
+	{"input_kwargs", ".input", StateInput},
+	{"input", ".input", StateInput},
+	{"output", ".output", StateOutput},
+	{"parameters", ".parameters", StateParameters},
+}
+
+// splitName is msprobe's split_data_name_components for dump.json names.
+func splitName(name string) (opNoNumber, callDirection, direction string) {
+	lastDot := lastIndex(name, len(name))
+	last := name[lastDot+1:]
+	secondLast, secondDot := "", -1
+	if lastDot >= 0 {
+		secondDot = lastIndex(name, lastDot)
+		secondLast = name[secondDot+1 : lastDot]
+	}
+	if last == StateParametersGrad || secondLast == StateParametersGrad {
+		if lastDot < 0 {
+			return "", StateParametersGrad, StateParametersGrad
+		}
+		return name[:lastDot], StateParametersGrad, StateParametersGrad
+	}
+	for _, d := range [...]string{"forward", "backward"} {
+		if last == d || secondLast == d {
+			if secondDot < 0 {
+				return "", secondLast + "." + last, d
+			}
+			return name[:secondDot], secondLast + "." + last, d
+		}
+	}
+	return "", "", ""
+}
+
+// lastIndex is the index of the last '.' in name[:end], or -1.
+func lastIndex(name string, end int) int {
+	for i := end - 1; i >= 0; i-- {
+		if name[i] == '.' {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasPGSegment reports whether "parameters_grad" is one of the dot-parts of b.
+func hasPGSegment(b []byte) bool {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '.')
+		seg := b
+		if i >= 0 {
+			seg, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if string(seg) == StateParametersGrad {
+			return true
+		}
+	}
+	return false
+}
+
+// parse is msprobe's op_item_parse of node i named s.path. pg tells
+// whether the name has a parameters_grad dot-part.
+func (s *scanner) parse(i int32, state string, depth int, pg bool) error {
+	t := s.t
+	if depth > maxDepth {
+		return s.errAt(t.nodes[i].line, "entry %q: expected at most %d levels of nesting below an entry field, found more (msprobe's recursion limit)", s.entryName, maxDepth)
+	}
+	n := &t.nodes[i]
+	switch n.kind {
+	case kNull:
+		s.noneItem(state, n.line)
+		return nil
+	case kArray:
+		base := len(s.path)
+		k := 0
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			if !pg {
+				s.path = append(s.path[:base], '.')
+				s.path = strconv.AppendInt(s.path, int64(k), 10)
+			}
+			if err := s.parse(c, state, depth+1, pg); err != nil {
+				return err
+			}
+			s.path = s.path[:base]
+			k++
+		}
+		return nil
+	case kObject:
+		if n.n == 0 {
+			return nil
+		}
+		if ct := t.get(i, "class_type"); ct >= 0 && t.textIs(ct, "torch.distributed.P2POp") {
+			s.p2p(i, state)
+			return nil
+		}
+		if ty := t.get(i, "type"); ty >= 0 && t.nodes[ty].kind == kString {
+			s.leaf(i, state)
+			return nil
+		}
+		base := len(s.path)
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			key := t.bytes(t.nodes[c].key)
+			s.path = append(s.path[:base], '.')
+			s.path = append(s.path, key...)
+			if err := s.parse(c, state, depth+1, pg || hasPGSegment(key)); err != nil {
+				return err
+			}
+		}
+		s.path = s.path[:base]
+		return nil
+	}
+	return nil // bare scalars give no row
+}
+
+// addString copies b into the entry's string bytes.
+func (s *scanner) addString(b []byte) span {
+	off := len(s.sb)
+	s.sb = append(s.sb, b...)
+	return span{int32(off), int32(len(b))}
+}
+
+// internBytes returns a shared string for a frequent short value (dtype,
+// shape, ...), allocating it only the first time.
+func (s *scanner) internBytes(b []byte) string {
+	if v, ok := s.intern[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if len(s.intern) < 1<<14 {
+		s.intern[v] = v
+	}
+	return v
+}
+
+func (s *scanner) newItem(state string, line int32) *pitem {
+	s.items = append(s.items, pitem{})
+	pi := &s.items[len(s.items)-1]
+	pi.it.Entry = s.entryName
+	pi.it.State = state
+	pi.it.Line = int(line)
+	pi.it.DataName = "-1"
+	pi.name = s.addString(s.path)
+	pi.dataName = span{-1, 0}
+	pi.md5 = span{-1, 0}
+	for k := range pi.stats {
+		pi.stats[k] = span{-1, 0}
+	}
+	return pi
+}
+
+// noneItem appends msprobe's NONE-ITEM row: every attribute None.
+func (s *scanner) noneItem(state string, line int32) *pitem {
+	pi := s.newItem(state, line)
+	pi.it.NoneItem = true
+	pi.it.Dtype, pi.it.Shape = "None", "None"
+	return pi
+}
+
+// p2p flattens a torch.distributed.P2POp object.
+func (s *scanner) p2p(o int32, state string) {
+	t := s.t
+	var pi *pitem
+	if tensor := t.get(o, "tensor"); tensor >= 0 && t.nodes[tensor].kind == kObject {
+		pi = s.leaf(tensor, state)
+	} else {
+		pi = s.noneItem(state, t.nodes[o].line)
+	}
+	pi.it.P2P = true
+	pi.it.Op = s.pyStrIntern(t.get(o, "op"))
+	pi.it.Peer = s.pyStrIntern(t.get(o, "peer"))
+}
+
+// pyStrIntern is the interned Python str() of node i ("None" if absent).
+func (s *scanner) pyStrIntern(i int32) string {
+	s.scratch = s.t.appendPyStr(s.scratch[:0], i)
+	return s.internBytes(s.scratch)
+}
+
+// statValue sets stat k of pi from node i as gen_op_item holds it: a
+// top-level bool of the item became the string "True"/"False" when
+// converted is set.
+func (s *scanner) statValue(pi *pitem, k int, i int32, converted bool) {
+	t := s.t
+	if i < 0 {
+		pi.it.Stats[k] = Value{Kind: Null}
+		pi.stats[k] = span{-1, 0}
+		return
+	}
+	n := &t.nodes[i]
+	switch n.kind {
+	case kTrue, kFalse:
+		if converted {
+			pi.it.Stats[k] = Value{Kind: String}
+			if n.kind == kTrue {
+				pi.stats[k] = s.addString([]byte("True"))
+			} else {
+				pi.stats[k] = s.addString([]byte("False"))
+			}
+			return
+		}
+		pi.it.Stats[k] = Value{Kind: Bool, Bool: n.kind == kTrue}
+	case kInt, kFloat, kString:
+		v := t.scalar(i)
+		v.Text = ""
+		pi.it.Stats[k] = v
+		pi.stats[k] = s.addString(t.bytes(n.text))
+		return
+	case kArray, kObject:
+		pi.it.Stats[k] = Value{Kind: Composite}
+		off := len(s.sb)
+		s.sb = t.appendPyRepr(s.sb, i)
+		pi.stats[k] = span{int32(off), int32(len(s.sb) - off)}
+		return
+	default:
+		pi.it.Stats[k] = t.scalar(i) // null, NaN, ±Infinity: constant Text
+	}
+	pi.stats[k] = span{-1, 0}
+}
+
+// statString sets stat k to the string str(node i).
+func (s *scanner) statString(pi *pitem, k int, b []byte) {
+	pi.it.Stats[k] = Value{Kind: String}
+	pi.stats[k] = s.addString(b)
+}
+
+var statKeys = [4]string{"Max", "Min", "Mean", "Norm"}
+
+// leaf is msprobe's gen_op_item for the item object o; it returns the row.
+func (s *scanner) leaf(o int32, state string) *pitem {
+	t := s.t
+	pi := s.newItem(state, t.nodes[o].line)
+	var stat [4]int32
+	typ, dtype, shape, md5, dataName, value, groupRanks, reqGrad := int32(-1), int32(-1), int32(-1), int32(-1), int32(-1), int32(-1), int32(-1), int32(-1)
+	stat[0], stat[1], stat[2], stat[3] = -1, -1, -1, -1
+	for c := t.nodes[o].first; c >= 0; c = t.nodes[c].next {
+		switch string(t.bytes(t.nodes[c].key)) {
+		case "type":
+			typ = c
+		case "dtype":
+			dtype = c
+		case "shape":
+			shape = c
+		case "md5":
+			md5 = c
+		case "data_name":
+			dataName = c
+		case "value":
+			value = c
+		case "group_ranks":
+			groupRanks = c
+		case "requires_grad":
+			reqGrad = c
+		case "Max":
+			stat[0] = c
+		case "Min":
+			stat[1] = c
+		case "Mean":
+			stat[2] = c
+		case "Norm":
+			stat[3] = c
+		}
+	}
+	typStr := ""
+	if typ >= 0 && t.nodes[typ].kind == kString {
+		typStr = s.internBytes(t.bytes(t.nodes[typ].text))
+	}
+	pi.it.Type = typStr
+
+	// data_name and the row name.
+	if t.truthy(dataName) {
+		s.scratch = t.appendPyStr(s.scratch[:0], dataName)
+		if string(s.scratch) != "-1" {
+			pi.dataName = s.addString(s.scratch)
+			stem := s.scratch
+			if d := bytes.LastIndexByte(stem, '.'); d >= 0 {
+				stem = stem[:d]
+			}
+			pi.name = s.addString(stem)
+		}
+	}
+
+	// requires_grad: a bool became "True"/"False"; None stays None ("").
+	if reqGrad >= 0 && t.nodes[reqGrad].kind != kNull {
+		pi.it.RequiresGrad = s.pyStrIntern(reqGrad)
+	}
+	for k := range stat {
+		s.statValue(pi, k, stat[k], true)
+	}
+
+	// dtype, shape and the special cases of items without dtype.
+	md5Set := false
+	var md5Bytes []byte
+	dtypeTruthy := dtype >= 0 && (t.nodes[dtype].kind == kTrue || t.nodes[dtype].kind == kFalse || t.truthy(dtype))
+	if dtypeTruthy {
+		pi.it.Dtype = s.pyStrIntern(dtype)
+		pi.it.Shape = s.pyStrIntern(shape)
+	} else {
+		lastSeg := s.path[bytes.LastIndexByte(s.path, '.')+1:]
+		switch {
+		case typStr == "torch.Size":
+			pi.it.Dtype = typStr
+			pi.it.Shape = s.pyStrIntern(value)
+		case typStr == "slice":
+			pi.it.Dtype = typStr
+			s.scratch = appendNPShape(s.scratch[:0], t, value)
+			pi.it.Shape = s.internBytes(s.scratch)
+		case typStr == "ellipsis":
+			pi.it.Dtype = typStr
+			pi.it.Shape = "[]"
+			for k := range stat {
+				s.statValue(pi, k, value, false)
+			}
+		case string(lastSeg) == "src" || string(lastSeg) == "dst" || string(lastSeg) == "group_src" || string(lastSeg) == "group_dst":
+			pi.it.Dtype = typStr
+			pi.it.Shape = "[]"
+			s.scratch = t.appendPyStr(s.scratch[:0], value)
+			for k := range stat {
+				s.statString(pi, k, s.scratch)
+			}
+			md5Bytes, md5Set = append([]byte(nil), s.scratch...), true
+		case typStr == "torch.ProcessGroup":
+			pi.it.Dtype = typStr
+			pi.it.Shape = "[]"
+			s.scratch = t.appendPyStr(s.scratch[:0], groupRanks)
+			for k := range stat {
+				s.statString(pi, k, s.scratch)
+			}
+			md5Bytes, md5Set = append([]byte(nil), s.scratch...), true
+		default:
+			pi.it.Dtype = pyTypeName(t, value)
+			pi.it.Shape = "[]"
+			for k := range stat {
+				s.statValue(pi, k, value, false)
+			}
+		}
+	}
+
+	// md5: the item's own, the special cases', or the CRC-32 of str(value).
+	switch {
+	case md5Set && len(md5Bytes) > 0:
+		pi.md5 = s.addString(md5Bytes)
+	case !md5Set && md5 >= 0 && (t.nodes[md5].kind == kTrue || t.nodes[md5].kind == kFalse || t.truthy(md5)):
+		s.scratch = t.appendPyStr(s.scratch[:0], md5)
+		pi.md5 = s.addString(s.scratch)
+	default:
+		var crc uint32
+		if value >= 0 {
+			s.scratch = t.appendPyStr(s.scratch[:0], value)
+			crc = crc32.ChecksumIEEE(s.scratch)
+		}
+		var hex [8]byte
+		for k := 7; k >= 0; k-- {
+			hex[k] = hexDigit(byte(crc))
+			crc >>= 4
+		}
+		pi.it.MD5 = s.internBytes(hex[:])
+	}
+	return pi
+}
+
+// pyTypeName is Python's str(type(v)) for the value JSON node i loads as
+// (a missing value is None).
+func pyTypeName(t *tree, i int32) string {
+	if i < 0 {
+		return "<class 'NoneType'>"
+	}
+	switch t.nodes[i].kind {
+	case kNull:
+		return "<class 'NoneType'>"
+	case kTrue, kFalse:
+		return "<class 'bool'>"
+	case kInt:
+		return "<class 'int'>"
+	case kFloat, kNaN, kInf, kNegInf:
+		return "<class 'float'>"
+	case kString:
+		return "<class 'str'>"
+	case kArray:
+		return "<class 'list'>"
+	}
+	return "<class 'dict'>"
+}
+
+// appendNPShape appends Python's str(np.shape(np.array(v))) for node i:
+// "()" for a scalar or missing value, "(3,)" for a list of three, "(2, 2)"
+// for nested equal lists. A ragged nesting (which numpy refuses) gives
+// the outer length only.
+func appendNPShape(dst []byte, t *tree, i int32) []byte {
+	var dims []int
+	for i >= 0 && t.nodes[i].kind == kArray {
+		n := int(t.nodes[i].n)
+		dims = append(dims, n)
+		if n == 0 {
+			break
+		}
+		// Descend only if every child is a list of the same length.
+		first := t.nodes[i].first
+		if t.nodes[first].kind != kArray {
+			break
+		}
+		ok := true
+		for c := first; c >= 0; c = t.nodes[c].next {
+			if t.nodes[c].kind != kArray || t.nodes[c].n != t.nodes[first].n {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			break
+		}
+		i = first
+	}
+	dst = append(dst, '(')
+	for k, d := range dims {
+		if k > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = strconv.AppendInt(dst, int64(d), 10)
+	}
+	if len(dims) == 1 {
+		dst = append(dst, ',')
+	}
+	return append(dst, ')')
+}
+
+// finish orders the entry's rows as reorder_index does and materializes
+// their strings with one allocation.
+func (s *scanner) finish(name string) []Item {
+	if len(s.items) == 0 {
+		return nil
+	}
+	str := string(s.sb)
+	get := func(sp span) string {
+		if sp.off < 0 {
+			return ""
+		}
+		return str[sp.off : sp.off+sp.n]
+	}
+	out := make([]Item, 0, len(s.items))
+	for _, pass := range [...]string{"", StateParameters, StateOutput, StateParametersGrad} {
+		for k := range s.items {
+			pi := &s.items[k]
+			st := pi.it.State
+			switch pass {
+			case "":
+				if st == StateParameters || st == StateOutput || st == StateParametersGrad {
+					continue
+				}
+			default:
+				if st != pass {
+					continue
+				}
+			}
+			it := pi.it
+			it.Name = get(pi.name)
+			if pi.dataName.off >= 0 {
+				it.DataName = get(pi.dataName)
+			}
+			if pi.md5.off >= 0 {
+				it.MD5 = get(pi.md5)
+			}
+			for j := range it.Stats {
+				if pi.stats[j].off >= 0 {
+					it.Stats[j].Text = get(pi.stats[j])
+				}
+			}
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// formulaStart reports whether s matches msprobe's STRING_BLACKLIST:
+// it starts with, or has after a ';', one of + - = % @ or the full-width
+// ＋ － ＝ ％ ＠.
+func formulaStart(s string) bool {
+	isFormula := func(r rune) bool {
+		switch r {
+		case '+', '-', '=', '%', '@', '＋', '－', '＝', '％', '＠':
+			return true
+		}
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(s); s != "" && isFormula(r) {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == ';' {
+			if r, _ := utf8.DecodeRuneInString(s[i+1:]); i+1 < len(s) && isFormula(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkBody is msprobe's check_dump_json_str: in input (input_args, or
+// input when input_args is empty), input_kwargs and output, every member
+// reached through lists and nested objects is checked: "shape" must be a
+// list, "requires_grad" a bool, and a string must not start with a formula
+// character. Lists inside objects are not entered, as in msprobe.
+func (s *scanner) checkBody(name string, body int32) error {
+	t := s.t
+	in := t.get(body, "input_args")
+	if !t.truthy(in) {
+		in = t.get(body, "input")
+	}
+	for _, a := range [...]int32{in, t.get(body, "input_kwargs"), t.get(body, "output")} {
+		if !t.truthy(a) {
+			continue
+		}
+		switch t.nodes[a].kind {
+		case kObject:
+			if err := s.checkValue(name, a, 0); err != nil {
+				return err
+			}
+		case kArray:
+			for c := t.nodes[a].first; c >= 0; c = t.nodes[c].next {
+				if !t.truthy(c) {
+					continue
+				}
+				if err := s.checkValue(name, c, 0); err != nil {
+					return err
+				}
+			}
+		case kString:
+			// msprobe iterates its characters and checks nothing.
+		default:
+			return s.errAt(t.nodes[a].line, "entry %q: expected a list or object of inputs/outputs, found %s", name, kindName(t.nodes[a].kind))
+		}
+	}
+	return nil
+}
+
+func (s *scanner) checkValue(name string, i int32, depth int) error {
+	if depth > maxDepth {
+		return nil // msprobe logs and stops checking
+	}
+	t := s.t
+	switch t.nodes[i].kind {
+	case kArray:
+		for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+			if err := s.checkValue(name, c, depth+1); err != nil {
+				return err
+			}
+		}
+	case kObject:
+		for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+			n := &t.nodes[c]
+			switch {
+			case n.kind == kObject:
+				if err := s.checkValue(name, c, depth+1); err != nil {
+					return err
+				}
+			case t.keyIs(c, "shape") && n.kind != kArray:
+				return s.errAt(n.line, "entry %q: expected \"shape\" to be a list, found %s (msprobe refuses the dump)", name, kindName(n.kind))
+			case t.keyIs(c, "requires_grad") && n.kind != kTrue && n.kind != kFalse:
+				return s.errAt(n.line, "entry %q: expected \"requires_grad\" to be true or false, found %s (msprobe refuses the dump)", name, kindName(n.kind))
+			case n.kind == kString && formulaStart(t.str(n.text)):
+				return s.errAt(n.line, "entry %q: value %q of %q starts with a formula character (+ - = %% @); msprobe refuses it", name, t.str(n.text), t.str(n.key))
+			}
+		}
+	}
+	return nil
+}
+
+// md5Find is msprobe's md5_find for one entry body: some field that is a
+// list has an element containing "md5", or some non-bool field contains
+// "md5" (a key of an object, an element of a list, a substring of a
+// string).
+func (t *tree) md5Find(body int32) bool {
+	if t.nodes[body].kind != kObject {
+		return false
+	}
+	contains := func(i int32) bool {
+		switch t.nodes[i].kind {
+		case kObject:
+			return t.get(i, "md5") >= 0
+		case kArray:
+			for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+				if t.textIs(c, "md5") {
+					return true
+				}
+			}
+		case kString:
+			return bytes.Contains(t.bytes(t.nodes[i].text), []byte("md5"))
+		}
+		return false
+	}
+	for f := t.nodes[body].first; f >= 0; f = t.nodes[f].next {
+		n := &t.nodes[f]
+		if n.kind == kArray {
+			for c := n.first; c >= 0; c = t.nodes[c].next {
+				if t.truthy(c) && contains(c) {
+					return true
+				}
+			}
+		}
+		if n.kind == kTrue || n.kind == kFalse {
+			continue
+		}
+		if t.truthy(f) && contains(f) {
+			return true
+		}
+	}
+	return false
+}
