@@ -22,6 +22,9 @@ func (m *Mapping) Marshal() ([]byte, error) {
 		}
 		b.WriteByte('\n')
 	}
+	if len(m.Classes) == 0 {
+		b.WriteString("{}\n")
+	}
 	for i, c := range m.Classes {
 		if i > 0 {
 			b.WriteByte('\n')

@@ -183,11 +183,11 @@ type parser struct {
 func (p *parser) pos(n *yaml.Node) Pos { return Pos{File: p.src, Line: n.Line, Col: n.Column} }
 
 func (p *parser) errAt(n *yaml.Node, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", p.pos(n), fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s", p.pos(n), singleLine(fmt.Sprintf(format, args...)))
 }
 
 func (p *parser) diag(pos Pos, code string, sev Severity, related []Pos, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{Pos: pos, Code: code, Severity: sev, Msg: fmt.Sprintf(format, args...), Related: related})
+	p.diags = append(p.diags, Diagnostic{Pos: pos, Code: code, Severity: sev, Msg: singleLine(fmt.Sprintf(format, args...)), Related: related})
 }
 
 func (p *parser) rules(c *ClassRules, v *yaml.Node) error {
@@ -294,13 +294,18 @@ func (p *parser) checkCell(m *Mapping) {
 	p.diag(cell.Pos, CodeCellAlias, Info, nil, "legacy key Cell: msprobe renames it to TopLayer")
 }
 
+// singleLine escapes line breaks so that every message stays on one line.
+func singleLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
 func syntaxError(src string, err error) error {
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg = te.Errors[0]
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = singleLine(strings.TrimPrefix(msg, "yaml: "))
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return fmt.Errorf("%s:%d: invalid YAML: %s", src, line, strings.TrimPrefix(msg, m[0]))

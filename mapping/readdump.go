@@ -36,7 +36,7 @@ func ReadDumpInput(path string) (DumpInput, error) {
 		return DumpInput{}, err
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = readConstruct(paths.ConstructJSON); err != nil {
+		if in.Construct, err = dump.ReadConstruct(paths.ConstructJSON); err != nil {
 			return DumpInput{}, err
 		}
 		in.ConstructEmpty = len(in.Construct) == 0
@@ -65,70 +65,26 @@ func TrieFromDump(path string) (*Trie, error) {
 	return TrieFromItems(in.Source, items), nil
 }
 
-// readDumpNames streams dump.json and returns the keys of "data" in order
-// and the framework (the "framework" field, else detected from the value
-// types as detect_framework_by_dump_json does).
+// readDumpNames returns the keys of dump.json's "data" in order and the
+// framework: the "framework" field when it is pytorch or mindspore, else
+// detected from the value types as detect_framework_by_dump_json does.
 func readDumpNames(path string) ([]string, string, error) {
-	f, err := os.Open(path)
+	names, err := dump.EntryNames(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("dump: %w", err)
+		return nil, "", err
 	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
-	fail := func(err error) ([]string, string, error) {
-		return nil, "", fmt.Errorf("%s: offset %d: %w", path, dec.InputOffset(), err)
+	h, err := dump.ReadHeader(path)
+	if err != nil {
+		return nil, "", err
 	}
-	if err := expectDelim(dec, '{'); err != nil {
-		return fail(err)
+	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+		return names, h.Framework, nil
 	}
-	var names []string
-	framework := ""
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fail(err)
-		}
-		key, _ := tok.(string)
-		switch key {
-		case "data":
-			if err := expectDelim(dec, '{'); err != nil {
-				return fail(fmt.Errorf("\"data\": %w", err))
-			}
-			for dec.More() {
-				tok, err := dec.Token()
-				if err != nil {
-					return fail(err)
-				}
-				names = append(names, tok.(string))
-				var skip json.RawMessage
-				if err := dec.Decode(&skip); err != nil {
-					return fail(err)
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return fail(err)
-			}
-		case "framework":
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return fail(err)
-			}
-			framework, _ = v.(string)
-		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return fail(err)
-			}
-		}
+	fw, err := detectFramework(path)
+	if err != nil {
+		return nil, "", err
 	}
-	if framework != "pytorch" && framework != "mindspore" {
-		fw, err := detectFramework(path)
-		if err != nil {
-			return nil, "", err
-		}
-		framework = fw
-	}
-	return names, framework, nil
+	return names, fw, nil
 }
 
 func detectFramework(path string) (string, error) {
@@ -154,17 +110,6 @@ func detectFramework(path string) (string, error) {
 	return "", fmt.Errorf("%s: expected a MindSpore or PyTorch dump (no framework field and no typed values)", path)
 }
 
-func expectDelim(dec *json.Decoder, d json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if got, ok := tok.(json.Delim); !ok || got != d {
-		return fmt.Errorf("expected %q, found %v", string(d), tok)
-	}
-	return nil
-}
-
 func readJSONObject(path string) (map[string]json.RawMessage, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -180,42 +125,6 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: expected a JSON object: %w", path, err)
 	}
 	return m, nil
-}
-
-// readConstruct loads construct.json: {entry: parent}, parent a string or
-// null, or [parent, micro_step] when megatron_micro_step_number is present.
-func readConstruct(path string) (map[string]string, error) {
-	raw, err := readJSONObject(path)
-	if err != nil {
-		return nil, err
-	}
-	_, megatron := raw["megatron_micro_step_number"]
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		if megatron && k == "megatron_micro_step_number" {
-			continue
-		}
-		var s *string
-		if err := json.Unmarshal(v, &s); err == nil {
-			if s != nil {
-				out[k] = *s
-			} else {
-				out[k] = ""
-			}
-			continue
-		}
-		var l []*string
-		if megatron && json.Unmarshal(v, &l) == nil && len(l) == 2 {
-			if l[0] != nil {
-				out[k] = *l[0]
-			} else {
-				out[k] = ""
-			}
-			continue
-		}
-		return nil, fmt.Errorf("%s: entry %q: expected a parent name, null or [parent, micro_step], found %s", path, k, abbreviate(string(v)))
-	}
-	return out, nil
 }
 
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain
@@ -247,11 +156,4 @@ func jsonFalsy(raw string) bool {
 		return true
 	}
 	return false
-}
-
-func abbreviate(s string) string {
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
 }

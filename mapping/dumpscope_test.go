@@ -1,0 +1,281 @@
+package mapping
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// synth builds a DumpInput from "name <- parent" lines (parent "" = top
+// level) with a new-format stack.json (no stack entries), like the synthetic
+// fixtures of msprobe-layer-mapping-detail.md §14.
+func synth(lines ...string) DumpInput {
+	in := DumpInput{Source: "synthetic", Framework: "pytorch", Construct: map[string]string{}}
+	for _, l := range lines {
+		name, parent, _ := strings.Cut(l, " <- ")
+		in.Names = append(in.Names, name)
+		in.Construct[name] = parent
+	}
+	return in
+}
+
+func apiMappingOf(t *testing.T, yamlText string, npu, bench DumpInput) map[string]string {
+	t.Helper()
+	var m *Mapping
+	if yamlText != "" {
+		var err error
+		if m, _, err = Parse([]byte(yamlText), "s.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ni, err := ItemsFromDump(npu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, err := ItemsFromDump(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range APIMapping(m, TrieFromItems("npu", ni), TrieFromItems("bench", bi)) {
+		out[p.NPU] = p.Bench
+	}
+	return out
+}
+
+func checkMap(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s -> %q, want %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d pairs, want %d", len(got), len(want))
+	}
+}
+
+// S1 (detail §14, §10.1): Qwen2.5-VL-like, the shared TransformerLayer class.
+func TestSyntheticQwenVLShared(t *testing.T) {
+	const np = "Module.0.module.module."
+	vl := np + "image_encoder.encoder.blocks.layers.0."
+	tl := np + "text_decoder.decoder.layers.0."
+	npu := synth(
+		"Module.0.module.Float16Module.forward.0 <- ",
+		np+"image_encoder.VisionModel.forward.0 <- Module.0.module.Float16Module.forward.0",
+		vl+"TransformerLayer.forward.0 <- "+np+"image_encoder.VisionModel.forward.0",
+		vl+"self_attention.Qwen2vlVitSelfAttention.forward.0 <- "+vl+"TransformerLayer.forward.0",
+		vl+"mlp.MLP.forward.0 <- "+vl+"TransformerLayer.forward.0",
+		vl+"mlp.linear_fc1.ColumnParallelLinear.forward.0 <- "+vl+"mlp.MLP.forward.0",
+		np+"text_decoder.MMGPTModel.forward.0 <- Module.0.module.Float16Module.forward.0",
+		tl+"TransformerLayer.forward.0 <- "+np+"text_decoder.MMGPTModel.forward.0",
+		tl+"self_attention.SelfAttention.forward.0 <- "+tl+"TransformerLayer.forward.0",
+		"Torch.matmul.0.forward <- "+tl+"self_attention.SelfAttention.forward.0",
+		tl+"mlp.MLP.forward.0 <- "+tl+"TransformerLayer.forward.0",
+		tl+"mlp.linear_fc1.ColumnParallelLinear.forward.0 <- "+tl+"mlp.MLP.forward.0",
+	)
+	const bp = "Module.module."
+	bench := synth(
+		bp+"Qwen2_5_VLForConditionalGeneration.forward.0 <- ",
+		bp+"visual.Qwen2_5_VisionTransformerPretrainedModel.forward.0 <- "+bp+"Qwen2_5_VLForConditionalGeneration.forward.0",
+		bp+"visual.blocks.0.Qwen2_5_VLVisionBlock.forward.0 <- "+bp+"visual.Qwen2_5_VisionTransformerPretrainedModel.forward.0",
+		bp+"visual.blocks.0.attn.Qwen2_5_VLVisionSdpaAttention.forward.0 <- "+bp+"visual.blocks.0.Qwen2_5_VLVisionBlock.forward.0",
+		bp+"visual.blocks.0.mlp.Qwen2_5_VLMLP.forward.0 <- "+bp+"visual.blocks.0.Qwen2_5_VLVisionBlock.forward.0",
+		bp+"visual.blocks.0.mlp.up_proj.Linear.forward.0 <- "+bp+"visual.blocks.0.mlp.Qwen2_5_VLMLP.forward.0",
+		bp+"model.Qwen2_5_VLModel.forward.0 <- "+bp+"Qwen2_5_VLForConditionalGeneration.forward.0",
+		bp+"model.layers.0.Qwen2_5_VLDecoderLayer.forward.0 <- "+bp+"model.Qwen2_5_VLModel.forward.0",
+		bp+"model.layers.0.self_attn.Qwen2_5_VLSdpaAttention.forward.0 <- "+bp+"model.layers.0.Qwen2_5_VLDecoderLayer.forward.0",
+		"Torch.matmul.0.forward <- "+bp+"model.layers.0.self_attn.Qwen2_5_VLSdpaAttention.forward.0",
+		bp+"model.layers.0.mlp.Qwen2MLP.forward.0 <- "+bp+"model.layers.0.Qwen2_5_VLDecoderLayer.forward.0",
+		bp+"model.layers.0.mlp.up_proj.Linear.forward.0 <- "+bp+"model.layers.0.mlp.Qwen2MLP.forward.0",
+	)
+	base := "TopLayer: {0.module: module}\nFloat16Module: {module.image_encoder: visual, module.text_decoder: model}\n" +
+		"VisionModel: {encoder.blocks.layers: blocks}\nMLP: {linear_fc1: up_proj, linear_fc2: down_proj}\n"
+	one := base + "TransformerLayer: {input_layernorm: norm1, self_attention: attn, pre_mlp_layernorm: norm2}\nMMGPTModel: {decoder.layers: layers}\n"
+	want := map[string]string{}
+	for i, n := range npu.Names {
+		want[n] = bench.Names[i]
+	}
+	t.Run("one TransformerLayer block", func(t *testing.T) {
+		w := copyMap(want)
+		w[tl+"self_attention.SelfAttention.forward.0"] = NA
+		w["Torch.matmul.0.forward"] = NA
+		checkMap(t, apiMappingOf(t, one, npu, bench), w)
+	})
+	t.Run("second block wins", func(t *testing.T) {
+		w := copyMap(want)
+		w[vl+"self_attention.Qwen2vlVitSelfAttention.forward.0"] = NA
+		checkMap(t, apiMappingOf(t, one+"TransformerLayer: {self_attention: self_attn}\n", npu, bench), w)
+	})
+	t.Run("ancestor key workaround", func(t *testing.T) {
+		y := base + "TransformerLayer: {input_layernorm: norm1, self_attention: attn, pre_mlp_layernorm: norm2}\n" +
+			"MMGPTModel: {decoder.layers: layers, decoder.layers.0.self_attention: layers.0.self_attn}\n"
+		checkMap(t, apiMappingOf(t, y, npu, bench), want)
+	})
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// S2 (detail §5.2): pipeline-parallel layer rebasing under ParallelTransformer.
+func TestSyntheticRenumber(t *testing.T) {
+	mk := func(prefix string, pt bool, idx ...string) DumpInput {
+		var lines []string
+		ptName := prefix + ".net.encoder.ParallelTransformer.forward.0"
+		if pt {
+			lines = append(lines, ptName+" <- ")
+		}
+		for _, i := range idx {
+			layer := prefix + ".net.encoder.layers." + i + ".ParallelTransformerLayer.forward.0"
+			mlp := prefix + ".net.encoder.layers." + i + ".mlp.ParallelMLP.forward.0"
+			lines = append(lines, layer+" <- "+ptName, mlp+" <- "+layer, "Torch.matmul."+i+".forward <- "+mlp)
+		}
+		return synth(lines...)
+	}
+	bench := mk("Module", true, "0", "1")
+	got := apiMappingOf(t, "", mk("Cell", true, "4", "5"), bench)
+	checkMap(t, got, map[string]string{
+		"Cell.net.encoder.ParallelTransformer.forward.0":               "Module.net.encoder.ParallelTransformer.forward.0",
+		"Cell.net.encoder.layers.4.ParallelTransformerLayer.forward.0": "Module.net.encoder.layers.0.ParallelTransformerLayer.forward.0",
+		"Cell.net.encoder.layers.4.mlp.ParallelMLP.forward.0":          "Module.net.encoder.layers.0.mlp.ParallelMLP.forward.0",
+		"Torch.matmul.4.forward":                                       "Torch.matmul.0.forward",
+		"Cell.net.encoder.layers.5.ParallelTransformerLayer.forward.0": "Module.net.encoder.layers.1.ParallelTransformerLayer.forward.0",
+		"Cell.net.encoder.layers.5.mlp.ParallelMLP.forward.0":          "Module.net.encoder.layers.1.mlp.ParallelMLP.forward.0",
+		"Torch.matmul.5.forward":                                       "Torch.matmul.1.forward",
+	})
+	// Without the ParallelTransformer entry nothing is rebased: all N/A.
+	for k, v := range apiMappingOf(t, "", mk("Cell", false, "4", "5"), bench) {
+		if v != NA {
+			t.Errorf("without ParallelTransformer: %s -> %s, want N/A", k, v)
+		}
+	}
+}
+
+// S3 (detail §6.2): a container without a dump entry is typed by its
+// segment name.
+func TestSyntheticClassVisibility(t *testing.T) {
+	parent := "Module.lm.embedding.Embedding.forward.0"
+	npu := synth("Module.lm.embedding.word_embeddings.VocabParallelEmbedding.forward.0 <- "+parent,
+		"Module.lm.embedding.dropout.Dropout.forward.0 <- "+parent)
+	bench := synth("Module.lm.embedding.word_embeddings.VocabParallelEmbedding.forward.0 <- "+parent,
+		"Module.lm.embedding.embedding_dropout.Dropout.forward.0 <- "+parent)
+	drop := "Module.lm.embedding.dropout.Dropout.forward.0"
+	if got := apiMappingOf(t, "Embedding: {dropout: embedding_dropout}\n", npu, bench)[drop]; got != NA {
+		t.Errorf("class key: %s -> %s, want N/A", drop, got)
+	}
+	if got := apiMappingOf(t, "embedding: {dropout: embedding_dropout}\n", npu, bench)[drop]; got != "Module.lm.embedding.embedding_dropout.Dropout.forward.0" {
+		t.Errorf("segment key: %s -> %s", drop, got)
+	}
+}
+
+// S4 (detail §14): ordinal matching per state, call indices ignored.
+func TestSyntheticOrdinals(t *testing.T) {
+	npu := synth("Module.blk.Linear.forward.0 <- ", "Module.blk.Linear.forward.1 <- ", "Module.blk.Linear.forward.2 <- ",
+		"Tensor.add.3.forward <- Module.blk.Linear.forward.0", "Tensor.add.7.forward <- Module.blk.Linear.forward.1",
+		"Module.blk.Linear.backward.0 <- ", "Tensor.add.3.backward <- Module.blk.Linear.backward.0")
+	bench := synth("Module.blk.Linear.forward.5 <- ", "Module.blk.Linear.forward.6 <- ",
+		"Tensor.add.0.forward <- Module.blk.Linear.forward.5", "Tensor.add.1.forward <- Module.blk.Linear.forward.6",
+		"Module.blk.Linear.backward.5 <- ", "Tensor.add.0.backward <- Module.blk.Linear.backward.5")
+	checkMap(t, apiMappingOf(t, "", npu, bench), map[string]string{
+		"Module.blk.Linear.forward.0": "Module.blk.Linear.forward.5", "Module.blk.Linear.forward.1": "Module.blk.Linear.forward.6",
+		"Module.blk.Linear.forward.2": NA, "Tensor.add.3.forward": "Tensor.add.0.forward", "Tensor.add.7.forward": "Tensor.add.1.forward",
+		"Module.blk.Linear.backward.0": "Module.blk.Linear.backward.5", "Tensor.add.3.backward": "Tensor.add.0.backward",
+	})
+}
+
+// R1's NPU side parsed (detail §4.5 table).
+func TestFullScopeR1(t *testing.T) {
+	in, err := ReadDumpInput(corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file/mindspore_data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := ItemsFromDump(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const l = "Cell.network_with_loss.module.language_model"
+	want := []struct{ typ, state, scope string }{
+		{"__add__", "forward", "TopLayer.__getitem__.__add__"},
+		{"__bool__", "forward", "TopLayer.__bool__"},
+		{"__add__", "forward", "TopLayer.__add__"},
+		{"logical_or", "forward", l + ".embedding.word_embeddings.logical_or"},
+		{"all_reduce", "forward", l + ".embedding.word_embeddings.reduce_from_mp_region.all_reduce"},
+		{"VocabParallelEmbedding", "forward", l + ".embedding.word_embeddings"},
+		{"RmsNorm", "forward", l + ".encoder.layers.0.input_norm.RmsNorm"},
+		{"ParallelTransformerLayer", "forward", l + ".encoder.layers.0"},
+		{"FusedRMSNorm", "backward", l + ".encoder.layers.0.input_norm"},
+		{"ParallelAttention", "forward", l + ".encoder.layers.0.attention"},
+		{"cos", "forward", l + ".encoder.layers.0.attention.cos"},
+		{"flash_attention_score", "forward", l + ".encoder.layers.0.attention.flash_attention_score"},
+		{"flash_attention_score", "backward", l + ".encoder.layers.0.attention.flash_attention_score"},
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items, want %d", len(items), len(want))
+	}
+	for i, w := range want {
+		it := items[i]
+		if it.Type != w.typ || it.State != w.state || it.FullScope != w.scope {
+			t.Errorf("%s: (%s, %s, %s), want (%s, %s, %s)", it.Name, it.Type, it.State, it.FullScope, w.typ, w.state, w.scope)
+		}
+	}
+}
+
+func TestDumpNameErrors(t *testing.T) {
+	tests := []struct {
+		in   DumpInput
+		want string
+	}{
+		{synth("Tensor.add.0 <- "), `dump entry "Tensor.add.0": expected at least four`},
+		{synth("Tensor.add.0.forward <- Module.x.forward"), `construct.json parent "Module.x.forward"`},
+	}
+	for _, tc := range tests {
+		_, err := ItemsFromDump(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+	// Both params-grad forms (detail §4.1, §10.5).
+	items, err := ItemsFromDump(synth("Module.enc.fc1.Linear.parameters_grad <- ", "Module.enc.fc2.Linear.parameters_grad.0 <- "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items[0].FullScope != "Module.enc.fc1" || items[1].FullScope != "Module.enc.fc2.fc2" || items[1].State != StateParamsGrad {
+		t.Errorf("params grad scopes %q %q", items[0].FullScope, items[1].FullScope)
+	}
+	// No items when construct.json is empty (an L1 dump).
+	in := synth("Tensor.add.0.forward <- ")
+	in.ConstructEmpty = true
+	if items, _ := ItemsFromDump(in); len(items) != 0 {
+		t.Errorf("empty construct gave %d items", len(items))
+	}
+}
+
+// R3: test_postprocess_pass.py cases.
+func TestRenumberPassUnit(t *testing.T) {
+	items := []*Item{
+		{Type: "ParallelTransformer", FullScope: "fake_data"},
+		{FullScope: "fake_data.layers.10"}, {FullScope: "fake_data.layers.12"}, {FullScope: "fake_data.layers.10.a.b.c"},
+		{FullScope: "other.layers.7"},
+	}
+	renumberPass(items, "ParallelTransformer", "layers")
+	want := []string{"fake_data", "fake_data.layers.0", "fake_data.layers.2", "fake_data.layers.0.a.b.c", "other.layers.7"}
+	for i, w := range want {
+		if items[i].FullScope != w {
+			t.Errorf("item %d: %q, want %q", i, items[i].FullScope, w)
+		}
+	}
+	// extract_next_item_last_number("conv1.Conv2d.forward.input.conv1", "conv1") == 2
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta("conv1") + `\.(\S+?)(?:\.|$)`)
+	if v, _, _ := nextNumber(re, "conv1.Conv2d.forward.input.conv1"); v != 2 {
+		t.Errorf("next number = %v, want 2", v)
+	}
+	if v, _, ok := nextNumber(re, "conv2.x"); ok || !math.IsInf(v, 1) {
+		t.Errorf("no match gave %v %v", v, ok)
+	}
+}
