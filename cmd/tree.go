@@ -1,18 +1,79 @@
 package cmd
 
 import (
-	"errors"
+	"fmt"
 
+	"github.com/layermap/layermap/printparse"
 	"github.com/spf13/cobra"
 )
 
-// PLACEHOLDER: replaced by the owner of this command.
 func newTreeCmd(s *streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "tree",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("tree: not built yet"))
+	var (
+		asJSON bool
+		depth  int
+		expand bool
+		index  int
+	)
+	c := &cobra.Command{
+		Use:   "tree INPUT",
+		Short: "Show the module tree layermap reads from a print(model) dump or msprobe dump folder",
+		Long: `tree prints the module tree layermap reads from INPUT, so you can check it
+before drafting a mapping.
+
+INPUT is either a text file holding PyTorch print(model) output (a log is
+fine: logger prefixes, "[rank0]: " tags, timestamps and other lines around
+the dump are skipped), or an msprobe dump folder: a rank/proc folder with
+dump.json and construct.json, or a step folder holding exactly one rank.
+
+The output is print(model) form, repeat groups collapsed as PyTorch prints
+them ("(0-27): 28 x Qwen2DecoderLayer("), so for a clean dump it is the dump
+itself without the log noise. For an msprobe folder it is the same form of
+the dumped modules; "?" stands for a module no dump entry names (the
+model's outer wrapper). Repairs made to a damaged dump are reported on
+stderr as "file:line: warning: ...".`,
+		Example: `  # the tree of a MindSpeed-MM print(model) log
+  layermap tree testdata/prints/mindspeed-mm-qwen25vl.txt
+
+  # two levels only
+  layermap tree --depth 2 testdata/prints/mindspeed-mm-qwen25vl.txt
+
+  # every layer on its own line instead of "(0-15): 16 x ..."
+  layermap tree --expand run.log
+
+  # the second of several dumps in one log
+  layermap tree --index 1 train.log
+
+  # an msprobe dump folder, as JSON with every node field
+  layermap tree --json dump/step0/rank0`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if depth < 0 {
+				return badInput(fmt.Errorf("--depth must be 0 (unlimited) or more, got %d", depth))
+			}
+			if index < -1 {
+				return badInput(fmt.Errorf("--index must be a 0-based dump number, got %d", index))
+			}
+			t, err := printparse.Load(args[0], printparse.Options{Index: index})
+			if err != nil {
+				return badInput(err)
+			}
+			for _, w := range t.Warnings {
+				if w.Line > 0 {
+					fmt.Fprintf(s.err, "%s:%d: warning: %s\n", t.Source, w.Line, w.Msg)
+				} else {
+					fmt.Fprintf(s.err, "%s: warning: %s\n", t.Source, w.Msg)
+				}
+			}
+			if asJSON {
+				return printparse.WriteJSON(s.out, t)
+			}
+			return printparse.Render(s.out, t, printparse.RenderOptions{Expand: expand, Depth: depth})
 		},
 	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the tree as JSON with every node field (repeat groups expanded)")
+	f.IntVar(&depth, "depth", 0, "print at most `N` levels below the root (0: all)")
+	f.BoolVar(&expand, "expand", false, "list every member of a repeat group on its own line")
+	f.IntVar(&index, "index", -1, "which dump to read, 0-based, when the file holds several (default: the only one)")
+	return c
 }

@@ -24,6 +24,9 @@ type Tree struct {
 	Root *Node
 	// List reports that the printed dump was a Python list of models.
 	List bool
+	// Line is the 1-based line of Source where a print(model) dump starts
+	// (0 for msprobe folders).
+	Line int
 	// Warnings lists every repair made while reading a lenient input.
 	Warnings []Warning
 }
@@ -60,6 +63,27 @@ type Node struct {
 	Repeat *Repeat
 	// Line is the 1-based source line where the node starts (0 if unknown).
 	Line int
+	// None marks a child registered as None, printed "(name): None". It is
+	// not a module: msprobe never names it. Its Class is "None".
+	None bool
+	// Elisions lists the lines an author put in place of omitted text
+	// ("...", "...omitted") inside this node's body, in printed order.
+	// A node with elisions, or a one-line "Class(...)", has an incomplete
+	// subtree; see IsElided.
+	Elisions []Elision
+}
+
+// Elision is a "..." line that stands for lines left out of a dump.
+type Elision struct {
+	Line   int    // 1-based source line
+	Text   string // the line as printed, without indentation ("...")
+	Before int    // number of the node's children printed before it
+}
+
+// IsElided reports whether part of the node's body was left out of the
+// dump by its author: a "..." line inside it, or a one-line "Class(...)".
+func (n *Node) IsElided() bool {
+	return len(n.Elisions) > 0 || (len(n.Children) == 0 && len(n.Extra) == 1 && isEllipsis(n.Extra[0]))
 }
 
 // Field is one top-level field of an extra_repr: "in_features=8" gives

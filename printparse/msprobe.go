@@ -1,0 +1,239 @@
+package printparse
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// Load reads a model structure from path: a directory is an msprobe dump
+// folder (LoadDumpDir), a file is print(model) text (ParseText).
+func Load(path string, opts Options) (*Tree, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return LoadDumpDir(path)
+	}
+	if base := filepath.Base(path); base == "dump.json" || base == "construct.json" || base == "debug.json" {
+		return LoadDumpDir(filepath.Dir(path))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseText(data, path, opts)
+}
+
+// ModuleEntry splits an msprobe module entry name into the module path and
+// class: "Module.0.module.decoder.layers.3.TransformerLayer.forward.0" gives
+// ("0.module.decoder.layers.3", "TransformerLayer"). It accepts the
+// forward/backward forms, "Module.{path}.{Class}.parameters_grad.{k}" and the
+// older "...parameters_grad", with the "Module." (PyTorch) or "Cell."
+// (MindSpore) prefix. ok is false for API entries and malformed names.
+func ModuleEntry(name string) (path, class string, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, "Module."):
+		rest = name[len("Module."):]
+	case strings.HasPrefix(name, "Cell."):
+		rest = name[len("Cell."):]
+	default:
+		return "", "", false
+	}
+	cut := func(s string) (string, string) { // s minus its last segment, last segment
+		k := strings.LastIndexByte(s, '.')
+		if k < 0 {
+			return "", s
+		}
+		return s[:k], s[k+1:]
+	}
+	head, last := cut(rest)
+	if last == "parameters_grad" {
+		head, class = cut(head)
+		return head, class, head != "" && class != ""
+	}
+	if _, isNum := atoi(last); !isNum {
+		return "", "", false
+	}
+	head, dir := cut(head)
+	if dir != "forward" && dir != "backward" && dir != "parameters_grad" {
+		return "", "", false
+	}
+	head, class = cut(head)
+	return head, class, head != "" && class != ""
+}
+
+// LoadDumpDir reads the module tree of an msprobe dump: a rank or proc
+// folder (holding dump.json and, normally, construct.json), or a step
+// folder holding exactly one rank. There is one node per module path found
+// in dump.json entry names (Module.{path}.{Class}.forward.{n}, backward,
+// parameters_grad; Cell. for MindSpore) and in construct.json; each node's
+// class comes from its entry names, and children are in order of first
+// appearance in dump.json (construct.json-only modules follow, sorted).
+// Modules no entry names (the root, FSDP wrappers msprobe skips) get an
+// empty Class. Root is synthetic.
+func LoadDumpDir(path string) (*Tree, error) {
+	dir, err := dump.FindRankDir(path)
+	if err != nil {
+		return nil, err
+	}
+	dumpFile := filepath.Join(dir, "dump.json")
+	if _, err := os.Stat(dumpFile); err != nil {
+		if alt := filepath.Join(dir, "debug.json"); fileExists(alt) {
+			return nil, &ParseError{File: alt, Expected: "a dump.json with module entries", Found: "debug.json (msprobe's single-point save has no module tree)"}
+		}
+		return nil, err
+	}
+	names, err := dump.EntryNames(dumpFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading module names: %w", err)
+	}
+	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
+	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
+	for _, name := range names {
+		b.addEntry(name, dumpFile)
+	}
+	constructFile := filepath.Join(dir, "construct.json")
+	construct, err := dump.ReadConstruct(constructFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Warnings = append(t.Warnings, Warning{Msg: "no construct.json beside " + dumpFile + ": the tree holds the modules dump.json names"})
+	case err != nil:
+		return nil, fmt.Errorf("reading module parents: %w", err)
+	default:
+		var extra []string
+		for k, v := range construct {
+			for _, s := range []string{k, v} {
+				if p, _, ok := ModuleEntry(s); ok && b.index[p] == nil {
+					extra = append(extra, s)
+				}
+			}
+		}
+		sort.Strings(extra)
+		for _, s := range extra {
+			b.addEntry(s, constructFile)
+		}
+	}
+	groupRepeats(t.Root, map[*Node]string{})
+	if b.modules == 0 {
+		return nil, &ParseError{File: dumpFile, Expected: "module entries (`Module.{path}.{Class}.forward.{n}`; dump at level L0 or mix)",
+			Found: fmt.Sprintf("none among its %d entries", len(names))}
+	}
+	return t, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+type treeBuilder struct {
+	t       *Tree
+	index   map[string]*Node
+	modules int
+	clash   map[string]bool
+}
+
+func (b *treeBuilder) addEntry(name, file string) {
+	path, class, ok := ModuleEntry(name)
+	if !ok {
+		return
+	}
+	n := b.node(path)
+	switch {
+	case n.Class == "":
+		n.Class = class
+		b.modules++
+	case n.Class != class:
+		if b.clash == nil {
+			b.clash = map[string]bool{}
+		}
+		if !b.clash[path] {
+			b.clash[path] = true
+			b.t.Warnings = append(b.t.Warnings, Warning{Msg: fmt.Sprintf("%s: module %s is named with class %s and %s; kept %s", file, path, n.Class, class, n.Class)})
+		}
+	}
+}
+
+// node returns the node at path, creating it and its missing ancestors.
+func (b *treeBuilder) node(path string) *Node {
+	if n := b.index[path]; n != nil {
+		return n
+	}
+	parentPath, name := "", path
+	if k := strings.LastIndexByte(path, '.'); k >= 0 {
+		parentPath, name = path[:k], path[k+1:]
+	}
+	parent := b.node(parentPath)
+	n := &Node{Name: name, Path: path, Parent: parent}
+	parent.Children = append(parent.Children, n)
+	b.index[path] = n
+	return n
+}
+
+// groupRepeats marks runs of structurally identical consecutive children of
+// ModuleLists as repeat groups, as PyTorch's ModuleList repr groups them, so
+// that an msprobe tree renders and aligns like a print(model) tree.
+func groupRepeats(n *Node, sig map[*Node]string) {
+	for _, c := range n.Children {
+		groupRepeats(c, sig)
+	}
+	if n.Parent == nil || !(n.Class == "ModuleList" || n.Class == "" && len(n.Children) > 1 && numericChildren(n)) {
+		return
+	}
+	for i := 0; i < len(n.Children); {
+		j := i + 1
+		a, _ := atoi(n.Children[i].Name)
+		for j < len(n.Children) {
+			b, ok := atoi(n.Children[j].Name)
+			if !ok || b != a+(j-i) || signature(n.Children[j], sig) != signature(n.Children[i], sig) {
+				break
+			}
+			j++
+		}
+		if _, ok := atoi(n.Children[i].Name); ok && j-i > 1 {
+			r := &Repeat{First: a, Last: a + j - i - 1, Count: j - i}
+			for _, c := range n.Children[i:j] {
+				c.Repeat = r
+			}
+		}
+		i = j
+	}
+}
+
+func numericChildren(n *Node) bool {
+	for _, c := range n.Children {
+		if _, ok := atoi(c.Name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// signature is a node's structure without its own name: class, children's
+// names and signatures.
+func signature(n *Node, memo map[*Node]string) string {
+	if s, ok := memo[n]; ok {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(n.Class)
+	b.WriteByte('(')
+	for _, c := range n.Children {
+		b.WriteString(c.Name)
+		b.WriteByte(':')
+		b.WriteString(signature(c, memo))
+		b.WriteByte(',')
+	}
+	b.WriteByte(')')
+	memo[n] = b.String()
+	return memo[n]
+}
