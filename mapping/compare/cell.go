@@ -1,0 +1,281 @@
+package compare
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// cellKind tells what Python value a statistics cell holds in msprobe's
+// table.
+type cellKind uint8
+
+const (
+	cNA    cellKind = iota // the string "N/A" (no bench data)
+	cInt                   // a Python int
+	cFloat                 // a Python float (finite, or ±inf)
+	cBool                  // a Python bool
+	cStr                   // a string
+	cNone                  // str(None) == "None" (JSON null)
+	cNaN                   // the string "Nan" msprobe writes for NaN
+)
+
+// cell is one Max/Min/Mean/Norm value of a row.
+type cell struct {
+	k cellKind
+	f float64 // cInt (as float), cFloat
+	s string  // cInt literal, cStr text
+	b bool
+}
+
+var naCell = cell{k: cNA}
+
+// fromValue converts a dump value the way msprobe's set_summary sees it.
+func fromValue(v dump.Value) cell {
+	switch v.Kind {
+	case dump.Null:
+		return cell{k: cNone}
+	case dump.Bool:
+		return cell{k: cBool, b: v.Bool}
+	case dump.String:
+		return cell{k: cStr, s: v.Text}
+	case dump.NaN:
+		return cell{k: cNaN}
+	case dump.PosInf:
+		return cell{k: cFloat, f: math.Inf(1)}
+	case dump.NegInf:
+		return cell{k: cFloat, f: math.Inf(-1)}
+	case dump.Number:
+		if isIntLiteral(v.Text) {
+			t := v.Text
+			if t == "-0" {
+				t = "0"
+			}
+			return cell{k: cInt, f: v.Num, s: t}
+		}
+		if math.IsNaN(v.Num) {
+			return cell{k: cNaN}
+		}
+		return cell{k: cFloat, f: v.Num}
+	}
+	return cell{k: cNone}
+}
+
+func isIntLiteral(t string) bool {
+	if t == "" {
+		return false
+	}
+	return !strings.ContainsAny(t, ".eE") && !strings.EqualFold(strings.TrimLeft(t, "+-"), "inf") &&
+		!strings.EqualFold(strings.TrimLeft(t, "+-"), "infinity") && !strings.EqualFold(t, "nan")
+}
+
+// asFloat turns an int cell into a float cell (pandas turned the column
+// into float64).
+func (c cell) asFloat() cell {
+	if c.k == cInt {
+		return cell{k: cFloat, f: c.f}
+	}
+	return c
+}
+
+// isNum reports whether the cell is a Python int or float.
+func (c cell) isNum() bool { return c.k == cInt || c.k == cFloat }
+
+// str is Python's str() of the cell.
+func (c cell) str() string {
+	switch c.k {
+	case cNA:
+		return "N/A"
+	case cInt:
+		return c.s
+	case cFloat:
+		return pyFloat(c.f)
+	case cBool:
+		if c.b {
+			return "True"
+		}
+		return "False"
+	case cStr:
+		return c.s
+	case cNone:
+		return "None"
+	case cNaN:
+		return "Nan"
+	}
+	return ""
+}
+
+// csv is the cell as msprobe's CSV writes it: float infinities get a
+// leading space.
+func (c cell) csv() string {
+	if c.k == cFloat && math.IsInf(c.f, 0) {
+		if c.f > 0 {
+			return " inf"
+		}
+		return " -inf"
+	}
+	return c.str()
+}
+
+// infNaN is msprobe's check for nan/inf in a max or min cell.
+func (c cell) infNaN() bool {
+	switch c.k {
+	case cFloat:
+		return math.IsInf(c.f, 0) || math.IsNaN(c.f)
+	case cNaN:
+		return true
+	case cStr:
+		s := strings.ToLower(strings.TrimSpace(c.s))
+		return s == "inf" || s == "-inf" || s == "nan"
+	}
+	return false
+}
+
+// pyEqual is Python's == between two cells' values.
+func pyEqual(a, b cell) bool {
+	num := func(c cell) (float64, bool) {
+		switch c.k {
+		case cInt, cFloat:
+			return c.f, true
+		case cBool:
+			if c.b {
+				return 1, true
+			}
+			return 0, true
+		}
+		return 0, false
+	}
+	if a.k == cInt && b.k == cInt {
+		return a.s == b.s
+	}
+	x, okx := num(a)
+	y, oky := num(b)
+	if okx || oky {
+		return okx && oky && x == y
+	}
+	return a.str() == b.str()
+}
+
+// valClass is msprobe's classification of a statistics cell for the diff
+// rules (stats_diff_calc.ValType).
+type valClass uint8
+
+const (
+	vNum valClass = iota
+	vNaN
+	vInf
+	vNegInf
+	vDevice
+	vNA
+	vOther
+)
+
+func classify(c cell) valClass {
+	s := c.str()
+	ls := strings.ToLower(s)
+	switch {
+	case ls == "nan":
+		return vNaN
+	case (c.k == cFloat && math.IsInf(c.f, 1)) || ls == "inf":
+		return vInf
+	case (c.k == cFloat && math.IsInf(c.f, -1)) || ls == "-inf":
+		return vNegInf
+	}
+	if ls != "true" && ls != "false" {
+		switch c.k {
+		case cInt, cFloat:
+			return vNum
+		case cStr:
+			if _, _, ok := pandasParse(c.s); ok {
+				return vNum
+			}
+		}
+	}
+	if strings.Contains(ls, "npu") || strings.Contains(ls, "cpu") || strings.Contains(ls, "cuda") {
+		return vDevice
+	}
+	if s == "N/A" {
+		return vNA
+	}
+	return vOther
+}
+
+// number is pandas.to_numeric(str(cell)) for a cell classified vNum.
+func number(c cell) (float64, bool) {
+	v, isInt, _ := pandasParse(c.str())
+	return v, isInt
+}
+
+// statDiff computes one "<S> diff" and "<S>RelativeErr" pair as
+// msprobe's CalcStatsDiff does. intCol is true when pandas parsed both
+// whole columns as integers.
+func statDiff(a, b cell, intCol bool) (string, string) {
+	if a.str() == b.str() {
+		return "0", "0"
+	}
+	ca, cb := classify(a), classify(b)
+	if ca == vNA || cb == vNA {
+		return "N/A", "N/A"
+	}
+	switch ca {
+	case vNum:
+		switch cb {
+		case vNum:
+			x, _ := number(a)
+			y, _ := number(b)
+			d := float64(x - y)
+			var ds string
+			if intCol {
+				ds = strconv.FormatInt(int64(x)-int64(y), 10)
+			} else {
+				ds = pyFloat(d)
+			}
+			if y == 0 {
+				return ds, "inf"
+			}
+			r := math.Abs(float64(float64(d/y) * 100))
+			return ds, pyFloat(r) + "%"
+		case vNaN:
+			return "Nan", "Nan"
+		case vInf:
+			return "-inf", "-inf"
+		case vNegInf:
+			return "inf", "inf"
+		}
+		return "Diff", "Diff"
+	case vNaN:
+		switch cb {
+		case vNum, vNaN, vInf, vNegInf:
+			return "Nan", "Nan"
+		}
+		return "Diff", "Diff"
+	case vInf:
+		switch cb {
+		case vNum, vNegInf:
+			return "inf", "inf"
+		case vNaN:
+			return "Nan", "Nan"
+		case vInf:
+			return "N/A", "N/A"
+		}
+		return "Diff", "Diff"
+	case vNegInf:
+		switch cb {
+		case vNum, vInf:
+			return "-inf", "-inf"
+		case vNaN:
+			return "Nan", "Nan"
+		case vNegInf:
+			return "N/A", "N/A"
+		}
+		return "Diff", "Diff"
+	case vDevice:
+		if cb == vDevice {
+			return "N/A", "N/A"
+		}
+		return "Diff", "Diff"
+	}
+	return "Diff", "Diff"
+}

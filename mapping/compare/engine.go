@@ -1,0 +1,656 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// Source yields one side's dump entries in file order, each with its items
+// flattened and ordered as msprobe orders them. Compare may call it more
+// than once (for the NPU side) and reads the entry only during the call.
+type Source func(yield func(*dump.Entry) error) error
+
+// TensorComparer computes the six tensor-mode metrics (Cosine, EucDist,
+// MaxAbsErr, MaxRelativeErr, One Thousandth and Five Thousandths Err
+// Ratio) of one row from the two items' data names. bench is nil for an
+// unmatched row. It must be safe for concurrent use.
+type TensorComparer interface {
+	Metrics(npu, bench *dump.Item) [6]Metric
+}
+
+// Config says how to match and judge.
+type Config struct {
+	Mode Mode
+	// Fuzzy is msprobe's --fuzzy_match: names compared without call
+	// indices, rows paired in order (see fuzzyMatch).
+	Fuzzy bool
+	// DataMapping maps NPU row names to bench row names (msprobe's -dm):
+	// NPU rows are keyed by mapping[name] (else their name), the dtype gate
+	// is off, and bench keys stay msprobe's renumbered names.
+	DataMapping map[string]string
+	// DataMappingSource is reported for rows matched through DataMapping
+	// under a mapped name: ByDataMap (default) or ByLayerMap.
+	DataMappingSource MatchSource
+	// Pairs maps NPU row names to bench row names from explicit node pairs;
+	// it takes precedence over DataMapping and is applied the same way.
+	Pairs map[string]string
+	// Stack holds the NPU stack.json (entry name to frames); nil means no
+	// NPU_Stack_Info column.
+	Stack map[string][]string
+	// CrossFramework normalises dtypes before the dtype gate
+	// (MindSpore against PyTorch).
+	CrossFramework bool
+	// Debug is set for debug.json dumps (entry names used as they are).
+	Debug bool
+	// Tensor computes tensor-mode metrics; required in Tensor mode.
+	Tensor TensorComparer
+	// Workers bounds tensor-mode concurrency (default GOMAXPROCS).
+	Workers int
+	// Progress, when set, is called with the number of NPU entries done.
+	Progress func(entries int)
+}
+
+// RowSink receives the table: the header once, then the rows in order.
+// Reset discards everything written so far (Compare reruns the table when
+// a whole-column pandas artifact changes how cells print).
+type RowSink interface {
+	Header(cols []string) error
+	Row(cells []Cell, result string) error
+	Reset() error
+}
+
+// Divergence is the first mapped entry, in NPU execution order, whose
+// inputs agree and whose outputs do not.
+type Divergence struct {
+	NPUEntry   string   `json:"npu_entry"`
+	BenchEntry string   `json:"bench_entry"`
+	Row        string   `json:"row"`       // first output row msprobe's rules mark error
+	BenchRow   string   `json:"bench_row"` // its bench partner
+	Messages   []string `json:"messages"`
+	Module     bool     `json:"module"` // a module entry (else an API entry)
+}
+
+// Summary counts what Compare found.
+type Summary struct {
+	Mode           string         `json:"mode"`
+	Rows           int            `json:"rows"`
+	Pass           int            `json:"pass"`
+	Warning        int            `json:"warning"`
+	Error          int            `json:"error"`
+	NPUUnmatched   int            `json:"npu_unmatched"`
+	BenchUnmatched int            `json:"bench_unmatched"`
+	MatchedBy      map[string]int `json:"matched_by"`
+	First          *Divergence    `json:"first_divergence,omitempty"`
+	// Module divergence is preferred; FirstAPI holds the first API-level
+	// one when no module entry diverges first.
+	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`
+}
+
+// artifacts are the whole-column pandas effects that change how cells
+// print (spec §4.6.2-4).
+type artifacts struct {
+	npuFloat, benchFloat bool
+	noBenchFloat         [4]bool
+	intCol               [4]bool
+}
+
+// artifactScan accumulates the facts artifacts are derived from.
+type artifactScan struct {
+	rows                       int
+	npuAllNum, npuAnyFloat     bool
+	benchAllNum, benchAnyFloat bool
+	nbRows                     int
+	nbAllNum, nbFloat, nbInt   [4]bool
+	npuAllInt, benchAllInt     [4]bool
+}
+
+func newArtifactScan() *artifactScan {
+	a := &artifactScan{npuAllNum: true, benchAllNum: true}
+	for i := range a.nbAllNum {
+		a.nbAllNum[i], a.npuAllInt[i], a.benchAllInt[i] = true, true, true
+	}
+	return a
+}
+
+func (a *artifactScan) add(r *outRow) {
+	a.rows++
+	for i := 0; i < 4; i++ {
+		c := fromValue(r.npu.it.Stats[i])
+		if !c.isNum() {
+			a.npuAllNum = false
+		}
+		if c.k == cFloat {
+			a.npuAnyFloat = true
+		}
+		if c.k != cInt {
+			a.npuAllInt[i] = false
+		}
+		if r.bench == nil {
+			a.benchAllNum = false
+			a.benchAllInt[i] = false
+			if !c.isNum() {
+				a.nbAllNum[i] = false
+			}
+			if c.k == cFloat {
+				a.nbFloat[i] = true
+			}
+			if c.k == cInt {
+				a.nbInt[i] = true
+			}
+			continue
+		}
+		b := fromValue(r.bench.it.Stats[i])
+		if !b.isNum() {
+			a.benchAllNum = false
+		}
+		if b.k == cFloat {
+			a.benchAnyFloat = true
+		}
+		if b.k != cInt {
+			a.benchAllInt[i] = false
+		}
+	}
+	if r.bench == nil {
+		a.nbRows++
+	}
+}
+
+func (a *artifactScan) result() artifacts {
+	var f artifacts
+	if a.rows == 0 {
+		return f
+	}
+	f.npuFloat = a.npuAllNum && a.npuAnyFloat
+	f.benchFloat = a.benchAllNum && a.benchAnyFloat
+	for i := 0; i < 4; i++ {
+		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
+		f.intCol[i] = !f.npuFloat && !f.benchFloat && a.npuAllInt[i] && a.benchAllInt[i]
+	}
+	return f
+}
+
+// benchSide is the bench dump held in memory: its rows and an index from
+// compare key to rows.
+type benchSide struct {
+	rows    []sideRow
+	index   map[string][]int32
+	matched []bool
+}
+
+func collectSide(src Source, cfg *Config, renumber bool, stack map[string][]string) ([]sideRow, error) {
+	var rows []sideRow
+	err := forEachRow(src, cfg, renumber, stack, func(_ *dump.Entry, rs []sideRow) error {
+		rows = append(rows, rs...)
+		return nil
+	})
+	return rows, err
+}
+
+// forEachRow walks a side entry by entry, giving each entry's rows their
+// compare keys (op_name_update).
+func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]string,
+	fn func(e *dump.Entry, rows []sideRow) error) error {
+	namer := newKeyNamer(renumber, cfg.Debug)
+	order := 0
+	var buf []sideRow
+	return src(func(e *dump.Entry) error {
+		keyOf, ok := namer.entry(e.Name)
+		if !ok {
+			return fn(e, nil)
+		}
+		buf = buf[:0]
+		for i := range e.Items {
+			r := sideRow{it: e.Items[i], key: keyOf(e.Items[i].Name), order: order}
+			order++
+			if i == 0 && stack != nil {
+				if fr, ok := stack[e.Name]; ok {
+					r.stack = pyStrList(fr)
+				}
+			}
+			buf = append(buf, r)
+		}
+		return fn(e, buf)
+	})
+}
+
+func buildBench(rows []sideRow) *benchSide {
+	b := &benchSide{rows: rows, index: make(map[string][]int32, len(rows)), matched: make([]bool, len(rows))}
+	for i := range rows {
+		k := rows[i].key
+		b.index[k] = append(b.index[k], int32(i))
+	}
+	return b
+}
+
+var dtypeGroups = [2]map[string]bool{
+	{"Float16": true, "Float32": true, "BFloat16": true},
+	{"torch.float16": true, "torch.float32": true, "torch.bfloat16": true},
+}
+
+var crossDtype = map[string]string{
+	"Int8": "int", "torch.int8": "int", "UInt8": "int", "torch.uint8": "int",
+	"Int16": "int", "torch.int16": "int", "UInt16": "int", "torch.uint16": "int",
+	"Int32": "int", "torch.int32": "int", "UInt32": "int", "torch.uint32": "int",
+	"Int64": "int", "torch.int64": "int", "UInt64": "int", "torch.uint64": "int",
+	"Float16": "float", "torch.float16": "float", "Float32": "float", "torch.float32": "float",
+	"Float64": "float", "torch.float64": "float", "BFloat16": "float", "torch.bfloat16": "float",
+	"Bool": "bool", "torch.bool": "bool", "Complex64": "complex", "torch.complex64": "complex",
+	"Complex128": "complex", "torch.complex128": "complex",
+}
+
+// dtypeMatch is msprobe's dtype gate (Match.gen_dtype_condition).
+func dtypeMatch(a, b string, cross bool) bool {
+	if cross {
+		if m, ok := crossDtype[a]; ok {
+			a = m
+		}
+		if m, ok := crossDtype[b]; ok {
+			b = m
+		}
+	}
+	if a == b {
+		return true
+	}
+	for _, g := range dtypeGroups {
+		if g[a] && g[b] {
+			return true
+		}
+	}
+	return false
+}
+
+// Compare compares the NPU (target) side with the bench (golden) side and
+// writes msprobe's table to sink.
+func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
+	if cfg.Mode == Tensor && cfg.Tensor == nil {
+		return nil, errors.New("compare: tensor mode needs a tensor comparer")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	renumber := !cfg.Fuzzy
+	// Parse the bench side while the NPU side starts: the bench index must
+	// be complete before the first NPU row is joined.
+	type benchResult struct {
+		rows []sideRow
+		err  error
+	}
+	bch := make(chan benchResult, 1)
+	go func() {
+		rows, err := collectSide(bench, &cfg, renumber, nil)
+		bch <- benchResult{rows, err}
+	}()
+	var bs *benchSide
+	waitBench := func() error {
+		if bs != nil {
+			return nil
+		}
+		br := <-bch
+		if br.err != nil {
+			return fmt.Errorf("bench: %w", br.err)
+		}
+		bs = buildBench(br.rows)
+		return nil
+	}
+	var assumed artifacts
+	for pass := 0; ; pass++ {
+		sum, scan, err := runPass(npu, &cfg, renumber, waitBench, func() *benchSide { return bs }, assumed, sink)
+		if err != nil {
+			if bs == nil {
+				<-bch
+			}
+			return nil, err
+		}
+		got := scan.result()
+		if got == assumed || pass > 0 {
+			return sum, nil
+		}
+		if err := sink.Reset(); err != nil {
+			return nil, err
+		}
+		assumed = got
+	}
+}
+
+// runPass streams the NPU side once and writes the table.
+func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, getBench func() *benchSide,
+	art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
+	stack := cfg.Stack
+	if err := sink.Header(Header(cfg.Mode, stack != nil)); err != nil {
+		return nil, nil, err
+	}
+	sum := &Summary{Mode: cfg.Mode.String(), MatchedBy: map[string]int{}}
+	scan := newArtifactScan()
+	out := newGroupWriter(cfg, sink, sum, art)
+
+	// The NPU side is decoded in its own goroutine, ahead of the join.
+	type npuEntry struct {
+		name string
+		rows []sideRow
+	}
+	ch := make(chan npuEntry, 256)
+	errc := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		err := forEachRow(npu, cfg, renumber, stack, func(e *dump.Entry, rs []sideRow) error {
+			cp := make([]sideRow, len(rs))
+			copy(cp, rs)
+			select {
+			case ch <- npuEntry{e.Name, cp}:
+				return nil
+			case <-stop:
+				return errStopped
+			}
+		})
+		close(ch)
+		errc <- err
+	}()
+	fail := func(err error) (*Summary, *artifactScan, error) {
+		close(stop)
+		for range ch {
+		}
+		<-errc
+		return nil, nil, err
+	}
+	if err := waitBench(); err != nil {
+		return fail(err)
+	}
+	bs := getBench()
+	for i := range bs.matched {
+		bs.matched[i] = false
+	}
+	var fz *fuzzyMatcher
+	if cfg.Fuzzy {
+		fz = newFuzzyMatcher(bs, cfg)
+	}
+	entries := 0
+	emit := func(r *outRow) error {
+		scan.add(r)
+		return out.add(r)
+	}
+	for e := range ch {
+		entries++
+		if cfg.Progress != nil && entries%1024 == 0 {
+			cfg.Progress(entries)
+		}
+		if fz != nil {
+			for i := range e.rows {
+				if err := fz.push(&e.rows[i], emit); err != nil {
+					return fail(err)
+				}
+			}
+			continue
+		}
+		for i := range e.rows {
+			if err := joinRow(&e.rows[i], bs, cfg, emit); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := <-errc; err != nil {
+		return nil, nil, fmt.Errorf("target: %w", err)
+	}
+	if fz != nil {
+		if err := fz.finish(emit); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := out.flush(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(entries)
+	}
+	for _, m := range bs.matched {
+		if !m {
+			sum.BenchUnmatched++
+		}
+	}
+	return sum, scan, nil
+}
+
+var errStopped = errors.New("stopped")
+
+// joinRow pairs one NPU row with every bench row of its compare key
+// (msprobe's outer merge keeps all of them) and applies the dtype gate.
+func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit func(*outRow) error) error {
+	key, src, mapped := n.key, ByName, false
+	if m, ok := cfg.Pairs[n.it.Name]; ok {
+		key, src, mapped = m, ByPairs, true
+	} else if cfg.DataMapping != nil {
+		key = n.it.Name
+		if m, ok := cfg.DataMapping[n.it.Name]; ok {
+			key, mapped = m, true
+			if m != n.it.Name {
+				src = cfg.DataMappingSource
+				if src == Unmatched {
+					src = ByDataMap
+				}
+			}
+		}
+	}
+	gate := !mapped && cfg.DataMapping == nil
+	idx := bs.index[key]
+	if len(idx) == 0 {
+		return emit(&outRow{npu: n})
+	}
+	for _, bi := range idx {
+		b := &bs.rows[bi]
+		if gate && !dtypeMatch(n.it.Dtype, b.it.Dtype, cfg.CrossFramework) {
+			if err := emit(&outRow{npu: n}); err != nil {
+				return err
+			}
+			continue
+		}
+		bs.matched[bi] = true
+		if err := emit(&outRow{npu: n, bench: b, source: src}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupWriter collects the rows of one entry, finishes them (diffs,
+// metrics, rules) and writes them in order.
+type groupWriter struct {
+	cfg   *Config
+	sink  RowSink
+	sum   *Summary
+	art   artifacts
+	group []*outRow
+	cells []Cell
+	pool  *tensorPool
+}
+
+func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
+	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art}
+	if cfg.Mode == Tensor {
+		g.pool = newTensorPool(cfg, g.finish)
+	}
+	return g
+}
+
+func (g *groupWriter) add(r *outRow) error {
+	r.npuFloat, r.benchFloat, r.noBenchFloat, r.intCol = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.intCol
+	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
+		if err := g.flushGroup(); err != nil {
+			return err
+		}
+	}
+	g.group = append(g.group, r)
+	return nil
+}
+
+func (g *groupWriter) flushGroup() error {
+	if len(g.group) == 0 {
+		return nil
+	}
+	grp := g.group
+	g.group = nil
+	if g.pool != nil {
+		return g.pool.submit(grp)
+	}
+	if g.cfg.Mode == Statistics {
+		for _, r := range grp {
+			r.statDiffs()
+		}
+	}
+	return g.finish(grp)
+}
+
+func (g *groupWriter) flush() error {
+	if err := g.flushGroup(); err != nil {
+		return err
+	}
+	if g.pool != nil {
+		return g.pool.close()
+	}
+	return nil
+}
+
+func (r *outRow) statDiffs() {
+	for i := 0; i < 4; i++ {
+		d, rel := statDiff(r.npuStat(i), r.benchStat(i), r.intCol[i])
+		if r.bench == nil {
+			d, rel = "N/A", "N/A"
+		}
+		r.diff[i], r.diff[4+i] = d, rel
+	}
+}
+
+// finish judges a group and writes it.
+func (g *groupWriter) finish(grp []*outRow) error {
+	judge(g.cfg.Mode, grp)
+	var inputsOK, outputBad = true, -1
+	for i, r := range grp {
+		g.sum.Rows++
+		switch r.result {
+		case ResultPass:
+			g.sum.Pass++
+		case ResultWarning:
+			g.sum.Warning++
+		case ResultError:
+			g.sum.Error++
+		}
+		if r.bench == nil {
+			g.sum.NPUUnmatched++
+		} else {
+			g.sum.MatchedBy[r.source.String()]++
+		}
+		if r.isOutput() {
+			if outputBad < 0 && r.result == ResultError && r.bench != nil {
+				outputBad = i
+			}
+		} else if r.bench == nil || r.result == ResultError {
+			inputsOK = false
+		}
+		g.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, g.cells[:0])
+		if err := g.sink.Row(g.cells, r.result); err != nil {
+			return err
+		}
+	}
+	if inputsOK && outputBad >= 0 {
+		r := grp[outputBad]
+		d := &Divergence{NPUEntry: r.npu.it.Entry, BenchEntry: r.bench.it.Entry, Row: r.npu.it.Name,
+			BenchRow: r.bench.it.Name, Messages: append([]string(nil), r.msgs...),
+			Module: strings.HasPrefix(r.npu.it.Entry, "Module.") || strings.HasPrefix(r.npu.it.Entry, "Cell.")}
+		if d.Module && g.sum.First == nil {
+			g.sum.First = d
+		} else if !d.Module && g.sum.FirstAPI == nil {
+			g.sum.FirstAPI = d
+		}
+	}
+	return nil
+}
+
+// tensorPool computes tensor metrics for groups on several goroutines and
+// hands the groups back in order.
+type tensorPool struct {
+	cfg     *Config
+	jobs    chan tensorJob
+	done    func([]*outRow) error
+	mu      sync.Mutex
+	results map[int][]*outRow
+	next    int
+	seq     int
+	wg      sync.WaitGroup
+	err     error
+	ready   chan struct{}
+}
+
+type tensorJob struct {
+	seq int
+	grp []*outRow
+}
+
+func newTensorPool(cfg *Config, done func([]*outRow) error) *tensorPool {
+	p := &tensorPool{cfg: cfg, jobs: make(chan tensorJob, cfg.Workers*2), done: done,
+		results: map[int][]*outRow{}, ready: make(chan struct{}, 1)}
+	for i := 0; i < cfg.Workers; i++ {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for j := range p.jobs {
+				for _, r := range j.grp {
+					var b *dump.Item
+					if r.bench != nil {
+						b = &r.bench.it
+					}
+					r.met = cfg.Tensor.Metrics(&r.npu.it, b)
+				}
+				p.mu.Lock()
+				p.results[j.seq] = j.grp
+				p.mu.Unlock()
+				select {
+				case p.ready <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	return p
+}
+
+// drain writes finished groups in order; it runs on the caller's goroutine.
+func (p *tensorPool) drain() error {
+	for {
+		p.mu.Lock()
+		grp, ok := p.results[p.next]
+		if ok {
+			delete(p.results, p.next)
+		}
+		p.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		p.next++
+		if err := p.done(grp); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *tensorPool) submit(grp []*outRow) error {
+	for {
+		select {
+		case p.jobs <- tensorJob{p.seq, grp}:
+			p.seq++
+			return p.drain()
+		case <-p.ready:
+			if err := p.drain(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (p *tensorPool) close() error {
+	close(p.jobs)
+	p.wg.Wait()
+	return p.drain()
+}

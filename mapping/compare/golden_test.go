@@ -1,0 +1,95 @@
+package compare
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+// corpusDir finds <module root>/../shared/corpus.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(c); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return c
+}
+
+// goldenTime turns the timestamp in a golden file name into the time the
+// run must use so that our file name equals msprobe's.
+func goldenTime(t testing.TB, name string) time.Time {
+	t.Helper()
+	base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	ts := base[strings.LastIndexByte(base, '_')+1:]
+	tm, err := time.ParseInLocation("20060102150405", ts, time.Local)
+	if err != nil {
+		t.Fatalf("timestamp in %s: %v", name, err)
+	}
+	return tm
+}
+
+func loadDataMapping(t testing.TB, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// diffCSV reports the first differing cells of two CSV texts.
+func diffCSV(t *testing.T, name string, got, want []byte) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	gl := strings.Split(string(got), "\n")
+	wl := strings.Split(string(want), "\n")
+	shown := 0
+	for i := 0; i < len(gl) || i < len(wl); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Errorf("%s line %d:\n got: %s\nwant: %s", name, i+1, g, w)
+			shown++
+			if shown >= 8 {
+				break
+			}
+		}
+	}
+	if len(gl) != len(wl) {
+		t.Errorf("%s: %d lines, want %d", name, len(gl), len(wl))
+	}
+}

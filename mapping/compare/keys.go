@@ -1,0 +1,139 @@
+package compare
+
+import (
+	"strconv"
+	"strings"
+)
+
+// entryParts is msprobe's split of an entry name
+// (ParseData.split_data_name_components).
+type entryParts struct {
+	opNoNumber    string // entry name without call index and direction
+	callDirection string // "0.forward", "forward.0" or "parameters_grad"
+	direction     string // "forward", "backward", "parameters_grad"
+}
+
+// splitEntry splits an entry name; ok is false for names msprobe skips.
+// debug.json names are used as they are.
+func splitEntry(name string, debug bool) (entryParts, bool) {
+	if debug {
+		return entryParts{name, name, name}, name != ""
+	}
+	parts := strings.Split(name, ".")
+	last := parts[len(parts)-1]
+	second := ""
+	if len(parts) >= 2 {
+		second = parts[len(parts)-2]
+	}
+	if last == "parameters_grad" || second == "parameters_grad" {
+		p := entryParts{callDirection: "parameters_grad", direction: "parameters_grad"}
+		if len(parts) > 1 {
+			p.opNoNumber = strings.Join(parts[:len(parts)-1], ".")
+		}
+		return p, p.opNoNumber != ""
+	}
+	for _, dir := range [...]string{"forward", "backward"} {
+		if last == dir || second == dir {
+			p := entryParts{callDirection: second + "." + last, direction: dir}
+			if len(parts) > 2 {
+				p.opNoNumber = strings.Join(parts[:len(parts)-2], ".")
+			}
+			return p, p.opNoNumber != ""
+		}
+	}
+	return entryParts{}, false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// keyNamer builds the op_name_update keys of one side: for backward
+// entries the call index is replaced by how many backward entries of the
+// same op came before (msprobe's update_backward_call), so recompute-shifted
+// indices line up.
+type keyNamer struct {
+	renumber bool
+	debug    bool
+	fwd, bwd map[string]int
+}
+
+func newKeyNamer(renumber, debug bool) *keyNamer {
+	return &keyNamer{renumber: renumber && !debug, debug: debug, fwd: map[string]int{}, bwd: map[string]int{}}
+}
+
+// entry registers an entry and returns a function that gives each row
+// name its key, or ok false when msprobe skips the entry.
+func (k *keyNamer) entry(name string) (func(row string) string, bool) {
+	p, ok := splitEntry(name, k.debug)
+	if !ok {
+		return nil, false
+	}
+	bwdOrder := k.bwd[p.opNoNumber]
+	switch p.direction {
+	case "forward":
+		k.fwd[p.opNoNumber]++
+	case "backward":
+		k.bwd[p.opNoNumber]++
+	}
+	if !k.renumber || p.direction != "backward" {
+		return func(row string) string { return row }, true
+	}
+	cd := p.callDirection
+	head, tail := cd, ""
+	if i := strings.LastIndexByte(cd, '.'); i >= 0 {
+		head, tail = cd[:i], cd[i+1:]
+	} else {
+		return func(row string) string { return row }, true
+	}
+	hd, td := isDigits(head), isDigits(tail)
+	if !hd && !td {
+		return func(row string) string { return row }, true
+	}
+	n := strconv.Itoa(bwdOrder)
+	if hd {
+		head = n
+	}
+	if td {
+		tail = n
+	}
+	prefix := p.opNoNumber + "." + head + "." + tail
+	return func(row string) string {
+		return prefix + strings.ReplaceAll(row, name, "")
+	}, true
+}
+
+// renameAPI is msprobe's fuzzy-match name (Match.rename_api): the last
+// dot-part before the first "forward" (or "backward") is dropped, so
+// call indices are ignored (for modules it drops the class name).
+func renameAPI(name string) string {
+	dir := ""
+	switch {
+	case strings.Contains(name, "forward"):
+		dir = "forward"
+	case strings.Contains(name, "backward"):
+		dir = "backward"
+	default:
+		return name
+	}
+	pieces := strings.SplitN(name, dir, 3)
+	head, inOut := pieces[0], pieces[1]
+	// head.rsplit(".", 2)[0]
+	prefix := head
+	for n := 0; n < 2; n++ {
+		i := strings.LastIndexByte(prefix, '.')
+		if i < 0 {
+			break
+		}
+		prefix = prefix[:i]
+	}
+	return prefix + "." + dir + inOut
+}

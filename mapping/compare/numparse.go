@@ -1,0 +1,137 @@
+package compare
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// pow10tab holds the exact powers of ten pandas' parser multiplies by.
+var pow10tab = func() [309]float64 {
+	var t [309]float64
+	for i := range t {
+		// Correctly rounded, like the C literals pandas' table holds.
+		t[i], _ = strconv.ParseFloat("1e"+strconv.Itoa(i), 64)
+	}
+	return t
+}()
+
+// pandasParse parses s the way pandas.to_numeric (pandas 1.2 to 3.0)
+// parses a string: integers exactly, floats with pandas' precise_xstrtod,
+// which keeps at most 17 significant digits (leading zeros after the
+// point count) and scales once by a power of ten, so it is not always
+// correctly rounded. It reports whether the whole string was a number and
+// whether it was an integer literal. "inf", "nan" and their variants are
+// accepted as pandas accepts them.
+func pandasParse(s string) (v float64, isInt, ok bool) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, false, false
+	}
+	switch strings.ToLower(t) {
+	case "inf", "+inf", "infinity", "+infinity":
+		return math.Inf(1), false, true
+	case "-inf", "-infinity":
+		return math.Inf(-1), false, true
+	case "nan", "-nan", "+nan":
+		return math.NaN(), false, true
+	}
+	v, end, maybeInt := xstrtod(t)
+	if end != len(t) {
+		return 0, false, false
+	}
+	return v, maybeInt, true
+}
+
+// xstrtod is pandas' precise_xstrtod (tokenizer.c) for '.' decimals and
+// 'e' exponents, no thousands separator. It returns the value, how many
+// bytes it consumed and whether the text had neither a point nor an
+// exponent.
+func xstrtod(p string) (float64, int, bool) {
+	const maxDigits = 17
+	i := 0
+	neg := false
+	if i < len(p) && (p[i] == '-' || p[i] == '+') {
+		neg = p[i] == '-'
+		i++
+	}
+	number := 0.0
+	exponent := 0
+	numDigits := 0
+	numDecimals := 0
+	maybeInt := true
+	isDigit := func(j int) bool { return j < len(p) && p[j] >= '0' && p[j] <= '9' }
+	for isDigit(i) {
+		if numDigits < maxDigits {
+			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+			numDigits++
+		} else {
+			exponent++
+		}
+		i++
+	}
+	if i < len(p) && p[i] == '.' {
+		maybeInt = false
+		i++
+		for numDigits < maxDigits && isDigit(i) {
+			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+			i++
+			numDigits++
+			numDecimals++
+		}
+		if numDigits >= maxDigits {
+			for isDigit(i) {
+				i++
+			}
+		}
+		exponent -= numDecimals
+	}
+	if numDigits == 0 {
+		return 0, 0, false
+	}
+	if neg {
+		number = -number
+	}
+	if i < len(p) && (p[i] == 'e' || p[i] == 'E') {
+		maybeInt = false
+		j := i + 1
+		eneg := false
+		if j < len(p) && (p[j] == '-' || p[j] == '+') {
+			eneg = p[j] == '-'
+			j++
+		}
+		n, nd := 0, 0
+		for nd < maxDigits && isDigit(j) {
+			n = n*10 + int(p[j]-'0')
+			nd++
+			j++
+		}
+		if nd > 0 {
+			if eneg {
+				exponent -= n
+			} else {
+				exponent += n
+			}
+			i = j
+		}
+	}
+	switch {
+	case exponent > 308:
+		if number == 0 {
+			return 0, i, maybeInt
+		}
+		return math.Copysign(math.Inf(1), number), i, maybeInt
+	case exponent > 0:
+		number *= pow10tab[exponent]
+	case exponent < -308:
+		if exponent < -616 {
+			number = 0
+		} else {
+			number /= pow10tab[-308-exponent]
+			number /= pow10tab[308]
+		}
+	default:
+		number /= pow10tab[-exponent]
+	}
+	return number, i, maybeInt
+}

@@ -1,0 +1,349 @@
+package compare
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// MaxCSVRows is how many rows msprobe puts in one CSV file; longer tables
+// are split into name_part_1.csv, name_part_2.csv, ... each with the
+// header (write_df_to_csv, MAX_ROWS_PER_CSV_FILE).
+const MaxCSVRows = 1_000_000
+
+// MaxXLSXRows is how many rows msprobe puts in one sheet before it splits
+// the table over sheets part_0, part_1, ... (MAX_EXCEL_LENGTH).
+const MaxXLSXRows = 1_048_500
+
+// OutputName is msprobe's result file name: compare_result (or
+// debug_compare_result for debug.json) + suffix ("" for files, "_rank0" or
+// "_proc2016" for folders) + "_YYYYmmddHHMMSS" + ".csv" or ".xlsx".
+func OutputName(debug bool, suffix string, t time.Time, xlsx bool) string {
+	prefix := "compare_result"
+	if debug {
+		prefix = "debug_compare_result"
+	}
+	ext := ".csv"
+	if xlsx {
+		ext = ".xlsx"
+	}
+	return prefix + suffix + "_" + t.Format("20060102150405") + ext
+}
+
+// csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
+// holding the delimiter, a quote or a line break.
+func appendCSVField(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\n\r") {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// CSVSink writes msprobe's CSV table atomically: rows go to a temporary
+// file in the output folder, renamed into place by Commit.
+type CSVSink struct {
+	path   string // final path of the (first) file
+	parts  []string
+	f      *os.File
+	w      *bufio.Writer
+	header []string
+	rows   int
+	line   []byte
+	// Files lists the files written, after Commit.
+	Files []string
+}
+
+// NewCSVSink prepares a CSV table that Commit writes to path.
+func NewCSVSink(path string) (*CSVSink, error) {
+	s := &CSVSink{path: path}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *CSVSink) open() error {
+	f, err := os.CreateTemp(filepath.Dir(s.path), ".layermap-*.csv.tmp")
+	if err != nil {
+		return fmt.Errorf("create output: %w", err)
+	}
+	s.f = f
+	s.w = bufio.NewWriterSize(f, 1<<20)
+	s.parts = append(s.parts, f.Name())
+	return nil
+}
+
+func (s *CSVSink) writeLine(cells []string) error {
+	s.line = s.line[:0]
+	for i, c := range cells {
+		if i > 0 {
+			s.line = append(s.line, ',')
+		}
+		s.line = appendCSVField(s.line, c)
+	}
+	s.line = append(s.line, '\n')
+	_, err := s.w.Write(s.line)
+	return err
+}
+
+// Header writes the column names.
+func (s *CSVSink) Header(cols []string) error {
+	s.header = cols
+	return s.writeLine(cols)
+}
+
+// Row writes one row.
+func (s *CSVSink) Row(cells []Cell, _ string) error {
+	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
+		if err := s.w.Flush(); err != nil {
+			return err
+		}
+		if err := s.f.Close(); err != nil {
+			return err
+		}
+		if err := s.open(); err != nil {
+			return err
+		}
+		if err := s.writeLine(s.header); err != nil {
+			return err
+		}
+	}
+	s.rows++
+	s.line = s.line[:0]
+	for i, c := range cells {
+		if i > 0 {
+			s.line = append(s.line, ',')
+		}
+		s.line = appendCSVField(s.line, c.Text)
+	}
+	s.line = append(s.line, '\n')
+	_, err := s.w.Write(s.line)
+	return err
+}
+
+// Reset discards the rows written so far.
+func (s *CSVSink) Reset() error {
+	s.Abort()
+	s.parts, s.rows = nil, 0
+	return s.open()
+}
+
+// Rows is the number of rows written.
+func (s *CSVSink) Rows() int { return s.rows }
+
+// Commit flushes the table and renames it into place.
+func (s *CSVSink) Commit() error {
+	if err := s.w.Flush(); err != nil {
+		s.Abort()
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	if err := s.f.Close(); err != nil {
+		s.Abort()
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	names := []string{s.path}
+	if len(s.parts) > 1 {
+		names = names[:0]
+		base := strings.TrimSuffix(s.path, ".csv")
+		for i := range s.parts {
+			names = append(names, fmt.Sprintf("%s_part_%d.csv", base, i+1))
+		}
+	}
+	for i, p := range s.parts {
+		if err := os.Rename(p, names[i]); err != nil {
+			s.Abort()
+			return fmt.Errorf("write %s: %w", names[i], err)
+		}
+	}
+	s.Files = names
+	s.parts = nil
+	return nil
+}
+
+// Abort removes the temporary files.
+func (s *CSVSink) Abort() {
+	if s.f != nil {
+		s.f.Close()
+	}
+	for _, p := range s.parts {
+		os.Remove(p)
+	}
+	s.parts = nil
+}
+
+// XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
+// over part_0, part_1, ... past MaxXLSXRows), with rows colored by their
+// Result: error red (FFFF0000), warning yellow (FFFF00). Numbers are
+// written as numbers; text as text, without the CSV's " inf" spelling.
+type XLSXSink struct {
+	path   string
+	f      *excelize.File
+	sw     *excelize.StreamWriter
+	header []string
+	rows   int
+	sheet  int
+	red    int
+	yellow int
+	many   bool
+	vals   []any
+	Files  []string
+}
+
+// NewXLSXSink prepares an xlsx table that Commit writes to path.
+func NewXLSXSink(path string) (*XLSXSink, error) {
+	s := &XLSXSink{path: path}
+	return s, s.reset()
+}
+
+func (s *XLSXSink) reset() error {
+	if s.f != nil {
+		s.f.Close()
+	}
+	s.f = excelize.NewFile()
+	s.rows, s.sheet, s.sw = 0, 0, nil
+	var err error
+	s.red, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFFF0000"}}})
+	if err != nil {
+		return err
+	}
+	s.yellow, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFFF00"}}})
+	return err
+}
+
+func (s *XLSXSink) sheetName(i int) string {
+	if !s.many {
+		return "Sheet1"
+	}
+	return fmt.Sprintf("part_%d", i)
+}
+
+func (s *XLSXSink) startSheet() error {
+	name := s.sheetName(s.sheet)
+	if s.sheet > 0 || s.many {
+		if _, err := s.f.NewSheet(name); err != nil {
+			return err
+		}
+	}
+	sw, err := s.f.NewStreamWriter(name)
+	if err != nil {
+		return err
+	}
+	s.sw = sw
+	hdr := make([]any, len(s.header))
+	for i, h := range s.header {
+		hdr[i] = h
+	}
+	return sw.SetRow("A1", hdr)
+}
+
+// Header records the column names.
+func (s *XLSXSink) Header(cols []string) error {
+	s.header = cols
+	return nil
+}
+
+// Row writes one row, colored by its result.
+func (s *XLSXSink) Row(cells []Cell, result string) error {
+	if s.sw == nil {
+		if err := s.startSheet(); err != nil {
+			return err
+		}
+	}
+	if s.rows > 0 && s.rows%MaxXLSXRows == 0 {
+		// msprobe names the sheets part_0... only when it splits; the first
+		// sheet was already named Sheet1, rename it.
+		if err := s.sw.Flush(); err != nil {
+			return err
+		}
+		if !s.many {
+			s.many = true
+			if err := s.f.SetSheetName("Sheet1", "part_0"); err != nil {
+				return err
+			}
+		}
+		s.sheet++
+		if err := s.startSheet(); err != nil {
+			return err
+		}
+	}
+	s.rows++
+	style := 0
+	switch result {
+	case ResultError:
+		style = s.red
+	case ResultWarning:
+		style = s.yellow
+	}
+	s.vals = s.vals[:0]
+	for _, c := range cells {
+		var v any = c.Text
+		if c.Num && isInfText(c.Text) {
+			v = strings.TrimSpace(c.Text) // no " inf" spelling in xlsx
+		}
+		if c.Num && !isInfText(c.Text) {
+			v = c.Val
+		}
+		if style != 0 {
+			v = excelize.Cell{StyleID: style, Value: v}
+		}
+		s.vals = append(s.vals, v)
+	}
+	cellName, _ := excelize.CoordinatesToCellName(1, (s.rows-1)%MaxXLSXRows+2)
+	return s.sw.SetRow(cellName, s.vals)
+}
+
+func isInfText(t string) bool {
+	t = strings.TrimSpace(t)
+	return t == "inf" || t == "-inf" || t == "nan"
+}
+
+// Reset discards the rows written so far.
+func (s *XLSXSink) Reset() error { return s.reset() }
+
+// Commit writes the workbook to a temporary file and renames it into place.
+func (s *XLSXSink) Commit() error {
+	defer s.f.Close()
+	if s.sw == nil {
+		if err := s.startSheet(); err != nil {
+			return err
+		}
+	}
+	if err := s.sw.Flush(); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".layermap-*.xlsx.tmp")
+	if err != nil {
+		return fmt.Errorf("create output: %w", err)
+	}
+	name := tmp.Name()
+	if err := s.f.Write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	if err := os.Rename(name, s.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", s.path, err)
+	}
+	s.Files = []string{s.path}
+	return nil
+}
+
+// Abort drops the workbook.
+func (s *XLSXSink) Abort() { s.f.Close() }

@@ -1,0 +1,107 @@
+package compare
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+)
+
+// copyFile copies src into dir (used to drop stack.json from a fixture).
+func copyFile(t *testing.T, src, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type parityCase struct {
+	name     string
+	target   string // relative to corpus/msprobe, or absolute
+	golden   string
+	want     string   // folder of expected files (relative to corpus/msprobe)
+	wantOnly []string // expected file names in want (default: every .csv)
+	opt      func(t *testing.T, o *Options)
+}
+
+func runParity(t *testing.T, c parityCase) {
+	root := filepath.Join(corpusDir(t), "msprobe")
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	wantDir := abs(c.want)
+	names := c.wantOnly
+	if names == nil {
+		m, _ := filepath.Glob(filepath.Join(wantDir, "*.csv"))
+		for _, f := range m {
+			names = append(names, filepath.Base(f))
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		t.Fatalf("no expected files in %s", wantDir)
+	}
+	out := t.TempDir()
+	opt := Options{Target: abs(c.target), Golden: abs(c.golden), OutDir: out}
+	tm := goldenTime(t, names[0])
+	opt.Now = func() time.Time { return tm }
+	if c.opt != nil {
+		c.opt(t, &opt)
+	}
+	if _, err := Run(opt); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		want, err := os.ReadFile(filepath.Join(wantDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, n))
+		if err != nil {
+			ents, _ := os.ReadDir(out)
+			var have []string
+			for _, e := range ents {
+				have = append(have, e.Name())
+			}
+			t.Fatalf("%s not written (have %v)", n, have)
+		}
+		diffCSV(t, n, got, want)
+	}
+}
+
+func TestParity(t *testing.T) {
+	root := filepath.Join(corpusDir(t), "msprobe")
+	qs := t.TempDir()
+	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step0/proc2016/dump.json"), filepath.Join(qs, "npu"))
+	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step1/proc2016/dump.json"), filepath.Join(qs, "bench"))
+	cases := []parityCase{
+		{name: "statistics", target: "golden/synth_statistics/npu/dump.json", golden: "golden/synth_statistics/bench/dump.json",
+			want: "golden/synth_statistics/output"},
+		{name: "md5", target: "golden/synth_md5/npu/dump.json", golden: "golden/synth_md5/bench/dump.json",
+			want: "golden/synth_md5/output"},
+		{name: "quick_start", target: filepath.Join(qs, "npu/dump.json"), golden: filepath.Join(qs, "bench/dump.json"),
+			want: "golden/quick_start_step0_vs_step1_nostack/output"},
+		{name: "multirank", target: "golden/synth_multirank/npu/step0", golden: "golden/synth_multirank/bench/step0",
+			want: "golden/synth_multirank/output"},
+		{name: "data_mapping", target: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu",
+			golden: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench",
+			want:   "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output",
+			opt: func(t *testing.T, o *Options) {
+				o.DataMapping = loadDataMapping(t, filepath.Join(root, "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output/data_mapping.yaml"))
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { runParity(t, c) })
+	}
+}

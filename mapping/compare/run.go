@@ -1,0 +1,300 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// Options describe one `layermap compare` run.
+type Options struct {
+	Target, Golden string // -tp / -gp: dump.json files, rank folders or step folders
+	OutDir         string // -o (default ./output)
+	XLSX           bool
+	Fuzzy          bool
+	DataMapping    map[string]string // -dm
+	// LayerMapping, when set, derives a data mapping for one rank pair
+	// (msprobe's generate_data_mapping_by_layer_mapping); its rows count as
+	// ByLayerMap.
+	LayerMapping func(npuDir, benchDir string) (map[string]string, error)
+	// Pairs derives explicit row pairs for one rank pair (--pairs).
+	Pairs func(npu, bench dump.Paths) (map[string]string, error)
+	// NewTensor builds the tensor-mode metric calculator for a rank pair.
+	NewTensor func(npu, bench dump.Paths) (TensorComparer, error)
+	Now       func() time.Time
+	Workers   int
+	Progress  func(rank string, entries int)
+}
+
+// RankReport is the outcome of one rank pair.
+type RankReport struct {
+	Rank    string   `json:"rank"` // "" for a file pair, else the NPU rank folder name
+	Target  string   `json:"target"`
+	Golden  string   `json:"golden"`
+	Files   []string `json:"files"`
+	Summary *Summary `json:"summary"`
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Ranks []RankReport `json:"ranks"`
+}
+
+// InputError marks problems with the inputs (exit status 2).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func badInput(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
+// Run compares the two dumps as `msprobe compare -tp -gp` does: a pair of
+// dump.json files (or rank folders) gives one table; a pair of step folders
+// gives one table per rank pair (paired by sorted position), named with
+// the NPU rank folder as suffix.
+func Run(opt Options) (*Report, error) {
+	if opt.OutDir == "" {
+		opt.OutDir = "./output"
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	rep := &Report{}
+	for _, p := range pairs {
+		suffix := ""
+		if dirMode {
+			suffix = "_" + p.NPU.Name
+		}
+		rr, err := runRank(opt, p, suffix)
+		if err != nil {
+			return rep, err
+		}
+		rep.Ranks = append(rep.Ranks, *rr)
+	}
+	return rep, nil
+}
+
+type rankPair struct {
+	NPU, Bench dump.RankDir
+}
+
+func rankPairs(target, golden string) ([]rankPair, bool, error) {
+	ts, err := os.Stat(target)
+	if err != nil {
+		return nil, false, badInput("target: %v", err)
+	}
+	gs, err := os.Stat(golden)
+	if err != nil {
+		return nil, false, badInput("golden: %v", err)
+	}
+	if ts.IsDir() != gs.IsDir() {
+		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
+	}
+	if !ts.IsDir() {
+		return []rankPair{{dump.RankDir{Path: filepath.Dir(target)}, dump.RankDir{Path: filepath.Dir(golden)}}}, false, nil
+	}
+	isRank := func(d string) bool {
+		_, e1 := os.Stat(filepath.Join(d, dump.DumpJSONName))
+		_, e2 := os.Stat(filepath.Join(d, dump.DebugJSONName))
+		return e1 == nil || e2 == nil
+	}
+	if isRank(target) && isRank(golden) {
+		return []rankPair{{dump.RankDir{Path: target}, dump.RankDir{Path: golden}}}, false, nil
+	}
+	tr, err := dump.StepRanks(target)
+	if err != nil {
+		return nil, false, &InputError{fmt.Errorf("target: %w", err)}
+	}
+	gr, err := dump.StepRanks(golden)
+	if err != nil {
+		return nil, false, &InputError{fmt.Errorf("golden: %w", err)}
+	}
+	rp, err := dump.PairRanks(tr, gr)
+	if err != nil {
+		return nil, false, &InputError{err}
+	}
+	out := make([]rankPair, len(rp))
+	for i, p := range rp {
+		out[i] = rankPair{p.NPU, p.Bench}
+	}
+	return out, true, nil
+}
+
+// fileSource streams a dump.json; the header of the last scan is kept.
+type fileSource struct {
+	path string
+	hdr  dump.Header
+}
+
+func (f *fileSource) source() Source {
+	return func(yield func(*dump.Entry) error) error {
+		h, err := dump.ScanFile(f.path, yield)
+		f.hdr = h
+		return err
+	}
+}
+
+func inputErr(err error) error {
+	var de *dump.Error
+	if errors.As(err, &de) {
+		return &InputError{err}
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &InputError{err}
+	}
+	return err
+}
+
+// sink is a RowSink that commits or aborts.
+type sink interface {
+	RowSink
+	Commit() error
+	Abort()
+}
+
+func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
+	np, err := dump.Locate(p.NPU.Path)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("target: %w", err)}
+	}
+	bp, err := dump.Locate(p.Bench.Path)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("golden: %w", err)}
+	}
+	if np.Debug != bp.Debug {
+		return nil, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
+	}
+	nh, err := dump.ReadHeader(np.DumpJSON)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	bh, err := dump.ReadHeader(bp.DumpJSON)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if nh.Task != bh.Task {
+		return nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
+			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
+	}
+	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers}
+	switch nh.Task {
+	case "tensor":
+		cfg.Mode = Tensor
+	case "statistics":
+		cfg.Mode = Statistics
+	default:
+		return nil, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
+	}
+	cfg.CrossFramework = nh.Framework != bh.Framework
+	if np.StackJSON != "" {
+		st, err := dump.ReadStack(np.StackJSON)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		cfg.Stack = st
+	}
+	if opt.DataMapping != nil {
+		cfg.DataMapping, cfg.DataMappingSource = opt.DataMapping, ByDataMap
+	}
+	if opt.LayerMapping != nil {
+		dm, err := opt.LayerMapping(np.Dir, bp.Dir)
+		if err != nil {
+			return nil, err
+		}
+		merged := make(map[string]string, len(dm)+len(opt.DataMapping))
+		for k, v := range dm {
+			merged[k] = v
+		}
+		for k, v := range opt.DataMapping {
+			merged[k] = v
+		}
+		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
+	}
+	if opt.Pairs != nil {
+		pm, err := opt.Pairs(np, bp)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Pairs = pm
+	}
+	if cfg.Mode == Tensor {
+		if opt.NewTensor == nil {
+			return nil, errors.New("compare: tensor mode is not available")
+		}
+		tc, err := opt.NewTensor(np, bp)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Tensor = tc
+	}
+	rank := suffix
+	if rank != "" {
+		rank = rank[1:]
+	}
+	if opt.Progress != nil {
+		cfg.Progress = func(n int) { opt.Progress(rank, n) }
+	}
+	out := filepath.Join(opt.OutDir, OutputName(np.Debug, suffix, opt.Now(), opt.XLSX))
+	var sk sink
+	if opt.XLSX {
+		sk, err = NewXLSXSink(out)
+	} else {
+		sk, err = NewCSVSink(out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	nsrc := &fileSource{path: np.DumpJSON}
+	bsrc := &fileSource{path: bp.DumpJSON}
+	// md5 mode needs an md5 key on both sides, which only a full scan
+	// tells; assume the NPU side agrees with the bench side and rerun when
+	// it does not.
+	var sum *Summary
+	for attempt := 0; attempt < 2; attempt++ {
+		sum, err = Compare(nsrc.source(), bsrc.source(), cfg, sk)
+		if err != nil {
+			sk.Abort()
+			return nil, inputErr(err)
+		}
+		if cfg.Mode == Tensor || nsrc.hdr.MD5 == bsrc.hdr.MD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
+			break
+		}
+		if nsrc.hdr.MD5 != bsrc.hdr.MD5 {
+			sk.Abort()
+			return nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
+				np.DumpJSON, bp.DumpJSON)
+		}
+		cfg.Mode = MD5
+		if err := sk.Reset(); err != nil {
+			sk.Abort()
+			return nil, err
+		}
+	}
+	if sum.Rows == 0 {
+		sk.Abort()
+		return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}, nil
+	}
+	if err := sk.Commit(); err != nil {
+		return nil, err
+	}
+	var files []string
+	switch s := sk.(type) {
+	case *CSVSink:
+		files = s.Files
+	case *XLSXSink:
+		files = s.Files
+	}
+	return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Files: files, Summary: sum}, nil
+}
