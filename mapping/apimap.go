@@ -2,6 +2,8 @@ package mapping
 
 import (
 	"fmt"
+
+	"github.com/layermap/layermap/mapping/dump"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -89,4 +91,49 @@ func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
 		}
 	}
 	return out
+}
+
+// GenerateDataMapping is msprobe's generate_data_mapping_by_layer_mapping:
+// the api mapping of m for the two dump folders expanded into per-row
+// names (see DataMapping). msprobe's table compare with -dm of this mapping
+// is what layermap compare --mapping reproduces.
+func GenerateDataMapping(m *Mapping, npuDir, benchDir string) ([]NamePair, error) {
+	api, err := GenerateAPIMapping(m, npuDir, benchDir)
+	if err != nil {
+		return nil, err
+	}
+	npuRows, err := dumpRows(npuDir)
+	if err != nil {
+		return nil, fmt.Errorf("npu dump: %w", err)
+	}
+	benchRows, err := dumpRows(benchDir)
+	if err != nil {
+		return nil, fmt.Errorf("bench dump: %w", err)
+	}
+	return DataMapping(api, npuRows, benchRows), nil
+}
+
+// dumpRows reads the row names of every entry of a dump folder.
+func dumpRows(path string) (RowsFunc, error) {
+	dir, err := dump.FindRankDir(path)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := dump.Locate(dir)
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string][]string{}
+	_, err = dump.ScanFile(paths.DumpJSON, func(e *dump.Entry) error {
+		names := make([]string, len(e.Items))
+		for i := range e.Items {
+			names[i] = e.Items[i].Name
+		}
+		rows[e.Name] = names
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(entry string) []string { return rows[entry] }, nil
 }

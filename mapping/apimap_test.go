@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"sort"
 	"testing"
 )
 
@@ -77,4 +78,42 @@ func TestGenerateAPIMappingParity(t *testing.T) {
 			diffPairs(t, got, want)
 		})
 	}
+}
+
+// R1 data mapping: the 46 pairs asserted in msprobe's test_layer_mapping.py
+// (test_generate_data_mapping_by_layer_mapping_then_pass), copied to
+// testdata/r1_data_mapping.yaml; the other cases are msprobe's own output
+// files in the corpus (PROVENANCE.md).
+func TestGenerateDataMappingParity(t *testing.T) {
+	r1 := corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	r2 := corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
+	qw := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	tests := []struct {
+		name, yaml, npu, bench, want string
+		unordered                    bool
+	}{
+		{"R1", r1 + "/layer_mapping.yaml", r1 + "/mindspore_data", r1 + "/pytorch_data", "testdata/r1_data_mapping.yaml", true},
+		{"layer_mapping_ms_vs_pt", r2 + "/layer_mapping.yaml", r2 + "/mindspore", r2 + "/pytorch",
+			corpus(t, "msprobe/golden/layer_mapping_ms_vs_pt/output/data_mapping_20261202120352.yaml"), false},
+		{"qwen25vl reverse template", qw + "/layer_mapping.yaml", qw + "/npu/proc12360", qw + "/bench/proc12353",
+			qw + "/output/data_mapping.yaml", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := GenerateDataMapping(mustLoad(t, tc.yaml), tc.npu, tc.bench)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readPairs(t, tc.want)
+			if tc.unordered { // the python test compares dicts
+				sortPairs(got)
+				sortPairs(want)
+			}
+			diffPairs(t, got, want)
+		})
+	}
+}
+
+func sortPairs(p []NamePair) {
+	sort.Slice(p, func(i, j int) bool { return p[i].NPU < p[j].NPU })
 }
