@@ -1,0 +1,426 @@
+package templates
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// MatchClass reports whether templateClass, a class key of a template,
+// names treeClass, a class found in a tree, allowing for the renames that
+// transformers and wrappers make between versions:
+//
+//   - attention implementations: "XSdpaAttention", "XFlashAttention2",
+//     "XFlashAttention", "XEagerAttention", "XFlexAttention" and "XAttention"
+//     all match ("Qwen2_5_VLVisionSdpaAttention" = "Qwen2_5_VLVisionAttention",
+//     "Qwen2SdpaAttention" = "Qwen2Attention", "Qwen2_5_VLSdpaAttention" =
+//     "Qwen2_5_VLAttention");
+//   - the "FSDP" prefix FSDP2's fully_shard adds ("FSDPQwen2DecoderLayer").
+//
+// Renames that change what a class means are deliberately not matched:
+// "Qwen2_5_VLModel" is the text model up to transformers 4.51 and the
+// vision+text wrapper from 4.52 on (the text model became
+// "Qwen2_5_VLTextModel"); the layouts have separate templates instead.
+func MatchClass(templateClass, treeClass string) bool {
+	if templateClass == treeClass {
+		return true
+	}
+	if templateClass == "" || treeClass == "" {
+		return false
+	}
+	return canonicalClass(templateClass) == canonicalClass(treeClass)
+}
+
+// attentionImpls are the infixes transformers used for attention
+// implementations, longest first.
+var attentionImpls = []string{"FlashAttention2", "SdpaAttention", "FlashAttention", "EagerAttention", "FlexAttention"}
+
+func canonicalClass(c string) string {
+	if len(c) > 4 && strings.HasPrefix(c, "FSDP") && c[4] >= 'A' && c[4] <= 'Z' {
+		c = c[4:]
+	}
+	for _, impl := range attentionImpls {
+		if strings.HasSuffix(c, impl) && len(c) > len(impl) {
+			return strings.TrimSuffix(c, impl) + "Attention"
+		}
+	}
+	return c
+}
+
+// Hit is one place where a template line renamed an NPU module.
+type Hit struct {
+	// NPU is the full path of the renamed NPU module (instance path + key).
+	NPU string
+	// Bench is the full bench path msprobe resolves it to.
+	Bench string
+}
+
+// AppliedLine is a template line that applies to a pair of trees.
+type AppliedLine struct {
+	// Line is the template line as written.
+	Line Line
+	// Key and Value are the line as it applies: IndexPlaceholder replaced
+	// by one index, the value cut at its first "(" as msprobe does. An
+	// indexed line gives one AppliedLine per index that applies.
+	Key, Value string
+	// TreeClass is the NPU class the line was matched to; it differs from
+	// Line.Class under version drift (see MatchClass). Empty for TopLayer.
+	TreeClass string
+	// Hits are the instances where the line fired and the bench path exists.
+	Hits []Hit
+	// Misses are the instances where the line fired (msprobe would use it)
+	// but the bench path does not exist: the item is left unmatched. Misses
+	// next to Hits mean that the class is shared by places needing
+	// different renames (a conflict).
+	Misses []Hit
+}
+
+// Apply evaluates every line of t on a pair of trees, the way msprobe's
+// resolver uses a layer_mapping.yaml (shared/docs/msprobe-layer-mapping.md):
+//
+// Every NPU module path is rewritten from the root: at each node reached so
+// far, the rules of that node's class (TopLayer at the root; classes
+// compared with MatchClass, an exact class name winning over a drifted one)
+// whose key equals the next path segments are tried longest first, with the
+// identity rename last; the first that matches appends its value and
+// consumes its key's segments (the classes of the nodes it jumps over are
+// not consulted). A line fires for an NPU module when it is the rule chosen
+// for the last step of that module's rewrite, that is at an instance of its
+// class whose descendant at Key is that module, not shadowed by a longer key
+// of an ancestor. It hits when the rewritten path, the instance's bench
+// partner (as the template itself resolves it) followed by Value, exists in
+// the bench tree, and misses otherwise.
+//
+// A line applies when it hits at least once. An indexed line (Key holding
+// IndexPlaceholder as a whole path segment) is expanded at each instance for
+// every index child of the list at the key's prefix, and each expansion that
+// hits is returned as its own AppliedLine; the line is unapplied when no
+// expansion hits. Applied lines come in template order (expansions by index);
+// unapplied lines are the template lines that never hit: their class is
+// absent, their key never occurs, a longer key shadows them everywhere, or
+// their target never exists.
+func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, unapplied []Line) {
+	r := newResolver(t, npu)
+	type akey struct {
+		line int
+		key  string
+	}
+	byKey := map[akey]*AppliedLine{}
+	var order []akey
+	npu.Root.Walk(func(m *printparse.Node) bool {
+		if m == npu.Root {
+			return true
+		}
+		rule, inst, benchPath := r.resolve(m)
+		if rule == nil {
+			return true
+		}
+		k := akey{rule.line, rule.key}
+		a := byKey[k]
+		if a == nil {
+			l := t.Lines[rule.line]
+			a = &AppliedLine{Line: l, Key: rule.key, Value: rule.value}
+			if inst != npu.Root {
+				a.TreeClass = inst.Class
+			}
+			byKey[k] = a
+			order = append(order, k)
+		}
+		h := Hit{NPU: m.Path, Bench: benchPath}
+		if bench.Lookup(benchPath) != nil {
+			a.Hits = append(a.Hits, h)
+		} else {
+			a.Misses = append(a.Misses, h)
+		}
+		return true
+	})
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].line != order[j].line {
+			return order[i].line < order[j].line
+		}
+		return indexLess(order[i].key, order[j].key)
+	})
+	hit := make([]bool, len(t.Lines))
+	for _, k := range order {
+		if a := byKey[k]; len(a.Hits) > 0 {
+			applied = append(applied, *a)
+			hit[k.line] = true
+		}
+	}
+	for i, l := range t.Lines {
+		if !hit[i] {
+			unapplied = append(unapplied, l)
+		}
+	}
+	return applied, unapplied
+}
+
+// indexLess orders expanded keys by their numeric segments.
+func indexLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] == bs[i] {
+			continue
+		}
+		if isIndex(as[i]) && isIndex(bs[i]) && len(as[i]) != len(bs[i]) {
+			return len(as[i]) < len(bs[i])
+		}
+		return as[i] < bs[i]
+	}
+	return len(as) < len(bs)
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// rule is one template line as it applies at one NPU node.
+type rule struct {
+	line  int      // index into Template.Lines
+	key   string   // expanded key
+	segs  []string // key split on "."
+	value string   // expanded value, cut at "("
+}
+
+// resolver rewrites NPU paths with a template's rules.
+type resolver struct {
+	t     *Template
+	root  *printparse.Node
+	rules map[*printparse.Node][]rule
+}
+
+func newResolver(t *Template, npu *printparse.Tree) *resolver {
+	return &resolver{t: t, root: npu.Root, rules: map[*printparse.Node][]rule{}}
+}
+
+// rulesAt returns the rules that apply at node n, longest key first.
+func (r *resolver) rulesAt(n *printparse.Node) []rule {
+	if rs, ok := r.rules[n]; ok {
+		return rs
+	}
+	var lines []int
+	if n == r.root {
+		for i, l := range r.t.Lines {
+			if l.Class == TopLayer {
+				lines = append(lines, i)
+			}
+		}
+	} else {
+		var exact, drift []int
+		for i, l := range r.t.Lines {
+			switch {
+			case l.Class == TopLayer:
+			case l.Class == n.Class:
+				exact = append(exact, i)
+			case MatchClass(l.Class, n.Class):
+				drift = append(drift, i)
+			}
+		}
+		lines = exact
+		if len(lines) == 0 {
+			lines = drift
+		}
+	}
+	var rs []rule
+	seen := map[string]bool{}
+	for _, i := range lines {
+		l := r.t.Lines[i]
+		for _, kv := range expand(l, n) {
+			if seen[kv[0]] {
+				continue // first of two drifted blocks wins
+			}
+			seen[kv[0]] = true
+			v, _, _ := strings.Cut(kv[1], "(")
+			rs = append(rs, rule{line: i, key: kv[0], segs: strings.Split(kv[0], "."), value: v})
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].segs) > len(rs[j].segs) })
+	r.rules[n] = rs
+	return rs
+}
+
+// expand returns the (key, value) pairs line l stands for at node n.
+func expand(l Line, n *printparse.Node) [][2]string {
+	if !l.Indexed() {
+		return [][2]string{{l.Key, l.Value}}
+	}
+	prefix, _, _ := strings.Cut(l.Key, IndexPlaceholder)
+	list := n.Lookup(strings.TrimSuffix(prefix, "."))
+	if list == nil {
+		return nil
+	}
+	var out [][2]string
+	for _, c := range list.Children {
+		if isIndex(c.Name) {
+			out = append(out, [2]string{
+				strings.Replace(l.Key, IndexPlaceholder, c.Name, 1),
+				strings.Replace(l.Value, IndexPlaceholder, c.Name, 1),
+			})
+		}
+	}
+	return out
+}
+
+// resolve rewrites m's path. It returns the rule used for the last step
+// (nil when that step was the identity), the node the rule belongs to, and
+// the bench path.
+func (r *resolver) resolve(m *printparse.Node) (last *rule, inst *printparse.Node, benchPath string) {
+	segs := strings.Split(m.Path, ".")
+	var out []string
+	cur := r.root
+	for i := 0; i < len(segs); {
+		var chosen *rule
+		rs := r.rulesAt(cur)
+		for k := range rs {
+			if n := len(rs[k].segs); n <= len(segs)-i && equalSegs(rs[k].segs, segs[i:i+n]) {
+				chosen = &rs[k]
+				break
+			}
+		}
+		step := 1
+		if chosen != nil {
+			step = len(chosen.segs)
+			out = append(out, chosen.value)
+		} else {
+			out = append(out, segs[i])
+		}
+		from := cur
+		for s := 0; s < step; s++ {
+			cur = cur.Child(segs[i+s])
+		}
+		i += step
+		if i == len(segs) {
+			last, inst = chosen, from
+		}
+		if cur == nil { // cannot happen for a path taken from the tree
+			break
+		}
+	}
+	return last, inst, strings.Join(out, ".")
+}
+
+func equalSegs(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ClassMatch is one template class and a tree class it was matched to.
+type ClassMatch struct {
+	Template, Tree string
+	// Exact is false when the names differ (version drift, see MatchClass).
+	Exact bool
+}
+
+// Match is one template that applies to a pair of trees.
+type Match struct {
+	Template *Template
+	// Score is the share of the template's lines that apply (an indexed
+	// line counts once), in [0, 1].
+	Score float64
+	// Misses is the number of instances where an applied line fired
+	// without a bench target (see AppliedLine.Misses).
+	Misses int
+	// Applied and Unapplied are Template.Apply's results.
+	Applied   []AppliedLine
+	Unapplied []Line
+	// Classes are the class correspondences the applied lines used, in
+	// template order: every template class with the tree classes it
+	// matched, drifted ones marked.
+	Classes []ClassMatch
+}
+
+// MinScore is the least Score for which Detect reports a template.
+const MinScore = 0.5
+
+// Detect returns the built-in templates that apply to the pair (npu keys
+// the YAML), best first: highest Score, then fewest misses, then expert
+// templates before seeds, then by name; finally an expert template moves
+// ahead of the seed it corrects when it applies every line the seed applies
+// (at least as many hits, no more misses). A template is reported when at
+// least MinScore of its lines apply and at least one applied line is keyed
+// by a class other than TopLayer.
+func Detect(npu, bench *printparse.Tree) []Match {
+	var out []Match
+	for _, t := range All() {
+		applied, unapplied := t.Apply(npu, bench)
+		m := Match{Template: t, Applied: applied, Unapplied: unapplied}
+		m.Score = float64(len(t.Lines)-len(unapplied)) / float64(len(t.Lines))
+		classOK := false
+		seen := map[[2]string]bool{}
+		for _, a := range applied {
+			m.Misses += len(a.Misses)
+			if a.Line.Class == TopLayer {
+				continue
+			}
+			classOK = true
+			k := [2]string{a.Line.Class, a.TreeClass}
+			if !seen[k] {
+				seen[k] = true
+				m.Classes = append(m.Classes, ClassMatch{Template: a.Line.Class, Tree: a.TreeClass, Exact: a.Line.Class == a.TreeClass})
+			}
+		}
+		if classOK && m.Score >= MinScore {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Misses != b.Misses {
+			return a.Misses < b.Misses
+		}
+		if a.Template.Kind != b.Template.Kind {
+			return a.Template.Kind == KindExpert
+		}
+		return a.Template.Name < b.Template.Name
+	})
+	// An expert template that applies every line its seed applies is the
+	// better choice even when it has lines (such as a rotary embedding
+	// pair) that these trees lack: move it ahead of the seed.
+	for i := 0; i < len(out); i++ {
+		if out[i].Template.Kind != KindSeed {
+			continue
+		}
+		for j := i + 1; j < len(out); j++ {
+			if out[j].Template.Corrects == out[i].Template.Name && covers(out[j], out[i]) {
+				e := out[j]
+				copy(out[i+1:j+1], out[i:j])
+				out[i] = e
+				break
+			}
+		}
+	}
+	return out
+}
+
+// covers reports whether every line applied in m is applied in e too, with
+// at least as many hits and no more misses.
+func covers(e, m Match) bool {
+	type k struct{ class, key, value string }
+	have := map[k]AppliedLine{}
+	for _, a := range e.Applied {
+		have[k{a.Line.Class, a.Key, a.Value}] = a
+	}
+	for _, a := range m.Applied {
+		b, ok := have[k{a.Line.Class, a.Key, a.Value}]
+		if !ok || len(b.Hits) < len(a.Hits) || len(b.Misses) > len(a.Misses) {
+			return false
+		}
+	}
+	return true
+}

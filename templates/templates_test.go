@@ -1,0 +1,440 @@
+package templates
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// shared returns <module root>/../shared/<rel...>, failing the test when it
+// is missing.
+func shared(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(append([]string{dir, "..", "shared"}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("shared material missing: %v", err)
+	}
+	return p
+}
+
+// loadPrint parses a print(model) file of the corpus.
+func loadPrint(t testing.TB, rel string) *printparse.Tree {
+	t.Helper()
+	p := shared(t, "corpus", "prints", rel)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := printparse.ParseText(b, p, printparse.Options{Index: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+const (
+	pairANPU   = "mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"
+	pairABench = "hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"
+	newLayout  = "hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"
+	newLayout1 = "hf/qwen2_5_vl_3b-new-layout-1-layer-missing-final-paren__quic-efficient-transformers-test_subfunction_vlm.txt"
+	qwen25New  = "hf/qwen2_5_7b_instruct__qwrdxer-blog-qwen2.5-7b-lora-peft.txt"
+	qwen2Sdpa  = "hf/qwen2_7b_instruct__retruth-deontic-nlp_models-qwen2-README.txt"
+	tinyGPT    = "megatron/tiny_gpt-gptmodel-local-spec-fusedlayernorm__mindspeed-tutorial-anon.txt"
+)
+
+// wrap puts t's root under new wrapper levels, outermost first, each
+// holding the next as child "module" (the last holds the old root). A
+// wrapper class "" with name "list" makes a synthetic list root whose
+// child "0" is the next level, as printparse builds for "[DDP(...)]".
+func wrap(t *printparse.Tree, classes ...string) *printparse.Tree {
+	inner := t.Root
+	for i := len(classes) - 1; i >= 0; i-- {
+		n := &printparse.Node{Class: classes[i]}
+		name := "module"
+		if classes[i] == "" {
+			name = "0"
+		}
+		inner.Name = name
+		inner.Parent = n
+		n.Children = []*printparse.Node{inner}
+		inner = n
+	}
+	inner.Name = ""
+	var repath func(n *printparse.Node)
+	repath = func(n *printparse.Node) {
+		for _, c := range n.Children {
+			if n.Path == "" {
+				c.Path = c.Name
+			} else {
+				c.Path = n.Path + "." + c.Name
+			}
+			repath(c)
+		}
+	}
+	inner.Path = ""
+	repath(inner)
+	return &printparse.Tree{Source: t.Source, Kind: t.Kind, Root: inner, List: classes[0] == ""}
+}
+
+func TestAllTemplates(t *testing.T) {
+	ts := All()
+	if len(ts) != 10 {
+		t.Fatalf("All() = %d templates, want the 4 seeds and 6 expert templates", len(ts))
+	}
+	seeds := 0
+	for _, tp := range ts {
+		if tp.NPUFramework == "" || tp.BenchFramework == "" || tp.Description == "" || tp.Provenance == "" {
+			t.Errorf("%s: incomplete header %+v", tp.Name, tp)
+		}
+		got, err := Get(tp.Name + ".yaml")
+		if err != nil || got.Name != tp.Name {
+			t.Errorf("Get(%q) = %v, %v", tp.Name, got, err)
+		}
+		switch tp.Kind {
+		case KindSeed:
+			seeds++
+			want, err := os.ReadFile(shared(t, "docs", "seed-templates", tp.Name+".yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(tp.Verbatim(), want) {
+				t.Errorf("%s: seed part differs from shared/docs/seed-templates/%s.yaml", tp.Name, tp.Name)
+			}
+		case KindExpert:
+			if _, err := Get(tp.Corrects); err != nil {
+				t.Errorf("%s corrects %q: %v", tp.Name, tp.Corrects, err)
+			}
+		}
+		// Each template re-parses from its own text to the same lines.
+		again, err := Parse(tp.File, tp.Text)
+		if err != nil || fmt.Sprint(again.Lines) != fmt.Sprint(tp.Lines) {
+			t.Errorf("%s: re-parse: %v", tp.Name, err)
+		}
+	}
+	if seeds != 4 {
+		t.Errorf("%d seed templates, want 4", seeds)
+	}
+	if _, err := Get("qwen3"); err == nil || !strings.Contains(err.Error(), "qwen2.5_llamafactory_to_mindspeed-llm") {
+		t.Errorf("Get(unknown) error = %v, want the list of known names", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const head = "# name: x\n# kind: expert\n# npu: A\n# bench: B\n# description: d\n# provenance: p\n"
+	tests := []struct {
+		name, text, want string
+	}{
+		{"no header", "TopLayer:\n  a: b\n", `t.yaml:1: expected header key "name", found none`},
+		{"bad header key", "# nam: x\nTopLayer:\n  a: b\n", `t.yaml:1: expected a header line "# key: value"`},
+		{"repeated header key", "# name: x\n# name: y\n", `t.yaml:2: expected header key "name" once`},
+		{"bad kind", strings.Replace(head, "expert", "draft", 1) + "A:\n  a: b\n", `t.yaml:1: expected kind seed or expert, found "draft"`},
+		{"seed without marker", strings.Replace(head, "expert", "seed", 1) + "A:\n  a: b\n", `expected the line "# --- verbatim seed below ---"`},
+		{"not a mapping", head + "- a\n", "t.yaml:7: expected a mapping of class names, found a list"},
+		{"empty", head, "t.yaml:1: expected a mapping of class names, found an empty document"},
+		{"class not a string", head + "1:\n  a: b\n", `t.yaml:7: expected a class name, found "1" (int)`},
+		{"null block", head + "A:\n", "t.yaml:7: expected a mapping of child paths under A, found nothing"},
+		{"duplicate class", head + "A:\n  a: b\nA:\n  c: d\n", "t.yaml:9: expected each class once, found A again (first at line 7)"},
+		{"duplicate key", head + "A:\n  a: b\n  a: c\n", "t.yaml:9: expected each key once under A, found a again (first at line 8)"},
+		{"empty value", head + "A:\n  a: ''\n", "t.yaml:8: expected a bench child path for a, found an empty string"},
+		{"list value", head + "A:\n  a: [b]\n", "t.yaml:8: expected a bench child path for a, found a list"},
+		{"placeholder in key only", head + "A:\n  l.{i}.a: l.0.b\n", "t.yaml:8: expected {i} once as a whole path segment"},
+		{"placeholder inside a segment", head + "A:\n  l.x{i}: l.{i}\n", "t.yaml:8: expected {i} once as a whole path segment"},
+		{"bad yaml", head + "A:\n  a: [b\n", "t.yaml: yaml:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tc.text))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMatchClass(t *testing.T) {
+	tests := []struct {
+		tmpl, tree string
+		want       bool
+	}{
+		{"Qwen2_5_VLVisionSdpaAttention", "Qwen2_5_VLVisionSdpaAttention", true},
+		{"Qwen2_5_VLVisionSdpaAttention", "Qwen2_5_VLVisionAttention", true},
+		{"Qwen2_5_VLVisionAttention", "Qwen2_5_VLVisionFlashAttention2", true},
+		{"Qwen2Attention", "Qwen2SdpaAttention", true},
+		{"Qwen2Attention", "Qwen2FlashAttention2", true},
+		{"Qwen2_5_VLAttention", "Qwen2_5_VLSdpaAttention", true},
+		{"LlamaAttention", "LlamaEagerAttention", true},
+		{"Qwen2DecoderLayer", "FSDPQwen2DecoderLayer", true},
+		{"Qwen2Attention", "Qwen2_5_VLAttention", false},
+		{"Qwen2_5_VLVisionAttention", "Qwen2_5_VLAttention", false},
+		{"Qwen2_5_VLModel", "Qwen2_5_VLTextModel", false},
+		{"SelfAttention", "Qwen2vlSelfAttention", false},
+		{"SdpaAttention", "Attention", false},
+		{"FSDP", "", false},
+		{"", "", true},
+		{"MLP", "Qwen2MLP", false},
+	}
+	for _, tc := range tests {
+		if got := MatchClass(tc.tmpl, tc.tree); got != tc.want {
+			t.Errorf("MatchClass(%q, %q) = %v, want %v", tc.tmpl, tc.tree, got, tc.want)
+		}
+	}
+}
+
+// applyCase is one template evaluated on one pair of trees.
+type applyCase struct {
+	golden   string
+	template string
+	npu      func(t testing.TB) *printparse.Tree
+	bench    func(t testing.TB) *printparse.Tree
+}
+
+func treeOf(rel string, wrappers ...string) func(t testing.TB) *printparse.Tree {
+	return func(t testing.TB) *printparse.Tree {
+		tr := loadPrint(t, rel)
+		if len(wrappers) > 0 {
+			tr = wrap(tr, wrappers...)
+		}
+		return tr
+	}
+}
+
+var (
+	msMM       = treeOf(pairANPU)
+	hfOld      = treeOf(pairABench)
+	hfNew      = treeOf(newLayout, "DeepSpeedEngine")
+	hfNew1     = treeOf(newLayout1, "DeepSpeedEngine")
+	hfQwen25   = treeOf(qwen25New, "DeepSpeedEngine")
+	hfQwen2    = treeOf(qwen2Sdpa, "DeepSpeedEngine")
+	msLLMShape = treeOf(tinyGPT, "", "DistributedDataParallel", "Float16Module")
+)
+
+func applyCases() []applyCase {
+	var out []applyCase
+	for _, tp := range All() {
+		n := tp.Name
+		switch {
+		case strings.HasPrefix(n, "qwen2.5-vl_mindspeed-mm_to_"):
+			out = append(out,
+				applyCase{n + "__pairA", n, msMM, hfOld},
+				applyCase{n + "__new-layout", n, msMM, hfNew})
+		case strings.HasPrefix(n, "qwen2.5-vl_llamafactory_to_"):
+			out = append(out,
+				applyCase{n + "__pairA", n, hfOld, msMM},
+				applyCase{n + "__new-layout", n, hfNew, msMM},
+				applyCase{n + "__new-layout-1-layer", n, hfNew1, msMM})
+		case strings.HasPrefix(n, "qwen2.5_mindspeed-llm_to_"):
+			out = append(out, applyCase{n + "__tiny-gpt-vs-qwen2.5", n, msLLMShape, hfQwen25})
+		case strings.HasPrefix(n, "qwen2.5_llamafactory_to_"):
+			out = append(out,
+				applyCase{n + "__qwen2.5-vs-tiny-gpt", n, hfQwen25, msLLMShape},
+				applyCase{n + "__qwen2-sdpa-vs-tiny-gpt", n, hfQwen2, msLLMShape})
+		}
+	}
+	return out
+}
+
+// renderApply writes Apply's result in a stable, reviewable form.
+func renderApply(tp *Template, applied []AppliedLine, unapplied []Line) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "template %s (%s)\n", tp.Name, tp.Direction())
+	fmt.Fprintf(&b, "applied %d (indexed lines expanded), unapplied %d of %d lines\n", len(applied), len(unapplied), len(tp.Lines))
+	for _, a := range applied {
+		drift := ""
+		if a.TreeClass != "" && a.TreeClass != a.Line.Class {
+			drift = " [tree class " + a.TreeClass + "]"
+		}
+		fmt.Fprintf(&b, "+ line %d %s: %s -> %s%s: %d hit(s), %d miss(es)\n", a.Line.Line, a.Line.Class, a.Key, a.Value, drift, len(a.Hits), len(a.Misses))
+		fmt.Fprintf(&b, "    e.g. %s -> %s\n", a.Hits[0].NPU, a.Hits[0].Bench)
+		for i, m := range a.Misses {
+			if i == 3 {
+				fmt.Fprintf(&b, "    ... %d more misses\n", len(a.Misses)-3)
+				break
+			}
+			fmt.Fprintf(&b, "    miss %s -> %s (no such bench module)\n", m.NPU, m.Bench)
+		}
+	}
+	for _, l := range unapplied {
+		fmt.Fprintf(&b, "- line %d %s\n", l.Line, l)
+	}
+	return b.String()
+}
+
+func TestApplyGolden(t *testing.T) {
+	for _, tc := range applyCases() {
+		t.Run(tc.golden, func(t *testing.T) {
+			tp, err := Get(tc.template)
+			if err != nil {
+				t.Fatal(err)
+			}
+			applied, unapplied := tp.Apply(tc.npu(t), tc.bench(t))
+			got := renderApply(tp, applied, unapplied)
+			path := filepath.Join("testdata", "apply", tc.golden+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./templates -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Apply differs from %s (go test ./templates -run TestApplyGolden -update, then review the diff):\n%s", path, got)
+			}
+		})
+	}
+}
+
+// TestApplyPairA pins the facts the goldens show on the pair the seed
+// templates were written for.
+func TestApplyPairA(t *testing.T) {
+	ms, hf := msMM(t), hfOld(t)
+	seed, _ := Get("qwen2.5-vl_mindspeed-mm_to_llamafactory")
+	applied, unapplied := seed.Apply(ms, hf)
+	if len(unapplied) != 1 || unapplied[0].Class != "MMGPTModel" || unapplied[0].Key != "output_layer" {
+		t.Errorf("seed: unapplied = %v, want only the wrong MMGPTModel output_layer line", unapplied)
+	}
+	conflicts := map[string]int{}
+	for _, a := range applied {
+		if len(a.Misses) > 0 {
+			conflicts[a.Line.Class+"."+a.Key] = len(a.Misses)
+		}
+	}
+	want := map[string]int{"TransformerLayer.input_layernorm": 8, "TransformerLayer.self_attention": 8, "TransformerLayer.pre_mlp_layernorm": 8}
+	if fmt.Sprint(conflicts) != fmt.Sprint(want) {
+		t.Errorf("seed: lines that miss in some places = %v, want %v (the text layers under the vision TransformerLayer rule)", conflicts, want)
+	}
+
+	expert, _ := Get("qwen2.5-vl_mindspeed-mm_to_llamafactory-expert")
+	applied, unapplied = expert.Apply(ms, hf)
+	if len(unapplied) != 0 {
+		t.Errorf("expert: unapplied = %v, want none", unapplied)
+	}
+	indexed := 0
+	for _, a := range applied {
+		if len(a.Misses) > 0 {
+			t.Errorf("expert: %s -> %s misses %v", a.Key, a.Value, a.Misses)
+		}
+		if a.Line.Indexed() {
+			indexed++
+		}
+	}
+	if indexed != 3*8 {
+		t.Errorf("expert: %d expanded text-layer lines, want 3 per layer x 8 layers", indexed)
+	}
+
+	rev, _ := Get("qwen2.5-vl_llamafactory_to_mindspeed-mm-expert")
+	if _, unapplied := rev.Apply(hf, ms); len(unapplied) != 0 {
+		t.Errorf("reverse expert: unapplied = %v, want none", unapplied)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name       string
+		npu, bench func(testing.TB) *printparse.Tree
+		best       string
+		drift      []string // "template=tree" class correspondences expected among the best match's
+	}{
+		{"pair A", msMM, hfOld, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert", nil},
+		{"pair A reversed", hfOld, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert", nil},
+		{"new layout", msMM, hfNew, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert-new-layout", nil},
+		{"new layout reversed", hfNew, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert-new-layout", nil},
+		{"qwen2.5 text reversed", hfQwen25, msLLMShape, "qwen2.5_llamafactory_to_mindspeed-llm-expert", nil},
+		{"qwen2 sdpa reversed", hfQwen2, msLLMShape, "qwen2.5_llamafactory_to_mindspeed-llm-expert", []string{"Qwen2Attention=Qwen2SdpaAttention"}},
+		{"text model forward", msLLMShape, hfQwen25, "qwen2.5_mindspeed-llm_to_llamafactory-expert", nil},
+		{"unrelated", treeOf(tinyGPT), treeOf(qwen25New), "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := Detect(tc.npu(t), tc.bench(t))
+			if tc.best == "" {
+				if len(ms) != 0 {
+					t.Fatalf("Detect = %s first, want nothing", ms[0].Template.Name)
+				}
+				return
+			}
+			if len(ms) == 0 || ms[0].Template.Name != tc.best {
+				var names []string
+				for _, m := range ms {
+					names = append(names, fmt.Sprintf("%s(%.2f)", m.Template.Name, m.Score))
+				}
+				t.Fatalf("Detect = %v, want %s first", names, tc.best)
+			}
+			for i := 1; i < len(ms); i++ {
+				if ms[i].Score > ms[i-1].Score && ms[i-1].Template.Corrects != ms[i].Template.Name {
+					t.Errorf("not best first: %s %.2f after %.2f", ms[i].Template.Name, ms[i].Score, ms[i-1].Score)
+				}
+			}
+			got := map[string]bool{}
+			for _, c := range ms[0].Classes {
+				if !c.Exact {
+					got[c.Template+"="+c.Tree] = true
+				}
+			}
+			for _, d := range tc.drift {
+				if !got[d] {
+					t.Errorf("drift %s not reported; got %v", d, ms[0].Classes)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDetectPairA(b *testing.B) {
+	ms, hf := msMM(b), hfOld(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Detect(ms, hf)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, tp := range All() {
+		f.Add(tp.Text)
+	}
+	f.Add([]byte("# name: x\n# kind: expert\n# npu: A\n# bench: B\n# description: d\n# provenance: p\nA:\n  l.{i}.a: l.{i}.b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tp, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(tp.Lines) == 0 || tp.Name == "" {
+			t.Fatalf("accepted a template without lines or name: %+v", tp)
+		}
+		for _, l := range tp.Lines {
+			if l.Class == "" || l.Key == "" || l.Value == "" || l.Line < 1 {
+				t.Fatalf("bad line %+v", l)
+			}
+		}
+	})
+}
