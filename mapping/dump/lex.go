@@ -327,6 +327,9 @@ func (l *lexer) readNumber(dst []byte) ([]byte, int, error) {
 		}
 		if c2 == 'I' {
 			if !l.ensure(9) || string(l.buf[l.pos:l.pos+9]) != "-Infinity" {
+				if l.truncatedWord() {
+					return dst, 0, l.atEOF("-Infinity")
+				}
 				return dst, 0, l.errorf("expected a number or -Infinity, found %s", l.describeAt(i))
 			}
 			dst = append(dst, "-Infinity"...)
@@ -353,35 +356,45 @@ func (l *lexer) readNumber(dst []byte) ([]byte, int, error) {
 		return dst, 0, l.errorf("expected a digit, found %s", l.describeAt(i))
 	}
 	if c, ok = at(i); ok && c == '.' {
-		if c2, ok2 := at(i + 1); ok2 && c2 >= '0' && c2 <= '9' {
-			kind = numFloat
-			i += 2
-			for {
-				c, ok = at(i)
-				if !ok || c < '0' || c > '9' {
-					break
-				}
-				i++
-			}
+		c2, ok2 := at(i + 1)
+		if !ok2 {
+			l.pos += i + 1
+			return dst, 0, l.atEOF("a digit after '.'")
 		}
-		// A '.' without digits ends the number; the caller then reports
-		// the '.' as unexpected, as Python does.
+		if c2 < '0' || c2 > '9' {
+			return dst, 0, l.errorf("expected a digit after '.', found %s", l.describeAt(i+1))
+		}
+		kind = numFloat
+		i += 2
+		for {
+			c, ok = at(i)
+			if !ok || c < '0' || c > '9' {
+				break
+			}
+			i++
+		}
 	}
 	if c, ok = at(i); ok && (c == 'e' || c == 'E') {
 		j := i + 1
 		if c2, ok2 := at(j); ok2 && (c2 == '+' || c2 == '-') {
 			j++
 		}
-		if c3, ok3 := at(j); ok3 && c3 >= '0' && c3 <= '9' {
-			kind = numFloat
-			i = j + 1
-			for {
-				c, ok = at(i)
-				if !ok || c < '0' || c > '9' {
-					break
-				}
-				i++
+		c3, ok3 := at(j)
+		if !ok3 {
+			l.pos += j
+			return dst, 0, l.atEOF("a digit in the exponent")
+		}
+		if c3 < '0' || c3 > '9' {
+			return dst, 0, l.errorf("expected a digit in the exponent, found %s", l.describeAt(j))
+		}
+		kind = numFloat
+		i = j + 1
+		for {
+			c, ok = at(i)
+			if !ok || c < '0' || c > '9' {
+				break
 			}
+			i++
 		}
 	}
 	dst = append(dst, l.buf[l.pos:l.pos+i]...)
@@ -410,6 +423,24 @@ func (l *lexer) literal(w string) bool {
 	}
 	l.pos += len(w)
 	return true
+}
+
+// truncatedWord reports whether the input ends inside one of the bare
+// words true, false, null, NaN, Infinity, -Infinity.
+func (l *lexer) truncatedWord() bool {
+	if l.ensure(9) {
+		return false
+	}
+	rest := string(l.buf[l.pos:l.end])
+	if rest == "" {
+		return false
+	}
+	for _, w := range [...]string{"true", "false", "null", "NaN", "Infinity", "-Infinity"} {
+		if len(rest) < len(w) && w[:len(rest)] == rest {
+			return true
+		}
+	}
+	return false
 }
 
 // skipValue consumes one JSON value without building anything.
@@ -449,6 +480,9 @@ func (l *lexer) skipValue(want string) error {
 			}
 		default:
 			if !l.skipLiteral(c) {
+				if l.truncatedWord() {
+					return l.atEOF(want)
+				}
 				return l.errorf("expected %s, found %s", want, l.describe())
 			}
 		}

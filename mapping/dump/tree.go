@@ -165,6 +165,9 @@ func (p *parser) value(depth int, want string) (int32, error) {
 			return p.add(kInf), nil
 		}
 	}
+	if l.truncatedWord() {
+		return -1, l.atEOF(want)
+	}
 	return -1, l.errorf("expected %s, found %s", want, l.describe())
 }
 

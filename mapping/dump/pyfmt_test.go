@@ -1,0 +1,98 @@
+package dump
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPyFloatMatchesCPython compares AppendPyFloat with repr() output
+// recorded from CPython (testdata/pyfloat.txt: edge cases and random bit
+// patterns).
+func TestPyFloatMatchesCPython(t *testing.T) {
+	f, err := os.Open("testdata/pyfloat.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		bits, want, _ := strings.Cut(line, " ")
+		u, err := strconv.ParseUint(bits, 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := math.Float64frombits(u)
+		if got := PyFloat(v); got != want {
+			t.Errorf("PyFloat(%v) = %q, CPython %q", v, got, want)
+		}
+		n++
+	}
+	if n < 3000 {
+		t.Fatalf("only %d values read", n)
+	}
+	for v, want := range map[float64]string{math.NaN(): "nan", math.Inf(1): "inf", math.Inf(-1): "-inf"} {
+		if got := PyFloat(v); got != want {
+			t.Errorf("PyFloat(%v) = %q", v, got)
+		}
+	}
+}
+
+func TestPyReprMatchesCPython(t *testing.T) {
+	data, err := os.ReadFile("testdata/pyrepr.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		in, out, _ := strings.Cut(line, "\t")
+		var s, want string
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(AppendPyRepr(nil, s)); got != want {
+			t.Errorf("repr(%q) = %s, CPython %s", s, got, want)
+		}
+	}
+}
+
+func TestValuePyStr(t *testing.T) {
+	tests := []struct {
+		v     Value
+		want  string
+		isInt bool
+	}{
+		{Value{Kind: Null}, "None", false},
+		{Value{Kind: Bool, Bool: true}, "True", false},
+		{Value{Kind: Bool}, "False", false},
+		{Value{Kind: Number, Num: 3, Text: "3"}, "3", true},
+		{Value{Kind: Number, Num: 0, Text: "-0"}, "0", true},
+		{Value{Kind: Number, Num: 3, Text: "3.0"}, "3.0", false},
+		{Value{Kind: Number, Num: 100000, Text: "1E5"}, "100000.0", false},
+		{Value{Kind: Number, Num: 0.04065797850489616, Text: "0.040657978504896164"}, "0.04065797850489616", false},
+		{Value{Kind: Number, Num: 1e-6, Text: "0.000001"}, "1e-06", false},
+		{Value{Kind: PosInf, Num: math.Inf(1), Text: "1e400"}, "inf", false},
+		{Value{Kind: PosInf, Num: math.Inf(1), Text: "Infinity"}, "inf", false},
+		{Value{Kind: NegInf, Num: math.Inf(-1), Text: "-Infinity"}, "-inf", false},
+		{Value{Kind: NaN, Num: math.NaN(), Text: "NaN"}, "nan", false},
+		{Value{Kind: Number, Num: 1e30, Text: "1000000000000000000000000000000"}, "1000000000000000000000000000000", true},
+		{Value{Kind: String, Text: "..."}, "...", false},
+		{Value{Kind: Composite, Text: "[0, 2, None]"}, "[0, 2, None]", false},
+	}
+	for _, tt := range tests {
+		if got := tt.v.PyStr(); got != tt.want || tt.v.IsInt() != tt.isInt {
+			t.Errorf("%+v: PyStr %q IsInt %v, want %q %v", tt.v, got, tt.v.IsInt(), tt.want, tt.isInt)
+		}
+	}
+}
