@@ -85,7 +85,15 @@ func TestParity(t *testing.T) {
 	qs := t.TempDir()
 	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step0/proc2016/dump.json"), filepath.Join(qs, "npu"))
 	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step1/proc2016/dump.json"), filepath.Join(qs, "bench"))
+	tp := t.TempDir()
+	tensorFixture(t, filepath.Join(root, "golden/synth_tensor_pt/npu"), filepath.Join(tp, "npu"))
+	tensorFixture(t, filepath.Join(root, "golden/synth_tensor_pt/bench"), filepath.Join(tp, "bench"))
+	os.Remove(filepath.Join(tp, "bench/dump_tensor_data/Tensor.mixed.0.forward.output.9.pt")) // deleted on purpose in the fixture
 	cases := []parityCase{
+		{name: "tensor", target: filepath.Join(tp, "npu/dump.json"), golden: filepath.Join(tp, "bench/dump.json"),
+			want: "golden/synth_tensor_pt/output"},
+		{name: "fuzzy_tensor", target: filepath.Join(tp, "npu/dump.json"), golden: filepath.Join(tp, "bench/dump.json"),
+			want: "golden/synth_tensor_pt/output_fuzzy_match", opt: func(t *testing.T, o *Options) { o.Fuzzy = true }},
 		{name: "statistics", target: "golden/synth_statistics/npu/dump.json", golden: "golden/synth_statistics/bench/dump.json",
 			want: "golden/synth_statistics/output"},
 		{name: "md5", target: "golden/synth_md5/npu/dump.json", golden: "golden/synth_md5/bench/dump.json",

@@ -230,10 +230,11 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		cfg.Pairs = pm
 	}
 	if cfg.Mode == Tensor {
-		if opt.NewTensor == nil {
-			return nil, errors.New("compare: tensor mode is not available")
+		nt := opt.NewTensor
+		if nt == nil {
+			nt = NewTensorFiles
 		}
-		tc, err := opt.NewTensor(np, bp)
+		tc, err := nt(np, bp)
 		if err != nil {
 			return nil, err
 		}
@@ -267,6 +268,10 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		if err != nil {
 			sk.Abort()
 			return nil, inputErr(err)
+		}
+		if e, ok := cfg.Tensor.(interface{ Err() error }); ok && e.Err() != nil {
+			sk.Abort()
+			return nil, &InputError{e.Err()}
 		}
 		if cfg.Mode == Tensor || nsrc.hdr.MD5 == bsrc.hdr.MD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
 			break

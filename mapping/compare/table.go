@@ -37,6 +37,9 @@ func (m Metric) num() (float64, bool) { return m.Value, m.IsNum }
 // String renders the metric as msprobe's CSV does (Python repr for
 // numbers).
 func (m Metric) String() string {
+	if m.Text != "" {
+		return m.Text
+	}
 	if m.IsNum {
 		return pyFloat(m.Value)
 	}
