@@ -53,24 +53,57 @@ func (r *Resolver) Mapping() *Mapping { return r.m }
 // classes of the nodes it jumps over. Where the scope leaves the trie, the
 // segment text serves as class, as for any untyped node.
 func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fired []*Rule) {
+	steps := r.Steps(npu, scope)
+	if len(steps) > 0 {
+		bench = steps[len(steps)-1].Bench
+	}
+	for _, s := range steps {
+		if s.Rule != nil {
+			fired = append(fired, s.Rule)
+		}
+	}
+	return bench, fired
+}
+
+// Step is one step of ConvertScope.
+type Step struct {
+	// Start is the index in the scope of the first segment consumed, Level
+	// the number of segments consumed.
+	Start, Level int
+	// Class is the class whose rules were consulted: the type of Container.
+	Class string
+	// Container is the NPU node the step started from (nil outside the
+	// trie); End is the node reached (nil outside the trie).
+	Container, End *TrieNode
+	// Rule is the rule that fired, nil for the identity.
+	Rule *Rule
+	// Bench is the bench path built so far, this step included. Steps
+	// share its backing array: copy before modifying.
+	Bench []string
+}
+
+// Steps is ConvertScope with every step recorded.
+func (r *Resolver) Steps(npu *Trie, scope []string) []Step {
 	var cur *TrieNode
 	if npu != nil {
 		cur = npu.Root
 	}
 	curType := TopLayer
+	var bench []string
+	steps := make([]Step, 0, len(scope))
 	for i := 0; i < len(scope); {
 		child := scope[i]
-		target, step := child, 1
+		st := Step{Start: i, Level: 1, Class: curType, Container: cur}
+		target := child
 		for _, c := range r.rules[curType][child] {
 			end := min(i+c.level, len(scope))
 			if strings.Join(scope[i:end], ".") == c.key {
-				target, step = c.target, c.level
-				fired = append(fired, c.rule)
+				target, st.Level, st.Rule = c.target, c.level, c.rule
 				break
 			}
 		}
 		bench = append(bench, strings.Split(target, ".")...)
-		for j := 0; j < step && i < len(scope); j++ {
+		for j := 0; j < st.Level && i < len(scope); j++ {
 			seg := scope[i]
 			cur = cur.Child(seg)
 			if cur != nil {
@@ -80,8 +113,11 @@ func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fire
 			}
 			i++
 		}
+		st.End = cur
+		st.Bench = bench[:len(bench):len(bench)]
+		steps = append(steps, st)
 	}
-	return bench, fired
+	return steps
 }
 
 // Resolve returns the bench item msprobe pairs with the NPU item it (which

@@ -167,6 +167,9 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 		if n == t.Root {
 			return true
 		}
+		if n.None {
+			return false
+		}
 		typ := n.Class
 		untyped := typ == "" || untypedContainers[typ]
 		if untyped {

@@ -1,0 +1,200 @@
+package mapping
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// tree builds a printparse tree from "path Class" lines (parents first).
+func tree(lines ...string) *printparse.Tree {
+	root := &printparse.Node{Class: "Root"}
+	t := &printparse.Tree{Source: "hand", Root: root}
+	for _, l := range lines {
+		path, class, _ := strings.Cut(l, " ")
+		parent := root
+		name := path
+		if i := strings.LastIndexByte(path, '.'); i >= 0 {
+			parent, name = root.Lookup(path[:i]), path[i+1:]
+		}
+		n := &printparse.Node{Name: name, Path: path, Class: class, Parent: parent}
+		parent.Children = append(parent.Children, n)
+	}
+	return t
+}
+
+func TestResolveTreeHandBuilt(t *testing.T) {
+	npu := tree("0 DDP", "0.module Float16Module", "0.module.module GPT", "0.module.module.layers ModuleList",
+		"0.module.module.layers.0 Layer", "0.module.module.layers.0.attn Attn", "0.module.module.layers.0.attn.qkv Linear",
+		"0.module.module.layers.1 Layer", "0.module.module.layers.1.attn Attn", "0.module.module.layers.1.attn.qkv Linear",
+		"0.module.module.head Linear")
+	bench := tree("module M", "module.blocks ModuleList", "module.blocks.0 Block", "module.blocks.0.self_attn A",
+		"module.blocks.0.self_attn.q Linear", "module.blocks.1 Block", "module.blocks.1.self_attn A", "module.blocks.1.self_attn.q Linear",
+		"lm_head Linear")
+	m, _, err := Parse([]byte(`TopLayer:
+  0.module: module
+Float16Module:
+  module.layers: blocks
+  module.head: lm_head   # one level fewer
+Layer:
+  attn: self_attn
+  attn.qkv: self_attn.q  # longer key wins over attn
+Attn:
+  qkv: WRONG             # never consulted: Layer's attn.qkv jumps over Attn
+ModuleList:
+  "0": WRONG             # ModuleList is never typed in a dump
+`), "hand.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"0":                                 "0 -",
+		"0.module":                          "module +",
+		"0.module.module":                   "module.module -",
+		"0.module.module.layers":            "module.blocks +",
+		"0.module.module.layers.0":          "module.blocks.0 +",
+		"0.module.module.layers.0.attn":     "module.blocks.0.self_attn +",
+		"0.module.module.layers.0.attn.qkv": "module.blocks.0.self_attn.q +",
+		"0.module.module.layers.1.attn.qkv": "module.blocks.1.self_attn.q +",
+		"0.module.module.head":              "module.lm_head -",
+	}
+	got := map[string]string{}
+	for _, p := range NewResolver(m).ResolveTree(npu, bench) {
+		found := "-"
+		if p.Bench != nil {
+			found = "+"
+			if p.Bench.Path != p.BenchPath {
+				t.Errorf("%s: bench node %s at %s", p.NPU.Path, p.Bench.Path, p.BenchPath)
+			}
+		}
+		got[p.NPU.Path] = p.BenchPath + " " + found
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s -> %q, want %q", k, got[k], w)
+		}
+	}
+	// module.head fires at Float16Module, but its target lm_head lands
+	// below bench "module", while the bench lm_head is beside it.
+	bench2, fired := NewResolver(m).ConvertScope(TrieFromTree(npu), strings.Split("0.module.module.head", "."))
+	if strings.Join(bench2, ".") != "module.lm_head" || len(fired) != 2 {
+		t.Errorf("ConvertScope = %v %v", bench2, fired)
+	}
+}
+
+func loadPrint(t testing.TB, rel string) *printparse.Tree {
+	t.Helper()
+	tr, err := printparse.Load(corpus(t, rel), printparse.Options{Index: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+const (
+	mindspeedVL = "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"
+	hfVLOld     = "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"
+)
+
+// The seed templates applied to the corpus pair (both directions), as a
+// golden listing of every NPU node: "+" found on the bench side, "-" not,
+// and the rules that fired. The MindSpeed-MM -> LLaMA-Factory misses are the
+// ones msprobe-layer-mapping.md's worked example lists (text layers'
+// input_layernorm, self_attention(.linear_proj), pre_mlp_layernorm sent to
+// norm1/attn/norm2; output_layer sent to model.lm_head).
+func TestResolveTreeSeedGolden(t *testing.T) {
+	seeds := filepath.Join(corpus(t), "..", "docs", "seed-templates")
+	tests := []struct{ name, npu, bench, yaml string }{
+		{"mindspeed_to_hf", mindspeedVL, hfVLOld, "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"},
+		{"hf_to_mindspeed", hfVLOld, mindspeedVL, "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			npu, bench := loadPrint(t, tc.npu), loadPrint(t, tc.bench)
+			m := mustLoad(t, filepath.Join(seeds, tc.yaml))
+			var b bytes.Buffer
+			found := 0
+			pairs := NewResolver(m).ResolveTree(npu, bench)
+			for _, p := range pairs {
+				mark := "-"
+				if p.Bench != nil {
+					mark = "+"
+					found++
+				}
+				var rules []string
+				for _, r := range p.Rules {
+					rules = append(rules, fmt.Sprintf("%d", r.KeyPos.Line))
+				}
+				fmt.Fprintf(&b, "%s %s -> %s [%s]\n", mark, p.NPU.Path, p.BenchPath, strings.Join(rules, ","))
+			}
+			fmt.Fprintf(&b, "found %d of %d\n", found, len(pairs))
+			golden := filepath.Join("testdata", "resolve_"+tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Errorf("ResolveTree differs from %s (run with -update and review)", golden)
+			}
+		})
+	}
+}
+
+// bigTree is a 60-layer decoder plus a 32-block vision tower.
+func bigTree(vision, text int, npu bool) *printparse.Tree {
+	var lines []string
+	if npu {
+		lines = append(lines, "0 DDP", "0.module Float16Module", "0.module.module VLM", "0.module.module.image_encoder VisionModel",
+			"0.module.module.image_encoder.layers ModuleList")
+		for i := 0; i < vision; i++ {
+			p := fmt.Sprintf("0.module.module.image_encoder.layers.%d", i)
+			lines = append(lines, p+" TransformerLayer", p+".input_layernorm RMSNorm", p+".self_attention SA",
+				p+".self_attention.linear_qkv CPL", p+".self_attention.linear_proj RPL", p+".pre_mlp_layernorm RMSNorm",
+				p+".mlp MLP", p+".mlp.linear_fc1 CPL", p+".mlp.linear_fc2 RPL")
+		}
+		lines = append(lines, "0.module.module.text_decoder MMGPTModel", "0.module.module.text_decoder.decoder TB",
+			"0.module.module.text_decoder.decoder.layers ModuleList")
+		for i := 0; i < text; i++ {
+			p := fmt.Sprintf("0.module.module.text_decoder.decoder.layers.%d", i)
+			lines = append(lines, p+" TransformerLayer", p+".input_layernorm RMSNorm", p+".self_attention SA",
+				p+".self_attention.linear_qkv CPL", p+".self_attention.linear_proj RPL", p+".pre_mlp_layernorm RMSNorm",
+				p+".mlp MLP", p+".mlp.linear_fc1 CPL", p+".mlp.linear_fc2 RPL")
+		}
+		return tree(lines...)
+	}
+	lines = append(lines, "module M", "module.visual V", "module.visual.blocks ModuleList")
+	for i := 0; i < vision; i++ {
+		p := fmt.Sprintf("module.visual.blocks.%d", i)
+		lines = append(lines, p+" Block", p+".norm1 N", p+".attn A", p+".attn.qkv Linear", p+".attn.proj Linear", p+".norm2 N",
+			p+".mlp MLP", p+".mlp.up_proj Linear", p+".mlp.down_proj Linear", p+".mlp.gate_proj Linear")
+	}
+	lines = append(lines, "module.model Model", "module.model.layers ModuleList")
+	for i := 0; i < text; i++ {
+		p := fmt.Sprintf("module.model.layers.%d", i)
+		lines = append(lines, p+" DL", p+".input_layernorm N", p+".self_attn A", p+".self_attn.o_proj Linear",
+			p+".post_attention_layernorm N", p+".mlp MLP", p+".mlp.up_proj Linear", p+".mlp.down_proj Linear")
+	}
+	return tree(lines...)
+}
+
+func BenchmarkResolveTree(b *testing.B) {
+	npu, bench := bigTree(32, 60, true), bigTree(32, 60, false)
+	m := mustLoad(b, filepath.Join(corpus(b), "..", "docs", "seed-templates", "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"))
+	r := NewResolver(m)
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(r.ResolveTree(npu, bench)) == 0 {
+			b.Fatal("no pairs")
+		}
+	}
+}
