@@ -424,3 +424,63 @@ func covers(e, m Match) bool {
 	}
 	return true
 }
+
+// Expand returns t's lines as msprobe needs them for the NPU tree npu:
+// every indexed line written out for the indices present (at every instance
+// of its class, as Apply expands it), and a line whose class matches tree
+// classes only by drift (see MatchClass) renamed to each of those classes,
+// because msprobe compares class names exactly. Lines come in template
+// order, expansions by index. Lines whose class the tree lacks are returned
+// unchanged, whether they apply or not; an indexed line with no index in
+// the tree is dropped.
+func (t *Template) Expand(npu *printparse.Tree) []Line {
+	r := newResolver(t, npu)
+	var out []Line
+	for i, l := range t.Lines {
+		seen := map[Line]bool{}
+		var exp []Line
+		npu.Root.Walk(func(n *printparse.Node) bool {
+			for _, rl := range r.rulesAt(n) {
+				if rl.line != i {
+					continue
+				}
+				cls := l.Class
+				if n != npu.Root {
+					cls = n.Class
+				}
+				e := Line{Class: cls, Key: rl.key, Value: l.Value, Line: l.Line}
+				if l.Indexed() {
+					e.Value = expandValue(l, rl.key)
+				}
+				if !seen[e] {
+					seen[e] = true
+					exp = append(exp, e)
+				}
+			}
+			return true
+		})
+		if len(exp) == 0 && !l.Indexed() {
+			exp = append(exp, l)
+		}
+		sort.SliceStable(exp, func(i, j int) bool {
+			if exp[i].Class != exp[j].Class {
+				return exp[i].Class < exp[j].Class
+			}
+			return indexLess(exp[i].Key, exp[j].Key)
+		})
+		out = append(out, exp...)
+	}
+	return out
+}
+
+// expandValue returns l's value with the index that key (an expansion of
+// l.Key) holds in place of IndexPlaceholder.
+func expandValue(l Line, key string) string {
+	ks, es := strings.Split(l.Key, "."), strings.Split(key, ".")
+	for i, seg := range ks {
+		if seg == IndexPlaceholder && i < len(es) {
+			return strings.Replace(l.Value, IndexPlaceholder, es[i], 1)
+		}
+	}
+	return l.Value
+}
