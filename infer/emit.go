@@ -1,0 +1,624 @@
+package infer
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/templates"
+)
+
+// dpair is one aligned pair seen from one direction: a keys the YAML.
+type dpair struct {
+	a, b *printparse.Node
+	m    *match
+}
+
+// view is the alignment seen from one direction.
+type view struct {
+	ka, kb *side // ka: the side whose classes key the YAML
+	pairs  []*dpair
+	byA    map[*printparse.Node]*dpair
+	byB    map[*printparse.Node]*dpair
+}
+
+func newView(al *alignment, reverse bool) *view {
+	v := &view{ka: al.npu, kb: al.bench, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
+	if reverse {
+		v.ka, v.kb = al.bench, al.npu
+	}
+	for _, m := range al.pairs {
+		p := &dpair{a: m.a, b: m.b, m: m}
+		if reverse {
+			p.a, p.b = m.b, m.a
+		}
+		v.pairs = append(v.pairs, p)
+		v.byA[p.a] = p
+		v.byB[p.b] = p
+	}
+	slices.SortStableFunc(v.pairs, func(x, y *dpair) int { return v.ka.order[x.a] - v.ka.order[y.a] })
+	return v
+}
+
+// entry is one wanted rename: at anchor (an aligned key-side module), the
+// child path key must become value below the anchor's partner.
+type entry struct {
+	anchor     *printparse.Node
+	key, value string
+	target     *printparse.Node // the key-side module renamed
+	pair       *dpair
+	kind       string // "pair", "escape", "template"
+	comment    string
+}
+
+func (e *entry) identity() bool { return e.key == e.value }
+
+// classOf is the class msprobe consults at n (TopLayer at the root).
+func classOf(n *printparse.Node) string {
+	if n.Parent == nil {
+		return mapping.TopLayer
+	}
+	return n.Class
+}
+
+func generic(n *printparse.Node) bool {
+	return n.Parent != nil && (genericClasses[n.Class] || n.Class == "")
+}
+
+// anchorOf is the nearest aligned proper ancestor of p.a whose partner is
+// a proper ancestor of p.b. When that is a generic container and the pair
+// is not an identity below it, the rule moves up to the nearest such
+// ancestor that is not generic: a rule keyed by ModuleList or Sequential
+// would fire at every list in the model.
+func (v *view) anchorOf(p *dpair) *printparse.Node {
+	first := true
+	for q := p.a.Parent; q != nil; q = q.Parent {
+		qp := v.byA[q]
+		if qp == nil || !(qp.b == p.b.Parent || isAncestor(qp.b, p.b)) {
+			continue
+		}
+		if first && generic(q) && rel(p.a, q) == rel(p.b, qp.b) {
+			return q
+		}
+		first = false
+		if !generic(q) {
+			return q
+		}
+	}
+	return nil
+}
+
+// Conflict is a class whose instances need different child renames.
+type Conflict struct {
+	// Class is the key-side class.
+	Class string `json:"class"`
+	// Instances are the places the class occurs, with what each needs.
+	Instances []ConflictInstance `json:"instances"`
+	// Resolution says how the draft resolves it, in words.
+	Resolution string `json:"resolution"`
+	// Proven reports that msprobe's resolver, run over both trees with the
+	// draft, sends every aligned module of the losing instances to its
+	// partner.
+	Proven bool `json:"proven"`
+	// Lines is the number of YAML lines the resolution added.
+	Lines int `json:"lines"`
+	// Keeps is the group of instances the class rule serves.
+	Keeps []string `json:"keeps"`
+	// Escapes are the instances served by longer keys at an ancestor.
+	Escapes []string `json:"escapes"`
+	// Unresolved are instances no YAML line can serve (see the sidecar).
+	Unresolved []string `json:"unresolved,omitempty"`
+}
+
+// ConflictInstance is one place a conflicting class occurs.
+type ConflictInstance struct {
+	// Path is the key-side module path (a repeat group is written once,
+	// "decoder.layers.{0-7}").
+	Path string `json:"path"`
+	// Wants lists the renames it needs, "key: value" (identity included
+	// where another instance renames the same child).
+	Wants []string `json:"wants"`
+}
+
+// draft is one direction's emitted mapping and what was learned on the way.
+type draft struct {
+	m          *mapping.Mapping
+	entries    []*entry
+	conflicts  []Conflict
+	sidecar    []NodePair
+	failures   []string // aligned pairs the resolver does not reproduce
+	unintended []NodePair
+	proven     map[*printparse.Node]bool // aligned key-side nodes the resolver sends right
+}
+
+// emit drafts one direction's mapping from the view. tmpl, when not nil,
+// gives template lines whose form is kept where they express an aligned
+// pair.
+func emit(v *view, tmpl *templates.Match, header string) *draft {
+	d := &draft{proven: map[*printparse.Node]bool{}}
+	var entries []*entry
+	for _, p := range v.pairs {
+		if p.a.Parent == nil {
+			continue
+		}
+		anc := v.anchorOf(p)
+		if anc == nil {
+			continue
+		}
+		ap := v.byA[anc]
+		e := &entry{anchor: anc, key: rel(p.a, anc), value: rel(p.b, ap.b), target: p.a, pair: p, kind: "pair"}
+		e.comment = pairComment(p.m)
+		entries = append(entries, e)
+	}
+	entries, d.conflicts = resolveConflicts(v, entries)
+	if tmpl != nil {
+		entries = applyTemplateForm(v, tmpl, entries)
+	}
+	d.entries = entries
+	d.m = build(v, entries, header)
+	d.prove(v)
+	for i := range d.conflicts {
+		c := &d.conflicts[i]
+		c.Proven = true
+		for _, e := range entries {
+			if e.kind == "escape" && e.pair != nil && strings.Contains(e.comment, "escapes "+c.Class+" ") && !d.proven[e.target] {
+				c.Proven = false
+			}
+		}
+		if len(c.Unresolved) > 0 {
+			c.Proven = false
+		}
+	}
+	return d
+}
+
+func pairComment(m *match) string {
+	s := fmt.Sprintf("score %.2f margin %.2f: %s", m.score, m.margin, strings.Join(m.reasons, ","))
+	if m.structuralNote != "" {
+		s += "; " + m.structuralNote
+	}
+	return s
+}
+
+// applyTemplateForm rewrites entries into the form of template lines that
+// express the same pair: the template's anchor and key instead of ours.
+func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry {
+	byTarget := map[*printparse.Node]*entry{}
+	for _, e := range entries {
+		byTarget[e.target] = e
+	}
+	for _, al := range tm.Applied {
+		for _, h := range al.Hits {
+			x := v.ka.tree.Lookup(h.NPU)
+			if x == nil {
+				continue
+			}
+			e := byTarget[x]
+			if e == nil || e.pair.b.Path != h.Bench {
+				continue
+			}
+			instPath := strings.TrimSuffix(strings.TrimSuffix(h.NPU, al.Key), ".")
+			inst := v.ka.tree.Lookup(instPath)
+			if inst == nil || (inst.Parent != nil && v.byA[inst] == nil) {
+				continue
+			}
+			ib := v.kb.tree.Root
+			if inst.Parent != nil {
+				ib = v.byA[inst].b
+			}
+			if rel(e.pair.b, ib) != al.Value || !isAncestor(inst, x) {
+				continue
+			}
+			e.anchor, e.key, e.value = inst, al.Key, al.Value
+			if e.kind != "escape" {
+				e.kind = "template"
+			}
+			e.comment = "template " + tm.Template.Name + "; " + e.comment
+		}
+	}
+	return entries
+}
+
+// resolveConflicts finds classes whose instances need different renames
+// and escapes all but one group of instances through longer keys at their
+// nearest uniquely-classed aligned ancestor.
+func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
+	type inst struct {
+		node *printparse.Node
+		want map[string]*entry
+	}
+	instNodes := func(xs []*inst) []*printparse.Node {
+		out := make([]*printparse.Node, len(xs))
+		for i, x := range xs {
+			out[i] = x.node
+		}
+		return out
+	}
+	byClass := map[string][]*inst{}
+	var classes []string
+	instOf := map[*printparse.Node]*inst{}
+	for _, e := range entries {
+		in := instOf[e.anchor]
+		if in == nil {
+			in = &inst{node: e.anchor, want: map[string]*entry{}}
+			instOf[e.anchor] = in
+			c := classOf(e.anchor)
+			if byClass[c] == nil {
+				classes = append(classes, c)
+			}
+			byClass[c] = append(byClass[c], in)
+		}
+		in.want[e.key] = e
+	}
+	var conflicts []Conflict
+	var out []*entry
+	escaped := map[*entry]bool{}
+	for _, c := range classes {
+		insts := byClass[c]
+		// Keys whose wanted value differs between instances.
+		values := map[string]map[string]bool{}
+		for _, in := range insts {
+			for k, e := range in.want {
+				if values[k] == nil {
+					values[k] = map[string]bool{}
+				}
+				values[k][e.value] = true
+			}
+		}
+		var ckeys []string
+		for k, vs := range values {
+			if len(vs) > 1 {
+				ckeys = append(ckeys, k)
+			}
+		}
+		if len(ckeys) == 0 {
+			continue
+		}
+		sort.Strings(ckeys)
+		// Cluster instances with compatible wants on the conflicting keys.
+		type cluster struct {
+			want  map[string]string
+			insts []*inst
+		}
+		var clusters []*cluster
+		for _, in := range insts {
+			placed := false
+			for _, cl := range clusters {
+				ok := true
+				for _, k := range ckeys {
+					e, has := in.want[k]
+					if w, has2 := cl.want[k]; has && has2 && w != e.value {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					for _, k := range ckeys {
+						if e, has := in.want[k]; has {
+							cl.want[k] = e.value
+						}
+					}
+					cl.insts = append(cl.insts, in)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				cl := &cluster{want: map[string]string{}, insts: []*inst{in}}
+				for _, k := range ckeys {
+					if e, has := in.want[k]; has {
+						cl.want[k] = e.value
+					}
+				}
+				clusters = append(clusters, cl)
+			}
+		}
+		if len(clusters) < 2 {
+			continue
+		}
+		// lines counts the escape lines an instance needs when cl keeps
+		// the class rule.
+		lines := func(in *inst, cl *cluster) int {
+			n := 0
+			for _, k := range ckeys {
+				e, has := in.want[k]
+				if !has {
+					continue
+				}
+				w, ok := cl.want[k]
+				if !ok {
+					w = k
+				}
+				if w != e.value {
+					n++
+				}
+			}
+			return n
+		}
+		best, bestCost := -1, 0
+		for i, cl := range clusters {
+			cost := 0
+			for j, o := range clusters {
+				if j != i {
+					for _, in := range o.insts {
+						cost += lines(in, cl)
+					}
+				}
+			}
+			if best < 0 || cost < bestCost || cost == bestCost && len(cl.insts) > len(clusters[best].insts) {
+				best, bestCost = i, cost
+			}
+		}
+		win := clusters[best]
+		conf := Conflict{Class: c}
+		for _, cl := range clusters {
+			for _, g := range groupPaths(instNodes(cl.insts)) {
+				ci := ConflictInstance{Path: g}
+				for _, k := range ckeys {
+					if w, ok := cl.want[k]; ok {
+						ci.Wants = append(ci.Wants, k+": "+w)
+					}
+				}
+				conf.Instances = append(conf.Instances, ci)
+			}
+		}
+		conf.Keeps = groupPaths(instNodes(win.insts))
+		// Escape the other clusters.
+		var escNodes, unresolved []*printparse.Node
+		for i, cl := range clusters {
+			if i == best {
+				continue
+			}
+			for _, in := range cl.insts {
+				esc := escapeAnchor(v, in.node)
+				if esc == nil {
+					unresolved = append(unresolved, in.node)
+				} else {
+					escNodes = append(escNodes, in.node)
+				}
+				for _, k := range ckeys {
+					e, has := in.want[k]
+					if !has {
+						continue
+					}
+					w, ok := win.want[k]
+					if !ok {
+						w = k
+					}
+					if w == e.value {
+						continue
+					}
+					escaped[e] = true
+					if esc == nil {
+						continue
+					}
+					ep := v.byA[esc]
+					ib := v.byA[in.node].b
+					ne := &entry{
+						anchor: esc, target: e.target, pair: e.pair, kind: "escape",
+						key:   joinPath(rel(in.node, esc), e.key),
+						value: joinPath(rel(ib, ep.b), e.value),
+					}
+					ne.comment = fmt.Sprintf("escapes %s rule %s: %s (%s)", c, k, w, strings.TrimPrefix(e.comment, ""))
+					out = append(out, ne)
+					conf.Lines++
+				}
+			}
+		}
+		conf.Escapes = groupPaths(escNodes)
+		conf.Unresolved = groupPaths(unresolved)
+		conf.Resolution = fmt.Sprintf("class rule %s serves %s; %s escape%s through %d longer key%s at %s",
+			c, strings.Join(conf.Keeps, ", "), strings.Join(conf.Escapes, ", "), plural(len(conf.Escapes), "", "s"),
+			conf.Lines, plural(conf.Lines, "", "s"), strings.Join(escapeClasses(v, escNodes), ", "))
+		if len(unresolved) > 0 {
+			conf.Resolution += fmt.Sprintf("; %s cannot be expressed in YAML (no uniquely-classed aligned ancestor): see the sidecar", strings.Join(conf.Unresolved, ", "))
+		}
+		conflicts = append(conflicts, conf)
+	}
+	var kept []*entry
+	for _, e := range entries {
+		if !escaped[e] {
+			kept = append(kept, e)
+		}
+	}
+	return append(kept, out...), conflicts
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func joinPath(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "." + b
+}
+
+
+func escapeClasses(v *view, ns []*printparse.Node) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range ns {
+		if e := escapeAnchor(v, n); e != nil && !seen[classOf(e)] {
+			seen[classOf(e)] = true
+			out = append(out, classOf(e))
+		}
+	}
+	return out
+}
+
+// escapeAnchor is the nearest aligned proper ancestor of n whose class
+// occurs once in the key-side tree (so a rule there fires only here).
+func escapeAnchor(v *view, n *printparse.Node) *printparse.Node {
+	for q := n.Parent; q != nil; q = q.Parent {
+		if v.byA[q] == nil || generic(q) {
+			continue
+		}
+		if q.Parent == nil || v.ka.classCount[q.Class] == 1 {
+			return q
+		}
+	}
+	return nil
+}
+
+// groupPaths writes node paths with repeat members collapsed:
+// "decoder.layers.{0-7}".
+func groupPaths(ns []*printparse.Node) []string {
+	var out []string
+	idx := map[string]int{}
+	type grp struct {
+		prefix, suffix string
+		ids            []int
+	}
+	var groups []*grp
+	for _, n := range ns {
+		p, s, i := splitIndex(n)
+		if i < 0 {
+			out = append(out, displayPath(n.Path))
+			continue
+		}
+		k := p + "\x00" + s
+		if j, ok := idx[k]; ok {
+			groups[j].ids = append(groups[j].ids, i)
+			continue
+		}
+		idx[k] = len(groups)
+		groups = append(groups, &grp{prefix: p, suffix: s, ids: []int{i}})
+		out = append(out, "\x00"+k)
+	}
+	for i, o := range out {
+		if strings.HasPrefix(o, "\x00") {
+			g := groups[idx[o[1:]]]
+			out[i] = g.prefix + rangeText(g.ids) + g.suffix
+		}
+	}
+	return out
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "(root)"
+	}
+	return p
+}
+
+// splitIndex splits a node path at its innermost repeat-member segment.
+func splitIndex(n *printparse.Node) (prefix, suffix string, index int) {
+	var segs []string
+	for p := n; p != nil && p.Parent != nil; p = p.Parent {
+		if p.Repeat != nil {
+			prefix = strings.TrimSuffix(p.Path, p.Name)
+			suffix = strings.Join(segs, "")
+			return prefix, suffix, indexOf(p)
+		}
+		segs = append([]string{"." + p.Name}, segs...)
+	}
+	return "", "", -1
+}
+
+// rangeText renders sorted indices as "{0-7}" or "{0,2,5}".
+func rangeText(ids []int) string {
+	if len(ids) == 1 {
+		return fmt.Sprint(ids[0])
+	}
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	contiguous := true
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[i-1]+1 {
+			contiguous = false
+		}
+	}
+	if contiguous {
+		return fmt.Sprintf("{%d-%d}", ids[0], ids[len(ids)-1])
+	}
+	parts := make([]string, len(ids))
+	for i, x := range ids {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// build turns entries into a mapping, outside-in: classes in the order
+// their first anchor appears, lines in the order of the module they
+// rename; identity lines only where an escape needs them.
+func build(v *view, entries []*entry, header string) *mapping.Mapping {
+	m := mapping.New()
+	m.Header = header
+	type line struct {
+		class, key, value string
+		order             int
+		classOrder        int
+		comment           string
+	}
+	seen := map[[3]string]bool{}
+	firstClass := map[string]int{}
+	var lines []line
+	for _, e := range entries {
+		if e.identity() && e.kind != "escape" {
+			continue
+		}
+		c := classOf(e.anchor)
+		k := [3]string{c, e.key, e.value}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		o := v.ka.order[e.anchor]
+		if f, ok := firstClass[c]; !ok || o < f {
+			firstClass[c] = o
+		}
+		lines = append(lines, line{class: c, key: e.key, value: e.value, order: v.ka.order[e.target], comment: e.comment})
+	}
+	for i := range lines {
+		lines[i].classOrder = firstClass[lines[i].class]
+	}
+	sort.SliceStable(lines, func(i, j int) bool {
+		if lines[i].classOrder != lines[j].classOrder {
+			return lines[i].classOrder < lines[j].classOrder
+		}
+		return lines[i].order < lines[j].order
+	})
+	for _, l := range lines {
+		m.Add(l.class, l.key, l.value, l.comment)
+	}
+	return m
+}
+
+// prove runs msprobe's resolver over both trees with the drafted mapping
+// and records which aligned pairs it reproduces; pairs it cannot go to the
+// sidecar.
+func (d *draft) prove(v *view) {
+	res := mapping.NewResolver(d.m).ResolveTree(v.ka.tree, v.kb.tree)
+	got := map[*printparse.Node]*printparse.Node{}
+	for _, np := range res {
+		got[np.NPU] = np.Bench
+	}
+	for _, p := range v.pairs {
+		if p.a.Parent == nil {
+			continue
+		}
+		if got[p.a] == p.b {
+			d.proven[p.a] = true
+			continue
+		}
+		d.failures = append(d.failures, p.a.Path)
+		d.sidecar = append(d.sidecar, NodePair{NPU: p.a.Path, Bench: p.b.Path})
+	}
+	for _, np := range res {
+		if np.Bench == nil || v.byA[np.NPU] != nil {
+			continue
+		}
+		d.unintended = append(d.unintended, NodePair{NPU: np.NPU.Path, Bench: np.Bench.Path})
+	}
+}

@@ -1,0 +1,297 @@
+package infer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/layermap/layermap/mapping"
+)
+
+// WriteReport writes r as "text" (for people) or "json" (a document with
+// mapping, reverse, pairs, unmatched, conflicts, sidecar and the rest).
+func WriteReport(w io.Writer, r *Result, format string) error {
+	switch format {
+	case "", "text":
+		return writeText(w, r)
+	case "json":
+		return writeJSON(w, r)
+	}
+	return fmt.Errorf("infer: unknown report format %q (want text or json)", format)
+}
+
+type jsonReport struct {
+	NPU               string         `json:"npu"`
+	Bench             string         `json:"bench"`
+	Template          string         `json:"template"`
+	ReverseTemplate   string         `json:"reverse_template"`
+	Coverage          float64        `json:"coverage"`
+	Proven            float64        `json:"proven"`
+	ReverseProven     float64        `json:"reverse_proven"`
+	Mapping           map[string]any `json:"mapping"`
+	Reverse           map[string]any `json:"reverse"`
+	Pairs             []Pair         `json:"pairs"`
+	Unmatched         Unmatched      `json:"unmatched"`
+	Conflicts         []Conflict     `json:"conflicts"`
+	ReverseConflicts  []Conflict     `json:"reverse_conflicts"`
+	Structural        []string       `json:"structural"`
+	TemplateUnapplied []string       `json:"template_unapplied"`
+	Sidecar           []NodePair     `json:"sidecar"`
+	ReverseSidecar    []NodePair     `json:"reverse_sidecar"`
+	Unintended        []NodePair     `json:"unintended"`
+}
+
+// mappingObject is the YAML as a JSON object, as msprobe would load it.
+func mappingObject(m *mapping.Mapping) (map[string]any, error) {
+	out := map[string]any{}
+	if m == nil {
+		return out, nil
+	}
+	data, err := m.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]map[string]string
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("infer: drafted mapping does not load back: %w", err)
+	}
+	for k, x := range v {
+		out[k] = x
+	}
+	return out, nil
+}
+
+func writeJSON(w io.Writer, r *Result) error {
+	fm, err := mappingObject(r.Mapping)
+	if err != nil {
+		return err
+	}
+	rm, err := mappingObject(r.Reverse)
+	if err != nil {
+		return err
+	}
+	doc := jsonReport{
+		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Template, ReverseTemplate: r.ReverseTemplate,
+		Coverage: round(r.Coverage), Proven: round(r.Proven), ReverseProven: round(r.ReverseProven),
+		Mapping: fm, Reverse: rm, Pairs: r.Pairs, Unmatched: r.Unmatched,
+		Conflicts: r.Conflicts, ReverseConflicts: r.ReverseConflicts, Structural: r.Structural,
+		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Sidecar, ReverseSidecar: r.ReverseSidecar,
+		Unintended: r.Unintended,
+	}
+	nonNil(&doc)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// nonNil makes empty lists render as [] rather than null.
+func nonNil(d *jsonReport) {
+	if d.Pairs == nil {
+		d.Pairs = []Pair{}
+	}
+	if d.Unmatched.NPU == nil {
+		d.Unmatched.NPU = []string{}
+	}
+	if d.Unmatched.Bench == nil {
+		d.Unmatched.Bench = []string{}
+	}
+	if d.Conflicts == nil {
+		d.Conflicts = []Conflict{}
+	}
+	if d.ReverseConflicts == nil {
+		d.ReverseConflicts = []Conflict{}
+	}
+	for _, l := range []*[]string{&d.Structural, &d.TemplateUnapplied} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended} {
+		if *l == nil {
+			*l = []NodePair{}
+		}
+	}
+}
+
+func writeText(w io.Writer, r *Result) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "layermap suggest: NPU %s, bench %s\n", r.NPUSource, r.BenchSource)
+	tpl := r.Template
+	if tpl == "" {
+		tpl = "none"
+	}
+	rtpl := r.ReverseTemplate
+	if rtpl == "" {
+		rtpl = "none"
+	}
+	fmt.Fprintf(b, "template: %s (reverse: %s)\n", tpl, rtpl)
+	npuTotal := len(r.Pairs) + len(r.Unmatched.NPU)
+	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
+	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Proven, 100*r.ReverseProven)
+
+	pairs := collapsePairs(r.Pairs)
+	fmt.Fprintf(b, "\npairs (%d, repeat groups collapsed to %d lines):\n", len(r.Pairs), len(pairs))
+	for _, p := range pairs {
+		flag := ""
+		if p.LowConfidence {
+			flag = "  LOW"
+		}
+		if !p.Proven {
+			flag += "  NOT-PROVEN"
+		}
+		fmt.Fprintf(b, "  %-60s <-> %-45s score %.2f margin %.2f %s%s\n", p.NPU, p.Bench, p.Score, p.Margin, strings.Join(p.Reasons, ","), flag)
+		if p.Structural != "" {
+			fmt.Fprintf(b, "      %s\n", p.Structural)
+		}
+	}
+	fmt.Fprintf(b, "\nlow-confidence pairs:\n")
+	low := 0
+	for _, p := range pairs {
+		if p.LowConfidence {
+			low++
+			fmt.Fprintf(b, "  %s <-> %s (score %.2f, margin %.2f)\n", p.NPU, p.Bench, p.Score, p.Margin)
+		}
+	}
+	if low == 0 {
+		b.WriteString("  none\n")
+	}
+	fmt.Fprintf(b, "\nstructural (fused/split, N:1):\n")
+	writeList(b, r.Structural)
+	fmt.Fprintf(b, "\nunmatched NPU modules (%d):\n", len(r.Unmatched.NPU))
+	writeList(b, collapsePaths(r.Unmatched.NPU))
+	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
+	writeList(b, collapsePaths(r.Unmatched.Bench))
+	writeConflicts(b, "conflicts", r.Conflicts)
+	writeConflicts(b, "reverse conflicts", r.ReverseConflicts)
+	fmt.Fprintf(b, "\ntemplate lines that did not apply:\n")
+	writeList(b, r.TemplateUnapplied)
+	fmt.Fprintf(b, "\nsidecar (pairs no YAML line expresses): %d, reverse: %d\n", len(r.Sidecar), len(r.ReverseSidecar))
+	for _, p := range r.Sidecar {
+		fmt.Fprintf(b, "  %s <-> %s\n", p.NPU, p.Bench)
+	}
+	fmt.Fprintf(b, "\nunintended (NPU modules without a partner that the draft still pairs):\n")
+	var un []string
+	for _, p := range r.Unintended {
+		un = append(un, p.NPU+" -> "+p.Bench)
+	}
+	writeList(b, un)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeList(b *strings.Builder, xs []string) {
+	if len(xs) == 0 {
+		b.WriteString("  none\n")
+		return
+	}
+	for _, x := range xs {
+		fmt.Fprintf(b, "  %s\n", x)
+	}
+}
+
+func writeConflicts(b *strings.Builder, title string, cs []Conflict) {
+	fmt.Fprintf(b, "\n%s (%d):\n", title, len(cs))
+	if len(cs) == 0 {
+		b.WriteString("  none\n")
+	}
+	for _, c := range cs {
+		proven := "proven by the resolver"
+		if !c.Proven {
+			proven = "NOT proven"
+		}
+		fmt.Fprintf(b, "  %s: %s\n", c.Class, proven)
+		for _, in := range c.Instances {
+			fmt.Fprintf(b, "    %s wants {%s}\n", in.Path, strings.Join(in.Wants, ", "))
+		}
+		fmt.Fprintf(b, "    resolution: %s\n", c.Resolution)
+	}
+}
+
+// collapsePaths writes repeat members once: "a.layers.{0-7}.mlp".
+func collapsePaths(ps []string) []string {
+	type grp struct {
+		key string
+		ids []int
+	}
+	var order []string
+	groups := map[string]*grp{}
+	for _, p := range ps {
+		k, id := indexKey(p)
+		if id < 0 {
+			order = append(order, p)
+			groups[p] = nil
+			continue
+		}
+		g := groups[k]
+		if g == nil {
+			g = &grp{key: k}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.ids = append(g.ids, id)
+	}
+	var out []string
+	for _, k := range order {
+		g := groups[k]
+		if g == nil {
+			out = append(out, k)
+			continue
+		}
+		out = append(out, strings.Replace(k, "{}", rangeText(g.ids), 1))
+	}
+	return out
+}
+
+// indexKey replaces the last numeric segment of p by "{}".
+func indexKey(p string) (string, int) {
+	segs := strings.Split(p, ".")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if isNumber(segs[i]) && i > 0 {
+			var id int
+			fmt.Sscan(segs[i], &id)
+			segs[i] = "{}"
+			return strings.Join(segs, "."), id
+		}
+	}
+	return p, -1
+}
+
+// collapsePairs merges pairs that differ only in one shared list index.
+func collapsePairs(ps []Pair) []Pair {
+	var out []Pair
+	idx := map[string]int{}
+	ids := map[string][]int{}
+	for _, p := range ps {
+		ka, ia := indexKey(p.NPU)
+		kb, ib := indexKey(p.Bench)
+		if ia < 0 || ia != ib {
+			out = append(out, p)
+			continue
+		}
+		k := ka + "\x00" + kb
+		if j, ok := idx[k]; ok {
+			ids[k] = append(ids[k], ia)
+			q := &out[j]
+			q.LowConfidence = q.LowConfidence || p.LowConfidence
+			q.Proven = q.Proven && p.Proven
+			q.Score = min(q.Score, p.Score)
+			q.Margin = min(q.Margin, p.Margin)
+			continue
+		}
+		idx[k] = len(out)
+		ids[k] = []int{ia}
+		out = append(out, p)
+	}
+	for k, j := range idx {
+		if len(ids[k]) > 1 {
+			ka, kb, _ := strings.Cut(k, "\x00")
+			r := rangeText(ids[k])
+			out[j].NPU = strings.Replace(ka, "{}", r, 1)
+			out[j].Bench = strings.Replace(kb, "{}", r, 1)
+		}
+	}
+	return out
+}

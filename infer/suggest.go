@@ -1,0 +1,473 @@
+// Package infer drafts msprobe's layer_mapping.yaml from two module trees:
+// it aligns the NPU-side tree (whose classes key the YAML) with the bench
+// side outside-in, emits the renames an expert would write, resolves the
+// classes that need different renames in different places, and proves the
+// draft by running msprobe's resolver (package mapping) over both trees.
+//
+// # Alignment
+//
+// The roots are aligned first. For every aligned pair, the children of both
+// are aligned as an assignment problem (Kuhn-Munkres, so that one good pair
+// cannot steal another's partner), where any module may be looked through —
+// its children take its place — when that pairs more of the subtree: extra
+// levels on one side (Float16Module's "module", Megatron's
+// "language_model.embedding" against "embedding") become multi-level keys.
+// A pair's worth is its local similarity plus the worth of the best
+// alignment below it, so structure decides when names do not. Local
+// similarity combines name tokens (split at "_", ".", digits and camelCase,
+// with a synonym table: attn = attention = self_attn, fc1 = up = h_to_4h,
+// norm = layernorm = ln, lm_head = output_layer, visual = image_encoder,
+// merger = projector, model = language_model = text_decoder, qkv =
+// query_key_value, ...; Levenshtein for near misses), class-name tokens,
+// leaf kind, printed shapes, child and repeat counts, and the rank among
+// siblings of the same kind. A repeat group ("(0-27): 28 x Layer") is
+// aligned once and the result applied to every index. After the walk,
+// modules left alone on both sides that are clearly the same module one
+// level apart (output_layer inside the language model, lm_head beside it)
+// are paired; their rule goes to the nearest ancestor whose partner
+// contains the target. Everything is deterministic.
+//
+// # Emission and conflicts
+//
+// msprobe keys a rule by the class of the renamed child's parent. For every
+// aligned pair, the rule sits at the nearest aligned ancestor (never a
+// ModuleList, Sequential or ModuleDict: a rule there would fire at every
+// such container) and says "child path: partner path" relative to the two.
+// Identity needs no line. When a class's instances need different renames
+// (MindSpeed-MM's vision and text TransformerLayer, or MLP in the layers and
+// in the projector), the group of instances that would need the most lines
+// keeps the class rule and every other instance escapes it through longer
+// keys at its nearest aligned ancestor whose class occurs once — one line
+// per list index inside a repeat group, identity lines included where the
+// class rule would otherwise rename. The draft is then run through
+// mapping.Resolver over both trees; every aligned pair it does not reproduce
+// goes to the sidecar.
+//
+// # Sidecar
+//
+// Pairs no YAML can express are written as a YAML list of module paths,
+// the format `layermap compare --pairs FILE` reads:
+//
+//	- npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
+//	  bench: module.model.layers.0.self_attn
+//
+// Paths are full module paths as msprobe names them (list index first for
+// a list of models), without the Module./Cell. prefix and class.
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/templates"
+)
+
+// Template choices of Options.Template besides a template name.
+const (
+	TemplateAuto = "auto"
+	TemplateNone = "none"
+)
+
+// Options tunes Suggest.
+type Options struct {
+	// Template is TemplateAuto (the default when empty: use the best
+	// built-in template that applies), TemplateNone, or a template name
+	// (see templates.Names).
+	Template string
+}
+
+// Result is a drafted mapping in both directions with the evidence.
+type Result struct {
+	// Mapping is keyed by NPU classes (NPU -> bench).
+	Mapping *mapping.Mapping
+	// Reverse is keyed by bench classes (bench -> NPU), from the same
+	// alignment.
+	Reverse *mapping.Mapping
+	// Pairs are the aligned modules, outside-in (NPU pre-order), repeat
+	// groups expanded.
+	Pairs []Pair
+	// Unmatched lists the modules without a partner.
+	Unmatched Unmatched
+	// Conflicts are the NPU-keyed classes that need different renames in
+	// different places, and how the draft resolves them.
+	Conflicts []Conflict
+	// ReverseConflicts are the same for the reverse mapping.
+	ReverseConflicts []Conflict
+	// Coverage is the share of NPU modules (root excluded) with a partner.
+	Coverage float64
+	// Proven is the share of aligned NPU modules that msprobe's resolver,
+	// given Mapping, sends to their partner.
+	Proven float64
+	// ReverseProven is the same for Reverse.
+	ReverseProven float64
+	// Template names the template used for Mapping ("" for none);
+	// ReverseTemplate the one used for Reverse.
+	Template, ReverseTemplate string
+	// TemplateUnapplied lists the template lines that did not apply to
+	// these trees, with the reason.
+	TemplateUnapplied []string
+	// Sidecar holds the pairs Mapping cannot express; ReverseSidecar the
+	// ones Reverse cannot.
+	Sidecar, ReverseSidecar []NodePair
+	// Unintended lists NPU modules without a partner that the resolver,
+	// given Mapping, still pairs with some bench module.
+	Unintended []NodePair
+	// Structural notes fused and split modules (N:1 pairs), never hidden.
+	Structural []string
+	// NPUSource and BenchSource name the inputs.
+	NPUSource, BenchSource string
+}
+
+// Pair is one aligned pair of modules.
+type Pair struct {
+	// NPU and Bench are full module paths.
+	NPU   string `json:"npu"`
+	Bench string `json:"bench"`
+	// NPUClass and BenchClass are the printed classes.
+	NPUClass   string `json:"npu_class"`
+	BenchClass string `json:"bench_class"`
+	// Score is the local similarity in [0, 1]; Margin how much better it is
+	// than the runner-up (the best other partner of either side).
+	Score  float64 `json:"score"`
+	Margin float64 `json:"margin"`
+	// Reasons are codes: name, synonym, class, kind, shape, children,
+	// repeat, template, leftover, root.
+	Reasons []string `json:"reasons"`
+	// LowConfidence flags a low score or a small margin.
+	LowConfidence bool `json:"low_confidence,omitempty"`
+	// Structural notes an N:1 pair (fused on one side).
+	Structural string `json:"structural,omitempty"`
+	// Proven reports that the resolver, given Mapping, pairs them.
+	Proven bool `json:"proven"`
+}
+
+// Unmatched lists modules without a partner, full paths in printed order.
+type Unmatched struct {
+	NPU   []string `json:"npu"`
+	Bench []string `json:"bench"`
+}
+
+// NodePair is one explicit module pair of the sidecar file.
+type NodePair struct {
+	NPU   string `yaml:"npu" json:"npu"`
+	Bench string `yaml:"bench" json:"bench"`
+}
+
+// Suggest aligns npu with bench and drafts the mapping in both directions.
+func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
+	if npu == nil || bench == nil || npu.Root == nil || bench.Root == nil {
+		return nil, errors.New("infer: both trees are needed")
+	}
+	r := &Result{NPUSource: npu.Source, BenchSource: bench.Source}
+	fwd, rev, err := chooseTemplates(npu, bench, opts.Template)
+	if err != nil {
+		return nil, err
+	}
+	priors := map[pairKey]bool{}
+	if fwd != nil {
+		r.Template = fwd.Template.Name
+		addPriors(priors, fwd, npu, bench, false)
+		for _, l := range fwd.Unapplied {
+			r.TemplateUnapplied = append(r.TemplateUnapplied, fmt.Sprintf("%s: %s: %s (line %d): does not apply to these trees", fwd.Template.Name, l.Class, l.Key+" -> "+l.Value, l.Line))
+		}
+	}
+	if rev != nil {
+		r.ReverseTemplate = rev.Template.Name
+		addPriors(priors, rev, bench, npu, true)
+	}
+	ns, bs := newSide(npu), newSide(bench)
+	al := align(ns, bs, priors)
+	notes := structuralNotes(al)
+	if fwd != nil {
+		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(fwd, al, false)...)
+	}
+	if rev != nil {
+		for _, l := range rev.Unapplied {
+			r.TemplateUnapplied = append(r.TemplateUnapplied, fmt.Sprintf("%s: %s: %s (line %d): does not apply to these trees", rev.Template.Name, l.Class, l.Key+" -> "+l.Value, l.Line))
+		}
+		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(rev, al, true)...)
+	}
+	fv, rv := newView(al, false), newView(al, true)
+	fd := emit(fv, fwd, header(npu, bench, fwd, "NPU", "bench"))
+	rd := emit(rv, rev, header(bench, npu, rev, "NPU (bench of the forward draft)", "bench"))
+	r.Mapping, r.Reverse = fd.m, rd.m
+	r.Conflicts, r.ReverseConflicts = fd.conflicts, rd.conflicts
+	r.Sidecar, r.ReverseSidecar = fd.sidecar, rd.sidecar
+	r.Unintended = fd.unintended
+	r.Structural = notes
+	total := 0
+	for _, n := range ns.nodes[1:] {
+		_ = n
+		total++
+	}
+	matched := 0
+	for _, m := range al.pairs {
+		if m.a.Parent == nil {
+			continue
+		}
+		matched++
+		r.Pairs = append(r.Pairs, Pair{
+			NPU: m.a.Path, Bench: m.b.Path, NPUClass: m.a.Class, BenchClass: m.b.Class,
+			Score: round(m.score), Margin: round(m.margin), Reasons: m.reasons,
+			LowConfidence: m.lowConfidence, Structural: m.structuralNote, Proven: fd.proven[m.a],
+		})
+	}
+	if total > 0 {
+		r.Coverage = float64(matched) / float64(total)
+	}
+	if matched > 0 {
+		r.Proven = float64(len(fd.proven)) / float64(matched)
+		r.ReverseProven = float64(len(rd.proven)) / float64(matched)
+	}
+	for _, n := range ns.nodes[1:] {
+		if al.byA[n] == nil {
+			r.Unmatched.NPU = append(r.Unmatched.NPU, n.Path)
+		}
+	}
+	for _, n := range bs.nodes[1:] {
+		if al.byB[n] == nil {
+			r.Unmatched.Bench = append(r.Unmatched.Bench, n.Path)
+		}
+	}
+	return r, nil
+}
+
+func round(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
+
+func header(npu, bench *printparse.Tree, tm *templates.Match, npuWord, benchWord string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Drafted by layermap suggest: keys are %s classes.\n", npuWord)
+	fmt.Fprintf(&b, "%s side: %s (root %s)\n", npuWord, filepath.Base(npu.Source), rootClass(npu))
+	fmt.Fprintf(&b, "%s side: %s (root %s)\n", benchWord, filepath.Base(bench.Source), rootClass(bench))
+	if tm != nil {
+		fmt.Fprintf(&b, "Template prior: %s\n", tm.Template.Name)
+	} else {
+		b.WriteString("Template prior: none\n")
+	}
+	b.WriteString("Each line says its alignment score, margin over the runner-up and reasons.")
+	return b.String()
+}
+
+func rootClass(t *printparse.Tree) string {
+	if t.Root.Class == "" && len(t.Root.Children) > 0 {
+		return "[" + t.Root.Children[0].Class + "]"
+	}
+	return t.Root.Class
+}
+
+// chooseTemplates picks the template for each direction.
+func chooseTemplates(npu, bench *printparse.Tree, choice string) (fwd, rev *templates.Match, err error) {
+	switch choice {
+	case "", TemplateAuto:
+		if ms := templates.Detect(npu, bench); len(ms) > 0 {
+			fwd = &ms[0]
+		}
+		if ms := templates.Detect(bench, npu); len(ms) > 0 {
+			rev = &ms[0]
+		}
+		return fwd, rev, nil
+	case TemplateNone:
+		return nil, nil, nil
+	}
+	t, err := templates.Get(choice)
+	if err != nil {
+		return nil, nil, fmt.Errorf("infer: template %q: %w (known: %s)", choice, err, strings.Join(templates.Names(), ", "))
+	}
+	applied, unapplied := t.Apply(npu, bench)
+	fwd = &templates.Match{Template: t, Applied: applied, Unapplied: unapplied}
+	// The reverse direction uses the named template's counterpart when
+	// Detect finds one.
+	if ms := templates.Detect(bench, npu); len(ms) > 0 {
+		rev = &ms[0]
+	}
+	return fwd, rev, nil
+}
+
+// addPriors records the module pairs a template implies.
+func addPriors(priors map[pairKey]bool, tm *templates.Match, npu, bench *printparse.Tree, swap bool) {
+	for _, a := range tm.Applied {
+		for _, h := range a.Hits {
+			x, y := npu.Lookup(h.NPU), bench.Lookup(h.Bench)
+			if x == nil || y == nil {
+				continue
+			}
+			if swap {
+				x, y = y, x
+			}
+			priors[pairKey{x, y}] = true
+		}
+	}
+}
+
+// contradictions lists template lines whose hits the alignment rejects.
+func contradictions(tm *templates.Match, al *alignment, swap bool) []string {
+	var out []string
+	for _, a := range tm.Applied {
+		bad := 0
+		var ex string
+		for _, h := range a.Hits {
+			var x, y *printparse.Node
+			if swap {
+				x, y = al.bench.tree.Lookup(h.NPU), al.npu.tree.Lookup(h.Bench)
+				if m := al.byB[x]; m != nil && m.a == y {
+					continue
+				}
+			} else {
+				x, y = al.npu.tree.Lookup(h.NPU), al.bench.tree.Lookup(h.Bench)
+				if m := al.byA[x]; m != nil && m.b == y {
+					continue
+				}
+			}
+			bad++
+			if ex == "" {
+				ex = h.NPU + " -> " + h.Bench
+			}
+		}
+		if bad > 0 {
+			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): %d of %d hits contradict the alignment (e.g. %s)",
+				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, bad, len(a.Hits), ex))
+		}
+		if len(a.Misses) > 0 {
+			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): fires at %d place%s without a bench target (e.g. %s -> %s)",
+				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, len(a.Misses), plural(len(a.Misses), "", "s"), a.Misses[0].NPU, a.Misses[0].Bench))
+		}
+	}
+	return out
+}
+
+// structuralNotes flags fused/split modules: a pair whose bench side has
+// an unpaired sibling that the NPU module also computes (Megatron's
+// linear_fc1 = gate_proj + up_proj), and unpaired fused modules against
+// split ones (linear_qkv against q_proj, k_proj, v_proj).
+func structuralNotes(al *alignment) []string {
+	var notes []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			notes = append(notes, s)
+		}
+	}
+	for _, m := range al.pairs {
+		a, b := al.npu.infos[m.a], al.bench.infos[m.b]
+		if a.nkids > 0 || b.nkids > 0 || a.canon != m.a {
+			continue
+		}
+		if n := fusedGateUp(al, m.a, m.b, al.byB, false); n != "" {
+			m.structuralNote = n
+			add(groupNote(al, m.a, n))
+		} else if n := fusedGateUp(al, m.b, m.a, nil, true); n != "" {
+			m.structuralNote = n
+			add(groupNote(al, m.a, n))
+		}
+	}
+	// Broadcast notes to repeat members.
+	for _, m := range al.pairs {
+		if m.structuralNote == "" {
+			if c := al.byA[al.npu.infos[m.a].canon]; c != nil && c != m {
+				m.structuralNote = c.structuralNote
+			}
+		}
+	}
+	for _, n := range al.npu.nodes {
+		if al.byA[n] != nil || al.npu.infos[n].canon != n || !hasToken(al.npu.infos[n].name, "qkv") {
+			continue
+		}
+		if p := al.alignedAncestorA(n); p != nil && p.a == n.Parent {
+			if split := splitQKV(p.b); split != "" {
+				add(fmt.Sprintf("N:1 %s fuses %s: no 1:1 partner, left unmatched", displayGroup(n), split))
+			}
+		}
+	}
+	for _, n := range al.bench.nodes {
+		if al.byB[n] == nil || al.bench.infos[n].canon != n {
+			continue
+		}
+	}
+	for _, n := range al.bench.nodes {
+		if al.byB[n] != nil || al.bench.infos[n].canon != n || !hasToken(al.bench.infos[n].name, "qkv") {
+			continue
+		}
+		if p := al.alignedAncestorB(n); p != nil && p.b == n.Parent {
+			if split := splitQKV(p.a); split != "" {
+				add(fmt.Sprintf("N:1 bench %s fuses %s: no 1:1 partner, left unmatched", displayGroup(n), split))
+			}
+		}
+	}
+	return notes
+}
+
+func displayGroup(n *printparse.Node) string {
+	g := groupPaths([]*printparse.Node{n})
+	p, s, i := splitIndex(n)
+	if i >= 0 && n.Parent != nil {
+		return p + "*" + s
+	}
+	return g[0]
+}
+
+func groupNote(al *alignment, n *printparse.Node, note string) string {
+	return displayGroup(n) + ": " + note
+}
+
+// fusedGateUp checks a Linear pair (x on the fused side, y on the split
+// side) for a gated MLP fused on x's side: y is "up" and an unpaired "gate"
+// sibling of y exists.
+func fusedGateUp(al *alignment, x, y *printparse.Node, _ map[*printparse.Node]*match, reverse bool) string {
+	var xi, yi *info
+	if reverse {
+		xi, yi = al.bench.infos[x], al.npu.infos[y]
+	} else {
+		xi, yi = al.npu.infos[x], al.bench.infos[y]
+	}
+	if !hasToken(xi.name, "up") || !hasToken(yi.name, "up") || y.Parent == nil {
+		return ""
+	}
+	for _, s := range kids(y.Parent) {
+		if s == y {
+			continue
+		}
+		var si *info
+		var paired bool
+		if reverse {
+			si, paired = al.npu.infos[s], al.byA[s] != nil
+		} else {
+			si, paired = al.bench.infos[s], al.byB[s] != nil
+		}
+		if !paired && hasToken(si.name, "gate") {
+			side := "NPU"
+			if reverse {
+				side = "bench"
+			}
+			return fmt.Sprintf("N:1 %s %s is %s and %s fused (gated MLP); paired with %s as an expert would, outputs differ in shape",
+				side, x.Name, s.Name, y.Name, y.Name)
+		}
+	}
+	return ""
+}
+
+// splitQKV reports the separate q/k/v projections among n's children.
+func splitQKV(n *printparse.Node) string {
+	var q, k, v string
+	for _, c := range kids(n) {
+		switch {
+		case strings.HasPrefix(c.Name, "q_") || c.Name == "q" || c.Name == "query":
+			q = c.Name
+		case strings.HasPrefix(c.Name, "k_") || c.Name == "k" || c.Name == "key":
+			k = c.Name
+		case strings.HasPrefix(c.Name, "v_") || c.Name == "v" || c.Name == "value":
+			v = c.Name
+		}
+	}
+	if q != "" && k != "" && v != "" {
+		return q + ", " + k + " and " + v
+	}
+	return ""
+}
+
+func hasToken(ts []string, t string) bool { return slices.Contains(ts, t) }
