@@ -58,7 +58,10 @@ func ModuleEntry(name string) (path, class string, ok bool) {
 	head, last := cut(rest)
 	if last == "parameters_grad" {
 		head, class = cut(head)
-		return head, class, head != "" && class != ""
+		if head == "" || class == "" {
+			return "", "", false
+		}
+		return head, class, true
 	}
 	if _, isNum := atoi(last); !isNum {
 		return "", "", false
@@ -68,7 +71,10 @@ func ModuleEntry(name string) (path, class string, ok bool) {
 		return "", "", false
 	}
 	head, class = cut(head)
-	return head, class, head != "" && class != ""
+	if head == "" || class == "" {
+		return "", "", false
+	}
+	return head, class, true
 }
 
 // LoadDumpDir reads the module tree of an msprobe dump: a rank or proc

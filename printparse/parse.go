@@ -458,7 +458,7 @@ func (p *dumpParser) parse() (*Tree, error) {
 	// first-line-only prefix take it from the first body line.
 	for k := h.line + 1; k < len(p.lines); k++ {
 		if l, ok := p.get(k, false); ok {
-			if h.prefix == "" && l.indent >= 2 && !isEllipsis(l.text) {
+			if h.first != "" && l.indent >= 2 && !isEllipsis(l.text) {
 				p.base = l.indent - 2
 			}
 			break
@@ -532,7 +532,7 @@ func (p *dumpParser) handle(l line) (done, stop bool, err error) {
 		if l.indent > want && p.mismatches == 0 && !l.marker {
 			text = strings.Repeat(" ", l.indent-want) + c
 		}
-		p.checkIndent(l, min(l.indent, want), func() string { return "an extra_repr line of " + describe(top.n) })
+		p.checkIndent(l, max(l.indent, want), func() string { return "an extra_repr line of " + describe(top.n) })
 		top.n.Extra = append(top.n.Extra, text)
 		top.n.Fields = append(top.n.Fields, splitFields(text)...)
 		return false, false, nil

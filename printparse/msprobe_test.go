@@ -1,0 +1,232 @@
+package printparse
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+func TestModuleEntry(t *testing.T) {
+	tests := []struct{ name, path, class string }{
+		{"Module.0.module.module.decoder.layers.3.TransformerLayer.forward.0", "0.module.module.decoder.layers.3", "TransformerLayer"},
+		{"Module.conv1.Conv2d.backward.12", "conv1", "Conv2d"},
+		{"Module.bn1.BatchNorm2d.parameters_grad.0", "bn1", "BatchNorm2d"},
+		{"Module.enc.fc1.Linear.parameters_grad", "enc.fc1", "Linear"},
+		{"Cell.network_with_loss.module.embedding.word_embeddings.VocabParallelEmbedding.forward.0", "network_with_loss.module.embedding.word_embeddings", "VocabParallelEmbedding"},
+		{"Tensor.add.0.forward", "", ""},
+		{"Functional.conv2d.0.backward", "", ""},
+		{"Module1", "", ""},
+		{"Module.Linear.forward.0", "", ""},
+		{"Module.fc.Linear.forward.x", "", ""},
+	}
+	for _, tc := range tests {
+		p, c, ok := ModuleEntry(tc.name)
+		if p != tc.path || c != tc.class || ok != (tc.path != "") {
+			t.Errorf("%s: got (%q, %q, %v), want (%q, %q)", tc.name, p, c, ok, tc.path, tc.class)
+		}
+	}
+}
+
+// msprobeFixtures lists every corpus folder holding a construct.json, with
+// the outcome expected of LoadDumpDir and why.
+var msprobeFixtures = map[string]struct {
+	err string // "" for a tree; else a substring of the error
+	why string
+}{
+	"examples/quick_start/gpu_dump/step0/proc2016":                               {why: "real ResNet50 mix-level dump"},
+	"examples/quick_start/gpu_dump/step1/proc2016":                               {why: "real ResNet50 mix-level dump"},
+	"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360":   {why: "LLaMA-Factory Qwen2.5-VL, pair A"},
+	"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353": {why: "MindSpeed-MM Qwen2.5-VL, a list of models, pair A"},
+	"test/msprobe_test/resources/layer_mapping/mindspore":                        {why: "MindSpore Cell. names"},
+	"test/msprobe_test/resources/layer_mapping/pytorch":                          {why: "PyTorch Module. names"},
+	"test/msprobe_test/mindspore_ut/compare/dump_file/mindspore_data":            {why: "MindSpore Cell. names"},
+	"test/msprobe_test/mindspore_ut/compare/dump_file/pytorch_data":              {why: "PyTorch Module. names"},
+	"golden/synth_multirank/npu/step0/rank0":                                     {err: "expected module entries", why: "API entries only (an L1-style dump): there is no module tree"},
+	"golden/synth_multirank/npu/step0/rank1":                                     {err: "expected module entries", why: "API entries only"},
+	"golden/synth_multirank/bench/step0/rank0":                                   {err: "expected module entries", why: "API entries only"},
+	"golden/synth_multirank/bench/step0/rank1":                                   {err: "expected module entries", why: "API entries only"},
+	"test/msprobe_test/visualization_ut/input/step0/rank0":                       {err: "expected module entries", why: "a layout fixture whose only entry is \"api\""},
+	"test/msprobe_test/visualization_ut/input_format_correct/step0/rank0":        {err: "expected module entries", why: "a layout fixture whose only entry is \"api\""},
+	"test/msprobe_test/visualization_ut/input_format_correct/step0/rank1":        {err: "expected module entries", why: "a layout fixture"},
+	"test/msprobe_test/visualization_ut/input_format_correct/step1/rank0":        {err: "expected module entries", why: "a layout fixture"},
+	"test/msprobe_test/visualization_ut/input_format_correct/step2/rank0":        {err: "expected module entries", why: "a layout fixture"},
+}
+
+func TestCorpusMsprobe(t *testing.T) {
+	root := filepath.Join(corpusDir(t), "msprobe")
+	var dirs []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "construct.json" {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			dirs = append(dirs, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if len(dirs) < 10 {
+		t.Fatalf("found only %d msprobe folders with construct.json", len(dirs))
+	}
+	for _, rel := range dirs {
+		t.Run(rel, func(t *testing.T) {
+			fx, ok := msprobeFixtures[rel]
+			if !ok {
+				t.Fatalf("not in the fixture table: add it with its expected outcome")
+			}
+			dir := filepath.Join(root, rel)
+			tree, err := LoadDumpDir(dir)
+			if fx.err != "" {
+				if err == nil || !strings.Contains(err.Error(), fx.err) {
+					t.Fatalf("want an error containing %q (%s), got %v", fx.err, fx.why, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			names, err := dump.EntryNames(filepath.Join(dir, "dump.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainstNames(t, tree, names)
+		})
+	}
+}
+
+// checkAgainstNames checks the tree against dump.json's module entry names:
+// each names a node of that path and class; every other node is an
+// ancestor of one; siblings are in order of first appearance.
+func checkAgainstNames(t *testing.T, tree *Tree, names []string) {
+	t.Helper()
+	first := map[string]int{}
+	named := map[string]bool{}
+	for i, name := range names {
+		path, class, ok := ModuleEntry(name)
+		if !ok {
+			continue
+		}
+		named[path] = true
+		n := tree.Lookup(path)
+		if n == nil {
+			t.Errorf("%s: no node %s", name, path)
+			continue
+		}
+		if n.Class != class {
+			t.Errorf("%s: node class %q", name, n.Class)
+		}
+		for p := path; ; {
+			if _, seen := first[p]; !seen {
+				first[p] = i
+			}
+			k := strings.LastIndexByte(p, '.')
+			if k < 0 {
+				break
+			}
+			p = p[:k]
+		}
+	}
+	tree.Walk(func(n *Node) bool {
+		if n.Parent == nil {
+			if n.Class != "" || n.Path != "" {
+				t.Errorf("root not synthetic: %+v", n)
+			}
+			return true
+		}
+		if n.Class == "" && len(n.Children) == 0 {
+			t.Errorf("%s: unnamed leaf", n.Path)
+		}
+		for i := 1; i < len(n.Children); i++ {
+			a, okA := first[n.Children[i-1].Path]
+			b, okB := first[n.Children[i].Path]
+			if okA && okB && a > b {
+				t.Errorf("%s: child %s (first at entry %d) after %s (first at entry %d)", n.Path, n.Children[i].Name, b, n.Children[i-1].Name, a)
+			}
+		}
+		return true
+	})
+}
+
+func TestMsprobeStepFolderAndGolden(t *testing.T) {
+	root := filepath.Join(corpusDir(t), "msprobe")
+	for _, c := range []struct{ step, rank, golden string }{
+		{"examples/quick_start/gpu_dump/step0", "examples/quick_start/gpu_dump/step0/proc2016", "msprobe_quick_start_step0.txt"},
+		{"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu", "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360", "msprobe_qwen25vl_llamafactory.txt"},
+		{"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench", "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353", "msprobe_qwen25vl_mindspeed.txt"},
+	} {
+		a, err := Load(filepath.Join(root, c.step), Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Load(filepath.Join(root, c.rank), Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ra, rb bytes.Buffer
+		Render(&ra, a, RenderOptions{})
+		Render(&rb, b, RenderOptions{})
+		if ra.String() != rb.String() {
+			t.Errorf("%s: step folder and rank folder give different trees", c.step)
+		}
+		golden(t, filepath.Join("testdata", c.golden), rb.Bytes())
+	}
+	if _, err := LoadDumpDir(filepath.Join(root, "golden/synth_multirank/npu/step0")); err == nil {
+		t.Errorf("a step folder with two ranks must be refused")
+	}
+}
+
+// TestPairAPathsMatchMsprobe checks that the print(model) trees of pair A
+// name modules exactly as msprobe did when it dumped the same models: every
+// dumped module is a node of the print tree with the same path and class.
+func TestPairAPathsMatchMsprobe(t *testing.T) {
+	c := corpusDir(t)
+	g := filepath.Join(c, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	for _, p := range [][2]string{
+		{"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt", "npu"},
+		{"prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt", "bench"},
+	} {
+		pt, err := Load(filepath.Join(c, p[0]), Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mt, err := Load(filepath.Join(g, p[1]), Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		mt.Walk(func(n *Node) bool {
+			if n.Parent == nil {
+				return true
+			}
+			pn := pt.Lookup(n.Path)
+			switch {
+			case pn == nil:
+				t.Errorf("%s: msprobe module %s (%s) is not in the print tree", p[1], n.Path, n.Class)
+			case n.Class != "" && pn.Class != n.Class:
+				t.Errorf("%s: %s is %s in the print, %s in the dump", p[1], n.Path, pn.Class, n.Class)
+			default:
+				count++
+			}
+			return true
+		})
+		if count < 50 {
+			t.Errorf("%s: only %d modules compared", p[1], count)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(filepath.Join(dir, "missing.txt"), Options{Index: -1}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("M(\n  (a): A(x=B(\n"), 0o644)
+	_, err := Load(bad, Options{Index: -1})
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.File != bad || pe.Line != 2 {
+		t.Errorf("bad file: %v", err)
+	}
+}
