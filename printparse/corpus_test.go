@@ -120,7 +120,7 @@ var irregular = map[string]struct {
 		},
 	},
 	"wrapped/qwen2_5_7b-peft-lora-ms-swift-log-CORRUPTED-missing-lines-diff-marker__swift-sft-notes-anon.txt": {
-		why: "lines are missing mid-dump (the end of o_proj, mlp( and more): the parentheses no longer balance and line 64 sits left of where its parent's children go, so any tree would be a guess",
+		why:     "lines are missing mid-dump (the end of o_proj, mlp( and more): the parentheses no longer balance and line 64 sits left of where its parent's children go, so any tree would be a guess",
 		errText: "64: expected a child of base_model.model.model.layers.0.self_attn.o_proj.lora_B (ModuleDict) or the `)` closing it at column 18 (lines missing from the dump?), found `(down_proj): lora.Linear(` at column 14",
 	},
 }
