@@ -1,18 +1,322 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/compare"
+	"github.com/layermap/layermap/mapping/dump"
 )
 
-// PLACEHOLDER: replaced by the owner of this command.
+// msprobeShortFlags are msprobe's single-dash multi-letter flags, which
+// pflag cannot parse as such; they are rewritten to their long names.
+var msprobeShortFlags = map[string]string{
+	"-tp": "--target_path", "-gp": "--golden_path", "-fm": "--fuzzy_match",
+	"-dm": "--data_mapping", "-lm": "--layer_mapping", "-tensor_log": "--is_print_compare_log",
+}
+
+// msprobeUnsupported are msprobe compare flags layermap does not implement.
+var msprobeUnsupported = map[string]string{
+	"-cm": "cell mapping", "--cell_mapping": "cell mapping", "-am": "api mapping", "--api_mapping": "api mapping",
+	"-da":                "first-divergence analysis JSON (layermap prints the first divergence in its summary)",
+	"--diff_analyze":     "first-divergence analysis JSON (layermap prints the first divergence in its summary)",
+	"--consistent_check": "train/infer consistency check",
+}
+
+func normalizeCompareArgs(args []string) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...), nil
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if what, ok := msprobeUnsupported[name]; ok {
+			return nil, fmt.Errorf("%s (%s) is not supported by layermap compare", name, what)
+		}
+		if long, ok := msprobeShortFlags[name]; ok {
+			if hasVal {
+				out = append(out, long+"="+val)
+			} else {
+				out = append(out, long)
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// compareJSON is msprobe's legacy compare.json (-i).
+type compareJSON struct {
+	NPUPath           *string `json:"npu_path"`
+	BenchPath         *string `json:"bench_path"`
+	StackPath         *string `json:"stack_path"`
+	IsPrintCompareLog *bool   `json:"is_print_compare_log"`
+}
+
+func readCompareJSON(path string) (npu, bench string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	var c compareJSON
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := dec.Decode(&c); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
+			return "", "", fmt.Errorf("%s:%d: expected a JSON object with npu_path and bench_path, found invalid JSON (%v)", path, line, err)
+		}
+		return "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path: %v", path, err)
+	}
+	if c.NPUPath == nil || c.BenchPath == nil {
+		return "", "", fmt.Errorf("%s:1: expected keys npu_path and bench_path, found %s", path, missingKeys(c))
+	}
+	return *c.NPUPath, *c.BenchPath, nil
+}
+
+func missingKeys(c compareJSON) string {
+	var m []string
+	if c.NPUPath == nil {
+		m = append(m, "no npu_path")
+	}
+	if c.BenchPath == nil {
+		m = append(m, "no bench_path")
+	}
+	return strings.Join(m, " and ")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 func newCompareCmd(s *streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "compare",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("compare: not built yet"))
+	var (
+		target, golden, outDir, input string
+		xlsx, fuzzy, tensorLog        bool
+		dataMapping, layerMap, pairs  string
+		format                        string
+	)
+	c := &cobra.Command{
+		Use:   "compare -tp TARGET -gp GOLDEN [-o OUT] [flags]",
+		Short: "Compare two msprobe dumps and write msprobe's compare table",
+		Long: `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
+writes the same table msprobe compare writes, cell for cell:
+compare_result[_rankN]_{YYYYmmddHHMMSS}.csv (or .xlsx with --xlsx, rows
+colored red for error and yellow for warning) in the output folder.
+
+TARGET and GOLDEN are two dump.json files (or rank folders), or two step
+folders: then every rank folder is compared with the bench rank folder at
+the same sorted position, one table per rank. The mode (statistics, md5,
+tensor) comes from the dump headers, as in msprobe.
+
+Matching is msprobe's: exact names with backward call renumbering,
+--fuzzy-match (-fm) to ignore call indices, --data_mapping (-dm) for a
+row-level data mapping. --mapping (-lm) applies a layer_mapping.yaml the way
+msprobe's MindSpore compare and graph compare do (the table equals msprobe's
+table with -dm of the data mapping msprobe derives; that data mapping is
+saved next to the table). --pairs adds explicit module pairs from suggest's
+sidecar file (a YAML list of {npu: PATH, bench: PATH}).
+
+A summary follows on stdout: rows, pass/warning/error counts, unmatched rows
+on both sides, rows matched by each source, and the first module (in NPU
+execution order) whose inputs agree and whose outputs are marked error.
+
+Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
+		Example: `  layermap compare -tp npu_dump/step0 -gp gpu_dump/step0 -o out
+  layermap compare -tp npu/dump.json -gp gpu/dump.json --xlsx
+  layermap compare -tp npu/step0/rank0 -gp gpu/step0/rank0 --mapping layer_mapping.yaml --pairs pairs.yaml
+  layermap compare -i compare.json --format json`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, raw []string) error {
+			args, err := normalizeCompareArgs(raw)
+			if err != nil {
+				return badInput(err)
+			}
+			if err := cmd.Flags().Parse(args); err != nil {
+				return badInput(fmt.Errorf("%w\nRun 'layermap compare --help' for usage", err))
+			}
+			if h, _ := cmd.Flags().GetBool("help"); h {
+				return cmd.Help()
+			}
+			if cmd.Flags().NArg() > 0 {
+				return badInput(fmt.Errorf("unexpected argument %q; pass the dumps with -tp and -gp", cmd.Flags().Arg(0)))
+			}
+			if format != "text" && format != "json" {
+				return badInput(fmt.Errorf("--format: expected text or json, found %q", format))
+			}
+			if input != "" {
+				if target != "" || golden != "" {
+					return badInput(errors.New("-i compare.json and -tp/-gp exclude each other"))
+				}
+				target, golden, err = readCompareJSON(input)
+				if err != nil {
+					return badInput(err)
+				}
+			}
+			if target == "" || golden == "" {
+				return badInput(errors.New("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)"))
+			}
+			_ = tensorLog // msprobe's per-row tensor log; the table is the same either way
+			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy}
+			if dataMapping != "" {
+				dm, err := loadDataMapping(dataMapping)
+				if err != nil {
+					return badInput(err)
+				}
+				opt.DataMapping = dm
+			}
+			if layerMap != "" {
+				m, diags, err := mapping.Load(layerMap)
+				if err != nil {
+					return badInput(err)
+				}
+				for _, d := range diags {
+					fmt.Fprintln(s.err, d)
+				}
+				opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
+					dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+					if err != nil {
+						return nil, err
+					}
+					out := make([][2]string, len(dm))
+					for i, p := range dm {
+						out[i] = [2]string{p.NPU, p.Bench}
+					}
+					return out, nil
+				}
+			}
+			if pairs != "" {
+				ps, err := compare.LoadPairs(pairs)
+				if err != nil {
+					return badInput(err)
+				}
+				opt.Pairs = func(npu, bench dump.Paths) (map[string]string, error) {
+					return compare.PairRows(ps, npu, bench)
+				}
+			}
+			progress := isTerminal(s.err)
+			if progress {
+				opt.Progress = func(rank string, n int) {
+					if rank != "" {
+						rank = " " + rank
+					}
+					fmt.Fprintf(s.err, "\rcompare%s: %d entries", rank, n)
+				}
+			}
+			rep, err := compare.Run(opt)
+			if progress {
+				fmt.Fprint(s.err, "\r\033[K")
+			}
+			if err != nil {
+				var ie *compare.InputError
+				var de *dump.Error
+				if errors.As(err, &ie) || errors.As(err, &de) || errors.Is(err, os.ErrNotExist) {
+					return badInput(err)
+				}
+				return err
+			}
+			if format == "json" {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printCompareSummary(s.out, rep)
+			}
+			for _, r := range rep.Ranks {
+				if r.Summary != nil && r.Summary.Error > 0 {
+					return findings()
+				}
+			}
+			return nil
 		},
+	}
+	f := c.Flags()
+	f.StringVar(&target, "target_path", "", "NPU side: dump.json, rank folder or step folder (-tp)")
+	f.StringVar(&golden, "golden_path", "", "bench side, same kind as the target (-gp)")
+	f.StringVarP(&outDir, "output_path", "o", "./output", "output folder")
+	f.StringVarP(&input, "input", "i", "", "msprobe's legacy compare.json (npu_path, bench_path, stack_path, is_print_compare_log)")
+	f.BoolVar(&xlsx, "xlsx", false, "write .xlsx (rows colored by Result) instead of .csv")
+	f.BoolVar(&fuzzy, "fuzzy_match", false, "match names ignoring call indices (-fm)")
+	f.StringVar(&dataMapping, "data_mapping", "", "row-level data mapping yaml {npu_row: bench_row} (-dm)")
+	f.StringVar(&layerMap, "layer_mapping", "", "layer_mapping.yaml applied as msprobe does (-lm)")
+	f.StringVar(&layerMap, "mapping", "", "same as --layer_mapping")
+	f.StringVar(&pairs, "pairs", "", "explicit module pairs: YAML list of {npu: PATH, bench: PATH}")
+	f.StringVar(&format, "format", "text", "summary format: text or json")
+	f.BoolVar(&tensorLog, "is_print_compare_log", false, "accepted for msprobe compatibility (-tensor_log)")
+	f.BoolP("help", "h", false, "help for compare")
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		switch name {
+		case "target", "target-path":
+			name = "target_path"
+		case "golden", "golden-path":
+			name = "golden_path"
+		case "output", "output-path":
+			name = "output_path"
+		case "fuzzy-match":
+			name = "fuzzy_match"
+		case "data-mapping":
+			name = "data_mapping"
+		case "layer-mapping":
+			name = "layer_mapping"
+		}
+		return pflag.NormalizedName(name)
+	})
+	return c
+}
+
+// loadDataMapping reads an msprobe data mapping yaml {npuRow: benchRow}.
+func loadDataMapping(path string) (map[string]string, error) {
+	return compare.LoadDataMapping(path)
+}
+
+func printCompareSummary(w io.Writer, rep *compare.Report) {
+	for _, r := range rep.Ranks {
+		s := r.Summary
+		head := "compare"
+		if r.Rank != "" {
+			head += " " + r.Rank
+		}
+		if s.Rows == 0 {
+			fmt.Fprintf(w, "%s: no rows: nothing in %s could be read as msprobe entries; no table written\n", head, r.Target)
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s mode, %d rows -> %s\n", head, s.Mode, s.Rows, strings.Join(r.Files, ", "))
+		fmt.Fprintf(w, "  result: %d pass, %d warning, %d error\n", s.Pass, s.Warning, s.Error)
+		fmt.Fprintf(w, "  unmatched: %d NPU rows without a bench row, %d bench rows not compared\n", s.NPUUnmatched, s.BenchUnmatched)
+		var srcs []string
+		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs"} {
+			if n, ok := s.MatchedBy[k]; ok {
+				srcs = append(srcs, fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), n))
+			}
+		}
+		if len(srcs) > 0 {
+			fmt.Fprintf(w, "  matched by: %s\n", strings.Join(srcs, ", "))
+		}
+		d, what := s.First, "module"
+		if d == nil {
+			d, what = s.FirstAPI, "API"
+		}
+		if d == nil {
+			fmt.Fprintln(w, "  first divergence: none (no entry with agreeing inputs and an error output)")
+			continue
+		}
+		fmt.Fprintf(w, "  first divergence (%s): %s (bench %s)\n", what, d.NPUEntry, d.BenchEntry)
+		fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, strings.Join(d.Messages, "; "))
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/layermap/layermap/mapping"
 )
 
 // copyFile copies src into dir (used to drop stack.json from a fixture).
@@ -89,7 +91,31 @@ func TestParity(t *testing.T) {
 	tensorFixture(t, filepath.Join(root, "golden/synth_tensor_pt/npu"), filepath.Join(tp, "npu"))
 	tensorFixture(t, filepath.Join(root, "golden/synth_tensor_pt/bench"), filepath.Join(tp, "bench"))
 	os.Remove(filepath.Join(tp, "bench/dump_tensor_data/Tensor.mixed.0.forward.output.9.pt")) // deleted on purpose in the fixture
+	layerMap := func(file string) func(t *testing.T, o *Options) {
+		return func(t *testing.T, o *Options) {
+			m, _, err := mapping.Load(filepath.Join(root, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
+				dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+				out := make([][2]string, len(dm))
+				for i, p := range dm {
+					out[i] = [2]string{p.NPU, p.Bench}
+				}
+				return out, err
+			}
+		}
+	}
 	cases := []parityCase{
+		{name: "layer_mapping", target: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu",
+			golden: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench",
+			want:   "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output",
+			opt:    layerMap("golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/layer_mapping.yaml")},
+		{name: "layer_mapping_ms_vs_pt", target: "test/msprobe_test/resources/layer_mapping/mindspore/dump.json",
+			golden: "test/msprobe_test/resources/layer_mapping/pytorch/dump.json",
+			want:   "golden/layer_mapping_ms_vs_pt/output",
+			opt:    layerMap("test/msprobe_test/resources/layer_mapping/layer_mapping.yaml")},
 		{name: "tensor", target: filepath.Join(tp, "npu/dump.json"), golden: filepath.Join(tp, "bench/dump.json"),
 			want: "golden/synth_tensor_pt/output"},
 		{name: "fuzzy_tensor", target: filepath.Join(tp, "npu/dump.json"), golden: filepath.Join(tp, "bench/dump.json"),

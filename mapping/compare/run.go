@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/layermap/layermap/mapping/dump"
 )
 
@@ -18,9 +20,11 @@ type Options struct {
 	Fuzzy          bool
 	DataMapping    map[string]string // -dm
 	// LayerMapping, when set, derives a data mapping for one rank pair
-	// (msprobe's generate_data_mapping_by_layer_mapping); its rows count as
-	// ByLayerMap.
-	LayerMapping func(npuDir, benchDir string) (map[string]string, error)
+	// (msprobe's generate_data_mapping_by_layer_mapping), as ordered
+	// [NPU row, bench row] pairs; rows matched through it count as
+	// ByLayerMap, and it is saved as data_mapping{suffix}_{ts}.yaml in the
+	// output folder as msprobe does.
+	LayerMapping func(npuDir, benchDir string) ([][2]string, error)
 	// Pairs derives explicit row pairs for one rank pair (--pairs).
 	Pairs func(npu, bench dump.Paths) (map[string]string, error)
 	// NewTensor builds the tensor-mode metric calculator for a rank pair.
@@ -213,9 +217,12 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := writeDataMapping(filepath.Join(opt.OutDir, "data_mapping"+suffix+"_"+opt.Now().Format("20060102150405")+".yaml"), dm); err != nil {
+			return nil, err
+		}
 		merged := make(map[string]string, len(dm)+len(opt.DataMapping))
-		for k, v := range dm {
-			merged[k] = v
+		for _, kv := range dm {
+			merged[kv[0]] = kv[1]
 		}
 		for k, v := range opt.DataMapping {
 			merged[k] = v
@@ -302,4 +309,31 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		files = s.Files
 	}
 	return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Files: files, Summary: sum}, nil
+}
+
+// writeDataMapping saves a derived data mapping as YAML, atomically.
+func writeDataMapping(path string, dm [][2]string) error {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, kv := range dm {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: kv[0]},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: kv[1]})
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".layermap-*.yaml.tmp")
+	if err != nil {
+		return fmt.Errorf("create output: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -1,0 +1,248 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// NodePair is one explicit module pair of a --pairs file.
+//
+// The file (written by `layermap suggest` next to its layer_mapping.yaml,
+// or by hand) is a YAML list of pairs of module dump paths: the module
+// part of a dump entry name, without "Module." and without the class,
+// direction and call index:
+//
+//   - npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
+//     bench: module.model.layers.0.self_attn
+//   - npu: 0.module.module.text_decoder.output_layer
+//     bench: lm_head
+//
+// Each pair maps the NPU module's entries to the bench module's: the k-th
+// forward (backward) call of the NPU module to the k-th forward (backward)
+// call of the bench module, and each row to the bench row with the same
+// suffix (".input.0", ".parameters.weight", ...). The API entries called
+// directly inside a paired call (construct.json parent) are paired the
+// same way: the k-th call of an API (e.g. Functional.linear, forward)
+// inside the NPU call with the k-th call of that API inside the bench call.
+// Pairs take precedence over name matching and over the layer mapping.
+type NodePair struct {
+	NPU   string `yaml:"npu"`
+	Bench string `yaml:"bench"`
+}
+
+// LoadPairs reads a --pairs file.
+func LoadPairs(path string) ([]NodePair, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("pairs: %w", err)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &InputError{fmt.Errorf("%s: %w", path, err)}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	seq := doc.Content[0]
+	if seq.Kind != yaml.SequenceNode {
+		return nil, &InputError{fmt.Errorf("%s:%d: expected a list of {npu, bench} pairs, found %s", path, seq.Line, kindName(seq))}
+	}
+	var out []NodePair
+	for _, it := range seq.Content {
+		if it.Kind != yaml.MappingNode {
+			return nil, &InputError{fmt.Errorf("%s:%d: expected a {npu, bench} pair, found %s", path, it.Line, kindName(it))}
+		}
+		var p NodePair
+		for i := 0; i+1 < len(it.Content); i += 2 {
+			k, v := it.Content[i], it.Content[i+1]
+			if v.Kind != yaml.ScalarNode {
+				return nil, &InputError{fmt.Errorf("%s:%d: expected a module path for %q, found %s", path, v.Line, k.Value, kindName(v))}
+			}
+			switch k.Value {
+			case "npu":
+				p.NPU = v.Value
+			case "bench":
+				p.Bench = v.Value
+			default:
+				return nil, &InputError{fmt.Errorf("%s:%d: expected key npu or bench, found %q", path, k.Line, k.Value)}
+			}
+		}
+		if p.NPU == "" || p.Bench == "" {
+			return nil, &InputError{fmt.Errorf("%s:%d: expected both npu and bench module paths", path, it.Line)}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+// moduleEntry splits "Module.{path}.{Class}.{forward|backward}.{n}" into
+// path and direction.
+func moduleEntry(name string) (path, dir string, ok bool) {
+	if !strings.HasPrefix(name, "Module.") && !strings.HasPrefix(name, "Cell.") {
+		return "", "", false
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) < 5 {
+		return "", "", false
+	}
+	dir = parts[len(parts)-2]
+	if dir != "forward" && dir != "backward" {
+		return "", "", false
+	}
+	return strings.Join(parts[1:len(parts)-3], "."), dir, true
+}
+
+type sideIndex struct {
+	rows     map[string][]string // entry -> row names
+	order    []string
+	parent   map[string]string
+	children map[string][]string
+}
+
+func indexSide(p dump.Paths) (*sideIndex, error) {
+	si := &sideIndex{rows: map[string][]string{}, children: map[string][]string{}}
+	_, err := dump.ScanFile(p.DumpJSON, func(e *dump.Entry) error {
+		names := make([]string, len(e.Items))
+		for i := range e.Items {
+			names[i] = e.Items[i].Name
+		}
+		si.rows[e.Name] = names
+		si.order = append(si.order, e.Name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.ConstructJSON != "" {
+		si.parent, err = dump.ReadConstruct(p.ConstructJSON)
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range si.order {
+		if par := si.parent[e]; par != "" {
+			si.children[par] = append(si.children[par], e)
+		}
+	}
+	return si, nil
+}
+
+// apiKey is an API entry's op and direction without its call index.
+func apiKey(name string) string {
+	p, ok := splitEntry(name, false)
+	if !ok {
+		return name
+	}
+	return p.opNoNumber + "|" + p.direction
+}
+
+// PairRows expands node pairs into row pairs (NPU row name -> bench row
+// name) for one rank pair.
+func PairRows(pairs []NodePair, npu, bench dump.Paths) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	ni, err := indexSide(npu)
+	if err != nil {
+		return nil, err
+	}
+	bi, err := indexSide(bench)
+	if err != nil {
+		return nil, err
+	}
+	calls := func(si *sideIndex) map[string][]string {
+		m := map[string][]string{}
+		for _, e := range si.order {
+			if path, dir, ok := moduleEntry(e); ok {
+				m[path+"|"+dir] = append(m[path+"|"+dir], e)
+			}
+		}
+		return m
+	}
+	nc, bc := calls(ni), calls(bi)
+	out := map[string]string{}
+	pairEntry := func(ne, be string) {
+		bySuffix := map[string]string{}
+		for _, r := range bi.rows[be] {
+			bySuffix[strings.ReplaceAll(r, be, "")] = r
+		}
+		for _, r := range ni.rows[ne] {
+			if b, ok := bySuffix[strings.ReplaceAll(r, ne, "")]; ok {
+				out[r] = b
+			}
+		}
+	}
+	for _, p := range pairs {
+		for _, dir := range [...]string{"forward", "backward"} {
+			ne, be := nc[p.NPU+"|"+dir], bc[p.Bench+"|"+dir]
+			for k := 0; k < len(ne) && k < len(be); k++ {
+				pairEntry(ne[k], be[k])
+				// APIs called directly inside the two calls, by position.
+				bk := map[string][]string{}
+				for _, c := range bi.children[be[k]] {
+					if _, _, mod := moduleEntry(c); !mod {
+						bk[apiKey(c)] = append(bk[apiKey(c)], c)
+					}
+				}
+				seen := map[string]int{}
+				for _, c := range ni.children[ne[k]] {
+					if _, _, mod := moduleEntry(c); mod {
+						continue
+					}
+					key := apiKey(c)
+					if i := seen[key]; i < len(bk[key]) {
+						pairEntry(c, bk[key][i])
+					}
+					seen[key]++
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// LoadDataMapping reads msprobe's data mapping yaml (-dm): a mapping from
+// NPU row names to bench row names.
+func LoadDataMapping(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("data mapping: %w", err)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &InputError{fmt.Errorf("%s: %w", path, err)}
+	}
+	m := map[string]string{}
+	if len(doc.Content) == 0 {
+		return m, nil
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return nil, &InputError{fmt.Errorf("%s:%d: expected a mapping of NPU row names to bench row names, found %s", path, top.Line, kindName(top))}
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
+			return nil, &InputError{fmt.Errorf("%s:%d: expected \"npu_row: bench_row\", found %s", path, k.Line, kindName(v))}
+		}
+		m[k.Value] = v.Value // duplicate keys: the last wins, as with PyYAML
+	}
+	return m, nil
+}
