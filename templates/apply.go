@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -349,30 +350,21 @@ const MinScore = 0.5
 // the YAML), best first: highest Score, then fewest misses, then expert
 // templates before seeds, then by name; finally an expert template moves
 // ahead of the seed it corrects when it applies every line the seed applies
-// (at least as many hits, no more misses). A template is reported when at
+// (at least as many hits, no more misses). Each template is also tried
+// fitted to the trees' roots (see Adapt); when that scores better, the
+// Match holds the adapted template. A template is reported when at
 // least MinScore of its lines apply and at least one applied line is keyed
 // by a class other than TopLayer.
 func Detect(npu, bench *printparse.Tree) []Match {
 	var out []Match
 	for _, t := range All() {
-		applied, unapplied := t.Apply(npu, bench)
-		m := Match{Template: t, Applied: applied, Unapplied: unapplied}
-		m.Score = float64(len(t.Lines)-len(unapplied)) / float64(len(t.Lines))
-		classOK := false
-		seen := map[[2]string]bool{}
-		for _, a := range applied {
-			m.Misses += len(a.Misses)
-			if a.Line.Class == TopLayer {
-				continue
-			}
-			classOK = true
-			k := [2]string{a.Line.Class, a.TreeClass}
-			if !seen[k] {
-				seen[k] = true
-				m.Classes = append(m.Classes, ClassMatch{Template: a.Line.Class, Tree: a.TreeClass, Exact: a.Line.Class == a.TreeClass})
+		m, ok := evaluate(t, npu, bench)
+		if a := t.Adapt(npu, bench); a != t {
+			if ma, aok := evaluate(a, npu, bench); aok && ma.Score > m.Score {
+				m, ok = ma, aok
 			}
 		}
-		if classOK && m.Score >= MinScore {
+		if ok && m.Score >= MinScore {
 			out = append(out, m)
 		}
 	}
@@ -483,4 +475,105 @@ func expandValue(l Line, key string) string {
 		}
 	}
 	return l.Value
+}
+
+// Adapt returns t fitted to the roots of a pair of trees, or t itself when
+// it fits already. The TopLayer lines of a template assume how the models
+// were handed to msprobe (MindSpeed's list "0.module", LLaMA-Factory's
+// DeepSpeedEngine "module"). When a TopLayer line "A: B" names a wrapper
+// that a tree lacks, the lines of the class found below it are folded into
+// TopLayer, which is how msprobe's YAML expresses a pair with a root:
+//
+//   - bench side bare (B does not exist, A does): every line "K: V" of the
+//     class of the NPU module at A becomes "TopLayer: A.K: V" (the module
+//     at A then pairs with the bench root, which no rule can name);
+//   - NPU side bare (A does not exist, the template has lines for the NPU
+//     root's class): every line "K: V" of that class becomes
+//     "TopLayer: K: B.V" (just "K: V" when B is missing too).
+//
+// The folded class's own lines are dropped when the class occurs only
+// there. The result's Adapted says what was done; its Text is t's, unchanged.
+func (t *Template) Adapt(npu, bench *printparse.Tree) *Template {
+	var top []Line
+	for _, l := range t.Lines {
+		if l.Class == TopLayer {
+			top = append(top, l)
+		}
+	}
+	if len(top) != 1 || top[0].Indexed() {
+		return t // fold only the usual single wrapper rule
+	}
+	a, b := top[0].Key, top[0].Value
+	npuAt := npu.Lookup(a)
+	benchBare := bench.Lookup(b) == nil
+	var class, prefixK, prefixV, what string
+	switch {
+	case npuAt != nil && benchBare:
+		class, prefixK = npuAt.Class, a+"."
+		what = fmt.Sprintf("bench tree has no %q: %s lines folded into TopLayer under %q", b, class, a)
+	case npuAt == nil && npu.Root.Class != "":
+		class = npu.Root.Class
+		if !benchBare {
+			prefixV = b + "."
+		}
+		what = fmt.Sprintf("NPU tree has no %q (its root is %s): %s lines folded into TopLayer", a, class, class)
+	default:
+		return t
+	}
+	var folded, rest []Line
+	for _, l := range t.Lines {
+		switch {
+		case l.Class == TopLayer:
+		case MatchClass(l.Class, class):
+			folded = append(folded, Line{Class: TopLayer, Key: prefixK + l.Key, Value: prefixV + l.Value, Line: l.Line})
+			rest = append(rest, l)
+		default:
+			rest = append(rest, l)
+		}
+	}
+	if len(folded) == 0 {
+		return t
+	}
+	instances := 0
+	npu.Root.Walk(func(n *printparse.Node) bool {
+		if n != npu.Root && MatchClass(class, n.Class) {
+			instances++
+		}
+		return true
+	})
+	if instances <= 1 {
+		kept := rest[:0:0]
+		for _, l := range rest {
+			if !MatchClass(l.Class, class) {
+				kept = append(kept, l)
+			}
+		}
+		rest = kept
+	}
+	c := *t
+	c.Lines = append(folded, rest...)
+	c.Adapted = what
+	return &c
+}
+
+// evaluate applies t and scores it; ok reports whether an applied line is
+// keyed by a class other than TopLayer.
+func evaluate(t *Template, npu, bench *printparse.Tree) (m Match, ok bool) {
+	applied, unapplied := t.Apply(npu, bench)
+	m = Match{Template: t, Applied: applied, Unapplied: unapplied}
+	m.Score = float64(len(t.Lines)-len(unapplied)) / float64(len(t.Lines))
+	seen := map[[2]string]bool{}
+	for _, a := range applied {
+		m.Misses += len(a.Misses)
+		if a.Line.Class == TopLayer {
+			continue
+		}
+		ok = true
+		k := [2]string{a.Line.Class, a.TreeClass}
+		if !seen[k] {
+			seen[k] = true
+			m.Classes = append(m.Classes, ClassMatch{Template: a.Line.Class, Tree: a.TreeClass, Exact: a.Line.Class == a.TreeClass})
+		}
+	}
+	return m, ok
 }

@@ -294,8 +294,8 @@ func TestTemplatesAgainstGroundTruth(t *testing.T) {
 func TestApplyAgreesWithResolver(t *testing.T) {
 	for _, tc := range applyCases() {
 		t.Run(tc.golden, func(t *testing.T) {
-			tp, _ := Get(tc.template)
 			npu, bench := tc.npu(t), tc.bench(t)
+			tp := tc.get(t, npu, bench)
 			want := map[string]string{}
 			for _, p := range resolve(tp.Expand(npu), npu, bench) {
 				want[p.NPU.Path] = p.BenchPath

@@ -73,6 +73,9 @@ type Template struct {
 	File string
 	// Text is the file as embedded: a valid msprobe layer_mapping.yaml.
 	Text []byte
+	// Adapted is empty for a built-in template; for one that Adapt fitted
+	// to a pair of trees it says what was changed.
+	Adapted string
 }
 
 // Line is one "key: value" rule of a template.

@@ -208,6 +208,24 @@ type applyCase struct {
 	template string
 	npu      func(t testing.TB) *printparse.Tree
 	bench    func(t testing.TB) *printparse.Tree
+	adapt    bool // fit the template to the roots first (Adapt)
+}
+
+// get returns the case's template, adapted when the case says so.
+func (tc applyCase) get(t testing.TB, npu, bench *printparse.Tree) *Template {
+	t.Helper()
+	tp, err := Get(tc.template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.adapt {
+		a := tp.Adapt(npu, bench)
+		if a == tp || a.Adapted == "" {
+			t.Fatalf("%s: Adapt changed nothing", tp.Name)
+		}
+		return a
+	}
+	return tp
 }
 
 func treeOf(rel string, wrappers ...string) func(t testing.TB) *printparse.Tree {
@@ -224,6 +242,7 @@ var (
 	msMM       = treeOf(pairANPU)
 	hfOld      = treeOf(pairABench)
 	hfNew      = treeOf(newLayout, "DeepSpeedEngine")
+	hfNewBare  = treeOf(newLayout)
 	hfNew1     = treeOf(newLayout1, "DeepSpeedEngine")
 	hfQwen25   = treeOf(qwen25New, "DeepSpeedEngine")
 	hfQwen2    = treeOf(qwen2Sdpa, "DeepSpeedEngine")
@@ -237,19 +256,21 @@ func applyCases() []applyCase {
 		switch {
 		case strings.HasPrefix(n, "qwen2.5-vl_mindspeed-mm_to_"):
 			out = append(out,
-				applyCase{n + "__pairA", n, msMM, hfOld},
-				applyCase{n + "__new-layout", n, msMM, hfNew})
+				applyCase{n + "__pairA", n, msMM, hfOld, false},
+				applyCase{n + "__new-layout", n, msMM, hfNew, false},
+				applyCase{n + "__new-layout-bare-adapted", n, msMM, hfNewBare, true})
 		case strings.HasPrefix(n, "qwen2.5-vl_llamafactory_to_"):
 			out = append(out,
-				applyCase{n + "__pairA", n, hfOld, msMM},
-				applyCase{n + "__new-layout", n, hfNew, msMM},
-				applyCase{n + "__new-layout-1-layer", n, hfNew1, msMM})
+				applyCase{n + "__pairA", n, hfOld, msMM, false},
+				applyCase{n + "__new-layout", n, hfNew, msMM, false},
+				applyCase{n + "__new-layout-1-layer", n, hfNew1, msMM, false},
+				applyCase{n + "__new-layout-bare-adapted", n, hfNewBare, msMM, true})
 		case strings.HasPrefix(n, "qwen2.5_mindspeed-llm_to_"):
-			out = append(out, applyCase{n + "__tiny-gpt-vs-qwen2.5", n, msLLMShape, hfQwen25})
+			out = append(out, applyCase{n + "__tiny-gpt-vs-qwen2.5", n, msLLMShape, hfQwen25, false})
 		case strings.HasPrefix(n, "qwen2.5_llamafactory_to_"):
 			out = append(out,
-				applyCase{n + "__qwen2.5-vs-tiny-gpt", n, hfQwen25, msLLMShape},
-				applyCase{n + "__qwen2-sdpa-vs-tiny-gpt", n, hfQwen2, msLLMShape})
+				applyCase{n + "__qwen2.5-vs-tiny-gpt", n, hfQwen25, msLLMShape, false},
+				applyCase{n + "__qwen2-sdpa-vs-tiny-gpt", n, hfQwen2, msLLMShape, false})
 		}
 	}
 	return out
@@ -259,6 +280,9 @@ func applyCases() []applyCase {
 func renderApply(tp *Template, applied []AppliedLine, unapplied []Line) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "template %s (%s)\n", tp.Name, tp.Direction())
+	if tp.Adapted != "" {
+		fmt.Fprintf(&b, "adapted: %s\n", tp.Adapted)
+	}
 	fmt.Fprintf(&b, "applied %d (indexed lines expanded), unapplied %d of %d lines\n", len(applied), len(unapplied), len(tp.Lines))
 	for _, a := range applied {
 		drift := ""
@@ -284,11 +308,9 @@ func renderApply(tp *Template, applied []AppliedLine, unapplied []Line) string {
 func TestApplyGolden(t *testing.T) {
 	for _, tc := range applyCases() {
 		t.Run(tc.golden, func(t *testing.T) {
-			tp, err := Get(tc.template)
-			if err != nil {
-				t.Fatal(err)
-			}
-			applied, unapplied := tp.Apply(tc.npu(t), tc.bench(t))
+			npu, bench := tc.npu(t), tc.bench(t)
+			tp := tc.get(t, npu, bench)
+			applied, unapplied := tp.Apply(npu, bench)
 			got := renderApply(tp, applied, unapplied)
 			path := filepath.Join("testdata", "apply", tc.golden+".golden")
 			if *update {
@@ -366,6 +388,9 @@ func TestDetect(t *testing.T) {
 		{"pair A reversed", hfOld, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert", nil},
 		{"new layout", msMM, hfNew, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert-new-layout", nil},
 		{"new layout reversed", hfNew, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert-new-layout", nil},
+		{"bare new layout", msMM, hfNewBare, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert-new-layout", nil},
+		{"bare new layout reversed", hfNewBare, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert-new-layout", nil},
+		{"bare old layout 7B reversed", treeOf("hf/qwen2_5_vl_7b-old-layout__acproject-duorou-docs-qwen2.5vl_graph.txt"), msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert", nil},
 		{"qwen2.5 text reversed", hfQwen25, msLLMShape, "qwen2.5_llamafactory_to_mindspeed-llm-expert", nil},
 		{"qwen2 sdpa reversed", hfQwen2, msLLMShape, "qwen2.5_llamafactory_to_mindspeed-llm-expert", []string{"Qwen2Attention=Qwen2SdpaAttention"}},
 		{"text model forward", msLLMShape, hfQwen25, "qwen2.5_mindspeed-llm_to_llamafactory-expert", nil},
