@@ -1,0 +1,285 @@
+package compare
+
+import (
+	"math"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+func TestPyFloat(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{
+		{1, "1.0"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1e-5, "1e-05"}, {1.5e-5, "1.5e-05"},
+		{0.0001, "0.0001"}, {1e16, "1e+16"}, {1234567890123456, "1234567890123456.0"},
+		{0.19999999999999996, "0.19999999999999996"}, {7.441285561071709e-05, "7.441285561071709e-05"},
+		{33554432, "33554432.0"}, {1e30, "1e+30"}, {-2.5e-300, "-2.5e-300"}, {5e-324, "5e-324"},
+		{math.MaxFloat64, "1.7976931348623157e+308"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"},
+		{math.NaN(), "nan"}, {123.456, "123.456"},
+	} {
+		if got := pyFloat(c.f); got != c.want {
+			t.Errorf("pyFloat(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+func TestPyRepr(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "'a'"}, {"it's", `"it's"`}, {`a'b"c`, `'a\'b"c'`}, {"x\ny", `'x\ny'`}, {`\`, `'\\'`},
+		{"\x01", `'\x01'`}, {"é", "'é'"},
+	} {
+		if got := pyRepr(c.in); got != c.want {
+			t.Errorf("pyRepr(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := pyStrList([]string{"a.pt", "N/A"}); got != "['a.pt', 'N/A']" {
+		t.Errorf("pyStrList = %s", got)
+	}
+	if got := jsonDumps([]string{`error: "x"`, "é"}); got != `["error: \"x\"", "\u00e9"]` {
+		t.Errorf("jsonDumps = %s", got)
+	}
+	if got := jsonDumps(nil); got != "[]" {
+		t.Errorf("jsonDumps(nil) = %s", got)
+	}
+}
+
+// TestPandasParse checks the pandas precise_xstrtod emulation on the
+// spec's examples: digits past the 17th (leading zeros after the point
+// count) are ignored, so two different texts can parse to one double.
+func TestPandasParse(t *testing.T) {
+	a, _, ok1 := pandasParse("0.04065797850489616")
+	b, _, ok2 := pandasParse("0.040657978504896164")
+	if !ok1 || !ok2 || a != b {
+		t.Errorf("pandas parses %v and %v; want equal", a, b)
+	}
+	// quick_start golden Functional.batch_norm.0.forward.input.1: 0.0 vs this value
+	d, _ := statDiff(cell{k: cFloat, f: 0}, cell{k: cFloat, f: 0.040657978504896164}, false)
+	if d != "-0.0406579785048961" {
+		t.Errorf("diff = %s, want -0.0406579785048961", d)
+	}
+	for _, c := range []struct {
+		in    string
+		v     float64
+		isInt bool
+		ok    bool
+	}{
+		{"24", 24, true, true}, {"-1", -1, true, true}, {"1.0", 1, false, true}, {"1e-06", 1e-6, false, true},
+		{"inf", math.Inf(1), false, true}, {"-inf", math.Inf(-1), false, true}, {"abc", 0, false, false},
+		{"1.5x", 0, false, false}, {"", 0, false, false}, {" 2 ", 2, true, true},
+	} {
+		v, isInt, ok := pandasParse(c.in)
+		if ok != c.ok || (ok && (v != c.v || isInt != c.isInt)) {
+			t.Errorf("pandasParse(%q) = %v %v %v, want %v %v %v", c.in, v, isInt, ok, c.v, c.isInt, c.ok)
+		}
+	}
+}
+
+func num(text string, f float64) cell {
+	return fromValue(dump.Value{Kind: dump.Number, Num: f, Text: text})
+}
+
+func TestStatDiff(t *testing.T) {
+	str := func(s string) cell { return cell{k: cStr, s: s} }
+	for _, c := range []struct {
+		name   string
+		a, b   cell
+		intCol bool
+		d, r   string
+	}{
+		{"relu l2norm", num("1.2", 1.2), num("1.0", 1.0), false, "0.19999999999999996", "19.999999999999996%"},
+		{"int scalars", num("0", 0), num("1", 1), false, "-1.0", "100.0%"},
+		{"int column", num("0", 0), num("1", 1), true, "-1", "100.0%"},
+		{"1 vs 1.0", num("1", 1), num("1.0", 1), false, "0.0", "0.0%"},
+		{"-inf vs -20", cell{k: cFloat, f: math.Inf(-1)}, num("-20.0", -20), false, "-inf", "-inf"},
+		{"inf vs 21", cell{k: cFloat, f: math.Inf(1)}, num("21.0", 21), false, "inf", "inf"},
+		{"bench zero", num("2.0", 2), num("0.0", 0), false, "2.0", "inf"},
+		{"bools", cell{k: cBool, b: true}, cell{k: cBool}, false, "Diff", "Diff"},
+		{"strings", str("sum"), str("mean"), false, "Diff", "Diff"},
+		{"devices", str("npu:0"), str("cuda:0"), false, "N/A", "N/A"},
+		{"nan both", cell{k: cNaN}, cell{k: cNaN}, false, "0", "0"},
+		{"nan vs num", cell{k: cNaN}, num("1.0", 1), false, "Nan", "Nan"},
+		{"unmatched", num("1.0", 1), naCell, false, "N/A", "N/A"},
+		{"None equal", cell{k: cNone}, cell{k: cNone}, false, "0", "0"},
+		{"numeric string", str("1.5"), num("1.0", 1), false, "0.5", "50.0%"},
+	} {
+		d, r := statDiff(c.a, c.b, c.intCol)
+		if d != c.d || r != c.r {
+			t.Errorf("%s: got %s / %s, want %s / %s", c.name, d, r, c.d, c.r)
+		}
+	}
+}
+
+func TestRenameAPI(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Functional.relu.2.forward.input.0", "Functional.relu.forward.input.0"},
+		{"Module.fc.Linear.forward.0.input.0", "Module.fc.forward.0.input.0"},
+		{"Functional.relu.2.backward.output.0", "Functional.relu.backward.output.0"},
+		{"Module.fc.Linear.parameters_grad.weight", "Module.fc.Linear.parameters_grad.weight"},
+		// the substring rule: "feedforward" holds "forward"
+		{"Module.feedforward.Linear.forward.0.input.0", "Module.forward.Linear."},
+	} {
+		if got := renameAPI(c.in); got != c.want {
+			t.Errorf("renameAPI(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestBackwardRenumbering(t *testing.T) {
+	k := newKeyNamer(true, false)
+	names := []string{"Functional.relu.3.backward", "Functional.relu.2.backward", "Module.fc.Linear.backward.5",
+		"Functional.relu.7.forward"}
+	want := []string{"Functional.relu.0.backward.input.0", "Functional.relu.1.backward.input.0",
+		"Module.fc.Linear.backward.0.input.0", "Functional.relu.7.forward.input.0"}
+	for i, n := range names {
+		f, ok := k.entry(n)
+		if !ok {
+			t.Fatalf("%s skipped", n)
+		}
+		if got := f(n + ".input.0"); got != want[i] {
+			t.Errorf("%s: key %s, want %s", n, got, want[i])
+		}
+	}
+	if _, ok := k.entry("Tensor.weird_entry"); ok {
+		t.Error("Tensor.weird_entry should be skipped")
+	}
+}
+
+func TestDtypeGate(t *testing.T) {
+	for _, c := range []struct {
+		a, b  string
+		cross bool
+		want  bool
+	}{
+		{"torch.float16", "torch.float32", false, true}, {"torch.int32", "torch.int64", false, false},
+		{"Float16", "BFloat16", false, true}, {"Int32", "torch.int64", true, true},
+		{"Int32", "torch.int64", false, false}, {"BFloat16", "torch.bfloat16", true, true},
+		{"Float32", "torch.float32", false, false},
+	} {
+		if got := dtypeMatch(c.a, c.b, c.cross); got != c.want {
+			t.Errorf("dtypeMatch(%s, %s, %v) = %v", c.a, c.b, c.cross, got)
+		}
+	}
+}
+
+func TestCSVField(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "a"}, {" inf", " inf"}, {"[2, 3]", `"[2, 3]"`}, {`["x"]`, `"[""x""]"`}, {"a\nb", "\"a\nb\""}, {"", ""},
+	} {
+		if got := string(appendCSVField(nil, c.in)); got != c.want {
+			t.Errorf("csv(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// memSource serves hand-built entries.
+func memSource(entries ...dump.Entry) Source {
+	return func(yield func(*dump.Entry) error) error {
+		for i := range entries {
+			e := entries[i]
+			if err := yield(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func tensorEntry(name string, rows ...string) dump.Entry {
+	e := dump.Entry{Name: name}
+	for _, r := range rows {
+		e.Items = append(e.Items, dump.Item{Name: name + r, Entry: name, Dtype: "torch.float32", Shape: "[2]",
+			RequiresGrad: "False", Stats: [4]dump.Value{{Kind: dump.Number, Num: 1, Text: "1.0"},
+				{Kind: dump.Number, Num: 0, Text: "0.0"}, {Kind: dump.Number, Num: 0.5, Text: "0.5"},
+				{Kind: dump.Number, Num: 1, Text: "1.0"}}})
+	}
+	return e
+}
+
+type memSink struct {
+	header []string
+	rows   [][]string
+}
+
+func (m *memSink) Header(c []string) error { m.header = c; return nil }
+func (m *memSink) Row(cells []Cell, _ string) error {
+	r := make([]string, len(cells))
+	for i, c := range cells {
+		r[i] = c.Text
+	}
+	m.rows = append(m.rows, r)
+	return nil
+}
+func (m *memSink) Reset() error { m.rows = nil; return nil }
+
+// TestFuzzyStatistics: in statistics mode msprobe's fuzzy match is broken
+// (every row comes out unmatched); ours pairs rows whose names agree
+// without call indices, in order.
+func TestFuzzyStatistics(t *testing.T) {
+	npu := memSource(tensorEntry("Functional.relu.5.forward", ".input.0", ".output.0"),
+		tensorEntry("NPU.npu_only.0.forward", ".input.0"),
+		tensorEntry("Functional.gelu.3.forward", ".input.0", ".output.0"))
+	bench := memSource(tensorEntry("Functional.relu.0.forward", ".input.0", ".output.0"),
+		tensorEntry("Functional.gelu.0.forward", ".input.0", ".output.0"))
+	var s memSink
+	sum, err := Compare(npu, bench, Config{Mode: Statistics, Fuzzy: true}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{
+		{"Functional.relu.5.forward.input.0", "Functional.relu.0.forward.input.0"},
+		{"Functional.relu.5.forward.output.0", "Functional.relu.0.forward.output.0"},
+		{"NPU.npu_only.0.forward.input.0", "N/A"},
+		{"Functional.gelu.3.forward.input.0", "Functional.gelu.0.forward.input.0"},
+		{"Functional.gelu.3.forward.output.0", "Functional.gelu.0.forward.output.0"},
+	}
+	if len(s.rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %v", len(s.rows), len(want), s.rows)
+	}
+	for i, w := range want {
+		if s.rows[i][0] != w[0] || s.rows[i][1] != w[1] {
+			t.Errorf("row %d: %s -> %s, want %s -> %s", i, s.rows[i][0], s.rows[i][1], w[0], w[1])
+		}
+	}
+	if sum.MatchedBy["fuzzy"] != 4 || sum.NPUUnmatched != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+// TestPairs: explicit pairs override names and count as their own source.
+func TestPairsOverride(t *testing.T) {
+	npu := memSource(tensorEntry("Module.a.X.forward.0", ".input.0", ".output.0"))
+	bench := memSource(tensorEntry("Module.b.Y.forward.0", ".input.0", ".output.0"))
+	var s memSink
+	sum, err := Compare(npu, bench, Config{Mode: Statistics, Pairs: map[string]string{
+		"Module.a.X.forward.0.input.0": "Module.b.Y.forward.0.input.0"}}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.rows[0][1] != "Module.b.Y.forward.0.input.0" || s.rows[1][1] != "N/A" {
+		t.Errorf("rows %v", s.rows)
+	}
+	if sum.MatchedBy["pairs"] != 1 || sum.BenchUnmatched != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+// TestNoBenchDowncast: pandas turns ints into floats in the unmatched rows'
+// stat columns when those columns hold only numbers (golden synth_statistics
+// Torch.sum.0.forward.output.0 prints 24.0 for 24); one pass finds it and
+// the table is rewritten.
+func TestNoBenchDowncast(t *testing.T) {
+	e1 := tensorEntry("Torch.sum.0.forward", ".output.0")
+	for i := range e1.Items[0].Stats {
+		e1.Items[0].Stats[i] = dump.Value{Kind: dump.Number, Num: 24, Text: "24"}
+	}
+	e2 := tensorEntry("Torch.other.0.forward", ".output.0")
+	var s memSink
+	if _, err := Compare(memSource(e1, e2), memSource(), Config{Mode: Statistics}, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.rows[0][16]; got != "24.0" {
+		t.Errorf("NPU max %q, want 24.0", got)
+	}
+}
