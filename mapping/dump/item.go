@@ -108,9 +108,19 @@ const (
 
 // Value is one raw JSON scalar from dump.json. Text keeps the literal
 // number text so that it can be rendered exactly as msprobe renders it.
+//
+// Numbers keep both forms: Num is the parsed float64 (±Inf when the
+// literal overflows, then Kind is PosInf/NegInf) and Text the literal as
+// written ("0.04065797850489616", "3", "1e-06"); IsInt tells a Python int
+// (no fraction or exponent) from a float, and PyStr renders the value as
+// msprobe/pandas print it (ints as written, floats by Python repr, "nan",
+// "inf"). The NaN, Infinity and -Infinity tokens have Text "NaN",
+// "Infinity", "-Infinity". For String and Composite, Text is the string.
+// A statistic that is JSON null has Kind Null (msprobe turns it into the
+// string "None").
 type Value struct {
 	Kind ValueKind
+	Bool bool    // for Bool
 	Num  float64 // for Number (and NaN/±Inf)
 	Text string  // literal number text, or the string value for String
-	Bool bool    // for Bool
 }

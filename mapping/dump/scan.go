@@ -239,10 +239,14 @@ func splitName(name string) (opNoNumber, callDirection, direction string) {
 	}
 	for _, d := range [...]string{"forward", "backward"} {
 		if last == d || secondLast == d {
+			// secondLast + "." + last is the tail after the second-last dot.
 			if secondDot < 0 {
-				return "", secondLast + "." + last, d
+				if lastDot < 0 {
+					return "", "." + last, d
+				}
+				return "", name, d
 			}
-			return name[:secondDot], secondLast + "." + last, d
+			return name[:secondDot], name[secondDot+1:], d
 		}
 	}
 	return "", "", ""
@@ -416,10 +420,12 @@ func (s *scanner) statValue(pi *pitem, k int, i int32, converted bool) {
 			return
 		}
 		pi.it.Stats[k] = Value{Kind: Bool, Bool: n.kind == kTrue}
-	case kInt, kFloat, kString:
-		v := t.scalar(i)
-		v.Text = ""
-		pi.it.Stats[k] = v
+	case kInt, kFloat:
+		pi.it.Stats[k] = t.number(i)
+		pi.stats[k] = s.addString(t.bytes(n.text))
+		return
+	case kString:
+		pi.it.Stats[k] = Value{Kind: String}
 		pi.stats[k] = s.addString(t.bytes(n.text))
 		return
 	case kArray, kObject:

@@ -90,7 +90,7 @@ func (t *tree) truthy(i int32) bool {
 	case kNull, kFalse:
 		return false
 	case kInt, kFloat:
-		f, _ := strconv.ParseFloat(t.str(n.text), 64)
+		f, _ := strconv.ParseFloat(string(t.bytes(n.text)), 64)
 		return f != 0
 	case kString:
 		return n.text.n > 0
@@ -302,6 +302,18 @@ func (p *parser) replaceChild(o, old, v int32) {
 	}
 }
 
+// number returns the Value of a number node without its Text.
+func (t *tree) number(i int32) Value {
+	f, _ := strconv.ParseFloat(string(t.bytes(t.nodes[i].text)), 64) // a range error leaves ±Inf
+	k := Number
+	if math.IsInf(f, 1) {
+		k = PosInf
+	} else if math.IsInf(f, -1) {
+		k = NegInf
+	}
+	return Value{Kind: k, Num: f}
+}
+
 // value converts a scalar node to a Value; lists and objects become
 // Composite values holding their Python str().
 func (t *tree) scalar(i int32) Value {
@@ -365,7 +377,7 @@ func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
 	case kInt:
 		return appendPyInt(dst, t.bytes(n.text))
 	case kFloat:
-		f, _ := strconv.ParseFloat(t.str(n.text), 64)
+		f, _ := strconv.ParseFloat(string(t.bytes(n.text)), 64)
 		return AppendPyFloat(dst, f)
 	case kNaN:
 		return append(dst, "nan"...)

@@ -1,0 +1,94 @@
+package dump_test
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/mapping/dump/dumpgen"
+)
+
+var (
+	benchOnce sync.Once
+	benchData []byte
+)
+
+// benchDump is a realistic ~64 MB statistics dump.json, built once.
+func benchDump(b *testing.B) []byte {
+	benchOnce.Do(func() {
+		var buf bytes.Buffer
+		if _, err := dumpgen.Write(&buf, dumpgen.Options{Seed: 1, TargetBytes: 64 << 20}); err != nil {
+			b.Fatal(err)
+		}
+		benchData = buf.Bytes()
+	})
+	return benchData
+}
+
+// BenchmarkScan measures Scan throughput (MB/s) and allocations over a
+// generated 64 MB dump held in memory.
+func BenchmarkScan(b *testing.B) {
+	data := benchDump(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	rows := 0
+	for i := 0; i < b.N; i++ {
+		rows = 0
+		if _, err := dump.Scan(bytes.NewReader(data), "dump.json", func(e *dump.Entry) error {
+			rows += len(e.Items)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows), "rows/op")
+}
+
+// BenchmarkEntryNames measures the skipping path.
+func BenchmarkEntryNames(b *testing.B) {
+	data := benchDump(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		// Scan with a callback that does nothing is the closest public
+		// equivalent over an in-memory reader; EntryNames needs a path.
+		if _, err := dump.Scan(bytes.NewReader(data), "dump.json", func(*dump.Entry) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanStream scans a 512 MB dump generated on the fly through a
+// pipe (never held in memory) and reports the peak live heap seen during
+// the scan: it must stay flat however large the file is.
+func BenchmarkScanStream(b *testing.B) {
+	const size = 512 << 20
+	b.SetBytes(size)
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := dumpgen.Write(pw, dumpgen.Options{Seed: 2, TargetBytes: size})
+			pw.CloseWithError(err)
+		}()
+		n := 0
+		var ms runtime.MemStats
+		if _, err := dump.Scan(pr, "dump.json", func(e *dump.Entry) error {
+			n++
+			if n%20000 == 0 {
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > peak {
+					peak = ms.HeapAlloc
+				}
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}

@@ -1,0 +1,129 @@
+package dumpgen_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/mapping/dump/dumpgen"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+// The golden file was checked to be byte-identical to Python's
+// json.dumps(json.loads(it), indent=1) + "\n", i.e. msprobe's formatting.
+func TestGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := dumpgen.Write(&buf, dumpgen.Options{Seed: 3, Layers: 1, Hidden: 64, Tensor: true}); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/tensor_layer1.golden.json"
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("output differs from %s (run -update and review)", golden)
+	}
+}
+
+func scan(t *testing.T, b []byte) ([]dump.Entry, dump.Header) {
+	t.Helper()
+	var es []dump.Entry
+	h, err := dump.Scan(bytes.NewReader(b), "dump.json", func(e *dump.Entry) error {
+		es = append(es, *e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es, h
+}
+
+func TestReadableAndCounted(t *testing.T) {
+	for _, o := range []dumpgen.Options{
+		{Seed: 1, Layers: 3},
+		{Seed: 1, Layers: 2, Tensor: true},
+		{Seed: 1, Layers: 2, MD5: true},
+		{Seed: 2, TargetBytes: 2 << 20, Hidden: 256},
+	} {
+		var buf bytes.Buffer
+		st, err := dumpgen.Write(&buf, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, h := scan(t, buf.Bytes())
+		rows := 0
+		for _, e := range es {
+			rows += len(e.Items)
+		}
+		if st.Entries != h.Entries || st.Entries != len(es) || st.Rows != rows || st.Bytes != int64(buf.Len()) {
+			t.Errorf("%+v: stats %+v, scanned %d entries %d rows %d bytes", o, st, len(es), rows, buf.Len())
+		}
+		if o.TargetBytes > 0 && st.Bytes < o.TargetBytes {
+			t.Errorf("%+v: %d bytes, want at least %d", o, st.Bytes, o.TargetBytes)
+		}
+		if h.MD5 != o.MD5 || (h.Task == "tensor") != o.Tensor {
+			t.Errorf("%+v: header %+v", o, h)
+		}
+		if o.Tensor {
+			for _, e := range es {
+				for _, it := range e.Items {
+					if it.Type == "torch.Tensor" && it.DataName != it.Name+".pt" {
+						t.Fatalf("tensor row %s has data_name %s", it.Name, it.DataName)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A bench dump (Perturb > 0) has the same entries and rows as the NPU dump
+// of the same seed, with different statistics.
+func TestPerturbAligned(t *testing.T) {
+	var npu, bench bytes.Buffer
+	if _, err := dumpgen.Write(&npu, dumpgen.Options{Seed: 9, Layers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dumpgen.Write(&bench, dumpgen.Options{Seed: 9, Layers: 2, Perturb: 0.01}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := scan(t, npu.Bytes())
+	b, _ := scan(t, bench.Bytes())
+	if len(a) != len(b) {
+		t.Fatalf("%d vs %d entries", len(a), len(b))
+	}
+	same, diff := 0, 0
+	for i := range a {
+		if a[i].Name != b[i].Name || len(a[i].Items) != len(b[i].Items) {
+			t.Fatalf("entry %d: %s vs %s", i, a[i].Name, b[i].Name)
+		}
+		for j := range a[i].Items {
+			x, y := a[i].Items[j], b[i].Items[j]
+			if x.Name != y.Name || x.Dtype != y.Dtype || x.Shape != y.Shape {
+				t.Fatalf("row %s vs %s", x.Name, y.Name)
+			}
+			if x.Type == "torch.Tensor" && x.Stats[0].Kind == dump.Number && !x.Stats[0].IsInt() {
+				if x.Stats[0].Text == y.Stats[0].Text {
+					same++
+				} else {
+					diff++
+				}
+			}
+		}
+	}
+	if diff == 0 || same > 0 {
+		t.Errorf("perturbation: %d float maxima differ, %d equal", diff, same)
+	}
+	if !strings.Contains(npu.String(), "\"Module.model.layers.1.mlp.down_proj.Linear.parameters_grad.0\": {") {
+		t.Error("expected parameter-gradient entries")
+	}
+}
