@@ -440,6 +440,34 @@ func BenchmarkDetectPairA(b *testing.B) {
 	}
 }
 
+// BenchmarkDetect60Layers runs Detect on pair A grown to 60 text layers and
+// 32 vision blocks on both sides.
+func BenchmarkDetect60Layers(b *testing.B) {
+	grow := func(rel string) *printparse.Tree {
+		p := shared(b, "corpus", "prints", rel)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		text := strings.NewReplacer("(0-7): 8 x", "(0-59): 60 x", "(0-15): 16 x", "(0-31): 32 x").Replace(string(data))
+		tr, err := printparse.ParseText([]byte(text), p, printparse.Options{Index: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return tr
+	}
+	ms, hf := grow(pairANPU), grow(pairABench)
+	if n := len(ms.Lookup("0.module.module.text_decoder.decoder.layers").Children); n != 60 {
+		b.Fatalf("%d text layers, want 60", n)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if ms := Detect(ms, hf); len(ms) == 0 {
+			b.Fatal("nothing detected")
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, tp := range All() {
 		f.Add(tp.Text)
