@@ -185,7 +185,7 @@ func (s *CSVSink) Abort() {
 
 // XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
 // over part_0, part_1, ... past MaxXLSXRows), with rows colored by their
-// Result: error red (FFFF0000), warning yellow (FFFF00). Numbers are
+// Result: error red (FF0000, msprobe's FFFF0000), warning yellow (FFFF00). Numbers are
 // written as numbers; text as text, without the CSV's " inf" spelling.
 type XLSXSink struct {
 	path   string
@@ -214,7 +214,7 @@ func (s *XLSXSink) reset() error {
 	s.f = excelize.NewFile()
 	s.rows, s.sheet, s.sw = 0, 0, nil
 	var err error
-	s.red, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFFF0000"}}})
+	s.red, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FF0000"}}})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// corpus finds <module root>/../shared/corpus/msprobe/golden.
+func compareCorpus(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		p := filepath.Dir(dir)
+		if p == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = p
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus", "msprobe", "golden")
+	if _, err := os.Stat(c); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return c
+}
+
+func runCompare(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Execute(append([]string{"compare"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCompareCommand(t *testing.T) {
+	g := compareCorpus(t)
+	mr := filepath.Join(g, "synth_multirank")
+	cjson := filepath.Join(t.TempDir(), "compare.json")
+	os.WriteFile(cjson, []byte(`{"npu_path": "`+filepath.Join(mr, "npu/step0/rank0/dump.json")+`",
+ "bench_path": "`+filepath.Join(mr, "bench/step0/rank0/dump.json")+`", "stack_path": "x", "is_print_compare_log": true}`), 0o644)
+	badJSON := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(badJSON, []byte("{\n \"npu_path\": 1,\n"), 0o644)
+	md5 := filepath.Join(g, "synth_md5")
+	for _, c := range []struct {
+		name    string
+		args    []string
+		code    int
+		files   []string // expected output file name prefixes
+		stdout  []string // substrings
+		stderr  string
+		jsonOut bool
+	}{
+		{name: "multirank", args: []string{"-tp", filepath.Join(mr, "npu/step0"), "-gp", filepath.Join(mr, "bench/step0")},
+			code: 1, files: []string{"compare_result_rank0_", "compare_result_rank1_"},
+			stdout: []string{"compare rank0: statistics mode, 18 rows", "result: 11 pass, 1 warning, 6 error",
+				"first divergence (API): Functional.linear.0.forward"}},
+		{name: "legacy json", args: []string{"-i", cjson, "--format", "json"}, code: 1, jsonOut: true,
+			files: []string{"compare_result_2"}},
+		{name: "md5 xlsx", args: []string{"--target_path", filepath.Join(md5, "npu/dump.json"), "-gp=" + filepath.Join(md5, "bench/dump.json"), "--xlsx"},
+			code: 1, files: []string{"compare_result_"}, stdout: []string{"md5 mode"}},
+		{name: "missing", args: []string{"-tp", "/nonexistent/dump.json", "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
+			stderr: "/nonexistent/dump.json"},
+		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
+		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
+		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
+		{name: "bad format", args: []string{"-tp", "a", "-gp", "b", "--format", "xml"}, code: 2, stderr: "--format"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := runCompare(t, append(c.args, "-o", out)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
+			}
+			for _, s := range c.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			if c.stderr != "" && !strings.Contains(stderr, c.stderr) {
+				t.Errorf("stderr lacks %q: %s", c.stderr, stderr)
+			}
+			ents, _ := os.ReadDir(out)
+			if len(ents) != len(c.files) {
+				t.Errorf("%d output files, want %d: %v", len(ents), len(c.files), ents)
+			}
+			for i, p := range c.files {
+				if i < len(ents) && !strings.HasPrefix(ents[i].Name(), p) {
+					t.Errorf("output %s, want prefix %s", ents[i].Name(), p)
+				}
+				if i < len(ents) && strings.HasPrefix(ents[i].Name(), ".") {
+					t.Errorf("temporary file left: %s", ents[i].Name())
+				}
+			}
+			if c.jsonOut {
+				var rep struct {
+					Ranks []struct {
+						Summary struct {
+							Rows, Error int
+						}
+					}
+				}
+				if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+					t.Fatalf("json: %v\n%s", err, stdout)
+				}
+				if len(rep.Ranks) != 1 || rep.Ranks[0].Summary.Rows != 18 || rep.Ranks[0].Summary.Error != 6 {
+					t.Errorf("json summary %+v", rep)
+				}
+			}
+		})
+	}
+}

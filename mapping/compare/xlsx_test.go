@@ -1,0 +1,72 @@
+package compare
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// TestXLSX checks the xlsx table: msprobe's header and rows on Sheet1,
+// numbers stored as numbers, error rows red and warning rows yellow.
+func TestXLSX(t *testing.T) {
+	root := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_statistics")
+	out := t.TempDir()
+	tm := time.Date(2026, 12, 2, 12, 2, 48, 0, time.Local)
+	rep, err := Run(Options{Target: filepath.Join(root, "npu/dump.json"), Golden: filepath.Join(root, "bench/dump.json"),
+		OutDir: out, XLSX: true, Now: func() time.Time { return tm }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, "compare_result_20261202120248.xlsx")
+	if len(rep.Ranks) != 1 || rep.Ranks[0].Files[0] != path {
+		t.Fatalf("files %v", rep.Ranks)
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows("Sheet1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 89 || rows[0][0] != "NPU Name" || rows[0][27] != "NPU_Stack_Info" {
+		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	fill := func(row int) string {
+		id, err := f.GetCellStyle("Sheet1", "A"+strconv.Itoa(row))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.GetStyle(id)
+		if err != nil || st == nil || len(st.Fill.Color) == 0 {
+			return ""
+		}
+		return st.Fill.Color[0]
+	}
+	// rows: 2 linear.input.0 pass, 5 linear.output.0 error, 7 relu.output.0 warning
+	for _, c := range []struct {
+		row  int
+		name string
+		fill string
+	}{{2, "Functional.linear.0.forward.input.0", ""}, {5, "Functional.linear.0.forward.output.0", "FF0000"},
+		{7, "Functional.relu.0.forward.output.0", "FFFF00"}} {
+		if rows[c.row-1][0] != c.name {
+			t.Errorf("row %d is %s, want %s", c.row, rows[c.row-1][0], c.name)
+		}
+		if got := fill(c.row); got != c.fill {
+			t.Errorf("row %d fill %q, want %q", c.row, got, c.fill)
+		}
+	}
+	typ, err := f.GetCellType("Sheet1", "Q2")
+	if err != nil || typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
+		t.Errorf("NPU max cell type %v (%v)", typ, err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 1 {
+		t.Errorf("output folder holds %d files", len(ents))
+	}
+}
