@@ -183,3 +183,8 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 	})
 	return tr
 }
+
+// NeverDumped reports whether msprobe never dumps modules of this class
+// (containers without forward, such as ModuleList): their trie nodes keep
+// the segment text as type, and they have no dump entry to pair.
+func NeverDumped(class string) bool { return untypedContainers[class] }

@@ -1,0 +1,27 @@
+// Package validate checks a layer_mapping.yaml against the two structures it
+// is meant for (print(model) trees or msprobe dump folders read by
+// printparse), with the msprobe-exact resolver of package mapping, and
+// reports what msprobe would do silently: rules that never fire, targets
+// that do not exist, class keys shared by instances that need different
+// child maps, and how many NPU modules get a bench partner.
+//
+// # Finding codes
+//
+// Findings carry the load diagnostics of package mapping (LM0xx) and these:
+//
+//	code   check            severity  meaning
+//	LM101  dead-rule        error     class key that occurs nowhere on the NPU side (near-miss class suggested)
+//	LM102  dead-rule        error     child path that exists under no instance of its class
+//	LM103  bad-target       error     the rule fires but its rewritten path never exists on the bench side
+//	LM104  shadowed-rule    warning   the child path exists but the rule never fires: an ancestor's longer key always wins
+//	LM105  conflict         error     a class whose instances need different child maps: a rule fits some instances and leads nowhere in others
+//	LM106  coverage         error     coverage below --min-coverage
+//	LM107  suspicious-pair  warning   resolved partners whose kinds (Linear, Norm, ...) or printed sizes disagree
+//	LM108  conflict         info      a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor
+//	LM109  conflict         warning   a rule whose child path exists under only some instances of its class
+//
+// Coverage counts the NPU module nodes except the root and containers msprobe
+// never dumps (ModuleList, ModuleDict, ...); a node is covered when its
+// rewritten path exists on the bench side. Unmatched nodes of both sides are
+// listed collapsed by repeat group ("decoder.layers.{0-27}.self_attention").
+package validate
