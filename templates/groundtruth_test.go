@@ -316,3 +316,30 @@ func TestApplyAgreesWithResolver(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplatesLoadInMapping checks that every template is a layer_mapping
+// msprobe accepts as written: package mapping's PyYAML-faithful loader reads
+// the same lines and reports nothing.
+func TestTemplatesLoadInMapping(t *testing.T) {
+	for _, tp := range All() {
+		m, diags, err := mapping.Parse(tp.Text, tp.File)
+		if err != nil {
+			t.Errorf("%s: %v", tp.Name, err)
+			continue
+		}
+		for _, d := range diags {
+			t.Errorf("%s: %v", tp.Name, d)
+		}
+		var got []string
+		for _, r := range m.Rules() {
+			got = append(got, fmt.Sprintf("%s: %s -> %s", r.Class.Class, r.Key, r.Value))
+		}
+		var want []string
+		for _, l := range tp.Lines {
+			want = append(want, l.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: mapping reads\n%s\nwant\n%s", tp.Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
