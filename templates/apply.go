@@ -100,7 +100,8 @@ type AppliedLine struct {
 // expansion hits. Applied lines come in template order (expansions by index);
 // unapplied lines are the template lines that never hit: their class is
 // absent, their key never occurs, a longer key shadows them everywhere, or
-// their target never exists.
+// their target never exists. TopLayer lines are used as written; Adapt fits
+// them to trees whose roots lack the wrappers the template assumes.
 func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, unapplied []Line) {
 	r := newResolver(t, npu)
 	type akey struct {
