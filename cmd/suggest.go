@@ -1,18 +1,194 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/printparse"
 )
 
-// PLACEHOLDER: replaced by the owner of this command.
 func newSuggestCmd(s *streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "suggest",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("suggest: not built yet"))
+	var (
+		out, revOut, tmpl, report, pairs string
+		reverse                          bool
+		indexNPU, indexBench             int
+	)
+	c := &cobra.Command{
+		Use:   "suggest NPU BENCH",
+		Short: "Draft msprobe's layer_mapping.yaml from two model structures",
+		Long: `suggest aligns two model structures and drafts the layer_mapping.yaml msprobe
+needs to compare them, with a report of how sure it is of every line.
+
+NPU and BENCH are print(model) text files (logs are fine) or msprobe dump
+folders. The NPU side's classes key the YAML (msprobe's -tp side); BENCH is
+the other (-gp). The draft is minimal (no identity lines), outside-in, with
+a comment on every line giving its alignment score, the margin over the
+runner-up and the reasons. Classes that need different renames in
+different places (MindSpeed-MM's vision and text TransformerLayer) are
+resolved with longer keys at a uniquely named ancestor and every resolution
+is proven by running msprobe's resolver over both structures. Pairs no YAML
+can express are listed in the report and written with --pairs.
+
+Output:
+  without -o   the YAML goes to stdout, the report to stderr
+  with -o      the YAML goes to the file, the report to stdout
+Files are written atomically (a temporary file renamed into place).
+
+--reverse also drafts the other direction (BENCH classes as keys) from the
+same alignment, into -O FILE (default: the -o name with "_reverse" before
+".yaml"; -O is required without -o).
+
+--pairs FILE writes the sidecar: a YAML list of {npu: PATH, bench: PATH}
+module paths that no YAML line can express, as 'layermap compare --pairs'
+reads it.
+
+--template auto (default) uses the best built-in template that applies as a
+strong prior and keeps its lines' form where they hold; none drafts from the
+structures alone; NAME forces one template ('layermap templates' lists them).`,
+		Example: `  # draft NPU -> bench, report on stderr
+  layermap suggest mindspeed.txt llamafactory.txt > layer_mapping.yaml
+
+  # both directions, JSON report, sidecar of pairs YAML cannot express
+  layermap suggest mindspeed.txt llamafactory.txt -o layer_mapping.yaml \
+      --reverse -O reverse.yaml --report json --pairs pairs.yaml
+
+  # structures only, no template
+  layermap suggest --template none npu_dump/step0/rank0 bench_dump/step0/rank0 -o lm.yaml`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if report != "text" && report != "json" {
+				return badInput(fmt.Errorf("--report must be text or json, got %q", report))
+			}
+			for _, f := range []struct{ name, path string }{{"-o", out}, {"-O", revOut}} {
+				if f.path != "" && !strings.HasSuffix(f.path, ".yaml") {
+					return badInput(fmt.Errorf("%s %s: the name must end in .yaml (msprobe refuses other names)", f.name, f.path))
+				}
+			}
+			if revOut != "" && !reverse {
+				return badInput(errors.New("-O needs --reverse"))
+			}
+			if reverse && revOut == "" {
+				if out == "" {
+					return badInput(errors.New("--reverse needs -O FILE when the draft goes to stdout"))
+				}
+				revOut = strings.TrimSuffix(out, ".yaml") + "_reverse.yaml"
+			}
+			npu, err := loadTree(s, args[0], indexNPU)
+			if err != nil {
+				return badInput(err)
+			}
+			bench, err := loadTree(s, args[1], indexBench)
+			if err != nil {
+				return badInput(err)
+			}
+			r, err := infer.Suggest(npu, bench, infer.Options{Template: tmpl})
+			if err != nil {
+				return badInput(err)
+			}
+			yml, err := r.Mapping.Marshal()
+			if err != nil {
+				return err
+			}
+			var rep bytes.Buffer
+			if err := infer.WriteReport(&rep, r, report); err != nil {
+				return err
+			}
+			if reverse {
+				ry, err := r.Reverse.Marshal()
+				if err != nil {
+					return err
+				}
+				if err := writeAtomic(revOut, ry); err != nil {
+					return err
+				}
+			}
+			if pairs != "" {
+				var b bytes.Buffer
+				if err := infer.WriteSidecar(&b, r.Sidecar); err != nil {
+					return err
+				}
+				if err := writeAtomic(pairs, b.Bytes()); err != nil {
+					return err
+				}
+			}
+			if out == "" {
+				if _, err := s.out.Write(yml); err != nil {
+					return err
+				}
+				_, err = s.err.Write(rep.Bytes())
+				return err
+			}
+			if err := writeAtomic(out, yml); err != nil {
+				return err
+			}
+			_, err = s.out.Write(rep.Bytes())
+			return err
 		},
 	}
+	f := c.Flags()
+	f.StringVarP(&out, "output", "o", "", "write the YAML to `FILE` (must end in .yaml) instead of stdout")
+	f.BoolVar(&reverse, "reverse", false, "also draft the reverse direction (BENCH classes as keys)")
+	f.StringVarP(&revOut, "reverse-output", "O", "", "write the reverse YAML to `FILE` (with --reverse)")
+	f.StringVar(&tmpl, "template", infer.TemplateAuto, "template prior: auto, none, or a template `NAME`")
+	f.StringVar(&report, "report", "text", "report format: text or json")
+	f.StringVar(&pairs, "pairs", "", "write the sidecar of pairs no YAML can express to `FILE`")
+	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
+	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
+	return c
+}
+
+// loadTree reads one input and reports the parser's repairs on stderr.
+func loadTree(s *streams, path string, index int) (*printparse.Tree, error) {
+	if index < -1 {
+		return nil, fmt.Errorf("%s: --index must be a 0-based dump number, got %d", path, index)
+	}
+	t, err := printparse.Load(path, printparse.Options{Index: index})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range t.Warnings {
+		if w.Line > 0 {
+			fmt.Fprintf(s.err, "%s:%d: warning: %s\n", t.Source, w.Line, w.Msg)
+		} else {
+			fmt.Fprintf(s.err, "%s: warning: %s\n", t.Source, w.Msg)
+		}
+	}
+	return t, nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// folder, renamed into place, so a failure leaves nothing half-written.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = io.Copy(f, bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

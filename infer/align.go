@@ -21,7 +21,10 @@ const (
 // Alignment constants.
 const (
 	// admit is the least local similarity for two modules to be partners.
-	admit = 0.38
+	admit = 0.45
+	// admitStruct is the least local similarity for two containers to be
+	// partners on the strength of their subtrees.
+	admitStruct = 0.25
 	// admitLeftover is the least local similarity for a pair found across
 	// levels after the outside-in walk (output_layer <-> lm_head).
 	admitLeftover = 0.6
@@ -53,6 +56,13 @@ var wrapperClasses = map[string]bool{
 	"CheckpointWrapper": true, "FSDPCheckpointWrapper": true,
 }
 
+// engineClasses are the training engines msprobe may be handed: they wrap
+// the model once at the top and have no counterpart worth a YAML line
+// (DeepSpeedEngine on one side is DistributedDataParallel on the other).
+var engineClasses = map[string]bool{
+	"DistributedDataParallel": true, "DeepSpeedEngine": true, "FullyShardedDataParallel": true, "DataParallel": true,
+}
+
 // genericClasses are torch containers: they never key a YAML rule, because
 // a rule on them would fire at every such container in the model.
 var genericClasses = map[string]bool{
@@ -79,12 +89,13 @@ type side struct {
 	infos map[*printparse.Node]*info
 	order map[*printparse.Node]int // pre-order position
 	nodes []*printparse.Node       // pre-order, root first
+	size  map[*printparse.Node]int // number of descendants
 	// classCount counts NPU-side modules per class as msprobe types them.
 	classCount map[string]int
 }
 
 func newSide(t *printparse.Tree) *side {
-	s := &side{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}}
+	s := &side{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}, size: map[*printparse.Node]int{}}
 	var walk func(n, canon *printparse.Node)
 	walk = func(n, canon *printparse.Node) {
 		if n.None {
@@ -126,6 +137,10 @@ func newSide(t *printparse.Tree) *side {
 		}
 	}
 	walk(t.Root, t.Root)
+	for i := len(s.nodes) - 1; i > 0; i-- {
+		n := s.nodes[i]
+		s.size[n.Parent] += s.size[n] + 1
+	}
 	return s
 }
 
@@ -284,6 +299,7 @@ type sub struct {
 	total  float64
 	pairs  []frontierPair
 	fa, fb []*printparse.Node // the final frontiers (canonical nodes)
+	count  int                // pairs below, all levels
 	done   bool
 }
 
@@ -316,6 +332,21 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 	}
 	l := localScore{s, raw, r, ok && s >= admit}
 	al.locals[k] = l
+	if ok && !l.ok && s >= admitStruct && len(kids(a)) > 0 && len(kids(b)) > 0 {
+		// Two containers whose names say little are partners when what
+		// lies below them aligns (GPTModel "module" and Qwen2Model
+		// "model" in a Float16Module / ForCausalLM pair).
+		ca, cb := al.npu.infos[a].canon, al.bench.infos[b].canon
+		below := al.below(ca, cb)
+		n := min(al.npu.size[a], al.bench.size[b])
+		if frac := float64(below.count) / float64(max(n, 1)); frac >= 0.6 {
+			l.score = math.Max(l.score, admit+0.4*(frac-0.6))
+			l.raw = math.Max(l.raw, l.score)
+			l.ok = true
+			l.reasons = append(slices.Clip(l.reasons), "children")
+			al.locals[k] = l
+		}
+	}
 	return l
 }
 
@@ -373,6 +404,12 @@ func (al *aligner) below(a, b *printparse.Node) *sub {
 		dissolved++
 	}
 	s.total, s.pairs, s.fa, s.fb, s.done = best, pairs, fa, fb, true
+	for _, p := range pairs {
+		x, y := a.Lookup(p.a), b.Lookup(p.b)
+		if x != nil && y != nil {
+			s.count += 1 + al.below(al.npu.infos[x].canon, al.bench.infos[y].canon).count
+		}
+	}
 	return s
 }
 
@@ -435,14 +472,115 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 	assign := hungarian(w)
 	total := -dissolvePenalty * float64(dissolved)
 	var pairs []frontierPair
+	usedA, usedB := make([]bool, len(fa)), make([]bool, len(fb))
 	for i, j := range assign {
 		if j < 0 || w[i][j] <= 0 {
 			continue
 		}
+		usedA[i], usedB[j] = true, true
 		total += w[i][j]
 		pairs = append(pairs, frontierPair{a: rel(fa[i], pa), b: rel(fb[j], pb), weight: w[i][j]})
 	}
+	total += al.crossCredit(fa, fb, assign, usedA, usedB)
 	return total, pairs
+}
+
+// crossCredit is what the pairs found across levels after the walk will
+// add: a frontier node left without a partner that clearly is a free
+// module one or two levels inside the partner of another frontier node
+// (lm_head beside "model" and output_layer inside GPTModel). The walk's
+// leftover pass makes these pairs; counting them here lets the choice
+// between keeping a level and looking through it see them.
+func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, usedB []bool) float64 {
+	credit := 0.0
+	taken := map[*printparse.Node]bool{}
+	for j, y := range fb {
+		if usedB[j] {
+			continue
+		}
+		best := 0.0
+		var bz *printparse.Node
+		for i, x := range fa {
+			if assign[i] < 0 || !usedA[i] {
+				continue
+			}
+			sub := al.below(al.npu.infos[x].canon, al.bench.infos[fb[assign[i]]].canon)
+			for _, z := range freeBelow(al.npu.infos[x].canon, sub, true) {
+				if taken[z] {
+					continue
+				}
+				if l := al.local(z, y); l.ok && l.score >= admitLeftover && nameSim(al.npu.infos[z], al.bench.infos[y]) >= 0.5 && l.score > best {
+					best, bz = l.score, z
+				}
+			}
+		}
+		if bz != nil {
+			taken[bz] = true
+			credit += best
+		}
+	}
+	for i, x := range fa {
+		if usedA[i] {
+			continue
+		}
+		best := 0.0
+		var bz *printparse.Node
+		for i2, x2 := range fa {
+			if assign[i2] < 0 || !usedA[i2] {
+				continue
+			}
+			_ = x2
+			y2 := fb[assign[i2]]
+			sub := al.below(al.npu.infos[x2].canon, al.bench.infos[y2].canon)
+			for _, z := range freeBelow(al.bench.infos[y2].canon, sub, false) {
+				if taken[z] {
+					continue
+				}
+				if l := al.local(x, z); l.ok && l.score >= admitLeftover && nameSim(al.npu.infos[x], al.bench.infos[z]) >= 0.5 && l.score > best {
+					best, bz = l.score, z
+				}
+			}
+		}
+		if bz != nil {
+			taken[bz] = true
+			credit += best
+		}
+	}
+	return credit
+}
+
+// freeBelow lists the children and grandchildren of n (canonical) that
+// the alignment below n leaves without a partner.
+func freeBelow(n *printparse.Node, s *sub, npuSide bool) []*printparse.Node {
+	matched := map[string]bool{}
+	for _, p := range s.pairs {
+		if npuSide {
+			matched[p.a] = true
+		} else {
+			matched[p.b] = true
+		}
+	}
+	inPair := func(c *printparse.Node) bool {
+		r := rel(c, n)
+		for m := range matched {
+			if r == m || strings.HasPrefix(r, m+".") {
+				return true
+			}
+		}
+		return false
+	}
+	var out []*printparse.Node
+	for _, c := range kids(n) {
+		if !inPair(c) {
+			out = append(out, c)
+		}
+		for _, g := range kids(c) {
+			if !inPair(g) && !inPair(c) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // kindRanks gives each frontier node its relative position among the
@@ -464,12 +602,47 @@ func kindRanks(s *side, f []*printparse.Node) []float64 {
 	return out
 }
 
+// startPair is where the outside-in walk starts: the roots, after the
+// training engines on top of either model (DistributedDataParallel,
+// DeepSpeedEngine, FSDP, a list of models) are set aside. When both sides
+// have engines the innermost engines pair (their children are the models);
+// when one side has them its model pairs with the other side's root.
+func startPair(npu, bench *printparse.Tree) (a, b *printparse.Node) {
+	descend := func(t *printparse.Tree) (last *printparse.Node, engines int) {
+		n := t.Root
+		for {
+			k := kids(n)
+			isEngine := (n.Parent == nil && n.Class == "") || engineClasses[n.Class]
+			if !isEngine || len(k) != 1 {
+				return n, engines
+			}
+			engines++
+			if !engineClasses[k[0].Class] {
+				return n, engines
+			}
+			n = k[0]
+		}
+	}
+	a, ea := descend(npu)
+	b, eb := descend(bench)
+	switch {
+	case ea > 0 && eb > 0:
+		return a, b
+	case ea > 0:
+		return kids(a)[0], bench.Root
+	case eb > 0:
+		return npu.Root, kids(b)[0]
+	}
+	return npu.Root, bench.Root
+}
+
 // match is one aligned pair of actual nodes.
 type match struct {
 	a, b           *printparse.Node
 	score, margin  float64
 	reasons        []string
 	leftover       bool // found across levels after the walk
+	rootish        bool // a root or an engine wrapper paired with the other root
 	lowConfidence  bool
 	structuralNote string
 }
@@ -486,8 +659,18 @@ type alignment struct {
 func align(npu, bench *side, priors map[pairKey]bool) *alignment {
 	al := &aligner{npu: npu, bench: bench, locals: map[pairKey]localScore{}, subs: map[pairKey]*sub{}, priors: priors}
 	res := &alignment{npu: npu, bench: bench, byA: map[*printparse.Node]*match{}, byB: map[*printparse.Node]*match{}}
-	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, reasons: []string{"root"}}
+	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
 	res.add(root)
+	sa, sb := startPair(npu.tree, bench.tree)
+	for n := sa; n != npu.tree.Root; n = n.Parent {
+		res.add(&match{a: n, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true})
+	}
+	for n := sb; n != bench.tree.Root; n = n.Parent {
+		m := &match{a: npu.tree.Root, b: n, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
+		res.pairs = append(res.pairs, m)
+		res.byB[n] = m
+	}
+	res.byA[npu.tree.Root], res.byB[bench.tree.Root] = root, root
 	var expand func(a, b *printparse.Node)
 	expand = func(a, b *printparse.Node) {
 		s := al.below(npu.infos[a].canon, bench.infos[b].canon)
@@ -503,10 +686,10 @@ func align(npu, bench *side, priors map[pairKey]bool) *alignment {
 			expand(x, y)
 		}
 	}
-	expand(root.a, root.b)
+	expand(sa, sb)
 	res.leftovers(al)
 	for _, m := range res.pairs {
-		m.lowConfidence = m != root && (m.score < lowScore || m.margin < lowMargin)
+		m.lowConfidence = !m.rootish && (m.score < lowScore || m.margin < lowMargin)
 	}
 	slices.SortStableFunc(res.pairs, func(x, y *match) int { return npu.order[x.a] - npu.order[y.a] })
 	return res

@@ -36,8 +36,10 @@ func newView(al *alignment, reverse bool) *view {
 			p.a, p.b = m.b, m.a
 		}
 		v.pairs = append(v.pairs, p)
-		v.byA[p.a] = p
-		v.byB[p.b] = p
+		if !m.rootish || p.a.Parent == nil && p.b.Parent == nil {
+			v.byA[p.a] = p
+			v.byB[p.b] = p
+		}
 	}
 	slices.SortStableFunc(v.pairs, func(x, y *dpair) int { return v.ka.order[x.a] - v.ka.order[y.a] })
 	return v
@@ -141,7 +143,7 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	d := &draft{proven: map[*printparse.Node]bool{}}
 	var entries []*entry
 	for _, p := range v.pairs {
-		if p.a.Parent == nil {
+		if p.m.rootish {
 			continue
 		}
 		anc := v.anchorOf(p)
@@ -444,7 +446,6 @@ func joinPath(a, b string) string {
 	return a + "." + b
 }
 
-
 func escapeClasses(v *view, ns []*printparse.Node) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -605,7 +606,7 @@ func (d *draft) prove(v *view) {
 		got[np.NPU] = np.Bench
 	}
 	for _, p := range v.pairs {
-		if p.a.Parent == nil {
+		if p.m.rootish {
 			continue
 		}
 		if got[p.a] == p.b {

@@ -48,8 +48,8 @@
 // Pairs no YAML can express are written as a YAML list of module paths,
 // the format `layermap compare --pairs FILE` reads:
 //
-//	- npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
-//	  bench: module.model.layers.0.self_attn
+//   - npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
+//     bench: module.model.layers.0.self_attn
 //
 // Paths are full module paths as msprobe names them (list index first for
 // a list of models), without the Module./Cell. prefix and class.
@@ -207,7 +207,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	}
 	matched := 0
 	for _, m := range al.pairs {
-		if m.a.Parent == nil {
+		if m.a.Parent == nil || m.b.Parent == nil && m.rootish {
 			continue
 		}
 		matched++
@@ -217,9 +217,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			LowConfidence: m.lowConfidence, Structural: m.structuralNote, Proven: fd.proven[m.a],
 		})
 	}
-	if total > 0 {
-		r.Coverage = float64(matched) / float64(total)
-	}
+	_ = total
 	if matched > 0 {
 		r.Proven = float64(len(fd.proven)) / float64(matched)
 		r.ReverseProven = float64(len(rd.proven)) / float64(matched)
@@ -228,6 +226,9 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		if al.byA[n] == nil {
 			r.Unmatched.NPU = append(r.Unmatched.NPU, n.Path)
 		}
+	}
+	if n := matched + len(r.Unmatched.NPU); n > 0 {
+		r.Coverage = float64(matched) / float64(n)
 	}
 	for _, n := range bs.nodes[1:] {
 		if al.byB[n] == nil {
