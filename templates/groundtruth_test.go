@@ -343,3 +343,73 @@ func TestTemplatesLoadInMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestGroundTruthAgainstMsprobe checks the ground truth against msprobe's
+// own output: real msprobe dumps of the two structures (2 vision + 2 text
+// layers, LLaMA-Factory as NPU) and the api_mapping msprobe computed with the
+// seed's LLaMA-Factory -> MindSpeed-MM template
+// (shared/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template).
+// Every module msprobe pairs must be the ground truth's partner (or its
+// partial stand-in), and every true partner msprobe misses must be one the
+// reverse seed is known to miss (the text MLP's down_proj: no Qwen2MLP block).
+func TestGroundTruthAgainstMsprobe(t *testing.T) {
+	truth := loadGroundTruth(t).reverse()
+	b, err := os.ReadFile(shared(t, "corpus", "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template", "output", "api_mapping.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api map[string]string
+	if err := yaml.Unmarshal(b, &api); err != nil {
+		t.Fatal(err)
+	}
+	// modulePath turns "Module.a.b.Class.forward.0" into "a.b".
+	modulePath := func(name string) (string, bool) {
+		segs := strings.Split(name, ".")
+		if len(segs) < 5 || segs[0] != "Module" || segs[len(segs)-2] != "forward" {
+			return "", false
+		}
+		return strings.Join(segs[1:len(segs)-3], "."), true
+	}
+	var s tally
+	for npuName, benchName := range api {
+		npu, ok := modulePath(npuName)
+		if !ok {
+			continue // API items
+		}
+		v, ok := truth[npu]
+		if !ok {
+			t.Errorf("msprobe dumped %s, which the ground truth does not know", npu)
+			continue
+		}
+		bench, paired := modulePath(benchName)
+		switch {
+		case v.bench != none:
+			s.truePartners++
+			switch {
+			case paired && bench == v.bench:
+				s.paired++
+			case paired:
+				s.wrong = append(s.wrong, fmt.Sprintf("%s: msprobe %s, ground truth %s", npu, bench, v.bench))
+			default:
+				s.missed = append(s.missed, npu)
+			}
+		case paired && bench == v.partial:
+			s.partial++
+		case paired:
+			s.wrong = append(s.wrong, fmt.Sprintf("%s: msprobe pairs it with %s, ground truth: no partner", npu, bench))
+		}
+	}
+	sort.Strings(s.missed)
+	t.Logf("msprobe with the reverse seed: %v; missed %v", s, s.missed)
+	if len(s.wrong) > 0 {
+		t.Errorf("msprobe and the ground truth disagree:\n  %s", strings.Join(s.wrong, "\n  "))
+	}
+	for _, m := range s.missed {
+		if !strings.HasPrefix(m, "module.model.layers.") || !strings.HasSuffix(m, ".mlp.down_proj") {
+			t.Errorf("msprobe misses true partner %s, which the seed was not known to miss", m)
+		}
+	}
+	if s.truePartners != 47 || s.paired != 45 || s.partial != 2 {
+		t.Errorf("%v; want 45 of 47 and 2 partial (the vision up_proj)", s)
+	}
+}

@@ -238,7 +238,21 @@ func treeOf(rel string, wrappers ...string) func(t testing.TB) *printparse.Tree 
 	}
 }
 
+// dumpOf loads a folder of the msprobe corpus.
+func dumpOf(rel ...string) func(t testing.TB) *printparse.Tree {
+	return func(t testing.TB) *printparse.Tree {
+		tr, err := printparse.Load(shared(t, append([]string{"corpus", "msprobe"}, rel...)...), printparse.Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+}
+
 var (
+	dumpDir    = []string{"golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template"}
+	dumpLF     = dumpOf(append(dumpDir, "npu", "proc12360")...)
+	dumpMS     = dumpOf(append(dumpDir, "bench", "proc12353")...)
 	msMM       = treeOf(pairANPU)
 	hfOld      = treeOf(pairABench)
 	hfNew      = treeOf(newLayout, "DeepSpeedEngine")
@@ -258,13 +272,15 @@ func applyCases() []applyCase {
 			out = append(out,
 				applyCase{n + "__pairA", n, msMM, hfOld, false},
 				applyCase{n + "__new-layout", n, msMM, hfNew, false},
-				applyCase{n + "__new-layout-bare-adapted", n, msMM, hfNewBare, true})
+				applyCase{n + "__new-layout-bare-adapted", n, msMM, hfNewBare, true},
+				applyCase{n + "__msprobe-dumps", n, dumpMS, dumpLF, false})
 		case strings.HasPrefix(n, "qwen2.5-vl_llamafactory_to_"):
 			out = append(out,
 				applyCase{n + "__pairA", n, hfOld, msMM, false},
 				applyCase{n + "__new-layout", n, hfNew, msMM, false},
 				applyCase{n + "__new-layout-1-layer", n, hfNew1, msMM, false},
-				applyCase{n + "__new-layout-bare-adapted", n, hfNewBare, msMM, true})
+				applyCase{n + "__new-layout-bare-adapted", n, hfNewBare, msMM, true},
+				applyCase{n + "__msprobe-dumps", n, dumpLF, dumpMS, false})
 		case strings.HasPrefix(n, "qwen2.5_mindspeed-llm_to_"):
 			out = append(out, applyCase{n + "__tiny-gpt-vs-qwen2.5", n, msLLMShape, hfQwen25, false})
 		case strings.HasPrefix(n, "qwen2.5_llamafactory_to_"):
@@ -385,6 +401,8 @@ func TestDetect(t *testing.T) {
 		drift      []string // "template=tree" class correspondences expected among the best match's
 	}{
 		{"pair A", msMM, hfOld, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert", nil},
+		{"msprobe dumps", dumpMS, dumpLF, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert", nil},
+		{"msprobe dumps reversed", dumpLF, dumpMS, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert", nil},
 		{"pair A reversed", hfOld, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert", nil},
 		{"new layout", msMM, hfNew, "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert-new-layout", nil},
 		{"new layout reversed", hfNew, msMM, "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert-new-layout", nil},
