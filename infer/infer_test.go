@@ -1,0 +1,193 @@
+package infer
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// corpusDir is <module root>/../shared/corpus.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(c); err != nil {
+		tb.Fatalf("corpus missing: %v", err)
+	}
+	return c
+}
+
+// corpusPair is one print pair of shared/corpus/prints (PROVENANCE.md
+// "Pairs"): npu keys the forward draft.
+type corpusPair struct {
+	name, npu, bench string
+}
+
+var pairs = []corpusPair{
+	{"A_qwen25vl_mindspeed-mm_vs_llamafactory",
+		"mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt",
+		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"},
+	{"D_geneformer_nemo1_vs_nemo2",
+		"nemo/geneformer-nemo1-bertmodel-legacy-reindented__bionemo-framework-test_model-docstring.txt",
+		"nemo/geneformer-nemo2-megatronbiobertmodel-mcore-reindented__bionemo-framework-test_model-docstring.txt"},
+	{"qwen25vl_old3b_vs_old7b",
+		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
+		"hf/qwen2_5_vl_7b-old-layout__acproject-duorou-docs-qwen2.5vl_graph.txt"},
+	{"qwen25vl_new3b_vs_new1layer",
+		"hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt",
+		"hf/qwen2_5_vl_3b-new-layout-1-layer-missing-final-paren__quic-efficient-transformers-test_subfunction_vlm.txt"},
+	{"qwen25vl_old_vs_new_layout",
+		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
+		"hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"},
+	{"qwen2vl_old7b_vs_new2b",
+		"hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
+		"hf/qwen2_vl_2b-new-layout__print-model-script-docstring-anon.txt"},
+	{"qwen2vl_old7b_vs_new2b_mangled",
+		"hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
+		"hf/qwen2_vl_2b-new-layout-MANGLED-no-indent-blank-lines__chat-notes-md-anon.txt"},
+}
+
+// corpusPair loads a pair; Source is the corpus-relative path so that
+// goldens do not depend on where the corpus lives.
+func (p corpusPair) load(tb testing.TB) (npu, bench *printparse.Tree) {
+	tb.Helper()
+	dir := filepath.Join(corpusDir(tb), "prints")
+	load := func(rel string) *printparse.Tree {
+		t, err := printparse.Load(filepath.Join(dir, rel), printparse.Options{Index: -1})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		t.Source = "prints/" + rel
+		return t
+	}
+	return load(p.npu), load(p.bench)
+}
+
+// lines lists a mapping's effective rules as "key: value" per class.
+func lines(m *mapping.Mapping) map[string][]string {
+	out := map[string][]string{}
+	for c, rs := range m.Effective() {
+		for _, r := range rs {
+			out[c] = append(out[c], r.Key+": "+r.Value)
+		}
+	}
+	return out
+}
+
+// TestGolden drafts every corpus pair with and without templates and
+// compares the YAML (both directions) and both reports with the goldens
+// under testdata/golden (go test -update rewrites them; review the diff).
+func TestGolden(t *testing.T) {
+	for _, p := range pairs {
+		for _, tmpl := range []string{TemplateNone, TemplateAuto} {
+			name := p.name + "__template_" + tmpl
+			t.Run(name, func(t *testing.T) {
+				npu, bench := p.load(t)
+				r, err := Suggest(npu, bench, Options{Template: tmpl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fwd, err := r.Mapping.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rev, err := r.Reverse.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var text, js bytes.Buffer
+				if err := WriteReport(&text, r, "text"); err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteReport(&js, r, "json"); err != nil {
+					t.Fatal(err)
+				}
+				dir := filepath.Join("testdata", "golden", name)
+				for file, got := range map[string][]byte{
+					"layer_mapping.yaml": fwd, "reverse.yaml": rev, "report.txt": text.Bytes(), "report.json": js.Bytes(),
+				} {
+					golden(t, filepath.Join(dir, file), got)
+				}
+				// Every aligned pair must be reproduced by msprobe's
+				// resolver, in both directions, and nothing may be paired
+				// that the alignment left alone.
+				if r.Proven != 1 || r.ReverseProven != 1 {
+					t.Errorf("proven %.3f / reverse %.3f, want 1; sidecar %v", r.Proven, r.ReverseProven, r.Sidecar)
+				}
+				for _, c := range r.Conflicts {
+					if !c.Proven {
+						t.Errorf("conflict %s not proven: %s", c.Class, c.Resolution)
+					}
+				}
+				// Same input, same output.
+				r2, err := Suggest(npu, bench, Options{Template: tmpl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fwd2, _ := r2.Mapping.Marshal()
+				if !bytes.Equal(fwd, fwd2) {
+					t.Error("second run drafted a different mapping")
+				}
+			})
+		}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", path, firstDiff(string(want), string(got)))
+	}
+}
+
+func firstDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return ""
+}
