@@ -10,6 +10,7 @@ package infer_test
 //   (b) TestAcceptanceGroundTruth: the default draft (templates on), applied
 //       by package mapping's msprobe-exact resolver, pairs every NPU module
 //       that has a true partner in testdata/groundtruth and none wrongly.
+//       TestAcceptanceMsprobeDumps does the same on real msprobe dump folders.
 //
 // Counting the seed's lines. A seed line counts as reproduced when the draft
 // holds the same class, key and value (as msprobe applies the draft: the
@@ -336,5 +337,49 @@ func TestAcceptanceGroundTruth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAcceptanceMsprobeDumps runs the same check on real msprobe dump
+// folders of the two structures (2 vision + 2 text layers,
+// shared/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template),
+// read by printparse.Load: the default draft, applied by the resolver, pairs
+// every dumped module that has a true partner and none wrongly, both ways.
+func TestAcceptanceMsprobeDumps(t *testing.T) {
+	dir := filepath.Join(moduleRoot(t), "..", "shared", "corpus", "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	load := func(rel string) *printparse.Tree {
+		tr, err := printparse.Load(filepath.Join(dir, rel), printparse.Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	lf, ms := load("npu/proc12360"), load("bench/proc12353")
+	forward, reverse := loadGroundTruth(t)
+	r := suggest(t, ms, lf, infer.TemplateAuto)
+	for _, d := range []struct {
+		dir        string
+		npu, bench *printparse.Tree
+		m          *mapping.Mapping
+		truth      map[string]verdict
+	}{
+		{"MindSpeed-MM -> LLaMA-Factory", ms, lf, r.Mapping, forward},
+		{"LLaMA-Factory -> MindSpeed-MM (reverse)", lf, ms, r.Reverse, reverse},
+	} {
+		pairs := mapping.NewResolver(d.m).ResolveTree(d.npu, d.bench)
+		dumped := map[string]verdict{}
+		for _, p := range pairs {
+			v, ok := d.truth[p.NPU.Path]
+			if !ok {
+				t.Fatalf("%s: dumped module %s (%s) has no ground-truth entry", d.dir, p.NPU.Path, p.NPU.Class)
+			}
+			dumped[p.NPU.Path] = v
+		}
+		s := score(t, dumped, pairs)
+		t.Logf("%s, templates %q / %q: %v", d.dir, r.Template, r.ReverseTemplate, s)
+		if s.paired != s.truePartners || len(s.wrong) != 0 || s.truePartners != 47 {
+			t.Errorf("%s: %v (want 47 of 47)\nmissed:\n  %s\nwrong:\n  %s", d.dir, s,
+				strings.Join(s.missed, "\n  "), strings.Join(s.wrong, "\n  "))
+		}
 	}
 }
