@@ -67,8 +67,13 @@ func isIntLiteral(t string) bool {
 	if t == "" {
 		return false
 	}
-	return !strings.ContainsAny(t, ".eE") && !strings.EqualFold(strings.TrimLeft(t, "+-"), "inf") &&
-		!strings.EqualFold(strings.TrimLeft(t, "+-"), "infinity") && !strings.EqualFold(t, "nan")
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if (c < '0' || c > '9') && !(i == 0 && (c == '-' || c == '+')) {
+			return false
+		}
+	}
+	return true
 }
 
 // asFloat turns an int cell into a float cell (pandas turned the column
@@ -212,7 +217,7 @@ func number(c cell) (float64, bool) {
 // msprobe's CalcStatsDiff does. intCol is true when pandas parsed both
 // whole columns as integers.
 func statDiff(a, b cell, intCol bool) (string, string) {
-	if a.str() == b.str() {
+	if sameStr(a, b) {
 		return "0", "0"
 	}
 	ca, cb := classify(a), classify(b)
@@ -278,4 +283,18 @@ func statDiff(a, b cell, intCol bool) (string, string) {
 		return "Diff", "Diff"
 	}
 	return "Diff", "Diff"
+}
+
+// sameStr is a.str() == b.str() without formatting the common cases.
+func sameStr(a, b cell) bool {
+	switch {
+	case a.k == cFloat && b.k == cFloat:
+		// repr is unique per value; only the zero sign differs in text.
+		return a.f == b.f && math.Signbit(a.f) == math.Signbit(b.f)
+	case a.k == cInt && b.k == cInt:
+		return a.s == b.s
+	case (a.k == cInt || a.k == cFloat) && (b.k == cInt || b.k == cFloat):
+		return false // "1" is never "1.0"
+	}
+	return a.str() == b.str()
 }

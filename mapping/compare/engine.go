@@ -477,6 +477,7 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 
 func (g *groupWriter) add(r *outRow) error {
 	r.npuFloat, r.benchFloat, r.noBenchFloat, r.intCol = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.intCol
+	r.setCells()
 	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
 		if err := g.flushGroup(); err != nil {
 			return err

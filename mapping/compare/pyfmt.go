@@ -13,68 +13,88 @@ import (
 // otherwise scientific with a signed, at least two-digit exponent; integral
 // values keep ".0".
 func pyFloat(f float64) string {
+	var buf [40]byte
+	return string(appendPyFloat(buf[:0], f))
+}
+
+// appendPyFloat appends pyFloat(f) to dst.
+func appendPyFloat(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
-		return "nan"
+		return append(dst, "nan"...)
 	case math.IsInf(f, 1):
-		return "inf"
+		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return append(dst, "-inf"...)
 	}
 	if f == 0 {
 		if math.Signbit(f) {
-			return "-0.0"
+			return append(dst, "-0.0"...)
 		}
-		return "0.0"
+		return append(dst, "0.0"...)
 	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
-	neg := s[0] == '-'
-	if neg {
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
+	if s[0] == '-' {
+		dst = append(dst, '-')
 		s = s[1:]
 	}
-	epos := strings.IndexByte(s, 'e')
-	mant, exp := s[:epos], s[epos+1:]
-	e, _ := strconv.Atoi(exp)
-	digits := strings.Replace(mant, ".", "", 1)
-	decpt := e + 1 // position of the decimal point relative to digits
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
+	epos := 0
+	for epos < len(s) && s[epos] != 'e' {
+		epos++
 	}
+	mant := s[:epos]
+	e := 0
+	neg := s[epos+1] == '-'
+	for _, c := range s[epos+2:] {
+		e = e*10 + int(c-'0')
+	}
+	if neg {
+		e = -e
+	}
+	var dbuf [24]byte
+	digits := append(dbuf[:0], mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...)
+	}
+	decpt := e + 1
 	if decpt > -4 && decpt <= 16 {
 		switch {
 		case decpt <= 0:
-			b.WriteString("0.")
-			b.WriteString(strings.Repeat("0", -decpt))
-			b.WriteString(digits)
+			dst = append(dst, "0."...)
+			for i := 0; i < -decpt; i++ {
+				dst = append(dst, '0')
+			}
+			dst = append(dst, digits...)
 		case decpt >= len(digits):
-			b.WriteString(digits)
-			b.WriteString(strings.Repeat("0", decpt-len(digits)))
-			b.WriteString(".0")
+			dst = append(dst, digits...)
+			for i := len(digits); i < decpt; i++ {
+				dst = append(dst, '0')
+			}
+			dst = append(dst, ".0"...)
 		default:
-			b.WriteString(digits[:decpt])
-			b.WriteByte('.')
-			b.WriteString(digits[decpt:])
+			dst = append(dst, digits[:decpt]...)
+			dst = append(dst, '.')
+			dst = append(dst, digits[decpt:]...)
 		}
-		return b.String()
+		return dst
 	}
-	b.WriteByte(digits[0])
+	dst = append(dst, digits[0])
 	if len(digits) > 1 {
-		b.WriteByte('.')
-		b.WriteString(digits[1:])
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:]...)
 	}
-	b.WriteByte('e')
+	dst = append(dst, 'e')
 	if e < 0 {
-		b.WriteByte('-')
+		dst = append(dst, '-')
 		e = -e
 	} else {
-		b.WriteByte('+')
+		dst = append(dst, '+')
 	}
 	if e < 10 {
-		b.WriteByte('0')
+		dst = append(dst, '0')
 	}
-	b.WriteString(strconv.Itoa(e))
-	return b.String()
+	return strconv.AppendInt(dst, int64(e), 10)
 }
 
 // pyRepr renders s as Python's repr(str): single quotes unless the text

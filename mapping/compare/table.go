@@ -80,30 +80,36 @@ type outRow struct {
 	npuFloat     bool
 	benchFloat   bool
 	intCol       [4]bool
+	ncell, bcell [4]cell   // the stat cells as they print (set by groupWriter.add)
 	diff         [8]string // statistics: 4 diffs then 4 relative errors
 	met          [6]Metric // tensor metrics
 	result       string
 	msgs         []string
 }
 
-func (r *outRow) npuStat(i int) cell {
-	c := fromValue(r.npu.it.Stats[i])
-	if r.npuFloat || (r.bench == nil && r.noBenchFloat[i]) {
-		c = c.asFloat()
+// setCells derives the stat cells once per row.
+func (r *outRow) setCells() {
+	for i := 0; i < 4; i++ {
+		c := fromValue(r.npu.it.Stats[i])
+		if r.npuFloat || (r.bench == nil && r.noBenchFloat[i]) {
+			c = c.asFloat()
+		}
+		r.ncell[i] = c
+		if r.bench == nil {
+			r.bcell[i] = naCell
+			continue
+		}
+		c = fromValue(r.bench.it.Stats[i])
+		if r.benchFloat {
+			c = c.asFloat()
+		}
+		r.bcell[i] = c
 	}
-	return c
 }
 
-func (r *outRow) benchStat(i int) cell {
-	if r.bench == nil {
-		return naCell
-	}
-	c := fromValue(r.bench.it.Stats[i])
-	if r.benchFloat {
-		c = c.asFloat()
-	}
-	return c
-}
+func (r *outRow) npuStat(i int) cell { return r.ncell[i] }
+
+func (r *outRow) benchStat(i int) cell { return r.bcell[i] }
 
 func reqGrad(s string) string {
 	if s == "" {

@@ -1,0 +1,116 @@
+package compare
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/mapping/dump/dumpgen"
+)
+
+// benchBytes is the size of each generated dump.json: 16 MB by default,
+// LAYERMAP_BENCH_BYTES to scale (e.g. 1073741824 for the 1 GB run).
+// LAYERMAP_BENCH_DIR keeps the generated pair between runs.
+func benchBytes() int64 {
+	if s := os.Getenv("LAYERMAP_BENCH_BYTES"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	}
+	return 16 << 20
+}
+
+func genPair(b *testing.B, dir string, size int64, tensor bool) (string, string, int64) {
+	npu := filepath.Join(dir, "npu", "dump.json")
+	bench := filepath.Join(dir, "bench", "dump.json")
+	st1, e1 := os.Stat(npu)
+	st2, e2 := os.Stat(bench)
+	if e1 == nil && e2 == nil && st1.Size() >= size && st2.Size() >= size {
+		return npu, bench, st1.Size() + st2.Size()
+	}
+	var total int64
+	for _, s := range []struct {
+		path    string
+		perturb float64
+	}{{npu, 0}, {bench, 0.01}} {
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		f, err := os.Create(s.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		st, err := dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		total += st.Bytes
+	}
+	return npu, bench, total
+}
+
+// peakHeap samples the heap while fn runs.
+func peakHeap(fn func()) uint64 {
+	var peak uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak {
+				peak = ms.HeapInuse
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(done)
+	return peak
+}
+
+// BenchmarkCompare compares a generated statistics dump pair (a
+// transformer dumped at level mix, bench perturbed by 1%) end to end:
+// parse both sides, match, diff, judge, write the CSV.
+func BenchmarkCompare(b *testing.B) {
+	dir := os.Getenv("LAYERMAP_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	npu, bench, total := genPair(b, dir, benchBytes(), false)
+	out := b.TempDir()
+	b.SetBytes(total)
+	b.ResetTimer()
+	var peak uint64
+	var rows int
+	for i := 0; i < b.N; i++ {
+		p := peakHeap(func() {
+			rep, err := Run(Options{Target: npu, Golden: bench, OutDir: out,
+				Now: func() time.Time { return time.Unix(int64(i), 0) }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows = rep.Ranks[0].Summary.Rows
+		})
+		if p > peak {
+			peak = p
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(rows), "rows")
+}
