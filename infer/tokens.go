@@ -115,7 +115,8 @@ var classStop = map[string]bool{
 	"sdpa": true, "flash": true, "vocab": true, "megatron": true, "bio": true, "mm": true,
 	"llama": true, "mistral": true, "mixtral": true, "deepseek": true, "v3": true, "bert": true,
 	"gpt": true, "lm": true, "language": true, "text": true, "multimodal": true, "func": true,
-	"op": true, "local": true, "extension": true, "with": true, "fp8": true, "_": true,
+	"op": true, "local": true, "extension": true, "with": true, "fp8": true, "rms": true,
+	"_digits": true, // version numbers in class names (Qwen2_5_VL)
 }
 
 // tokenize splits a module name into canonical tokens: phrases first, then
@@ -130,7 +131,7 @@ func tokenize(name string, stop map[string]bool) []string {
 		if t, ok := synonyms[w]; ok {
 			w = t
 		}
-		if stop[w] {
+		if stop[w] || (isNumber(w) && stop["_digits"]) {
 			continue
 		}
 		out = append(out, w)

@@ -1,0 +1,160 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/infer"
+)
+
+// printsDir is <module root>/../shared/corpus/prints.
+func printsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "corpus", "prints")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return p
+}
+
+func pairA(t *testing.T) (npu, bench string) {
+	d := printsDir(t)
+	return filepath.Join(d, "mindspeed", "qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"),
+		filepath.Join(d, "hf", "qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
+}
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = Execute(args, strings.NewReader(""), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestSuggestStdout(t *testing.T) {
+	npu, bench := pairA(t)
+	code, out, errOut := run("suggest", npu, bench)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{"TopLayer:\n  0.module: module", "Float16Module:", "module.text_decoder.output_layer: lm_head", "MultimodalProjector:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"coverage:", "conflicts (2):", "TransformerLayer: proven by the resolver"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr report lacks %q", want)
+		}
+	}
+}
+
+func TestSuggestFiles(t *testing.T) {
+	npu, bench := pairA(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "layer_mapping.yaml")
+	pairs := filepath.Join(dir, "pairs.yaml")
+	code, stdout, errOut := run("suggest", npu, bench, "-o", out, "--reverse", "--report", "json", "--pairs", pairs, "--template", "none")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
+	}
+	for _, k := range []string{"mapping", "pairs", "unmatched", "conflicts", "reverse", "coverage"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
+	var m map[string]map[string]string
+	if err := json.Unmarshal(doc["mapping"], &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["TopLayer"]["0.module"] != "module" {
+		t.Errorf("mapping object: TopLayer = %v", m["TopLayer"])
+	}
+	var ps []struct {
+		NPU, Bench string
+		Score      float64
+	}
+	if err := json.Unmarshal(doc["pairs"], &ps); err != nil || len(ps) == 0 || ps[0].NPU != "0.module" || ps[0].Bench != "module" {
+		t.Errorf("pairs: %v %v", err, ps[:min(1, len(ps))])
+	}
+	y, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(y), "Float16Module:") {
+		t.Errorf("-o file: %v\n%s", err, y)
+	}
+	r, err := os.ReadFile(filepath.Join(dir, "layer_mapping_reverse.yaml"))
+	if err != nil || !strings.Contains(string(r), "Qwen2_5_VLForConditionalGeneration:") {
+		t.Errorf("reverse file: %v\n%s", err, r)
+	}
+	sc, err := os.ReadFile(pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := infer.ReadSidecar(sc, pairs); err != nil || len(got) != 0 {
+		t.Errorf("sidecar: %v %v\n%s", got, err, sc)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+func TestSuggestBadInput(t *testing.T) {
+	npu, bench := pairA(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "lm.yaml")
+	notADump := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notADump, []byte("hello\nworld\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{npu, filepath.Join(dir, "nope.txt"), "-o", out}, "nope.txt"},
+		{"not a dump", []string{notADump, bench, "-o", out}, "notes.txt:1: expected"},
+		{"suffix", []string{npu, bench, "-o", filepath.Join(dir, "lm.yml")}, "must end in .yaml"},
+		{"report format", []string{npu, bench, "-o", out, "--report", "xml"}, "--report must be text or json"},
+		{"template", []string{npu, bench, "-o", out, "--template", "bogus"}, "template \"bogus\""},
+		{"reverse to stdout", []string{npu, bench, "--reverse"}, "--reverse needs -O"},
+		{"-O alone", []string{npu, bench, "-O", filepath.Join(dir, "r.yaml")}, "-O needs --reverse"},
+		{"one arg", []string{npu}, "accepts 2 arg"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run(append([]string{"suggest"}, tc.args...)...)
+			if code != ExitBadInput {
+				t.Errorf("exit %d, want %d; stderr %s", code, ExitBadInput, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines > 1 {
+				t.Errorf("error is %d lines, want one:\n%s", lines+1, errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s written on bad input", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package infer
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"self_attention", []string{"attn"}},
+		{"self_attn", []string{"attn"}},
+		{"linear_fc1", []string{"up"}},
+		{"dense_h_to_4h", []string{"up"}},
+		{"dense_4h_to_h", []string{"down"}},
+		{"query_key_value", []string{"qkv"}},
+		{"lm_head", []string{"head"}},
+		{"output_layer", []string{"head"}},
+		{"image_encoder", []string{"vision"}},
+		{"visual", []string{"vision"}},
+		{"projector", []string{"merger"}},
+		{"input_layernorm", []string{"norm", "1"}},
+		{"norm1", []string{"norm", "1"}},
+		{"pre_mlp_layernorm", []string{"norm", "2"}},
+		{"post_attention_layernorm", []string{"norm", "2"}},
+		{"ln_q", []string{"norm", "q"}},
+		{"embed_tokens", []string{"embed"}},
+		{"word_embeddings", []string{"embed"}},
+		{"o_proj", []string{"proj", "out"}},
+		{"linear_proj", []string{"proj", "out"}},
+		{"rotary_pos_emb", []string{"rotary"}},
+		{"language_model", []string{"lm"}},
+		{"text_decoder", []string{"lm"}},
+		{"model", []string{"lm"}},
+	}
+	for _, tc := range tests {
+		if got := tokenize(tc.name, nameStop); !slices.Equal(got, tc.want) {
+			t.Errorf("tokenize(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	classes := []struct {
+		class string
+		want  []string
+	}{
+		{"Qwen2_5_VLVisionSdpaAttention", []string{"vision", "attn"}},
+		{"ColumnParallelLinear", []string{"linear"}},
+		{"VocabParallelEmbedding", []string{"embed"}},
+		{"Qwen2RMSNorm", []string{"norm"}},
+		{"MultimodalProjector", []string{"merger"}},
+	}
+	for _, tc := range classes {
+		if got := tokenize(tc.class, classStop); !slices.Equal(got, tc.want) {
+			t.Errorf("class tokenize(%q) = %q, want %q", tc.class, got, tc.want)
+		}
+	}
+}
+
+func TestHungarian(t *testing.T) {
+	tests := []struct {
+		name string
+		w    [][]float64
+		want []int
+	}{
+		// Greedy would give row 0 column 0 (0.9) and leave row 1 alone.
+		{"no stealing", [][]float64{{0.9, 0.8}, {0.85, 0}}, []int{1, 0}},
+		{"no edge", [][]float64{{0, 0}, {0, 0.5}}, []int{-1, 1}},
+		{"wide", [][]float64{{0.1, 0.2, 0.9}}, []int{2}},
+		{"tall", [][]float64{{0.3}, {0.7}, {0.2}}, []int{-1, 0, -1}},
+		{"ties go low", [][]float64{{1, 1}, {1, 1}}, []int{0, 1}},
+		{"empty", nil, nil},
+	}
+	for _, tc := range tests {
+		if got := hungarian(tc.w); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: hungarian = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+const toyNPU = `Net(
+  (vis): VisTower(
+    (layers): ModuleList(
+      (0-1): 2 x Layer(
+        (input_layernorm): RMSNorm()
+        (self_attention): Attention(
+          (linear_qkv): ColumnParallelLinear()
+        )
+      )
+    )
+  )
+  (txt): TextTower(
+    (layers): ModuleList(
+      (0-2): 3 x Layer(
+        (input_layernorm): RMSNorm()
+        (self_attention): Attention(
+          (linear_qkv): ColumnParallelLinear()
+        )
+      )
+    )
+  )
+)
+`
+
+const toyBench = `HFNet(
+  (visual): HFVision(
+    (blocks): ModuleList(
+      (0-1): 2 x HFVisionBlock(
+        (norm1): LayerNorm((8,), eps=1e-06, elementwise_affine=True)
+        (attn): HFVisionAttention(
+          (qkv): Linear(in_features=8, out_features=24, bias=True)
+        )
+      )
+    )
+  )
+  (txt): HFText(
+    (layers): ModuleList(
+      (0-2): 3 x HFLayer(
+        (input_layernorm): LayerNorm((8,), eps=1e-06, elementwise_affine=True)
+        (self_attn): HFAttention(
+          (qkv): Linear(in_features=8, out_features=24, bias=True)
+        )
+      )
+    )
+  )
+)
+`
+
+// TestConflictToy: Layer serves two towers that need different renames;
+// the text tower (3 layers x 2 lines) keeps the class rule, the vision
+// tower (2 x 2) escapes through per-index keys at VisTower, and the
+// resolver proves every pair.
+func TestConflictToy(t *testing.T) {
+	npu := parseText(t, toyNPU, "npu.txt")
+	bench := parseText(t, toyBench, "bench.txt")
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(r.Mapping)
+	want := map[string][]string{
+		"TopLayer":  {"vis: visual"},
+		"VisTower":  {"layers: blocks", "layers.0.input_layernorm: blocks.0.norm1", "layers.0.self_attention: blocks.0.attn", "layers.1.input_layernorm: blocks.1.norm1", "layers.1.self_attention: blocks.1.attn"},
+		"Layer":     {"self_attention: self_attn"},
+		"Attention": {"linear_qkv: qkv"},
+	}
+	for c, ls := range want {
+		slices.Sort(ls)
+		g := slices.Clone(got[c])
+		slices.Sort(g)
+		if !slices.Equal(g, ls) {
+			t.Errorf("%s: got %q, want %q", c, g, ls)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %v", keys(got), keys(want))
+	}
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Class != "Layer" || !r.Conflicts[0].Proven {
+		t.Fatalf("conflicts %+v, want one proven on Layer", r.Conflicts)
+	}
+	c := r.Conflicts[0]
+	if !slices.Equal(c.Keeps, []string{"txt.layers.{0-2}"}) || !slices.Equal(c.Escapes, []string{"vis.layers.{0-1}"}) {
+		t.Errorf("keeps %v escapes %v", c.Keeps, c.Escapes)
+	}
+	if r.Proven != 1 || r.ReverseProven != 1 || len(r.Sidecar) != 0 {
+		t.Errorf("proven %v / %v, sidecar %v", r.Proven, r.ReverseProven, r.Sidecar)
+	}
+	var rep bytes.Buffer
+	if err := WriteReport(&rep, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"conflicts (1):", "Layer: proven by the resolver", "vis.layers.{0-1} wants {input_layernorm: norm1, self_attention: attn}"} {
+		if !strings.Contains(rep.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, rep.String())
+		}
+	}
+}
+
+func keys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSidecarRoundTrip(t *testing.T) {
+	in := []NodePair{{NPU: "0.module.module.text_decoder.decoder.layers.0.self_attention", Bench: "module.model.layers.0.self_attn"}, {NPU: "a.0", Bench: "b.0"}}
+	var b bytes.Buffer
+	if err := WriteSidecar(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadSidecar(b.Bytes(), "pairs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(in, out) {
+		t.Errorf("round trip: %v -> %s -> %v", in, b.String(), out)
+	}
+	bad := []struct{ text, want string }{
+		{"npu: a\n", "pairs.yaml:1: expected a list of {npu, bench} pairs"},
+		{"- [a, b]\n", "pairs.yaml:1: expected a {npu: PATH, bench: PATH} map"},
+		{"- npu: a\n", "pairs.yaml:1: expected both npu and bench paths"},
+		{"- npu: a\n  bench: b\n  extra: c\n", "pairs.yaml:3: expected key npu or bench"},
+		{"- npu: [a]\n  bench: b\n", "pairs.yaml:1: expected a module path for npu"},
+	}
+	for _, tc := range bad {
+		if _, err := ReadSidecar([]byte(tc.text), "pairs.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadSidecar(%q) = %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+func FuzzReadSidecar(f *testing.F) {
+	f.Add([]byte("- npu: a.b\n  bench: c\n"))
+	f.Add([]byte("[]"))
+	f.Add([]byte("- {npu: x, bench: y}\n- npu: z\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := ReadSidecar(data, "f.yaml")
+		if err != nil {
+			return
+		}
+		var b bytes.Buffer
+		if err := WriteSidecar(&b, ps); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadSidecar(b.Bytes(), "f.yaml")
+		if err != nil || !slices.Equal(back, ps) {
+			t.Fatalf("round trip of %v: %v %v", ps, back, err)
+		}
+	})
+}
