@@ -14,7 +14,15 @@ type Options struct {
 	// -1 means "the only one": several dumps then give an error that lists
 	// them (line and root class) and asks for an index.
 	Index int
+	// MaxNodes caps the number of nodes a dump may expand to (repeat
+	// groups included), so that a corrupt "(0-99999999): 100000000 x"
+	// fails instead of exhausting memory. 0 means DefaultMaxNodes.
+	MaxNodes int
 }
+
+// DefaultMaxNodes is the node cap when Options.MaxNodes is 0: about 25
+// times the largest public MoE models (DeepSeek-V3 expands to ~80k).
+const DefaultMaxNodes = 2_000_000
 
 // ParseError is the error for input that cannot be read as a model
 // structure. Its text is one line, "file:line: expected X, found Y"
@@ -57,6 +65,10 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 			continue
 		}
 		p := newDumpParser(source, lines, h)
+		p.maxNodes = opts.MaxNodes
+		if p.maxNodes <= 0 {
+			p.maxNodes = DefaultMaxNodes
+		}
 		t, err := p.parse()
 		if err != nil {
 			return nil, err
@@ -119,6 +131,9 @@ func firstNonBlank(lines []string) int {
 // splitLines splits on "\n", dropping one trailing "\r" per line. The
 // strings share src's memory.
 func splitLines(src string) []string {
+	if strings.IndexByte(src, '\n') < 0 && strings.IndexByte(src, '\r') >= 0 {
+		src = strings.ReplaceAll(src, "\r", "\n") // classic Mac line ends
+	}
 	lines := make([]string, 0, strings.Count(src, "\n")+1)
 	for len(src) > 0 {
 		k := strings.IndexByte(src, '\n')
@@ -147,6 +162,14 @@ func rstrip(s string) string {
 // clip shortens s for an error message.
 func clip(s string) string {
 	const max = 80
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, s)
+	}
 	if len(s) <= max {
 		return s
 	}
@@ -224,7 +247,7 @@ func rootHeader(lines []string, i int) (header, bool) {
 	}
 	// Find the first body line and decide whether the prefix repeats.
 	seen := 0
-	for k := i + 1; k < len(lines) && seen < 4; k++ {
+	for k := i + 1; k < len(lines) && seen < 4 && k <= i+12; k++ {
 		b := rstrip(lines[k])
 		if strings.TrimSpace(b) == "" {
 			continue
@@ -367,7 +390,9 @@ type dumpParser struct {
 	resync     int // index+1 of the elision warning awaiting a resync
 	commentW   bool
 
-	arena  []Node
+	arena    []Node
+	nodes    int // nodes made so far
+	maxNodes int
 	cache  map[string]cached
 	pathSB []byte
 }
@@ -382,6 +407,7 @@ func (p *dumpParser) node() *Node {
 	}
 	n := &p.arena[0]
 	p.arena = p.arena[1:]
+	p.nodes++
 	return n
 }
 
@@ -502,7 +528,9 @@ func (p *dumpParser) parse() (*Tree, error) {
 func (p *dumpParser) handle(l line) (done, stop bool, err error) {
 	c := l.text
 	if p.resync > 0 && (c[0] == '(' || c[0] == ')') {
-		p.resyncTo(l)
+		if err := p.resyncTo(l); err != nil {
+			return false, false, err
+		}
 	}
 	top := p.top()
 	want := p.base + 2*(top.depth+1)
@@ -545,11 +573,11 @@ func (p *dumpParser) handle(l line) (done, stop bool, err error) {
 
 // resyncTo closes the nodes that an elision swallowed the end of, judging by
 // the indentation of the first line after it.
-func (p *dumpParser) resyncTo(l line) {
+func (p *dumpParser) resyncTo(l line) error {
 	w := &p.tree.Warnings[p.resync-1]
 	p.resync = 0
 	if p.mismatches > 0 || l.marker || (l.indent-p.base)%2 != 0 || l.indent < p.base {
-		return
+		return nil
 	}
 	d := (l.indent - p.base) / 2 // depth of the node this line closes
 	if l.text[0] == '(' {
@@ -558,11 +586,14 @@ func (p *dumpParser) resyncTo(l line) {
 	var closed []string
 	for len(p.stack) > 1 && p.top().depth > d {
 		closed = append(closed, p.top().n.Name+" ("+p.top().n.Class+")")
-		p.pop()
+		if err := p.pop(); err != nil {
+			return err
+		}
 	}
 	if len(closed) > 0 {
 		w.Msg += "; judging by the indentation of line " + strconv.Itoa(l.num) + ", " + strings.Join(closed, ", ") + " end inside the omitted lines"
 	}
+	return nil
 }
 
 func describe(n *Node) string {
@@ -592,12 +623,16 @@ func (p *dumpParser) checkIndent(l line, want int, what func() string) {
 }
 
 // pop closes the top frame, expanding a repeat group.
-func (p *dumpParser) pop() {
+func (p *dumpParser) pop() error {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
-	if f.template {
-		p.expand(f.n)
+	if n := f.n; len(n.Extra) == 1 && len(n.Children) == 0 && len(n.Elisions) == 0 && f.depth >= 0 {
+		p.warn(n.Line, "%s spreads one extra_repr line and no children over several lines, which nn.Module.__repr__ never does; kept the line as its extra_repr", describe(n))
 	}
+	if f.template {
+		return p.expand(f.n)
+	}
+	return nil
 }
 
 func (p *dumpParser) closer(l line) (done, stop bool, err error) {
@@ -614,7 +649,9 @@ func (p *dumpParser) closer(l line) (done, stop bool, err error) {
 			return false, false, p.errf(l.num, "`), Class(` starting the next model of the list", "`"+clip(l.text)+"`")
 		}
 		p.checkIndent(l, p.base, func() string { return "`)` closing " + describe(top.n) })
-		p.pop()
+		if err := p.pop(); err != nil {
+			return false, false, err
+		}
 		root := p.tree.Root
 		name := strconv.Itoa(len(root.Children))
 		el := p.node()
@@ -629,7 +666,9 @@ func (p *dumpParser) closer(l line) (done, stop bool, err error) {
 	if rest == "]" && len(p.stack) != 2 {
 		return false, false, p.errf(l.num, "`)` closing "+describe(top.n), "`)]`")
 	}
-	p.pop()
+	if err := p.pop(); err != nil {
+		return false, false, err
+	}
 	if len(p.stack) == 1 && p.h.list {
 		if rest != "]" {
 			p.warn(l.num, "the list of models ends without `]`; assumed it ends here")
@@ -723,7 +762,14 @@ func parseRepr(key, rest string) (childHeader, bool) {
 		h.open = true
 		return h, true
 	}
-	m := matchParen(rest, n)
+	m := matchParen(rest, n, true)
+	if m != len(rest)-1 && rest[len(rest)-1] == ')' {
+		// An unpaired quote in the extra_repr (a repr of "it's"); PyTorch
+		// prints a leaf on one line, so trust the brackets alone.
+		if m2 := matchParen(rest, n, false); m2 == len(rest)-1 {
+			m = m2
+		}
+	}
 	switch {
 	case m == len(rest)-1:
 		h.leaf, h.body = true, rest[n+1:m]
@@ -736,8 +782,8 @@ func parseRepr(key, rest string) (childHeader, bool) {
 }
 
 // matchParen returns the index of the ")" matching the "(" at s[i], or -1.
-// Quoted strings are skipped.
-func matchParen(s string, i int) int {
+// Quoted strings are skipped when quotes is set.
+func matchParen(s string, i int, quotes bool) int {
 	depth := 0
 	var quote byte
 	for k := i; k < len(s); k++ {
@@ -750,7 +796,9 @@ func matchParen(s string, i int) int {
 		}
 		switch c {
 		case '\'', '"':
-			quote = c
+			if quotes {
+				quote = c
+			}
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
@@ -841,7 +889,7 @@ func (p *dumpParser) child(l line, h childHeader) error {
 		}
 	}
 	if h.count > 0 {
-		p.expand(n)
+		return p.expand(n)
 	}
 	return nil
 }
@@ -922,17 +970,24 @@ func (p *dumpParser) setExtra(n *Node, body string) {
 
 // expand appends the members First+1..Last of the repeat group whose first
 // member is n, each a deep copy of n.
-func (p *dumpParser) expand(n *Node) {
+func (p *dumpParser) expand(n *Node) error {
 	r := n.Repeat
 	parent := n.Parent
 	if r.Count <= 1 {
-		return
+		return nil
+	}
+	size := 0
+	n.Walk(func(*Node) bool { size++; return true })
+	if need := p.nodes + size*(r.Count-1); need > p.maxNodes || need < 0 {
+		return p.errf(r.Line, fmt.Sprintf("at most %d modules after expanding repeat groups", p.maxNodes),
+			fmt.Sprintf("`(%d-%d): %d x %s(` needing %d", r.First, r.Last, r.Count, n.Class, need))
 	}
 	parent.Children = slices.Grow(parent.Children, r.Count-1)
 	for i := r.First + 1; i <= r.Last; i++ {
 		name := strconv.Itoa(i)
 		parent.Children = append(parent.Children, p.clone(n, parent, name, r))
 	}
+	return nil
 }
 
 // clone deep-copies n under parent with a new name; members of repeat
@@ -1025,7 +1080,9 @@ func (p *dumpParser) finishOpen(stop line) (*Tree, error) {
 		open = append(open, describe(f.n)+" from line "+strconv.Itoa(f.n.Line))
 	}
 	for len(p.stack) > 0 {
-		p.pop()
+		if err := p.pop(); err != nil {
+			return nil, err
+		}
 	}
 	what := "the input ends"
 	if stop.num > 0 {

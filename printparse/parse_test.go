@@ -167,11 +167,13 @@ func TestParseTextErrors(t *testing.T) {
 		{"custom repr never closes", "M(\n  (a): A(x=B(\n    (t): T()\n", -1, "in.txt:2: expected the `)` that closes `A(` by balance, found end of input"},
 		{"cut after class name", "M(\n  (a): VeryLongClassNa\n  (b): B()\n)\n", -1, "in.txt:2: expected `(` after the class name `VeryLongClassNa`, found end of line"},
 		{"bad closer", "M(\n  (a): A()\n) trailing\n", -1, "in.txt:3: expected `)` closing the root M, found `) trailing`"},
+		{"expansion over the node cap", "M(\n  (l): ModuleList(\n    (0-9): 10 x L(\n      (e): ModuleList(\n        (0-99): 100 x E()\n      )\n    )\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-9): 10 x L(` needing 1022"},
 		{"re-indented and unbalanced", "M(\n(a): A(\n(b): B()\n", -1, "in.txt:3: expected `)` closing a (A) from line 2, found end of input"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseText([]byte(tc.in), "in.txt", Options{Index: tc.index})
+			_, err := ParseText([]byte(tc.in), "in.txt", Options{Index: tc.index, MaxNodes: 1000})
 			var pe *ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("want *ParseError, got %v", err)
