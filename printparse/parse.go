@@ -393,8 +393,8 @@ type dumpParser struct {
 	arena    []Node
 	nodes    int // nodes made so far
 	maxNodes int
-	cache  map[string]cached
-	pathSB []byte
+	cache    map[string]cached
+	pathSB   []byte
 }
 
 func newDumpParser(src string, lines []string, h header) *dumpParser {
