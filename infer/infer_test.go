@@ -39,47 +39,52 @@ func corpusDir(tb testing.TB) string {
 	return c
 }
 
-// corpusPair is one print pair of shared/corpus/prints (PROVENANCE.md
-// "Pairs"): npu keys the forward draft.
+// corpusPair is one pair of shared/corpus inputs (prints/PROVENANCE.md
+// "Pairs", paths relative to the corpus): npu keys the forward draft.
 type corpusPair struct {
 	name, npu, bench string
 }
 
 var pairs = []corpusPair{
 	{"A_qwen25vl_mindspeed-mm_vs_llamafactory",
-		"mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt",
-		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"},
+		"prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt",
+		"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"},
 	{"D_geneformer_nemo1_vs_nemo2",
-		"nemo/geneformer-nemo1-bertmodel-legacy-reindented__bionemo-framework-test_model-docstring.txt",
-		"nemo/geneformer-nemo2-megatronbiobertmodel-mcore-reindented__bionemo-framework-test_model-docstring.txt"},
+		"prints/nemo/geneformer-nemo1-bertmodel-legacy-reindented__bionemo-framework-test_model-docstring.txt",
+		"prints/nemo/geneformer-nemo2-megatronbiobertmodel-mcore-reindented__bionemo-framework-test_model-docstring.txt"},
 	{"qwen25vl_old3b_vs_old7b",
-		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
-		"hf/qwen2_5_vl_7b-old-layout__acproject-duorou-docs-qwen2.5vl_graph.txt"},
+		"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
+		"prints/hf/qwen2_5_vl_7b-old-layout__acproject-duorou-docs-qwen2.5vl_graph.txt"},
 	{"qwen25vl_new3b_vs_new1layer",
-		"hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt",
-		"hf/qwen2_5_vl_3b-new-layout-1-layer-missing-final-paren__quic-efficient-transformers-test_subfunction_vlm.txt"},
+		"prints/hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt",
+		"prints/hf/qwen2_5_vl_3b-new-layout-1-layer-missing-final-paren__quic-efficient-transformers-test_subfunction_vlm.txt"},
 	{"qwen25vl_old_vs_new_layout",
-		"hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
-		"hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"},
+		"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt",
+		"prints/hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"},
 	{"qwen2vl_old7b_vs_new2b",
-		"hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
-		"hf/qwen2_vl_2b-new-layout__print-model-script-docstring-anon.txt"},
+		"prints/hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
+		"prints/hf/qwen2_vl_2b-new-layout__print-model-script-docstring-anon.txt"},
 	{"qwen2vl_old7b_vs_new2b_mangled",
-		"hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
-		"hf/qwen2_vl_2b-new-layout-MANGLED-no-indent-blank-lines__chat-notes-md-anon.txt"},
+		"prints/hf/qwen2_vl_7b-old-layout__model-structure-md-anon.txt",
+		"prints/hf/qwen2_vl_2b-new-layout-MANGLED-no-indent-blank-lines__chat-notes-md-anon.txt"},
+	// msprobe dump folders of pair A's structures (2 vision, 2 text
+	// layers), LLaMA-Factory as NPU.
+	{"msprobe_dumps_llamafactory_vs_mindspeed",
+		"msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360",
+		"msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353"},
 }
 
 // corpusPair loads a pair; Source is the corpus-relative path so that
 // goldens do not depend on where the corpus lives.
 func (p corpusPair) load(tb testing.TB) (npu, bench *printparse.Tree) {
 	tb.Helper()
-	dir := filepath.Join(corpusDir(tb), "prints")
+	dir := corpusDir(tb)
 	load := func(rel string) *printparse.Tree {
 		t, err := printparse.Load(filepath.Join(dir, rel), printparse.Options{Index: -1})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		t.Source = "prints/" + rel
+		t.Source = rel
 		return t
 	}
 	return load(p.npu), load(p.bench)

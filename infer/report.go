@@ -42,6 +42,7 @@ type jsonReport struct {
 	Sidecar           []NodePair     `json:"sidecar"`
 	ReverseSidecar    []NodePair     `json:"reverse_sidecar"`
 	Unintended        []NodePair     `json:"unintended"`
+	ReverseUnintended []NodePair     `json:"reverse_unintended"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
@@ -79,7 +80,7 @@ func writeJSON(w io.Writer, r *Result) error {
 		Mapping: fm, Reverse: rm, Pairs: r.Pairs, Unmatched: r.Unmatched,
 		Conflicts: r.Conflicts, ReverseConflicts: r.ReverseConflicts, Structural: r.Structural,
 		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Sidecar, ReverseSidecar: r.ReverseSidecar,
-		Unintended: r.Unintended,
+		Unintended: r.Unintended, ReverseUnintended: r.ReverseUnintended,
 	}
 	nonNil(&doc)
 	enc := json.NewEncoder(w)
@@ -109,7 +110,7 @@ func nonNil(d *jsonReport) {
 			*l = []string{}
 		}
 	}
-	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended} {
+	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
 		if *l == nil {
 			*l = []NodePair{}
 		}
@@ -172,10 +173,13 @@ func writeText(w io.Writer, r *Result) error {
 	for _, p := range r.Sidecar {
 		fmt.Fprintf(b, "  %s <-> %s\n", p.NPU, p.Bench)
 	}
-	fmt.Fprintf(b, "\nunintended (NPU modules without a partner that the draft still pairs):\n")
+	fmt.Fprintf(b, "\nunintended (modules without a partner that the draft still pairs):\n")
 	var un []string
 	for _, p := range r.Unintended {
 		un = append(un, p.NPU+" -> "+p.Bench)
+	}
+	for _, p := range r.ReverseUnintended {
+		un = append(un, "reverse draft: "+p.NPU+" -> "+p.Bench)
 	}
 	writeList(b, un)
 	_, err := io.WriteString(w, b.String())

@@ -115,8 +115,9 @@ type Result struct {
 	// ones Reverse cannot.
 	Sidecar, ReverseSidecar []NodePair
 	// Unintended lists NPU modules without a partner that the resolver,
-	// given Mapping, still pairs with some bench module.
-	Unintended []NodePair
+	// given Mapping, still pairs with some bench module (ReverseUnintended:
+	// the same for Reverse).
+	Unintended, ReverseUnintended []NodePair
 	// Structural notes fused and split modules (N:1 pairs), never hidden.
 	Structural []string
 	// NPUSource and BenchSource name the inputs.
@@ -198,7 +199,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	r.Mapping, r.Reverse = fd.m, rd.m
 	r.Conflicts, r.ReverseConflicts = fd.conflicts, rd.conflicts
 	r.Sidecar, r.ReverseSidecar = fd.sidecar, rd.sidecar
-	r.Unintended = fd.unintended
+	r.Unintended, r.ReverseUnintended = fd.unintended, rd.unintended
 	r.Structural = notes
 	total := 0
 	for _, n := range ns.nodes[1:] {
@@ -445,7 +446,7 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, _ map[*printparse.Node]*m
 			if reverse {
 				side = "bench"
 			}
-			return fmt.Sprintf("N:1 %s %s is %s and %s fused (gated MLP); paired with %s as an expert would, outputs differ in shape",
+			return fmt.Sprintf("N:1: %s %s fuses %s and %s (gated MLP); paired with %s as an expert would, outputs differ in shape",
 				side, x.Name, s.Name, y.Name, y.Name)
 		}
 	}
