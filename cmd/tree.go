@@ -32,10 +32,10 @@ the dumped modules; "?" stands for a module no dump entry names (the
 model's outer wrapper). Repairs made to a damaged dump are reported on
 stderr as "file:line: warning: ...".`,
 		Example: `  # the tree of a MindSpeed-MM print(model) log
-  layermap tree testdata/prints/mindspeed-mm-qwen25vl.txt
+  layermap tree testdata/demo/qwen25vl-mindspeed-mm.txt
 
   # two levels only
-  layermap tree --depth 2 testdata/prints/mindspeed-mm-qwen25vl.txt
+  layermap tree --depth 2 testdata/demo/qwen25vl-mindspeed-mm.txt
 
   # every layer on its own line instead of "(0-15): 16 x ..."
   layermap tree --expand run.log
@@ -44,8 +44,13 @@ stderr as "file:line: warning: ...".`,
   layermap tree --index 1 train.log
 
   # an msprobe dump folder, as JSON with every node field
-  layermap tree --json dump/step0/rank0`,
-		Args: cobra.ExactArgs(1),
+  layermap tree --json testdata/demo/dumps/mindspeed-mm`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput(fmt.Errorf("tree: expected one INPUT (a print(model) text file or an msprobe dump folder), found %d arguments\nRun 'layermap tree --help' for usage", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if depth < 0 {
 				return badInput(fmt.Errorf("--depth must be 0 (unlimited) or more, got %d", depth))

@@ -394,7 +394,6 @@ type dumpParser struct {
 	nodes    int // nodes made so far
 	maxNodes int
 	cache    map[string]cached
-	pathSB   []byte
 }
 
 func newDumpParser(src string, lines []string, h header) *dumpParser {
