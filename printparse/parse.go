@@ -641,6 +641,8 @@ func (p *dumpParser) closer(l line) (done, stop bool, err error) {
 	switch {
 	case rest == "":
 	case rest == "]" && list:
+	case len(p.stack) == 1 && !p.h.list && (rest == "}" || rest == ",)" || rest == ")" || rest == "]"):
+		// the end of a dict, tuple or call around the model: print({'m': m})
 	case strings.HasPrefix(rest, ", ") && list:
 		next := rest[2:]
 		n := classToken(next)

@@ -52,6 +52,8 @@ type Node struct {
 	// one line "in_features=8, out_features=16, bias=True".
 	Extra []string
 	// Fields is Extra split into top-level comma-separated fields.
+	// Nodes may share their Extra and Fields slices (members of a repeat
+	// group, identical leaves): treat them as read-only.
 	Fields []Field
 	// Children in printed (registration) order.
 	Children []*Node
