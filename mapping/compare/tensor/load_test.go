@@ -61,7 +61,6 @@ func TestRealFixtureValues(t *testing.T) {
 		want  []float64
 	}{
 		{"torch_float32.pt", "float32", []float64{float64(float32(1.2)), float64(float32(-3.4)), float64(float32(5.6)), float64(float32(-7.8))}},
-		{"torch_float32_legacy.pt", "float32", []float64{float64(float32(1.2)), float64(float32(-3.4)), float64(float32(5.6)), float64(float32(-7.8))}},
 		{"torch_float64.pt", "float64", []float64{1.2, -3.4, 5.6, -7.8}},
 		{"torch_float16.pt", "float16", []float64{1.2001953125, -3.400390625, 5.6015625, -7.80078125}},
 		{"torch_bfloat16.pt", "float32", []float64{1.203125, -3.40625, 5.59375, -7.8125}},
@@ -124,7 +123,8 @@ func TestWriterRoundTrip(t *testing.T) {
 			check("pt", pt, numpyName(tt.torch))
 			switch np := numpyName(tt.torch); np {
 			case "float32", "float64", "int64", "bool":
-				if tt.torch == "torch.bfloat16" {
+				// The npy library cannot write a zero-length dimension.
+				if tt.torch == "torch.bfloat16" || len(tt.vals) == 0 {
 					return
 				}
 				got, err := ReadNPY(npyBytes(t, np, tt.shape, tt.vals))
@@ -220,6 +220,9 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("error %q does not name the file", err)
 			}
 		})
+	}
+	if _, err := Load("testdata/real/legacy/torch_float32_legacy.pt"); err == nil || !strings.Contains(err.Error(), "legacy") {
+		t.Errorf("legacy torch file: error %v, want one naming the legacy format", err)
 	}
 	if _, err := Load(filepath.Join(dir, "absent.pt")); err == nil {
 		t.Error("missing file loaded")

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/nlpodyssey/gopickle/pickle"
-	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"
 )
 
@@ -34,12 +33,15 @@ func LoadPT(path string) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var t *Tensor
-	if zr, zerr := zip.NewReader(f, st.Size()); zerr == nil {
-		t, err = readPTZip(zr)
-	} else {
-		t, err = loadPTLegacy(path)
+	zr, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		var head [14]byte
+		if n, _ := f.ReadAt(head[:], 0); n == len(head) && bytes.Equal(head[:], legacyMagic) {
+			return nil, fmt.Errorf("%s: legacy (pre-1.6, non-zip) torch.save format is not supported; expected a zip archive", path)
+		}
+		return nil, fmt.Errorf("%s: expected a torch.save zip archive: %w", path, err)
 	}
+	t, err := readPTZip(zr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -214,34 +216,37 @@ func gather(st *ptStorage, offset int, size, stride []int) (*Tensor, error) {
 		return nil, fmt.Errorf("size %v and stride %v differ in rank", size, stride)
 	}
 	n := 1
-	maxOff := offset
-	for k, d := range size {
-		if d < 0 || stride[k] < 0 {
-			return nil, fmt.Errorf("negative size or stride: %v %v", size, stride)
+	for _, d := range size {
+		if d < 0 {
+			return nil, fmt.Errorf("negative size %v", size)
 		}
-		if d == 0 {
-			n = 0
-			continue
-		}
-		if n > 0 && d > (1<<40)/n {
+		if d > 0 && n > (1<<40)/d {
 			return nil, fmt.Errorf("size %v is too large", size)
 		}
 		n *= d
+	}
+	t := &Tensor{Dtype: st.kind.dtype, Source: st.kind.torch, Shape: append([]int{}, size...)}
+	if n == 0 {
+		t.Data = []float64{}
+		return t, nil
+	}
+	maxOff := offset
+	for k, d := range size {
+		if stride[k] < 0 {
+			return nil, fmt.Errorf("negative stride %v", stride)
+		}
 		if stride[k] > 0 && (d-1) > (st.numel+1)/stride[k] {
 			return nil, fmt.Errorf("size %v stride %v reach past the storage of %d elements", size, stride, st.numel)
 		}
 		maxOff += (d - 1) * stride[k]
 	}
-	if n > 0 && maxOff >= st.numel {
+	if maxOff >= st.numel {
 		return nil, fmt.Errorf("size %v stride %v offset %d reach past the storage of %d elements", size, stride, offset, st.numel)
 	}
 	if n > st.numel && n > 1<<28 { // only broadcast (stride-0) views exceed the storage
 		return nil, fmt.Errorf("view of %d elements over a storage of %d", n, st.numel)
 	}
-	t := &Tensor{Dtype: st.kind.dtype, Source: st.kind.torch, Shape: append([]int{}, size...), Data: make([]float64, n)}
-	if n == 0 {
-		return t, nil
-	}
+	t.Data = make([]float64, n)
 	contiguous := true
 	want := 1
 	for k := len(size) - 1; k >= 0; k-- {
@@ -406,66 +411,5 @@ func readRecord(f *zip.File, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// loadPTLegacy reads the pre-1.6 torch.save format (magic number, pickled
-// metadata, then raw storages) with gopickle's loader.
-func loadPTLegacy(path string) (t *Tensor, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("malformed legacy torch file: %v", p)
-		}
-	}()
-	obj, err := pytorch.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("expected a torch.save file: %w", err)
-	}
-	pt, ok := obj.(*pytorch.Tensor)
-	if !ok {
-		return nil, fmt.Errorf("expected a single tensor, found %T", obj)
-	}
-	var (
-		vals  func(i int) float64
-		numel int
-		kind  string
-	)
-	switch s := pt.Source.(type) {
-	case *pytorch.FloatStorage:
-		numel, kind, vals = len(s.Data), "FloatStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.DoubleStorage:
-		numel, kind, vals = len(s.Data), "DoubleStorage", func(i int) float64 { return s.Data[i] }
-	case *pytorch.HalfStorage:
-		numel, kind, vals = len(s.Data), "HalfStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.BFloat16Storage:
-		numel, kind, vals = len(s.Data), "BFloat16Storage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.CharStorage:
-		numel, kind, vals = len(s.Data), "CharStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.ByteStorage:
-		numel, kind, vals = len(s.Data), "ByteStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.ShortStorage:
-		numel, kind, vals = len(s.Data), "ShortStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.IntStorage:
-		numel, kind, vals = len(s.Data), "IntStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.LongStorage:
-		numel, kind, vals = len(s.Data), "LongStorage", func(i int) float64 { return float64(s.Data[i]) }
-	case *pytorch.BoolStorage:
-		numel, kind, vals = len(s.Data), "BoolStorage", func(i int) float64 {
-			if s.Data[i] {
-				return 1
-			}
-			return 0
-		}
-	default:
-		return nil, fmt.Errorf("unsupported storage %T", pt.Source)
-	}
-	// Re-encode as a little-endian float64 storage so gather can check the view.
-	st := &ptStorage{kind: storageKind{class: "DoubleStorage", size: 8}, numel: numel, raw: make([]byte, 8*numel)}
-	for i := 0; i < numel; i++ {
-		binary.LittleEndian.PutUint64(st.raw[8*i:], math.Float64bits(vals(i)))
-	}
-	out, err := gather(st, pt.StorageOffset, pt.Size, pt.Stride)
-	if err != nil {
-		return nil, err
-	}
-	k := storageKinds[kind]
-	out.Dtype, out.Source = k.dtype, k.torch
-	return out, nil
-}
+// legacyMagic starts a pre-1.6 torch.save file (a pickled long).
+var legacyMagic = []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"codeberg.org/sbinet/npyio/npy/float16"
 	ogorek "github.com/kisielk/og-rek"
 )
 
@@ -243,6 +243,9 @@ func npyBytes(t testing.TB, dtype string, shape []int, vals []float64) []byte {
 		elem, conv = reflect.TypeFor[float32](), func(v float64) reflect.Value { return reflect.ValueOf(float32(v)) }
 	case "float64":
 		elem = reflect.TypeFor[float64]()
+	case "float16":
+		elem = reflect.TypeFor[float16.Num]()
+		conv = func(v float64) reflect.Value { return reflect.ValueOf(float16.Float16Frombits(halfBits(t, v))) }
 	case "int64":
 		elem, conv = reflect.TypeFor[int64](), func(v float64) reflect.Value { return reflect.ValueOf(int64(v)) }
 	case "bool":
@@ -303,5 +306,3 @@ func writeFile(t testing.TB, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
-
-var _ = fmt.Sprintf

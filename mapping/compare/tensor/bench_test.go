@@ -1,0 +1,62 @@
+package tensor
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+)
+
+// pairData is an NPU/bench float32 pair of n elements: bench values, and
+// NPU values off by about noise·10⁻³ relative, with some exact zeros.
+func pairData(n int, seed uint64) (*Tensor, *Tensor) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	nv, bv := make([]float64, n), make([]float64, n)
+	for i := range nv {
+		b := float32(r.NormFloat64())
+		if i%97 == 0 {
+			b = 0
+		}
+		bv[i] = float64(b)
+		nv[i] = float64(b * float32(1+2e-3*r.NormFloat64()))
+	}
+	shape := []int{n}
+	return &Tensor{Dtype: "float32", Shape: shape, Data: nv}, &Tensor{Dtype: "float32", Shape: shape, Data: bv}
+}
+
+// BenchmarkCompare16M compares two 16M-element float32 tensors (64 MiB
+// each on disk); ns/element = ns/op / 2^24.
+func BenchmarkCompare16M(b *testing.B) {
+	const n = 1 << 24
+	nt, bt := pairData(n, 1)
+	for _, bc := range []struct {
+		name string
+		opts Options
+	}{
+		{"workers=1", Options{Workers: 1}},
+		{"workers=2", Options{Workers: 2}},
+		{"workers=2/blas-threads=2", Options{Workers: 2, BLASThreads: 2}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(2 * 4 * n)
+			for b.Loop() {
+				Compare(nt, bt, bc.opts)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
+		})
+	}
+}
+
+// BenchmarkLoadPT16M reads a 16M-element float32 .pt file.
+func BenchmarkLoadPT16M(b *testing.B) {
+	const n = 1 << 24
+	nt, _ := pairData(n, 2)
+	path := filepath.Join(b.TempDir(), "t.pt")
+	writeFile(b, path, ptBytes(b, "torch.float32", []int{n}, nt.Data))
+	b.SetBytes(4 * n)
+	for b.Loop() {
+		if _, err := Load(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
+}
