@@ -182,13 +182,49 @@ type benchSide struct {
 	matched []bool
 }
 
+// collectSide reads a whole side into compact rows (the bench side).
 func collectSide(src Source, cfg *Config, renumber bool, stack map[string][]string) ([]sideRow, error) {
 	var rows []sideRow
-	err := forEachRow(src, cfg, renumber, stack, func(_ *dump.Entry, rs []sideRow) error {
+	in := interner{}
+	err := forEachRow(src, cfg, renumber, stack, func(e *dump.Entry, rs []sideRow) error {
+		entry := in.get(e.Name)
+		for i := range rs {
+			compact(&rs[i], entry, in)
+		}
 		rows = append(rows, rs...)
 		return nil
 	})
 	return rows, err
+}
+
+// interner shares the few distinct dtype/shape/state strings.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	if len(in) < 1<<16 {
+		in[s] = s
+	}
+	return s
+}
+
+// compact drops what the bench side never needs, so that holding it costs
+// little more than its names.
+func compact(r *sideRow, entry string, in interner) {
+	it := &r.it
+	it.Entry = entry
+	it.Dtype, it.Shape, it.State, it.RequiresGrad = in.get(it.Dtype), in.get(it.Shape), in.get(it.State), in.get(it.RequiresGrad)
+	it.Type, it.Op, it.Peer = "", "", ""
+	for i := range it.Stats {
+		if v := &it.Stats[i]; v.Kind == dump.Number && !isIntLiteral(v.Text) {
+			v.Text = "" // floats print from Num; only int literals need their text
+		}
+	}
+	if r.key == it.Name {
+		r.key = it.Name
+	}
 }
 
 // forEachRow walks a side entry by entry, giving each entry's rows their

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,8 +62,32 @@ func runParity(t *testing.T, c parityCase) {
 	if c.opt != nil {
 		c.opt(t, &opt)
 	}
-	if _, err := Run(opt); err != nil {
+	rep, err := Run(opt)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The summary (counts, sources, first divergence) is kept as a golden
+	// file; regenerate with -update and review the diff.
+	for i := range rep.Ranks {
+		rep.Ranks[i].Target, rep.Ranks[i].Golden = filepath.Base(rep.Ranks[i].Target), filepath.Base(rep.Ranks[i].Golden)
+		for j, f := range rep.Ranks[i].Files {
+			rep.Ranks[i].Files[j] = filepath.Base(f)
+		}
+	}
+	sj, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sj = append(sj, '\n')
+	golden := filepath.Join("testdata", c.name+".summary.json")
+	if *update {
+		if err := os.WriteFile(golden, sj, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if want, err := os.ReadFile(golden); err != nil {
+		t.Errorf("%v (run go test -update)", err)
+	} else if string(want) != string(sj) {
+		t.Errorf("summary differs from %s:\n%s", golden, sj)
 	}
 	for _, n := range names {
 		want, err := os.ReadFile(filepath.Join(wantDir, n))
