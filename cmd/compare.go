@@ -210,11 +210,11 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 			}
 			progress := isTerminal(s.err)
 			if progress {
-				opt.Progress = func(rank string, n int) {
+				opt.Progress = func(rank string, done, total int64) {
 					if rank != "" {
 						rank = " " + rank
 					}
-					fmt.Fprintf(s.err, "\rcompare%s: %d entries", rank, n)
+					fmt.Fprintf(s.err, "\rcompare%s %s", rank, progressBar(done, total))
 				}
 			}
 			rep, err := compare.Run(opt)
@@ -292,8 +292,12 @@ func printCompareSummary(w io.Writer, rep *compare.Report) {
 		if r.Rank != "" {
 			head += " " + r.Rank
 		}
-		if s.Rows == 0 {
-			fmt.Fprintf(w, "%s: no rows: nothing in %s could be read as msprobe entries; no table written\n", head, r.Target)
+		if s.Rows == 0 || s.BenchRows == 0 {
+			side := r.Target
+			if s.Rows > 0 {
+				side = r.Golden
+			}
+			fmt.Fprintf(w, "%s: no valid data found in %s (no entry msprobe can compare); no table written\n", head, side)
 			continue
 		}
 		fmt.Fprintf(w, "%s: %s mode, %d rows -> %s\n", head, s.Mode, s.Rows, strings.Join(r.Files, ", "))
@@ -319,4 +323,19 @@ func printCompareSummary(w io.Writer, rep *compare.Report) {
 		fmt.Fprintf(w, "  first divergence (%s): %s (bench %s)\n", what, d.NPUEntry, d.BenchEntry)
 		fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, strings.Join(d.Messages, "; "))
 	}
+}
+
+// progressBar renders "[#####.....]  42% 1.2/2.9 GB".
+func progressBar(done, total int64) string {
+	if total <= 0 {
+		return fmt.Sprintf("%d MB", done>>20)
+	}
+	const width = 30
+	frac := float64(done) / float64(total)
+	if frac > 1 {
+		frac = 1
+	}
+	n := int(frac * width)
+	return fmt.Sprintf("[%s%s] %3d%% %d/%d MB", strings.Repeat("#", n), strings.Repeat(".", width-n),
+		int(frac*100), done>>20, total>>20)
 }

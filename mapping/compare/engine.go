@@ -84,6 +84,7 @@ type Summary struct {
 	Error          int            `json:"error"`
 	NPUUnmatched   int            `json:"npu_unmatched"`
 	BenchUnmatched int            `json:"bench_unmatched"`
+	BenchRows      int            `json:"bench_rows"`
 	MatchedBy      map[string]int `json:"matched_by"`
 	First          *Divergence    `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
@@ -442,6 +443,7 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 	if cfg.Progress != nil {
 		cfg.Progress(entries)
 	}
+	sum.BenchRows = len(bs.rows)
 	for _, m := range bs.matched {
 		if !m {
 			sum.BenchUnmatched++

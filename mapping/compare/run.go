@@ -3,8 +3,10 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -31,7 +33,9 @@ type Options struct {
 	NewTensor func(npu, bench dump.Paths) (TensorComparer, error)
 	Now       func() time.Time
 	Workers   int
-	Progress  func(rank string, entries int)
+	// Progress, when set, is called now and then with the bytes of the
+	// target dump.json read so far and its size.
+	Progress func(rank string, done, total int64)
 }
 
 // RankReport is the outcome of one rank pair.
@@ -135,15 +139,38 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 	return out, true, nil
 }
 
-// fileSource streams a dump.json; the header of the last scan is kept.
+// fileSource streams a dump.json; the header of the last scan is kept and
+// the bytes read so far are counted for progress.
 type fileSource struct {
 	path string
 	hdr  dump.Header
+	read atomic.Int64
+	size int64
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func (f *fileSource) source() Source {
 	return func(yield func(*dump.Entry) error) error {
-		h, err := dump.ScanFile(f.path, yield)
+		fh, err := os.Open(f.path)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		if st, err := fh.Stat(); err == nil {
+			f.size = st.Size()
+		}
+		f.read.Store(0)
+		h, err := dump.Scan(countingReader{fh, &f.read}, f.path, yield)
 		f.hdr = h
 		return err
 	}
@@ -251,8 +278,10 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if rank != "" {
 		rank = rank[1:]
 	}
+	nsrc := &fileSource{path: np.DumpJSON}
+	bsrc := &fileSource{path: bp.DumpJSON}
 	if opt.Progress != nil {
-		cfg.Progress = func(n int) { opt.Progress(rank, n) }
+		cfg.Progress = func(int) { opt.Progress(rank, nsrc.read.Load(), nsrc.size) }
 	}
 	out := filepath.Join(opt.OutDir, OutputName(np.Debug, suffix, opt.Now(), opt.XLSX))
 	var sk sink
@@ -264,8 +293,6 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsrc := &fileSource{path: np.DumpJSON}
-	bsrc := &fileSource{path: bp.DumpJSON}
 	// md5 mode needs an md5 key on both sides, which only a full scan
 	// tells; assume the NPU side agrees with the bench side and rerun when
 	// it does not.
@@ -294,7 +321,9 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 			return nil, err
 		}
 	}
-	if sum.Rows == 0 {
+	if sum.Rows == 0 || sum.BenchRows == 0 {
+		// msprobe writes nothing when a side has no entries ("No valid data
+		// found") or nothing could be compared.
 		sk.Abort()
 		return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}, nil
 	}
