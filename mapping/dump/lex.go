@@ -285,7 +285,18 @@ func (l *lexer) skipString() error {
 				if !l.ensure(2) {
 					return l.atEOF("an escape sequence")
 				}
-				l.pos += 2
+				switch e := l.buf[l.pos+1]; e {
+				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+					l.pos += 2
+				case 'u':
+					_, n, err := l.readUnicodeEscape()
+					if err != nil {
+						return err
+					}
+					l.pos += n
+				default:
+					return l.errorf("expected a valid escape sequence, found \"\\%c\"", e)
+				}
 				continue
 			case c < 0x20:
 				return l.errorf("expected '\"' closing the string, found control character 0x%02x", c)
