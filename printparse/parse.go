@@ -540,6 +540,15 @@ func (p *dumpParser) handle(l line) (done, stop bool, err error) {
 		if ch, ok := parseHeader(c); ok {
 			return false, false, p.child(l, ch)
 		}
+		// "(linear_q" + "kv): Linear(...)": cut inside the name.
+		if nl, ok := p.peek(); ok && nl.indent == 0 && want > 0 && !nl.marker && nl.text[0] != '(' && nl.text[0] != ')' {
+			if ch, ok := parseHeader(c + nl.text); ok {
+				p.warn(nl.num, "joined this line to line %d: the line looks cut by a terminal (`%s` + `%s`)", l.num, clip(lastWord(c)), clip(firstWord(nl.text)))
+				p.i = nl.num - 1
+				l.text = c + nl.text
+				return false, false, p.child(l, ch)
+			}
+		}
 	case isEllipsis(c):
 		n := top.n
 		n.Elisions = append(n.Elisions, Elision{Line: l.num, Text: c, Before: len(n.Children)})
