@@ -1,0 +1,66 @@
+package compare
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/mapping/dump"
+)
+
+// TestPairsQwen pairs a text-decoder MLP projection the layer mapping
+// leaves unmatched (LLaMA-Factory down_proj vs MindSpeed linear_fc2): its
+// module rows and the Functional.linear call inside it get bench partners.
+func TestPairsQwen(t *testing.T) {
+	q := filepath.Join(corpusDir(t), "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	pf := filepath.Join(t.TempDir(), "pairs.yaml")
+	os.WriteFile(pf, []byte("- npu: module.model.layers.0.mlp.down_proj\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2\n"), 0o644)
+	ps, err := LoadPairs(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := Run(Options{Target: filepath.Join(q, "npu"), Golden: filepath.Join(q, "bench"), OutDir: out,
+		DataMapping: loadDataMapping(t, filepath.Join(q, "output", "data_mapping.yaml")),
+		Pairs:       func(n, b dump.Paths) (map[string]string, error) { return PairRows(ps, n, b) },
+		Now:         func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := rep.Ranks[0].Summary
+	f, err := os.Open(rep.Ranks[0].Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range recs[1:] {
+		got[r[0]] = r[1]
+	}
+	want := map[string]string{
+		"Module.module.model.layers.0.mlp.down_proj.Linear.forward.0.input.0":  "Module.0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2.RowParallelLinear.forward.0.input.0",
+		"Module.module.model.layers.0.mlp.down_proj.Linear.forward.0.output.0": "Module.0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2.RowParallelLinear.forward.0.output.0",
+		// APIs called inside the paired calls, paired by position (construct.json)
+		"Tensor.__mul__.27.forward.input.0":  "Tensor.__mul__.24.forward.input.0",
+		"Tensor.__add__.27.forward.output.0": "Tensor.__add__.24.forward.output.0",
+	}
+	for k, v := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("row %s missing", k)
+			continue
+		}
+		if g != v {
+			t.Errorf("%s -> %s, want %s", k, g, v)
+		}
+	}
+	if sum.MatchedBy["pairs"] != 10 {
+		t.Errorf("pairs matched %d rows, want 10 (module in/params/out + 2 APIs): %v", sum.MatchedBy["pairs"], sum.MatchedBy)
+	}
+}
