@@ -78,7 +78,7 @@ type Step struct {
 	// Rule is the rule that fired, nil for the identity.
 	Rule *Rule
 	// Bench is the bench path built so far, this step included. Steps
-	// share its backing array: copy before modifying.
+	// share one backing array: copy it before appending or modifying.
 	Bench []string
 }
 
@@ -114,7 +114,7 @@ func (r *Resolver) Steps(npu *Trie, scope []string) []Step {
 			i++
 		}
 		st.End = cur
-		st.Bench = bench[:len(bench):len(bench)]
+		st.Bench = bench[:len(bench)]
 		steps = append(steps, st)
 	}
 	return steps

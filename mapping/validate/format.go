@@ -128,6 +128,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	j.Unmatched.NPU, j.Unmatched.Bench = toJSONGroups(r.UnmatchedNPU), toJSONGroups(r.UnmatchedBench)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(j)
 }
 

@@ -307,7 +307,9 @@ func (c *checker) deadClass(cls *mapping.ClassRules, name string) Finding {
 			types = append(types, t)
 		}
 	}
-	if near := nearest(name, types); near != "" {
+	if c.npu.Root != nil && c.npu.Root.Class == name {
+		msg += "; it is the class of the NPU root, which msprobe calls TopLayer: put these rules under TopLayer"
+	} else if near := nearest(name, types); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
 	return Finding{Code: CodeDeadClass, Check: CheckDeadRule, Severity: mapping.Error, Pos: cls.Pos, Msg: msg}
@@ -327,10 +329,20 @@ func nearest(s string, cands []string) string {
 			best, bestD = c, d
 		}
 	}
-	if bestD < 0 || bestD > max(2, len(s)/3) {
-		return ""
+	if bestD >= 0 && bestD <= max(2, len(s)/3) {
+		return best
 	}
-	return best
+	// a unique candidate that contains s ("down" -> "down_proj")
+	found := ""
+	for _, c := range cands {
+		if s != "" && strings.Contains(c, s) {
+			if found != "" {
+				return ""
+			}
+			found = c
+		}
+	}
+	return found
 }
 
 // classRules checks the rules of one live class.

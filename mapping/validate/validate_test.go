@@ -1,0 +1,318 @@
+package validate
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// corpus returns <module root>/../shared/corpus/<rel>.
+func corpus(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = filepath.Dir(dir)
+	}
+	root := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(root); err != nil {
+		t.Fatalf("corpus missing: %v", err)
+	}
+	return filepath.Join(root, rel)
+}
+
+const (
+	mindspeedVL = "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"
+	hfVLOld     = "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"
+	hfVLNew     = "prints/hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"
+	seedMS2HF   = "../testdata/seed/qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"
+	seedHF2MS   = "../testdata/seed/qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"
+)
+
+func load(t testing.TB, rel string) *printparse.Tree {
+	t.Helper()
+	tr, err := printparse.Load(corpus(t, rel), printparse.Options{Index: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func check(t testing.TB, mapPath, yamlText, npu, bench string, opt Options) *Report {
+	t.Helper()
+	var m *mapping.Mapping
+	var d []mapping.Diagnostic
+	var err error
+	if yamlText != "" {
+		m, d, err = mapping.Parse([]byte(yamlText), "inline.yaml")
+	} else {
+		m, d, err = mapping.Load(mapPath)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(m, d, load(t, npu), load(t, bench), opt)
+}
+
+// key renders a finding as "CODE@line" for table comparisons.
+func key(f Finding) string { return fmt.Sprintf("%s@%d", f.Code, f.Pos.Line) }
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name       string
+		mapPath    string
+		yaml       string
+		npu, bench string
+		opt        Options
+		want       []string          // every finding as CODE@line, in report order
+		msg        map[string]string // CODE@line -> substring of its message
+		coverage   Coverage
+		failed     bool
+	}{
+		{
+			// Acceptance: the seed template on the corpus pair. The TransformerLayer
+			// conflict (vision rules send the text layers' input_layernorm,
+			// self_attention, pre_mlp_layernorm to norm1/attn/norm2) and the lm_head
+			// target are the misses msprobe-layer-mapping.md reports from msprobe's
+			// own graph compare; the MLP rules would not fit the projector's MLP, which
+			// MultimodalProjector's longer keys escape.
+			name: "seed MindSpeed-MM to LLaMA-Factory", mapPath: seedMS2HF, npu: mindspeedVL, bench: hfVLOld,
+			want: []string{"LM103@39", "LM105@15", "LM108@24"},
+			msg: map[string]string{
+				"LM103@39": "0.module.module.text_decoder.output_layer -> module.model.lm_head is missing",
+				"LM105@15": `"input_layernorm", "self_attention", "pre_mlp_layernorm" fit 0.module.module.image_encoder.encoder.blocks.layers.{0-15} but lead nowhere under 0.module.module.text_decoder.decoder.layers.{0-7}`,
+				"LM108@24": `"linear_fc1" would not fit under 0.module.module.image_encoder.projector.encoder`,
+			},
+			// 430 NPU modules (432 nodes minus the two ModuleLists); 190 have a
+			// partner: the golden listing in mapping/testdata/resolve_mindspeed_to_hf.golden
+			// has 192 "+" lines, two of them the ModuleLists.
+			coverage: Coverage{Matched: 190, Total: 430}, failed: true,
+		},
+		{
+			name: "seed LLaMA-Factory to MindSpeed-MM", mapPath: seedHF2MS, npu: hfVLOld, bench: mindspeedVL,
+			coverage: Coverage{Matched: 207, Total: 304},
+		},
+		{
+			// Acceptance: a duplicated TransformerLayer key fails with both lines.
+			name: "duplicate TransformerLayer", mapPath: "../testdata/seed/dup_transformerlayer.yaml", npu: mindspeedVL, bench: hfVLOld,
+			want: []string{"LM001@41", "LM103@39", "LM108@24", "LM105@41"},
+			msg:  map[string]string{"LM001@41": `duplicate class "TransformerLayer" (also at line 15): PyYAML keeps only the last block, so the rules at line 15 are lost`},
+			// the second block serves the text layers and strands the vision ones
+			// (80 renames lost, 24 gained)
+			coverage: Coverage{Matched: 134, Total: 430}, failed: true,
+		},
+		{
+			// Acceptance: a typo'd child key is a dead rule at its line.
+			name: "typo in child key", mapPath: "../testdata/seed/typo_child.yaml", npu: mindspeedVL, bench: hfVLOld,
+			want: []string{"LM102@25", "LM103@39", "LM105@15", "LM108@24"},
+			msg:  map[string]string{"LM102@25": `child path "linear_fc_1" does not exist under any MLP (25 instances): the rule never fires; did you mean "linear_fc1"?`},
+			// the 16 vision and 8 text linear_fc1 lose their partner
+			coverage: Coverage{Matched: 166, Total: 430}, failed: true,
+		},
+		{
+			// Version drift: the 4.49 template on a newer transformers print.
+			name: "template on new HF layout", mapPath: seedHF2MS, npu: hfVLNew, bench: mindspeedVL,
+			want: []string{"LM102@3", "LM101@5", "LM101@21", "LM102@36", "LM102@37", "LM102@38", "LM102@39"},
+			msg: map[string]string{
+				"LM101@21": `did you mean "Qwen2_5_VLVisionAttention"?`,
+				"LM101@5":  "it is the class of the NPU root, which msprobe calls TopLayer",
+				"LM102@3":  `did you mean "model"?`,
+			},
+			coverage: Coverage{Matched: 0, Total: 872}, failed: true,
+		},
+		{
+			name: "shadowed, suspicious, bad target, coverage gate", npu: mindspeedVL, bench: hfVLOld, opt: Options{MinCoverage: 0.5},
+			yaml: `TopLayer:
+  0.module: module
+Float16Module:
+  module.image_encoder: visual
+VisionModel:
+  encoder.patch_embed: patch_embed
+  encoder.blocks.layers: blocks
+Qwen2VLViT:
+  patch_embed: patch_embed
+TransformerLayer:
+  mlp: mlp
+MLP:
+  linear_fc1: act_fn
+  linear_fc2: down
+`,
+			want: []string{"LM008@9", "LM008@11", "LM103@14", "LM104@9", "LM107@13", "LM106@0"},
+			msg: map[string]string{
+				"LM104@9":  `rule "patch_embed" of Qwen2VLViT never fires: at 0.module.module.image_encoder.encoder the VisionModel key "encoder.patch_embed" (line 6) always wins`,
+				"LM107@13": "0.module.module.image_encoder.encoder.blocks.layers.{0-15}.mlp.linear_fc1 -> module.visual.blocks.{0-15}.mlp.act_fn pairs a Linear (ColumnParallelLinear) onto a Activation (SiLU)",
+				"LM103@14": `did you mean "down_proj"?`,
+				"LM106@0":  "below the required 50.0%",
+			},
+			// TopLayer, image_encoder, patch_embed(.proj), 16 x (layer, mlp, linear_fc1)
+			coverage: Coverage{Matched: 52, Total: 430}, failed: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := check(t, tc.mapPath, tc.yaml, tc.npu, tc.bench, tc.opt)
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, key(f))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				var b strings.Builder
+				for _, f := range rep.Findings {
+					b.WriteString("\n  " + f.String())
+				}
+				t.Errorf("findings %v, want %v%s", got, tc.want, b.String())
+			}
+			for k, sub := range tc.msg {
+				found := false
+				for _, f := range rep.Findings {
+					if key(f) == k && strings.Contains(f.Msg, sub) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no %s with %q", k, sub)
+				}
+			}
+			if rep.Coverage != tc.coverage {
+				t.Errorf("coverage %+v, want %+v", rep.Coverage, tc.coverage)
+			}
+			if rep.Failed(false) != tc.failed {
+				t.Errorf("Failed = %v, want %v", rep.Failed(false), tc.failed)
+			}
+		})
+	}
+}
+
+func TestDuplicateRelatedLines(t *testing.T) {
+	rep := check(t, "../testdata/seed/dup_transformerlayer.yaml", "", mindspeedVL, hfVLOld, Options{})
+	f := rep.Findings[0]
+	if f.Code != mapping.CodeDuplicateClass || f.Pos.Line != 41 || len(f.Related) != 1 || f.Related[0].Line != 15 {
+		t.Fatalf("first finding %v %v, want LM001 at 41 related to 15", f, f.Related)
+	}
+}
+
+func TestStrict(t *testing.T) {
+	rep := &Report{Findings: []Finding{{Severity: mapping.Warning}}}
+	if rep.Failed(false) || !rep.Failed(true) {
+		t.Error("a warning must fail only with strict")
+	}
+	rep = &Report{Findings: []Finding{{Severity: mapping.Info}}}
+	if rep.Failed(true) {
+		t.Error("info never fails")
+	}
+}
+
+func TestRenderIndices(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"3"}, "3"},
+		{[]string{"0", "1", "2", "3"}, "{0-3}"},
+		{[]string{"0", "2", "5", "6", "7"}, "{0,2,5-7}"},
+		{[]string{"2", "1", "1"}, "{1-2}"},
+		{[]string{"a", "b"}, "{a,b}"},
+	}
+	for _, tc := range tests {
+		if got := renderIndices(tc.in); got != tc.want {
+			t.Errorf("renderIndices(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Golden outputs of the acceptance case, corpus and testdata paths made
+// relative so that they do not depend on the checkout.
+func TestOutputGolden(t *testing.T) {
+	rep := check(t, seedMS2HF, "", mindspeedVL, hfVLOld, Options{})
+	root := corpus(t, "")
+	rel := func(s string) string {
+		s = strings.ReplaceAll(s, root+string(filepath.Separator), "<corpus>/")
+		return s
+	}
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"seed_ms2hf.txt", func(b *bytes.Buffer) error { return rep.WriteText(b) }},
+		{"seed_ms2hf.json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
+		{"seed_ms2hf.github", func(b *bytes.Buffer) error { return rep.WriteGitHub(b) }},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			got := []byte(rel(b.String()))
+			golden := filepath.Join("testdata", f.name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s (run with -update and review):\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// Every print pair of the corpus goes through Check without panicking, and
+// the identity mapping's coverage is consistent with the resolver.
+func TestCheckCorpusPrints(t *testing.T) {
+	files, err := filepath.Glob(corpus(t, "prints/*/*.txt"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("corpus prints: %d files, %v", len(files), err)
+	}
+	var trees []*printparse.Tree
+	for _, f := range files {
+		tr, err := printparse.Load(f, printparse.Options{Index: -1})
+		if err != nil {
+			continue // multi-dump or unrecoverable inputs are printparse's concern
+		}
+		trees = append(trees, tr)
+	}
+	empty, _, _ := mapping.Parse([]byte("{}\n"), "empty.yaml")
+	for _, tr := range trees {
+		rep := Check(empty, nil, tr, tr, Options{})
+		// Against itself with no rules every module maps onto itself.
+		if rep.Coverage.Matched != rep.Coverage.Total || len(rep.UnmatchedBench) != 0 {
+			t.Errorf("%s against itself: coverage %+v, %d unmatched bench groups", filepath.Base(tr.Source), rep.Coverage, len(rep.UnmatchedBench))
+		}
+	}
+}
+
+func BenchmarkCheckSeed(b *testing.B) {
+	m, d, err := mapping.Load(seedMS2HF)
+	if err != nil {
+		b.Fatal(err)
+	}
+	npu, bench := load(b, mindspeedVL), load(b, hfVLOld)
+	b.ReportAllocs()
+	for b.Loop() {
+		Check(m, d, npu, bench, Options{})
+	}
+}
