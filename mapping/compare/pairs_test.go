@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,42 @@ func TestPairsQwen(t *testing.T) {
 	}
 	if sum.MatchedBy["pairs"] != 10 {
 		t.Errorf("pairs matched %d rows, want 10 (module in/params/out + 2 APIs): %v", sum.MatchedBy["pairs"], sum.MatchedBy)
+	}
+}
+
+// TestMixDirs: folders holding graph/ and pynative/ are compared per
+// common <name>/<step>, into OUT/<name>/<step>, as msprobe's mix_compare does.
+func TestMixDirs(t *testing.T) {
+	s := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_statistics")
+	root := t.TempDir()
+	for _, side := range []string{"npu", "bench"} {
+		for _, sub := range []string{"graph/step0/rank0", "pynative/step0/rank0"} {
+			copyFile(t, filepath.Join(s, side, "dump.json"), filepath.Join(root, side, sub))
+		}
+	}
+	copyFile(t, filepath.Join(s, "npu", "dump.json"), filepath.Join(root, "npu", "pynative", "step1", "rank0")) // no bench partner
+	out := t.TempDir()
+	rep, err := Run(Options{Target: filepath.Join(root, "npu"), Golden: filepath.Join(root, "bench"), OutDir: out,
+		Now: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(s, "output", "compare_result_20261202120248.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Ranks) != 2 {
+		t.Fatalf("%d tables, want 2", len(rep.Ranks))
+	}
+	for i, sub := range []string{"graph/step0", "pynative/step0"} {
+		f := rep.Ranks[i].Files[0]
+		if filepath.Dir(f) != filepath.Join(out, sub) || !strings.HasPrefix(filepath.Base(f), "compare_result_rank0_") {
+			t.Errorf("table %d at %s", i, f)
+		}
+		got, _ := os.ReadFile(f)
+		// no stack.json here, so no NPU_Stack_Info column: compare row names only
+		if g, w := strings.Count(string(got), "\n"), strings.Count(string(want), "\n"); g != w {
+			t.Errorf("%s: %d lines, want %d", sub, g, w)
+		}
 	}
 }

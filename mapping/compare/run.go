@@ -71,6 +71,24 @@ func Run(opt Options) (*Report, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if sub := mixDirs(opt.Target, opt.Golden); len(sub) > 0 {
+		// MindSpore mix dumps (graph/ and pynative/ side by side): each
+		// common <name>/<step> pair is compared into OUT/<name>/<step>.
+		rep := &Report{}
+		for _, s := range sub {
+			o := opt
+			o.Target, o.Golden = filepath.Join(opt.Target, s), filepath.Join(opt.Golden, s)
+			o.OutDir = filepath.Join(opt.OutDir, s)
+			r, err := Run(o)
+			if r != nil {
+				rep.Ranks = append(rep.Ranks, r.Ranks...)
+			}
+			if err != nil {
+				return rep, err
+			}
+		}
+		return rep, nil
+	}
 	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden)
 	if err != nil {
 		return nil, err
@@ -91,6 +109,32 @@ func Run(opt Options) (*Report, error) {
 		rep.Ranks = append(rep.Ranks, *rr)
 	}
 	return rep, nil
+}
+
+// mixDirs lists the common graph/<step> and pynative/<step> folders of two
+// dump folders (msprobe's mix_compare), sorted; none when either side has
+// neither name.
+func mixDirs(target, golden string) []string {
+	var out []string
+	for _, name := range [...]string{"graph", "pynative"} {
+		te, err1 := os.ReadDir(filepath.Join(target, name))
+		ge, err2 := os.ReadDir(filepath.Join(golden, name))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		have := map[string]bool{}
+		for _, e := range ge {
+			if e.IsDir() {
+				have[e.Name()] = true
+			}
+		}
+		for _, e := range te {
+			if e.IsDir() && have[e.Name()] {
+				out = append(out, filepath.Join(name, e.Name()))
+			}
+		}
+	}
+	return out
 }
 
 type rankPair struct {
