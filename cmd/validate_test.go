@@ -1,0 +1,131 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// validateCorpus returns <module root>/../shared/corpus and the module root.
+func validateCorpus(t *testing.T) (corpus, root string) {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			c := filepath.Join(d, "..", "shared", "corpus")
+			if _, err := os.Stat(c); err != nil {
+				t.Fatalf("corpus missing: %v", err)
+			}
+			return c, d
+		}
+		if filepath.Dir(d) == d {
+			t.Fatal("go.mod not found")
+		}
+	}
+}
+
+func runValidate(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Execute(append([]string{"validate"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestValidateCommand(t *testing.T) {
+	c, root := validateCorpus(t)
+	npu := filepath.Join(c, "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt")
+	bench := filepath.Join(c, "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
+	seed := filepath.Join(root, "mapping/testdata/seed")
+	ms2hf := filepath.Join(seed, "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml")
+	hf2ms := filepath.Join(seed, "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	broken := write("broken.yaml", "TopLayer:\n  0.module: [\n")
+	warnOnly := write("warn.yaml", "TopLayer:\n  0.module: module\nFloat16Module:\n  module.image_encoder: visual(x)\n")
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		outHas  []string
+		errHas  string
+		errLine bool // stderr is exactly one line
+	}{
+		{"conflict fails", []string{ms2hf, "--npu", npu, "--bench", bench}, 1,
+			[]string{"2 errors, 0 warnings, 1 info; coverage 190/430 (44.2%)", "error LM105: class TransformerLayer", "0.module.module.text_decoder.decoder.layers.{0-7}.input_layernorm  RMSNorm"}, "", false},
+		{"clean direction passes", []string{hf2ms, "--npu", bench, "--bench", npu}, 0, []string{"0 errors, 0 warnings, 0 info; coverage 207/304 (68.1%)"}, "", false},
+		{"coverage gate", []string{hf2ms, "--npu", bench, "--bench", npu, "--min-coverage", "70%"}, 1, []string{"error LM106: coverage 207/304 (68.1%) is below the required 70.0%"}, "", false},
+		{"coverage gate met", []string{hf2ms, "--npu", bench, "--bench", npu, "--min-coverage", "0.6"}, 0, nil, "", false},
+		{"warning passes", []string{warnOnly, "--npu", npu, "--bench", bench}, 0, []string{"warning LM005"}, "", false},
+		{"warning fails with strict", []string{warnOnly, "--npu", npu, "--bench", bench, "--strict"}, 1, nil, "", false},
+		{"github format", []string{ms2hf, "--npu", npu, "--bench", bench, "--format", "github"}, 1,
+			[]string{"::error file=" + ms2hf + ",line=15,col=1,title=LM105 conflict::class TransformerLayer"}, "", false},
+		{"broken yaml", []string{broken, "--npu", npu, "--bench", bench}, 2, nil, broken + ":2: invalid YAML", true},
+		{"missing npu file", []string{ms2hf, "--npu", filepath.Join(dir, "nope.txt"), "--bench", bench}, 2, nil, "--npu:", true},
+		{"missing flags", []string{ms2hf}, 2, nil, "needs both --npu and --bench", true},
+		{"bad format", []string{ms2hf, "--npu", npu, "--bench", bench, "--format", "xml"}, 2, nil, "--format must be text, json or github", true},
+		{"bad coverage", []string{ms2hf, "--npu", npu, "--bench", bench, "--min-coverage", "1.5"}, 2, nil, "--min-coverage", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runValidate(tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			for _, s := range tc.outHas {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			if tc.errHas != "" && !strings.Contains(errOut, tc.errHas) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.errHas)
+			}
+			if tc.errLine && strings.Count(strings.TrimSuffix(errOut, "\n"), "\n") != 0 {
+				t.Errorf("stderr is not one line: %q", errOut)
+			}
+			if tc.code == 2 && out != "" {
+				t.Errorf("unusable input wrote to stdout: %q", out)
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	c, root := validateCorpus(t)
+	npu := filepath.Join(c, "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt")
+	bench := filepath.Join(c, "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
+	code, out, _ := runValidate(filepath.Join(root, "mapping/testdata/seed/dup_transformerlayer.yaml"), "--npu", npu, "--bench", bench, "--format", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var doc struct {
+		Summary  struct{ Errors int }
+		Findings []struct {
+			Code    string
+			Line    int
+			Related []struct{ Line int }
+		}
+		Coverage  struct{ Matched, Total int }
+		Unmatched struct{ NPU, Bench []struct{ Path string } }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	f := doc.Findings[0]
+	if f.Code != "LM001" || f.Line != 41 || len(f.Related) != 1 || f.Related[0].Line != 15 {
+		t.Errorf("first finding %+v, want LM001 at 41 related to 15", f)
+	}
+	if doc.Coverage.Total != 430 || len(doc.Unmatched.NPU) == 0 || len(doc.Unmatched.Bench) == 0 {
+		t.Errorf("coverage %+v, unmatched %d/%d", doc.Coverage, len(doc.Unmatched.NPU), len(doc.Unmatched.Bench))
+	}
+}
