@@ -63,11 +63,21 @@ type Item struct {
 	// "None".
 	Dtype string
 	Shape string
-	// RequiresGrad is "True" or "False", or "" when the item has none.
+	// RequiresGrad is "True" or "False", or "" when the item has none
+	// (msprobe holds None; the table shows N/A).
 	RequiresGrad string
-	// Stats holds Max, Min, Mean and Norm as written in the dump.
+	// Stats holds Max, Min, Mean and Norm as msprobe holds them
+	// (gen_op_item): for tensors the item's own keys, where a JSON bool
+	// became the string "True"/"False" (Kind String) and a missing key
+	// null; for scalars without dtype the raw "value" (a JSON bool stays
+	// Kind Bool, a list is Composite); for src/dst/group_src/group_dst
+	// items the string str(value); for a ProcessGroup str(group_ranks); for
+	// ellipsis "...".
 	Stats [4]Value
-	// MD5 is the item's md5 (or the CRC msprobe derives for non-tensors).
+	// MD5 is the item's md5 when it has one; for src/dst items str(value),
+	// for a ProcessGroup str(group_ranks); otherwise msprobe's
+	// format(crc32(str(value)), '08x') ("00000000" for a tensor without
+	// md5). It is "" for a NONE-ITEM (msprobe holds None).
 	MD5 string
 	// DataName is the tensor file name in dump_tensor_data, or "-1".
 	DataName string

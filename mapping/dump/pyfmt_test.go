@@ -96,3 +96,25 @@ func TestValuePyStr(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNumber checks the fast path against strconv on the CPython
+// corpus values (as written by repr) and on edge literals.
+func TestParseNumber(t *testing.T) {
+	data, err := os.ReadFile("testdata/pyfloat.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lits := []string{"0", "-0", "0.0", "-0.0", "1", "123456789012345", "1234567890123456", "0.1", "0.000000000000000000000001",
+		"999999999999999.9", "0.4993983507156372", "1e-06", "1E5", "12345678901234567890", "-7.441285561071709e-05", "1.5"}
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, lit, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
+			lits = append(lits, lit)
+		}
+	}
+	for _, lit := range lits {
+		want, _ := strconv.ParseFloat(lit, 64)
+		if got := parseNumber([]byte(lit)); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("parseNumber(%s) = %v, want %v", lit, got, want)
+		}
+	}
+}

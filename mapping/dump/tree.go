@@ -304,7 +304,7 @@ func (p *parser) replaceChild(o, old, v int32) {
 
 // number returns the Value of a number node without its Text.
 func (t *tree) number(i int32) Value {
-	f, _ := strconv.ParseFloat(string(t.bytes(t.nodes[i].text)), 64) // a range error leaves ±Inf
+	f := parseNumber(t.bytes(t.nodes[i].text))
 	k := Number
 	if math.IsInf(f, 1) {
 		k = PosInf
@@ -418,4 +418,57 @@ func appendPyInt(dst, lit []byte) []byte {
 		return append(dst, '0')
 	}
 	return append(dst, lit...)
+}
+
+// pow10tab holds the powers of ten that are exact in a float64.
+var pow10tab = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseNumber parses a JSON number literal (already validated by the
+// lexer). Literals whose digits fit in 2^53 with a decimal exponent of at
+// most 22 are converted exactly by one multiplication or division
+// (Clinger's fast path, correctly rounded); others go to strconv.
+func parseNumber(b []byte) float64 {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		neg, i = true, 1
+	}
+	const maxExact = 1 << 53
+	var mant uint64
+	exp := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		mant = mant*10 + uint64(b[i]-'0')
+		if mant > maxExact {
+			return slowParse(b)
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+			exp--
+			if mant > maxExact {
+				return slowParse(b)
+			}
+		}
+	}
+	if i < len(b) {
+		return slowParse(b) // exponent: rare in dumps except tiny values
+	}
+	f := float64(mant) // exact: mant <= 2^53
+	switch {
+	case exp == 0:
+	case exp < 0 && -exp < len(pow10tab):
+		f /= pow10tab[-exp]
+	default:
+		return slowParse(b)
+	}
+	if neg {
+		f = -f
+	}
+	return f
+}
+
+func slowParse(b []byte) float64 {
+	f, _ := strconv.ParseFloat(string(b), 64) // a range error leaves ±Inf
+	return f
 }
