@@ -34,7 +34,7 @@ func MatchClass(templateClass, treeClass string) bool {
 }
 
 // attentionImpls are the infixes transformers used for attention
-// implementations, longest first.
+// implementations ("FlashAttention2" before its prefix "FlashAttention").
 var attentionImpls = []string{"FlashAttention2", "SdpaAttention", "FlashAttention", "EagerAttention", "FlexAttention"}
 
 func canonicalClass(c string) string {
@@ -63,7 +63,8 @@ type AppliedLine struct {
 	Line Line
 	// Key and Value are the line as it applies: IndexPlaceholder replaced
 	// by one index, the value cut at its first "(" as msprobe does. An
-	// indexed line gives one AppliedLine per index that applies.
+	// indexed line gives one AppliedLine per index that applies, and a line
+	// matched to several tree classes (drift) one per class.
 	Key, Value string
 	// TreeClass is the NPU class the line was matched to; it differs from
 	// Line.Class under version drift (see MatchClass). Empty for TopLayer.
@@ -105,8 +106,8 @@ type AppliedLine struct {
 func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, unapplied []Line) {
 	r := newResolver(t, npu)
 	type akey struct {
-		line int
-		key  string
+		line       int
+		key, class string
 	}
 	byKey := map[akey]*AppliedLine{}
 	var order []akey
@@ -118,14 +119,15 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 		if rule == nil {
 			return true
 		}
-		k := akey{rule.line, rule.key}
+		cls := ""
+		if inst != npu.Root {
+			cls = inst.Class
+		}
+		k := akey{rule.line, rule.key, cls}
 		a := byKey[k]
 		if a == nil {
 			l := t.Lines[rule.line]
-			a = &AppliedLine{Line: l, Key: rule.key, Value: rule.value}
-			if inst != npu.Root {
-				a.TreeClass = inst.Class
-			}
+			a = &AppliedLine{Line: l, Key: rule.key, Value: rule.value, TreeClass: cls}
 			byKey[k] = a
 			order = append(order, k)
 		}
@@ -141,7 +143,10 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 		if order[i].line != order[j].line {
 			return order[i].line < order[j].line
 		}
-		return indexLess(order[i].key, order[j].key)
+		if order[i].key != order[j].key {
+			return indexLess(order[i].key, order[j].key)
+		}
+		return order[i].class < order[j].class
 	})
 	hit := make([]bool, len(t.Lines))
 	for _, k := range order {
