@@ -155,9 +155,10 @@ var untypedContainers = map[string]bool{
 
 // TrieFromTree builds the trie msprobe would build from a dump of the model
 // the tree describes, with one forward item per module node (Name = node
-// path, Type = class). The root is TopLayer whatever its class. Nodes msprobe
-// cannot type (containers without forward such as ModuleList, and nodes of
-// msprobe folder trees with no class) keep their segment text as type.
+// path, Type = class). The root is TopLayer whatever its class. Nodes
+// without a dump entry (see HasDumpEntry: ModuleList and the like in print
+// trees, classless nodes of msprobe folder trees) keep their segment text
+// as type.
 func TrieFromTree(t *printparse.Tree) *Trie {
 	tr := NewTrie(t.Source)
 	if t.Root == nil {
@@ -171,7 +172,7 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 			return false
 		}
 		typ := n.Class
-		untyped := typ == "" || untypedContainers[typ]
+		untyped := !HasDumpEntry(t, n)
 		if untyped {
 			typ = n.Name
 		}
@@ -188,3 +189,18 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 // (containers without forward, such as ModuleList): their trie nodes keep
 // the segment text as type, and they have no dump entry to pair.
 func NeverDumped(class string) bool { return untypedContainers[class] }
+
+// HasDumpEntry reports whether msprobe would have a dump entry for the
+// module node n of tree t: for a print(model) tree, any module but the
+// root, a None child or a container without forward (NeverDumped); for an
+// msprobe folder tree, a node with a class (a node known only as a path
+// segment has none).
+func HasDumpEntry(t *printparse.Tree, n *printparse.Node) bool {
+	if n == nil || n.Parent == nil || n.None || n.Class == "" {
+		return false
+	}
+	if t != nil && t.Kind == printparse.KindMsprobe {
+		return true
+	}
+	return !NeverDumped(n.Class)
+}

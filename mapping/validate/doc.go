@@ -20,8 +20,10 @@
 //	LM108  conflict         info      a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor
 //	LM109  conflict         warning   a rule whose child path exists under only some instances of its class
 //
-// Coverage counts the NPU module nodes except the root and containers msprobe
-// never dumps (ModuleList, ModuleDict, ...); a node is covered when its
-// rewritten path exists on the bench side. Unmatched nodes of both sides are
+// Coverage counts the NPU modules msprobe would dump (mapping.HasDumpEntry:
+// not the root, not containers without forward such as ModuleList in print
+// trees); a module is covered when its rewritten path exists on the bench
+// side. On msprobe dump folders this is the number of module entries
+// msprobe's own api mapping pairs. Unmatched nodes of both sides are
 // listed collapsed by repeat group ("decoder.layers.{0-27}.self_attention").
 package validate

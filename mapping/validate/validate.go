@@ -727,17 +727,13 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// counted reports whether a node takes part in coverage.
-func counted(n *printparse.Node) bool {
-	return n.Parent != nil && !n.None && !mapping.NeverDumped(n.Class)
-}
 
 func (c *checker) coverage() (Coverage, []Group, []Group) {
 	var cov Coverage
 	var unNPU []*printparse.Node
 	hit := map[*printparse.Node]bool{}
 	for _, p := range c.pairs {
-		if p.NPU == nil || !counted(p.NPU) {
+		if p.NPU == nil || !mapping.HasDumpEntry(c.npu, p.NPU) {
 			continue
 		}
 		cov.Total++
@@ -754,7 +750,7 @@ func (c *checker) coverage() (Coverage, []Group, []Group) {
 			if n.None {
 				return false
 			}
-			if counted(n) && !hit[n] {
+			if mapping.HasDumpEntry(c.bench, n) && !hit[n] {
 				unBench = append(unBench, n)
 			}
 			return true

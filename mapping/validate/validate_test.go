@@ -316,3 +316,47 @@ func BenchmarkCheckSeed(b *testing.B) {
 		Check(m, d, npu, bench, Options{})
 	}
 }
+
+// On msprobe dump folders, the tree resolver pairs exactly the module
+// entries msprobe's own generate_api_mapping_by_layer_mapping pairs
+// (golden/.../output/api_mapping.yaml, PROVENANCE.md), to the same bench
+// module.
+func TestDumpFolderPairsMatchMsprobe(t *testing.T) {
+	g := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	rep := check(t, g+"/layer_mapping.yaml", "", "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360",
+		"msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353", Options{})
+	data, err := os.ReadFile(g + "/output/api_mapping.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{} // npu module path -> bench module path or ""
+	matched := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		npu, bench, _ := strings.Cut(l, ": ")
+		if !strings.HasPrefix(npu, "Module.") {
+			continue
+		}
+		path := func(name string) string { p := strings.Split(name, "."); return strings.Join(p[1:len(p)-3], ".") }
+		want[path(npu)] = ""
+		if bench != mapping.NA {
+			want[path(npu)] = path(bench)
+			matched++
+		}
+	}
+	if rep.Coverage.Matched != matched || rep.Coverage.Total != len(want) {
+		t.Errorf("coverage %+v, msprobe pairs %d of %d module entries", rep.Coverage, matched, len(want))
+	}
+	for _, p := range rep.Pairs {
+		w, ok := want[p.NPU.Path]
+		if !ok {
+			continue
+		}
+		got := ""
+		if p.Bench != nil {
+			got = p.Bench.Path
+		}
+		if got != w {
+			t.Errorf("%s -> %q, msprobe %q", p.NPU.Path, got, w)
+		}
+	}
+}
