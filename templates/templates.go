@@ -13,10 +13,22 @@
 // "# --- verbatim seed below ---"; everything after it is the seed byte for
 // byte.
 //
-// One extension over msprobe: a key may contain the placeholder "{i}" (and
-// then so does its value). Such a line stands for one line per list index
-// present in the tree, written out by Apply; it is how a template escapes a
-// class rule that is shared by two places (see Apply).
+// One extension over msprobe: a key may contain the placeholder "{i}" as a
+// whole path segment (and then so does its value). Such a line stands for
+// one line per list index present in the tree, written out by Apply and
+// Expand; it is how a template escapes a class rule shared by two places.
+// In MindSpeed-MM, TransformerLayer is the class of both the vision blocks
+// and the text layers, which need different renames; msprobe keys rules by
+// class only, so the expert template keeps the class block for the vision
+// tower and gives the text layers longer keys at their uniquely named
+// ancestor (MMGPTModel: "decoder.layers.{i}.self_attention:
+// layers.{i}.self_attn"), which consume the levels below and so escape the
+// class rule.
+//
+// Use: Detect ranks the templates for a pair of trees; Apply says which
+// lines apply where (the priors); Expand writes a template out for one tree
+// (indices expanded, drifted class names replaced by the tree's); Adapt fits
+// a template's TopLayer rule to trees without the wrappers it assumes.
 package templates
 
 import (
