@@ -727,7 +727,6 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-
 func (c *checker) coverage() (Coverage, []Group, []Group) {
 	var cov Coverage
 	var unNPU []*printparse.Node
