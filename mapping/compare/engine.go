@@ -77,16 +77,19 @@ type Divergence struct {
 
 // Summary counts what Compare found.
 type Summary struct {
-	Mode           string         `json:"mode"`
-	Rows           int            `json:"rows"`
-	Pass           int            `json:"pass"`
-	Warning        int            `json:"warning"`
-	Error          int            `json:"error"`
-	NPUUnmatched   int            `json:"npu_unmatched"`
-	BenchUnmatched int            `json:"bench_unmatched"`
-	BenchRows      int            `json:"bench_rows"`
-	MatchedBy      map[string]int `json:"matched_by"`
-	First          *Divergence    `json:"first_divergence,omitempty"`
+	Mode           string `json:"mode"`
+	Rows           int    `json:"rows"`
+	Pass           int    `json:"pass"`
+	Warning        int    `json:"warning"`
+	Error          int    `json:"error"`
+	NPUUnmatched   int    `json:"npu_unmatched"`
+	BenchUnmatched int    `json:"bench_unmatched"`
+	BenchRows      int    `json:"bench_rows"`
+	// Passes is 2 when a whole-column pandas effect made Compare write the
+	// table again.
+	Passes    int            `json:"passes"`
+	MatchedBy map[string]int `json:"matched_by"`
+	First     *Divergence    `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
 	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`
@@ -345,6 +348,7 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 		}
 		got := scan.result()
 		if got == assumed || pass > 0 {
+			sum.Passes = pass + 1
 			return sum, nil
 		}
 		if err := sink.Reset(); err != nil {

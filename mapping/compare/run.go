@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -338,8 +339,11 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		return nil, err
 	}
 	// md5 mode needs an md5 key on both sides, which only a full scan
-	// tells; assume the NPU side agrees with the bench side and rerun when
-	// it does not.
+	// tells; guess from the first tensor of the NPU side and rerun when the
+	// scan says otherwise.
+	if cfg.Mode == Statistics && peekMD5(np.DumpJSON) {
+		cfg.Mode = MD5
+	}
 	var sum *Summary
 	for attempt := 0; attempt < 2; attempt++ {
 		sum, err = Compare(nsrc.source(), bsrc.source(), cfg, sk)
@@ -359,7 +363,11 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 			return nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
 				np.DumpJSON, bp.DumpJSON)
 		}
-		cfg.Mode = MD5
+		if nsrc.hdr.MD5 {
+			cfg.Mode = MD5
+		} else {
+			cfg.Mode = Statistics
+		}
 		if err := sk.Reset(); err != nil {
 			sk.Abort()
 			return nil, err
@@ -409,4 +417,23 @@ func writeDataMapping(path string, dm [][2]string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+var errPeeked = errors.New("peeked")
+
+// peekMD5 tells whether the first tensor item of a dump carries an md5 (a
+// statistics dump taken with summary_mode md5).
+func peekMD5(path string) bool {
+	found := false
+	dump.ScanFile(path, func(e *dump.Entry) error {
+		for i := range e.Items {
+			it := &e.Items[i]
+			if strings.HasSuffix(it.Type, "Tensor") && !it.NoneItem {
+				found = it.MD5 != "" && it.MD5 != "00000000"
+				return errPeeked
+			}
+		}
+		return nil
+	})
+	return found
 }
