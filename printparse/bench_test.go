@@ -121,3 +121,16 @@ func BenchmarkRenderMoE(b *testing.B) {
 		Render(io.Discard, t, RenderOptions{Expand: true})
 	}
 }
+
+func BenchmarkWriteJSONMoE(b *testing.B) {
+	t, err := ParseText(moePrint(true), "moe", Options{Index: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteJSON(io.Discard, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package printparse
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -60,6 +61,9 @@ func FuzzParseText(f *testing.F) {
 		var js bytes.Buffer
 		if err := WriteJSON(&js, tree); err != nil {
 			t.Fatal(err)
+		}
+		if !json.Valid(js.Bytes()) {
+			t.Fatalf("invalid JSON:\n%s", js.String())
 		}
 		var r1 bytes.Buffer
 		if err := Render(&r1, tree, RenderOptions{}); err != nil {

@@ -2,10 +2,10 @@ package printparse
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // RenderOptions controls Render.
@@ -130,89 +130,252 @@ func (t *Tree) String() string {
 	return b.String()
 }
 
-type jsonTree struct {
-	Source   string        `json:"source"`
-	Kind     string        `json:"kind"`
-	Line     int           `json:"line,omitempty"`
-	List     bool          `json:"list"`
-	Warnings []jsonWarning `json:"warnings"`
-	Root     *jsonNode     `json:"root"`
-}
-
-type jsonWarning struct {
-	Line int    `json:"line"`
-	Msg  string `json:"msg"`
-}
-
-type jsonField struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-type jsonRepeat struct {
-	First int `json:"first"`
-	Last  int `json:"last"`
-	Count int `json:"count"`
-	Line  int `json:"line"`
-}
-
-type jsonElision struct {
-	Line   int    `json:"line"`
-	Text   string `json:"text"`
-	Before int    `json:"before"`
-}
-
-type jsonNode struct {
-	Name     string        `json:"name"`
-	Path     string        `json:"path"`
-	Class    string        `json:"class"`
-	Kind     string        `json:"kind"`
-	Line     int           `json:"line"`
-	Extra    []string      `json:"extra,omitempty"`
-	Fields   []jsonField   `json:"fields,omitempty"`
-	Dims     []int         `json:"dims,omitempty"`
-	Repeat   *jsonRepeat   `json:"repeat,omitempty"`
-	None     bool          `json:"none,omitempty"`
-	Elided   bool          `json:"elided,omitempty"`
-	Elisions []jsonElision `json:"elisions,omitempty"`
-	Children []*jsonNode   `json:"children"`
-}
-
-func toJSON(n *Node) *jsonNode {
-	j := &jsonNode{Name: n.Name, Path: n.Path, Class: n.Class, Kind: n.Kind(), Line: n.Line,
-		Extra: n.Extra, Dims: n.Dims(), None: n.None, Elided: n.IsElided(), Children: []*jsonNode{}}
-	for _, f := range n.Fields {
-		j.Fields = append(j.Fields, jsonField(f))
-	}
-	if n.Repeat != nil {
-		j.Repeat = &jsonRepeat{First: n.Repeat.First, Last: n.Repeat.Last, Count: n.Repeat.Count, Line: n.Repeat.Line}
-	}
-	for _, e := range n.Elisions {
-		j.Elisions = append(j.Elisions, jsonElision(e))
-	}
-	for _, c := range n.Children {
-		j.Children = append(j.Children, toJSON(c))
-	}
-	return j
-}
-
-// WriteJSON writes the tree as indented JSON with every node field
-// (name, path, class, kind, line, extra, fields, dims, repeat, children)
-// and the warnings, every repeat member listed.
+// WriteJSON writes the tree as indented JSON with every node field (name,
+// path, class, kind, line, extra, fields, dims, repeat, none, elided,
+// elisions, children), every repeat member listed, and the warnings. It
+// streams: memory stays flat on trees of millions of nodes.
 func WriteJSON(w io.Writer, t *Tree) error {
-	jt := jsonTree{Source: t.Source, Kind: t.Kind, Line: t.Line, List: t.List, Warnings: []jsonWarning{}}
+	j := &jsonWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	j.begin('{')
+	j.key("source")
+	j.str(t.Source)
+	j.key("kind")
+	j.str(t.Kind)
+	if t.Line != 0 {
+		j.key("line")
+		j.int(t.Line)
+	}
+	j.key("list")
+	j.bool(t.List)
+	j.key("warnings")
+	j.begin('[')
 	for _, x := range t.Warnings {
-		jt.Warnings = append(jt.Warnings, jsonWarning(x))
+		j.elem()
+		j.begin('{')
+		j.key("line")
+		j.int(x.Line)
+		j.key("msg")
+		j.str(x.Msg)
+		j.end('}')
 	}
-	if t.Root != nil {
-		jt.Root = toJSON(t.Root)
+	j.end(']')
+	j.key("root")
+	if t.Root == nil {
+		j.w.WriteString("null")
+	} else {
+		j.node(t.Root)
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetIndent("", " ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(jt); err != nil {
-		return err
+	j.end('}')
+	j.w.WriteByte('\n')
+	return j.w.Flush()
+}
+
+// jsonWriter writes JSON laid out as encoding/json's Indent with a
+// one-space indent.
+type jsonWriter struct {
+	w     *bufio.Writer
+	first []bool // per open object/array: no member written yet
+	buf   []byte
+}
+
+func (j *jsonWriter) newline() {
+	j.w.WriteByte('\n')
+	for range j.first {
+		j.w.WriteByte(' ')
 	}
-	return bw.Flush()
+}
+
+// elem starts an array element or object member.
+func (j *jsonWriter) elem() {
+	k := len(j.first) - 1
+	if !j.first[k] {
+		j.w.WriteByte(',')
+	}
+	j.first[k] = false
+	j.newline()
+}
+
+func (j *jsonWriter) begin(c byte) {
+	j.w.WriteByte(c)
+	j.first = append(j.first, true)
+}
+
+func (j *jsonWriter) end(c byte) {
+	empty := j.first[len(j.first)-1]
+	j.first = j.first[:len(j.first)-1]
+	if !empty {
+		j.newline()
+	}
+	j.w.WriteByte(c)
+}
+
+func (j *jsonWriter) key(k string) {
+	j.elem()
+	j.str(k)
+	j.w.WriteString(": ")
+}
+
+func (j *jsonWriter) int(n int) {
+	j.buf = strconv.AppendInt(j.buf[:0], int64(n), 10)
+	j.w.Write(j.buf)
+}
+
+func (j *jsonWriter) bool(b bool) {
+	if b {
+		j.w.WriteString("true")
+	} else {
+		j.w.WriteString("false")
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str writes s as a JSON string, escaped as encoding/json escapes it
+// (without HTML escaping); invalid UTF-8 becomes U+FFFD.
+func (j *jsonWriter) str(s string) {
+	w := j.w
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			w.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				w.WriteByte('\\')
+				w.WriteByte(c)
+			case '\n':
+				w.WriteString(`\n`)
+			case '\r':
+				w.WriteString(`\r`)
+			case '\t':
+				w.WriteString(`\t`)
+			case '\b':
+				w.WriteString(`\b`)
+			case '\f':
+				w.WriteString(`\f`)
+			default:
+				w.WriteString(`\u00`)
+				w.WriteByte(hexDigits[c>>4])
+				w.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			w.WriteString(s[start:i])
+			w.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			w.WriteString(s[start:i])
+			w.WriteString(`\u202`)
+			w.WriteByte(hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
+}
+
+func (j *jsonWriter) node(n *Node) {
+	j.begin('{')
+	j.key("name")
+	j.str(n.Name)
+	j.key("path")
+	j.str(n.Path)
+	j.key("class")
+	j.str(n.Class)
+	j.key("kind")
+	j.str(n.Kind())
+	j.key("line")
+	j.int(n.Line)
+	if len(n.Extra) > 0 {
+		j.key("extra")
+		j.begin('[')
+		for _, e := range n.Extra {
+			j.elem()
+			j.str(e)
+		}
+		j.end(']')
+	}
+	if len(n.Fields) > 0 {
+		j.key("fields")
+		j.begin('[')
+		for _, f := range n.Fields {
+			j.elem()
+			j.begin('{')
+			j.key("key")
+			j.str(f.Key)
+			j.key("value")
+			j.str(f.Value)
+			j.end('}')
+		}
+		j.end(']')
+	}
+	if d := n.Dims(); len(d) > 0 {
+		j.key("dims")
+		j.begin('[')
+		for _, x := range d {
+			j.elem()
+			j.int(x)
+		}
+		j.end(']')
+	}
+	if r := n.Repeat; r != nil {
+		j.key("repeat")
+		j.begin('{')
+		j.key("first")
+		j.int(r.First)
+		j.key("last")
+		j.int(r.Last)
+		j.key("count")
+		j.int(r.Count)
+		j.key("line")
+		j.int(r.Line)
+		j.end('}')
+	}
+	if n.None {
+		j.key("none")
+		j.bool(true)
+	}
+	if n.IsElided() {
+		j.key("elided")
+		j.bool(true)
+	}
+	if len(n.Elisions) > 0 {
+		j.key("elisions")
+		j.begin('[')
+		for _, e := range n.Elisions {
+			j.elem()
+			j.begin('{')
+			j.key("line")
+			j.int(e.Line)
+			j.key("text")
+			j.str(e.Text)
+			j.key("before")
+			j.int(e.Before)
+			j.end('}')
+		}
+		j.end(']')
+	}
+	j.key("children")
+	j.begin('[')
+	for _, c := range n.Children {
+		j.elem()
+		j.node(c)
+	}
+	j.end(']')
+	j.end('}')
 }
