@@ -229,15 +229,19 @@ func Compare(npu, bench *Tensor, opts Options) Metrics {
 	if len(npu.Shape) == 0 {
 		return compareScalar(npu, bench)
 	}
-	n, b, ok := zeroNonFinite(npu.Data, bench.Data)
-	if !ok {
-		return marked(StatusNaNMismatch, NotAvailable, "The position of inf or nan in NPU and bench Tensor do not match.")
-	}
 	msg := ""
 	if npu.Dtype != bench.Dtype {
 		msg = "Dtype of NPU and bench tensor do not match."
 	}
-	m := compareArrays(n, b, relType(npu.Dtype, bench.Dtype), opts)
+	rel := relType(npu.Dtype, bench.Dtype)
+	m, nonFinite := compareArrays(npu.Data, bench.Data, rel, opts)
+	if nonFinite {
+		n, b, ok := zeroNonFinite(npu.Data, bench.Data)
+		if !ok {
+			return marked(StatusNaNMismatch, NotAvailable, "The position of inf or nan in NPU and bench Tensor do not match.")
+		}
+		m, _ = compareArrays(n, b, rel, opts)
+	}
 	m.Message = msg + m.Message
 	return m
 }
@@ -308,21 +312,18 @@ func relErr64(n, b float64) float64 {
 	return math.Abs((n - b) / b)
 }
 
-// errStats is the element-wise part of the metrics over a range.
-type errStats struct {
-	maxRel     float64 // in the work type
-	nanRel     bool
-	maxAbs     float64
-	nanAbs     bool
-	lt1, lt5   int
-	dd         float64 // Σ (n−b)² in BLAS order, per BLAS chunk
-	ddComputed bool
+// relStats is the relative-error part of the metrics.
+type relStats struct {
+	maxRel   float64 // in the work type
+	nanRel   bool
+	lt1, lt5 int
 }
 
-// elementwise computes the relative-error statistics, max |n−b| and
-// ‖n−b‖² for one BLAS chunk.
-func elementwise(n, b []float64, f32 bool) errStats {
-	var s errStats
+// relErrors computes max(RE) and the threshold counts, comparing in the
+// work type as numpy does (the Python threshold becomes a float32 when RE
+// is float32).
+func relErrors(n, b []float64, f32 bool) relStats {
+	var s relStats
 	if f32 {
 		t1, t5 := float32(thousandth), float32(fiveThousandths)
 		var mx float32
@@ -341,123 +342,128 @@ func elementwise(n, b []float64, f32 bool) errStats {
 			}
 		}
 		s.maxRel = float64(mx)
-	} else {
-		for i, x := range n {
-			r := relErr64(x, b[i])
-			if r != r {
-				s.nanRel = true
-			} else if r > s.maxRel {
-				s.maxRel = r
-			}
-			if r < thousandth {
-				s.lt1++
-			}
-			if r < fiveThousandths {
-				s.lt5++
-			}
+		return s
+	}
+	for i, x := range n {
+		r := relErr64(x, b[i])
+		if r != r {
+			s.nanRel = true
+		} else if r > s.maxRel {
+			s.maxRel = r
+		}
+		if r < thousandth {
+			s.lt1++
+		}
+		if r < fiveThousandths {
+			s.lt5++
 		}
 	}
-	// Differences in float64, blocks of 16 into BLAS lanes.
-	var acc dotAcc
-	var d [16]float64
-	m := len(n) &^ 15
-	for i := 0; i < m; i += 16 {
-		for j := 0; j < 16; j++ {
-			v := n[i+j] - b[i+j]
-			d[j] = v
-			a := math.Abs(v)
-			if a != a {
-				s.nanAbs = true
-			} else if a > s.maxAbs {
-				s.maxAbs = a
-			}
-		}
-		acc.block(d[:], d[:])
-	}
-	dot := 0.0
-	if m > 0 {
-		dot = acc.fold()
-	}
-	for i := m; i < len(n); i++ {
-		v := n[i] - b[i]
-		a := math.Abs(v)
-		if a != a {
-			s.nanAbs = true
-		} else if a > s.maxAbs {
-			s.maxAbs = a
-		}
-		dot += float64(v * v)
-	}
-	s.dd = dot
 	return s
 }
 
-// chunkedDot sums per-chunk ddot results in order (OpenBLAS threading).
-func chunkedDot(x, y []float64, chunks []int) float64 {
-	sum, off := 0.0, 0
-	for _, c := range chunks {
-		sum += ddot(x[off:off+c], y[off:off+c])
-		off += c
-	}
-	return sum
+// dotStats holds n·b, n·n, b·b and (n−b)·(n−b) in OpenBLAS order, and
+// max |n−b|, for one BLAS chunk.
+type dotStats struct {
+	nb, nn, bb, dd float64
+	maxAbs         float64
+	nonFinite      bool // an inf or NaN was seen: the caller must zero them first
 }
 
-func compareArrays(n, b []float64, rel string, opts Options) Metrics {
+// dots makes one pass over a chunk for the four dot products (each as
+// its own ddot call would sum it) and max |n−b|.
+func dots(n, b []float64) dotStats {
+	var s dotStats
+	var anb, ann, abb, add dotAcc
+	m := len(n) &^ 15
+	for i := 0; i < m; i += 16 {
+		x := n[i : i+16 : i+16]
+		y := b[i : i+16 : i+16]
+		for j := range 16 {
+			xj, yj := x[j], y[j]
+			if xj-xj != 0 || yj-yj != 0 { // inf or NaN
+				s.nonFinite = true
+			}
+			d := xj - yj
+			if a := math.Abs(d); a > s.maxAbs {
+				s.maxAbs = a
+			}
+			anb.lanes[j] = math.FMA(xj, yj, anb.lanes[j])
+			ann.lanes[j] = math.FMA(xj, xj, ann.lanes[j])
+			abb.lanes[j] = math.FMA(yj, yj, abb.lanes[j])
+			add.lanes[j] = math.FMA(d, d, add.lanes[j])
+		}
+	}
+	if m > 0 {
+		s.nb, s.nn, s.bb, s.dd = anb.fold(), ann.fold(), abb.fold(), add.fold()
+	}
+	for i := m; i < len(n); i++ {
+		xj, yj := n[i], b[i]
+		if xj-xj != 0 || yj-yj != 0 {
+			s.nonFinite = true
+		}
+		d := xj - yj
+		if a := math.Abs(d); a > s.maxAbs {
+			s.maxAbs = a
+		}
+		// One rounding per product, as the C tail loop does.
+		s.nb += float64(yj * xj)
+		s.nn += float64(xj * xj)
+		s.bb += float64(yj * yj)
+		s.dd += float64(d * d)
+	}
+	return s
+}
+
+// compareArrays computes the six metrics of two equal-shape n-d tensors.
+// nonFinite reports that an inf or NaN was found, in which case the
+// metrics are not valid and the caller must zero those positions first.
+func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFinite bool) {
 	chunks := blasChunks(len(n), opts.BLASThreads)
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = min(2, runtime.GOMAXPROCS(0))
 	}
-	var nb, nn, bb float64
-	cos := func() {
-		nb = chunkedDot(n, b, chunks)
-		nn = chunkedDot(n, n, chunks)
-		bb = chunkedDot(b, b, chunks)
+	var rs relStats
+	relPass := func() { rs = relErrors(n, b, rel == "float32") }
+	var d dotStats
+	dotPass := func() {
+		off := 0
+		for i, c := range chunks {
+			cs := dots(n[off:off+c], b[off:off+c])
+			off += c
+			if i == 0 {
+				d = cs
+				continue
+			}
+			// OpenBLAS adds the per-thread results in order.
+			d.nb += cs.nb
+			d.nn += cs.nn
+			d.bb += cs.bb
+			d.dd += cs.dd
+			d.maxAbs = max(d.maxAbs, cs.maxAbs)
+			d.nonFinite = d.nonFinite || cs.nonFinite
+		}
 	}
-	// The element-wise pass follows the BLAS chunks too: ‖n−b‖² needs
-	// them, the other statistics do not care.
-	stats := make([]errStats, len(chunks))
-	elem := func(i, off int) { stats[i] = elementwise(n[off:off+chunks[i]], b[off:off+chunks[i]], rel == "float32") }
 	if workers > 1 && len(n) >= 1<<15 {
 		var wg sync.WaitGroup
-		wg.Go(cos)
-		sem := make(chan struct{}, workers-1)
-		off := 0
-		for i := range chunks {
-			sem <- struct{}{}
-			start := off
-			wg.Go(func() { elem(i, start); <-sem })
-			off += chunks[i]
-		}
+		wg.Go(relPass)
+		dotPass()
 		wg.Wait()
 	} else {
-		cos()
-		off := 0
-		for i := range chunks {
-			elem(i, off)
-			off += chunks[i]
+		dotPass()
+		if d.nonFinite {
+			return Metrics{}, true
 		}
+		relPass()
 	}
-	var s errStats
-	dd := 0.0
-	for i, c := range stats {
-		if i == 0 || c.maxRel > s.maxRel {
-			s.maxRel = c.maxRel
-		}
-		if c.maxAbs > s.maxAbs {
-			s.maxAbs = c.maxAbs
-		}
-		s.nanRel = s.nanRel || c.nanRel
-		s.nanAbs = s.nanAbs || c.nanAbs
-		s.lt1 += c.lt1
-		s.lt5 += c.lt5
-		dd += c.dd
+	if d.nonFinite {
+		return Metrics{}, true
 	}
 
-	m := Metrics{Status: StatusOK}
+	m = Metrics{Status: StatusOK}
 	var msg strings.Builder
 	// Cosine (GetCosineSimilarity).
-	an, bn := math.Sqrt(nn), math.Sqrt(bb)
+	an, bn := math.Sqrt(d.nn), math.Sqrt(d.bb)
 	switch {
 	case len(n) == 1:
 		m.Cosine = Text(Unsupported)
@@ -471,7 +477,7 @@ func compareArrays(n, b []float64, rel string, opts Options) Metrics {
 		m.Cosine = Text(NanText)
 		msg.WriteString("Cannot compare by Cosine Similarity, All the data is Zero in Bench dump data.")
 	default:
-		c := nb / (an * bn)
+		c := d.nb / (an * bn)
 		if math.IsNaN(c) {
 			m.Cosine = Text(NanText)
 			msg.WriteString("Cannot compare by Cosine Similarity, the dump data has NaN.")
@@ -484,26 +490,21 @@ func compareArrays(n, b []float64, rel string, opts Options) Metrics {
 		}
 	}
 	// EucDist, unrounded.
-	m.EucDist = Num(math.Sqrt(dd))
-	// MaxAbsErr.
-	if s.nanAbs {
-		m.MaxAbsErr = Text(NanText)
-		msg.WriteString("Cannot compare by MaxAbsError, the data contains nan/inf/-inf in dump data.")
-	} else {
-		m.MaxAbsErr = Num(round12(s.maxAbs))
-	}
+	m.EucDist = Num(math.Sqrt(d.dd))
+	// MaxAbsErr: finite inputs give no NaN difference.
+	m.MaxAbsErr = Num(round12(d.maxAbs))
 	// MaxRelativeErr.
-	if s.nanRel {
+	if rs.nanRel {
 		m.MaxRelativeErr = Text(NanText)
 		msg.WriteString("Cannot compare by MaxRelativeError, the data contains nan/inf/-inf in dump data.")
 	} else {
-		m.MaxRelativeErr = Num(round12(s.maxRel))
+		m.MaxRelativeErr = Num(round12(rs.maxRel))
 	}
 	size := float64(len(n))
-	m.OneThousandth = Num(round12(float64(s.lt1) / size))
-	m.FiveThousandths = Num(round12(float64(s.lt5) / size))
+	m.OneThousandth = Num(round12(float64(rs.lt1) / size))
+	m.FiveThousandths = Num(round12(float64(rs.lt5) / size))
 	m.Message = msg.String()
-	return m
+	return m, false
 }
 
 // compareScalar handles a 0-d NPU tensor (the bench is 0-d too, shapes

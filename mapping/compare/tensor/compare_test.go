@@ -342,3 +342,20 @@ func TestWorkersDoNotChangeResults(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedDotsMatchDdot checks the one-pass sums against the plain
+// OpenBLAS-order ddot of each pair, for lengths around the 16-block edge.
+func TestFusedDotsMatchDdot(t *testing.T) {
+	for _, n := range []int{1, 15, 16, 17, 31, 32, 33, 1000} {
+		nt, bt := pairData(n, uint64(n))
+		x, y := nt.Data, bt.Data
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = x[i] - y[i]
+		}
+		s := dots(x, y)
+		if s.nb != ddot(x, y) || s.nn != ddot(x, x) || s.bb != ddot(y, y) || s.dd != ddot(d, d) {
+			t.Errorf("n=%d: fused %v %v %v %v, ddot %v %v %v %v", n, s.nb, s.nn, s.bb, s.dd, ddot(x, y), ddot(x, x), ddot(y, y), ddot(d, d))
+		}
+	}
+}
