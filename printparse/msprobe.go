@@ -118,7 +118,7 @@ func LoadDumpDir(path string) (*Tree, error) {
 		var extra []string
 		for k, v := range construct {
 			for _, s := range []string{k, v} {
-				if p, _, ok := ModuleEntry(s); ok && b.index[p] == nil {
+				if p, _, ok := ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
 					extra = append(extra, s)
 				}
 			}

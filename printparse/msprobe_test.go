@@ -230,3 +230,81 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("bad file: %v", err)
 	}
 }
+
+func TestLoadDumpDirSynthetic(t *testing.T) {
+	write := func(dir, name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString(`{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {`)
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`"` + n + `": {"input_args": [], "input_kwargs": {}, "output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": NaN, "Min": 0, "Mean": 0, "Norm": 0}]}`)
+		}
+		b.WriteString("}}")
+		return b.String()
+	}
+	root := t.TempDir()
+
+	// Post-order entries (children finish first), FSDP wrapper unnamed,
+	// a ModuleList of identical layers, no construct.json.
+	a := filepath.Join(root, "a", "step0", "rank0")
+	write(a, "dump.json", entries(
+		"Tensor.add.0.forward",
+		"Module._fsdp_wrapped_module.layers.0.fc.Linear.forward.0",
+		"Module._fsdp_wrapped_module.layers.0.Block.forward.0",
+		"Module._fsdp_wrapped_module.layers.1.fc.Linear.forward.0",
+		"Module._fsdp_wrapped_module.layers.1.Block.forward.0",
+		"Module._fsdp_wrapped_module.head.Linear.forward.0",
+		"Module._fsdp_wrapped_module.Transformer.forward.0",
+		"Module._fsdp_wrapped_module.head.Linear.backward.0",
+		"Module._fsdp_wrapped_module.layers.1.fc.Linear.parameters_grad.0",
+		"Module._fsdp_wrapped_module.head.Embedding.forward.1",
+	))
+	tree, err := LoadDumpDir(filepath.Join(root, "a", "step0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "?(\n  (_fsdp_wrapped_module): Transformer(\n    (layers): ?(\n      (0-1): 2 x Block(\n        (fc): Linear()\n      )\n    )\n    (head): Linear()\n  )\n)\n"
+	if got := render(t, tree, RenderOptions{}); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if tree.Kind != KindMsprobe || len(tree.Warnings) != 2 ||
+		!strings.Contains(tree.Warnings[0].Msg, "module _fsdp_wrapped_module.head is named with class Linear and Embedding; kept Linear") ||
+		!strings.Contains(tree.Warnings[1].Msg, "no construct.json") {
+		t.Errorf("warnings: %+v", tree.Warnings)
+	}
+
+	// construct.json adds a module only it names (a parent of an API call).
+	b := filepath.Join(root, "b")
+	write(b, "dump.json", entries("Module.enc.fc.Linear.forward.0"))
+	write(b, "construct.json", `{"Module.enc.fc.Linear.forward.0": "Module.enc.Encoder.forward.0", "Functional.relu.0.forward": "Module.enc.act.ReLU.forward.0", "Module.enc.Encoder.forward.0": null}`)
+	tree, err = LoadDumpDir(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := outline(tree), "enc Encoder\nenc.fc Linear\nenc.act ReLU\n"; got != want || len(tree.Warnings) != 0 {
+		t.Errorf("got:\n%s\nwant:\n%s\nwarnings %v", got, want, tree.Warnings)
+	}
+
+	// Only API entries: no module tree.
+	c := filepath.Join(root, "c")
+	write(c, "dump.json", entries("Tensor.add.0.forward", "Functional.linear.0.forward"))
+	write(c, "construct.json", `{}`)
+	if _, err := LoadDumpDir(c); err == nil || !strings.Contains(err.Error(), "expected module entries") || !strings.Contains(err.Error(), "none among its 2 entries") {
+		t.Errorf("API-only dump: %v", err)
+	}
+	// A file inside the folder works like the folder.
+	if tr, err := Load(filepath.Join(b, "dump.json"), Options{Index: -1}); err != nil || tr.Lookup("enc.fc") == nil {
+		t.Errorf("dump.json path: %v", err)
+	}
+}
