@@ -96,6 +96,7 @@ type side struct {
 
 func newSide(t *printparse.Tree) *side {
 	s := &side{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}, size: map[*printparse.Node]int{}}
+	nameTok, classTok := map[string][]string{}, map[string][]string{}
 	var walk func(n, canon *printparse.Node)
 	walk = func(n, canon *printparse.Node) {
 		if n.None {
@@ -104,8 +105,8 @@ func newSide(t *printparse.Tree) *side {
 		s.order[n] = len(s.nodes)
 		s.nodes = append(s.nodes, n)
 		in := &info{node: n, canon: canon, kind: n.Kind(), dims: n.Dims(), numeric: isNumber(n.Name)}
-		in.name = tokenize(n.Name, nameStop)
-		in.class = tokenize(n.Class, classStop)
+		in.name = tok(n.Name, nameStop, nameTok)
+		in.class = tok(n.Class, classStop, classTok)
 		in.wrapper = wrapperClasses[n.Class] || strings.HasPrefix(n.Class, "FSDP") && strings.Contains(n.Class, "Wrapper")
 		for _, c := range n.Children {
 			if !c.None {
@@ -142,6 +143,17 @@ func newSide(t *printparse.Tree) *side {
 		s.size[n.Parent] += s.size[n] + 1
 	}
 	return s
+}
+
+// tok memoises tokenize: large models repeat the same names thousands of
+// times.
+func tok(s string, stop map[string]bool, memo map[string][]string) []string {
+	if t, ok := memo[s]; ok {
+		return t
+	}
+	t := tokenize(s, stop)
+	memo[s] = t
+	return t
 }
 
 // canonChild is the child of canon that corresponds to c.
@@ -298,7 +310,8 @@ type frontierPair struct {
 type sub struct {
 	total  float64
 	pairs  []frontierPair
-	fa, fb []*printparse.Node // the final frontiers (canonical nodes)
+	fa, fb []*printparse.Node // the final frontiers (below canonical nodes)
+	margin []float64          // per pair, see margins
 	count  int                // pairs below, all levels
 	done   bool
 }
@@ -309,6 +322,7 @@ type aligner struct {
 	locals     map[pairKey]localScore
 	subs       map[pairKey]*sub
 	priors     map[pairKey]bool // template-implied pairs (actual nodes)
+	frees      map[freeKey][]*printparse.Node
 }
 
 type localScore struct {
@@ -404,6 +418,7 @@ func (al *aligner) below(a, b *printparse.Node) *sub {
 		dissolved++
 	}
 	s.total, s.pairs, s.fa, s.fb, s.done = best, pairs, fa, fb, true
+	s.margin = al.margins(a, b, s)
 	for _, p := range pairs {
 		x, y := a.Lookup(p.a), b.Lookup(p.b)
 		if x != nil && y != nil {
@@ -492,26 +507,52 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 // leftover pass makes these pairs; counting them here lets the choice
 // between keeping a level and looking through it see them.
 func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, usedB []bool) float64 {
-	credit := 0.0
-	taken := map[*printparse.Node]bool{}
+	var ua, ub []*printparse.Node
+	for i, x := range fa {
+		if !usedA[i] {
+			ua = append(ua, x)
+		}
+	}
 	for j, y := range fb {
-		if usedB[j] {
+		if !usedB[j] {
+			ub = append(ub, y)
+		}
+	}
+	if len(ua) == 0 && len(ub) == 0 {
+		return 0
+	}
+	var candA, candB []*printparse.Node // free modules inside the chosen pairs
+	for i, j := range assign {
+		if j < 0 || !usedA[i] {
 			continue
 		}
+		ca, cb := al.npu.infos[fa[i]].canon, al.bench.infos[fb[j]].canon
+		sub := al.below(ca, cb)
+		if len(ub) > 0 {
+			candA = append(candA, al.free(sub, ca, true)...)
+		}
+		if len(ua) > 0 {
+			candB = append(candB, al.free(sub, cb, false)...)
+		}
+	}
+	credit := 0.0
+	taken := map[*printparse.Node]bool{}
+	pick := func(lonely *printparse.Node, cands []*printparse.Node, npuLonely bool) {
 		best := 0.0
 		var bz *printparse.Node
-		for i, x := range fa {
-			if assign[i] < 0 || !usedA[i] {
+		for _, z := range cands {
+			if taken[z] {
 				continue
 			}
-			sub := al.below(al.npu.infos[x].canon, al.bench.infos[fb[assign[i]]].canon)
-			for _, z := range freeBelow(al.npu.infos[x].canon, sub, true) {
-				if taken[z] {
-					continue
-				}
-				if l := al.local(z, y); l.ok && l.score >= admitLeftover && nameSim(al.npu.infos[z], al.bench.infos[y]) >= 0.5 && l.score > best {
-					best, bz = l.score, z
-				}
+			x, y := z, lonely
+			if npuLonely {
+				x, y = lonely, z
+			}
+			if nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 {
+				continue
+			}
+			if l := al.local(x, y); l.ok && l.score >= admitLeftover && l.score > best {
+				best, bz = l.score, z
 			}
 		}
 		if bz != nil {
@@ -519,34 +560,33 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, u
 			credit += best
 		}
 	}
-	for i, x := range fa {
-		if usedA[i] {
-			continue
+	if len(candA) > 0 {
+		for _, y := range ub {
+			pick(y, candA, false)
 		}
-		best := 0.0
-		var bz *printparse.Node
-		for i2, x2 := range fa {
-			if assign[i2] < 0 || !usedA[i2] {
-				continue
-			}
-			_ = x2
-			y2 := fb[assign[i2]]
-			sub := al.below(al.npu.infos[x2].canon, al.bench.infos[y2].canon)
-			for _, z := range freeBelow(al.bench.infos[y2].canon, sub, false) {
-				if taken[z] {
-					continue
-				}
-				if l := al.local(x, z); l.ok && l.score >= admitLeftover && nameSim(al.npu.infos[x], al.bench.infos[z]) >= 0.5 && l.score > best {
-					best, bz = l.score, z
-				}
-			}
-		}
-		if bz != nil {
-			taken[bz] = true
-			credit += best
+	}
+	if len(candB) > 0 {
+		for _, x := range ua {
+			pick(x, candB, true)
 		}
 	}
 	return credit
+}
+
+type freeKey struct {
+	s   *sub
+	npu bool
+}
+
+// free memoises freeBelow.
+func (al *aligner) free(s *sub, n *printparse.Node, npuSide bool) []*printparse.Node {
+	k := freeKey{s, npuSide}
+	if f, ok := al.frees[k]; ok {
+		return f
+	}
+	f := freeBelow(n, s, npuSide)
+	al.frees[k] = f
+	return f
 }
 
 // freeBelow lists the children and grandchildren of n (canonical) that
@@ -657,7 +697,7 @@ type alignment struct {
 
 // align aligns the two trees outside-in.
 func align(npu, bench *side, priors map[pairKey]bool) *alignment {
-	al := &aligner{npu: npu, bench: bench, locals: map[pairKey]localScore{}, subs: map[pairKey]*sub{}, priors: priors}
+	al := &aligner{npu: npu, bench: bench, locals: map[pairKey]localScore{}, subs: map[pairKey]*sub{}, priors: priors, frees: map[freeKey][]*printparse.Node{}}
 	res := &alignment{npu: npu, bench: bench, byA: map[*printparse.Node]*match{}, byB: map[*printparse.Node]*match{}}
 	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
 	res.add(root)
@@ -674,14 +714,14 @@ func align(npu, bench *side, priors map[pairKey]bool) *alignment {
 	var expand func(a, b *printparse.Node)
 	expand = func(a, b *printparse.Node) {
 		s := al.below(npu.infos[a].canon, bench.infos[b].canon)
-		for _, p := range s.pairs {
+		for k, p := range s.pairs {
 			x, y := a.Lookup(p.a), b.Lookup(p.b)
 			if x == nil || y == nil {
 				continue
 			}
 			l := al.local(x, y)
 			m := &match{a: x, b: y, score: l.raw, reasons: l.reasons}
-			m.margin = al.margin(a, b, s, x, y)
+			m.margin = s.margin[k]
 			res.add(m)
 			expand(x, y)
 		}
@@ -701,24 +741,21 @@ func (r *alignment) add(m *match) {
 	r.byB[m.b] = m
 }
 
-// margin is how much better x<->y scores than the runner-up: the best
-// other partner of x, or the best other claimant of y, in the final
-// frontiers below the aligned parents. Scores count the local similarity
-// and the sibling rank (what the assignment saw besides the subtrees).
-func (al *aligner) margin(pa, pb *printparse.Node, s *sub, x, y *printparse.Node) float64 {
-	ca, cb := al.npu.infos[pa].canon, al.bench.infos[pb].canon
-	var fa, fb []*printparse.Node
-	for _, n := range s.fa {
-		if m := pa.Lookup(rel(n, ca)); m != nil {
-			fa = append(fa, m)
-		}
-	}
-	for _, n := range s.fb {
-		if m := pb.Lookup(rel(n, cb)); m != nil {
-			fb = append(fb, m)
-		}
-	}
+// margins computes, for each pair chosen at a frontier, how much better
+// it scores than the runner-up: the best other partner of either side in
+// the final frontiers. Scores count the local similarity and the sibling
+// rank (what the assignment saw besides the subtrees). They are computed
+// once per canonical pair of parents and hold for every repeat member.
+func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
+	fa, fb := s.fa, s.fb
 	ra, rb := kindRanks(al.npu, fa), kindRanks(al.bench, fb)
+	ia, ib := map[string]int{}, map[string]int{}
+	for i, n := range fa {
+		ia[rel(n, a)] = i
+	}
+	for j, n := range fb {
+		ib[rel(n, b)] = j
+	}
 	adj := func(i, j int) float64 {
 		l := al.local(fa[i], fb[j])
 		if !l.ok {
@@ -726,23 +763,50 @@ func (al *aligner) margin(pa, pb *printparse.Node, s *sub, x, y *printparse.Node
 		}
 		return l.score + orderWeight/2*(1-math.Min(1, math.Abs(ra[i]-rb[j])))
 	}
-	xi, yj := slices.Index(fa, x), slices.Index(fb, y)
-	if xi < 0 || yj < 0 {
-		return al.local(x, y).score
+	// Row and column maxima, with the argmax, so that each pair's
+	// runner-up is found in O(1).
+	type top2 struct {
+		best, second float64
+		arg          int
 	}
-	best := adj(xi, yj)
-	runner := 0.0
-	for j := range fb {
-		if j != yj {
-			runner = math.Max(runner, adj(xi, j))
+	rows := make([]top2, len(fa))
+	cols := make([]top2, len(fb))
+	for i := range rows {
+		rows[i].arg = -1
+	}
+	for j := range cols {
+		cols[j].arg = -1
+	}
+	push := func(t *top2, v float64, k int) {
+		switch {
+		case v > t.best:
+			t.second, t.best, t.arg = t.best, v, k
+		case v > t.second:
+			t.second = v
 		}
 	}
 	for i := range fa {
-		if i != xi {
-			runner = math.Max(runner, adj(i, yj))
+		for j := range fb {
+			v := adj(i, j)
+			push(&rows[i], v, j)
+			push(&cols[j], v, i)
 		}
 	}
-	return math.Min(1, best-runner)
+	out := make([]float64, len(s.pairs))
+	for k, p := range s.pairs {
+		i, j := ia[p.a], ib[p.b]
+		best := adj(i, j)
+		runner := rows[i].best
+		if rows[i].arg == j {
+			runner = rows[i].second
+		}
+		c := cols[j].best
+		if cols[j].arg == i {
+			c = cols[j].second
+		}
+		out[k] = math.Min(1, best-math.Max(runner, c))
+	}
+	return out
 }
 
 func siblings(n *printparse.Node) []*printparse.Node {
@@ -823,13 +887,13 @@ func (r *alignment) covered(n *printparse.Node, npuSide bool) bool {
 // the walk does.
 func (r *alignment) expandIdentical(al *aligner, a, b *printparse.Node) {
 	s := al.below(r.npu.infos[a].canon, r.bench.infos[b].canon)
-	for _, p := range s.pairs {
+	for k, p := range s.pairs {
 		x, y := a.Lookup(p.a), b.Lookup(p.b)
 		if x == nil || y == nil || r.byA[x] != nil || r.byB[y] != nil {
 			continue
 		}
 		l := al.local(x, y)
-		r.add(&match{a: x, b: y, score: l.raw, reasons: l.reasons, margin: al.margin(a, b, s, x, y)})
+		r.add(&match{a: x, b: y, score: l.raw, reasons: l.reasons, margin: s.margin[k]})
 		r.expandIdentical(al, x, y)
 	}
 }

@@ -196,3 +196,45 @@ func firstDiff(want, got string) string {
 	}
 	return ""
 }
+
+// TestCorpusSelf drafts every corpus print against itself: the draft must
+// be empty (identity needs no rule), every module paired with itself and
+// proven, nothing unmatched, no conflicts.
+func TestCorpusSelf(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(corpusDir(t), "prints", "*", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus prints: %v", err)
+	}
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			a, err := printparse.Load(f, printparse.Options{Index: -1})
+			if err != nil {
+				t.Skipf("not parsed: %v", err)
+			}
+			b, err := printparse.Load(f, printparse.Options{Index: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Suggest(a, b, Options{Template: TemplateNone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(r.Mapping.Rules()); n != 0 {
+				y, _ := r.Mapping.Marshal()
+				t.Errorf("%d rules for a tree against itself:\n%s", n, y)
+			}
+			for _, p := range r.Pairs {
+				if p.NPU != p.Bench {
+					t.Errorf("%s paired with %s", p.NPU, p.Bench)
+				}
+			}
+			if len(r.Unmatched.NPU)+len(r.Unmatched.Bench) != 0 {
+				t.Errorf("unmatched %v / %v", r.Unmatched.NPU, r.Unmatched.Bench)
+			}
+			if r.Proven != 1 || len(r.Conflicts) != 0 {
+				t.Errorf("proven %v conflicts %v", r.Proven, r.Conflicts)
+			}
+		})
+	}
+}
