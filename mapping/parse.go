@@ -1,7 +1,9 @@
 package mapping
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,7 +113,14 @@ func checkFileName(path string) []Diagnostic {
 // list what msprobe would accept silently (see the package documentation).
 func Parse(data []byte, source string) (*Mapping, []Diagnostic, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, syntaxError(source, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		return nil, nil, fmt.Errorf("%s:%d: expected a single YAML document, found another (PyYAML's safe_load refuses it)", source, max(next.Line, 1))
+	} else if !errors.Is(err, io.EOF) {
 		return nil, nil, syntaxError(source, err)
 	}
 	p := &parser{src: source}
@@ -131,7 +140,7 @@ func Parse(data []byte, source string) (*Mapping, []Diagnostic, error) {
 	}
 	classFirst := map[string]*ClassRules{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], resolveAlias(top.Content[i+1])
+		k, v := resolveAlias(top.Content[i]), resolveAlias(top.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
 			return nil, nil, p.errAt(k, "expected a class name, found %s", describe(k))
 		}
@@ -196,7 +205,7 @@ func (p *parser) rules(c *ClassRules, v *yaml.Node) error {
 	}
 	first := map[string]*Rule{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], resolveAlias(v.Content[i+1])
+		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
 			return p.errAt(k, "expected a child path under %q, found %s", c.Class, describe(k))
 		}

@@ -78,6 +78,7 @@ func TestParseDiagnostics(t *testing.T) {
 			effCls: TopLayer, effect: map[string]string{"a": "b"}},
 		{name: "empty class", yaml: "A: {}\n", want: []string{"1:1 LM013 info"}},
 		{name: "empty mapping is valid", yaml: "{}\n"},
+		{name: "aliases", yaml: "A:\n  &k attn: &v self_attn\nB:\n  *k : *v\n"},
 		{name: "multi-level keys and index targets", yaml: "MultimodalProjector:\n  encoder.linear_fc1: mlp.0\n  0.module: module\n"},
 	}
 	for _, tc := range tests {
@@ -144,6 +145,7 @@ func TestParseErrors(t *testing.T) {
 		{"null value", "A:\n  x:\n", `m.yaml:2:5: expected a bench path (string) for "x", found null ""`},
 		{"hex int value", "A:\n  x: 0x1f\n", `m.yaml:2:6: expected a bench path (string) for "x", found int "0x1f"`},
 		{"list value", "A:\n  x: [a]\n", `m.yaml:2:6: expected a bench path (string) for "x", found a list`},
+		{"two documents", "A:\n  a: b\n---\nB:\n  c: d\n", "m.yaml:3: expected a single YAML document"},
 		{"merge key", "a: &a {x: y}\nB:\n  <<: *a\n", "m.yaml:3:3: YAML merge keys (<<) are not supported in layer mappings"},
 	}
 	for _, tc := range tests {
