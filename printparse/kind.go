@@ -105,14 +105,14 @@ func (n *Node) Kind() string {
 			return KindContainer
 		}
 		return KindEmbedding
-	case strings.Contains(c, "Norm"):
+	case strings.Contains(c, "Norm") && !strings.Contains(c, "MLP"): // not TE's LayerNormMLP
 		return KindNorm
 	case strings.HasPrefix(c, "Conv") || strings.Contains(c, "Conv1d") || strings.Contains(c, "Conv2d") ||
 		strings.Contains(c, "Conv3d") || strings.Contains(c, "Conv1D") || strings.Contains(c, "ConvTranspose"):
 		return KindConv
 	case strings.Contains(c, "Dropout"):
 		return KindDropout
-	case isActivation(c):
+	case isActivation(c) && len(n.Children) == 0:
 		return KindActivation
 	case len(n.Children) > 0:
 		return KindContainer

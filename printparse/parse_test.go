@@ -264,6 +264,10 @@ func TestKindDims(t *testing.T) {
   (w): Embedding(1, 0.00% Params, 0 MACs, 0.00% MACs, 489.23 us, 0.03% latency, 0.0 FLOPS, 1024, 8192)
   (x): Qwen2RMSNorm((0,), eps=1e-06)
   (y): Linear(in=4096, out=32000, bias=False)
+  (z): LayerNormMLP()
+  (sw): SwiGLUBlock(
+    (w): Linear(in_features=1, out_features=2, bias=False)
+  )
 )
 `
 	want := map[string]string{
@@ -273,6 +277,7 @@ func TestKindDims(t *testing.T) {
 		"m": "Activation []", "n": "Activation []", "o": "Activation []", "p": "Other []", "q": "Linear []",
 		"q.base_layer": "Linear [2 2]", "r": "Container []", "s": "Linear [2304 6912]", "t": "Activation []",
 		"u": "Other []", "v": "Norm [8192]", "w": "Embedding [1024 8192]", "x": "Norm [0]", "y": "Linear [4096 32000]",
+		"z": "Other []", "sw": "Container []",
 	}
 	tree, err := ParseText([]byte(in), "in", Options{Index: -1})
 	if err != nil {
