@@ -178,59 +178,6 @@ func (a *artifactScan) result() artifacts {
 	return f
 }
 
-// benchSide is the bench dump held in memory: its rows and an index from
-// compare key to rows.
-type benchSide struct {
-	rows    []sideRow
-	index   map[string][]int32
-	matched []bool
-}
-
-// collectSide reads a whole side into compact rows (the bench side).
-func collectSide(src Source, cfg *Config, renumber bool, stack map[string][]string) ([]sideRow, error) {
-	var rows []sideRow
-	in := interner{}
-	err := forEachRow(src, cfg, renumber, stack, func(e *dump.Entry, rs []sideRow) error {
-		entry := in.get(e.Name)
-		for i := range rs {
-			compact(&rs[i], entry, in)
-		}
-		rows = append(rows, rs...)
-		return nil
-	})
-	return rows, err
-}
-
-// interner shares the few distinct dtype/shape/state strings.
-type interner map[string]string
-
-func (in interner) get(s string) string {
-	if v, ok := in[s]; ok {
-		return v
-	}
-	if len(in) < 1<<16 {
-		in[s] = s
-	}
-	return s
-}
-
-// compact drops what the bench side never needs, so that holding it costs
-// little more than its names.
-func compact(r *sideRow, entry string, in interner) {
-	it := &r.it
-	it.Entry = entry
-	it.Dtype, it.Shape, it.State, it.RequiresGrad = in.get(it.Dtype), in.get(it.Shape), in.get(it.State), in.get(it.RequiresGrad)
-	it.Type, it.Op, it.Peer = "", "", ""
-	for i := range it.Stats {
-		if v := &it.Stats[i]; v.Kind == dump.Number && !isIntLiteral(v.Text) {
-			v.Text = "" // floats print from Num; only int literals need their text
-		}
-	}
-	if r.key == it.Name {
-		r.key = it.Name
-	}
-}
-
 // forEachRow walks a side entry by entry, giving each entry's rows their
 // compare keys (op_name_update).
 func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]string,
@@ -256,15 +203,6 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]strin
 		}
 		return fn(e, buf)
 	})
-}
-
-func buildBench(rows []sideRow) *benchSide {
-	b := &benchSide{rows: rows, index: make(map[string][]int32, len(rows)), matched: make([]bool, len(rows))}
-	for i := range rows {
-		k := rows[i].key
-		b.index[k] = append(b.index[k], int32(i))
-	}
-	return b
 }
 
 var dtypeGroups = [2]map[string]bool{
@@ -317,13 +255,13 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 	// Parse the bench side while the NPU side starts: the bench index must
 	// be complete before the first NPU row is joined.
 	type benchResult struct {
-		rows []sideRow
-		err  error
+		bs  *benchSide
+		err error
 	}
 	bch := make(chan benchResult, 1)
 	go func() {
-		rows, err := collectSide(bench, &cfg, renumber, nil)
-		bch <- benchResult{rows, err}
+		bs, err := collectBench(bench, &cfg, renumber)
+		bch <- benchResult{bs, err}
 	}()
 	var bs *benchSide
 	waitBench := func() error {
@@ -334,7 +272,7 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 		if br.err != nil {
 			return fmt.Errorf("bench: %w", br.err)
 		}
-		bs = buildBench(br.rows)
+		bs = br.bs
 		return nil
 	}
 	var assumed artifacts
@@ -447,7 +385,7 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 	if cfg.Progress != nil {
 		cfg.Progress(entries)
 	}
-	sum.BenchRows = len(bs.rows)
+	sum.BenchRows = bs.len()
 	for _, m := range bs.matched {
 		if !m {
 			sum.BenchUnmatched++
@@ -477,20 +415,19 @@ func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit func(*outRow) error) e
 		}
 	}
 	gate := !mapped && cfg.DataMapping == nil
-	idx := bs.index[key]
+	idx := bs.lookup(key)
 	if len(idx) == 0 {
 		return emit(&outRow{npu: n})
 	}
 	for _, bi := range idx {
-		b := &bs.rows[bi]
-		if gate && !dtypeMatch(n.it.Dtype, b.it.Dtype, cfg.CrossFramework) {
+		if gate && !dtypeMatch(n.it.Dtype, bs.dtype(bi), cfg.CrossFramework) {
 			if err := emit(&outRow{npu: n}); err != nil {
 				return err
 			}
 			continue
 		}
 		bs.matched[bi] = true
-		if err := emit(&outRow{npu: n, bench: b, source: src}); err != nil {
+		if err := emit(&outRow{npu: n, bench: bs.row(bi), source: src}); err != nil {
 			return err
 		}
 	}

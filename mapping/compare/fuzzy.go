@@ -37,7 +37,7 @@ func newFuzzyMatcher(bs *benchSide, cfg *Config) *fuzzyMatcher {
 
 func (f *fuzzyMatcher) fuzzyKey(r *sideRow, npu bool) string {
 	k := r.key
-	if npu && f.cfg.DataMapping != nil {
+	if f.cfg.DataMapping != nil {
 		if m, ok := f.cfg.DataMapping[r.it.Name]; ok {
 			k = m
 		}
@@ -71,9 +71,8 @@ func (f *fuzzyMatcher) push(n *sideRow, emit func(*outRow) error) error {
 	f.npuQ = append(f.npuQ, n)
 	f.npuKey = append(f.npuKey, k)
 	f.npuAt[k] = append(f.npuAt[k], pos)
-	if f.next < len(f.bs.rows) {
-		b := &f.bs.rows[f.next]
-		bk := f.fuzzyKey(b, false)
+	if f.next < f.bs.len() {
+		bk := renameAPI(f.bs.key(int32(f.next)))
 		bpos := f.bBase + len(f.bQ)
 		f.bQ = append(f.bQ, int32(f.next))
 		f.bKey = append(f.bKey, bk)
@@ -111,10 +110,10 @@ func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
 		}
 	}
 	n := f.npuQ[ni]
-	b := &f.bs.rows[f.bQ[bi]]
-	if f.cfg.DataMapping != nil || dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
-		f.bs.matched[f.bQ[bi]] = true
-		if err := emit(&outRow{npu: n, bench: b, source: ByFuzzy}); err != nil {
+	b := f.bQ[bi]
+	if f.cfg.DataMapping != nil || dtypeMatch(n.it.Dtype, f.bs.dtype(b), f.cfg.CrossFramework) {
+		f.bs.matched[b] = true
+		if err := emit(&outRow{npu: n, bench: f.bs.row(b), source: ByFuzzy}); err != nil {
 			return err
 		}
 	} else if err := emit(&outRow{npu: n}); err != nil {
@@ -130,12 +129,11 @@ func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
 // rows still queued as unmatched.
 func (f *fuzzyMatcher) finish(emit func(*outRow) error) error {
 	// When the bench side is longer, msprobe keeps pushing bench rows alone.
-	for !f.stopped && f.next < len(f.bs.rows) {
+	for !f.stopped && f.next < f.bs.len() {
 		if len(f.npuQ) == 0 {
 			break // exactly one queue is empty: stop
 		}
-		b := &f.bs.rows[f.next]
-		bk := f.fuzzyKey(b, false)
+		bk := renameAPI(f.bs.key(int32(f.next)))
 		bpos := f.bBase + len(f.bQ)
 		f.bQ = append(f.bQ, int32(f.next))
 		f.bKey = append(f.bKey, bk)
