@@ -79,6 +79,6 @@ stderr as "file:line: warning: ...".`,
 	f.BoolVar(&asJSON, "json", false, "print the tree as JSON with every node field (repeat groups expanded)")
 	f.IntVar(&depth, "depth", 0, "print at most `N` levels below the root (0: all)")
 	f.BoolVar(&expand, "expand", false, "list every member of a repeat group on its own line")
-	f.IntVar(&index, "index", -1, "which dump to read, 0-based, when the file holds several (default: the only one)")
+	f.IntVar(&index, "index", -1, "which dump to read when the file holds several, 0-based (-1: the only one)")
 	return c
 }

@@ -394,6 +394,7 @@ type dumpParser struct {
 	nodes    int // nodes made so far
 	maxNodes int
 	cache    map[string]cached
+	names    map[*Node]map[string]*Node // child index of large parents
 }
 
 func newDumpParser(src string, lines []string, h header) *dumpParser {
@@ -877,8 +878,13 @@ func (p *dumpParser) child(l line, h childHeader) error {
 	if h.count > 0 {
 		n.Repeat = &Repeat{First: h.first, Last: h.last, Count: h.count, Line: l.num}
 	}
+	if first := p.duplicate(parent, name); first != nil {
+		return p.errf(l.num, "a child name not used before in "+describe(parent)+" (nn.Module children have unique names)",
+			"`("+name+")` again (first at line "+strconv.Itoa(first.Line)+")")
+	}
 	top.sawChild = true
 	parent.Children = append(parent.Children, n)
+	p.addName(parent, n)
 	switch {
 	case h.open:
 		p.stack = append(p.stack, frame{n: n, depth: top.depth + 1, template: h.count > 0})
@@ -902,6 +908,39 @@ func (p *dumpParser) child(l line, h childHeader) error {
 		return p.expand(n)
 	}
 	return nil
+}
+
+// duplicate returns the child of parent already called name, if any.
+// Large parents keep an index.
+func (p *dumpParser) duplicate(parent *Node, name string) *Node {
+	if idx := p.names[parent]; idx != nil {
+		return idx[name]
+	}
+	if len(parent.Children) < 32 {
+		for _, c := range parent.Children {
+			if c.Name == name {
+				return c
+			}
+		}
+		return nil
+	}
+	if p.names == nil {
+		p.names = map[*Node]map[string]*Node{}
+	}
+	idx := make(map[string]*Node, 2*len(parent.Children))
+	for _, c := range parent.Children {
+		if _, ok := idx[c.Name]; !ok {
+			idx[c.Name] = c
+		}
+	}
+	p.names[parent] = idx
+	return idx[name]
+}
+
+func (p *dumpParser) addName(parent, n *Node) {
+	if idx := p.names[parent]; idx != nil {
+		idx[n.Name] = n
+	}
 }
 
 // custom reads a leaf whose repr spans lines: a custom __repr__ that puts
@@ -995,7 +1034,13 @@ func (p *dumpParser) expand(n *Node) error {
 	parent.Children = slices.Grow(parent.Children, r.Count-1)
 	for i := r.First + 1; i <= r.Last; i++ {
 		name := strconv.Itoa(i)
-		parent.Children = append(parent.Children, p.clone(n, parent, name, r))
+		if first := p.duplicate(parent, name); first != nil {
+			return p.errf(r.Line, "a child name not used before in "+describe(parent)+" (nn.Module children have unique names)",
+				"`("+name+")` again in `("+strconv.Itoa(r.First)+"-"+strconv.Itoa(r.Last)+")` (first at line "+strconv.Itoa(first.Line)+")")
+		}
+		c := p.clone(n, parent, name, r)
+		parent.Children = append(parent.Children, c)
+		p.addName(parent, c)
 	}
 	return nil
 }

@@ -174,6 +174,8 @@ func TestParseTextErrors(t *testing.T) {
 		{"bad closer", "M(\n  (a): A()\n) trailing\n", -1, "in.txt:3: expected `)` closing the root M, found `) trailing`"},
 		{"expansion over the node cap", "M(\n  (l): ModuleList(\n    (0-9): 10 x L(\n      (e): ModuleList(\n        (0-99): 100 x E()\n      )\n    )\n  )\n)\n", -1,
 			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-9): 10 x L(` needing 1022"},
+		{"duplicate child", "M(\n  (a): A()\n  (b): B()\n  (a): C()\n)\n", -1, "in.txt:4: expected a child name not used before in the root M (nn.Module children have unique names), found `(a)` again (first at line 2)"},
+		{"index repeated after a group", "M(\n  (l): ModuleList(\n    (0-2): 3 x A()\n    (2): B()\n  )\n)\n", -1, "in.txt:4: expected a child name not used before in l (ModuleList) (nn.Module children have unique names), found `(2)` again (first at line 3)"},
 		{"re-indented and unbalanced", "M(\n(a): A(\n(b): B()\n", -1, "in.txt:3: expected `)` closing a (A) from line 2, found end of input"},
 	}
 	for _, tc := range tests {
