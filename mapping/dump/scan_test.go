@@ -69,6 +69,16 @@ func TestGoldenNPUColumns(t *testing.T) {
 			"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360/dump.json"},
 		{"golden/layer_mapping_ms_vs_pt/output/compare_result_*.csv", "test/msprobe_test/resources/layer_mapping/mindspore/dump.json"},
 	}
+	benchDumps := map[string]string{
+		"golden/synth_statistics/npu/dump.json":                                              "golden/synth_statistics/bench/dump.json",
+		"golden/synth_md5/npu/dump.json":                                                     "golden/synth_md5/bench/dump.json",
+		"golden/synth_tensor_pt/npu/dump.json":                                               "golden/synth_tensor_pt/bench/dump.json",
+		"golden/synth_multirank/npu/step0/rank0/dump.json":                                   "golden/synth_multirank/bench/step0/rank0/dump.json",
+		"golden/synth_multirank/npu/step0/rank1/dump.json":                                   "golden/synth_multirank/bench/step0/rank1/dump.json",
+		"examples/quick_start/gpu_dump/step0/proc2016/dump.json":                             "examples/quick_start/gpu_dump/step1/proc2016/dump.json",
+		"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360/dump.json": "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353/dump.json",
+		"test/msprobe_test/resources/layer_mapping/mindspore/dump.json":                      "test/msprobe_test/resources/layer_mapping/pytorch/dump.json",
+	}
 	for _, tt := range tests {
 		t.Run(strings.Split(tt.csvGlob, "/")[1], func(t *testing.T) {
 			matches, err := filepath.Glob(filepath.Join(c, tt.csvGlob))
@@ -138,6 +148,40 @@ func TestGoldenNPUColumns(t *testing.T) {
 			}
 			if bad > 10 {
 				t.Errorf("... %d rows differ", bad)
+			}
+
+			// Bench side: every matched row's bench columns are one of our
+			// bench rows with that name (the dtype gate blanks some rows to
+			// N/A; those are skipped).
+			_, bitems, _ := scanAll(t, filepath.Join(c, benchDumps[tt.dump]))
+			byName := map[string][]Item{}
+			for _, it := range bitems {
+				byName[it.Name] = append(byName[it.Name], it)
+			}
+			bname, bdtype, bshape := col("Bench Name"), col("Bench Dtype"), col("Bench Tensor Shape")
+			bstats := [4]int{col("Bench max"), col("Bench min"), col("Bench mean"), col("Bench l2norm")}
+			checked := 0
+			for i, r := range body {
+				if r[bname] == "N/A" || r[bdtype] == "N/A" {
+					continue
+				}
+				found := false
+				for _, it := range byName[r[bname]] {
+					ok := it.Dtype == r[bdtype] && it.Shape == r[bshape]
+					for k, ci := range bstats {
+						if ci >= 0 && !csvStat(it.Stats[k], r[ci]) {
+							ok = false
+						}
+					}
+					found = found || ok
+				}
+				if !found {
+					t.Errorf("row %d: bench %s %s %s: no bench row of ours matches (have %d of that name)", i+1, r[bname], r[bdtype], r[bshape], len(byName[r[bname]]))
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Error("no bench row checked")
 			}
 		})
 	}
