@@ -85,7 +85,6 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 		if strings.TrimSpace(src) == "" {
 			e.Found = "empty input"
 		} else {
-			e.Found = "none"
 			e.Line = firstNonBlank(lines)
 			e.Found = "`" + clip(strings.TrimSpace(lines[e.Line-1])) + "` and no dump after it"
 		}
@@ -94,9 +93,24 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 		return found[opts.Index], nil
 	case opts.Index < 0 && len(found) == 1:
 		return found[0], nil
+	case opts.Index < 0 && identical(found):
+		// Logs often print the model twice (before and after wrapping,
+		// once per stage); the same text twice leaves no choice to make.
+		t := found[0]
+		var at []string
+		for _, u := range found {
+			at = append(at, strconv.Itoa(u.Line))
+		}
+		t.Warnings = append(t.Warnings, Warning{Line: t.Line, Msg: fmt.Sprintf("the input holds %d identical dumps (lines %s); read the first", len(found), strings.Join(at, ", "))})
+		sortWarnings(t.Warnings)
+		return t, nil
 	}
 	var b strings.Builder
 	for i, t := range found {
+		if i == 6 && len(found) > 7 {
+			fmt.Fprintf(&b, ", ... (%d more), #%d at line %d %s", len(found)-7, len(found)-1, found[len(found)-1].Line, rootClass(found[len(found)-1]))
+			break
+		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -107,6 +121,24 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 		exp = fmt.Sprintf("dump #%d (--index is 0-based)", opts.Index)
 	}
 	return nil, &ParseError{File: source, Expected: exp, Found: fmt.Sprintf("%d: %s", len(found), b.String())}
+}
+
+// identical reports whether the trees render to the same text and none
+// needed repairs.
+func identical(ts []*Tree) bool {
+	var first string
+	for i, t := range ts {
+		if len(t.Warnings) > 0 {
+			return false
+		}
+		s := t.String()
+		if i == 0 {
+			first = s
+		} else if s != first {
+			return false
+		}
+	}
+	return true
 }
 
 func rootClass(t *Tree) string {

@@ -65,6 +65,7 @@ func TestParseText(t *testing.T) {
 		{name: "model printed inside a dict", in: "{'policy': Net(\n  (fc): Linear(in_features=8, out_features=16, bias=True)\n  (act): SiLU()\n)}\n", render: small},
 		{name: "first-line logger prefix", in: "[INFO:swift] model: Net(\n  (fc): Linear(in_features=8, out_features=16, bias=True)\n  (act): SiLU()\n)\nDone.\n", render: small},
 		{name: "indented block (docstring)", in: "    Net(\n      (fc): Linear(in_features=8, out_features=16, bias=True)\n      (act): SiLU()\n    )\n", render: small},
+		{name: "the same dump twice", in: small + "epoch 2\n" + small, render: small, warnings: []string{"1: the input holds 2 identical dumps (lines 1, 6); read the first"}},
 		{name: "second dump by index", in: small + "some log\n" + strings.ReplaceAll(small, "Net(", "Other("), index: 1, outline: "fc Linear\nact SiLU\n",
 			render: strings.ReplaceAll(small, "Net(", "Other(")},
 		{name: "list of two models", in: "[DistributedDataParallel(\n  (module): A(\n    (fc): Linear(in_features=1, out_features=2, bias=True)\n  )\n), DistributedDataParallel(\n  (module): B()\n)]\n",
@@ -178,6 +179,16 @@ func TestParseTextErrors(t *testing.T) {
 		{"index repeated after a group", "M(\n  (l): ModuleList(\n    (0-2): 3 x A()\n    (2): B()\n  )\n)\n", -1, "in.txt:4: expected a child name not used before in l (ModuleList) (nn.Module children have unique names), found `(2)` again (first at line 3)"},
 		{"re-indented and unbalanced", "M(\n(a): A(\n(b): B()\n", -1, "in.txt:3: expected `)` closing a (A) from line 2, found end of input"},
 	}
+	var many strings.Builder
+	for i := range 9 {
+		fmt.Fprintf(&many, "M%d(\n  (a): A()\n)\n", i)
+	}
+	tests = append(tests, struct {
+		name  string
+		in    string
+		index int
+		want  string
+	}{"many dumps", many.String(), -1, "in.txt: expected one print(model) dump; pass --index N (0-based) to pick one, found 9: #0 at line 1 M0, #1 at line 4 M1, #2 at line 7 M2, #3 at line 10 M3, #4 at line 13 M4, #5 at line 16 M5, ... (2 more), #8 at line 25 M8"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseText([]byte(tc.in), "in.txt", Options{Index: tc.index, MaxNodes: 1000})
