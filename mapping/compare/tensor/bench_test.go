@@ -1,11 +1,14 @@
 package tensor
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"codeberg.org/sbinet/npyio/npy"
 )
 
 // cpuTime is the process's user+system CPU time: on a shared machine it
@@ -65,10 +68,37 @@ func BenchmarkLoadPT16M(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "t.pt")
 	writeFile(b, path, ptBytes(b, "torch.float32", []int{n}, nt.Data))
 	b.SetBytes(4 * n)
+	c0 := cpuTime()
 	for b.Loop() {
 		if _, err := Load(path); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N)/n, "cpu-ns/element")
+}
+
+// BenchmarkLoadNPY16M reads a 16M-element float32 .npy file.
+func BenchmarkLoadNPY16M(b *testing.B) {
+	const n = 1 << 24
+	nt, _ := pairData(n, 3)
+	path := filepath.Join(b.TempDir(), "t.npy")
+	f32 := make([]float32, n)
+	for i, v := range nt.Data {
+		f32[i] = float32(v)
+	}
+	var buf bytes.Buffer
+	if err := npy.Write(&buf, f32); err != nil {
+		b.Fatal(err)
+	}
+	writeFile(b, path, buf.Bytes())
+	b.SetBytes(4 * n)
+	c0 := cpuTime()
+	for b.Loop() {
+		if _, err := Load(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/element")
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N)/n, "cpu-ns/element")
 }

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
-	"codeberg.org/sbinet/npyio/npy/float16"
 )
 
 // maxNPYHeader bounds the header length a .npy file may claim; numpy
@@ -107,19 +107,19 @@ func readNPY(r io.Reader, size int64) (t *Tensor, err error) {
 	if need > size-preLen-hdrLen {
 		return nil, fmt.Errorf("shape %v of %s needs %d data bytes, file has %d", shape, descr, need, size-preLen-hdrLen)
 	}
-	// numpy reads exactly the elements the shape asks for.
-	nr, err = npy.NewReader(io.MultiReader(bytes.NewReader(head), io.LimitReader(r, need)))
-	if err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	var arr npy.Array
-	if err := nr.Read(&arr); err != nil {
+	// numpy reads exactly the elements the shape asks for. The library
+	// parsed the header; the data is plain fixed-size elements, decoded
+	// here in one typed loop (the library's own path reads through growing
+	// buffers and widens float16 subnormals wrongly).
+	raw := make([]byte, need)
+	if _, err := io.ReadFull(r, raw); err != nil {
 		return nil, fmt.Errorf("reading %s data: %w", descr, err)
 	}
-	data, err := npyValues(arr.Data(), int(n))
-	if err != nil {
-		return nil, err
+	var bo binary.ByteOrder = binary.LittleEndian
+	if descr[0] == '>' {
+		bo = binary.BigEndian
 	}
+	data := decodeNPY(raw, dtype, esize, bo)
 	if nr.Header.Descr.Fortran && len(shape) > 1 {
 		data = fortranToC(data, shape)
 	}
@@ -163,68 +163,62 @@ func npyDtype(descr string) (string, int, error) {
 	return "", 0, fmt.Errorf("expected a bool, integer or float16/32/64 dtype, found %q", descr)
 }
 
-// npyValues widens the library's typed slice to float64.
-func npyValues(v any, n int) ([]float64, error) {
-	out := make([]float64, 0, n)
-	switch d := v.(type) {
-	case []bool:
-		for _, x := range d {
-			if x {
-				out = append(out, 1)
-			} else {
-				out = append(out, 0)
+// decodeNPY widens raw elements of dtype to float64.
+func decodeNPY(raw []byte, dtype string, esize int, bo binary.ByteOrder) []float64 {
+	out := make([]float64, len(raw)/esize)
+	switch dtype {
+	case "float32":
+		for i := range out {
+			out[i] = float64(math.Float32frombits(bo.Uint32(raw[4*i:])))
+		}
+	case "float64":
+		for i := range out {
+			out[i] = math.Float64frombits(bo.Uint64(raw[8*i:]))
+		}
+	case "float16":
+		for i := range out {
+			out[i] = halfToFloat(bo.Uint16(raw[2*i:]))
+		}
+	case "bool":
+		for i, b := range raw {
+			if b != 0 {
+				out[i] = 1
 			}
 		}
-	case []int8:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "int8":
+		for i, b := range raw {
+			out[i] = float64(int8(b))
 		}
-	case []int16:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "uint8":
+		for i, b := range raw {
+			out[i] = float64(b)
 		}
-	case []int32:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "int16":
+		for i := range out {
+			out[i] = float64(int16(bo.Uint16(raw[2*i:])))
 		}
-	case []int64:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "uint16":
+		for i := range out {
+			out[i] = float64(bo.Uint16(raw[2*i:]))
 		}
-	case []uint8:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "int32":
+		for i := range out {
+			out[i] = float64(int32(bo.Uint32(raw[4*i:])))
 		}
-	case []uint16:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "uint32":
+		for i := range out {
+			out[i] = float64(bo.Uint32(raw[4*i:]))
 		}
-	case []uint32:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "int64":
+		for i := range out {
+			out[i] = float64(int64(bo.Uint64(raw[8*i:])))
 		}
-	case []uint64:
-		for _, x := range d {
-			out = append(out, float64(x))
+	case "uint64":
+		for i := range out {
+			out[i] = float64(bo.Uint64(raw[8*i:]))
 		}
-	case []float16.Num:
-		// The library's own widening mishandles subnormals; decode the bits.
-		for _, x := range d {
-			out = append(out, halfToFloat(x.Uint16()))
-		}
-	case []float32:
-		for _, x := range d {
-			out = append(out, float64(x))
-		}
-	case []float64:
-		out = append(out, d...)
-	default:
-		return nil, fmt.Errorf("unsupported .npy element type %T", v)
 	}
-	if len(out) != n {
-		return nil, fmt.Errorf("expected %d elements, found %d", n, len(out))
-	}
-	return out, nil
+	return out
 }
 
 // fortranToC reorders column-major data into row-major order.

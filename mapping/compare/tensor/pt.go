@@ -41,7 +41,7 @@ func LoadPT(path string) (*Tensor, error) {
 		}
 		return nil, fmt.Errorf("%s: expected a torch.save zip archive: %w", path, err)
 	}
-	t, err := readPTZip(zr)
+	t, err := readPTZip(zr, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -54,7 +54,7 @@ func ReadPT(b []byte) (*Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expected a torch.save zip archive: %w", err)
 	}
-	return readPTZip(zr)
+	return readPTZip(zr, int64(len(b)))
 }
 
 // ptStorage is one storage record of the archive, decoded lazily.
@@ -140,6 +140,41 @@ func (s *ptStorage) element(i int) float64 {
 		return 0
 	}
 	return math.NaN()
+}
+
+// decode fills dst with the elements from index off on, with one loop per
+// element type (the hot path of loading a contiguous tensor).
+func (s *ptStorage) decode(dst []float64, off int) {
+	raw := s.raw[off*s.kind.size:]
+	if s.big {
+		for i := range dst {
+			dst[i] = s.element(off + i)
+		}
+		return
+	}
+	le := binary.LittleEndian
+	switch s.kind.class {
+	case "FloatStorage":
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(le.Uint32(raw[4*i:])))
+		}
+	case "DoubleStorage":
+		for i := range dst {
+			dst[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
+		}
+	case "HalfStorage":
+		for i := range dst {
+			dst[i] = halfToFloat(le.Uint16(raw[2*i:]))
+		}
+	case "BFloat16Storage":
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(uint32(le.Uint16(raw[2*i:])) << 16))
+		}
+	default:
+		for i := range dst {
+			dst[i] = s.element(off + i)
+		}
+	}
 }
 
 // storageClass stands for a torch.XxxStorage global in the pickle.
@@ -257,9 +292,7 @@ func gather(st *ptStorage, offset int, size, stride []int) (*Tensor, error) {
 		want *= size[k]
 	}
 	if contiguous {
-		for i := range t.Data {
-			t.Data[i] = st.element(offset + i)
-		}
+		st.decode(t.Data, offset)
 		return t, nil
 	}
 	idx := make([]int, len(size))
@@ -280,7 +313,8 @@ func gather(st *ptStorage, offset int, size, stride []int) (*Tensor, error) {
 	return t, nil
 }
 
-func readPTZip(zr *zip.Reader) (t *Tensor, err error) {
+// readPTZip decodes an opened archive of size bytes.
+func readPTZip(zr *zip.Reader, size int64) (t *Tensor, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			t, err = nil, fmt.Errorf("malformed torch pickle: %v", p)
@@ -365,7 +399,14 @@ func readPTZip(zr *zip.Reader) (t *Tensor, err error) {
 		if numel > 0 && want/int64(numel) != int64(cls.kind.size) {
 			return nil, fmt.Errorf("storage data/%s: size overflow", key)
 		}
-		raw, err := readRecord(rec, want)
+		var raw []byte
+		if rec.Method == zip.Store && rec.UncompressedSize64 == uint64(want) && want <= size {
+			// The usual layout: read straight into a buffer of the right size
+			// (bounded by the archive, whatever the headers claim).
+			raw, err = readExact(rec, want)
+		} else {
+			raw, err = readRecord(rec, want)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("storage data/%s: %w", key, err)
 		}
@@ -385,6 +426,24 @@ func readPTZip(zr *zip.Reader) (t *Tensor, err error) {
 		return nil, fmt.Errorf("expected a single tensor, found %T", obj)
 	}
 	return pt.t, nil
+}
+
+// readExact reads a record of exactly n bytes (CRC checked at the end).
+func readExact(f *zip.File, n int64) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	if _, err := rc.Read(one[:]); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
 }
 
 // readRecord reads at most limit bytes of an archive member (growing the
