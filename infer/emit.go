@@ -113,6 +113,8 @@ type Conflict struct {
 	Escapes []string `json:"escapes"`
 	// Unresolved are instances no YAML line can serve (see the sidecar).
 	Unresolved []string `json:"unresolved,omitempty"`
+
+	targets []*printparse.Node // the modules whose pairing the resolution decides
 }
 
 // ConflictInstance is one place a conflicting class occurs.
@@ -164,14 +166,11 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	d.prove(v)
 	for i := range d.conflicts {
 		c := &d.conflicts[i]
-		c.Proven = true
-		for _, e := range entries {
-			if e.kind == "escape" && e.pair != nil && strings.Contains(e.comment, "escapes "+c.Class+" ") && !d.proven[e.target] {
+		c.Proven = len(c.Unresolved) == 0
+		for _, n := range c.targets {
+			if !d.proven[n] {
 				c.Proven = false
 			}
-		}
-		if len(c.Unresolved) > 0 {
-			c.Proven = false
 		}
 	}
 	return d
@@ -368,6 +367,13 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 			}
 		}
 		conf.Keeps = groupPaths(instNodes(win.insts))
+		for _, cl := range clusters {
+			for _, in := range cl.insts {
+				for _, e := range in.want {
+					conf.targets = append(conf.targets, e.target)
+				}
+			}
+		}
 		// Escape the other clusters.
 		var escNodes, unresolved []*printparse.Node
 		for i, cl := range clusters {

@@ -386,9 +386,16 @@ func structuralNotes(al *alignment) []string {
 			}
 		}
 	}
-	for _, n := range al.bench.nodes {
-		if al.byB[n] == nil || al.bench.infos[n].canon != n {
-			continue
+	for _, sd := range []struct {
+		s    *side
+		word string
+	}{{al.npu, "NPU"}, {al.bench, "bench"}} {
+		for _, n := range sd.s.nodes {
+			if sd.s.infos[n].canon != n || sd.s.infos[n].kind != printparse.KindLinear || !strings.Contains(n.Class, "LayerNorm") {
+				continue
+			}
+			add(fmt.Sprintf("N:1 %s %s (%s) fuses its input norm into the projection: the other side's norm before it has no 1:1 partner, and this module's input is the un-normalised one",
+				sd.word, displayGroup(n), n.Class))
 		}
 	}
 	for _, n := range al.bench.nodes {

@@ -15,6 +15,9 @@ var phrases = []struct{ from, to string }{
 	{"post_attention_layernorm", "norm_2"},
 	{"pre_mlp_layernorm", "norm_2"},
 	{"input_layernorm", "norm_1"},
+	{"input_norm", "norm_1"},
+	{"post_attention_norm", "norm_2"},
+	{"pre_mlp_norm", "norm_2"},
 	{"attention_norm", "norm_1"},
 	{"ffn_norm", "norm_2"},
 	{"ln_1", "norm_1"},
@@ -50,6 +53,7 @@ var phrases = []struct{ from, to string }{
 	{"linear_proj", "proj_out"},
 	{"o_proj", "proj_out"},
 	{"out_proj", "proj_out"},
+	{"dense", "proj_out"}, // Megatron's attention output projection
 	{"final_layernorm", "norm_final"},
 	{"final_layer_norm", "norm_final"},
 	{"layer_norm", "norm"},
