@@ -321,6 +321,32 @@ const (
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?; a fraction or exponent
 // makes it a float.
 func (l *lexer) readNumber(dst []byte) ([]byte, int, error) {
+	// Fast path: a number without exponent that ends inside the buffer.
+	if b := l.buf[l.pos:l.end]; len(b) > 0 {
+		i := 0
+		if b[0] == '-' {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		ok := i > start && (b[start] != '0' || i == start+1)
+		kind := numInt
+		if ok && i < len(b) && b[i] == '.' {
+			j := i + 1
+			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+			ok = j > i+1
+			i, kind = j, numFloat
+		}
+		if ok && i < len(b) && b[i] != 'e' && b[i] != 'E' {
+			dst = append(dst, b[:i]...)
+			l.pos += i
+			return dst, kind, nil
+		}
+	}
 	kind := numInt
 	i := 0 // bytes of the number seen so far, at buf[pos:pos+i]
 	at := func(k int) (byte, bool) {
