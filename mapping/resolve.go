@@ -16,7 +16,9 @@ type Resolver struct {
 
 type cand struct {
 	key    string
+	segs   []string // key split on "."
 	target string
+	tsegs  []string // target split on "."
 	level  int
 	rule   *Rule
 }
@@ -33,7 +35,9 @@ func NewResolver(m *Mapping) *Resolver {
 		byPrefix := map[string][]cand{}
 		for _, rl := range rules {
 			segs := strings.Split(rl.Key, ".")
-			byPrefix[segs[0]] = append(byPrefix[segs[0]], cand{key: rl.Key, target: rl.Target(), level: len(segs), rule: rl})
+			tgt := rl.Target()
+			byPrefix[segs[0]] = append(byPrefix[segs[0]], cand{key: rl.Key, segs: segs, target: tgt,
+				tsegs: strings.Split(tgt, "."), level: len(segs), rule: rl})
 		}
 		for _, cs := range byPrefix {
 			sort.SliceStable(cs, func(i, j int) bool { return cs[i].level > cs[j].level })
@@ -53,15 +57,7 @@ func (r *Resolver) Mapping() *Mapping { return r.m }
 // classes of the nodes it jumps over. Where the scope leaves the trie, the
 // segment text serves as class, as for any untyped node.
 func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fired []*Rule) {
-	steps := r.Steps(npu, scope)
-	if len(steps) > 0 {
-		bench = steps[len(steps)-1].Bench
-	}
-	for _, s := range steps {
-		if s.Rule != nil {
-			fired = append(fired, s.Rule)
-		}
-	}
+	bench = r.run(npu, scope, nil, &fired)
 	return bench, fired
 }
 
@@ -82,28 +78,55 @@ type Step struct {
 	Bench []string
 }
 
+// keyMatches reports whether the key equals the next segments of the
+// scope joined by "." (msprobe compares the joined strings; a key longer
+// than what is left of the scope compares against the shorter rest).
+func keyMatches(rest []string, c cand) bool {
+	if len(rest) >= c.level {
+		for j, s := range c.segs {
+			if rest[j] != s {
+				return false
+			}
+		}
+		return true
+	}
+	return strings.Join(rest, ".") == c.key
+}
+
 // Steps is ConvertScope with every step recorded.
 func (r *Resolver) Steps(npu *Trie, scope []string) []Step {
+	steps := make([]Step, 0, len(scope))
+	r.run(npu, scope, &steps, nil)
+	return steps
+}
+
+// run is convert_scope; it records the steps and the fired rules when
+// asked to.
+func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*Rule) []string {
 	var cur *TrieNode
 	if npu != nil {
 		cur = npu.Root
 	}
 	curType := TopLayer
-	var bench []string
-	steps := make([]Step, 0, len(scope))
+	bench := make([]string, 0, len(scope)+2)
 	for i := 0; i < len(scope); {
 		child := scope[i]
-		st := Step{Start: i, Level: 1, Class: curType, Container: cur}
-		target := child
+		start, container, class := i, cur, curType
+		level := 1
+		var rule *Rule
 		for _, c := range r.rules[curType][child] {
-			end := min(i+c.level, len(scope))
-			if strings.Join(scope[i:end], ".") == c.key {
-				target, st.Level, st.Rule = c.target, c.level, c.rule
+			if keyMatches(scope[i:], c) {
+				bench = append(bench, c.tsegs...)
+				level, rule = c.level, c.rule
 				break
 			}
 		}
-		bench = append(bench, strings.Split(target, ".")...)
-		for j := 0; j < st.Level && i < len(scope); j++ {
+		if rule == nil {
+			bench = append(bench, child)
+		} else if fired != nil {
+			*fired = append(*fired, rule)
+		}
+		for j := 0; j < level && i < len(scope); j++ {
 			seg := scope[i]
 			cur = cur.Child(seg)
 			if cur != nil {
@@ -113,11 +136,11 @@ func (r *Resolver) Steps(npu *Trie, scope []string) []Step {
 			}
 			i++
 		}
-		st.End = cur
-		st.Bench = bench[:len(bench)]
-		steps = append(steps, st)
+		if steps != nil {
+			*steps = append(*steps, Step{Start: start, Level: level, Class: class, Container: container, End: cur, Rule: rule, Bench: bench[:len(bench)]})
+		}
 	}
-	return steps
+	return bench
 }
 
 // Resolve returns the bench item msprobe pairs with the NPU item it (which

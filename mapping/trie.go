@@ -30,11 +30,16 @@ type Item struct {
 	FullScope string
 	// Node is the tree node for tree items, nil for dump items.
 	Node *printparse.Node
+
+	scope []string // cached Scope, set when the item is inserted
 }
 
 // Scope returns the trie path of the item: FullScope without its first
-// segment.
+// segment. The slice is shared: do not modify it.
 func (it *Item) Scope() []string {
+	if it.scope != nil {
+		return it.scope
+	}
 	segs := strings.Split(it.FullScope, ".")
 	return segs[1:]
 }
@@ -61,7 +66,7 @@ type TrieNode struct {
 	Parent   *TrieNode
 	Children []*TrieNode // in creation order
 	children map[string]*TrieNode
-	// Items by state, each in insertion order.
+	// Items by state, each in insertion order (nil when none).
 	Items map[string][]*Item
 }
 
@@ -71,7 +76,7 @@ func NewTrie(source string) *Trie {
 }
 
 func newTrieNode(seg, typ string, parent *TrieNode) *TrieNode {
-	return &TrieNode{Segment: seg, Type: typ, Parent: parent, children: map[string]*TrieNode{}, Items: map[string][]*Item{}}
+	return &TrieNode{Segment: seg, Type: typ, Parent: parent}
 }
 
 // Child returns the child called seg, or nil.
@@ -106,20 +111,36 @@ func (n *TrieNode) Walk(fn func(*TrieNode)) {
 // node's type to the item's type (msprobe LayerTrie.insert).
 func (t *Trie) Insert(it *Item) *TrieNode {
 	n := t.Root
-	for _, seg := range it.Scope() {
-		c := n.children[seg]
-		if c == nil {
-			c = newTrieNode(seg, seg, n)
-			n.children[seg] = c
-			n.Children = append(n.Children, c)
+	it.scope = it.Scope()
+	for _, seg := range it.scope {
+		n = n.child(seg)
+	}
+	t.add(n, it)
+	return n
+}
+
+// child returns the child seg of n, creating it.
+func (n *TrieNode) child(seg string) *TrieNode {
+	c := n.children[seg]
+	if c == nil {
+		c = newTrieNode(seg, seg, n)
+		if n.children == nil {
+			n.children = map[string]*TrieNode{}
 		}
-		n = c
+		n.children[seg] = c
+		n.Children = append(n.Children, c)
+	}
+	return c
+}
+
+func (t *Trie) add(n *TrieNode, it *Item) {
+	if n.Items == nil {
+		n.Items = map[string][]*Item{}
 	}
 	n.Items[it.State] = append(n.Items[it.State], it)
 	n.Type = it.Type
 	n.Typed = true
 	t.Items = append(t.Items, it)
-	return n
 }
 
 // Lookup returns the node at path (segments below the root), or nil.
@@ -164,24 +185,27 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 	if t.Root == nil {
 		return tr
 	}
-	t.Root.Walk(func(n *printparse.Node) bool {
-		if n == t.Root {
-			return true
+	var walk func(n *printparse.Node, tn *TrieNode, scope []string)
+	walk = func(n *printparse.Node, tn *TrieNode, scope []string) {
+		for _, ch := range n.Children {
+			if ch.None {
+				continue
+			}
+			cs := append(scope[:len(scope):len(scope)], ch.Name)
+			typ := ch.Class
+			untyped := !HasDumpEntry(t, ch)
+			if untyped {
+				typ = ch.Name
+			}
+			ctn := tn.child(ch.Name)
+			tr.add(ctn, &Item{Name: ch.Path, State: StateForward, Type: typ, FullScope: TopLayer + "." + ch.Path, Node: ch, scope: cs})
+			if untyped {
+				ctn.Typed = false
+			}
+			walk(ch, ctn, cs)
 		}
-		if n.None {
-			return false
-		}
-		typ := n.Class
-		untyped := !HasDumpEntry(t, n)
-		if untyped {
-			typ = n.Name
-		}
-		tn := tr.Insert(&Item{Name: n.Path, State: StateForward, Type: typ, FullScope: TopLayer + "." + n.Path, Node: n})
-		if untyped {
-			tn.Typed = false
-		}
-		return true
-	})
+	}
+	walk(t.Root, tr.Root, nil)
 	return tr
 }
 
