@@ -34,6 +34,12 @@ type Options struct {
 	// bench dump (Perturb > 0) stays aligned entry by entry with the NPU
 	// dump of the same Seed (Perturb 0).
 	Perturb float64
+	// Diverge, when non-zero, adds a relative error of Diverge to every
+	// statistic written from the output of decoder layer DivergeLayer on
+	// (its inputs still agree), so that a comparison has a first
+	// divergence: layer DivergeLayer's decoder module.
+	Diverge      float64
+	DivergeLayer int
 	// Tensor writes a tensor-mode dump (task "tensor", data_name on every
 	// tensor); MD5 adds an md5 to every tensor (statistics md5 mode).
 	Tensor bool
@@ -95,6 +101,7 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		g.field("output", func() { g.tensor("torch.int64", []int{4, 2048}, false) })
 	})
 	g.module("Module.model.embed_tokens.Embedding", []string{"weight"}, [][]int{{32000, o.Hidden}})
+	g.curLayer = -1
 	for layer := 0; o.TargetBytes > 0 && cw.n+int64(e.w.Buffered()) < o.TargetBytes || layer < o.Layers; layer++ {
 		g.layer(layer)
 		if e.err != nil {
@@ -134,6 +141,8 @@ type gen struct {
 	entryName string
 	category  string
 	path      []string
+	curLayer  int  // decoder layer being written, -1 before the first
+	diverging bool // Diverge applies from here on
 }
 
 // entry writes one "data" member.
@@ -154,6 +163,9 @@ func (g *gen) call(api string) int {
 }
 
 func (g *gen) field(name string, items ...func()) {
+	if name == "output" && g.o.Diverge != 0 && g.curLayer >= g.o.DivergeLayer {
+		g.diverging = true
+	}
 	g.e.key(name)
 	g.e.beginArr()
 	g.category = name
@@ -215,6 +227,9 @@ func (g *gen) stat(scale float64) float64 {
 	v := scale * (1 + 0.5*g.rng.NormFloat64())
 	if g.o.Perturb != 0 {
 		v *= 1 + g.o.Perturb*g.noise.NormFloat64()
+	}
+	if g.diverging {
+		v *= 1 + g.o.Diverge
 	}
 	return v
 }
@@ -342,6 +357,7 @@ func (g *gen) api(api string, body func()) string {
 }
 
 func (g *gen) layer(i int) {
+	g.curLayer = i
 	h := g.o.Hidden
 	ffn := h * 11 / 4
 	act := []int{4, 2048, h}

@@ -127,3 +127,28 @@ func TestPerturbAligned(t *testing.T) {
 		t.Error("expected parameter-gradient entries")
 	}
 }
+
+// Diverge leaves everything before layer DivergeLayer's first output
+// unchanged and changes the statistics from there on.
+func TestDiverge(t *testing.T) {
+	var a, b bytes.Buffer
+	if _, err := dumpgen.Write(&a, dumpgen.Options{Seed: 4, Layers: 3, Hidden: 64}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dumpgen.Write(&b, dumpgen.Options{Seed: 4, Layers: 3, Hidden: 64, Diverge: 0.5, DivergeLayer: 1}); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := scan(t, a.Bytes())
+	y, _ := scan(t, b.Bytes())
+	first := ""
+	for i := range x {
+		for j := range x[i].Items {
+			if x[i].Items[j].Stats[0].Text != y[i].Items[j].Stats[0].Text && first == "" {
+				first = x[i].Items[j].Name
+			}
+		}
+	}
+	if first != "Module.model.layers.1.LlamaDecoderLayer.forward.0.output.0" {
+		t.Errorf("first differing row %q", first)
+	}
+}
