@@ -279,3 +279,35 @@ func TestRenumberPassUnit(t *testing.T) {
 		t.Errorf("no match gave %v %v", v, ok)
 	}
 }
+
+// S7 (detail §14): the example of msprobe's layer_mapping_example.md: every
+// node maps to its GPU counterpart except the extra NPU level
+// TransformerLanguageModel.
+func TestSyntheticDocExample(t *testing.T) {
+	const f, g, l = "Module.module.Float16Module.forward.0", "Module.module.module.GPTModel.forward.0", "Module.module.module.language_model."
+	tlm := l + "TransformerLanguageModel.forward.0"
+	npu := synth(f+" <- ", g+" <- "+f, tlm+" <- "+g,
+		l+"embedding.Embedding.forward.0 <- "+tlm, l+"rotary_pos_emb.RotaryEmbedding.forward.0 <- "+tlm,
+		l+"encoder.ParallelTransformer.forward.0 <- "+tlm,
+		l+"encoder.layers.0.ParallelTransformerLayer.forward.0 <- "+l+"encoder.ParallelTransformer.forward.0",
+		l+"encoder.layers.0.mlp.ParallelMLP.forward.0 <- "+l+"encoder.layers.0.ParallelTransformerLayer.forward.0",
+		l+"encoder.layers.0.mlp.dense_h_to_4h.ColumnParallelLinear.forward.0 <- "+l+"encoder.layers.0.mlp.ParallelMLP.forward.0")
+	const gf, gg, gm = "Module.model.FloatModule.forward.0", "Module.model.module.GPT2Model.forward.0", "Module.model.module."
+	bench := synth(gf+" <- ", gg+" <- "+gf, gm+"embedding.LanguageModelEmbedding.forward.0 <- "+gg,
+		gm+"rotary_pos_emb.RotaryEmbedding.forward.0 <- "+gg, gm+"decoder.TransformerBlock.forward.0 <- "+gg,
+		gm+"decoder.layers.0.TransformerLayer.forward.0 <- "+gm+"decoder.TransformerBlock.forward.0",
+		gm+"decoder.layers.0.mlp.MLP.forward.0 <- "+gm+"decoder.layers.0.TransformerLayer.forward.0",
+		gm+"decoder.layers.0.mlp.linear_fc1.ColumnParallelLinear.forward.0 <- "+gm+"decoder.layers.0.mlp.MLP.forward.0")
+	y := "TopLayer: {module: model}\nGPTModel: {language_model.embedding: embedding, language_model.rotary_pos_emb: rotary_pos_emb, language_model.encoder: decoder}\n" +
+		"ParallelMLP: {dense_h_to_4h: linear_fc1, dense_4h_to_h: linear_fc2}\n"
+	want := map[string]string{tlm: NA}
+	bi := 0
+	for _, n := range npu.Names {
+		if n == tlm {
+			continue
+		}
+		want[n] = bench.Names[bi]
+		bi++
+	}
+	checkMap(t, apiMappingOf(t, y, npu, bench), want)
+}
