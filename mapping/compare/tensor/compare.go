@@ -427,15 +427,15 @@ func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFini
 	relPass := func() { rs = relErrors(n, b, rel == "float32") }
 	var d dotStats
 	dotPass := func() {
+		if len(chunks) == 1 {
+			d = dots(n, b)
+			return
+		}
+		// OpenBLAS adds the per-thread results to 0.0, in order.
 		off := 0
-		for i, c := range chunks {
+		for _, c := range chunks {
 			cs := dots(n[off:off+c], b[off:off+c])
 			off += c
-			if i == 0 {
-				d = cs
-				continue
-			}
-			// OpenBLAS adds the per-thread results in order.
 			d.nb += cs.nb
 			d.nn += cs.nn
 			d.bb += cs.bb

@@ -1,31 +1,24 @@
 package tensor
 
-import "math"
-
 // numpy computes n·b, ‖n‖ and ‖n − b‖ (np.dot, np.linalg.norm) with BLAS
 // ddot, whose summation order shows in the last bits of EucDist, which
-// msprobe prints unrounded. The golden tables were produced with
-// OpenBLAS's x86-64 Haswell/Zen kernel (kernel/x86_64/ddot.c with
-// ddot_microk_haswell-2.c): blocks of 16 elements go to 16 running sums
-// (four 4-lane AVX2 registers) updated with fused multiply-adds, the sums
-// are folded pairwise, then the remaining n mod 16 products are added one
-// by one. OpenBLAS splits vectors longer than 10000 elements over its
-// threads and adds the per-thread results in order; Options.BLASThreads
-// reproduces that split.
+// msprobe prints unrounded. This package follows OpenBLAS's x86-64
+// Haswell/Zen kernel, what numpy's OpenBLAS runs on AVX2 machines
+// (kernel/x86_64/ddot.c with ddot_microk_haswell-2.c): blocks of 16
+// elements go to 16 running sums (four 4-lane AVX2 registers) updated with
+// fused multiply-adds, the sums are folded pairwise, then the remaining
+// n mod 16 products are added one by one. OpenBLAS splits vectors longer
+// than 10000 elements over its threads and adds the per-thread results to
+// 0.0 in order; Options.BLASThreads reproduces that split. The golden
+// tables (at most 32 elements per tensor) agree with this order but agree
+// with plain sequential summation too, so they cannot confirm it; another
+// BLAS (reference BLAS, the AVX-512 kernel) can differ in the last ulp of
+// EucDist.
 
 // dotAcc accumulates one ddot in OpenBLAS order over a stream of
 // products fed in blocks.
 type dotAcc struct {
 	lanes [16]float64
-}
-
-// block adds 16 products x[i]*y[i] lane-wise with fused multiply-adds.
-func (a *dotAcc) block(x, y []float64) {
-	x = x[:16]
-	y = y[:16]
-	for j := 0; j < 16; j++ {
-		a.lanes[j] = math.FMA(x[j], y[j], a.lanes[j])
-	}
 }
 
 // fold combines the lanes as the kernel's extract/add/hadd sequence does.
@@ -43,24 +36,6 @@ func (a *dotAcc) fold() float64 {
 	s0 := p0 + q0
 	s1 := p1 + q1
 	return s0 + s1
-}
-
-// ddot is OpenBLAS's single-threaded dot_compute.
-func ddot(x, y []float64) float64 {
-	n := len(x)
-	n1 := n &^ 15
-	dot := 0.0
-	if n1 > 0 {
-		var a dotAcc
-		for i := 0; i < n1; i += 16 {
-			a.block(x[i:], y[i:])
-		}
-		dot = a.fold()
-	}
-	for i := n1; i < n; i++ {
-		dot += float64(y[i] * x[i]) // no fused multiply-add here
-	}
-	return dot
 }
 
 // blasChunks splits n elements the way OpenBLAS's level-1 threading
