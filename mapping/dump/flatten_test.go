@@ -205,12 +205,13 @@ func TestEntrySplitAndCallOrders(t *testing.T) {
 func TestDebugJSON(t *testing.T) {
 	src := `{"task": "statistics", "level": "debug", "framework": "pytorch", "data": {
 	"x.0.debug": [` + tensorA + `, {"type": "int", "value": 3}],
-	"free name": {"input_args": [` + tensorA + `]}}}`
+	"free name": {"input_args": [` + tensorA + `]},
+	"list body": [` + tensorA + `]}}`
 	es, _, err := scanString("/some/debug.json", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 2 {
+	if len(es) != 3 || len(es[2].Items) != 0 {
 		t.Fatalf("%d entries", len(es))
 	}
 	if e := es[0]; e.OpNoNumber != "x.0.debug" || e.Direction != "x.0.debug" || len(e.Items) != 2 ||

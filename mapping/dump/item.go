@@ -1,6 +1,3 @@
-// Package dump reads msprobe dump folders: the rank/proc layout, dump.json
-// (streamed, every value kind msprobe writes), stack.json, construct.json and
-// the tensor files of tensor mode.
 package dump
 
 import "strings"

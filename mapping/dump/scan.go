@@ -170,6 +170,8 @@ func (s *scanner) entry(h *Header, rawName []byte, line int) error {
 		err = s.parse(body, StateDebug, 0, entryPG)
 	case last == StateParametersGrad || (lastDot >= 0 && secondLast == StateParametersGrad):
 		err = s.parse(body, StateParametersGrad, 0, entryPG)
+	case s.debug && t.nodes[body].kind == kArray:
+		// msprobe looks the field names up in the list: no rows.
 	default:
 		if t.nodes[body].kind != kObject {
 			return s.errAt(t.nodes[body].line, "entry %q: expected an object as the entry body, found %s", name, kindName(t.nodes[body].kind))
