@@ -173,9 +173,6 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	if fwd != nil {
 		r.Template = fwd.Template.Name
 		addPriors(priors, fwd, npu, bench, false)
-		for _, l := range fwd.Unapplied {
-			r.TemplateUnapplied = append(r.TemplateUnapplied, fmt.Sprintf("%s: %s: %s (line %d): does not apply to these trees", fwd.Template.Name, l.Class, l.Key+" -> "+l.Value, l.Line))
-		}
 	}
 	if rev != nil {
 		r.ReverseTemplate = rev.Template.Name
@@ -185,12 +182,10 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	al := align(ns, bs, priors)
 	notes := structuralNotes(al)
 	if fwd != nil {
-		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(fwd, al, false)...)
+		r.TemplateUnapplied = append(unapplied(fwd, al, false), contradictions(fwd, al, false)...)
 	}
 	if rev != nil {
-		for _, l := range rev.Unapplied {
-			r.TemplateUnapplied = append(r.TemplateUnapplied, fmt.Sprintf("%s: %s: %s (line %d): does not apply to these trees", rev.Template.Name, l.Class, l.Key+" -> "+l.Value, l.Line))
-		}
+		r.TemplateUnapplied = append(r.TemplateUnapplied, unapplied(rev, al, true)...)
 		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(rev, al, true)...)
 	}
 	fv, rv := newView(al, false), newView(al, true)
@@ -306,6 +301,47 @@ func addPriors(priors map[pairKey]bool, tm *templates.Match, npu, bench *printpa
 	}
 }
 
+// unapplied explains each template line that never hit: why it does not
+// apply, and what the alignment pairs instead where the key exists.
+func unapplied(tm *templates.Match, al *alignment, swap bool) []string {
+	ka := al.npu
+	if swap {
+		ka = al.bench
+	}
+	var out []string
+	for _, l := range tm.Unapplied {
+		why := "its class does not occur in the " + map[bool]string{false: "NPU", true: "bench"}[swap] + " tree"
+		for _, n := range ka.nodes {
+			if !(l.Class == templates.TopLayer && n.Parent == nil || n.Parent != nil && templates.MatchClass(l.Class, n.Class)) {
+				continue
+			}
+			why = "its key never occurs below " + l.Class
+			if strings.Contains(l.Key, templates.IndexPlaceholder) {
+				break
+			}
+			x := n.Lookup(l.Key)
+			if x == nil {
+				continue
+			}
+			why = "its target does not exist on the bench side"
+			var partner *printparse.Node
+			if swap {
+				if m := al.byB[x]; m != nil {
+					partner = m.a
+				}
+			} else if m := al.byA[x]; m != nil {
+				partner = m.b
+			}
+			if partner != nil {
+				why += fmt.Sprintf("; %s is paired with %s instead", x.Path, displayPath(partner.Path))
+			}
+			break
+		}
+		out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): does not apply: %s", tm.Template.Name, l.Class, l.Key, l.Value, l.Line, why))
+	}
+	return out
+}
+
 // contradictions lists template lines whose hits the alignment rejects.
 func contradictions(tm *templates.Match, al *alignment, swap bool) []string {
 	var out []string
@@ -335,7 +371,7 @@ func contradictions(tm *templates.Match, al *alignment, swap bool) []string {
 				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, bad, len(a.Hits), ex))
 		}
 		if len(a.Misses) > 0 {
-			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): fires at %d place%s without a bench target (e.g. %s -> %s)",
+			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): fires at %d place%s without a bench target (e.g. %s -> %s); the draft escapes those places, see conflicts",
 				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, len(a.Misses), plural(len(a.Misses), "", "s"), a.Misses[0].NPU, a.Misses[0].Bench))
 		}
 	}

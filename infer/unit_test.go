@@ -233,3 +233,34 @@ func FuzzReadSidecar(f *testing.F) {
 		}
 	})
 }
+
+// TestSeedTemplateCorrected forces the seed MindSpeed-MM template on pair
+// A: its wrong line (MMGPTModel output_layer: lm_head, a target that does
+// not exist) must not be copied; the draft writes the right line at
+// Float16Module and says why the seed line did not apply.
+func TestSeedTemplateCorrected(t *testing.T) {
+	npu, bench := pairs[0].load(t)
+	r, err := Suggest(npu, bench, Options{Template: "qwen2.5-vl_mindspeed-mm_to_llamafactory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(r.Mapping)
+	if contains(got["MMGPTModel"], "output_layer: lm_head") {
+		t.Error("the seed's wrong line MMGPTModel output_layer: lm_head was copied")
+	}
+	if !contains(got["Float16Module"], "module.text_decoder.output_layer: lm_head") {
+		t.Errorf("Float16Module lacks the corrected line: %v", got["Float16Module"])
+	}
+	found := false
+	for _, u := range r.TemplateUnapplied {
+		if strings.Contains(u, "MMGPTModel: output_layer -> lm_head") && strings.Contains(u, "is paired with module.lm_head instead") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("unapplied lines do not explain output_layer: %q", r.TemplateUnapplied)
+	}
+	if r.Template != "qwen2.5-vl_mindspeed-mm_to_llamafactory" || r.Proven != 1 || len(r.Conflicts) != 2 {
+		t.Errorf("template %q proven %v conflicts %v", r.Template, r.Proven, r.Conflicts)
+	}
+}
