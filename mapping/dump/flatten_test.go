@@ -221,6 +221,10 @@ func TestDebugJSON(t *testing.T) {
 	if e := es[1]; len(e.Items) != 1 || e.Items[0].Name != "free name.input.0" {
 		t.Errorf("free entry %+v", e)
 	}
+	var h Header
+	if _, h, _ = scanString("debug.json", `{"data": {"a.debug": {"x": [{"y": {"md5": "1"}}]}}}`); !h.MD5 {
+		t.Error("debug.json: nested md5 not found")
+	}
 	// The same content in a dump.json is refused: entry bodies must be objects.
 	if _, _, err := scanString("dump.json", src); err == nil || !strings.Contains(err.Error(), "dump.json:2: entry \"x.0.debug\": expected an object as the entry body, found a list") {
 		t.Errorf("dump.json err = %v", err)

@@ -145,7 +145,12 @@ func (s *scanner) entry(h *Header, rawName []byte, line int) error {
 			return err
 		}
 	}
-	hasMD5 := t.md5Find(body)
+	var hasMD5 bool
+	if s.debug {
+		hasMD5 = t.md5Anywhere(body, 0)
+	} else {
+		hasMD5 = t.md5Find(body)
+	}
 	if hasMD5 {
 		h.MD5 = true
 	}
@@ -825,6 +830,27 @@ func (t *tree) md5Find(body int32) bool {
 			continue
 		}
 		if t.truthy(f) && contains(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// md5Anywhere is md5_find for a debug.json: an object with an "md5" key
+// anywhere below node i.
+func (t *tree) md5Anywhere(i int32, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	n := &t.nodes[i]
+	if n.kind != kObject && n.kind != kArray {
+		return false
+	}
+	if n.kind == kObject && t.get(i, "md5") >= 0 {
+		return true
+	}
+	for c := n.first; c >= 0; c = t.nodes[c].next {
+		if t.md5Anywhere(c, depth+1) {
 			return true
 		}
 	}
