@@ -73,6 +73,13 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 				return badInput(err)
 			}
 			rep := validate.Check(m, diags, npu, bench, validate.Options{MinCoverage: minCov})
+			if npu.Kind == printparse.KindMsprobe && bench.Kind == printparse.KindMsprobe {
+				ec, err := validate.EntryCoverage(m, npuPath, benchPath)
+				if err != nil {
+					return badInput(err)
+				}
+				rep.Entries = &ec
+			}
 			switch format {
 			case "json":
 				err = rep.WriteJSON(s.out)

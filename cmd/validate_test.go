@@ -43,6 +43,7 @@ func TestValidateCommand(t *testing.T) {
 	seed := filepath.Join(root, "mapping/testdata/seed")
 	ms2hf := filepath.Join(seed, "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml")
 	hf2ms := filepath.Join(seed, "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
+	golden := filepath.Join(c, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -70,6 +71,10 @@ func TestValidateCommand(t *testing.T) {
 		{"warning fails with strict", []string{warnOnly, "--npu", npu, "--bench", bench, "--strict"}, 1, nil, "", false},
 		{"github format", []string{ms2hf, "--npu", npu, "--bench", bench, "--format", "github"}, 1,
 			[]string{"::error file=" + ms2hf + ",line=15,col=1,title=LM105 conflict::class TransformerLayer"}, "", false},
+		// Dump folders: module and entry coverage equal the non-N/A lines of
+		// msprobe's own api_mapping.yaml for these dumps (corpus PROVENANCE.md).
+		{"dump folders", []string{filepath.Join(golden, "layer_mapping.yaml"), "--npu", filepath.Join(golden, "npu/proc12360"), "--bench", filepath.Join(golden, "bench/proc12353")}, 0,
+			[]string{"coverage 47/68 (69.1%) of NPU modules, 141/194 (72.7%) of NPU dump entries"}, "", false},
 		{"broken yaml", []string{broken, "--npu", npu, "--bench", bench}, 2, nil, broken + ":2: invalid YAML", true},
 		{"missing npu file", []string{ms2hf, "--npu", filepath.Join(dir, "nope.txt"), "--bench", bench}, 2, nil, "--npu:", true},
 		{"missing flags", []string{ms2hf}, 2, nil, "needs both --npu and --bench", true},

@@ -15,8 +15,12 @@ const maxGroups = 40
 // Summary is the one-line verdict.
 func (r *Report) Summary() string {
 	e, w, i := r.Counts()
-	return fmt.Sprintf("%s: %d error%s, %d warning%s, %d info; coverage %s of NPU modules",
+	s := fmt.Sprintf("%s: %d error%s, %d warning%s, %d info; coverage %s of NPU modules",
 		r.Mapping, e, plural(e, "", "s"), w, plural(w, "", "s"), i, fmtCoverage(r.Coverage))
+	if r.Entries != nil {
+		s += fmt.Sprintf(", %s of NPU dump entries", fmtCoverage(*r.Entries))
+	}
+	return s
 }
 
 // WriteText writes the short human report: the summary line, findings
@@ -88,15 +92,23 @@ type jsonReport struct {
 		Infos    int    `json:"infos"`
 	} `json:"summary"`
 	Findings []jsonFinding `json:"findings"`
-	Coverage struct {
-		Matched int     `json:"matched"`
-		Total   int     `json:"total"`
-		Ratio   float64 `json:"ratio"`
-	} `json:"coverage"`
+	Coverage jsonCoverage  `json:"coverage"`
+	// Entries is the dump-entry coverage (both sides dump folders only).
+	Entries   *jsonCoverage `json:"entries,omitempty"`
 	Unmatched struct {
 		NPU   []jsonGroup `json:"npu"`
 		Bench []jsonGroup `json:"bench"`
 	} `json:"unmatched"`
+}
+
+type jsonCoverage struct {
+	Matched int     `json:"matched"`
+	Total   int     `json:"total"`
+	Ratio   float64 `json:"ratio"`
+}
+
+func toJSONCoverage(c Coverage) *jsonCoverage {
+	return &jsonCoverage{Matched: c.Matched, Total: c.Total, Ratio: float64(int(c.Ratio()*1e6+0.5)) / 1e6}
 }
 
 func toJSONPos(p mapping.Pos) jsonPos { return jsonPos{File: p.File, Line: p.Line, Col: p.Col} }
@@ -123,8 +135,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 		j.Findings = append(j.Findings, jf)
 	}
-	j.Coverage.Matched, j.Coverage.Total = r.Coverage.Matched, r.Coverage.Total
-	j.Coverage.Ratio = float64(int(r.Coverage.Ratio()*1e6+0.5)) / 1e6
+	j.Coverage = *toJSONCoverage(r.Coverage)
+	if r.Entries != nil {
+		j.Entries = toJSONCoverage(*r.Entries)
+	}
 	j.Unmatched.NPU, j.Unmatched.Bench = toJSONGroups(r.UnmatchedNPU), toJSONGroups(r.UnmatchedBench)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

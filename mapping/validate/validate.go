@@ -85,6 +85,27 @@ type Report struct {
 	UnmatchedNPU, UnmatchedBench []Group
 	// Pairs are the resolved NPU nodes, in printed order.
 	Pairs []mapping.NodePair
+	// Entries, when both sides are msprobe dump folders, counts the NPU
+	// dump.json entries (modules and APIs) msprobe's api mapping pairs; nil
+	// otherwise. Set it with EntryCoverage.
+	Entries *Coverage
+}
+
+// EntryCoverage counts the NPU dump entries (modules and APIs) that
+// msprobe's generate_api_mapping_by_layer_mapping pairs for m and the two
+// dump folders.
+func EntryCoverage(m *mapping.Mapping, npuDir, benchDir string) (Coverage, error) {
+	pairs, err := mapping.GenerateAPIMapping(m, npuDir, benchDir)
+	if err != nil {
+		return Coverage{}, err
+	}
+	c := Coverage{Total: len(pairs)}
+	for _, p := range pairs {
+		if p.Bench != mapping.NA {
+			c.Matched++
+		}
+	}
+	return c, nil
 }
 
 // Counts returns the number of findings per severity.
