@@ -274,3 +274,44 @@ func TestFloatBits(t *testing.T) {
 		t.Error("NaN patterns not decoded as NaN")
 	}
 }
+
+// TestCompareRealFixtures runs the whole file path (load, squeeze,
+// compare) on pairs of files written by real torch and numpy; the cells
+// are pinned in testdata/real_compare.golden (-update to rewrite, review
+// the diff).
+func TestCompareRealFixtures(t *testing.T) {
+	pairs := [][2]string{
+		{"torch_float32.pt", "torch_float32.pt"},
+		{"torch_float16.pt", "torch_float32.pt"},
+		{"torch_bfloat16.pt", "torch_float32.pt"},
+		{"torch_float32.pt", "torch_float64.pt"},
+		{"torch_int64.pt", "torch_int8.pt"},
+		{"torch_bool.pt", "torch_uint8.pt"},
+		{"numpy_data_float32_2x3_corder.npy", "numpy_data_float32_2x3_forder.npy"},
+		{"numpy_data_int16_6x1_corder.npy", "numpy_data_float32_2x3_corder.npy"},
+		{"numpy_data_float64_scalar_corder.npy", "numpy_data_int64_1x1_corder.npy"},
+		{"numpy_nans_inf.npy", "numpy_nans_inf.npy"},
+		{"numpy_data_float32_2x3_corder.npy", "torch_float32.pt"},
+	}
+	var got strings.Builder
+	for _, p := range pairs {
+		m := CompareFiles(filepath.Join("testdata/real", p[0]), filepath.Join("testdata/real", p[1]), Options{})
+		if m.Status == StatusReadNone {
+			t.Fatalf("%v: %v", p, m.Err)
+		}
+		fmt.Fprintf(&got, "%s vs %s\t%s\t%q\n", p[0], p[1], m.Status, m.Cells())
+	}
+	golden := "testdata/real_compare.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("cells differ from %s:\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
+	}
+}
