@@ -1027,13 +1027,20 @@ func firstWord(s string) string {
 }
 
 // peek returns the next body line without consuming it.
+// It is used to find the continuation of a line cut by a terminal, so a
+// line without the dump's per-line prefix (the terminal wrapped the
+// launcher's output) is returned as it is.
 func (p *dumpParser) peek() (line, bool) {
 	for k := p.i + 1; k < len(p.lines); k++ {
 		if l, ok := p.get(k, false); ok {
 			return l, true
 		}
-		if strings.TrimSpace(p.lines[k]) != "" {
-			return line{}, false
+		raw := rstrip(p.lines[k])
+		if t := strings.TrimLeft(raw, " \t"); t != "" {
+			if p.h.prefix == "" || hasPrefix(raw, p.h.prefix, p.h.loose) {
+				return line{}, false
+			}
+			return line{num: k + 1, indent: len(raw) - len(t), text: t}, true
 		}
 	}
 	return line{}, false

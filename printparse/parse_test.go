@@ -111,6 +111,8 @@ layers.2 L2
 			outline: "a A\na.fc Linear\n", warnings: []string{"3: ignored the `-` in front of this line"}},
 		{name: "hard-wrapped line", in: "M(\n  (fc): Linear(in_features=1, out_f\neatures=2, bias=True)\n)\n",
 			render: "M(\n  (fc): Linear(in_features=1, out_features=2, bias=True)\n)\n", warnings: []string{"3: joined this line to line 2"}},
+		{name: "wrapped line without the rank prefix", in: "[rank0]: M(\n[rank0]:   (a): A()\n[rank0]:   (fc): Linear(in_features=1, out_f\neatures=2, bias=True)\n[rank0]: )\n",
+			render: "M(\n  (a): A()\n  (fc): Linear(in_features=1, out_features=2, bias=True)\n)\n", warnings: []string{"4: joined this line to line 3"}},
 		{name: "line cut inside the name", in: "M(\n  (a): A()\n  (linear_q\nkv): Linear(in_features=1, out_features=2, bias=True)\n)\n",
 			render: "M(\n  (a): A()\n  (linear_qkv): Linear(in_features=1, out_features=2, bias=True)\n)\n", warnings: []string{"4: joined this line to line 3"}},
 		{name: "re-indented 4 spaces", in: "M(\n    (a): A(\n        (fc): Linear(in_features=1, out_features=2, bias=True)\n    )\n)\n",
