@@ -135,6 +135,9 @@ func CompareDataNames(npu, bench dump.Paths, npuName, benchName string, opts Opt
 		return NoRealData(false), nil
 	case (npuName == "N/A") != (benchName == "N/A"):
 		return APIUnmatch(), nil
+	case npuName == "N/A":
+		// msprobe tries to open a file named N/A and fails.
+		return ReadFailed(errors.New("data_name N/A on both sides: no tensor file")), nil
 	}
 	np, err := npu.TensorPath(npuName)
 	if err != nil {

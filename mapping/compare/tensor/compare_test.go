@@ -233,6 +233,7 @@ func TestCompareDataNames(t *testing.T) {
 		{"-1", "-1", StatusNoRealData, false},
 		{"a.pt", "-1", StatusNoRealData, false},
 		{"a.pt", "N/A", StatusAPIUnmatch, false},
+		{"N/A", "N/A", StatusReadNone, false},
 		{"a.pt", "a.pt", StatusOK, false},
 		{"a.pt", "missing.pt", StatusReadNone, false},
 		{"a.pt", "bad.pt", StatusReadNone, false},
