@@ -1173,6 +1173,16 @@ func (p *dumpParser) finishOpen(stop line) (*Tree, error) {
 		}
 		open = append(open, describe(f.n)+" from line "+strconv.Itoa(f.n.Line))
 	}
+	if len(open) > 1 {
+		// More than the final ")" is missing: the dump was cut off and
+		// whatever followed (more children, more layers) is unknown.
+		top := p.top()
+		at := last + 1
+		if stop.num > 0 {
+			at = stop.num
+		}
+		return nil, p.errf(at, fmt.Sprintf("`)` closing %s from line %d (the dump is cut off with %d modules open)", describe(top.n), top.n.Line, len(open)), found)
+	}
 	for len(p.stack) > 0 {
 		if err := p.pop(); err != nil {
 			return nil, err
@@ -1182,15 +1192,11 @@ func (p *dumpParser) finishOpen(stop line) (*Tree, error) {
 	if stop.num > 0 {
 		what = "the dump stops (line " + strconv.Itoa(stop.num) + " is not part of it)"
 	}
-	closers := "`)`"
+	closer := "`)`"
 	if p.h.list {
-		closers = "`)`/`]`"
+		closer = "`)]`"
 	}
-	them := "they end"
-	if len(open) == 1 {
-		them = "it ends"
-	}
-	p.warn(last+1, "%s without the closing %s of %s; assumed %s at line %d", what, closers, strings.Join(open, ", "), them, last+1)
+	p.warn(last+1, "%s without the closing %s of %s; assumed it ends at line %d", what, closer, open[0], last+1)
 	p.finalWarnings()
 	return p.tree, nil
 }
