@@ -129,7 +129,7 @@ func (s *scanner) entry(h *Header, rawName []byte, line int) error {
 	name := string(rawName)
 	if formulaStart(name) {
 		return &Error{File: s.lx.source, Line: line,
-			Msg: fmt.Sprintf("entry name %q starts with a formula character (+ - = %% @); msprobe refuses it", name)}
+			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
 	}
 	s.t.reset()
 	body, err := s.p.value(0, "an entry body")
@@ -787,7 +787,7 @@ func (s *scanner) checkValue(name string, i int32, depth int) error {
 			case t.keyIs(c, "requires_grad") && n.kind != kTrue && n.kind != kFalse:
 				return s.errAt(n.line, "entry %q: expected \"requires_grad\" to be true or false, found %s (msprobe refuses the dump)", name, kindName(n.kind))
 			case n.kind == kString && formulaStart(t.str(n.text)):
-				return s.errAt(n.line, "entry %q: value %q of %q starts with a formula character (+ - = %% @); msprobe refuses it", name, t.str(n.text), t.str(n.key))
+				return s.errAt(n.line, "entry %q: expected %q to have no leading formula character (+ - = %% @; msprobe refuses it), found %q", name, t.str(n.key), t.str(n.text))
 			}
 		}
 	}
