@@ -289,6 +289,12 @@ func rootHeader(lines []string, i int) (header, bool) {
 				h.prefix = pre
 			} else if countDigits(pre) >= 6 && hasPrefix(b, pre, true) {
 				h.prefix, h.loose = pre, true
+			} else if n := commonPrefix(pre, b, countDigits(pre) >= 6); n >= 2 {
+				// "[rank0]: model: Net(" over "[rank0]:   (fc): ...": the
+				// tag repeats, the rest of the text is the first line's.
+				if c := strings.TrimLeft(b[n:], " \t"); strings.HasPrefix(c, "(") && strings.Contains(c, "): ") {
+					h.prefix, h.loose = pre[:n], countDigits(pre) >= 6
+				}
 			}
 		}
 		if h.prefix != "" {
@@ -318,6 +324,20 @@ func rootHeader(lines []string, i int) (header, bool) {
 		seen++
 	}
 	return header{}, false
+}
+
+// commonPrefix returns the length of the longest common prefix of a and
+// b, cut back to just after a space ("[rank0]: "); loose lets digits
+// differ.
+func commonPrefix(a, b string, loose bool) int {
+	n := 0
+	for n < len(a) && n < len(b) && (a[n] == b[n] || loose && a[n] >= '0' && a[n] <= '9' && b[n] >= '0' && b[n] <= '9') {
+		n++
+	}
+	for n > 0 && a[n-1] != ' ' {
+		n--
+	}
+	return n
 }
 
 func countDigits(s string) int {

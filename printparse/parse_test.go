@@ -63,6 +63,7 @@ func TestParseText(t *testing.T) {
 		{name: "ray worker prefix", in: "(RayTrainWorker pid=812, ip=10.0.0.3) Net(\n(RayTrainWorker pid=812, ip=10.0.0.3)   (fc): Linear(in_features=8, out_features=16, bias=True)\n(RayTrainWorker pid=812, ip=10.0.0.3)   (act): SiLU()\n(RayTrainWorker pid=812, ip=10.0.0.3) )\n",
 			render: small},
 		{name: "model printed inside a dict", in: "{'policy': Net(\n  (fc): Linear(in_features=8, out_features=16, bias=True)\n  (act): SiLU()\n)}\n", render: small},
+		{name: "rank tag on every line, logger text on the first", in: "[rank0]: model: Net(\n[rank0]:   (fc): Linear(in_features=8, out_features=16, bias=True)\n[rank0]:   (act): SiLU()\n[rank0]: )\n", render: small},
 		{name: "first-line logger prefix", in: "[INFO:swift] model: Net(\n  (fc): Linear(in_features=8, out_features=16, bias=True)\n  (act): SiLU()\n)\nDone.\n", render: small},
 		{name: "indented block (docstring)", in: "    Net(\n      (fc): Linear(in_features=8, out_features=16, bias=True)\n      (act): SiLU()\n    )\n", render: small},
 		{name: "the same dump twice", in: small + "epoch 2\n" + small, render: small, warnings: []string{"1: the input holds 2 identical dumps (lines 1, 6); read the first"}},
