@@ -1,34 +1,80 @@
 package compare
 
 import (
+	"hash/maphash"
+
 	"github.com/layermap/layermap/mapping/dump"
 )
 
-// The bench side is held in memory in a packed form (about 120 bytes a row
-// plus its name): the strings that repeat (entry, dtype, shape,
-// requires_grad) are numbered, statistics keep their text only for ints and
-// strings, and rows live in fixed-size chunks so that growing the table
-// never copies it. A matched row is unpacked into a sideRow when needed.
+// The bench side is held in memory in a packed, pointer-free form so that
+// a multi-GB dump costs little more than its row names and the garbage
+// collector has nothing to scan in it: names, keys and texts live in byte
+// arenas addressed by offset, repeating strings (entry, dtype, shape,
+// requires_grad) are numbered, rows live in fixed-size chunks (growing the
+// table never copies it) and the key index is a map from a 64-bit key hash
+// to rows, checked against the stored key. A matched row is unpacked into
+// a sideRow when needed.
 
-const chunkBits = 16
+const (
+	chunkBits  = 16
+	arenaChunk = 4 << 20
+)
+
+// ref addresses bytes in the arena.
+type ref struct {
+	off uint64 // chunk<<32 | offset
+	n   uint32
+}
+
+type arena struct {
+	chunks [][]byte
+}
+
+func (a *arena) add(s string) ref {
+	if len(s) == 0 {
+		return ref{}
+	}
+	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(s) > cap(a.chunks[len(a.chunks)-1]) {
+		size := arenaChunk
+		if len(s) > size {
+			size = len(s)
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, size))
+	}
+	c := len(a.chunks) - 1
+	off := len(a.chunks[c])
+	a.chunks[c] = append(a.chunks[c], s...)
+	return ref{off: uint64(c)<<32 | uint64(off), n: uint32(len(s))}
+}
+
+func (a *arena) bytes(r ref) []byte {
+	if r.n == 0 {
+		return nil
+	}
+	c, off := r.off>>32, r.off&(1<<32-1)
+	return a.chunks[c][off : off+uint64(r.n)]
+}
+
+func (a *arena) str(r ref) string { return string(a.bytes(r)) }
 
 type packedValue struct {
 	f    float64
-	text int32 // index into benchSide.texts, -1 for none
+	text ref // ints and strings only
 	kind dump.ValueKind
 	b    bool
 }
 
 type benchRow struct {
-	name  string
-	key   string // "" when the key is the name
-	extra string // md5 (md5 mode) or data name (tensor mode)
+	name  ref
+	key   ref // n == 0 when the key is the name
+	extra ref // md5 (md5 mode) or data name (tensor mode)
 	stats [4]packedValue
 	entry int32
 	dtype int32
 	shape int32
 	grad  int32
 	none  bool
+	hasKy bool
 }
 
 // benchSide is the bench dump held in memory: its rows and an index from
@@ -37,17 +83,20 @@ type benchSide struct {
 	mode    Mode
 	chunks  [][]benchRow
 	n       int
-	strs    []string
+	ar      arena
+	strs    []string // numbered repeating strings
 	strIdx  map[string]int32
-	texts   []string
-	first   map[string]int32   // key -> first row
-	more    map[string][]int32 // key -> all rows, for keys held by several rows
+	entries []ref // entry names
+	seed    maphash.Seed
+	first   map[uint64]int32   // key hash -> first row
+	more    map[uint64][]int32 // key hash -> all rows, when several rows share the hash
 	matched []bool
-	one     [1]int32
+	buf     []int32
 }
 
 func newBenchSide(mode Mode) *benchSide {
-	return &benchSide{mode: mode, strIdx: map[string]int32{}, first: map[string]int32{}, more: map[string][]int32{}}
+	return &benchSide{mode: mode, strIdx: map[string]int32{}, seed: maphash.MakeSeed(),
+		first: map[uint64]int32{}, more: map[uint64][]int32{}}
 }
 
 func (b *benchSide) len() int { return b.n }
@@ -68,22 +117,21 @@ func (b *benchSide) str(s string) int32 {
 
 func (b *benchSide) add(r *sideRow, entry int32) {
 	it := &r.it
-	br := benchRow{name: it.Name, entry: entry, dtype: b.str(it.Dtype), shape: b.str(it.Shape),
+	br := benchRow{name: b.ar.add(it.Name), entry: entry, dtype: b.str(it.Dtype), shape: b.str(it.Shape),
 		grad: b.str(it.RequiresGrad), none: it.NoneItem}
 	if r.key != it.Name {
-		br.key = r.key
+		br.key, br.hasKy = b.ar.add(r.key), true
 	}
 	switch b.mode {
 	case MD5:
-		br.extra = it.MD5
+		br.extra = b.ar.add(it.MD5)
 	case Tensor:
-		br.extra = it.DataName
+		br.extra = b.ar.add(it.DataName)
 	}
 	for i, v := range it.Stats {
-		p := packedValue{f: v.Num, text: -1, kind: v.Kind, b: v.Bool}
+		p := packedValue{f: v.Num, kind: v.Kind, b: v.Bool}
 		if v.Kind == dump.String || (v.Kind == dump.Number && isIntLiteral(v.Text)) {
-			p.text = int32(len(b.texts))
-			b.texts = append(b.texts, v.Text)
+			p.text = b.ar.add(v.Text)
 		}
 		br.stats[i] = p
 	}
@@ -94,60 +142,70 @@ func (b *benchSide) add(r *sideRow, entry int32) {
 	*c = append(*c, br)
 	idx := int32(b.n)
 	b.n++
-	k := r.key
-	if f, ok := b.first[k]; ok {
-		if _, ok := b.more[k]; !ok {
-			b.more[k] = []int32{f}
+	h := maphash.String(b.seed, r.key)
+	if f, ok := b.first[h]; ok {
+		if _, ok := b.more[h]; !ok {
+			b.more[h] = []int32{f}
 		}
-		b.more[k] = append(b.more[k], idx)
+		b.more[h] = append(b.more[h], idx)
 	} else {
-		b.first[k] = idx
+		b.first[h] = idx
 	}
 }
 
 func (b *benchSide) at(i int32) *benchRow { return &b.chunks[i>>chunkBits][i&(1<<chunkBits-1)] }
 
-// lookup returns the rows of a compare key, in file order.
-func (b *benchSide) lookup(key string) []int32 {
-	if m, ok := b.more[key]; ok {
-		return m
+func (b *benchSide) keyBytes(i int32) []byte {
+	r := b.at(i)
+	if r.hasKy {
+		return b.ar.bytes(r.key)
 	}
-	if f, ok := b.first[key]; ok {
-		b.one[0] = f
-		return b.one[:]
+	return b.ar.bytes(r.name)
+}
+
+// lookup returns the rows of a compare key, in file order. The result is
+// valid until the next call.
+func (b *benchSide) lookup(key string) []int32 {
+	h := maphash.String(b.seed, key)
+	if m, ok := b.more[h]; ok {
+		b.buf = b.buf[:0]
+		for _, i := range m {
+			if string(b.keyBytes(i)) == key {
+				b.buf = append(b.buf, i)
+			}
+		}
+		return b.buf
+	}
+	if f, ok := b.first[h]; ok && string(b.keyBytes(f)) == key {
+		b.buf = append(b.buf[:0], f)
+		return b.buf
 	}
 	return nil
 }
 
 func (b *benchSide) dtype(i int32) string { return b.strs[b.at(i).dtype] }
 
-func (b *benchSide) key(i int32) string {
-	r := b.at(i)
-	if r.key != "" {
-		return r.key
-	}
-	return r.name
-}
+func (b *benchSide) key(i int32) string { return string(b.keyBytes(i)) }
 
 // row unpacks row i.
 func (b *benchSide) row(i int32) *sideRow {
 	r := b.at(i)
-	it := dump.Item{Name: r.name, Entry: b.strs[r.entry], Dtype: b.strs[r.dtype], Shape: b.strs[r.shape],
+	it := dump.Item{Name: b.ar.str(r.name), Entry: b.ar.str(b.entries[r.entry]), Dtype: b.strs[r.dtype], Shape: b.strs[r.shape],
 		RequiresGrad: b.strs[r.grad], NoneItem: r.none}
 	switch b.mode {
 	case MD5:
-		it.MD5 = r.extra
+		it.MD5 = b.ar.str(r.extra)
 	case Tensor:
-		it.DataName = r.extra
+		it.DataName = b.ar.str(r.extra)
 	}
 	for k, p := range r.stats {
-		v := dump.Value{Kind: p.kind, Num: p.f, Bool: p.b}
-		if p.text >= 0 {
-			v.Text = b.texts[p.text]
-		}
-		it.Stats[k] = v
+		it.Stats[k] = dump.Value{Kind: p.kind, Num: p.f, Bool: p.b, Text: b.ar.str(p.text)}
 	}
-	return &sideRow{it: it, key: b.key(i), order: int(i)}
+	key := it.Name
+	if r.hasKy {
+		key = b.ar.str(r.key)
+	}
+	return &sideRow{it: it, key: key, order: int(i)}
 }
 
 // collectBench reads the whole bench side.
@@ -157,8 +215,8 @@ func collectBench(src Source, cfg *Config, renumber bool) (*benchSide, error) {
 		if len(rs) == 0 {
 			return nil
 		}
-		entry := int32(len(b.strs))
-		b.strs = append(b.strs, e.Name)
+		entry := int32(len(b.entries))
+		b.entries = append(b.entries, b.ar.add(e.Name))
 		for i := range rs {
 			b.add(&rs[i], entry)
 		}
