@@ -357,7 +357,9 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 			l.score = math.Max(l.score, admit+0.4*(frac-0.6))
 			l.raw = math.Max(l.raw, l.score)
 			l.ok = true
-			l.reasons = append(slices.Clip(l.reasons), "children")
+			if !slices.Contains(l.reasons, "children") {
+				l.reasons = append(slices.Clip(l.reasons), "children")
+			}
 			al.locals[k] = l
 		}
 	}
@@ -440,7 +442,13 @@ func kids(n *printparse.Node) []*printparse.Node {
 }
 
 func canDissolve(x, top *printparse.Node) bool {
-	if len(kids(x)) == 0 || x.Repeat != nil {
+	k := kids(x)
+	if len(k) == 0 || x.Repeat != nil {
+		return false
+	}
+	// A list's members pair only with another list's members: looking
+	// through the list would let layer 10 pair with anything.
+	if len(k) > 1 && allNumeric(x) {
 		return false
 	}
 	return x.Depth()-top.Depth() < maxDissolveDepth
@@ -855,6 +863,9 @@ func (r *alignment) leftovers(al *aligner) {
 			continue
 		}
 		x, y := ua[i], ub[j]
+		if r.byA[x] != nil || r.byB[y] != nil || !r.sameRegion(x, y) {
+			continue // taken by an earlier leftover's subtree
+		}
 		l := al.local(x, y)
 		m := &match{a: x, b: y, score: l.raw, reasons: append(slices.Clip(l.reasons), "leftover"), leftover: true}
 		m.margin = w[i][j]
@@ -898,17 +909,53 @@ func (r *alignment) expandIdentical(al *aligner, a, b *printparse.Node) {
 	}
 }
 
-// sameRegion reports whether x (NPU) and y (bench) lie in one aligned
-// region: the partner of x's nearest aligned ancestor is an ancestor of y,
-// or the other way round.
+// sameRegion reports whether x (NPU) and y (bench), both without a
+// partner, are one level apart in an aligned region, so that a multi-level
+// key can pair them without breaking the pairs around them: the partner of
+// x's nearest aligned ancestor is y's nearest aligned ancestor or a child
+// or grandchild of it, and that ancestor's partner is an ancestor of x
+// (lm_head beside "model", output_layer inside the text decoder), or the
+// same the other way round. Neither may have aligned modules below it.
 func (r *alignment) sameRegion(x, y *printparse.Node) bool {
-	if ax := r.alignedAncestorA(x); ax != nil && isAncestor(ax.b, y) {
+	if r.hasAlignedBelow(x, true) || r.hasAlignedBelow(y, false) {
+		return false
+	}
+	ax, by := r.alignedAncestorA(x), r.alignedAncestorB(y)
+	if ax == nil || by == nil {
+		return false
+	}
+	near := func(n, top *printparse.Node) bool {
+		for i, p := 0, n; p != nil && i <= 2; i, p = i+1, p.Parent {
+			if p == top {
+				return true
+			}
+		}
+		return false
+	}
+	// x's region is at or below y's: y's region partner contains x.
+	if (by.a == ax.a || isAncestor(by.a, x)) && near(ax.b, by.b) {
 		return true
 	}
-	if by := r.alignedAncestorB(y); by != nil && isAncestor(by.a, x) {
-		return true
+	// y's region is at or below x's.
+	return (ax.b == by.b || isAncestor(ax.b, y)) && near(by.a, ax.a)
+}
+
+// hasAlignedBelow reports whether some descendant of n has a partner.
+func (r *alignment) hasAlignedBelow(n *printparse.Node, npuSide bool) bool {
+	found := false
+	for _, c := range kids(n) {
+		c.Walk(func(d *printparse.Node) bool {
+			if found {
+				return false
+			}
+			if npuSide && r.byA[d] != nil || !npuSide && r.byB[d] != nil {
+				found = true
+				return false
+			}
+			return true
+		})
 	}
-	return false
+	return found
 }
 
 func (r *alignment) alignedAncestorA(n *printparse.Node) *match {

@@ -54,6 +54,10 @@ type entry struct {
 	pair       *dpair
 	kind       string // "pair", "escape", "template"
 	comment    string
+	// implicit marks what an instance needs for a key another instance
+	// renames (a multi-level key reaching into it): never a line of its
+	// own, only a reason to escape.
+	implicit bool
 }
 
 func (e *entry) identity() bool { return e.key == e.value }
@@ -68,6 +72,17 @@ func classOf(n *printparse.Node) string {
 
 func generic(n *printparse.Node) bool {
 	return n.Parent != nil && (genericClasses[n.Class] || n.Class == "")
+}
+
+// partnerOf is n's partner; the other root for the root.
+func (v *view) partnerOf(n *printparse.Node) *printparse.Node {
+	if n.Parent == nil {
+		return v.kb.tree.Root
+	}
+	if p := v.byA[n]; p != nil {
+		return p.b
+	}
+	return nil
 }
 
 // anchorOf is the nearest aligned proper ancestor of p.a whose partner is
@@ -259,6 +274,34 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 	escaped := map[*entry]bool{}
 	for _, c := range classes {
 		insts := byClass[c]
+		// A key of one instance reaches into every instance that has that
+		// path: record what each of those needs there.
+		union := map[string]bool{}
+		for _, in := range insts {
+			for k, e := range in.want {
+				if !e.identity() {
+					union[k] = true
+				}
+			}
+		}
+		for _, in := range insts {
+			ip := v.partnerOf(in.node)
+			for k := range union {
+				if _, has := in.want[k]; has {
+					continue
+				}
+				n := in.node.Lookup(k)
+				if n == nil || v.byA[n] == nil || ip == nil {
+					continue
+				}
+				np := v.byA[n].b
+				if !isAncestor(ip, np) {
+					continue
+				}
+				in.want[k] = &entry{anchor: in.node, key: k, value: rel(np, ip), target: n, pair: v.byA[n],
+					kind: "pair", comment: pairComment(v.byA[n].m), implicit: true}
+			}
+		}
 		// Keys whose wanted value differs between instances.
 		values := map[string]map[string]bool{}
 		for _, in := range insts {
@@ -404,7 +447,7 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 						continue
 					}
 					ep := v.byA[esc]
-					ib := v.byA[in.node].b
+					ib := v.partnerOf(in.node)
 					ne := &entry{
 						anchor: esc, target: e.target, pair: e.pair, kind: "escape",
 						key:   joinPath(rel(in.node, esc), e.key),
@@ -428,7 +471,7 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 	}
 	var kept []*entry
 	for _, e := range entries {
-		if !escaped[e] {
+		if !escaped[e] && !e.implicit {
 			kept = append(kept, e)
 		}
 	}

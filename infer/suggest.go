@@ -214,6 +214,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		})
 	}
 	_ = total
+	r.Proven, r.ReverseProven = 1, 1 // nothing to prove
 	if matched > 0 {
 		r.Proven = float64(len(fd.proven)) / float64(matched)
 		r.ReverseProven = float64(len(rd.proven)) / float64(matched)
