@@ -169,6 +169,7 @@ func TestCorpusPrints(t *testing.T) {
 				}
 				checkWarnings(t, tree, cleanWarnings[name])
 				checkReproduces(t, data, tree)
+				checkExpandRoundTrip(t, tree)
 				return
 			}
 			if !isIrr {
@@ -188,6 +189,7 @@ func TestCorpusPrints(t *testing.T) {
 				t.Fatalf("want a lenient parse (%s), got %v", irr.why, perr)
 			}
 			checkWarnings(t, tree, irr.warnings)
+			checkExpandRoundTrip(t, tree)
 			var out bytes.Buffer
 			out.WriteString("# " + irr.why + "\n")
 			for _, w := range tree.Warnings {
@@ -251,6 +253,27 @@ func checkReproduces(t *testing.T, data []byte, tree *Tree) {
 	// non-dump text follows.
 	if n := start + len(got); n < len(src) && strings.HasPrefix(strings.TrimSpace(src[n]), "(") {
 		t.Errorf("line %d after the rendered dump looks like part of it: %q", n+1, src[n])
+	}
+}
+
+// checkExpandRoundTrip checks that the --expand rendering, where every
+// repeat member is printed with its own index, reads back to the same paths
+// and classes: expanding "(0-27): 28 x" named the members as PyTorch would
+// have printed them one by one.
+func checkExpandRoundTrip(t *testing.T, tree *Tree) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Render(&out, tree, RenderOptions{Expand: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseText(out.Bytes(), "expanded", Options{Index: -1})
+	if err != nil {
+		t.Fatalf("expanded rendering does not parse: %v", err)
+	}
+	a, b := outline(tree), outline(again)
+	a = regexp.MustCompile(` \*\d+-\d+`).ReplaceAllString(a, "")
+	if a != b {
+		t.Errorf("expanded rendering reads back differently:\n%s", firstDiff(a, b))
 	}
 }
 

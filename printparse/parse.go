@@ -1017,12 +1017,15 @@ func (p *dumpParser) custom(l line, n *Node, h childHeader) error {
 		if bal == 0 && strings.HasSuffix(t, ")") {
 			t = t[:len(t)-1]
 		}
+		if d := nl.indent - l.indent; d > 0 && !nl.marker { // keep the layout relative to the header
+			t = strings.Repeat(" ", d) + t
+		}
 		extra = append(extra, t)
 		if ch, ok := parseHeader(nl.text); ok {
 			inner = append(inner, ch.key)
 		}
 	}
-	n.Extra = extra
+	n.Extra, n.Custom = extra, true
 	for _, e := range extra {
 		n.Fields = append(n.Fields, splitFields(e)...)
 	}

@@ -67,6 +67,18 @@ func (r *renderer) repr(n *Node, ind, depth int) {
 	} else {
 		r.w.WriteString(n.Class)
 	}
+	if n.Custom && len(n.Children) == 0 {
+		r.w.WriteByte('(')
+		for i, e := range n.Extra {
+			if i > 0 {
+				r.w.WriteByte('\n')
+				r.indent(ind)
+			}
+			r.w.WriteString(e)
+		}
+		r.w.WriteByte(')')
+		return
+	}
 	if len(n.Children) == 0 && len(n.Elisions) == 0 && len(n.Extra) <= 1 {
 		r.w.WriteByte('(')
 		if len(n.Extra) == 1 {
@@ -131,8 +143,8 @@ func (t *Tree) String() string {
 }
 
 // WriteJSON writes the tree as indented JSON with every node field (name,
-// path, class, kind, line, extra, fields, dims, repeat, none, elided,
-// elisions, children), every repeat member listed, and the warnings. It
+// path, class, kind, line, extra, fields, dims, repeat, none, custom,
+// elided, elisions, children), every repeat member listed, and the warnings. It
 // streams: memory stays flat on trees of millions of nodes.
 func WriteJSON(w io.Writer, t *Tree) error {
 	j := &jsonWriter{w: bufio.NewWriterSize(w, 64<<10)}
@@ -348,6 +360,10 @@ func (j *jsonWriter) node(n *Node) {
 	}
 	if n.None {
 		j.key("none")
+		j.bool(true)
+	}
+	if n.Custom {
+		j.key("custom")
 		j.bool(true)
 	}
 	if n.IsElided() {

@@ -68,6 +68,12 @@ type Node struct {
 	// None marks a child registered as None, printed "(name): None". It is
 	// not a module: msprobe never names it. Its Class is "None".
 	None bool
+	// Custom marks a leaf whose repr is not nn.Module.__repr__'s and spans
+	// lines (module reprs nested in its arguments, as torchode's
+	// AutoDiffAdjoint prints). Extra holds its text lines, the first after
+	// "Class(", the others with their indentation relative to the node's
+	// line, the last without the closing ")".
+	Custom bool
 	// Elisions lists the lines an author put in place of omitted text
 	// ("...", "...omitted") inside this node's body, in printed order.
 	// A node with elisions, or a one-line "Class(...)", has an incomplete
