@@ -331,3 +331,19 @@ func TestSplitFields(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	tree, err := ParseText([]byte("M(\n  (a): A(\n    (0-1): 2 x B()\n  )\n)\n"), "in", Options{Index: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"": "M", "a": "A", "a.0": "B", "a.1": "B", "a.2": "", "a.": "", ".a": "", "b": "", "a.0.x": ""} {
+		got := ""
+		if n := tree.Lookup(path); n != nil {
+			got = n.Class
+		}
+		if got != want {
+			t.Errorf("Lookup(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -137,7 +137,16 @@ func (n *Node) Lookup(path string) *Node {
 		return n
 	}
 	cur := n
-	for _, seg := range strings.Split(path, ".") {
+	for path != "" {
+		seg := path
+		if k := strings.IndexByte(path, '.'); k >= 0 {
+			seg, path = path[:k], path[k+1:]
+			if path == "" { // trailing dot
+				return nil
+			}
+		} else {
+			path = ""
+		}
 		if cur = cur.Child(seg); cur == nil {
 			return nil
 		}
