@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/layermap/layermap/printparse"
 	"github.com/spf13/cobra"
@@ -22,8 +23,9 @@ before drafting a mapping.
 
 INPUT is either a text file holding PyTorch print(model) output (a log is
 fine: logger prefixes, "[rank0]: " tags, timestamps and other lines around
-the dump are skipped), or an msprobe dump folder: a rank/proc folder with
-dump.json and construct.json, or a step folder holding exactly one rank.
+the dump are skipped; "-" reads standard input), or an msprobe dump folder:
+a rank/proc folder with dump.json and construct.json, or a step folder
+holding exactly one rank.
 
 The output is print(model) form, repeat groups collapsed as PyTorch prints
 them ("(0-27): 28 x Qwen2DecoderLayer("), so for a clean dump it is the dump
@@ -43,6 +45,9 @@ stderr as "file:line: warning: ...".`,
   # the second of several dumps in one log
   layermap tree --index 1 train.log
 
+  # straight from a training log
+  grep -v WARNING train.log | layermap tree -
+
   # an msprobe dump folder, as JSON with every node field
   layermap tree --json testdata/demo/dumps/mindspeed-mm`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -58,7 +63,16 @@ stderr as "file:line: warning: ...".`,
 			if index < -1 {
 				return badInput(fmt.Errorf("--index must be a 0-based dump number, got %d", index))
 			}
-			t, err := printparse.Load(args[0], printparse.Options{Index: index})
+			var t *printparse.Tree
+			var err error
+			if args[0] == "-" {
+				var data []byte
+				if data, err = io.ReadAll(s.in); err == nil {
+					t, err = printparse.ParseText(data, "<stdin>", printparse.Options{Index: index})
+				}
+			} else {
+				t, err = printparse.Load(args[0], printparse.Options{Index: index})
+			}
 			if err != nil {
 				return badInput(err)
 			}

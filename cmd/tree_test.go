@@ -67,11 +67,16 @@ func TestTreeCommand(t *testing.T) {
 		{"bad-depth", []string{"tree", "--depth", "-1", "testdata/tree/small.txt"}, 2},
 		{"missing-file", []string{"tree", "testdata/tree/no-such-file.txt"}, 2},
 		{"no-args", []string{"tree"}, 2},
+		{"stdin", []string{"tree", "-"}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Execute(tc.args, strings.NewReader(""), &out, &errb)
+			stdin := ""
+			if tc.name == "stdin" {
+				stdin = "[rank0]: Net(\n[rank0]:   (fc): Linear(in_features=4, out_features=8, bias=True)\n"
+			}
+			code := Execute(tc.args, strings.NewReader(stdin), &out, &errb)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %s", code, tc.code, errb.String())
 			}
