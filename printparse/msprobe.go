@@ -98,14 +98,37 @@ func LoadDumpDir(path string) (*Tree, error) {
 		}
 		return nil, err
 	}
-	names, err := dump.EntryNames(dumpFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading module names: %w", err)
-	}
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
+	// One pass gives the names in order and the parameter shapes.
+	var names []string
+	params := map[string][]Param{}
+	_, err = dump.ScanFile(dumpFile, func(e *dump.Entry) error {
+		names = append(names, e.Name)
+		if p, _, ok := ModuleEntry(e.Name); ok && e.Direction == "forward" {
+			if _, seen := params[p]; !seen {
+				params[p] = entryParams(e)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// msprobe's compare would refuse this file; its names may still
+		// be readable.
+		var err2 error
+		if names, err2 = dump.EntryNames(dumpFile); err2 != nil {
+			return nil, fmt.Errorf("reading module names: %w", err2)
+		}
+		params = nil
+		t.Warnings = append(t.Warnings, Warning{Msg: "no parameter shapes: " + err.Error()})
+	}
 	for _, name := range names {
 		b.addEntry(name, dumpFile)
+	}
+	for p, ps := range params {
+		if n := b.index[p]; n != nil {
+			n.Params = ps
+		}
 	}
 	constructFile := filepath.Join(dir, "construct.json")
 	construct, err := dump.ReadConstruct(constructFile)
@@ -134,6 +157,40 @@ func LoadDumpDir(path string) (*Tree, error) {
 			Found: fmt.Sprintf("none among its %d entries", len(names))}
 	}
 	return t, nil
+}
+
+// entryParams reads the parameter rows of a module's forward entry.
+func entryParams(e *dump.Entry) []Param {
+	var out []Param
+	for i := range e.Items {
+		it := &e.Items[i]
+		if it.State != "parameters" {
+			continue
+		}
+		name := it.Name
+		if k := strings.LastIndex(name, ".parameters."); k >= 0 {
+			name = name[k+len(".parameters."):]
+		}
+		out = append(out, Param{Name: name, Shape: shapeInts(it.Shape)})
+	}
+	return out
+}
+
+// shapeInts reads msprobe's "[64, 3, 7, 7]" ("[]" for a 0-d tensor).
+func shapeInts(s string) []int {
+	s = strings.Trim(strings.TrimSpace(s), "[]()")
+	out := []int{}
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		x, ok := atoi(f)
+		if !ok {
+			return nil
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 func fileExists(p string) bool {

@@ -3,6 +3,7 @@ package printparse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,8 +304,74 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 	if _, err := LoadDumpDir(c); err == nil || !strings.Contains(err.Error(), "expected module entries") || !strings.Contains(err.Error(), "none among its 2 entries") {
 		t.Errorf("API-only dump: %v", err)
 	}
+	// A body msprobe's compare would refuse: the names still give a tree.
+	d := filepath.Join(root, "d")
+	write(d, "dump.json", `{"task": "statistics", "level": "L0", "framework": "pytorch", "dump_data_dir": null, "data": {"Module.fc.Linear.forward.0": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": "bad", "Max": 0, "Min": 0, "Mean": 0, "Norm": 0}], "input_kwargs": {}, "output": []}}}`)
+	write(d, "construct.json", `{"Module.fc.Linear.forward.0": null}`)
+	tree, err = LoadDumpDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Lookup("fc") == nil || len(tree.Warnings) != 1 || !strings.HasPrefix(tree.Warnings[0].Msg, "no parameter shapes: ") {
+		t.Errorf("fallback: %s %+v", outline(tree), tree.Warnings)
+	}
 	// A file inside the folder works like the folder.
 	if tr, err := Load(filepath.Join(b, "dump.json"), Options{Index: -1}); err != nil || tr.Lookup("enc.fc") == nil {
 		t.Errorf("dump.json path: %v", err)
+	}
+}
+
+func TestMsprobeParams(t *testing.T) {
+	tree, err := LoadDumpDir(filepath.Join(corpusDir(t), "msprobe/examples/quick_start/gpu_dump/step0/proc2016"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"conv1":                 "[64 3 7 7] []",
+		"fc":                    "[1000 2048] [1000]",
+		"layer1.0.downsample.0": "[256 64 1 1] []",
+		"layer4.2.bn3":          "[2048] [2048]",
+		"relu":                  "[] []",
+		"layer1.0.conv1":        "[64 64 1 1] []",
+		"layer1":                "[] []",
+		"layer2.0.downsample.1": "[512] [512]",
+		"layer3.5.conv2":        "[256 256 3 3] []",
+		"layer1.0.downsample":   "[] []",
+		"layer4.0.downsample.0": "[2048 1024 1 1] []",
+		"layer4.0.downsample.1": "[2048] [2048]",
+		"layer2.3.bn1":          "[128] [128]",
+		"maxpool":               "[] []",
+		"layer3.0.downsample.0": "[1024 512 1 1] []",
+		"layer2.0.conv2":        "[128 128 3 3] []",
+		"bn1":                   "[64] [64]",
+		"layer1.2.conv3":        "[256 64 1 1] []",
+		"layer4.1.conv1":        "[512 2048 1 1] []",
+		"layer4.2.conv3":        "[2048 512 1 1] []",
+		"layer3.0.bn2":          "[256] [256]",
+		"layer2.0.downsample":   "[] []",
+		"layer3.5":              "[] []",
+		"layer4":                "[] []",
+		"layer1.0":              "[] []",
+		"layer1.0.bn1":          "[64] [64]",
+		"layer1.0.bn2":          "[64] [64]",
+		"layer1.0.bn3":          "[256] [256]",
+		"layer1.0.conv2":        "[64 64 3 3] []",
+		"layer1.0.conv3":        "[256 64 1 1] []",
+		"layer1.0.downsample.1": "[256] [256]",
+	} {
+		n := tree.Lookup(path)
+		if n == nil {
+			t.Fatalf("%s missing", path)
+		}
+		w, b := n.ParamShape("weight"), n.ParamShape("bias")
+		if w == nil {
+			w = []int{}
+		}
+		if b == nil {
+			b = []int{}
+		}
+		if got := fmt.Sprint(w) + " " + fmt.Sprint(b); got != want {
+			t.Errorf("%s (%s): weight, bias %s, want %s", path, n.Class, got, want)
+		}
 	}
 }

@@ -144,8 +144,8 @@ func (t *Tree) String() string {
 
 // WriteJSON writes the tree as indented JSON with every node field (name,
 // path, class, kind, line, extra, fields, dims, repeat, none, custom,
-// elided, elisions, children), every repeat member listed, and the warnings. It
-// streams: memory stays flat on trees of millions of nodes.
+// params, elided, elisions, children), every repeat member listed, and the
+// warnings. It streams: memory stays flat on trees of millions of nodes.
 func WriteJSON(w io.Writer, t *Tree) error {
 	j := &jsonWriter{w: bufio.NewWriterSize(w, 64<<10)}
 	j.begin('{')
@@ -365,6 +365,25 @@ func (j *jsonWriter) node(n *Node) {
 	if n.Custom {
 		j.key("custom")
 		j.bool(true)
+	}
+	if len(n.Params) > 0 {
+		j.key("params")
+		j.begin('[')
+		for _, p := range n.Params {
+			j.elem()
+			j.begin('{')
+			j.key("name")
+			j.str(p.Name)
+			j.key("shape")
+			j.begin('[')
+			for _, x := range p.Shape {
+				j.elem()
+				j.int(x)
+			}
+			j.end(']')
+			j.end('}')
+		}
+		j.end(']')
 	}
 	if n.IsElided() {
 		j.key("elided")

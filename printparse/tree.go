@@ -74,11 +74,34 @@ type Node struct {
 	// "Class(", the others with their indentation relative to the node's
 	// line, the last without the closing ")".
 	Custom bool
+	// Params are the module's own parameters with their shapes, as an
+	// msprobe dump records them in the first forward call ("weight"
+	// [out, in] for a Linear). A dump holds one rank, so tensor-parallel
+	// layers show their shard. nil for print(model) trees, which print
+	// shapes only through Extra.
+	Params []Param
 	// Elisions lists the lines an author put in place of omitted text
 	// ("...", "...omitted") inside this node's body, in printed order.
 	// A node with elisions, or a one-line "Class(...)", has an incomplete
 	// subtree; see IsElided.
 	Elisions []Elision
+}
+
+// Param is one parameter of a module in an msprobe dump.
+type Param struct {
+	Name  string // "weight", "bias", ...
+	Shape []int
+}
+
+// ParamShape returns the shape of the parameter called name ("weight"),
+// or nil.
+func (n *Node) ParamShape(name string) []int {
+	for _, p := range n.Params {
+		if p.Name == name {
+			return p.Shape
+		}
+	}
+	return nil
 }
 
 // Elision is a "..." line that stands for lines left out of a dump.
