@@ -2,8 +2,6 @@ package mapping
 
 import (
 	"fmt"
-
-	"github.com/layermap/layermap/mapping/dump"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -98,42 +96,24 @@ func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
 // names (see DataMapping). msprobe's table compare with -dm of this mapping
 // is what layermap compare --mapping reproduces.
 func GenerateDataMapping(m *Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	api, err := GenerateAPIMapping(m, npuDir, benchDir)
-	if err != nil {
-		return nil, err
-	}
-	npuRows, err := dumpRows(npuDir)
+	npuIn, npuRows, err := readDump(npuDir, true)
 	if err != nil {
 		return nil, fmt.Errorf("npu dump: %w", err)
 	}
-	benchRows, err := dumpRows(benchDir)
+	benchIn, benchRows, err := readDump(benchDir, true)
 	if err != nil {
 		return nil, fmt.Errorf("bench dump: %w", err)
 	}
-	return DataMapping(api, npuRows, benchRows), nil
-}
-
-// dumpRows reads the row names of every entry of a dump folder.
-func dumpRows(path string) (RowsFunc, error) {
-	dir, err := dump.FindRankDir(path)
+	npu, err := trieFromInput(npuIn)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("npu dump: %w", err)
 	}
-	paths, err := dump.Locate(dir)
+	bench, err := trieFromInput(benchIn)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bench dump: %w", err)
 	}
-	rows := map[string][]string{}
-	_, err = dump.ScanFile(paths.DumpJSON, func(e *dump.Entry) error {
-		names := make([]string, len(e.Items))
-		for i := range e.Items {
-			names[i] = e.Items[i].Name
-		}
-		rows[e.Name] = names
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return func(entry string) []string { return rows[entry] }, nil
+	api := APIMapping(m, npu, bench)
+	return DataMapping(api,
+		func(e string) []string { return npuRows[e] },
+		func(e string) []string { return benchRows[e] }), nil
 }

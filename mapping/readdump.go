@@ -18,35 +18,66 @@ import (
 // get_stack_construct_by_dump_json_path does (a new-format stack.json
 // therefore gives no stack entries), and the framework.
 func ReadDumpInput(path string) (DumpInput, error) {
+	in, _, err := readDump(path, false)
+	return in, err
+}
+
+// readDump is ReadDumpInput; with rows it also returns the flattened row
+// names of every entry, read in the same pass over dump.json when the
+// file has no entries Scan leaves out.
+func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
+	fail := func(err error) (DumpInput, map[string][]string, error) { return DumpInput{}, nil, err }
 	dir, err := dump.FindRankDir(path)
 	if err != nil {
-		return DumpInput{}, err
+		return fail(err)
 	}
 	paths, err := dump.Locate(dir)
 	if err != nil {
-		return DumpInput{}, err
+		return fail(err)
 	}
 	in := DumpInput{Source: dir}
 	if paths.StackJSON == "" && paths.ConstructJSON == "" {
 		in.ConstructEmpty, in.StackEmpty = true, true
 	} else if paths.StackJSON == "" || paths.ConstructJSON == "" {
-		return DumpInput{}, fmt.Errorf("%s: stack.json or construct.json not found (msprobe refuses a folder with only one of them)", dir)
+		return fail(fmt.Errorf("%s: stack.json or construct.json not found (msprobe refuses a folder with only one of them)", dir))
 	}
-	if in.Names, in.Framework, err = readDumpNames(paths.DumpJSON); err != nil {
-		return DumpInput{}, err
+	var rowMap map[string][]string
+	if rows {
+		rowMap = map[string][]string{}
+		var names []string
+		h, err := dump.ScanFile(paths.DumpJSON, func(e *dump.Entry) error {
+			r := make([]string, len(e.Items))
+			for i := range e.Items {
+				r[i] = e.Items[i].Name
+			}
+			rowMap[e.Name] = r
+			names = append(names, e.Name)
+			return nil
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+			in.Names, in.Framework = names, h.Framework
+		}
+	}
+	if in.Names == nil {
+		if in.Names, in.Framework, err = readDumpNames(paths.DumpJSON); err != nil {
+			return fail(err)
+		}
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = dump.ReadConstruct(paths.ConstructJSON); err != nil {
-			return DumpInput{}, err
+		if in.Construct, err = readConstruct(paths.ConstructJSON); err != nil {
+			return fail(err)
 		}
 		in.ConstructEmpty = len(in.Construct) == 0
 	}
 	if paths.StackJSON != "" {
 		if in.Stack, in.StackEmpty, err = readStackRaw(paths.StackJSON); err != nil {
-			return DumpInput{}, err
+			return fail(err)
 		}
 	}
-	return in, nil
+	return in, rowMap, nil
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
@@ -58,6 +89,10 @@ func TrieFromDump(path string) (*Trie, error) {
 	if err != nil {
 		return nil, err
 	}
+	return trieFromInput(in)
+}
+
+func trieFromInput(in DumpInput) (*Trie, error) {
 	items, err := ItemsFromDump(in)
 	if err != nil {
 		return nil, err
@@ -73,18 +108,49 @@ func readDumpNames(path string) ([]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	h, err := dump.ReadHeader(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
-		return names, h.Framework, nil
+	if fw := peekFramework(path); fw == "pytorch" || fw == "mindspore" {
+		return names, fw, nil
 	}
 	fw, err := detectFramework(path)
 	if err != nil {
 		return nil, "", err
 	}
 	return names, fw, nil
+}
+
+// peekFramework returns the "framework" field when it comes before "data"
+// (as msprobe writes it), "" otherwise.
+func peekFramework(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReader(f))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch tok {
+		case "data":
+			return ""
+		case "framework":
+			var fw string
+			if dec.Decode(&fw) != nil {
+				return ""
+			}
+			return fw
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 func detectFramework(path string) (string, error) {
@@ -125,6 +191,58 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: expected a JSON object: %w", path, err)
 	}
 	return m, nil
+}
+
+// readConstruct loads construct.json: {entry: parent}, parent a string or
+// null, or [parent, micro_step] when megatron_micro_step_number is present
+// (load_construct_json). It decodes with encoding/json, which is linear in
+// the number of entries.
+func readConstruct(path string) (map[string]string, error) {
+	if data, err := os.ReadFile(path); err == nil {
+		var plain map[string]*string // the common case: every value a string or null
+		if json.Unmarshal(data, &plain) == nil {
+			out := make(map[string]string, len(plain))
+			for k, v := range plain {
+				if v != nil {
+					out[k] = *v
+				} else {
+					out[k] = ""
+				}
+			}
+			return out, nil
+		}
+	}
+	raw, err := readJSONObject(path)
+	if err != nil {
+		return nil, err
+	}
+	_, megatron := raw["megatron_micro_step_number"]
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		if megatron && k == "megatron_micro_step_number" {
+			continue
+		}
+		var s *string
+		if err := json.Unmarshal(v, &s); err == nil {
+			if s != nil {
+				out[k] = *s
+			} else {
+				out[k] = ""
+			}
+			continue
+		}
+		var l []*string
+		if megatron && json.Unmarshal(v, &l) == nil && len(l) == 2 {
+			if l[0] != nil {
+				out[k] = *l[0]
+			} else {
+				out[k] = ""
+			}
+			continue
+		}
+		return nil, fmt.Errorf("%s: entry %q: expected a parent name, null or [parent, micro_step], found %.60s", path, k, string(v))
+	}
+	return out, nil
 }
 
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain

@@ -148,7 +148,9 @@ func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*Rule)
 func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*Rule) {
 	path, fired := r.ConvertScope(npu, it.Scope())
 	idx := -1
-	if n := npu.Lookup(it.Scope()); n != nil {
+	if it.node != nil {
+		idx = it.ord // the item's position in its node, as msprobe computes it
+	} else if n := npu.Lookup(it.Scope()); n != nil {
 		for i, x := range n.Items[it.State] {
 			if x == it {
 				idx = i

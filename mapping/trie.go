@@ -32,6 +32,8 @@ type Item struct {
 	Node *printparse.Node
 
 	scope []string // cached Scope, set when the item is inserted
+	ord   int      // position among the same-state items of its node
+	node  *TrieNode
 }
 
 // Scope returns the trie path of the item: FullScope without its first
@@ -137,6 +139,7 @@ func (t *Trie) add(n *TrieNode, it *Item) {
 	if n.Items == nil {
 		n.Items = map[string][]*Item{}
 	}
+	it.ord, it.node = len(n.Items[it.State]), n
 	n.Items[it.State] = append(n.Items[it.State], it)
 	n.Type = it.Type
 	n.Typed = true

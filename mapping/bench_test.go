@@ -1,0 +1,75 @@
+package mapping
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/mapping/dump/dumpgen"
+)
+
+// genDump writes a dumpgen dump.json of about size bytes into dir with a
+// construct.json that nests every API under the last module forward before
+// it, and a new-format stack.json (no stack entries, as current dumps).
+func genDump(b *testing.B, dir string, size int64, perturb float64) {
+	b.Helper()
+	f, err := os.Create(filepath.Join(dir, "dump.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	if _, err := dumpgen.Write(w, dumpgen.Options{Seed: 1, TargetBytes: size, Hidden: 64, Perturb: perturb}); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	names, err := dump.EntryNames(filepath.Join(dir, "dump.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	construct := map[string]string{}
+	parent := ""
+	for _, n := range names {
+		construct[n] = parent
+		if strings.HasPrefix(n, "Module.") && strings.Contains(n, ".forward.") {
+			parent = n
+		}
+	}
+	data, _ := json.Marshal(construct)
+	if err := os.WriteFile(filepath.Join(dir, "construct.json"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stack.json"), []byte(`{"0": [[], []]}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkGenerateDataMapping: api + data mapping of a pair of ~64 MB
+// dumps (what compare --mapping does before comparing).
+func BenchmarkGenerateDataMapping(b *testing.B) {
+	npu, bench := b.TempDir(), b.TempDir()
+	genDump(b, npu, 64<<20, 0)
+	genDump(b, bench, 64<<20, 0.01)
+	st, _ := os.Stat(filepath.Join(npu, "dump.json"))
+	b.SetBytes(2 * st.Size())
+	m, _, err := Parse([]byte("TopLayer: {}\n"), "b.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		dm, err := GenerateDataMapping(m, npu, bench)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(dm) == 0 {
+			b.Fatal("empty data mapping")
+		}
+	}
+}
