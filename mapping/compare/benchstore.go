@@ -20,42 +20,52 @@ const (
 	arenaChunk = 4 << 20
 )
 
-// ref addresses bytes in the arena.
-type ref struct {
-	off uint64 // chunk<<32 | offset
-	n   uint32
-}
+// ref addresses bytes in the arena: chunk<<48 | offset<<24 | length; 0 is
+// the empty string.
+type ref uint64
+
+const refMax = 1<<24 - 1
 
 type arena struct {
 	chunks [][]byte
+	big    []string // strings of 16 MiB or more (never seen in dumps)
 }
 
 func (a *arena) add(s string) ref {
 	if len(s) == 0 {
-		return ref{}
+		return 0
 	}
-	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(s) > cap(a.chunks[len(a.chunks)-1]) {
-		size := arenaChunk
-		if len(s) > size {
-			size = len(s)
-		}
-		a.chunks = append(a.chunks, make([]byte, 0, size))
+	if len(s) > refMax {
+		a.big = append(a.big, s)
+		return ref(0xffff)<<48 | ref(len(a.big)-1)<<24 | refMax
 	}
-	c := len(a.chunks) - 1
-	off := len(a.chunks[c])
-	a.chunks[c] = append(a.chunks[c], s...)
-	return ref{off: uint64(c)<<32 | uint64(off), n: uint32(len(s))}
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+len(s) > cap(a.chunks[last]) {
+		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		last++
+	}
+	off := len(a.chunks[last])
+	a.chunks[last] = append(a.chunks[last], s...)
+	return ref(last)<<48 | ref(off)<<24 | ref(len(s))
 }
 
 func (a *arena) bytes(r ref) []byte {
-	if r.n == 0 {
+	if r == 0 {
 		return nil
 	}
-	c, off := r.off>>32, r.off&(1<<32-1)
-	return a.chunks[c][off : off+uint64(r.n)]
+	c, off, n := r>>48, (r>>24)&refMax, r&refMax
+	if c == 0xffff {
+		return []byte(a.big[off])
+	}
+	return a.chunks[c][off : off+n]
 }
 
-func (a *arena) str(r ref) string { return string(a.bytes(r)) }
+func (a *arena) str(r ref) string {
+	if r == 0 {
+		return ""
+	}
+	return string(a.bytes(r))
+}
 
 type packedValue struct {
 	f    float64
@@ -74,7 +84,6 @@ type benchRow struct {
 	shape int32
 	grad  int32
 	none  bool
-	hasKy bool
 }
 
 // benchSide is the bench dump held in memory: its rows and an index from
@@ -120,7 +129,7 @@ func (b *benchSide) add(r *sideRow, entry int32) {
 	br := benchRow{name: b.ar.add(it.Name), entry: entry, dtype: b.str(it.Dtype), shape: b.str(it.Shape),
 		grad: b.str(it.RequiresGrad), none: it.NoneItem}
 	if r.key != it.Name {
-		br.key, br.hasKy = b.ar.add(r.key), true
+		br.key = b.ar.add(r.key)
 	}
 	switch b.mode {
 	case MD5:
@@ -157,7 +166,7 @@ func (b *benchSide) at(i int32) *benchRow { return &b.chunks[i>>chunkBits][i&(1<
 
 func (b *benchSide) keyBytes(i int32) []byte {
 	r := b.at(i)
-	if r.hasKy {
+	if r.key != 0 {
 		return b.ar.bytes(r.key)
 	}
 	return b.ar.bytes(r.name)
@@ -202,7 +211,7 @@ func (b *benchSide) row(i int32) *sideRow {
 		it.Stats[k] = dump.Value{Kind: p.kind, Num: p.f, Bool: p.b, Text: b.ar.str(p.text)}
 	}
 	key := it.Name
-	if r.hasKy {
+	if r.key != 0 {
 		key = b.ar.str(r.key)
 	}
 	return &sideRow{it: it, key: key, order: int(i)}

@@ -178,6 +178,26 @@ const (
 )
 
 func classify(c cell) valClass {
+	switch c.k {
+	case cInt:
+		return vNum
+	case cFloat:
+		switch {
+		case math.IsInf(c.f, 1):
+			return vInf
+		case math.IsInf(c.f, -1):
+			return vNegInf
+		case math.IsNaN(c.f):
+			return vNaN
+		}
+		return vNum
+	case cNaN:
+		return vNaN
+	case cNA:
+		return vNA
+	case cNone, cBool:
+		return vOther // "None", "True", "False"
+	}
 	s := c.str()
 	ls := strings.ToLower(s)
 	switch {

@@ -38,7 +38,14 @@ func OutputName(debug bool, suffix string, t time.Time, xlsx bool) string {
 // csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
 // holding the delimiter, a quote or a line break.
 func appendCSVField(b []byte, s string) []byte {
-	if !strings.ContainsAny(s, ",\"\n\r") {
+	quote := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+			quote = true
+			break
+		}
+	}
+	if !quote {
 		return append(b, s...)
 	}
 	b = append(b, '"')

@@ -283,3 +283,38 @@ func TestNoBenchDowncast(t *testing.T) {
 		t.Errorf("NPU max %q, want 24.0", got)
 	}
 }
+
+// TestBenchStore: rows come back from the packed store as they went in,
+// duplicate keys keep file order, unknown keys find nothing.
+func TestBenchStore(t *testing.T) {
+	b := newBenchSide(MD5)
+	e := tensorEntry("Functional.relu.3.backward", ".input.0", ".output.0")
+	e.Items[0].MD5 = "deadbeef"
+	e.Items[0].Stats[2] = dump.Value{Kind: dump.String, Text: "npu:0"}
+	e.Items[1].Stats[0] = dump.Value{Kind: dump.Number, Num: 24, Text: "24"}
+	rows := []sideRow{{it: e.Items[0], key: "Functional.relu.0.backward.input.0"}, {it: e.Items[1], key: e.Items[1].Name},
+		{it: e.Items[1], key: e.Items[1].Name}}
+	for i := range rows {
+		b.add(&rows[i], 0)
+	}
+	b.entries = append(b.entries, b.ar.add(e.Name))
+	if got := b.lookup("Functional.relu.0.backward.input.0"); len(got) != 1 || got[0] != 0 {
+		t.Errorf("lookup renumbered key: %v", got)
+	}
+	if got := b.lookup(e.Items[1].Name); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("lookup duplicate key: %v", got)
+	}
+	if got := b.lookup("nothing"); len(got) != 0 {
+		t.Errorf("lookup unknown key: %v", got)
+	}
+	r := b.row(0)
+	want := e.Items[0]
+	want.Stats[0].Text, want.Stats[1].Text, want.Stats[3].Text = "", "", "" // floats keep no text
+	if r.it.Name != want.Name || r.it.MD5 != "deadbeef" || r.it.Stats != want.Stats || r.it.Dtype != want.Dtype ||
+		r.it.Entry != e.Name || r.key != "Functional.relu.0.backward.input.0" {
+		t.Errorf("row 0 = %+v", r)
+	}
+	if r := b.row(1); r.it.Stats[0].Text != "24" || r.key != e.Items[1].Name {
+		t.Errorf("row 1 = %+v", r)
+	}
+}
