@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -64,10 +66,17 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // when its base name is debug.json, entries are parsed as msprobe parses a
 // debug.json (names used as-is, no body check).
 //
-// Memory use is bounded by the largest entry, not by the file: each entry
-// body is decoded into a reused tree, flattened, and released. A non-nil
-// error from fn stops the scan and is returned as is.
+// Memory use is bounded by the largest entries, not by the file: each
+// entry body is decoded into a reused tree, flattened, and released. When
+// more than one CPU is available, decoding runs one goroutine ahead of
+// flattening (a few entries in flight); fn is always called from the
+// calling goroutine, in file order. A non-nil error from fn stops the scan
+// and is returned as is. On any error the returned Header is zero.
 func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
+	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1)
+}
+
+func scan(r io.Reader, source string, fn func(*Entry) error, pipelined bool) (Header, error) {
 	s := &scanner{
 		lx:     newLexer(r, source),
 		debug:  filepath.Base(source) == DebugJSONName,
@@ -76,25 +85,169 @@ func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 		fwd:    make(map[string]int),
 		bwd:    make(map[string]int),
 	}
-	s.t = &tree{}
-	s.p = parser{lx: s.lx, t: s.t}
+	if pipelined {
+		return s.runPipelined()
+	}
+	t := &tree{}
+	p := parser{lx: s.lx, t: t}
 	var h Header
 	err := readTop(s.lx, &h, func() error {
 		return forEachDataKey(s.lx, func(name []byte, line int) error {
+			t.reset()
+			j, err := s.decode(&p, name, line)
+			if err != nil {
+				return err
+			}
 			h.Entries++
-			return s.entry(&h, name, line)
+			return s.process(&h, &j)
 		})
 	})
 	if err != nil {
-		return h, err
+		return Header{}, err
 	}
 	return h, nil
 }
 
+// job is one decoded entry on its way from the decoder to the flattener.
+type job struct {
+	t    *tree
+	body int32
+	name string
+	line int
+}
+
+// decode checks an entry name and parses its body into p's tree, after
+// what the tree already holds.
+func (s *scanner) decode(p *parser, rawName []byte, line int) (job, error) {
+	name := string(rawName)
+	if formulaStart(name) {
+		return job{}, &Error{File: s.lx.source, Line: line,
+			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
+	}
+	body, err := p.value(0, "an entry body")
+	if err != nil {
+		return job{}, err
+	}
+	return job{t: p.t, body: body, name: name, line: line}, nil
+}
+
+// batch is a run of decoded entries sharing one tree; err, when set, is
+// the decoding error that follows them.
+type batch struct {
+	t    *tree
+	jobs []job
+	err  error
+}
+
+// Batches hand entries from the decoder to the flattener in groups, so
+// that goroutine hand-offs are rare; a batch is cut at batchEntries
+// entries or batchBytes of tree arena, and pipelineDepth batches may be in
+// flight, so memory stays bounded.
+const (
+	batchEntries  = 64
+	batchBytes    = 256 << 10
+	pipelineDepth = 3
+)
+
+// runPipelined decodes in a second goroutine and flattens in this one.
+func (s *scanner) runPipelined() (Header, error) {
+	free := make(chan *tree, pipelineDepth+1)
+	for k := 0; k < pipelineDepth+1; k++ {
+		free <- &tree{}
+	}
+	batches := make(chan batch, pipelineDepth)
+	done := make(chan struct{})
+	var hd Header // filled by the decoder: the header keys
+	finished := make(chan error, 1)
+	go func() {
+		var cur batch
+		p := parser{lx: s.lx}
+		take := func() bool {
+			select {
+			case t := <-free:
+				t.reset()
+				cur = batch{t: t, jobs: cur.jobs[:0:0]}
+				p.t = t
+				return true
+			case <-done:
+				return false
+			}
+		}
+		send := func() bool {
+			select {
+			case batches <- cur:
+				cur = batch{}
+				return true
+			case <-done:
+				return false
+			}
+		}
+		var err error
+		if !take() {
+			err = errStop
+		} else {
+			err = readTop(s.lx, &hd, func() error {
+				return forEachDataKey(s.lx, func(name []byte, line int) error {
+					j, err := s.decode(&p, name, line)
+					if err != nil {
+						return err
+					}
+					cur.jobs = append(cur.jobs, j)
+					if len(cur.jobs) >= batchEntries || len(cur.t.arena) >= batchBytes {
+						if !send() || !take() {
+							return errStop
+						}
+					}
+					return nil
+				})
+			})
+			if err != errStop {
+				cur.err = err
+				send()
+			}
+		}
+		close(batches)
+		finished <- err
+	}()
+
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			close(done)
+		}
+	}
+	defer stop() // also when fn panics: the decoder must not block forever
+	var h Header // filled by the flattener: Entries, Skipped, MD5
+	var ferr error
+loop:
+	for b := range batches {
+		for k := range b.jobs {
+			h.Entries++
+			if ferr = s.process(&h, &b.jobs[k]); ferr != nil {
+				break loop
+			}
+		}
+		if b.err != nil {
+			ferr = b.err
+			break
+		}
+		free <- b.t
+	}
+	stop()
+	for range batches {
+	}
+	<-finished
+	if ferr != nil {
+		return Header{}, ferr
+	}
+	hd.Entries, hd.Skipped, hd.MD5 = h.Entries, h.Skipped, h.MD5
+	return hd, nil
+}
+
 type scanner struct {
 	lx     *lexer
-	t      *tree
-	p      parser
+	t      *tree // tree of the entry being flattened
 	debug  bool
 	fn     func(*Entry) error
 	index  int
@@ -124,19 +277,11 @@ func (s *scanner) errAt(line int32, format string, args ...any) error {
 	return &Error{File: s.lx.source, Line: int(line), Msg: fmt.Sprintf(format, args...)}
 }
 
-// entry parses and flattens one entry; the lexer is at its body.
-func (s *scanner) entry(h *Header, rawName []byte, line int) error {
-	name := string(rawName)
-	if formulaStart(name) {
-		return &Error{File: s.lx.source, Line: line,
-			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
-	}
-	s.t.reset()
-	body, err := s.p.value(0, "an entry body")
-	if err != nil {
-		return err
-	}
-	t := s.t
+// process flattens one decoded entry and passes it to fn.
+func (s *scanner) process(h *Header, j *job) error {
+	s.t = j.t
+	t, body, name, line := j.t, j.body, j.name, j.line
+	var err error
 	if !s.debug && t.nodes[body].kind != kObject {
 		return s.errAt(t.nodes[body].line, "entry %q: expected an object as the entry body, found %s", name, kindName(t.nodes[body].kind))
 	}
@@ -159,17 +304,17 @@ func (s *scanner) entry(h *Header, rawName []byte, line int) error {
 	s.items = s.items[:0]
 	s.sb = s.sb[:0]
 	s.path = append(s.path[:0], name...)
-	lastDot := bytes.LastIndexByte(rawName, '.')
+	lastDot := strings.LastIndexByte(name, '.')
 	last := name[lastDot+1:]
 	secondLast := ""
 	if lastDot >= 0 {
-		if d := bytes.LastIndexByte(rawName[:lastDot], '.'); d >= 0 {
+		if d := strings.LastIndexByte(name[:lastDot], '.'); d >= 0 {
 			secondLast = name[d+1 : lastDot]
 		} else {
 			secondLast = name[:lastDot]
 		}
 	}
-	entryPG := hasPGSegment(rawName)
+	entryPG := hasPGSegment(name)
 	switch {
 	case last == StateDebug:
 		err = s.parse(body, StateDebug, 0, entryPG)
@@ -270,20 +415,29 @@ func lastIndex(name string, end int) int {
 }
 
 // hasPGSegment reports whether "parameters_grad" is one of the dot-parts of b.
-func hasPGSegment(b []byte) bool {
+func hasPGSegment[T string | []byte](b T) bool {
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '.')
+		i := indexDot(b)
 		seg := b
 		if i >= 0 {
 			seg, b = b[:i], b[i+1:]
 		} else {
-			b = nil
+			b = b[len(b):]
 		}
 		if string(seg) == StateParametersGrad {
 			return true
 		}
 	}
 	return false
+}
+
+func indexDot[T string | []byte](b T) int {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '.' {
+			return i
+		}
+	}
+	return -1
 }
 
 // parse is msprobe's op_item_parse of node i named s.path. pg tells
