@@ -49,6 +49,8 @@ func TestCompareCommand(t *testing.T) {
 	badJSON := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(badJSON, []byte("{\n \"npu_path\": 1,\n"), 0o644)
 	md5 := filepath.Join(g, "synth_md5")
+	broken := filepath.Join(t.TempDir(), "dump.json")
+	os.WriteFile(broken, []byte("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"data\": {\n  \"Functional.relu.0.forward\": {\n   \"input_args\": [1,\n"), 0o644)
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -68,6 +70,8 @@ func TestCompareCommand(t *testing.T) {
 			code: 1, files: []string{"compare_result_"}, stdout: []string{"md5 mode"}},
 		{name: "missing", args: []string{"-tp", "/nonexistent/dump.json", "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
 			stderr: "/nonexistent/dump.json"},
+		{name: "malformed dump", args: []string{"-tp", broken, "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
+			stderr: "dump.json:"},
 		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
 		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
