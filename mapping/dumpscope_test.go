@@ -311,3 +311,31 @@ func TestSyntheticDocExample(t *testing.T) {
 	}
 	checkMap(t, apiMappingOf(t, y, npu, bench), want)
 }
+
+// FuzzDumpScope feeds arbitrary entry names, parents and stack frames to
+// msprobe's dump-name parser and the trie: it must return an error or items
+// whose scope the trie and the resolver accept, never panic.
+func FuzzDumpScope(f *testing.F) {
+	f.Add("Module.0.module.Float16Module.forward.0", "", "File /x/site-packages/torch/a.py, line 1, in f, \n y")
+	f.Add("Tensor.__add__.0.forward", "Module.a.b.C.forward.0", "File /p/site-packages/mindspore/tensor.py, line 4, in __getitem__, \n x")
+	f.Add("Module.enc.fc2.Linear.parameters_grad.0", "", "")
+	f.Add("Cell.net.encoder.layers.4.ParallelTransformerLayer.backward.0", "Cell.net.encoder.ParallelTransformer.forward.0", "Template")
+	f.Add("a.b", "x.y", "File")
+	f.Fuzz(func(t *testing.T, name, parent, frame string) {
+		in := DumpInput{Source: "fuzz", Framework: "pytorch", Construct: map[string]string{name: parent, "Tensor.add.0.forward": name},
+			Names: []string{name, "Tensor.add.0.forward", "Module.x.ParallelTransformer.forward.0"},
+			Stack: map[string]StackEntry{name: {Frames: []string{"Template", frame, frame}, Valid: true}}}
+		items, err := ItemsFromDump(in)
+		if err != nil {
+			return
+		}
+		tr := TrieFromItems("fuzz", items)
+		r := NewResolver(nil)
+		for _, it := range items {
+			if b, _ := r.Resolve(tr, tr, it); b == nil {
+				// against itself with no rules every item finds itself
+				t.Fatalf("%q (scope %q) does not resolve onto itself", it.Name, it.FullScope)
+			}
+		}
+	})
+}
