@@ -48,6 +48,20 @@ func BenchmarkScan(b *testing.B) {
 	b.ReportMetric(float64(rows), "rows/op")
 }
 
+// BenchmarkScanSequential is BenchmarkScan with decoding and flattening
+// on one goroutine.
+func BenchmarkScanSequential(b *testing.B) {
+	data := benchDump(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := dump.ScanSequential(bytes.NewReader(data), "dump.json", func(*dump.Entry) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkEntryNames measures the skipping path.
 func BenchmarkEntryNames(b *testing.B) {
 	data := benchDump(b)
