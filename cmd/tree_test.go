@@ -62,6 +62,7 @@ func TestTreeCommand(t *testing.T) {
 		{"corrupted-error", []string{"tree", c + "/prints/wrapped/qwen2_5_7b-peft-lora-ms-swift-log-CORRUPTED-missing-lines-diff-marker__swift-sft-notes-anon.txt"}, 2},
 		{"msprobe-folder", []string{"tree", c + "/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench"}, 0},
 		{"json", []string{"tree", "--json", "testdata/tree/small.txt"}, 0},
+		{"json-msprobe-params", []string{"tree", "--json", c + "/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu"}, 0},
 		{"two-dumps-needs-index", []string{"tree", "testdata/tree/two-dumps.log"}, 2},
 		{"two-dumps-index1", []string{"tree", "--index", "1", "testdata/tree/two-dumps.log"}, 0},
 		{"bad-depth", []string{"tree", "--depth", "-1", "testdata/tree/small.txt"}, 2},

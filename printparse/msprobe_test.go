@@ -308,7 +308,7 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 	d := filepath.Join(root, "d")
 	write(d, "dump.json", `{"task": "statistics", "level": "L0", "framework": "pytorch", "dump_data_dir": null, "data": {"Module.fc.Linear.forward.0": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": "bad", "Max": 0, "Min": 0, "Mean": 0, "Norm": 0}], "input_kwargs": {}, "output": []}}}`)
 	write(d, "construct.json", `{"Module.fc.Linear.forward.0": null}`)
-	tree, err = LoadDumpDir(d)
+	tree, err = LoadDumpDirWith(d, DumpOptions{Params: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,9 +322,20 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 }
 
 func TestMsprobeParams(t *testing.T) {
-	tree, err := LoadDumpDir(filepath.Join(corpusDir(t), "msprobe/examples/quick_start/gpu_dump/step0/proc2016"))
+	dir := filepath.Join(corpusDir(t), "msprobe/examples/quick_start/gpu_dump/step0/proc2016")
+	plain, err := LoadDumpDir(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	tree, err := LoadDumpDirWith(dir, DumpOptions{Params: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Lookup("conv1").Params != nil {
+		t.Errorf("LoadDumpDir must not read parameters")
+	}
+	if render(t, plain, RenderOptions{}) != render(t, tree, RenderOptions{}) {
+		t.Errorf("reading parameters changed the tree")
 	}
 	for path, want := range map[string]string{
 		"conv1":                 "[64 3 7 7] []",

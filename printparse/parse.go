@@ -18,6 +18,9 @@ type Options struct {
 	// groups included), so that a corrupt "(0-99999999): 100000000 x"
 	// fails instead of exhausting memory. 0 means DefaultMaxNodes.
 	MaxNodes int
+	// DumpParams makes Load read parameter shapes from an msprobe dump
+	// folder (DumpOptions.Params); print(model) text ignores it.
+	DumpParams bool
 }
 
 // DefaultMaxNodes is the node cap when Options.MaxNodes is 0: about 25
