@@ -58,6 +58,8 @@ type entry struct {
 	// renames (a multi-level key reaching into it): never a line of its
 	// own, only a reason to escape.
 	implicit bool
+	// force writes an identity line (see emit).
+	force bool
 }
 
 func (e *entry) identity() bool { return e.key == e.value }
@@ -179,6 +181,28 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	d.entries = entries
 	d.m = build(v, entries, header)
 	d.prove(v)
+	// A pair that needs no rename can still be carried off by a rule of
+	// the same class whose key is a prefix of its path (mlp: mlp.experts
+	// takes mlp.router along): write its identity line, longer keys win.
+	for round := 0; round < 3 && len(d.failures) > 0; round++ {
+		byTarget := map[*printparse.Node]*entry{}
+		for _, e := range entries {
+			byTarget[e.target] = e
+		}
+		changed := false
+		for _, p := range d.failures {
+			if e := byTarget[v.ka.tree.Lookup(p)]; e != nil && e.identity() && !e.force {
+				e.force = true
+				e.comment = "identity written out: a shorter key of this class would rename it; " + e.comment
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+		d.m = build(v, entries, header)
+		d.prove(v)
+	}
 	for i := range d.conflicts {
 		c := &d.conflicts[i]
 		c.Proven = len(c.Unresolved) == 0
@@ -226,6 +250,14 @@ func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry 
 				ib = v.byA[inst].b
 			}
 			if rel(e.pair.b, ib) != al.Value || !isAncestor(inst, x) {
+				continue
+			}
+			if e.kind == "escape" {
+				// An escape keeps its form (the class rule serves other
+				// instances); say when the template agrees.
+				if e.anchor == inst && e.key == al.Key && !strings.HasPrefix(e.comment, "template ") {
+					e.comment = "template " + tm.Template.Name + "; " + e.comment
+				}
 				continue
 			}
 			e.anchor, e.key, e.value = inst, al.Key, al.Value
@@ -615,7 +647,7 @@ func build(v *view, entries []*entry, header string) *mapping.Mapping {
 	firstClass := map[string]int{}
 	var lines []line
 	for _, e := range entries {
-		if e.identity() && e.kind != "escape" {
+		if e.identity() && e.kind != "escape" && !e.force {
 			continue
 		}
 		c := classOf(e.anchor)
@@ -649,6 +681,7 @@ func build(v *view, entries []*entry, header string) *mapping.Mapping {
 // and records which aligned pairs it reproduces; pairs it cannot go to the
 // sidecar.
 func (d *draft) prove(v *view) {
+	d.proven, d.failures, d.sidecar, d.unintended = map[*printparse.Node]bool{}, nil, nil, nil
 	res := mapping.NewResolver(d.m).ResolveTree(v.ka.tree, v.kb.tree)
 	got := map[*printparse.Node]*printparse.Node{}
 	for _, np := range res {
