@@ -85,8 +85,10 @@ func ModuleEntry(name string) (path, class string, ok bool) {
 // parameters_grad; Cell. for MindSpore) and in construct.json; each node's
 // class comes from its entry names, and children are in order of first
 // appearance in dump.json (construct.json-only modules follow, sorted).
-// Modules no entry names (the root, FSDP wrappers msprobe skips) get an
-// empty Class. Root is synthetic.
+// Modules that no entry names (the model itself, FSDP wrappers msprobe
+// skips) get an empty Class. Root is synthetic. Consecutive ModuleList
+// children of identical structure share a Repeat, as PyTorch would print
+// them. Params stay nil (see LoadDumpDirWith).
 func LoadDumpDir(path string) (*Tree, error) { return LoadDumpDirWith(path, DumpOptions{}) }
 
 // DumpOptions selects what LoadDumpDirWith reads besides the module names.
