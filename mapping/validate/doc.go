@@ -19,6 +19,7 @@
 //	LM107  suspicious-pair  warning   resolved partners whose kinds (Linear, Norm, ...) or printed sizes disagree
 //	LM108  conflict         info      a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor
 //	LM109  conflict         warning   a rule whose child path exists under only some instances of its class
+//	LM110  missing-rule     info      an NPU module without partner whose parent's partner has unclaimed children of its kind
 //
 // Coverage counts the NPU modules msprobe would dump (mapping.HasDumpEntry:
 // not the root, not containers without forward such as ModuleList in print

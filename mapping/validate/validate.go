@@ -22,6 +22,7 @@ const (
 	CodeSuspicious       = "LM107"
 	CodeConflictResolved = "LM108"
 	CodePartialKey       = "LM109"
+	CodeMissingRule      = "LM110"
 )
 
 // Check names, in report order.
@@ -33,9 +34,10 @@ const (
 	CheckConflict   = "conflict"
 	CheckCoverage   = "coverage"
 	CheckSuspicious = "suspicious-pair"
+	CheckMissing    = "missing-rule"
 )
 
-var checkOrder = []string{CheckLoad, CheckDeadRule, CheckBadTarget, CheckShadowed, CheckConflict, CheckSuspicious, CheckCoverage}
+var checkOrder = []string{CheckLoad, CheckDeadRule, CheckBadTarget, CheckShadowed, CheckConflict, CheckSuspicious, CheckMissing, CheckCoverage}
 
 // Finding is one problem, with a stable code and the position it concerns
 // (in the mapping file, or in the NPU structure file for suspicious pairs
@@ -150,6 +152,7 @@ func Check(m *mapping.Mapping, diags []mapping.Diagnostic, npu, bench *printpars
 	}
 	rep.Findings = append(rep.Findings, c.rules()...)
 	rep.Findings = append(rep.Findings, c.suspicious()...)
+	rep.Findings = append(rep.Findings, c.missing()...)
 	rep.Pairs = c.pairs
 	rep.Coverage, rep.UnmatchedNPU, rep.UnmatchedBench = c.coverage()
 	if opt.MinCoverage > 0 && rep.Coverage.Ratio() < opt.MinCoverage {
@@ -777,4 +780,88 @@ func (c *checker) coverage() (Coverage, []Group, []Group) {
 		})
 	}
 	return cov, collapse(unNPU), collapse(unBench)
+}
+
+// missing hints at rules to add: an NPU module without a partner whose
+// parent has one, where the parent's partner has children of the same kind
+// that no NPU module claims.
+func (c *checker) missing() []Finding {
+	hit := map[*printparse.Node]bool{}
+	byNode := map[*printparse.Node]*mapping.NodePair{}
+	for i := range c.pairs {
+		p := &c.pairs[i]
+		byNode[p.NPU] = p
+		if p.Bench != nil {
+			hit[p.Bench] = true
+		}
+	}
+	type group struct {
+		nodes []*printparse.Node
+		cands []string
+		class string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, p := range c.pairs {
+		n := p.NPU
+		if p.Bench != nil || !mapping.HasDumpEntry(c.npu, n) || n.Parent == nil {
+			continue
+		}
+		pp := byNode[n.Parent]
+		if pp == nil || pp.Bench == nil {
+			continue
+		}
+		if c.hasRuleFor(c.trieNode[n.Parent].Type, n.Name) {
+			continue // a rule exists and does not fit: reported as bad target or conflict
+		}
+		kind := n.Kind()
+		var cands []string
+		for _, ch := range pp.Bench.Children {
+			if hit[ch] || !mapping.HasDumpEntry(c.bench, ch) || ch.Kind() != kind {
+				continue
+			}
+			cands = append(cands, ch.Name)
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		k := groupPath(n) + " " + strings.Join(cands, ",")
+		g := groups[k]
+		if g == nil {
+			g = &group{cands: cands, class: c.trieNode[n.Parent].Type}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.nodes = append(g.nodes, n)
+	}
+	var out []Finding
+	for _, k := range order {
+		g := groups[k]
+		n := g.nodes[0]
+		pos := mapping.Pos{File: c.npu.Source, Line: n.Line}
+		if rs := c.eff[g.class]; len(rs) > 0 {
+			pos = rs[0].Class.Pos // the block msprobe keeps
+		} else if cls := c.m.Lookup(g.class); cls != nil {
+			pos = cls.Pos
+		}
+		var parents []*printparse.Node
+		for _, x := range g.nodes {
+			parents = append(parents, byNode[x.Parent].Bench)
+		}
+		out = append(out, Finding{Code: CodeMissingRule, Check: CheckMissing, Severity: mapping.Info, Pos: pos,
+			Msg: fmt.Sprintf("%s (%s) has no bench partner, and %s, the partner of its parent, has unclaimed %s of the same kind: a rule for %q under %s may be missing",
+				collapse(g.nodes)[0].Path, n.Class, collapse(parents)[0].Path, strings.Join(g.cands, ", "), n.Name, g.class)})
+	}
+	return out
+}
+
+// hasRuleFor reports whether class has an effective rule whose key starts
+// with the child segment.
+func (c *checker) hasRuleFor(class, child string) bool {
+	for _, r := range c.eff[class] {
+		if r.Key == child || strings.HasPrefix(r.Key, child+".") {
+			return true
+		}
+	}
+	return false
 }

@@ -106,13 +106,17 @@ func TestCheck(t *testing.T) {
 			coverage: Coverage{Matched: 190, Total: 430}, failed: true,
 		},
 		{
+			// No rule is wrong; the text attention's q/k/v and the text MLP have no
+			// rules (Qwen2_5_VLSdpaAttention, Qwen2MLP), hinted at the NPU print's lines.
 			name: "seed LLaMA-Factory to MindSpeed-MM", mapPath: seedHF2MS, npu: hfVLOld, bench: mindspeedVL,
+			want: []string{"LM110@38", "LM110@39", "LM110@40", "LM110@45", "LM110@46", "LM110@47"},
+			msg: map[string]string{"LM110@46": `module.model.layers.{0-7}.mlp.up_proj (Linear) has no bench partner, and 0.module.module.text_decoder.decoder.layers.{0-7}.mlp, the partner of its parent, has unclaimed linear_fc1, linear_fc2 of the same kind: a rule for "up_proj" under Qwen2MLP may be missing`},
 			coverage: Coverage{Matched: 207, Total: 304},
 		},
 		{
 			// Acceptance: a duplicated TransformerLayer key fails with both lines.
 			name: "duplicate TransformerLayer", mapPath: "../testdata/seed/dup_transformerlayer.yaml", npu: mindspeedVL, bench: hfVLOld,
-			want: []string{"LM001@41", "LM103@39", "LM108@24", "LM105@41"},
+			want: []string{"LM001@41", "LM103@39", "LM108@24", "LM105@41", "LM110@41", "LM110@59", "LM110@60"},
 			msg:  map[string]string{"LM001@41": `duplicate class "TransformerLayer" (also at line 15): PyYAML keeps only the last block, so the rules at line 15 are lost`},
 			// the second block serves the text layers and strands the vision ones
 			// (80 renames lost, 24 gained)
@@ -121,7 +125,7 @@ func TestCheck(t *testing.T) {
 		{
 			// Acceptance: a typo'd child key is a dead rule at its line.
 			name: "typo in child key", mapPath: "../testdata/seed/typo_child.yaml", npu: mindspeedVL, bench: hfVLOld,
-			want: []string{"LM102@25", "LM103@39", "LM105@15", "LM108@24"},
+			want: []string{"LM102@25", "LM103@39", "LM105@15", "LM108@24", "LM110@24", "LM110@24"},
 			msg:  map[string]string{"LM102@25": `child path "linear_fc_1" does not exist under any MLP (25 instances): the rule never fires; did you mean "linear_fc1"?`},
 			// the 16 vision and 8 text linear_fc1 lose their partner
 			coverage: Coverage{Matched: 166, Total: 430}, failed: true,
@@ -154,7 +158,7 @@ MLP:
   linear_fc1: act_fn
   linear_fc2: down
 `,
-			want: []string{"LM008@9", "LM008@11", "LM103@14", "LM104@9", "LM107@13", "LM106@0"},
+			want: []string{"LM008@9", "LM008@11", "LM103@14", "LM104@9", "LM107@13", "LM110@5", "LM110@10", "LM110@10", "LM110@10", "LM106@0"},
 			msg: map[string]string{
 				"LM104@9":  `rule "patch_embed" of Qwen2VLViT never fires: at 0.module.module.image_encoder.encoder the VisionModel key "encoder.patch_embed" (line 6) always wins`,
 				"LM107@13": "0.module.module.image_encoder.encoder.blocks.layers.{0-15}.mlp.linear_fc1 -> module.visual.blocks.{0-15}.mlp.act_fn pairs a Linear (ColumnParallelLinear) onto a Activation (SiLU)",
