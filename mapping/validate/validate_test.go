@@ -109,8 +109,8 @@ func TestCheck(t *testing.T) {
 			// No rule is wrong; the text attention's q/k/v and the text MLP have no
 			// rules (Qwen2_5_VLSdpaAttention, Qwen2MLP), hinted at the NPU print's lines.
 			name: "seed LLaMA-Factory to MindSpeed-MM", mapPath: seedHF2MS, npu: hfVLOld, bench: mindspeedVL,
-			want: []string{"LM110@38", "LM110@39", "LM110@40", "LM110@45", "LM110@46", "LM110@47"},
-			msg: map[string]string{"LM110@46": `module.model.layers.{0-7}.mlp.up_proj (Linear) has no bench partner, and 0.module.module.text_decoder.decoder.layers.{0-7}.mlp, the partner of its parent, has unclaimed linear_fc1, linear_fc2 of the same kind: a rule for "up_proj" under Qwen2MLP may be missing`},
+			want:     []string{"LM110@38", "LM110@39", "LM110@40", "LM110@45", "LM110@46", "LM110@47"},
+			msg:      map[string]string{"LM110@46": `module.model.layers.{0-7}.mlp.up_proj (Linear) has no bench partner, and 0.module.module.text_decoder.decoder.layers.{0-7}.mlp, the partner of its parent, has unclaimed linear_fc1, linear_fc2 of the same kind: a rule for "up_proj" under Qwen2MLP may be missing`},
 			coverage: Coverage{Matched: 207, Total: 304},
 		},
 		{
