@@ -217,6 +217,9 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 
 func pairComment(m *match) string {
 	s := fmt.Sprintf("score %.2f margin %.2f: %s", m.score, m.margin, strings.Join(m.reasons, ","))
+	if m.lowConfidence {
+		s = "LOW CONFIDENCE, check by hand; " + s
+	}
 	if m.structuralNote != "" {
 		s += "; " + m.structuralNote
 	}

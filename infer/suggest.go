@@ -189,8 +189,8 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(rev, al, true)...)
 	}
 	fv, rv := newView(al, false), newView(al, true)
-	fd := emit(fv, fwd, header(npu, bench, fwd, "NPU", "bench"))
-	rd := emit(rv, rev, header(bench, npu, rev, "NPU (bench of the forward draft)", "bench"))
+	fd := emit(fv, fwd, header(npu, bench, fwd, false))
+	rd := emit(rv, rev, header(bench, npu, rev, true))
 	r.Mapping, r.Reverse = fd.m, rd.m
 	r.Conflicts, r.ReverseConflicts = fd.conflicts, rd.conflicts
 	r.Sidecar, r.ReverseSidecar = fd.sidecar, rd.sidecar
@@ -237,17 +237,22 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 
 func round(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
 
-func header(npu, bench *printparse.Tree, tm *templates.Match, npuWord, benchWord string) string {
+func header(npu, bench *printparse.Tree, tm *templates.Match, reverse bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Drafted by layermap suggest: keys are %s classes.\n", npuWord)
-	fmt.Fprintf(&b, "%s side: %s (root %s)\n", npuWord, filepath.Base(npu.Source), rootClass(npu))
-	fmt.Fprintf(&b, "%s side: %s (root %s)\n", benchWord, filepath.Base(bench.Source), rootClass(bench))
+	b.WriteString("Drafted by layermap suggest from two model structures")
+	if reverse {
+		b.WriteString(" (reverse draft: the suggest run's bench side keys it)")
+	}
+	b.WriteString(".\n")
+	fmt.Fprintf(&b, "NPU side (-tp, its classes key this file): %s (root %s)\n", filepath.Base(npu.Source), rootClass(npu))
+	fmt.Fprintf(&b, "bench side (-gp): %s (root %s)\n", filepath.Base(bench.Source), rootClass(bench))
 	if tm != nil {
 		fmt.Fprintf(&b, "Template prior: %s\n", tm.Template.Name)
 	} else {
 		b.WriteString("Template prior: none\n")
 	}
-	b.WriteString("Each line says its alignment score, margin over the runner-up and reasons.")
+	b.WriteString("Each line says its alignment score, margin over the runner-up and reasons;\n")
+	b.WriteString("LOW CONFIDENCE marks a pair to check by hand. Identity needs no line.")
 	return b.String()
 }
 
