@@ -3,8 +3,10 @@ package dump
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -64,4 +66,77 @@ func FuzzScan(f *testing.F) {
 func syntaxOK(data []byte) bool {
 	var v any
 	return json.Unmarshal(data, &v) == nil
+}
+
+// FuzzReadSmallFiles feeds arbitrary bytes to ReadStack, ReadConstruct,
+// ReadHeader and EntryNames: no panics, errors carry a line.
+func FuzzReadSmallFiles(f *testing.F) {
+	f.Add([]byte(`{"0": [["A.0.forward", "B.0.forward"], ["File x, line 1, in f, \n y"]], "1": "bad"}`))
+	f.Add([]byte(`{"A.0.forward": ["f1", "f2"], "B": null}`))
+	f.Add([]byte(`{"megatron_micro_step_number": 2, "A": ["P", 1], "B": null, "C": ""}`))
+	f.Add([]byte(`{"task": "statistics", "data": {"A.0.forward": {}}, "framework": "pytorch"}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "x.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Count(string(data), "\n") + 1
+		checkErr := func(what string, err error) {
+			if err == nil {
+				return
+			}
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Fatalf("%s: error without line: %v", what, err)
+			}
+			if de.Line < 1 || de.Line > lines {
+				t.Fatalf("%s: line %d outside 1..%d", what, de.Line, lines)
+			}
+		}
+		_, err := ReadStack(p)
+		checkErr("ReadStack", err)
+		_, err = ReadConstruct(p)
+		checkErr("ReadConstruct", err)
+		h, err := ReadHeader(p)
+		checkErr("ReadHeader", err)
+		if err == nil && h.Framework == "" {
+			t.Fatal("ReadHeader: empty framework")
+		}
+		names, err := EntryNames(p)
+		checkErr("EntryNames", err)
+		// EntryNames and Scan agree on the entries of a readable dump.
+		if err == nil {
+			n := 0
+			if _, serr := ScanFile(p, func(*Entry) error { n++; return nil }); serr == nil {
+				if len(names) < n {
+					t.Fatalf("EntryNames %d < scanned %d", len(names), n)
+				}
+			}
+		}
+	})
+}
+
+// FuzzPyFloat: PyFloat must round-trip and use Python's layout.
+func FuzzPyFloat(f *testing.F) {
+	for _, v := range []float64{0, 1, 0.1, 1e-5, 1e16, 123.456, 5e-324} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		v := math.Float64frombits(bits)
+		s := PyFloat(v)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		back, err := strconv.ParseFloat(s, 64)
+		if err != nil || back != v {
+			t.Fatalf("PyFloat(%v) = %q does not round-trip", v, s)
+		}
+		if !strings.ContainsAny(s, ".e") {
+			t.Fatalf("PyFloat(%v) = %q looks like an int", v, s)
+		}
+		if got := parseNumber([]byte(s)); math.Float64bits(got) != math.Float64bits(back) {
+			t.Fatalf("parseNumber(%q) = %v", s, got)
+		}
+	})
 }
