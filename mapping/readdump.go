@@ -111,6 +111,9 @@ func readDumpNames(path string) ([]string, string, error) {
 	if fw := peekFramework(path); fw == "pytorch" || fw == "mindspore" {
 		return names, fw, nil
 	}
+	if h, err := dump.ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+		return names, h.Framework, nil // "framework" after "data"
+	}
 	fw, err := detectFramework(path)
 	if err != nil {
 		return nil, "", err
