@@ -67,7 +67,11 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // debug.json (names used as-is, no body check).
 //
 // Memory use is bounded by the largest entries, not by the file: each
-// entry body is decoded into a reused tree, flattened, and released. When
+// entry body is decoded into a reused tree, flattened, and released (what
+// grows is only the per-op call counters, one per distinct OpNoNumber, and
+// Header.Skipped). The strings of one entry's rows share one backing
+// string: keeping any of them keeps the entry's row strings alive
+// (strings.Clone detaches one). When
 // more than one CPU is available, decoding runs one goroutine ahead of
 // flattening (a few entries in flight); fn is always called from the
 // calling goroutine, in file order. A non-nil error from fn stops the scan
