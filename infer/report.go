@@ -24,25 +24,26 @@ func WriteReport(w io.Writer, r *Result, format string) error {
 }
 
 type jsonReport struct {
-	NPU               string         `json:"npu"`
-	Bench             string         `json:"bench"`
-	Template          string         `json:"template"`
-	ReverseTemplate   string         `json:"reverse_template"`
-	Coverage          float64        `json:"coverage"`
-	Proven            float64        `json:"proven"`
-	ReverseProven     float64        `json:"reverse_proven"`
-	Mapping           map[string]any `json:"mapping"`
-	Reverse           map[string]any `json:"reverse"`
-	Pairs             []Pair         `json:"pairs"`
-	Unmatched         Unmatched      `json:"unmatched"`
-	Conflicts         []Conflict     `json:"conflicts"`
-	ReverseConflicts  []Conflict     `json:"reverse_conflicts"`
-	Structural        []string       `json:"structural"`
-	TemplateUnapplied []string       `json:"template_unapplied"`
-	Sidecar           []NodePair     `json:"sidecar"`
-	ReverseSidecar    []NodePair     `json:"reverse_sidecar"`
-	Unintended        []NodePair     `json:"unintended"`
-	ReverseUnintended []NodePair     `json:"reverse_unintended"`
+	NPU               string            `json:"npu"`
+	Bench             string            `json:"bench"`
+	Template          string            `json:"template"`
+	ReverseTemplate   string            `json:"reverse_template"`
+	Coverage          float64           `json:"coverage"`
+	Proven            float64           `json:"proven"`
+	ReverseProven     float64           `json:"reverse_proven"`
+	Mapping           map[string]any    `json:"mapping"`
+	Reverse           map[string]any    `json:"reverse"`
+	Pairs             []Pair            `json:"pairs"`
+	Unmatched         Unmatched         `json:"unmatched"`
+	UnmatchedWhy      map[string]string `json:"unmatched_why"`
+	Conflicts         []Conflict        `json:"conflicts"`
+	ReverseConflicts  []Conflict        `json:"reverse_conflicts"`
+	Structural        []string          `json:"structural"`
+	TemplateUnapplied []string          `json:"template_unapplied"`
+	Sidecar           []NodePair        `json:"sidecar"`
+	ReverseSidecar    []NodePair        `json:"reverse_sidecar"`
+	Unintended        []NodePair        `json:"unintended"`
+	ReverseUnintended []NodePair        `json:"reverse_unintended"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
@@ -77,7 +78,7 @@ func writeJSON(w io.Writer, r *Result) error {
 	doc := jsonReport{
 		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Template, ReverseTemplate: r.ReverseTemplate,
 		Coverage: round(r.Coverage), Proven: round(r.Proven), ReverseProven: round(r.ReverseProven),
-		Mapping: fm, Reverse: rm, Pairs: r.Pairs, Unmatched: r.Unmatched,
+		Mapping: fm, Reverse: rm, Pairs: r.Pairs, Unmatched: r.Unmatched, UnmatchedWhy: r.UnmatchedWhy,
 		Conflicts: r.Conflicts, ReverseConflicts: r.ReverseConflicts, Structural: r.Structural,
 		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Sidecar, ReverseSidecar: r.ReverseSidecar,
 		Unintended: r.Unintended, ReverseUnintended: r.ReverseUnintended,
@@ -162,9 +163,9 @@ func writeText(w io.Writer, r *Result) error {
 	fmt.Fprintf(b, "\nstructural (fused/split, N:1):\n")
 	writeList(b, r.Structural)
 	fmt.Fprintf(b, "\nunmatched NPU modules (%d):\n", len(r.Unmatched.NPU))
-	writeList(b, collapsePaths(r.Unmatched.NPU))
+	writeList(b, withWhy(collapsePaths(r.Unmatched.NPU), r.UnmatchedWhy))
 	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
-	writeList(b, collapsePaths(r.Unmatched.Bench))
+	writeList(b, withWhy(collapsePaths(r.Unmatched.Bench), r.UnmatchedWhy))
 	writeConflicts(b, "conflicts", r.Conflicts)
 	writeConflicts(b, "reverse conflicts", r.ReverseConflicts)
 	fmt.Fprintf(b, "\ntemplate lines that did not apply:\n")
@@ -212,6 +213,25 @@ func writeConflicts(b *strings.Builder, title string, cs []Conflict) {
 		}
 		fmt.Fprintf(b, "    resolution: %s\n", c.Resolution)
 	}
+}
+
+// withWhy appends the reason of a collapsed path's first member.
+func withWhy(ps []string, why map[string]string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		first := p
+		if j := strings.Index(p, "{"); j >= 0 {
+			if k := strings.IndexAny(p[j:], "-,}"); k > 0 {
+				first = p[:j] + p[j+1:j+k] + p[j+strings.Index(p[j:], "}")+1:]
+			}
+		}
+		if w := why[first]; w != "" {
+			out[i] = fmt.Sprintf("%-70s %s", p, w)
+		} else {
+			out[i] = p
+		}
+	}
+	return out
 }
 
 // collapsePaths writes repeat members once: "a.layers.{0-7}.mlp".

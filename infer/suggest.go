@@ -91,8 +91,11 @@ type Result struct {
 	// Pairs are the aligned modules, outside-in (NPU pre-order), repeat
 	// groups expanded.
 	Pairs []Pair
-	// Unmatched lists the modules without a partner.
-	Unmatched Unmatched
+	// Unmatched lists the modules without a partner; UnmatchedWhy says
+	// why, by path (either side): an extra level looked through, a
+	// placeholder, a layer index the other side lacks, a fused module.
+	Unmatched    Unmatched
+	UnmatchedWhy map[string]string
 	// Conflicts are the NPU-keyed classes that need different renames in
 	// different places, and how the draft resolves them.
 	Conflicts []Conflict
@@ -219,9 +222,11 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		r.Proven = float64(len(fd.proven)) / float64(matched)
 		r.ReverseProven = float64(len(rd.proven)) / float64(matched)
 	}
+	r.UnmatchedWhy = map[string]string{}
 	for _, n := range ns.nodes[1:] {
 		if al.byA[n] == nil {
 			r.Unmatched.NPU = append(r.Unmatched.NPU, n.Path)
+			r.UnmatchedWhy[n.Path] = al.whyUnmatched(n, true)
 		}
 	}
 	if n := matched + len(r.Unmatched.NPU); n > 0 {
@@ -230,9 +235,100 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	for _, n := range bs.nodes[1:] {
 		if al.byB[n] == nil {
 			r.Unmatched.Bench = append(r.Unmatched.Bench, n.Path)
+			r.UnmatchedWhy[n.Path] = al.whyUnmatched(n, false)
 		}
 	}
 	return r, nil
+}
+
+// whyUnmatched says in a few words why n has no partner.
+func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
+	s, by := al.bench, al.byB
+	if npuSide {
+		s, by = al.npu, nil
+	}
+	in := s.infos[n]
+	aligned := func(x *printparse.Node) bool {
+		if npuSide {
+			return al.byA[x] != nil
+		}
+		return by[x] != nil
+	}
+	switch {
+	case in.kind == printparse.KindIdentity:
+		return "placeholder (" + n.Class + ")"
+	case r0(al, n, npuSide):
+		return "engine wrapper, paired with the other root"
+	}
+	below := false
+	for _, c := range kids(n) {
+		c.Walk(func(d *printparse.Node) bool {
+			if aligned(d) {
+				below = true
+			}
+			return !below
+		})
+	}
+	if below {
+		return "extra level: looked through, its children are paired"
+	}
+	if n.Repeat != nil && n.Parent != nil && aligned(n.Parent) {
+		return "layer index the other side does not have"
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Repeat != nil {
+			if !aligned(p) {
+				return "inside an unpaired layer"
+			}
+			break
+		}
+	}
+	if p := n.Parent; p != nil {
+		var pp *printparse.Node
+		if npuSide {
+			if m := al.byA[p]; m != nil {
+				pp = m.b
+			}
+		} else if m := al.byB[p]; m != nil {
+			pp = m.a
+		}
+		if pp != nil && splitQKV(p) != "" && strings.Contains(splitQKV(p), n.Name) {
+			for _, c := range kids(pp) {
+				if strings.Contains(c.Name, "qkv") || strings.Contains(c.Name, "query_key_value") {
+					return "split q/k/v: the other side fuses them in " + c.Name + " (see structural)"
+				}
+			}
+		}
+		if hasToken(in.name, "gate") {
+			for _, c := range kids(p) {
+				if m := al.byA[c]; npuSide && m != nil && m.structuralNote != "" {
+					return "gated MLP: the other side fuses it into " + m.b.Name + " (see structural)"
+				}
+				if m := al.byB[c]; !npuSide && m != nil && m.structuralNote != "" {
+					return "gated MLP: the other side fuses it into " + m.a.Name + " (see structural)"
+				}
+			}
+		}
+	}
+	switch {
+	case hasToken(in.name, "qkv"):
+		return "fused q/k/v: no 1:1 partner (see structural)"
+	case in.kind == printparse.KindDropout:
+		return "dropout: no module on the other side"
+	case in.kind == printparse.KindActivation:
+		return "activation: a function on the other side"
+	}
+	return "no partner found"
+}
+
+// r0 reports whether n is an engine wrapper set aside at the roots.
+func r0(al *alignment, n *printparse.Node, npuSide bool) bool {
+	for _, m := range al.pairs {
+		if m.rootish && (npuSide && m.a == n || !npuSide && m.b == n) {
+			return true
+		}
+	}
+	return false
 }
 
 func round(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
