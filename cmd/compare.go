@@ -244,6 +244,12 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 				printCompareSummary(s.out, rep)
 			}
 			for _, r := range rep.Ranks {
+				if r.Summary != nil && (r.Summary.Rows == 0 || r.Summary.BenchRows == 0) {
+					// nothing compared: never report a clean run for it
+					return badInput(fmt.Errorf("%s vs %s: no valid data to compare", r.Target, r.Golden))
+				}
+			}
+			for _, r := range rep.Ranks {
 				if r.Summary != nil && r.Summary.Error > 0 {
 					return findings()
 				}

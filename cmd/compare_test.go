@@ -49,6 +49,8 @@ func TestCompareCommand(t *testing.T) {
 	badJSON := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(badJSON, []byte("{\n \"npu_path\": 1,\n"), 0o644)
 	md5 := filepath.Join(g, "synth_md5")
+	empty := filepath.Join(t.TempDir(), "dump.json")
+	os.WriteFile(empty, []byte(`{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {}}`), 0o644)
 	broken := filepath.Join(t.TempDir(), "dump.json")
 	os.WriteFile(broken, []byte("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"data\": {\n  \"Functional.relu.0.forward\": {\n   \"input_args\": [1,\n"), 0o644)
 	for _, c := range []struct {
@@ -72,6 +74,8 @@ func TestCompareCommand(t *testing.T) {
 			stderr: "/nonexistent/dump.json"},
 		{name: "malformed dump", args: []string{"-tp", broken, "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
 			stderr: "dump.json:"},
+		{name: "empty data", args: []string{"-tp", empty, "-gp", filepath.Join(g, "synth_statistics/bench/dump.json")}, code: 2,
+			stdout: []string{"no valid data found"}, stderr: "no valid data to compare"},
 		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
 		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
