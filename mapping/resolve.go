@@ -174,10 +174,16 @@ type NodePair struct {
 // ResolveTree rewrites the path of every NPU module node (root excluded,
 // printed order) and looks the result up in the bench tree.
 func (r *Resolver) ResolveTree(npu, bench *printparse.Tree) []NodePair {
-	tr := TrieFromTree(npu)
-	out := make([]NodePair, 0, len(tr.Items))
-	for _, it := range tr.Items {
-		segs, fired := r.ConvertScope(tr, it.Scope())
+	return r.ResolveTrie(TrieFromTree(npu), bench)
+}
+
+// ResolveTrie is ResolveTree on a trie already built with TrieFromTree, for
+// callers that resolve the same NPU tree with several mappings.
+func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
+	out := make([]NodePair, 0, len(npu.Items))
+	for _, it := range npu.Items {
+		var fired []*Rule
+		segs := r.run(npu, it.Scope(), nil, &fired)
 		p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
 		if bench != nil && bench.Root != nil {
 			p.Bench = lookupSegs(bench.Root, segs)
