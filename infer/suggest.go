@@ -199,11 +199,6 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	r.Sidecar, r.ReverseSidecar = fd.sidecar, rd.sidecar
 	r.Unintended, r.ReverseUnintended = fd.unintended, rd.unintended
 	r.Structural = notes
-	total := 0
-	for _, n := range ns.nodes[1:] {
-		_ = n
-		total++
-	}
 	matched := 0
 	for _, m := range al.pairs {
 		if m.a.Parent == nil || m.b.Parent == nil && m.rootish {
@@ -216,7 +211,6 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			LowConfidence: m.lowConfidence, Structural: m.structuralNote, Proven: fd.proven[m.a],
 		})
 	}
-	_ = total
 	r.Proven, r.ReverseProven = 1, 1 // nothing to prove
 	if matched > 0 {
 		r.Proven = float64(len(fd.proven)) / float64(matched)
@@ -498,10 +492,10 @@ func structuralNotes(al *alignment) []string {
 		if a.nkids > 0 || b.nkids > 0 || a.canon != m.a {
 			continue
 		}
-		if n := fusedGateUp(al, m.a, m.b, al.byB, false); n != "" {
+		if n := fusedGateUp(al, m.a, m.b, false); n != "" {
 			m.structuralNote = n
 			add(groupNote(al, m.a, n))
-		} else if n := fusedGateUp(al, m.b, m.a, nil, true); n != "" {
+		} else if n := fusedGateUp(al, m.b, m.a, true); n != "" {
 			m.structuralNote = n
 			add(groupNote(al, m.a, n))
 		}
@@ -565,7 +559,7 @@ func groupNote(al *alignment, n *printparse.Node, note string) string {
 // fusedGateUp checks a Linear pair (x on the fused side, y on the split
 // side) for a gated MLP fused on x's side: y is "up" and an unpaired "gate"
 // sibling of y exists.
-func fusedGateUp(al *alignment, x, y *printparse.Node, _ map[*printparse.Node]*match, reverse bool) string {
+func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) string {
 	var xi, yi *info
 	if reverse {
 		xi, yi = al.bench.infos[x], al.npu.infos[y]

@@ -2,7 +2,6 @@ package infer
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
@@ -175,5 +174,3 @@ func BenchmarkSuggestPairA(b *testing.B) {
 		}
 	}
 }
-
-var _ = strings.Join
