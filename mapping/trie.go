@@ -218,16 +218,20 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 func NeverDumped(class string) bool { return untypedContainers[class] }
 
 // HasDumpEntry reports whether msprobe would have a dump entry for the
-// module node n of tree t: for a print(model) tree, any module but the
-// root, a None child or a container without forward (NeverDumped); for an
-// msprobe folder tree, a node with a class (a node known only as a path
-// segment has none).
+// module node n of tree t. For a print(model) tree: any module except the
+// root, the models of a printed list ("[DDP(...)]": each is a root msprobe
+// hooks below, like the root of a single model), None children and
+// containers without forward (NeverDumped). For an msprobe folder tree: a
+// node with a class (a node known only as a path segment has none).
 func HasDumpEntry(t *printparse.Tree, n *printparse.Node) bool {
 	if n == nil || n.Parent == nil || n.None || n.Class == "" {
 		return false
 	}
 	if t != nil && t.Kind == printparse.KindMsprobe {
 		return true
+	}
+	if t != nil && t.List && n.Parent == t.Root {
+		return false
 	}
 	return !NeverDumped(n.Class)
 }
