@@ -48,7 +48,8 @@ same alignment, into -O FILE (default: the -o name with "_reverse" before
 
 --pairs FILE writes the sidecar: a YAML list of {npu: PATH, bench: PATH}
 module paths that no YAML line can express, as 'layermap compare --pairs'
-reads it.
+reads it (with --reverse, the reverse draft's goes to FILE with "_reverse"
+before ".yaml"). It is "[]" when the draft expresses every pair.
 
 --template auto (default) uses the best built-in template that applies as a
 strong prior and keeps its lines' form where they hold; none drafts from the
@@ -79,7 +80,7 @@ structures alone; NAME forces one template ('layermap templates' lists them).`,
 				if out == "" {
 					return badInput(errors.New("--reverse needs -O FILE when the draft goes to stdout"))
 				}
-				revOut = strings.TrimSuffix(out, ".yaml") + "_reverse.yaml"
+				revOut = reverseName(out)
 			}
 			npu, err := loadTree(s, args[0], indexNPU)
 			if err != nil {
@@ -111,12 +112,24 @@ structures alone; NAME forces one template ('layermap templates' lists them).`,
 				}
 			}
 			if pairs != "" {
-				var b bytes.Buffer
-				if err := infer.WriteSidecar(&b, r.Sidecar); err != nil {
-					return err
+				side := []struct {
+					path string
+					ps   []infer.NodePair
+				}{{pairs, r.Sidecar}}
+				if reverse {
+					side = append(side, struct {
+						path string
+						ps   []infer.NodePair
+					}{reverseName(pairs), r.ReverseSidecar})
 				}
-				if err := writeAtomic(pairs, b.Bytes()); err != nil {
-					return err
+				for _, sc := range side {
+					var b bytes.Buffer
+					if err := infer.WriteSidecar(&b, sc.ps); err != nil {
+						return err
+					}
+					if err := writeAtomic(sc.path, b.Bytes()); err != nil {
+						return err
+					}
 				}
 			}
 			if out == "" {
@@ -143,6 +156,15 @@ structures alone; NAME forces one template ('layermap templates' lists them).`,
 	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
 	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
 	return c
+}
+
+// reverseName inserts "_reverse" before a file name's ".yaml" (or at its
+// end).
+func reverseName(path string) string {
+	if strings.HasSuffix(path, ".yaml") {
+		return strings.TrimSuffix(path, ".yaml") + "_reverse.yaml"
+	}
+	return path + "_reverse"
 }
 
 // loadTree reads one input and reports the parser's repairs on stderr.

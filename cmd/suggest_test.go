@@ -112,6 +112,9 @@ func TestSuggestFiles(t *testing.T) {
 	if got, err := infer.ReadSidecar(sc, pairs); err != nil || len(got) != 0 {
 		t.Errorf("sidecar: %v %v\n%s", got, err, sc)
 	}
+	if rs, err := os.ReadFile(filepath.Join(dir, "pairs_reverse.yaml")); err != nil || !strings.Contains(string(rs), "[]") {
+		t.Errorf("reverse sidecar: %v\n%s", err, rs)
+	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
