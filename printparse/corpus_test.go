@@ -64,7 +64,7 @@ func provenance(t *testing.T, prints string) map[string]string {
 // clean: authors' elisions, which parse exactly but leave subtrees unknown.
 var cleanWarnings = map[string][]string{
 	"hf/llama_7b-AUTHOR-ELIDED-handwritten-extra-repr__chinese-llm-book-md-anon.txt": {
-		"6: `...忽略` stands for lines left out of the dump: the subtree of model.layers.0 (LlamaDecoderLayer) is incomplete",
+		"6: `...忽略` stands for lines left out of the dump: the subtree of model.layers.0-31 (LlamaDecoderLayer) is incomplete",
 	},
 	"megatron/gpt2_legacy-megatron-deepspeed-flops-profiler-extra-repr-elided__deepspeed-docs-tutorials-flops-profiler.txt": {
 		"35: `...` stands for lines left out of the dump: the subtree of language_model.transformer.layers (ModuleList) is incomplete",
@@ -106,7 +106,7 @@ var irregular = map[string]struct {
 	},
 	"wrapped/chatglm3_6b-peft-old-lora-Linear-extra-repr-line-plus-children-TRUNCATED__lora-notes-md-anon.txt": {
 		lenient: true, why: "the author's bare `...` stands for omitted lines; the indentation of the next line says where the dump resumes (transformer.output_layer), so the nodes in between are closed and the elision reported",
-		warnings: []string{"26: `...` stands for lines left out of the dump: the subtree of base_model.model.transformer.encoder.layers.0.self_attention.query_key_value (Linear) is incomplete; judging by the indentation of line 27, query_key_value (Linear), self_attention (SelfAttention), 0 (GLMBlock), layers (ModuleList), encoder (GLMTransformer) end inside the omitted lines"},
+		warnings: []string{"26: `...` stands for lines left out of the dump: the subtree of base_model.model.transformer.encoder.layers.0-27.self_attention.query_key_value (Linear) is incomplete; judging by the indentation of line 27, query_key_value (Linear), self_attention (SelfAttention), 0-27 (GLMBlock), layers (ModuleList), encoder (GLMTransformer) end inside the omitted lines"},
 	},
 	"wrapped/connectome_odernn-optimizedmodule-custom-repr-nested-parens__connectome-forward-notebook-md-anon.txt": {
 		lenient: true, why: "AutoDiffAdjoint's custom repr nests module reprs in its arguments; it is kept as one leaf by paren balance and the warning names the modules left out",
@@ -121,7 +121,7 @@ var irregular = map[string]struct {
 	},
 	"wrapped/qwen2_5_7b-peft-lora-ms-swift-log-CORRUPTED-missing-lines-diff-marker__swift-sft-notes-anon.txt": {
 		why:     "lines are missing mid-dump (the end of o_proj, mlp( and more): the parentheses no longer balance and line 64 sits left of where its parent's children go, so any tree would be a guess",
-		errText: "64: expected a child of base_model.model.model.layers.0.self_attn.o_proj.lora_B (ModuleDict) or the `)` closing it at column 18 (lines missing from the dump?), found `(down_proj): lora.Linear(` at column 14",
+		errText: "64: expected a child of base_model.model.model.layers.0-27.self_attn.o_proj.lora_B (ModuleDict) or the `)` closing it at column 18 (lines missing from the dump?), found `(down_proj): lora.Linear(` at column 14",
 	},
 }
 

@@ -649,7 +649,12 @@ func (p *dumpParser) resyncTo(l line) error {
 	}
 	var closed []string
 	for len(p.stack) > 1 && p.top().depth > d {
-		closed = append(closed, p.top().n.Name+" ("+p.top().n.Class+")")
+		n := p.top().n
+		name := n.Name
+		if r := n.Repeat; r != nil && r.Count > 1 {
+			name = strconv.Itoa(r.First) + "-" + strconv.Itoa(r.Last)
+		}
+		closed = append(closed, name+" ("+n.Class+")")
 		if err := p.pop(); err != nil {
 			return err
 		}
@@ -660,6 +665,9 @@ func (p *dumpParser) resyncTo(l line) error {
 	return nil
 }
 
+// describe names a node in a message. A repeat group's members are named
+// by their range: "model.layers.0-31.mlp (LlamaMLP)", as the text printed
+// them once for all.
 func describe(n *Node) string {
 	cls := n.Class
 	if n.Path == "" {
@@ -668,7 +676,16 @@ func describe(n *Node) string {
 		}
 		return "the root " + cls
 	}
-	return n.Path + " (" + cls + ")"
+	var segs []string
+	for m := n; m.Parent != nil; m = m.Parent {
+		seg := m.Name
+		if r := m.Repeat; r != nil && r.Count > 1 {
+			seg = strconv.Itoa(r.First) + "-" + strconv.Itoa(r.Last)
+		}
+		segs = append(segs, seg)
+	}
+	slices.Reverse(segs)
+	return strings.Join(segs, ".") + " (" + cls + ")"
 }
 
 // checkIndent records a line whose indentation is not 2 per level.
