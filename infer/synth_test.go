@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
@@ -167,6 +168,40 @@ func BenchmarkSuggest60(b *testing.B) {
 // BenchmarkSuggestPairA drafts corpus pair A with templates (the default).
 func BenchmarkSuggestPairA(b *testing.B) {
 	npu, bench := pairs[0].load(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Suggest(npu, bench, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSynthQwen25TextTemplate: with templates on, the Qwen2.5 MindSpeed-LLM
+// template applies to the synthetic pair and the draft stays proven.
+func TestSynthQwen25TextTemplate(t *testing.T) {
+	npu := parseText(t, synthMindSpeedLLM(60), "mindspeed-llm.txt")
+	bench := parseText(t, synthHF(60), "llamafactory.txt")
+	r, err := Suggest(npu, bench, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Template, "qwen2.5_mindspeed-llm_to_llamafactory") || !strings.HasPrefix(r.ReverseTemplate, "qwen2.5_llamafactory_to_mindspeed-llm") {
+		t.Errorf("templates %q / %q", r.Template, r.ReverseTemplate)
+	}
+	if r.Proven != 1 || r.ReverseProven != 1 || len(r.Conflicts) != 0 {
+		t.Errorf("proven %v / %v conflicts %v", r.Proven, r.ReverseProven, r.Conflicts)
+	}
+	got := lines(r.Mapping)
+	if !contains(got["Float16Module"], "module.output_layer: lm_head") || !contains(got["TransformerLayer"], "self_attention: self_attn") {
+		t.Errorf("mapping %v", got)
+	}
+}
+
+// BenchmarkSuggest60Template is BenchmarkSuggest60 with template
+// detection on (the default).
+func BenchmarkSuggest60Template(b *testing.B) {
+	npu := parseText(b, synthMindSpeedLLM(60), "mindspeed-llm-60.txt")
+	bench := parseText(b, synthHF(60), "llamafactory-60.txt")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Suggest(npu, bench, Options{}); err != nil {
