@@ -198,3 +198,42 @@ func BenchmarkResolveTree(b *testing.B) {
 		}
 	}
 }
+
+// TrieFromTree types nodes as msprobe's dump trie would: a ModuleList and
+// the models of a printed list have no dump entry, so their segment text
+// is their type and rules keyed by their class never fire; None children
+// are not modules.
+func TestTrieFromTreeTyping(t *testing.T) {
+	tr := tree("0 DistributedDataParallel", "0.module Float16Module", "0.module.layers ModuleList", "0.module.layers.0 Layer", "0.module.gone None")
+	tr.List = true
+	tr.Root.Class = ""
+	tr.Root.Lookup("0.module.gone").None = true
+	trie := TrieFromTree(tr)
+	tests := []struct {
+		path, typ string
+		typed     bool
+	}{
+		{"0", "0", false},
+		{"0.module", "Float16Module", true},
+		{"0.module.layers", "layers", false},
+		{"0.module.layers.0", "Layer", true},
+	}
+	for _, tc := range tests {
+		n := trie.Lookup(strings.Split(tc.path, "."))
+		if n == nil || n.Type != tc.typ || n.Typed != tc.typed {
+			t.Errorf("%s: %+v, want type %s typed %v", tc.path, n, tc.typ, tc.typed)
+		}
+	}
+	if trie.Lookup([]string{"0", "module", "gone"}) != nil {
+		t.Error("a None child is in the trie")
+	}
+	if len(trie.Items) != 4 {
+		t.Errorf("%d items, want 4", len(trie.Items))
+	}
+	m, _, _ := Parse([]byte("DistributedDataParallel: {module: x}\nModuleList: {\"0\": y}\n"), "t.yaml")
+	for _, p := range NewResolver(m).ResolveTree(tr, nil) {
+		if len(p.Rules) != 0 {
+			t.Errorf("%s: rules %v fired for a class msprobe never sees", p.NPU.Path, p.Rules)
+		}
+	}
+}
