@@ -48,8 +48,9 @@
 // Pairs no YAML can express are written as a YAML list of module paths,
 // the format `layermap compare --pairs FILE` reads:
 //
-//   - npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
-//     bench: module.model.layers.0.self_attn
+//	# pairs.yaml
+//	- npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
+//	  bench: module.model.layers.0.self_attn
 //
 // Paths are full module paths as msprobe names them (list index first for
 // a list of models), without the Module./Cell. prefix and class.
