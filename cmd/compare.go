@@ -117,7 +117,7 @@ func newCompareCmd(s *streams) *cobra.Command {
 		Long: `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
 writes the same table msprobe compare writes, cell for cell:
 compare_result[_rankN]_{YYYYmmddHHMMSS}.csv (or .xlsx with --xlsx, rows
-colored red for error and yellow for warning) in the output folder.
+filled red/yellow by msprobe's highlight rules) in the output folder.
 
 TARGET and GOLDEN are two dump.json files (or rank folders), or two step
 folders: then every rank folder is compared with the bench rank folder at
@@ -262,7 +262,7 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 	f.StringVar(&golden, "golden_path", "", "bench side, same kind as the target (-gp)")
 	f.StringVarP(&outDir, "output_path", "o", "./output", "output folder")
 	f.StringVarP(&input, "input", "i", "", "msprobe's legacy compare.json (npu_path, bench_path, stack_path, is_print_compare_log)")
-	f.BoolVar(&xlsx, "xlsx", false, "write .xlsx (rows colored by Result) instead of .csv")
+	f.BoolVar(&xlsx, "xlsx", false, "write .xlsx (rows highlighted red/yellow as msprobe -hl did) instead of .csv")
 	f.BoolVar(&fuzzy, "fuzzy_match", false, "match names ignoring call indices (-fm)")
 	f.StringVar(&dataMapping, "data_mapping", "", "row-level data mapping yaml {npu_row: bench_row} (-dm)")
 	f.StringVar(&layerMap, "layer_mapping", "", "layer_mapping.yaml applied as msprobe does (-lm)")

@@ -20,8 +20,8 @@
 //
 // Known divergences from msprobe, by design: statistics/md5-mode fuzzy
 // match pairs rows (msprobe's result frame is misaligned there and every row
-// comes out unmatched, or it crashes); --xlsx colors rows by Result (HEAD
-// has no colors); verl consistency checks, -cm/-am and -da are not
+// comes out unmatched, or it crashes); --xlsx fills rows with msprobe's
+// highlight rules (the -hl rules; HEAD writes no colors); verl consistency checks, -cm/-am and -da are not
 // implemented; dirty_valid_len cleaning of npu_grouped_matmul outputs is
 // not applied.
 package compare

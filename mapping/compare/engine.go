@@ -60,8 +60,14 @@ type Config struct {
 // a whole-column pandas artifact changes how cells print).
 type RowSink interface {
 	Header(cols []string) error
-	Row(cells []Cell, result string) error
+	Row(cells []Cell, mark RowMark) error
 	Reset() error
+}
+
+// RowMark is a row's judgement: msprobe's Result and its highlight color.
+type RowMark struct {
+	Result string
+	Color  Color
 }
 
 // Divergence is the first mapped entry, in NPU execution order, whose
@@ -506,6 +512,7 @@ func (r *outRow) statDiffs() {
 // finish judges a group and writes it.
 func (g *groupWriter) finish(grp []*outRow) error {
 	judge(g.cfg.Mode, grp)
+	highlight(g.cfg.Mode, grp)
 	var inputsOK, outputBad = true, -1
 	for i, r := range grp {
 		g.sum.Rows++
@@ -530,7 +537,7 @@ func (g *groupWriter) finish(grp []*outRow) error {
 			inputsOK = false
 		}
 		g.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, g.cells[:0])
-		if err := g.sink.Row(g.cells, r.result); err != nil {
+		if err := g.sink.Row(g.cells, RowMark{r.result, r.color}); err != nil {
 			return err
 		}
 	}

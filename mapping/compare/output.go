@@ -112,7 +112,7 @@ func (s *CSVSink) Header(cols []string) error {
 }
 
 // Row writes one row.
-func (s *CSVSink) Row(cells []Cell, _ string) error {
+func (s *CSVSink) Row(cells []Cell, _ RowMark) error {
 	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
 		if err := s.w.Flush(); err != nil {
 			return err
@@ -191,9 +191,10 @@ func (s *CSVSink) Abort() {
 }
 
 // XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
-// over part_0, part_1, ... past MaxXLSXRows), with rows colored by their
-// Result: error red (FF0000, msprobe's FFFF0000), warning yellow (FFFF00). Numbers are
-// written as numbers; text as text, without the CSV's " inf" spelling.
+// over part_0, part_1, ... past MaxXLSXRows), with rows filled red
+// (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
+// highlight). Numbers are written as numbers; text as text, without the
+// CSV's " inf" spelling.
 type XLSXSink struct {
 	path   string
 	f      *excelize.File
@@ -261,8 +262,8 @@ func (s *XLSXSink) Header(cols []string) error {
 	return nil
 }
 
-// Row writes one row, colored by its result.
-func (s *XLSXSink) Row(cells []Cell, result string) error {
+// Row writes one row with its highlight color.
+func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
 	if s.sw == nil {
 		if err := s.startSheet(); err != nil {
 			return err
@@ -287,10 +288,10 @@ func (s *XLSXSink) Row(cells []Cell, result string) error {
 	}
 	s.rows++
 	style := 0
-	switch result {
-	case ResultError:
+	switch mark.Color {
+	case Red:
 		style = s.red
-	case ResultWarning:
+	case Yellow:
 		style = s.yellow
 	}
 	s.vals = s.vals[:0]

@@ -85,6 +85,7 @@ type outRow struct {
 	met          [6]Metric // tensor metrics
 	result       string
 	msgs         []string
+	color        Color
 }
 
 // setCells derives the stat cells once per row.

@@ -203,7 +203,7 @@ type memSink struct {
 }
 
 func (m *memSink) Header(c []string) error { m.header = c; return nil }
-func (m *memSink) Row(cells []Cell, _ string) error {
+func (m *memSink) Row(cells []Cell, _ RowMark) error {
 	r := make([]string, len(cells))
 	for i, c := range cells {
 		r[i] = c.Text
@@ -316,5 +316,34 @@ func TestBenchStore(t *testing.T) {
 	}
 	if r := b.row(1); r.it.Stats[0].Text != "24" || r.key != e.Items[1].Name {
 		t.Errorf("row 1 = %+v", r)
+	}
+}
+
+func TestHighlightTensor(t *testing.T) {
+	mk := func(name string, cos, maxAbs, thousandth float64) *outRow {
+		e := tensorEntry("Functional.linear.0.forward", name)
+		r := &outRow{npu: &sideRow{it: e.Items[0]}, bench: &sideRow{it: e.Items[0]}}
+		r.setCells()
+		r.met = [6]Metric{{Value: cos, IsNum: true}, {Value: 1, IsNum: true}, {Value: maxAbs, IsNum: true},
+			{Value: 0, IsNum: true}, {Value: thousandth, IsNum: true}, {Value: 1, IsNum: true}}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		in   *outRow
+		out  *outRow
+		want Color
+	}{
+		{"thousandth collapse", mk(".input.0", 1, 0, 1), mk(".output.0", 1, 0, 0.5), Red},
+		{"thousandth drop", mk(".input.0", 1, 0, 0.95), mk(".output.0", 1, 0, 0.8), Yellow},
+		{"cosine drop", mk(".input.0", 1, 0, 1), mk(".output.0", 0.85, 0, 1), Yellow},
+		{"error grows 10x", mk(".input.0", 1, 2, 1), mk(".output.0", 1, 25, 1), Yellow},
+		{"huge error", mk(".input.0", 1, 0, 1), mk(".output.0", 1, 2e10, 1), Red},
+		{"fine", mk(".input.0", 1, 0, 1), mk(".output.0", 0.99, 0.001, 0.99), NoColor},
+	} {
+		highlight(Tensor, []*outRow{c.in, c.out})
+		if c.out.color != c.want || c.in.color != NoColor {
+			t.Errorf("%s: output %v input %v, want %v", c.name, c.out.color, c.in.color, c.want)
+		}
 	}
 }

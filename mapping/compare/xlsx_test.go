@@ -11,7 +11,7 @@ import (
 )
 
 // TestXLSX checks the xlsx table: msprobe's header and rows on Sheet1,
-// numbers stored as numbers, error rows red and warning rows yellow.
+// numbers stored as numbers, rows filled by msprobe's highlight rules.
 func TestXLSX(t *testing.T) {
 	root := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_statistics")
 	out := t.TempDir()
@@ -48,13 +48,17 @@ func TestXLSX(t *testing.T) {
 		}
 		return st.Fill.Color[0]
 	}
-	// rows: 2 linear.input.0 pass, 5 linear.output.0 error, 7 relu.output.0 warning
+	// msprobe's highlight rules: MaxRelativeErr 670 % on an output -> red;
+	// NPU min -inf -> red; requires_grad True vs False -> yellow; the
+	// relu output (warning by Result, MaxRelativeErr 0) and plain rows stay
+	// white.
 	for _, c := range []struct {
 		row  int
 		name string
 		fill string
 	}{{2, "Functional.linear.0.forward.input.0", ""}, {5, "Functional.linear.0.forward.output.0", "FF0000"},
-		{7, "Functional.relu.0.forward.output.0", "FFFF00"}} {
+		{7, "Functional.relu.0.forward.output.0", ""}, {13, "Torch.log.0.forward.output.0", "FF0000"},
+		{25, "Functional.dropout.0.forward.input.0", "FFFF00"}} {
 		if rows[c.row-1][0] != c.name {
 			t.Errorf("row %d is %s, want %s", c.row, rows[c.row-1][0], c.name)
 		}
