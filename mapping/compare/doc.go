@@ -19,9 +19,10 @@
 // the table is written again with them (a second pass over the NPU file).
 //
 // Known divergences from msprobe, by design: statistics/md5-mode fuzzy
-// match pairs rows (msprobe's result frame is misaligned there and every row
-// comes out unmatched, or it crashes); --xlsx fills rows with msprobe's
-// highlight rules (the -hl rules; HEAD writes no colors); verl consistency checks, -cm/-am and -da are not
-// implemented; dirty_valid_len cleaning of npu_grouped_matmul outputs is
-// not applied.
+// match pairs rows (msprobe's result frame is misaligned there and every
+// row comes out unmatched, or it crashes); --xlsx fills rows with
+// msprobe's highlight rules (its former -hl; HEAD writes no colors); a
+// rank that fails stops the run (msprobe skips it). Not implemented: verl
+// consistency checks, -cm/-am cell and api mappings, the -da JSON files,
+// and the dirty_valid_len cleaning of npu_grouped_matmul outputs.
 package compare
