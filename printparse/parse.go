@@ -1,10 +1,12 @@
 package printparse
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // Options selects what ParseText reads from a text that holds more than one
@@ -58,6 +60,12 @@ func (e *ParseError) Error() string {
 // mbridge's memory estimator. Anything else is a *ParseError naming the
 // line.
 func ParseText(data []byte, source string, opts Options) (*Tree, error) {
+	if len(data) >= 2 && (data[0] == 0xff && data[1] == 0xfe || data[0] == 0xfe && data[1] == 0xff) {
+		data = fromUTF16(data) // PowerShell's "> log.txt" writes UTF-16
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return nil, &ParseError{File: source, Expected: "text holding a print(model) dump", Found: "binary data"}
+	}
 	src := strings.TrimPrefix(string(data), "\ufeff")
 	lines := splitLines(src)
 	var found []*Tree
@@ -144,6 +152,20 @@ func identical(ts []*Tree) bool {
 	return true
 }
 
+// fromUTF16 decodes UTF-16 text that starts with a byte order mark.
+func fromUTF16(data []byte) []byte {
+	be := data[0] == 0xfe
+	u := make([]uint16, 0, len(data)/2)
+	for i := 2; i+1 < len(data); i += 2 {
+		if be {
+			u = append(u, uint16(data[i])<<8|uint16(data[i+1]))
+		} else {
+			u = append(u, uint16(data[i+1])<<8|uint16(data[i]))
+		}
+	}
+	return []byte(string(utf16.Decode(u)))
+}
+
 func rootClass(t *Tree) string {
 	if t.List {
 		if len(t.Root.Children) > 0 {
@@ -197,6 +219,7 @@ func rstrip(s string) string {
 // clip shortens s for an error message.
 func clip(s string) string {
 	const max = 80
+	s = strings.ToValidUTF8(s, "\ufffd")
 	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		s = strings.Map(func(r rune) rune {
 			if r < 0x20 || r == 0x7f {

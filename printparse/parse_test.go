@@ -169,6 +169,7 @@ func TestParseTextErrors(t *testing.T) {
 		want  string // the whole error text
 	}{
 		{"empty", "", -1, "in.txt: expected a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines), found empty input"},
+		{"binary", "\x7fELF\x02\x01\x01\x00\x00M(\n  (a): A()\n)\n", -1, "in.txt: expected text holding a print(model) dump, found binary data"},
 		{"no dump", "hello\nworld\n", -1, "in.txt:1: expected a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines), found `hello` and no dump after it"},
 		{"several dumps", two, -1, "in.txt: expected one print(model) dump; pass --index N (0-based) to pick one, found 2: #0 at line 1 Net, #1 at line 5 [Other]"},
 		{"index out of range", two, 2, "in.txt: expected dump #2 (--index is 0-based), found 2: #0 at line 1 Net, #1 at line 5 [Other]"},
@@ -213,6 +214,31 @@ func TestParseTextErrors(t *testing.T) {
 				t.Errorf("error is not one line")
 			}
 		})
+	}
+}
+
+func TestUTF16(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		var b []byte
+		if be {
+			b = append(b, 0xfe, 0xff)
+		} else {
+			b = append(b, 0xff, 0xfe)
+		}
+		for _, r := range strings.ReplaceAll(small, "\n", "\r\n") {
+			if be {
+				b = append(b, byte(r>>8), byte(r))
+			} else {
+				b = append(b, byte(r), byte(r>>8))
+			}
+		}
+		tree, err := ParseText(b, "ps.txt", Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := render(t, tree, RenderOptions{}); got != small {
+			t.Errorf("big endian %v: got\n%s", be, got)
+		}
 	}
 }
 
