@@ -207,6 +207,7 @@ type checker struct {
 	benchHas map[string]bool
 	byType   map[string][]*mapping.TrieNode
 	trieNode map[*printparse.Node]*mapping.TrieNode
+	names    map[string]bool
 }
 
 func newChecker(m *mapping.Mapping, npu, bench *printparse.Tree) *checker {
@@ -614,12 +615,38 @@ func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*mapping.TrieN
 		where = "below the NPU root"
 	}
 	msg := fmt.Sprintf("child path %q does not exist %s (%d instance%s): the rule never fires", rl.Key, where, len(insts), plural(len(insts), "", "s"))
+	sev := mapping.Error
 	if near := nearest(rl.Key, cands); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
-	} else if kids := childNames(insts[0]); kids != "" {
-		msg += "; children are " + kids
+	} else {
+		if kids := childNames(insts[0]); kids != "" {
+			msg += "; children are " + kids
+		}
+		// Only the last segment is missing: it may name an API called
+		// there (msprobe scopes APIs under their module), which a module
+		// structure does not show.
+		last := keySegs[len(keySegs)-1]
+		for _, in := range insts {
+			if c.segNames()[last] {
+				break // a module of that name exists elsewhere: a misplaced module
+			}
+			if descend(in, keySegs[:len(keySegs)-1]) != nil {
+				sev = mapping.Warning
+				msg += fmt.Sprintf("; if %q is an API called there, check the mapping against a mix-level dump folder, which has API entries", keySegs[len(keySegs)-1])
+				break
+			}
+		}
 	}
-	return Finding{Code: CodeDeadKey, Check: CheckDeadRule, Severity: mapping.Error, Pos: rl.KeyPos, Msg: msg}
+	return Finding{Code: CodeDeadKey, Check: CheckDeadRule, Severity: sev, Pos: rl.KeyPos, Msg: msg}
+}
+
+// segNames is the set of all NPU module names.
+func (c *checker) segNames() map[string]bool {
+	if c.names == nil {
+		c.names = map[string]bool{}
+		c.trie.Root.Walk(func(n *mapping.TrieNode) { c.names[n.Segment] = true })
+	}
+	return c.names
 }
 
 func collectPaths(n *mapping.TrieNode, prefix string, depth int, fn func(string)) {
