@@ -238,3 +238,12 @@ func TestCorpusSelf(t *testing.T) {
 		})
 	}
 }
+
+func readCorpus(tb testing.TB, rel string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(corpusDir(tb), rel))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
