@@ -315,6 +315,12 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 	if tree.Lookup("fc") == nil || len(tree.Warnings) != 1 || !strings.HasPrefix(tree.Warnings[0].Msg, "no parameter shapes: ") {
 		t.Errorf("fallback: %s %+v", outline(tree), tree.Warnings)
 	}
+	// msprobe's single-point save writes debug.json: no module tree.
+	e := filepath.Join(root, "e")
+	write(e, "debug.json", `{"task": "statistics", "level": "debug", "framework": "pytorch", "dump_data_dir": null, "data": {"x": {"type": "int", "value": 1}}}`)
+	if _, err := LoadDumpDir(e); err == nil || !strings.Contains(err.Error(), "debug.json (msprobe's single-point save has no module tree)") {
+		t.Errorf("debug.json: %v", err)
+	}
 	// A file inside the folder works like the folder.
 	if tr, err := Load(filepath.Join(b, "dump.json"), Options{Index: -1}); err != nil || tr.Lookup("enc.fc") == nil {
 		t.Errorf("dump.json path: %v", err)
