@@ -53,7 +53,10 @@ before ".yaml"). It is "[]" when the draft expresses every pair.
 
 --template auto (default) uses the best built-in template that applies as a
 strong prior and keeps its lines' form where they hold; none drafts from the
-structures alone; NAME forces one template ('layermap templates' lists them).`,
+structures alone; NAME forces one template ('layermap templates' lists them).
+
+Exit status: 0 when the draft was written (the report lists what it could
+not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 		Example: `  # draft NPU -> bench, report on stderr
   layermap suggest mindspeed.txt llamafactory.txt > layer_mapping.yaml
 
