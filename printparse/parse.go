@@ -1177,6 +1177,23 @@ func (p *dumpParser) clone(n, parent *Node, name string, rep *Repeat) *Node {
 
 // finish completes a dump whose root closed.
 func (p *dumpParser) finish() (*Tree, error) {
+	// Lines that go on like the dump's body mean the root closed early:
+	// an opening line is missing, and what follows would be lost.
+	for k := p.end + 1; k < len(p.lines) && k <= p.end+3; k++ {
+		l, ok := p.get(k, false)
+		if !ok {
+			continue
+		}
+		_, isChild := parseHeader(l.text)
+		if l.text[0] == '(' && isChild || l.text == ")" || l.text == ")]" {
+			root := p.tree.Root
+			if p.h.list {
+				root = root.Children[len(root.Children)-1]
+			}
+			return nil, p.errf(l.num, fmt.Sprintf("the end of the dump after line %d closed %s (an opening line missing?)", p.end+1, describe(root)), "`"+clip(l.text)+"`")
+		}
+		break
+	}
 	if p.mismatches > 0 {
 		m := p.mis
 		p.warn(m.line, "indentation is not 2 spaces per level (here column %d, expected %d; %d such lines); the structure was read from the parentheses", m.got, m.want, p.mismatches)

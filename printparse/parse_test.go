@@ -188,6 +188,8 @@ func TestParseTextErrors(t *testing.T) {
 			"in.txt:3: expected `)` closing a (A) from line 2 (the dump is cut off with 2 modules open), found end of input"},
 		{"cut off, log continues", "x\nM(\n  (a): A(\n    (b): B(\n      (fc): Linear(in_features=1, out_features=2, bias=True)\nEpoch 1: loss=3.2\n", -1,
 			"in.txt:6: expected `)` closing a.b (B) from line 4 (the dump is cut off with 3 modules open), found `Epoch 1: loss=3.2` (line 6)"},
+		{"opening line missing", "M(\n  (a): A()\n    (fc): Linear(in_features=1, out_features=2, bias=True)\n  )\n  (b): B()\n)\n", -1,
+			"in.txt:5: expected the end of the dump after line 4 closed the root M (an opening line missing?), found `(b): B()`"},
 		{"re-indented and unbalanced", "M(\n(a): A(\n(b): B()\n", -1, "in.txt:3: expected `)` closing a (A) from line 2, found end of input"},
 	}
 	var many strings.Builder
