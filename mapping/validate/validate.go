@@ -208,6 +208,37 @@ type checker struct {
 	byType   map[string][]*mapping.TrieNode
 	trieNode map[*printparse.Node]*mapping.TrieNode
 	names    map[string]bool
+	// dumpTrie is msprobe's own trie of an NPU dump folder (API entries
+	// included), built on first use; nil for print trees.
+	dumpTrie     *mapping.Trie
+	dumpTrieDone bool
+}
+
+// apiKey reports whether, on an NPU dump folder, the key exists below an
+// instance of class in msprobe's trie of the dump (which holds the API
+// entries the module tree leaves out).
+func (c *checker) apiKey(class string, keySegs []string) bool {
+	if !c.dumpTrieDone {
+		c.dumpTrieDone = true
+		if c.npu.Kind == printparse.KindMsprobe {
+			if t, err := mapping.TrieFromDump(c.npu.Source); err == nil {
+				c.dumpTrie = t
+			}
+		}
+	}
+	if c.dumpTrie == nil {
+		return false
+	}
+	found := false
+	c.dumpTrie.Root.Walk(func(n *mapping.TrieNode) {
+		if found || (n.Type != class && !(class == mapping.TopLayer && n == c.dumpTrie.Root)) {
+			return
+		}
+		if descend(n, keySegs) != nil {
+			found = true
+		}
+	})
+	return found
 }
 
 func newChecker(m *mapping.Mapping, npu, bench *printparse.Tree) *checker {
@@ -392,6 +423,9 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 			}
 		}
 		if len(present) == 0 {
+			if c.apiKey(name, keySegs) {
+				continue // names API entries of the dump: checked by the entry coverage
+			}
 			out = append(out, c.deadKey(rl, name, insts))
 			continue
 		}
@@ -627,6 +661,10 @@ func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*mapping.TrieN
 		// structure does not show.
 		last := keySegs[len(keySegs)-1]
 		for _, in := range insts {
+			if c.dumpTrie != nil {
+				msg += "; it is no API entry of the dump either"
+				break // API entries were checked in the dump itself
+			}
 			if c.segNames()[last] {
 				break // a module of that name exists elsewhere: a misplaced module
 			}

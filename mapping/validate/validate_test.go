@@ -209,6 +209,22 @@ MLP:
 	}
 }
 
+// On a dump folder, keys naming API entries (msprobe scopes APIs under
+// their module) are checked in msprobe's own trie of the dump.
+func TestAPIKeysOnDumpFolder(t *testing.T) {
+	g := "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template"
+	// Tensor.__mul__.4.forward's construct.json parent is ...blocks.0.attn.qkv.
+	rep := check(t, "", "Qwen2_5_VLVisionSdpaAttention:\n  qkv: linear_qkv\n  qkv.__mul__: linear_qkv.__mul__\n  nosuch: y\n",
+		g+"/npu/proc12360", g+"/bench/proc12353", Options{})
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, key(f)+" "+f.Severity.String())
+	}
+	if want := "LM102@4 error"; strings.Join(got, "|") != want {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}
+
 func TestDuplicateRelatedLines(t *testing.T) {
 	rep := check(t, "../testdata/seed/dup_transformerlayer.yaml", "", mindspeedVL, hfVLOld, Options{})
 	f := rep.Findings[0]
