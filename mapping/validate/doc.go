@@ -11,8 +11,10 @@
 //
 //	code   check            severity  meaning
 //	LM101  dead-rule        error     class key that occurs nowhere on the NPU side (near-miss class suggested)
-//	LM102  dead-rule        error     child path that exists under no instance of its class (warning when only
-//	                                  its last segment is missing and no near miss exists: it may name an API)
+//	LM102  dead-rule        error     child path that exists under no instance of its class; on an NPU dump
+//	                                  folder API entries count (msprobe's own trie of the dump); on a print
+//	                                  tree a warning when only the last segment is missing, no module has that
+//	                                  name and there is no near miss (it may name an API)
 //	LM103  bad-target       error     the rule fires but its rewritten path never exists on the bench side
 //	LM104  shadowed-rule    warning   the child path exists but the rule never fires: an ancestor's longer key always wins
 //	LM105  conflict         error     a class whose instances need different child maps: a rule fits some instances and leads nowhere in others
