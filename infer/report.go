@@ -33,6 +33,7 @@ type jsonReport struct {
 	ReverseProven     float64           `json:"reverse_proven"`
 	Mapping           map[string]any    `json:"mapping"`
 	Reverse           map[string]any    `json:"reverse"`
+	Roots             []Pair            `json:"roots"`
 	Pairs             []Pair            `json:"pairs"`
 	Unmatched         Unmatched         `json:"unmatched"`
 	UnmatchedWhy      map[string]string `json:"unmatched_why"`
@@ -78,7 +79,7 @@ func writeJSON(w io.Writer, r *Result) error {
 	doc := jsonReport{
 		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Template, ReverseTemplate: r.ReverseTemplate,
 		Coverage: round(r.Coverage), Proven: round(r.Proven), ReverseProven: round(r.ReverseProven),
-		Mapping: fm, Reverse: rm, Pairs: r.Pairs, Unmatched: r.Unmatched, UnmatchedWhy: r.UnmatchedWhy,
+		Mapping: fm, Reverse: rm, Roots: r.Roots, Pairs: r.Pairs, Unmatched: r.Unmatched, UnmatchedWhy: r.UnmatchedWhy,
 		Conflicts: r.Conflicts, ReverseConflicts: r.ReverseConflicts, Structural: r.Structural,
 		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Sidecar, ReverseSidecar: r.ReverseSidecar,
 		Unintended: r.Unintended, ReverseUnintended: r.ReverseUnintended,
@@ -93,6 +94,9 @@ func writeJSON(w io.Writer, r *Result) error {
 func nonNil(d *jsonReport) {
 	if d.Pairs == nil {
 		d.Pairs = []Pair{}
+	}
+	if d.Roots == nil {
+		d.Roots = []Pair{}
 	}
 	if d.Unmatched.NPU == nil {
 		d.Unmatched.NPU = []string{}
@@ -134,6 +138,9 @@ func writeText(w io.Writer, r *Result) error {
 	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
 	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Proven, 100*r.ReverseProven)
 
+	for _, p := range r.Roots {
+		fmt.Fprintf(b, "roots: %s (%s) <-> %s (%s): paired by msprobe itself, no YAML line\n", displayPath(p.NPU), p.NPUClass, displayPath(p.Bench), p.BenchClass)
+	}
 	pairs := collapsePairs(r.Pairs)
 	fmt.Fprintf(b, "\npairs (%d, repeat groups collapsed to %d lines):\n", len(r.Pairs), len(pairs))
 	for _, p := range pairs {

@@ -92,6 +92,10 @@ type Result struct {
 	// Pairs are the aligned modules, outside-in (NPU pre-order), repeat
 	// groups expanded.
 	Pairs []Pair
+	// Roots are the roots and the training engines set aside with them
+	// (DistributedDataParallel = DeepSpeedEngine): paired, but no YAML line
+	// names a root ("" is the root's path).
+	Roots []Pair
 	// Unmatched lists the modules without a partner; UnmatchedWhy says
 	// why, by path (either side): an extra level looked through, a
 	// placeholder, a layer index the other side lacks, a fused module.
@@ -203,6 +207,10 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	matched := 0
 	for _, m := range al.pairs {
 		if m.a.Parent == nil || m.b.Parent == nil && m.rootish {
+			if m.rootish {
+				r.Roots = append(r.Roots, Pair{NPU: m.a.Path, Bench: m.b.Path, NPUClass: rootClassOf(npu, m.a), BenchClass: rootClassOf(bench, m.b),
+					Score: 1, Margin: 1, Reasons: []string{"root"}, Proven: true})
+			}
 			continue
 		}
 		matched++
@@ -347,11 +355,24 @@ func header(npu, bench *printparse.Tree, tm *templates.Match, reverse bool) stri
 	return b.String()
 }
 
+func rootClassOf(t *printparse.Tree, n *printparse.Node) string {
+	if n.Parent == nil {
+		return rootClass(t)
+	}
+	return n.Class
+}
+
 func rootClass(t *printparse.Tree) string {
-	if t.Root.Class == "" && len(t.Root.Children) > 0 {
+	if t.Root.Class != "" {
+		return t.Root.Class
+	}
+	if t.Kind == printparse.KindMsprobe {
+		return "msprobe dump"
+	}
+	if len(t.Root.Children) > 0 && t.Root.Children[0].Class != "" {
 		return "[" + t.Root.Children[0].Class + "]"
 	}
-	return t.Root.Class
+	return "list of models"
 }
 
 // chooseTemplates picks the template for each direction.
