@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping/dump"
 	"github.com/layermap/layermap/mapping/dump/dumpgen"
 )
 
@@ -113,4 +114,42 @@ func BenchmarkCompare(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(rows), "rows")
+}
+
+type discardSink struct{}
+
+func (discardSink) Header([]string) error     { return nil }
+func (discardSink) Row([]Cell, RowMark) error { return nil }
+func (discardSink) Reset() error              { return nil }
+
+// BenchmarkJoin measures layermap's own work per row (keys, index, join,
+// diffs, rules, highlight, rendering) on entries already in memory, so
+// that parsing and I/O do not hide it.
+func BenchmarkJoin(b *testing.B) {
+	dir := b.TempDir()
+	npu, bench, _ := genPair(b, dir, 4<<20, false)
+	load := func(path string) []dump.Entry {
+		var es []dump.Entry
+		if _, err := dump.ScanFile(path, func(e *dump.Entry) error {
+			c := *e
+			c.Items = append([]dump.Item(nil), e.Items...)
+			es = append(es, c)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		return es
+	}
+	ne, be := load(npu), load(bench)
+	rows := 0
+	for _, e := range ne {
+		rows += len(e.Items)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Compare(memSource(ne...), memSource(be...), Config{Mode: Statistics}, discardSink{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
 }

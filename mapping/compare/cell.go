@@ -76,6 +76,14 @@ func isIntLiteral(t string) bool {
 	return true
 }
 
+// withRepr caches the Python repr of a float cell.
+func (c cell) withRepr() cell {
+	if c.k == cFloat && c.s == "" {
+		c.s = pyFloat(c.f)
+	}
+	return c
+}
+
 // asFloat turns an int cell into a float cell (pandas turned the column
 // into float64).
 func (c cell) asFloat() cell {
@@ -96,6 +104,9 @@ func (c cell) str() string {
 	case cInt:
 		return c.s
 	case cFloat:
+		if c.s != "" {
+			return c.s // repr cached by withRepr
+		}
 		return pyFloat(c.f)
 	case cBool:
 		if c.b {
@@ -233,16 +244,78 @@ func number(c cell) (float64, bool) {
 	return v, isInt
 }
 
+// statNums are the numbers the rule checkers and highlight rules read
+// back from a diff pair's text, kept so that they need not parse it.
+type statNums struct {
+	diff   float64 // the diff as a number (float(text)), when diffOK
+	diffOK bool
+	pct    float64 // "x%" as x/100, when pctOK (minOrMax)
+	pctOK  bool
+	relF   float64 // msprobe's str2float of the relative error text
+}
+
+// statNumbers derives statNums from a diff pair's text.
+func statNumbers(d, rel string) statNums {
+	var n statNums
+	n.diff, n.diffOK = numText(d)
+	n.pct, n.pctOK = pctValue(rel)
+	n.relF = str2float(rel)
+	return n
+}
+
+// statDiffNums is statDiff plus the numbers of its text, derived from the
+// values rather than parsed back.
+func statDiffNums(a, b cell, intCol bool) (string, string, statNums) {
+	d, rel, x, y, computed := statDiffRaw(a, b, intCol)
+	if computed {
+		dv := float64(x - y)
+		if intCol {
+			dv = float64(int64(x) - int64(y))
+		}
+		n := statNums{diff: dv, diffOK: !math.IsNaN(dv)}
+		if y == 0 {
+			n.relF = math.Inf(1)
+		} else {
+			r := math.Abs(float64(float64(dv/y) * 100))
+			n.pct, n.pctOK, n.relF = r/100, true, r/100
+		}
+		return d, rel, n
+	}
+	switch d {
+	case "0":
+		return d, rel, statNums{diffOK: true}
+	case "inf":
+		return d, rel, statNums{diff: math.Inf(1), diffOK: true, relF: math.Inf(1)}
+	case "-inf":
+		return d, rel, statNums{diff: math.Inf(-1), diffOK: true, relF: math.Inf(-1)}
+	case "Nan":
+		return d, rel, statNums{relF: math.NaN()}
+	}
+	return d, rel, statNums{}
+}
+
 // statDiff computes one "<S> diff" and "<S>RelativeErr" pair as
 // msprobe's CalcStatsDiff does. intCol is true when pandas parsed both
 // whole columns as integers.
 func statDiff(a, b cell, intCol bool) (string, string) {
+	d, rel, _, _, _ := statDiffRaw(a, b, intCol)
+	return d, rel
+}
+
+// statDiffRaw is statDiff; computed tells that the pair went through the
+// NUM×NUM rule with pandas-parsed values x and y.
+func statDiffRaw(a, b cell, intCol bool) (d, rel string, x, y float64, computed bool) {
+	d, rel, x, y, computed = statDiffRule(a, b, intCol)
+	return
+}
+
+func statDiffRule(a, b cell, intCol bool) (string, string, float64, float64, bool) {
 	if sameStr(a, b) {
-		return "0", "0"
+		return "0", "0", 0, 0, false
 	}
 	ca, cb := classify(a), classify(b)
 	if ca == vNA || cb == vNA {
-		return "N/A", "N/A"
+		return "N/A", "N/A", 0, 0, false
 	}
 	switch ca {
 	case vNum:
@@ -258,51 +331,51 @@ func statDiff(a, b cell, intCol bool) (string, string) {
 				ds = pyFloat(d)
 			}
 			if y == 0 {
-				return ds, "inf"
+				return ds, "inf", x, y, true
 			}
 			r := math.Abs(float64(float64(d/y) * 100))
-			return ds, pyFloat(r) + "%"
+			return ds, pyFloat(r) + "%", x, y, true
 		case vNaN:
-			return "Nan", "Nan"
+			return "Nan", "Nan", 0, 0, false
 		case vInf:
-			return "-inf", "-inf"
+			return "-inf", "-inf", 0, 0, false
 		case vNegInf:
-			return "inf", "inf"
+			return "inf", "inf", 0, 0, false
 		}
-		return "Diff", "Diff"
+		return "Diff", "Diff", 0, 0, false
 	case vNaN:
 		switch cb {
 		case vNum, vNaN, vInf, vNegInf:
-			return "Nan", "Nan"
+			return "Nan", "Nan", 0, 0, false
 		}
-		return "Diff", "Diff"
+		return "Diff", "Diff", 0, 0, false
 	case vInf:
 		switch cb {
 		case vNum, vNegInf:
-			return "inf", "inf"
+			return "inf", "inf", 0, 0, false
 		case vNaN:
-			return "Nan", "Nan"
+			return "Nan", "Nan", 0, 0, false
 		case vInf:
-			return "N/A", "N/A"
+			return "N/A", "N/A", 0, 0, false
 		}
-		return "Diff", "Diff"
+		return "Diff", "Diff", 0, 0, false
 	case vNegInf:
 		switch cb {
 		case vNum, vInf:
-			return "-inf", "-inf"
+			return "-inf", "-inf", 0, 0, false
 		case vNaN:
-			return "Nan", "Nan"
+			return "Nan", "Nan", 0, 0, false
 		case vNegInf:
-			return "N/A", "N/A"
+			return "N/A", "N/A", 0, 0, false
 		}
-		return "Diff", "Diff"
+		return "Diff", "Diff", 0, 0, false
 	case vDevice:
 		if cb == vDevice {
-			return "N/A", "N/A"
+			return "N/A", "N/A", 0, 0, false
 		}
-		return "Diff", "Diff"
+		return "Diff", "Diff", 0, 0, false
 	}
-	return "Diff", "Diff"
+	return "Diff", "Diff", 0, 0, false
 }
 
 // sameStr is a.str() == b.str() without formatting the common cases.

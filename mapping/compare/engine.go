@@ -501,11 +501,11 @@ func (g *groupWriter) flush() error {
 
 func (r *outRow) statDiffs() {
 	for i := 0; i < 4; i++ {
-		d, rel := statDiff(r.npuStat(i), r.benchStat(i), r.intCol[i])
 		if r.bench == nil {
-			d, rel = "N/A", "N/A"
+			r.diff[i], r.diff[4+i], r.nums[i] = "N/A", "N/A", statNums{}
+			continue
 		}
-		r.diff[i], r.diff[4+i] = d, rel
+		r.diff[i], r.diff[4+i], r.nums[i] = statDiffNums(r.npuStat(i), r.benchStat(i), r.intCol[i])
 	}
 }
 

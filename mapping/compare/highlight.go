@@ -43,7 +43,7 @@ func highlight(mode Mode, group []*outRow) {
 		if mode == Tensor {
 			return r.met[2].Value, r.met[2].IsNum
 		}
-		return numText(r.diff[0])
+		return r.nums[0].diff, r.nums[0].diffOK
 	}
 	for _, r := range group {
 		mx, mn := r.ncell[0].str(), r.ncell[1].str()
@@ -94,8 +94,8 @@ func highlight(mode Mode, group []*outRow) {
 				}
 				continue
 			}
-			ir, iok := pctValue(in.diff[4])
-			or, ook := pctValue(o.diff[4])
+			ir, iok := in.nums[0].pct, in.nums[0].pctOK
+			or, ook := o.nums[0].pct, o.nums[0].pctOK
 			if iok && ook {
 				if or > 0.5 {
 					o.raise(Red)

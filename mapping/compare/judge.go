@@ -149,11 +149,11 @@ func judge(mode Mode, group []*outRow) {
 			r.mark(ResultError, msgInfNaN)
 		}
 	}
-	normRel := func(r *outRow) (float64, bool) { return pctValue(r.diff[7]) }
+	normRel := func(r *outRow) (float64, bool) { return r.nums[3].pct, r.nums[3].pctOK }
 	if mode == Statistics {
 		if !ignoreInputs && math.Abs(minOrMax(inputs, normRel, false)) < 0.1 {
 			for _, r := range outputs {
-				if math.Abs(str2float(r.diff[7])) > 0.5 {
+				if math.Abs(r.nums[3].relF) > 0.5 {
 					r.mark(ResultError, msgRelativeErr)
 				}
 			}

@@ -80,9 +80,10 @@ type outRow struct {
 	npuFloat     bool
 	benchFloat   bool
 	intCol       [4]bool
-	ncell, bcell [4]cell   // the stat cells as they print (set by groupWriter.add)
-	diff         [8]string // statistics: 4 diffs then 4 relative errors
-	met          [6]Metric // tensor metrics
+	ncell, bcell [4]cell     // the stat cells as they print (set by groupWriter.add)
+	diff         [8]string   // statistics: 4 diffs then 4 relative errors
+	met          [6]Metric   // tensor metrics
+	nums         [4]statNums // numbers of diff[i]/diff[4+i]
 	result       string
 	msgs         []string
 	color        Color
@@ -95,7 +96,7 @@ func (r *outRow) setCells() {
 		if r.npuFloat || (r.bench == nil && r.noBenchFloat[i]) {
 			c = c.asFloat()
 		}
-		r.ncell[i] = c
+		r.ncell[i] = c.withRepr()
 		if r.bench == nil {
 			r.bcell[i] = naCell
 			continue
@@ -104,7 +105,7 @@ func (r *outRow) setCells() {
 		if r.benchFloat {
 			c = c.asFloat()
 		}
-		r.bcell[i] = c
+		r.bcell[i] = c.withRepr()
 	}
 }
 
