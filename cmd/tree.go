@@ -76,13 +76,7 @@ stderr as "file:line: warning: ...".`,
 			if err != nil {
 				return badInput(err)
 			}
-			for _, w := range t.Warnings {
-				if w.Line > 0 {
-					fmt.Fprintf(s.err, "%s:%d: warning: %s\n", t.Source, w.Line, w.Msg)
-				} else {
-					fmt.Fprintf(s.err, "%s: warning: %s\n", t.Source, w.Msg)
-				}
-			}
+			t.WriteWarnings(s.err)
 			if asJSON {
 				return printparse.WriteJSON(s.out, t)
 			}

@@ -135,6 +135,23 @@ func (r *renderer) repr(n *Node, ind, depth int) {
 	r.w.WriteByte(')')
 }
 
+// WriteWarnings writes the tree's warnings one per line, as
+// "source:line: warning: msg" ("source: warning: msg" when no line).
+func (t *Tree) WriteWarnings(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, x := range t.Warnings {
+		bw.WriteString(t.Source)
+		if x.Line > 0 {
+			bw.WriteByte(':')
+			bw.WriteString(strconv.Itoa(x.Line))
+		}
+		bw.WriteString(": warning: ")
+		bw.WriteString(x.Msg)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
 // String returns the tree in print(model) form (see Render).
 func (t *Tree) String() string {
 	var b strings.Builder
