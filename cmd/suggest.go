@@ -179,13 +179,7 @@ func loadTree(s *streams, path string, index int) (*printparse.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range t.Warnings {
-		if w.Line > 0 {
-			fmt.Fprintf(s.err, "%s:%d: warning: %s\n", t.Source, w.Line, w.Msg)
-		} else {
-			fmt.Fprintf(s.err, "%s: warning: %s\n", t.Source, w.Msg)
-		}
-	}
+	t.WriteWarnings(s.err)
 	return t, nil
 }
 

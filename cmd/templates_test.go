@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/layermap/layermap/templates"
 )
-
-var updateTemplates = flag.Bool("update-templates", false, "rewrite cmd/testdata/templates_list.golden")
 
 func TestTemplatesCmd(t *testing.T) {
 	expert, err := templates.Get("qwen2.5-vl_mindspeed-mm_to_llamafactory-expert")
@@ -42,7 +39,7 @@ func TestTemplatesCmd(t *testing.T) {
 			want := tc.out
 			if want == "@golden" {
 				path := filepath.Join("testdata", "templates_list.golden")
-				if *updateTemplates {
+				if *update {
 					if err := os.MkdirAll("testdata", 0o755); err != nil {
 						t.Fatal(err)
 					}

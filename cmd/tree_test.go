@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,17 +9,7 @@ import (
 	"testing"
 )
 
-func init() {
-	// Another test file of this package may define -update too.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+func updating() bool { return *update }
 
 // corpusRel returns the corpus folder relative to the package directory,
 // so that goldens hold the same paths on every checkout.

@@ -64,11 +64,11 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			npu, err := loadSide("--npu", npuPath, indexNPU)
+			npu, err := loadSide(s, "--npu", npuPath, indexNPU)
 			if err != nil {
 				return badInput(err)
 			}
-			bench, err := loadSide("--bench", benchPath, indexBench)
+			bench, err := loadSide(s, "--bench", benchPath, indexBench)
 			if err != nil {
 				return badInput(err)
 			}
@@ -108,7 +108,8 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 	return c
 }
 
-func loadSide(flag, path string, index int) (*printparse.Tree, error) {
+// loadSide reads one side and reports the parser's repairs on stderr.
+func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error) {
 	if index < -1 {
 		return nil, fmt.Errorf("%s index must be a 0-based dump number, got %d", flag, index)
 	}
@@ -116,6 +117,7 @@ func loadSide(flag, path string, index int) (*printparse.Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
+	t.WriteWarnings(s.err)
 	return t, nil
 }
 

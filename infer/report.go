@@ -135,7 +135,7 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(b, "template: %s (reverse: %s)\n", tpl, rtpl)
 	npuTotal := len(r.Pairs) + len(r.Unmatched.NPU)
-	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
+	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d, containers msprobe never dumps included)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
 	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Proven, 100*r.ReverseProven)
 
 	for _, p := range r.Roots {
