@@ -197,7 +197,10 @@ func (b *benchSide) dtype(i int32) string { return b.strs[b.at(i).dtype] }
 func (b *benchSide) key(i int32) string { return string(b.keyBytes(i)) }
 
 // row unpacks row i.
-func (b *benchSide) row(i int32) *sideRow {
+func (b *benchSide) row(i int32) *sideRow { return b.rowInto(new(sideRow), i) }
+
+// rowInto unpacks row i into dst.
+func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 	r := b.at(i)
 	it := dump.Item{Name: b.ar.str(r.name), Entry: b.ar.str(b.entries[r.entry]), Dtype: b.strs[r.dtype], Shape: b.strs[r.shape],
 		RequiresGrad: b.strs[r.grad], NoneItem: r.none}
@@ -214,7 +217,8 @@ func (b *benchSide) row(i int32) *sideRow {
 	if r.key != 0 {
 		key = b.ar.str(r.key)
 	}
-	return &sideRow{it: it, key: key, order: int(i)}
+	*dst = sideRow{it: it, key: key, order: int(i)}
+	return dst
 }
 
 // collectBench reads the whole bench side.

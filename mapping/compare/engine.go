@@ -354,7 +354,12 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 		fz = newFuzzyMatcher(bs, cfg)
 	}
 	entries := 0
-	emit := func(r *outRow) error {
+	emit := func(n *sideRow, bi int32, src MatchSource) error {
+		r := out.pool.row()
+		r.npu, r.source = n, src
+		if bi >= 0 {
+			r.bench = bs.rowInto(out.pool.side(), bi)
+		}
 		scan.add(r)
 		return out.add(r)
 	}
@@ -404,7 +409,7 @@ var errStopped = errors.New("stopped")
 
 // joinRow pairs one NPU row with every bench row of its compare key
 // (msprobe's outer merge keeps all of them) and applies the dtype gate.
-func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit func(*outRow) error) error {
+func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
 	key, src, mapped := n.key, ByName, false
 	if m, ok := cfg.Pairs[n.it.Name]; ok {
 		key, src, mapped = m, ByPairs, true
@@ -423,21 +428,58 @@ func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit func(*outRow) error) e
 	gate := !mapped && cfg.DataMapping == nil
 	idx := bs.lookup(key)
 	if len(idx) == 0 {
-		return emit(&outRow{npu: n})
+		return emit(n, -1, Unmatched)
 	}
 	for _, bi := range idx {
 		if gate && !dtypeMatch(n.it.Dtype, bs.dtype(bi), cfg.CrossFramework) {
-			if err := emit(&outRow{npu: n}); err != nil {
+			if err := emit(n, -1, Unmatched); err != nil {
 				return err
 			}
 			continue
 		}
 		bs.matched[bi] = true
-		if err := emit(&outRow{npu: n, bench: bs.row(bi), source: src}); err != nil {
+		if err := emit(n, bi, src); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// emitFunc hands one table row to the writer: an NPU row and its bench row
+// (-1 for none), with the rule that paired them.
+type emitFunc func(npu *sideRow, bench int32, src MatchSource) error
+
+// rowPool recycles table rows once written: the table is streamed, so
+// only a group's worth of rows is alive at a time.
+type rowPool struct {
+	rows  []*outRow
+	sides []*sideRow
+}
+
+func (p *rowPool) row() *outRow {
+	if n := len(p.rows); n > 0 {
+		r := p.rows[n-1]
+		p.rows = p.rows[:n-1]
+		*r = outRow{}
+		return r
+	}
+	return new(outRow)
+}
+
+func (p *rowPool) side() *sideRow {
+	if n := len(p.sides); n > 0 {
+		r := p.sides[n-1]
+		p.sides = p.sides[:n-1]
+		return r
+	}
+	return new(sideRow)
+}
+
+func (p *rowPool) put(r *outRow) {
+	if r.bench != nil {
+		p.sides = append(p.sides, r.bench)
+	}
+	p.rows = append(p.rows, r)
 }
 
 // groupWriter collects the rows of one entry, finishes them (diffs,
@@ -449,13 +491,14 @@ type groupWriter struct {
 	art   artifacts
 	group []*outRow
 	cells []Cell
-	pool  *tensorPool
+	pool  rowPool
+	tp    *tensorPool
 }
 
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
 	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art}
 	if cfg.Mode == Tensor {
-		g.pool = newTensorPool(cfg, g.finish)
+		g.tp = newTensorPool(cfg, g.finish)
 	}
 	return g
 }
@@ -478,8 +521,8 @@ func (g *groupWriter) flushGroup() error {
 	}
 	grp := g.group
 	g.group = nil
-	if g.pool != nil {
-		return g.pool.submit(grp)
+	if g.tp != nil {
+		return g.tp.submit(grp)
 	}
 	if g.cfg.Mode == Statistics {
 		for _, r := range grp {
@@ -493,8 +536,8 @@ func (g *groupWriter) flush() error {
 	if err := g.flushGroup(); err != nil {
 		return err
 	}
-	if g.pool != nil {
-		return g.pool.close()
+	if g.tp != nil {
+		return g.tp.close()
 	}
 	return nil
 }
@@ -551,6 +594,9 @@ func (g *groupWriter) finish(grp []*outRow) error {
 		} else if !d.Module && g.sum.FirstAPI == nil {
 			g.sum.FirstAPI = d
 		}
+	}
+	for _, r := range grp {
+		g.pool.put(r)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func first(at map[string][]int, key string, base, limit int) int {
 	return -1
 }
 
-func (f *fuzzyMatcher) push(n *sideRow, emit func(*outRow) error) error {
+func (f *fuzzyMatcher) push(n *sideRow, emit emitFunc) error {
 	if f.stopped {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (f *fuzzyMatcher) push(n *sideRow, emit func(*outRow) error) error {
 	return f.step(emit)
 }
 
-func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
+func (f *fuzzyMatcher) step(emit emitFunc) error {
 	nLast := f.npuBase + len(f.npuQ) - 1
 	bLast := f.bBase + len(f.bQ) - 1
 	nk := f.npuKey[len(f.npuKey)-1]
@@ -105,7 +105,7 @@ func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
 	}
 	ni, bi := np-f.npuBase, bp-f.bBase
 	for _, r := range f.npuQ[:ni] {
-		if err := emit(&outRow{npu: r}); err != nil {
+		if err := emit(r, -1, Unmatched); err != nil {
 			return err
 		}
 	}
@@ -113,10 +113,10 @@ func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
 	b := f.bQ[bi]
 	if f.cfg.DataMapping != nil || dtypeMatch(n.it.Dtype, f.bs.dtype(b), f.cfg.CrossFramework) {
 		f.bs.matched[b] = true
-		if err := emit(&outRow{npu: n, bench: f.bs.row(b), source: ByFuzzy}); err != nil {
+		if err := emit(n, b, ByFuzzy); err != nil {
 			return err
 		}
-	} else if err := emit(&outRow{npu: n}); err != nil {
+	} else if err := emit(n, -1, Unmatched); err != nil {
 		return err
 	}
 	f.npuQ, f.npuKey = f.npuQ[ni+1:], f.npuKey[ni+1:]
@@ -127,7 +127,7 @@ func (f *fuzzyMatcher) step(emit func(*outRow) error) error {
 
 // finish handles bench rows beyond the NPU side's length and emits the NPU
 // rows still queued as unmatched.
-func (f *fuzzyMatcher) finish(emit func(*outRow) error) error {
+func (f *fuzzyMatcher) finish(emit emitFunc) error {
 	// When the bench side is longer, msprobe keeps pushing bench rows alone.
 	for !f.stopped && f.next < f.bs.len() {
 		if len(f.npuQ) == 0 {
@@ -144,7 +144,7 @@ func (f *fuzzyMatcher) finish(emit func(*outRow) error) error {
 		}
 	}
 	for _, r := range f.npuQ {
-		if err := emit(&outRow{npu: r}); err != nil {
+		if err := emit(r, -1, Unmatched); err != nil {
 			return err
 		}
 	}
