@@ -7,30 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 // corpus finds <module root>/../shared/corpus/msprobe/golden.
 func compareCorpus(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		p := filepath.Dir(dir)
-		if p == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = p
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus", "msprobe", "golden")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return c
+	return sharedtest.Corpus(t, "msprobe", "golden")
 }
 
 func runCompare(t *testing.T, args ...string) (int, string, string) {

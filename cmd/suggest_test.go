@@ -9,30 +9,13 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 // printsDir is <module root>/../shared/corpus/prints.
 func printsDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "corpus", "prints")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return p
+	return sharedtest.Corpus(t, "prints")
 }
 
 func pairA(t *testing.T) (npu, bench string) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 func updating() bool { return *update }
@@ -19,22 +21,11 @@ func corpusRel(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			c := filepath.Join(d, "..", "shared", "corpus")
-			if _, err := os.Stat(c); err != nil {
-				t.Fatalf("corpus missing: %v", err)
-			}
-			rel, err := filepath.Rel(dir, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return filepath.ToSlash(rel)
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found")
-		}
+	rel, err := filepath.Rel(dir, sharedtest.Corpus(t))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return filepath.ToSlash(rel)
 }
 
 func TestTreeCommand(t *testing.T) {

@@ -7,27 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 // validateCorpus returns <module root>/../shared/corpus and the module root.
 func validateCorpus(t *testing.T) (corpus, root string) {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			c := filepath.Join(d, "..", "shared", "corpus")
-			if _, err := os.Stat(c); err != nil {
-				t.Fatalf("corpus missing: %v", err)
-			}
-			return c, d
-		}
-		if filepath.Dir(d) == d {
-			t.Fatal("go.mod not found")
-		}
-	}
+	return sharedtest.Corpus(t), sharedtest.ModuleRoot(t)
 }
 
 func runValidate(args ...string) (int, string, string) {

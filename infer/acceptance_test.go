@@ -40,6 +40,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/sharedtest"
 	"github.com/layermap/layermap/templates"
 )
 
@@ -53,20 +54,7 @@ const (
 // moduleRoot is the directory holding go.mod.
 func moduleRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return sharedtest.ModuleRoot(t)
 }
 
 func loadPair(t testing.TB) (npu, bench *printparse.Tree) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -18,25 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // corpusDir is <module root>/../shared/corpus.
 func corpusDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		tb.Fatalf("corpus missing: %v", err)
-	}
-	return c
+	return sharedtest.Corpus(tb)
 }
 
 // corpusPair is one pair of shared/corpus inputs (prints/PROVENANCE.md

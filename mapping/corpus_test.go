@@ -3,9 +3,9 @@ package mapping
 import (
 	"flag"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/sharedtest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -15,25 +15,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // the corpus is missing (CI has it at that place).
 func corpus(t testing.TB, rel ...string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	root := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return filepath.Join(append([]string{root}, rel...)...)
+	return sharedtest.Corpus(t, rel...)
 }
 
 // readPairs loads a flat YAML map (msprobe's api_mapping / data_mapping

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -19,25 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // missing (CI has it at that place).
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return c
+	return sharedtest.Corpus(t)
 }
 
 var provRow = regexp.MustCompile("^\\| *\\d+ *\\| *`([^`]+)` *\\|.*\\| *([^|]*?) *\\|$")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -18,25 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // is missing.
 func shared(t testing.TB, rel ...string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(append([]string{dir, "..", "shared"}, rel...)...)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared material missing: %v", err)
-	}
-	return p
+	return sharedtest.Path(t, rel...)
 }
 
 // loadPrint parses a print(model) file of the corpus.

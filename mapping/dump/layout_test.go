@@ -7,30 +7,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 // corpusDir returns <module root>/../shared/corpus/msprobe.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus", "msprobe")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return c
+	return sharedtest.Corpus(t, "msprobe")
 }
 
 // mkTree creates files (paths ending in "/" are folders) under a temp dir.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -18,24 +19,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // corpus returns <module root>/../shared/corpus/<rel>.
 func corpus(t testing.TB, rel string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-	root := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return filepath.Join(root, rel)
+	return sharedtest.Corpus(t, rel)
 }
 
 const (
@@ -308,7 +292,7 @@ func TestOutputGolden(t *testing.T) {
 // Every print pair of the corpus goes through Check without panicking, and
 // the identity mapping's coverage is consistent with the resolver.
 func TestCheckCorpusPrints(t *testing.T) {
-	files, err := filepath.Glob(corpus(t, "prints/*/*.txt"))
+	files, err := filepath.Glob(filepath.Join(corpus(t, "prints"), "*", "*.txt"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("corpus prints: %d files, %v", len(files), err)
 	}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"codeberg.org/sbinet/npyio/npy"
 	"codeberg.org/sbinet/npyio/npy/float16"
 	ogorek "github.com/kisielk/og-rek"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -23,25 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // corpusDir finds <module root>/../shared/corpus.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return c
+	return sharedtest.Corpus(t)
 }
 
 // spec is a tensor as the golden tensors.json describes it.
