@@ -169,6 +169,7 @@ func (s *CSVSink) Commit() error {
 		}
 	}
 	for i, p := range s.parts {
+		os.Chmod(p, 0o640) // msprobe's result file mode; CreateTemp made it 0600
 		if err := os.Rename(p, names[i]); err != nil {
 			s.Abort()
 			return fmt.Errorf("write %s: %w", names[i], err)
@@ -345,6 +346,7 @@ func (s *XLSXSink) Commit() error {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %w", s.path, err)
 	}
+	os.Chmod(name, 0o640)
 	if err := os.Rename(name, s.path); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %w", s.path, err)

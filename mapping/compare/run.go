@@ -416,6 +416,7 @@ func writeDataMapping(path string, dm [][2]string) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	os.Chmod(tmp.Name(), 0o640)
 	return os.Rename(tmp.Name(), path)
 }
 
