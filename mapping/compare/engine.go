@@ -460,7 +460,7 @@ func (p *rowPool) row() *outRow {
 	if n := len(p.rows); n > 0 {
 		r := p.rows[n-1]
 		p.rows = p.rows[:n-1]
-		*r = outRow{}
+		*r = outRow{cells: r.cells[:0]}
 		return r
 	}
 	return new(outRow)
@@ -490,22 +490,20 @@ type groupWriter struct {
 	sum   *Summary
 	art   artifacts
 	group []*outRow
-	cells []Cell
 	pool  rowPool
 	tp    *tensorPool
 }
 
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
 	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art}
-	if cfg.Mode == Tensor {
-		g.tp = newTensorPool(cfg, g.finish)
+	if cfg.Workers > 1 || cfg.Mode == Tensor {
+		g.tp = newTensorPool(cfg, g.prepare, g.finish)
 	}
 	return g
 }
 
 func (g *groupWriter) add(r *outRow) error {
 	r.npuFloat, r.benchFloat, r.noBenchFloat, r.intCol = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.intCol
-	r.setCells()
 	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
 		if err := g.flushGroup(); err != nil {
 			return err
@@ -524,12 +522,32 @@ func (g *groupWriter) flushGroup() error {
 	if g.tp != nil {
 		return g.tp.submit(grp)
 	}
-	if g.cfg.Mode == Statistics {
-		for _, r := range grp {
+	g.prepare(grp)
+	return g.finish(grp)
+}
+
+// prepare computes everything of a group that depends on the group alone
+// (cells, diffs or tensor metrics, Result/Err_message, highlight, the
+// rendered cells); it runs on the worker goroutines.
+func (g *groupWriter) prepare(grp []*outRow) {
+	for _, r := range grp {
+		r.setCells()
+		switch g.cfg.Mode {
+		case Statistics:
 			r.statDiffs()
+		case Tensor:
+			var b *dump.Item
+			if r.bench != nil {
+				b = &r.bench.it
+			}
+			r.met = g.cfg.Tensor.Metrics(&r.npu.it, b)
 		}
 	}
-	return g.finish(grp)
+	judge(g.cfg.Mode, grp)
+	highlight(g.cfg.Mode, grp)
+	for _, r := range grp {
+		r.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, r.cells[:0])
+	}
 }
 
 func (g *groupWriter) flush() error {
@@ -552,10 +570,8 @@ func (r *outRow) statDiffs() {
 	}
 }
 
-// finish judges a group and writes it.
+// finish counts a prepared group and writes it, in table order.
 func (g *groupWriter) finish(grp []*outRow) error {
-	judge(g.cfg.Mode, grp)
-	highlight(g.cfg.Mode, grp)
 	var inputsOK, outputBad = true, -1
 	for i, r := range grp {
 		g.sum.Rows++
@@ -579,8 +595,7 @@ func (g *groupWriter) finish(grp []*outRow) error {
 		} else if r.bench == nil || r.result == ResultError {
 			inputsOK = false
 		}
-		g.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, g.cells[:0])
-		if err := g.sink.Row(g.cells, RowMark{r.result, r.color}); err != nil {
+		if err := g.sink.Row(r.cells, RowMark{r.result, r.color}); err != nil {
 			return err
 		}
 	}
@@ -601,8 +616,9 @@ func (g *groupWriter) finish(grp []*outRow) error {
 	return nil
 }
 
-// tensorPool computes tensor metrics for groups on several goroutines and
-// hands the groups back in order.
+// tensorPool prepares groups on several goroutines (tensor metrics are
+// the heavy part in tensor mode, diffs and rendering in the others) and
+// hands them back in order.
 type tensorPool struct {
 	cfg     *Config
 	jobs    chan tensorJob
@@ -621,7 +637,7 @@ type tensorJob struct {
 	grp []*outRow
 }
 
-func newTensorPool(cfg *Config, done func([]*outRow) error) *tensorPool {
+func newTensorPool(cfg *Config, prepare func([]*outRow), done func([]*outRow) error) *tensorPool {
 	p := &tensorPool{cfg: cfg, jobs: make(chan tensorJob, cfg.Workers*2), done: done,
 		results: map[int][]*outRow{}, ready: make(chan struct{}, 1)}
 	for i := 0; i < cfg.Workers; i++ {
@@ -629,13 +645,7 @@ func newTensorPool(cfg *Config, done func([]*outRow) error) *tensorPool {
 		go func() {
 			defer p.wg.Done()
 			for j := range p.jobs {
-				for _, r := range j.grp {
-					var b *dump.Item
-					if r.bench != nil {
-						b = &r.bench.it
-					}
-					r.met = cfg.Tensor.Metrics(&r.npu.it, b)
-				}
+				prepare(j.grp)
 				p.mu.Lock()
 				p.results[j.seq] = j.grp
 				p.mu.Unlock()

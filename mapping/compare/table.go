@@ -87,6 +87,7 @@ type outRow struct {
 	result       string
 	msgs         []string
 	color        Color
+	cells        []Cell // rendered by prepare
 }
 
 // setCells derives the stat cells once per row.
