@@ -63,10 +63,10 @@ type compareJSON struct {
 	IsPrintCompareLog *bool   `json:"is_print_compare_log"`
 }
 
-func readCompareJSON(path string) (npu, bench string, err error) {
+func readCompareJSON(path string) (npu, bench, stack string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	var c compareJSON
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -74,14 +74,17 @@ func readCompareJSON(path string) (npu, bench string, err error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
-			return "", "", fmt.Errorf("%s:%d: expected a JSON object with npu_path and bench_path, found invalid JSON (%v)", path, line, err)
+			return "", "", "", fmt.Errorf("%s:%d: expected a JSON object with npu_path and bench_path, found invalid JSON (%v)", path, line, err)
 		}
-		return "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path: %v", path, err)
+		return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path: %v", path, err)
 	}
 	if c.NPUPath == nil || c.BenchPath == nil {
-		return "", "", fmt.Errorf("%s:1: expected keys npu_path and bench_path, found %s", path, missingKeys(c))
+		return "", "", "", fmt.Errorf("%s:1: expected keys npu_path and bench_path, found %s", path, missingKeys(c))
 	}
-	return *c.NPUPath, *c.BenchPath, nil
+	if c.StackPath != nil {
+		stack = *c.StackPath
+	}
+	return *c.NPUPath, *c.BenchPath, stack, nil
 }
 
 func missingKeys(c compareJSON) string {
@@ -107,6 +110,7 @@ func isTerminal(w io.Writer) bool {
 func newCompareCmd(s *streams) *cobra.Command {
 	var (
 		target, golden, outDir, input string
+		stackPath                     string
 		xlsx, fuzzy, tensorLog        bool
 		dataMapping, layerMap, pairs  string
 		format                        string
@@ -163,16 +167,21 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 				if target != "" || golden != "" {
 					return badInput(errors.New("-i compare.json and -tp/-gp exclude each other"))
 				}
-				target, golden, err = readCompareJSON(input)
+				target, golden, stackPath, err = readCompareJSON(input)
 				if err != nil {
 					return badInput(err)
+				}
+				if stackPath != "" {
+					if _, err := os.Stat(stackPath); err != nil {
+						return badInput(fmt.Errorf("%s: stack_path: %w", input, err))
+					}
 				}
 			}
 			if target == "" || golden == "" {
 				return badInput(errors.New("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)"))
 			}
 			_ = tensorLog // msprobe's per-row tensor log; the table is the same either way
-			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy}
+			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath}
 			if dataMapping != "" {
 				dm, err := loadDataMapping(dataMapping)
 				if err != nil {

@@ -29,7 +29,7 @@ func TestCompareCommand(t *testing.T) {
 	mr := filepath.Join(g, "synth_multirank")
 	cjson := filepath.Join(t.TempDir(), "compare.json")
 	os.WriteFile(cjson, []byte(`{"npu_path": "`+filepath.Join(mr, "npu/step0/rank0/dump.json")+`",
- "bench_path": "`+filepath.Join(mr, "bench/step0/rank0/dump.json")+`", "stack_path": "x", "is_print_compare_log": true}`), 0o644)
+ "bench_path": "`+filepath.Join(mr, "bench/step0/rank0/dump.json")+`", "stack_path": "`+filepath.Join(mr, "npu/step0/rank0/stack.json")+`", "is_print_compare_log": true}`), 0o644)
 	badJSON := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(badJSON, []byte("{\n \"npu_path\": 1,\n"), 0o644)
 	md5 := filepath.Join(g, "synth_md5")
@@ -107,5 +107,21 @@ func TestCompareCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		want        string
+	}{
+		{0, 100 << 20, "[..............................]   0% 0/100 MB"},
+		{50 << 20, 100 << 20, "[###############...............]  50% 50/100 MB"},
+		{200 << 20, 100 << 20, "[##############################] 100% 200/100 MB"},
+		{5 << 20, 0, "5 MB"},
+	} {
+		if got := progressBar(c.done, c.total); got != c.want {
+			t.Errorf("progressBar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
 	}
 }

@@ -32,6 +32,9 @@ type Options struct {
 	Pairs func(npu, bench dump.Paths) (map[string]string, error)
 	// NewTensor builds the tensor-mode metric calculator for a rank pair.
 	NewTensor func(npu, bench dump.Paths) (TensorComparer, error)
+	// StackJSON, when set, is the NPU stack.json to use instead of the one
+	// next to the NPU dump.json (compare.json's stack_path).
+	StackJSON string
 	Now       func() time.Time
 	Workers   int
 	// Progress, when set, is called now and then with the bytes of the
@@ -274,6 +277,9 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		return nil, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
 	}
 	cfg.CrossFramework = nh.Framework != bh.Framework
+	if opt.StackJSON != "" {
+		np.StackJSON = opt.StackJSON
+	}
 	if np.StackJSON != "" {
 		st, err := dump.ReadStack(np.StackJSON)
 		if err != nil {
