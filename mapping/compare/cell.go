@@ -254,19 +254,10 @@ type statNums struct {
 	relF   float64 // msprobe's str2float of the relative error text
 }
 
-// statNumbers derives statNums from a diff pair's text.
-func statNumbers(d, rel string) statNums {
-	var n statNums
-	n.diff, n.diffOK = numText(d)
-	n.pct, n.pctOK = pctValue(rel)
-	n.relF = str2float(rel)
-	return n
-}
-
 // statDiffNums is statDiff plus the numbers of its text, derived from the
 // values rather than parsed back.
 func statDiffNums(a, b cell, intCol bool) (string, string, statNums) {
-	d, rel, x, y, computed := statDiffRaw(a, b, intCol)
+	d, rel, x, y, computed := statDiffRule(a, b, intCol)
 	if computed {
 		dv := float64(x - y)
 		if intCol {
@@ -298,17 +289,12 @@ func statDiffNums(a, b cell, intCol bool) (string, string, statNums) {
 // msprobe's CalcStatsDiff does. intCol is true when pandas parsed both
 // whole columns as integers.
 func statDiff(a, b cell, intCol bool) (string, string) {
-	d, rel, _, _, _ := statDiffRaw(a, b, intCol)
+	d, rel, _, _, _ := statDiffRule(a, b, intCol)
 	return d, rel
 }
 
-// statDiffRaw is statDiff; computed tells that the pair went through the
+// statDiffRule is statDiff; computed tells that the pair went through the
 // NUM×NUM rule with pandas-parsed values x and y.
-func statDiffRaw(a, b cell, intCol bool) (d, rel string, x, y float64, computed bool) {
-	d, rel, x, y, computed = statDiffRule(a, b, intCol)
-	return
-}
-
 func statDiffRule(a, b cell, intCol bool) (string, string, float64, float64, bool) {
 	if sameStr(a, b) {
 		return "0", "0", 0, 0, false

@@ -35,7 +35,8 @@ func newFuzzyMatcher(bs *benchSide, cfg *Config) *fuzzyMatcher {
 	return &fuzzyMatcher{bs: bs, cfg: cfg, npuAt: map[string][]int{}, bAt: map[string][]int{}}
 }
 
-func (f *fuzzyMatcher) fuzzyKey(r *sideRow, npu bool) string {
+// fuzzyKey is an NPU row's fuzzy-match name (its data-mapped key, if any).
+func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
 	k := r.key
 	if f.cfg.DataMapping != nil {
 		if m, ok := f.cfg.DataMapping[r.it.Name]; ok {
@@ -67,7 +68,7 @@ func (f *fuzzyMatcher) push(n *sideRow, emit emitFunc) error {
 		return nil
 	}
 	pos := f.npuBase + len(f.npuQ)
-	k := f.fuzzyKey(n, true)
+	k := f.fuzzyKey(n)
 	f.npuQ = append(f.npuQ, n)
 	f.npuKey = append(f.npuKey, k)
 	f.npuAt[k] = append(f.npuAt[k], pos)
