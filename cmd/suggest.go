@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -127,7 +128,7 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 				}
 				for _, sc := range side {
 					var b bytes.Buffer
-					if err := infer.WriteSidecar(&b, sc.ps); err != nil {
+					if err := mapping.WritePairs(&b, sc.ps); err != nil {
 						return err
 					}
 					if err := writeAtomic(sc.path, b.Bytes()); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
@@ -92,7 +92,7 @@ func TestSuggestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := infer.ReadSidecar(sc, pairs); err != nil || len(got) != 0 {
+	if got, err := mapping.ParsePairs(sc, pairs); err != nil || len(got) != 0 {
 		t.Errorf("sidecar: %v %v\n%s", got, err, sc)
 	}
 	if rs, err := os.ReadFile(filepath.Join(dir, "pairs_reverse.yaml")); err != nil || !strings.Contains(string(rs), "[]") {

@@ -161,11 +161,9 @@ type Unmatched struct {
 	Bench []string `json:"bench"`
 }
 
-// NodePair is one explicit module pair of the sidecar file.
-type NodePair struct {
-	NPU   string `yaml:"npu" json:"npu"`
-	Bench string `yaml:"bench" json:"bench"`
-}
+// NodePair is one explicit module pair of the sidecar file; the format
+// is mapping.ModulePair's (mapping.WritePairs, mapping.ReadPairs).
+type NodePair = mapping.ModulePair
 
 // Suggest aligns npu with bench and drafts the mapping in both directions.
 func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {

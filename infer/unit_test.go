@@ -187,53 +187,6 @@ func keys(m map[string][]string) []string {
 	return out
 }
 
-func TestSidecarRoundTrip(t *testing.T) {
-	in := []NodePair{{NPU: "0.module.module.text_decoder.decoder.layers.0.self_attention", Bench: "module.model.layers.0.self_attn"}, {NPU: "a.0", Bench: "b.0"}}
-	var b bytes.Buffer
-	if err := WriteSidecar(&b, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ReadSidecar(b.Bytes(), "pairs.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(in, out) {
-		t.Errorf("round trip: %v -> %s -> %v", in, b.String(), out)
-	}
-	bad := []struct{ text, want string }{
-		{"npu: a\n", "pairs.yaml:1: expected a list of {npu, bench} pairs"},
-		{"- [a, b]\n", "pairs.yaml:1: expected a {npu: PATH, bench: PATH} map"},
-		{"- npu: a\n", "pairs.yaml:1: expected both npu and bench paths"},
-		{"- npu: a\n  bench: b\n  extra: c\n", "pairs.yaml:3: expected key npu or bench"},
-		{"- npu: [a]\n  bench: b\n", "pairs.yaml:1: expected a module path for npu"},
-	}
-	for _, tc := range bad {
-		if _, err := ReadSidecar([]byte(tc.text), "pairs.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ReadSidecar(%q) = %v, want %q", tc.text, err, tc.want)
-		}
-	}
-}
-
-func FuzzReadSidecar(f *testing.F) {
-	f.Add([]byte("- npu: a.b\n  bench: c\n"))
-	f.Add([]byte("[]"))
-	f.Add([]byte("- {npu: x, bench: y}\n- npu: z\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ps, err := ReadSidecar(data, "f.yaml")
-		if err != nil {
-			return
-		}
-		var b bytes.Buffer
-		if err := WriteSidecar(&b, ps); err != nil {
-			t.Fatal(err)
-		}
-		back, err := ReadSidecar(b.Bytes(), "f.yaml")
-		if err != nil || !slices.Equal(back, ps) {
-			t.Fatalf("round trip of %v: %v %v", ps, back, err)
-		}
-	})
-}
-
 // TestSeedTemplateCorrected forces the seed MindSpeed-MM template on pair
 // A: its wrong line (MMGPTModel output_layer: lm_head, a target that does
 // not exist) must not be copied; the draft writes the right line at

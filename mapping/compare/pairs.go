@@ -7,20 +7,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/dump"
 )
 
-// NodePair is one explicit module pair of a --pairs file.
-//
-// The file (written by `layermap suggest` next to its layer_mapping.yaml,
-// or by hand) is a YAML list of pairs of module dump paths: the module
-// part of a dump entry name, without "Module." and without the class,
-// direction and call index:
-//
-//   - npu: 0.module.module.text_decoder.decoder.layers.0.self_attention
-//     bench: module.model.layers.0.self_attn
-//   - npu: 0.module.module.text_decoder.output_layer
-//     bench: lm_head
+// NodePair is one explicit module pair of a --pairs file; the file format
+// is mapping.ModulePair's (written by `layermap suggest --pairs`).
 //
 // Each pair maps the NPU module's entries to the bench module's: the k-th
 // forward (backward) call of the NPU module to the k-th forward (backward)
@@ -30,54 +22,15 @@ import (
 // same way: the k-th call of an API (e.g. Functional.linear, forward)
 // inside the NPU call with the k-th call of that API inside the bench call.
 // Pairs take precedence over name matching and over the layer mapping.
-type NodePair struct {
-	NPU   string `yaml:"npu"`
-	Bench string `yaml:"bench"`
-}
+type NodePair = mapping.ModulePair
 
 // LoadPairs reads a --pairs file.
 func LoadPairs(path string) ([]NodePair, error) {
-	b, err := os.ReadFile(path)
+	ps, err := mapping.ReadPairs(path)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("pairs: %w", err)}
+		return nil, &InputError{err}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &InputError{fmt.Errorf("%s: %w", path, err)}
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	seq := doc.Content[0]
-	if seq.Kind != yaml.SequenceNode {
-		return nil, &InputError{fmt.Errorf("%s:%d: expected a list of {npu, bench} pairs, found %s", path, seq.Line, kindName(seq))}
-	}
-	var out []NodePair
-	for _, it := range seq.Content {
-		if it.Kind != yaml.MappingNode {
-			return nil, &InputError{fmt.Errorf("%s:%d: expected a {npu, bench} pair, found %s", path, it.Line, kindName(it))}
-		}
-		var p NodePair
-		for i := 0; i+1 < len(it.Content); i += 2 {
-			k, v := it.Content[i], it.Content[i+1]
-			if v.Kind != yaml.ScalarNode {
-				return nil, &InputError{fmt.Errorf("%s:%d: expected a module path for %q, found %s", path, v.Line, k.Value, kindName(v))}
-			}
-			switch k.Value {
-			case "npu":
-				p.NPU = v.Value
-			case "bench":
-				p.Bench = v.Value
-			default:
-				return nil, &InputError{fmt.Errorf("%s:%d: expected key npu or bench, found %q", path, k.Line, k.Value)}
-			}
-		}
-		if p.NPU == "" || p.Bench == "" {
-			return nil, &InputError{fmt.Errorf("%s:%d: expected both npu and bench module paths", path, it.Line)}
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return ps, nil
 }
 
 func kindName(n *yaml.Node) string {
