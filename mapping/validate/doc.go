@@ -18,7 +18,7 @@
 //	LM103  bad-target       error     the rule fires but its rewritten path never exists on the bench side
 //	LM104  shadowed-rule    warning   the child path exists but the rule never fires: an ancestor's longer key always wins
 //	LM105  conflict         error     a class whose instances need different child maps: a rule fits some instances and leads nowhere in others
-//	LM106  coverage         error     coverage below --min-coverage
+//	LM106  coverage         error     coverage below --min-coverage, or no NPU module paired at all (with or without it)
 //	LM107  suspicious-pair  warning   resolved partners whose kinds (Linear, Norm, ...) or printed sizes disagree
 //	LM108  conflict         info      a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor
 //	LM109  conflict         warning   a rule whose child path exists under only some instances of its class

@@ -159,6 +159,11 @@ func Check(m *mapping.Mapping, diags []mapping.Diagnostic, npu, bench *printpars
 		rep.Findings = append(rep.Findings, Finding{Code: CodeCoverage, Check: CheckCoverage, Severity: mapping.Error,
 			Pos: mapping.Pos{File: m.Source},
 			Msg: fmt.Sprintf("coverage %s is below the required %.1f%%", fmtCoverage(rep.Coverage), 100*opt.MinCoverage)})
+	} else if rep.Coverage.Total > 0 && rep.Coverage.Matched == 0 {
+		// A mapping that pairs nothing is never what the user meant, gate
+		// or no gate: msprobe would compare no module of the run.
+		rep.Findings = append(rep.Findings, Finding{Code: CodeCoverage, Check: CheckCoverage, Severity: mapping.Error,
+			Pos: mapping.Pos{File: m.Source}, Msg: c.noCoverage(rep.Coverage)})
 	}
 	sortFindings(rep.Findings)
 	return rep
@@ -845,6 +850,32 @@ func (c *checker) coverage() (Coverage, []Group, []Group) {
 		})
 	}
 	return cov, collapse(unNPU), collapse(unBench)
+}
+
+// noCoverage explains a mapping under which no NPU module finds its bench
+// partner, naming the outermost modules of both sides: a missing or wrong
+// TopLayer rule is the usual cause.
+func (c *checker) noCoverage(cov Coverage) string {
+	msg := fmt.Sprintf("coverage %s: no NPU module's rewritten name exists on the bench side, so msprobe would pair no module", fmtCoverage(cov))
+	var npuTop, benchTop string
+	for _, p := range c.pairs {
+		if p.NPU != nil && mapping.HasDumpEntry(c.npu, p.NPU) {
+			npuTop = p.NPU.Path
+			break
+		}
+	}
+	if c.bench != nil && c.bench.Root != nil {
+		c.bench.Root.Walk(func(n *printparse.Node) bool {
+			if benchTop == "" && !n.None && mapping.HasDumpEntry(c.bench, n) {
+				benchTop = n.Path
+			}
+			return benchTop == ""
+		})
+	}
+	if npuTop != "" && benchTop != "" {
+		msg += fmt.Sprintf(" (the outermost NPU module is %s, the bench one %s: is the TopLayer rule missing or wrong?)", npuTop, benchTop)
+	}
+	return msg
 }
 
 // missing hints at rules to add: an NPU module without a partner whose

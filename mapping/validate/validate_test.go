@@ -118,13 +118,32 @@ func TestCheck(t *testing.T) {
 		{
 			// Version drift: the 4.49 template on a newer transformers print.
 			name: "template on new HF layout", mapPath: seedHF2MS, npu: hfVLNew, bench: mindspeedVL,
-			want: []string{"LM102@3", "LM101@5", "LM101@21", "LM102@36", "LM102@37", "LM102@38", "LM102@39"},
+			want: []string{"LM102@3", "LM101@5", "LM101@21", "LM102@36", "LM102@37", "LM102@38", "LM102@39", "LM106@0"},
 			msg: map[string]string{
 				"LM101@21": `did you mean "Qwen2_5_VLVisionAttention"?`,
 				"LM101@5":  "it is the class of the NPU root, which msprobe calls TopLayer",
 				"LM102@3":  `did you mean "model"?`,
 			},
 			coverage: Coverage{Matched: 0, Total: 872}, failed: true,
+		},
+		{
+			// No TopLayer line: 0.module never becomes module, so every rewritten
+			// name misses the bench side, yet no rule is dead and no target's
+			// parent exists for LM103 to blame. Zero coverage fails without a gate.
+			name: "no TopLayer, nothing pairs", npu: mindspeedVL, bench: hfVLOld,
+			yaml: "Float16Module:\n  module.image_encoder: visual\n  module.text_decoder: model\n",
+			want: []string{"LM106@0"},
+			msg: map[string]string{"LM106@0": "coverage 0/429 (0.0%): no NPU module's rewritten name exists on the bench side, so msprobe would pair no module " +
+				"(the outermost NPU module is 0.module, the bench one module: is the TopLayer rule missing or wrong?)"},
+			coverage: Coverage{Matched: 0, Total: 429}, failed: true,
+		},
+		{
+			// With a gate, the gate's message alone.
+			name: "no TopLayer, gated", npu: mindspeedVL, bench: hfVLOld, opt: Options{MinCoverage: 0.9},
+			yaml:     "Float16Module:\n  module.image_encoder: visual\n",
+			want:     []string{"LM106@0"},
+			msg:      map[string]string{"LM106@0": "coverage 0/429 (0.0%) is below the required 90.0%"},
+			coverage: Coverage{Matched: 0, Total: 429}, failed: true,
 		},
 		{
 			name: "shadowed, suspicious, bad target, coverage gate", npu: mindspeedVL, bench: hfVLOld, opt: Options{MinCoverage: 0.5},
@@ -204,7 +223,8 @@ func TestAPIKeysOnDumpFolder(t *testing.T) {
 	for _, f := range rep.Findings {
 		got = append(got, key(f)+" "+f.Severity.String())
 	}
-	if want := "LM102@4 error"; strings.Join(got, "|") != want {
+	// LM106: without a TopLayer line no module pairs at all.
+	if want := "LM102@4 error|LM106@0 error"; strings.Join(got, "|") != want {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 }
