@@ -67,7 +67,12 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 
   # structures only, no template
   layermap suggest --template none npu_dump/step0/rank0 bench_dump/step0/rank0 -o lm.yaml`,
-		Args: cobra.ExactArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return badInput(fmt.Errorf("suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found %d arguments\nRun 'layermap suggest --help' for usage", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if report != "text" && report != "json" {
 				return badInput(fmt.Errorf("--report must be text or json, got %q", report))
@@ -86,11 +91,14 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 				}
 				revOut = reverseName(out)
 			}
-			npu, err := loadTree(s, args[0], indexNPU)
+			if err := distinctOutputs(out, revOut, pairs, reverse); err != nil {
+				return badInput(err)
+			}
+			npu, err := loadTree(s, args[0], "--index-npu", indexNPU)
 			if err != nil {
 				return badInput(err)
 			}
-			bench, err := loadTree(s, args[1], indexBench)
+			bench, err := loadTree(s, args[1], "--index-bench", indexBench)
 			if err != nil {
 				return badInput(err)
 			}
@@ -162,6 +170,35 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 	return c
 }
 
+// distinctOutputs refuses output files that coincide (one draft would
+// silently overwrite the other) or that are folders (the rename would fail
+// after the other files were written).
+func distinctOutputs(out, revOut, pairs string, reverse bool) error {
+	type output struct{ flag, path string }
+	outs := []output{{"-o", out}, {"-O", revOut}, {"--pairs", pairs}}
+	if reverse && pairs != "" {
+		outs = append(outs, output{"--pairs (reverse sidecar)", reverseName(pairs)})
+	}
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if fi, err := os.Stat(o.path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s %s: expected a file name, found a folder", o.flag, o.path)
+		}
+		key := filepath.Clean(o.path)
+		if abs, err := filepath.Abs(key); err == nil {
+			key = abs
+		}
+		if prev, ok := seen[key]; ok {
+			return fmt.Errorf("%s and %s both write %s: expected different files, one would overwrite the other", prev, o.flag, o.path)
+		}
+		seen[key] = o.flag
+	}
+	return nil
+}
+
 // reverseName inserts "_reverse" before a file name's ".yaml" (or at its
 // end).
 func reverseName(path string) string {
@@ -172,11 +209,12 @@ func reverseName(path string) string {
 }
 
 // loadTree reads one input and reports the parser's repairs on stderr.
-func loadTree(s *streams, path string, index int) (*printparse.Tree, error) {
+// flag is the option that set index, named in messages.
+func loadTree(s *streams, path, flag string, index int) (*printparse.Tree, error) {
 	if index < -1 {
-		return nil, fmt.Errorf("%s: --index must be a 0-based dump number, got %d", path, index)
+		return nil, fmt.Errorf("%s: %s must be a 0-based dump number, got %d", path, flag, index)
 	}
-	t, err := printparse.Load(path, printparse.Options{Index: index})
+	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: flag})
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,10 @@ func TestSuggestBadInput(t *testing.T) {
 	if err := os.WriteFile(notADump, []byte("hello\nworld\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	folderYAML := filepath.Join(dir, "drafts.yaml")
+	if err := os.Mkdir(folderYAML, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -124,7 +128,18 @@ func TestSuggestBadInput(t *testing.T) {
 		{"template", []string{npu, bench, "-o", out, "--template", "bogus"}, "template \"bogus\""},
 		{"reverse to stdout", []string{npu, bench, "--reverse"}, "--reverse needs -O"},
 		{"-O alone", []string{npu, bench, "-O", filepath.Join(dir, "r.yaml")}, "-O needs --reverse"},
-		{"one arg", []string{npu}, "accepts 2 arg"},
+		{"one arg", []string{npu}, "suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found 1 arguments"},
+		{"three args", []string{npu, bench, bench}, "found 3 arguments"},
+		// -o and -O on one file: the reverse draft overwrote the forward one, exit 0
+		{"-o is -O", []string{npu, bench, "-o", out, "--reverse", "-O", out}, "-o and -O both write " + out + ": expected different files"},
+		{"-o is -O, spelled differently", []string{npu, bench, "-o", out, "--reverse", "-O", filepath.Join(dir, ".", "lm.yaml")}, "-o and -O both write"},
+		{"--pairs is -o", []string{npu, bench, "-o", out, "--pairs", out}, "-o and --pairs both write"},
+		{"reverse sidecar is -O", []string{npu, bench, "-o", out, "--reverse", "-O", filepath.Join(dir, "p_reverse.yaml"), "--pairs", filepath.Join(dir, "p.yaml")},
+			"-O and --pairs (reverse sidecar) both write"},
+		{"-o is a folder", []string{npu, bench, "-o", folderYAML}, "-o " + folderYAML + ": expected a file name, found a folder"},
+		// suggest has no --index: the several-dumps error names its own flags
+		{"two dumps on the bench side", []string{npu, "testdata/tree/two-dumps.log", "-o", out}, "pass --index-bench N (0-based) to pick one"},
+		{"index out of range", []string{"testdata/tree/two-dumps.log", bench, "-o", out, "--index-npu", "5"}, "expected dump #5 (--index-npu is 0-based), found 2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

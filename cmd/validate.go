@@ -48,7 +48,12 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 		Example: `  layermap validate layer_mapping.yaml --npu mindspeed.txt --bench llamafactory.txt
   layermap validate layer_mapping.yaml --npu dump_npu/step0/rank0 --bench dump_gpu/step0/rank0 --min-coverage 0.9
   layermap validate layer_mapping.yaml --npu a.txt --bench b.txt --format github --strict`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput(fmt.Errorf("validate: expected one MAPPING (a layer_mapping.yaml) and the structures as --npu and --bench, found %d arguments\nRun 'layermap validate --help' for usage", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if npuPath == "" || benchPath == "" {
 				return badInput(fmt.Errorf("validate needs both --npu and --bench"))
@@ -111,9 +116,9 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 // loadSide reads one side and reports the parser's repairs on stderr.
 func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error) {
 	if index < -1 {
-		return nil, fmt.Errorf("%s index must be a 0-based dump number, got %d", flag, index)
+		return nil, fmt.Errorf("--index-%s must be a 0-based dump number, got %d", strings.TrimPrefix(flag, "--"), index)
 	}
-	t, err := printparse.Load(path, printparse.Options{Index: index})
+	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}

@@ -65,6 +65,16 @@ func TestValidateCommand(t *testing.T) {
 		{"broken yaml", []string{broken, "--npu", npu, "--bench", bench}, 2, nil, broken + ":2: invalid YAML", true},
 		{"missing npu file", []string{ms2hf, "--npu", filepath.Join(dir, "nope.txt"), "--bench", bench}, 2, nil, "--npu:", true},
 		{"missing flags", []string{ms2hf}, 2, nil, "needs both --npu and --bench", true},
+		{"no mapping", []string{"--npu", npu, "--bench", bench}, 2, nil,
+			"layermap: validate: expected one MAPPING (a layer_mapping.yaml) and the structures as --npu and --bench, found 0 arguments", false},
+		{"two mappings", []string{ms2hf, hf2ms, "--npu", npu, "--bench", bench}, 2, nil, "found 2 arguments", false},
+		// validate has no --index: the several-dumps error names its own flags
+		{"two dumps on the bench side", []string{ms2hf, "--npu", npu, "--bench", "testdata/tree/two-dumps.log"}, 2, nil,
+			"pass --index-bench N (0-based) to pick one", true},
+		{"index out of range", []string{ms2hf, "--npu", "testdata/tree/two-dumps.log", "--index-npu", "2", "--bench", bench}, 2, nil,
+			"expected dump #2 (--index-npu is 0-based), found 2", true},
+		{"negative index", []string{ms2hf, "--npu", npu, "--bench", bench, "--index-bench", "-3"}, 2, nil,
+			"--index-bench must be a 0-based dump number, got -3", true},
 		{"bad format", []string{ms2hf, "--npu", npu, "--bench", bench, "--format", "xml"}, 2, nil, "--format must be text, json or github", true},
 		{"bad coverage", []string{ms2hf, "--npu", npu, "--bench", bench, "--min-coverage", "1.5"}, 2, nil, "--min-coverage", true},
 	}

@@ -23,6 +23,9 @@ type Options struct {
 	// DumpParams makes Load read parameter shapes from an msprobe dump
 	// folder (DumpOptions.Params); print(model) text ignores it.
 	DumpParams bool
+	// IndexFlag is the command-line flag that sets Index, named in the
+	// error for a text holding several dumps ("" means "--index").
+	IndexFlag string
 }
 
 // DefaultMaxNodes is the node cap when Options.MaxNodes is 0: about 25
@@ -127,9 +130,13 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 		}
 		fmt.Fprintf(&b, "#%d at line %d %s", i, t.Line, rootClass(t))
 	}
-	exp := "one print(model) dump; pass --index N (0-based) to pick one"
+	flag := opts.IndexFlag
+	if flag == "" {
+		flag = "--index"
+	}
+	exp := fmt.Sprintf("one print(model) dump; pass %s N (0-based) to pick one", flag)
 	if opts.Index >= 0 {
-		exp = fmt.Sprintf("dump #%d (--index is 0-based)", opts.Index)
+		exp = fmt.Sprintf("dump #%d (%s is 0-based)", opts.Index, flag)
 	}
 	return nil, &ParseError{File: source, Expected: exp, Found: fmt.Sprintf("%d: %s", len(found), b.String())}
 }
