@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -181,7 +183,20 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 				return badInput(errors.New("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)"))
 			}
 			_ = tensorLog // msprobe's per-row tensor log; the table is the same either way
+			if sameFile(target, golden) {
+				fmt.Fprintf(s.err, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", target)
+			}
 			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath}
+			var tensorFiles []*missingTensors
+			opt.NewTensor = func(npu, bench dump.Paths) (compare.TensorComparer, error) {
+				tc, err := compare.NewTensorFiles(npu, bench)
+				if err != nil {
+					return nil, err
+				}
+				mt := &missingTensors{TensorComparer: tc, npu: npu, bench: bench}
+				tensorFiles = append(tensorFiles, mt)
+				return mt, nil
+			}
 			if dataMapping != "" {
 				dm, err := loadDataMapping(dataMapping)
 				if err != nil {
@@ -242,6 +257,9 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 					return badInput(err)
 				}
 				return err
+			}
+			for _, mt := range tensorFiles {
+				mt.warn(s.err)
 			}
 			if format == "json" {
 				enc := json.NewEncoder(s.out)
@@ -358,4 +376,73 @@ func progressBar(done, total int64) string {
 	n := int(frac * width)
 	return fmt.Sprintf("[%s%s] %3d%% %d/%d MB", strings.Repeat("#", n), strings.Repeat(".", width-n),
 		int(frac*100), done>>20, total>>20)
+}
+
+// sameFile reports whether two paths name one file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// missingTensors counts the tensor-mode rows whose .npy/.pt file is not in
+// dump_tensor_data: msprobe fills them with "unsupported" and says nothing
+// in the table, so a dump copied without its tensor folder looks compared.
+type missingTensors struct {
+	compare.TensorComparer
+	npu, bench    dump.Paths
+	rows, missing atomic.Int64
+	mu            sync.Mutex
+	example       string
+}
+
+// Metrics implements compare.TensorComparer.
+func (m *missingTensors) Metrics(npu, bench *dump.Item) [6]compare.Metric {
+	m.rows.Add(1)
+	if p := m.absent(m.npu, npu); p != "" {
+		m.note(p)
+	} else if bench != nil {
+		if p := m.absent(m.bench, bench); p != "" {
+			m.note(p)
+		}
+	}
+	return m.TensorComparer.Metrics(npu, bench)
+}
+
+// absent returns the path of it's tensor file when it has one that does
+// not exist ("" otherwise, also for data names msprobe refuses).
+func (m *missingTensors) absent(p dump.Paths, it *dump.Item) string {
+	if it.DataName == "" || it.DataName == "-1" {
+		return ""
+	}
+	path, err := p.TensorPath(it.DataName)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return path
+	}
+	return ""
+}
+
+func (m *missingTensors) note(path string) {
+	m.missing.Add(1)
+	m.mu.Lock()
+	if m.example == "" {
+		m.example = path
+	}
+	m.mu.Unlock()
+}
+
+// warn prints one line when rows lacked their tensor files.
+func (m *missingTensors) warn(w io.Writer) {
+	n := m.missing.Load()
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
+		m.npu.Dir, n, m.rows.Load(), m.example)
 }

@@ -64,6 +64,15 @@ func TestCompareCommand(t *testing.T) {
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
 		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
 		{name: "bad format", args: []string{"-tp", "a", "-gp", "b", "--format", "xml"}, code: 2, stderr: "--format"},
+		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
+		// the table is all "unsupported", which the summary alone does not say.
+		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},
+			code: 1, files: []string{"compare_result_"}, stdout: []string{"tensor mode, 32 rows"},
+			stderr: "layermap: warning: " + filepath.Join(g, "synth_tensor_pt/npu") + ": 28 of 32 tensor-mode rows have no tensor file (e.g. " +
+				filepath.Join(g, "synth_tensor_pt/npu/dump_tensor_data") + "/"},
+		{name: "same dump twice", args: []string{"-tp", filepath.Join(md5, "npu"), "-gp", filepath.Join(md5, "npu") + "/"},
+			code: 0, files: []string{"compare_result_"}, stdout: []string{"result: 88 pass, 0 warning, 0 error"},
+			stderr: "layermap: warning: -tp and -gp name the same dump (" + filepath.Join(md5, "npu") + "): every row is compared with itself and passes\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
