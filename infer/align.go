@@ -693,6 +693,9 @@ type match struct {
 	rootish        bool // a root or an engine wrapper paired with the other root
 	lowConfidence  bool
 	structuralNote string
+	// structuralRev is structuralNote worded for the reverse draft, where
+	// the two sides swap their NPU and bench roles.
+	structuralRev string
 }
 
 // alignment is the result of aligning two trees.

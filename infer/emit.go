@@ -19,14 +19,15 @@ type dpair struct {
 
 // view is the alignment seen from one direction.
 type view struct {
-	ka, kb *side // ka: the side whose classes key the YAML
-	pairs  []*dpair
-	byA    map[*printparse.Node]*dpair
-	byB    map[*printparse.Node]*dpair
+	ka, kb  *side // ka: the side whose classes key the YAML
+	reverse bool  // ka is the alignment's bench side
+	pairs   []*dpair
+	byA     map[*printparse.Node]*dpair
+	byB     map[*printparse.Node]*dpair
 }
 
 func newView(al *alignment, reverse bool) *view {
-	v := &view{ka: al.npu, kb: al.bench, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
+	v := &view{ka: al.npu, kb: al.bench, reverse: reverse, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
 	if reverse {
 		v.ka, v.kb = al.bench, al.npu
 	}
@@ -171,7 +172,7 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 		}
 		ap := v.byA[anc]
 		e := &entry{anchor: anc, key: rel(p.a, anc), value: rel(p.b, ap.b), target: p.a, pair: p, kind: "pair"}
-		e.comment = pairComment(p.m)
+		e.comment = pairComment(p.m, v.reverse)
 		entries = append(entries, e)
 	}
 	entries, d.conflicts = resolveConflicts(v, entries)
@@ -215,12 +216,17 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	return d
 }
 
-func pairComment(m *match) string {
+// pairComment is the YAML comment of a pair's line; reverse words its
+// structural note for the reverse draft.
+func pairComment(m *match, reverse bool) string {
 	s := fmt.Sprintf("score %.2f margin %.2f: %s", m.score, m.margin, strings.Join(m.reasons, ","))
 	if m.lowConfidence {
 		s = "LOW CONFIDENCE, check by hand; " + s
 	}
-	if m.structuralNote != "" {
+	switch {
+	case reverse && m.structuralRev != "":
+		s += "; " + m.structuralRev
+	case m.structuralNote != "":
 		s += "; " + m.structuralNote
 	}
 	return s
@@ -334,7 +340,7 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 					continue
 				}
 				in.want[k] = &entry{anchor: in.node, key: k, value: rel(np, ip), target: n, pair: v.byA[n],
-					kind: "pair", comment: pairComment(v.byA[n].m), implicit: true}
+					kind: "pair", comment: pairComment(v.byA[n].m, v.reverse), implicit: true}
 			}
 		}
 		// Keys whose wanted value differs between instances.

@@ -512,11 +512,11 @@ func structuralNotes(al *alignment) []string {
 		if a.nkids > 0 || b.nkids > 0 || a.canon != m.a {
 			continue
 		}
-		if n := fusedGateUp(al, m.a, m.b, false); n != "" {
-			m.structuralNote = n
+		if n, rev := fusedGateUp(al, m.a, m.b, false); n != "" {
+			m.structuralNote, m.structuralRev = n, rev
 			add(groupNote(al, m.a, n))
-		} else if n := fusedGateUp(al, m.b, m.a, true); n != "" {
-			m.structuralNote = n
+		} else if n, rev := fusedGateUp(al, m.b, m.a, true); n != "" {
+			m.structuralNote, m.structuralRev = n, rev
 			add(groupNote(al, m.a, n))
 		}
 	}
@@ -524,7 +524,7 @@ func structuralNotes(al *alignment) []string {
 	for _, m := range al.pairs {
 		if m.structuralNote == "" {
 			if c := al.byA[al.npu.infos[m.a].canon]; c != nil && c != m {
-				m.structuralNote = c.structuralNote
+				m.structuralNote, m.structuralRev = c.structuralNote, c.structuralRev
 			}
 		}
 	}
@@ -578,8 +578,9 @@ func groupNote(al *alignment, n *printparse.Node, note string) string {
 
 // fusedGateUp checks a Linear pair (x on the fused side, y on the split
 // side) for a gated MLP fused on x's side: y is "up" and an unpaired "gate"
-// sibling of y exists.
-func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) string {
+// sibling of y exists. It returns the note worded for the forward draft
+// and for the reverse one (where the NPU and bench roles swap).
+func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) (fwd, rev string) {
 	var xi, yi *info
 	if reverse {
 		xi, yi = al.bench.infos[x], al.npu.infos[y]
@@ -587,7 +588,7 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) string {
 		xi, yi = al.npu.infos[x], al.bench.infos[y]
 	}
 	if !hasToken(xi.name, "up") || !hasToken(yi.name, "up") || y.Parent == nil {
-		return ""
+		return "", ""
 	}
 	for _, s := range kids(y.Parent) {
 		if s == y {
@@ -601,15 +602,16 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) string {
 			si, paired = al.bench.infos[s], al.byB[s] != nil
 		}
 		if !paired && hasToken(si.name, "gate") {
-			side := "NPU"
+			side, other := "NPU", "bench"
 			if reverse {
-				side = "bench"
+				side, other = other, side
 			}
-			return fmt.Sprintf("N:1: %s %s fuses %s and %s (gated MLP); paired with %s as an expert would, outputs differ in shape",
-				side, x.Name, s.Name, y.Name, y.Name)
+			body := fmt.Sprintf("%s fuses %s and %s (gated MLP); paired with %s as an expert would, outputs differ in shape",
+				x.Name, s.Name, y.Name, y.Name)
+			return "N:1: " + side + " " + body, "N:1: " + other + " " + body
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // splitQKV reports the separate q/k/v projections among n's children.
