@@ -31,3 +31,38 @@ func TestStructuralNoteSides(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateMissesNeedAPartner checks that "fires without a bench
+// target" is only said of modules that have a partner the line misses: on
+// MindSpeed-MM (16 vision, 8 text layers) against the full new-layout 3B
+// print (32, 36), the reverse template's lines fire on blocks 16-31 and
+// layers 8-35, which have no partner at all, and no line is at fault;
+// the seed template on pair A still misses the text layers' norms.
+func TestTemplateMissesNeedAPartner(t *testing.T) {
+	full := corpusPair{"ms_vs_new3b", pairs[0].npu,
+		"prints/hf/qwen2_5_vl_3b-new-layout-model.visual-model.language_model__inspect-model-script-anon.txt"}
+	for _, tc := range []struct {
+		pair       corpusPair
+		template   string
+		wantMisses int
+	}{
+		{full, TemplateAuto, 0},
+		{pairs[0], "qwen2.5-vl_mindspeed-mm_to_llamafactory", 3},
+	} {
+		npu, bench := tc.pair.load(t)
+		r, err := Suggest(npu, bench, Options{Template: tc.template})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range r.TemplateUnapplied {
+			if strings.Contains(l, "without a bench target") {
+				n++
+			}
+		}
+		if n != tc.wantMisses {
+			t.Errorf("%s, template %s: %d lines said to fire without a bench target, want %d:\n%s",
+				tc.pair.name, tc.template, n, tc.wantMisses, strings.Join(r.TemplateUnapplied, "\n"))
+		}
+	}
+}

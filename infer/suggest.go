@@ -486,9 +486,18 @@ func contradictions(tm *templates.Match, al *alignment, swap bool) []string {
 			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): %d of %d hits contradict the alignment (e.g. %s)",
 				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, bad, len(a.Hits), ex))
 		}
-		if len(a.Misses) > 0 {
+		// A miss at a module the alignment left without any partner (a
+		// layer index the other side does not have) is no fault of the
+		// line: no line could pair it.
+		var misses []templates.Hit
+		for _, h := range a.Misses {
+			if swap && al.byB[al.bench.tree.Lookup(h.NPU)] != nil || !swap && al.byA[al.npu.tree.Lookup(h.NPU)] != nil {
+				misses = append(misses, h)
+			}
+		}
+		if len(misses) > 0 {
 			out = append(out, fmt.Sprintf("%s: %s: %s -> %s (line %d): fires at %d place%s without a bench target (e.g. %s -> %s); the draft escapes those places, see conflicts",
-				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, len(a.Misses), plural(len(a.Misses), "", "s"), a.Misses[0].NPU, a.Misses[0].Bench))
+				tm.Template.Name, a.Line.Class, a.Key, a.Value, a.Line.Line, len(misses), plural(len(misses), "", "s"), misses[0].NPU, misses[0].Bench))
 		}
 	}
 	return out
