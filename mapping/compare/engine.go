@@ -53,6 +53,10 @@ type Config struct {
 	Workers int
 	// Progress, when set, is called with the number of NPU entries done.
 	Progress func(entries int)
+
+	// simpleBench holds the bench side as plain rows in a map (the
+	// reference the packed store is tested against).
+	simpleBench bool
 }
 
 // RowSink receives the table: the header once, then the rows in order.

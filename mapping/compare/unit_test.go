@@ -294,10 +294,10 @@ func TestBenchStore(t *testing.T) {
 	e.Items[1].Stats[0] = dump.Value{Kind: dump.Number, Num: 24, Text: "24"}
 	rows := []sideRow{{it: e.Items[0], key: "Functional.relu.0.backward.input.0"}, {it: e.Items[1], key: e.Items[1].Name},
 		{it: e.Items[1], key: e.Items[1].Name}}
+	entry := b.addEntry(e.Name)
 	for i := range rows {
-		b.add(&rows[i], 0)
+		b.add(&rows[i], entry)
 	}
-	b.entries = append(b.entries, b.ar.add(e.Name))
 	if got := b.lookup("Functional.relu.0.backward.input.0"); len(got) != 1 || got[0] != 0 {
 		t.Errorf("lookup renumbered key: %v", got)
 	}
