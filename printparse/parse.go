@@ -804,6 +804,7 @@ type childHeader struct {
 	leaf        bool   // "Class(...)" closed on this line; body is the extra
 	partial     bool   // unbalanced or cut: continues on the next lines
 	badCount    string // set when "(a-b): n x" is inconsistent
+	tooBig      string // set when a number of "(a-b): n x" has more than 18 digits
 }
 
 // parseHeader parses a child line; ok is false when the line is not one.
@@ -822,8 +823,10 @@ func parseHeader(c string) (childHeader, bool) {
 	}
 }
 
+// atoi reads a decimal of at most 18 digits (so that it fits an int64 and
+// a range b-a+1 cannot overflow).
 func atoi(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
+	if s == "" || len(s) > 18 {
 		return 0, false
 	}
 	n := 0
@@ -836,6 +839,15 @@ func atoi(s string) (int, bool) {
 	return n, true
 }
 
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func parseRepr(key, rest string) (childHeader, bool) {
 	h := childHeader{key: key}
 	if rest == "None" {
@@ -844,6 +856,12 @@ func parseRepr(key, rest string) (childHeader, bool) {
 	}
 	// "(a-b): n x Class("
 	if j := strings.Index(rest, " x "); j > 0 {
+		if d := strings.IndexByte(key, '-'); d > 0 && allDigits(rest[:j]) && allDigits(key[:d]) && allDigits(key[d+1:]) &&
+			max(j, d, len(key)-d-1) > 18 && classToken(rest[j+3:]) > 0 {
+			// a repeat group no machine could hold: an error, not an extra_repr
+			h.tooBig, h.class = "("+key+"): "+rest[:j]+" x", rest[j+3:j+3+classToken(rest[j+3:])]
+			return h, true
+		}
 		if n, ok := atoi(rest[:j]); ok {
 			d := strings.IndexByte(key, '-')
 			a, ok1 := atoi(key[:max(d, 0)])
@@ -968,6 +986,9 @@ func (p *dumpParser) child(l line, h childHeader) error {
 	}
 	if h.badCount != "" {
 		return p.errf(l.num, "a repeat count equal to the index range, as in `(0-27): 28 x`", "`"+h.badCount+"`")
+	}
+	if h.tooBig != "" {
+		return p.errf(l.num, fmt.Sprintf("at most %d modules after expanding repeat groups", p.maxNodes), "`"+clip(h.tooBig)+"`")
 	}
 	p.checkIndent(l, want, func() string { return "a child of " + describe(top.n) + " or the `)` closing it" })
 	parent := top.n
@@ -1139,7 +1160,12 @@ func (p *dumpParser) expand(n *Node) error {
 	}
 	size := 0
 	n.Walk(func(*Node) bool { size++; return true })
-	if need := p.nodes + size*(r.Count-1); need > p.maxNodes || need < 0 {
+	if r.Count-1 > p.maxNodes {
+		// size*(Count-1) could overflow: say no more than the group's size
+		return p.errf(r.Line, fmt.Sprintf("at most %d modules after expanding repeat groups", p.maxNodes),
+			fmt.Sprintf("`(%d-%d): %d x %s(` needing more", r.First, r.Last, r.Count, n.Class))
+	}
+	if need := p.nodes + size*(r.Count-1); need > p.maxNodes {
 		return p.errf(r.Line, fmt.Sprintf("at most %d modules after expanding repeat groups", p.maxNodes),
 			fmt.Sprintf("`(%d-%d): %d x %s(` needing %d", r.First, r.Last, r.Count, n.Class, need))
 	}

@@ -182,6 +182,18 @@ func TestParseTextErrors(t *testing.T) {
 		{"bad closer", "M(\n  (a): A()\n) trailing\n", -1, "in.txt:3: expected `)` closing the root M, found `) trailing`"},
 		{"expansion over the node cap", "M(\n  (l): ModuleList(\n    (0-9): 10 x L(\n      (e): ModuleList(\n        (0-99): 100 x E()\n      )\n    )\n  )\n)\n", -1,
 			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-9): 10 x L(` needing 1022"},
+		// 10 and 20 digits: no longer read as an extra_repr line with a warning
+		{"ten-digit repeat count", "M(\n  (l): ModuleList(\n    (0-9999999999): 10000000000 x L()\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-9999999999): 10000000000 x L(` needing more"},
+		{"repeat count beyond int64", "M(\n  (l): ModuleList(\n    (0-99999999999999999999): 100000000000000000000 x L()\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-99999999999999999999): 100000000000000000000 x`"},
+		// 18 digits fit an int: 11 nodes x (count-1) would overflow
+		{"huge count in a big block", "M(\n  (l): ModuleList(\n    (0-999999999999999998): 999999999999999999 x L(\n      (a): A()\n      (b): B()\n      (c): C()\n      (d): D()\n      (e): E()\n      (f): F()\n      (g): G()\n      (h): H()\n      (i): I()\n      (j): J()\n    )\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-999999999999999998): 999999999999999999 x L(` needing more"},
+		{"count alone over the cap", "M(\n  (l): ModuleList(\n    (0-1001): 1002 x L()\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-1001): 1002 x L(` needing more"},
+		{"just over the cap", "M(\n  (l): ModuleList(\n    (0-998): 999 x L()\n  )\n)\n", -1,
+			"in.txt:3: expected at most 1000 modules after expanding repeat groups, found `(0-998): 999 x L(` needing 1001"},
 		{"duplicate child", "M(\n  (a): A()\n  (b): B()\n  (a): C()\n)\n", -1, "in.txt:4: expected a child name not used before in the root M (nn.Module children have unique names), found `(a)` again (first at line 2)"},
 		{"index repeated after a group", "M(\n  (l): ModuleList(\n    (0-2): 3 x A()\n    (2): B()\n  )\n)\n", -1, "in.txt:4: expected a child name not used before in l (ModuleList) (nn.Module children have unique names), found `(2)` again (first at line 3)"},
 		{"cut off", "M(\n  (a): A(\n    (fc): Linear(in_features=1, out_features=2, bias=True)\n", -1,
