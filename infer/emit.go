@@ -219,7 +219,9 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 // pairComment is the YAML comment of a pair's line; reverse words its
 // structural note for the reverse draft.
 func pairComment(m *match, reverse bool) string {
-	s := fmt.Sprintf("score %.2f margin %.2f: %s", m.score, m.margin, strings.Join(m.reasons, ","))
+	// the same rounded figures as the report's pairs (Pair.Score), so a
+	// 0.8949 reads 0.90 in both, not 0.89 here and 0.90 there
+	s := fmt.Sprintf("score %.2f margin %.2f: %s", round(m.score), round(m.margin), strings.Join(m.reasons, ","))
 	if m.lowConfidence {
 		s = "LOW CONFIDENCE, check by hand; " + s
 	}
