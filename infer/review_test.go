@@ -66,3 +66,44 @@ func TestTemplateMissesNeedAPartner(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedHead checks pair D's heads: NeMo 1's BertLMHead computes the
+// logits itself (bionemo maps its bias to NeMo 2's output_layer.bias), so
+// lm_head <-> lm_head is N:1 and output_layer is explained, in both
+// directions; pair A's output_layer <-> lm_head is a plain 1:1 pair.
+func TestFusedHead(t *testing.T) {
+	d := pairs[1]
+	for _, tc := range []struct {
+		pair      corpusPair
+		headNote  string // the note on the lm_head pair, "" for none
+		unmatched string // the module the note explains
+	}{
+		{d, "N:1: NPU lm_head (BertLMHead) has no output projection while the other side follows lm_head with output_layer", "output_layer"},
+		{corpusPair{"D_reverse", d.bench, d.npu}, "N:1: bench lm_head (BertLMHead) has no output projection while the other side follows lm_head with output_layer", "output_layer"},
+		{pairs[0], "", ""},
+	} {
+		npu, bench := tc.pair.load(t)
+		r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, p := range r.Pairs {
+			if strings.Contains(p.Structural, "no output projection") {
+				notes = append(notes, p.NPU+": "+p.Structural)
+			}
+		}
+		if tc.headNote == "" {
+			if len(notes) != 0 {
+				t.Errorf("%s: head notes %q, want none", tc.pair.name, notes)
+			}
+			continue
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "lm_head: "+tc.headNote) {
+			t.Errorf("%s: head notes %q, want one on lm_head starting %q", tc.pair.name, notes, tc.headNote)
+		}
+		if why := r.UnmatchedWhy[tc.unmatched]; !strings.HasPrefix(why, "output projection: the other side's lm_head computes it") {
+			t.Errorf("%s: %s unmatched because %q", tc.pair.name, tc.unmatched, why)
+		}
+	}
+}

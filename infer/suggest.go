@@ -300,6 +300,21 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 				}
 			}
 		}
+		if hasToken(in.name, "head") && in.kind == printparse.KindLinear {
+			for _, c := range kids(p) {
+				m := al.byB[c]
+				if npuSide {
+					m = al.byA[c]
+				}
+				if m != nil && strings.Contains(m.structuralNote, "has no output projection") {
+					other := m.a
+					if npuSide {
+						other = m.b
+					}
+					return "output projection: the other side's " + other.Name + " computes it itself (see structural)"
+				}
+			}
+		}
 		if hasToken(in.name, "gate") {
 			for _, c := range kids(p) {
 				if m := al.byA[c]; npuSide && m != nil && m.structuralNote != "" {
@@ -529,6 +544,12 @@ func structuralNotes(al *alignment) []string {
 			add(groupNote(al, m.a, n))
 		}
 	}
+	for _, m := range al.pairs {
+		if n, rev := fusedHead(al, m); n != "" {
+			m.structuralNote, m.structuralRev = n, rev
+			add(groupNote(al, m.a, n))
+		}
+	}
 	// Broadcast notes to repeat members.
 	for _, m := range al.pairs {
 		if m.structuralNote == "" {
@@ -621,6 +642,45 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, reverse bool) (fwd, rev s
 		}
 	}
 	return "", ""
+}
+
+// fusedHead checks a pair of heads (both composite, both named as a head:
+// lm_head, output_layer) for one side whose head is followed by a separate
+// output projection that nothing pairs: NeMo 2's BERT has lm_head (dense,
+// layer_norm) and output_layer, while NeMo 1's BertLMHead computes the
+// logits itself (its bias is output_layer.bias in bionemo's
+// nemo1_to_nemo2_biobert_key_mapping). The pair's inputs agree; its outputs
+// do not: the fusing head's output is the projection's.
+func fusedHead(al *alignment, m *match) (fwd, rev string) {
+	a, b := al.npu.infos[m.a], al.bench.infos[m.b]
+	if m.rootish || a.nkids == 0 || b.nkids == 0 || !hasToken(a.name, "head") || !hasToken(b.name, "head") {
+		return "", ""
+	}
+	proj := func(s *side, n *printparse.Node, paired map[*printparse.Node]*match) *printparse.Node {
+		if n.Parent == nil {
+			return nil
+		}
+		for _, c := range kids(n.Parent) {
+			if ci := s.infos[c]; c != n && paired[c] == nil && ci.nkids == 0 && ci.kind == printparse.KindLinear && hasToken(ci.name, "head") {
+				return c
+			}
+		}
+		return nil
+	}
+	pa, pb := proj(al.npu, m.a, al.byA), proj(al.bench, m.b, al.byB)
+	if (pa == nil) == (pb == nil) {
+		return "", ""
+	}
+	x, y, z := m.a, m.b, pb // x fuses y and z
+	side, other := "NPU", "bench"
+	if pa != nil {
+		x, y, z = m.b, m.a, pa
+		side, other = other, side
+	}
+	body := fmt.Sprintf("%s (%s) has no output projection while the other side follows %s with %s (%s): "+
+		"if %s computes the logits itself (NeMo 1's BertLMHead does), its output pairs with %s's, not %s's",
+		x.Name, x.Class, y.Name, z.Name, z.Class, x.Name, z.Name, y.Name)
+	return "N:1: " + side + " " + body, "N:1: " + other + " " + body
 }
 
 // splitQKV reports the separate q/k/v projections among n's children.
