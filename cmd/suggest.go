@@ -29,7 +29,7 @@ func newSuggestCmd(s *streams) *cobra.Command {
 needs to compare them, with a report of how sure it is of every line.
 
 NPU and BENCH are print(model) text files (logs are fine) or msprobe dump
-folders. The NPU side's classes key the YAML (msprobe's -tp side); BENCH is
+folders; "-" reads one of them from standard input. The NPU side's classes key the YAML (msprobe's -tp side); BENCH is
 the other (-gp). The draft is minimal (no identity lines), outside-in, with
 a comment on every line giving its alignment score, the margin over the
 runner-up and the reasons. Classes that need different renames in
@@ -93,6 +93,9 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			}
 			if err := distinctOutputs(out, revOut, pairs, reverse); err != nil {
 				return badInput(err)
+			}
+			if args[0] == "-" && args[1] == "-" {
+				return badInput(errors.New("suggest: expected at most one of NPU and BENCH as \"-\" (standard input), found both"))
 			}
 			npu, err := loadTree(s, args[0], "--index-npu", indexNPU)
 			if err != nil {
@@ -214,12 +217,25 @@ func loadTree(s *streams, path, flag string, index int) (*printparse.Tree, error
 	if index < -1 {
 		return nil, fmt.Errorf("%s: %s must be a 0-based dump number, got %d", path, flag, index)
 	}
-	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: flag})
+	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: flag})
 	if err != nil {
 		return nil, err
 	}
 	t.WriteWarnings(s.err)
 	return t, nil
+}
+
+// readTree loads path, or print(model) text from standard input for "-"
+// (as tree does).
+func readTree(s *streams, path string, opts printparse.Options) (*printparse.Tree, error) {
+	if path != "-" {
+		return printparse.Load(path, opts)
+	}
+	data, err := io.ReadAll(s.in)
+	if err != nil {
+		return nil, fmt.Errorf("<stdin>: %w", err)
+	}
+	return printparse.ParseText(data, "<stdin>", opts)
 }
 
 // writeAtomic writes data to path through a temporary file in the same

@@ -40,8 +40,9 @@ would accept without a word:
   coverage         share of NPU modules whose rewritten name exists on the
                    bench side, and the unmatched modules of both sides (LM106)
 
-NPU and BENCH are print(model) files or msprobe dump folders. The NPU side is
-the one whose class names key the YAML (msprobe's -tp side).
+NPU and BENCH are print(model) files or msprobe dump folders ("-" reads one
+of them from standard input). The NPU side is the one whose class names key
+the YAML (msprobe's -tp side).
 
 Exit status: 0 clean, 1 findings at or above the failing severity (errors;
 warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
@@ -57,6 +58,9 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if npuPath == "" || benchPath == "" {
 				return badInput(fmt.Errorf("validate needs both --npu and --bench"))
+			}
+			if npuPath == "-" && benchPath == "-" {
+				return badInput(fmt.Errorf("validate: expected at most one of --npu and --bench as \"-\" (standard input), found both"))
 			}
 			if format != "text" && format != "json" && format != "github" {
 				return badInput(fmt.Errorf("--format must be text, json or github, got %q", format))
@@ -118,7 +122,7 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	if index < -1 {
 		return nil, fmt.Errorf("--index-%s must be a 0-based dump number, got %d", strings.TrimPrefix(flag, "--"), index)
 	}
-	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
+	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
