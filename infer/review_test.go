@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,42 @@ func TestFusedHead(t *testing.T) {
 		if why := r.UnmatchedWhy[tc.unmatched]; !strings.HasPrefix(why, "output projection: the other side's lm_head computes it") {
 			t.Errorf("%s: %s unmatched because %q", tc.pair.name, tc.unmatched, why)
 		}
+	}
+}
+
+// TestMetaLlamaNames drafts Meta's Llama naming (FSDP1-wrapped reference
+// Transformer: wq/wk/wv/wo, feed_forward w1/w2/w3, output) against HF
+// Llama-2: every module has its partner, with the lines an expert writes
+// (w1 is the gate, w3 the up projection, w2 the down projection).
+func TestMetaLlamaNames(t *testing.T) {
+	p := corpusPair{"fsdp_llama_vs_hf_llama2",
+		"prints/wrapped/llama_tiny-fsdp1-tp-log-prefixed__saforem2-mmm-readme-anon.txt",
+		"prints/hf/llama2_7b__timing-script-docstring-anon.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(r.Mapping)
+	want := map[string][]string{
+		"TopLayer": {"_fsdp_wrapped_module.tok_embeddings: model.embed_tokens", "_fsdp_wrapped_module.layers: model.layers",
+			"_fsdp_wrapped_module.norm: model.norm", "_fsdp_wrapped_module.output: lm_head"},
+		"TransformerBlock": {"attention: self_attn", "feed_forward: mlp", "attention_norm: input_layernorm", "ffn_norm: post_attention_layernorm"},
+		"Attention":        {"wq: q_proj", "wk: k_proj", "wv: v_proj", "wo: o_proj"},
+		"FeedForward":      {"w1: gate_proj", "w2: down_proj", "w3: up_proj"},
+	}
+	for c, ls := range want {
+		g := slices.Clone(got[c])
+		slices.Sort(g)
+		slices.Sort(ls)
+		if !slices.Equal(g, ls) {
+			t.Errorf("%s: got %q, want %q", c, g, ls)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %d", keys(got), len(want))
+	}
+	if r.Coverage != 1 || len(r.Unmatched.NPU) != 0 {
+		t.Errorf("coverage %.3f, unmatched NPU %q", r.Coverage, r.Unmatched.NPU)
 	}
 }

@@ -20,6 +20,8 @@ var phrases = []struct{ from, to string }{
 	{"pre_mlp_norm", "norm_2"},
 	{"attention_norm", "norm_1"},
 	{"ffn_norm", "norm_2"},
+	{"sa_norm", "norm_1"},  // torchtune
+	{"mlp_norm", "norm_2"}, // torchtune
 	{"ln_1", "norm_1"},
 	{"ln_2", "norm_2"},
 	{"norm1", "norm_1"},
@@ -35,6 +37,19 @@ var phrases = []struct{ from, to string }{
 	{"fc2", "down"},
 	{"c_fc", "up"},
 	{"c_proj", "down"},
+	// Meta's Llama reference code and torchtune: wq/wk/wv/wo, a gated
+	// feed_forward with w1 = gate, w3 = up, w2 = down (HF Mixtral's
+	// experts use the same names); the final projection "output" is in
+	// wholeNames.
+	{"feed_forward", "mlp"},
+	{"output_proj", "proj_out"},
+	{"wq", "q_proj"},
+	{"wk", "k_proj"},
+	{"wv", "v_proj"},
+	{"wo", "proj_out"},
+	{"w1", "gate"},
+	{"w3", "up"},
+	{"w2", "down"},
 	{"lm_head", "head"},
 	{"output_layer", "head"},
 	{"word_embeddings", "embed"},
@@ -60,6 +75,11 @@ var phrases = []struct{ from, to string }{
 	{"act_fn", "act"},
 	{"activation_func", "act"},
 }
+
+// wholeNames rewrite a name that is exactly the key: "output" is the final
+// projection in Meta's Llama code and torchtune (lm_head), but only as a
+// whole name (BertSelfOutput, attention.output are something else).
+var wholeNames = map[string]string{"output": "head"}
 
 // synonyms maps single tokens to a canonical token.
 var synonyms = map[string]string{
@@ -127,6 +147,9 @@ var classStop = map[string]bool{
 // "_", ".", camelCase and letter/digit boundaries, synonyms last.
 func tokenize(name string, stop map[string]bool) []string {
 	s := snake(name)
+	if w, ok := wholeNames[s]; ok {
+		s = w
+	}
 	for _, p := range phrases {
 		s = replaceWord(s, p.from, p.to)
 	}

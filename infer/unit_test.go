@@ -36,6 +36,17 @@ func TestTokenize(t *testing.T) {
 		{"language_model", []string{"lm"}},
 		{"text_decoder", []string{"lm"}},
 		{"model", []string{"lm"}},
+		// Meta's Llama reference code and torchtune
+		{"wq", []string{"q", "proj"}},
+		{"wo", []string{"proj", "out"}},
+		{"output_proj", []string{"proj", "out"}},
+		{"feed_forward", []string{"mlp"}},
+		{"w1", []string{"gate"}},
+		{"w2", []string{"down"}},
+		{"w3", []string{"up"}},
+		{"output", []string{"head"}},
+		{"sa_norm", []string{"norm", "1"}},
+		{"mlp_norm", []string{"norm", "2"}},
 	}
 	for _, tc := range tests {
 		if got := tokenize(tc.name, nameStop); !slices.Equal(got, tc.want) {
