@@ -143,10 +143,15 @@ on both sides, rows matched by each source, and the first module (in NPU
 execution order) whose inputs agree and whose outputs are marked error.
 
 Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
-		Example: `  layermap compare -tp npu_dump/step0 -gp gpu_dump/step0 -o out
-  layermap compare -tp npu/dump.json -gp gpu/dump.json --xlsx
-  layermap compare -tp npu/step0/rank0 -gp gpu/step0/rank0 --mapping layer_mapping.yaml --pairs pairs.yaml
-  layermap compare -i compare.json --format json`,
+		Example: `  # rank folders (or dump.json files, or step folders), paths from a layermap checkout
+  layermap compare -tp testdata/demo/dumps/llamafactory -gp testdata/demo/dumps/mindspeed-mm -o out
+
+  # through the draft and sidecar of 'layermap suggest --help', as .xlsx
+  layermap compare -tp testdata/demo/dumps/llamafactory/dump.json -gp testdata/demo/dumps/mindspeed-mm/dump.json \
+      --mapping lf_to_ms.yaml --pairs lf_pairs.yaml --xlsx -o out
+
+  # msprobe's compare.json, JSON summary for CI
+  layermap compare -i testdata/demo/compare.json --format json -o out`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, raw []string) error {
 			args, err := normalizeCompareArgs(raw)

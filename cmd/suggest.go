@@ -58,15 +58,16 @@ structures alone; NAME forces one template ('layermap templates' lists them).
 
 Exit status: 0 when the draft was written (the report lists what it could
 not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
-		Example: `  # draft NPU -> bench, report on stderr
-  layermap suggest mindspeed.txt llamafactory.txt > layer_mapping.yaml
+		Example: `  # draft NPU -> bench, report on stderr (paths from a layermap checkout)
+  layermap suggest testdata/demo/qwen25vl-mindspeed-mm.txt testdata/demo/qwen25vl-llamafactory.txt > layer_mapping.yaml
 
   # both directions, JSON report, sidecar of pairs YAML cannot express
-  layermap suggest mindspeed.txt llamafactory.txt -o layer_mapping.yaml \
-      --reverse -O reverse.yaml --report json --pairs pairs.yaml
+  layermap suggest testdata/demo/qwen25vl-mindspeed-mm.txt testdata/demo/qwen25vl-llamafactory.txt \
+      -o layer_mapping.yaml --reverse -O reverse.yaml --report json --pairs pairs.yaml
 
-  # structures only, no template
-  layermap suggest --template none npu_dump/step0/rank0 bench_dump/step0/rank0 -o lm.yaml`,
+  # two msprobe dump folders (rank folders), structures only, no template
+  layermap suggest --template none testdata/demo/dumps/llamafactory testdata/demo/dumps/mindspeed-mm \
+      -o lf_to_ms.yaml --pairs lf_pairs.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return badInput(fmt.Errorf("suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found %d arguments\nRun 'layermap suggest --help' for usage", len(args)))

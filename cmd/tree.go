@@ -40,13 +40,13 @@ stderr as "file:line: warning: ...".`,
   layermap tree --depth 2 testdata/demo/qwen25vl-mindspeed-mm.txt
 
   # every layer on its own line instead of "(0-15): 16 x ..."
-  layermap tree --expand run.log
+  layermap tree --expand testdata/demo/qwen25vl-llamafactory.txt
 
   # the second of several dumps in one log
-  layermap tree --index 1 train.log
+  layermap tree --index 1 cmd/testdata/tree/two-dumps.log
 
-  # straight from a training log
-  grep -v WARNING train.log | layermap tree -
+  # from standard input
+  cat testdata/demo/qwen25vl-llamafactory.txt | layermap tree -
 
   # an msprobe dump folder, as JSON with every node field
   layermap tree --json testdata/demo/dumps/mindspeed-mm`,

@@ -46,9 +46,11 @@ the YAML (msprobe's -tp side).
 
 Exit status: 0 clean, 1 findings at or above the failing severity (errors;
 warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
-		Example: `  layermap validate layer_mapping.yaml --npu mindspeed.txt --bench llamafactory.txt
-  layermap validate layer_mapping.yaml --npu dump_npu/step0/rank0 --bench dump_gpu/step0/rank0 --min-coverage 0.9
-  layermap validate layer_mapping.yaml --npu a.txt --bench b.txt --format github --strict`,
+		Example: `  # the drafts of 'layermap suggest --help' (paths from a layermap checkout)
+  layermap validate layer_mapping.yaml --npu testdata/demo/qwen25vl-mindspeed-mm.txt --bench testdata/demo/qwen25vl-llamafactory.txt
+  layermap validate lf_to_ms.yaml --npu testdata/demo/dumps/llamafactory --bench testdata/demo/dumps/mindspeed-mm --min-coverage 0.7
+  layermap validate layer_mapping.yaml --npu testdata/demo/qwen25vl-mindspeed-mm.txt --bench testdata/demo/qwen25vl-llamafactory.txt \
+      --format github --strict`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput(fmt.Errorf("validate: expected one MAPPING (a layer_mapping.yaml) and the structures as --npu and --bench, found %d arguments\nRun 'layermap validate --help' for usage", len(args)))
