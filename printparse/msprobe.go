@@ -140,6 +140,10 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	if !o.Params || err != nil {
 		names, err := dump.EntryNames(dumpFile)
 		if err != nil {
+			var de *dump.Error
+			if errors.As(err, &de) {
+				return nil, err // "dump.json:LINE: expected ..., found ...", no prefix before it
+			}
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
 		nEntries = len(names)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
 func TestModuleEntry(t *testing.T) {
@@ -229,6 +230,36 @@ func TestLoadErrors(t *testing.T) {
 	var pe *ParseError
 	if !errors.As(err, &pe) || pe.File != bad || pe.Line != 2 {
 		t.Errorf("bad file: %v", err)
+	}
+}
+
+// A cut or malformed dump.json is one "file:line: expected ..., found ..."
+// error, nothing in front of the file name.
+func TestLoadDumpDirErrors(t *testing.T) {
+	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps/mindspeed-mm/dump.json")
+	full, err := os.ReadFile(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dump string
+		want       string // after the folder
+	}{
+		{"cut mid-way", string(full[:len(full)*2/3]), "/dump.json:5615: expected ',' or '}', found end of file (truncated?)"},
+		{"cut in a string", "{\n \"task\": \"statis", "/dump.json:2: expected '\"' closing the string, found end of file (truncated?)"},
+		{"no data key", "{\"task\": \"statistics\", \"level\": \"L0\"}\n", "/dump.json:1: expected a \"data\" key in the dump object, found none"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(tc.dump), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir, Options{Index: -1})
+			if err == nil || err.Error() != dir+tc.want {
+				t.Errorf("got %v\nwant %s%s", err, dir, tc.want)
+			}
+		})
 	}
 }
 
