@@ -69,6 +69,11 @@ var genericClasses = map[string]bool{
 	"ModuleList": true, "Sequential": true, "ModuleDict": true, "ParameterList": true, "ParameterDict": true,
 }
 
+// paramContainers hold parameters, not modules (PEFT's lora_embedding_A):
+// they have no forward, so they never appear in a dump and pair with
+// nothing.
+var paramContainers = map[string]bool{"ParameterDict": true, "ParameterList": true}
+
 // info is what the scorer knows about one module.
 type info struct {
 	node    *printparse.Node
@@ -181,6 +186,9 @@ func kindSim(a, b *info) float64 {
 	ka, kb := a.kind, b.kind
 	if (ka == printparse.KindIdentity) != (kb == printparse.KindIdentity) {
 		return -1
+	}
+	if paramContainers[a.node.Class] != paramContainers[b.node.Class] {
+		return -1 // parameters, no forward: never a module's partner
 	}
 	leafA, leafB := a.nkids == 0, b.nkids == 0
 	if ka == kb {

@@ -145,3 +145,49 @@ func TestMetaLlamaNames(t *testing.T) {
 		t.Errorf("coverage %.3f, unmatched NPU %q", r.Coverage, r.Unmatched.NPU)
 	}
 }
+
+// TestPEFTAgainstPlain drafts PEFT LoRA Mistral against plain HF Llama-2:
+// a ParameterDict (lora_embedding_A, no forward) once took rotary_emb as
+// a low-confidence line; now it pairs with nothing, the LoRA wrappers pair
+// with the plain modules (embed_tokens like q_proj), and the adapter
+// modules say why they have no partner.
+func TestPEFTAgainstPlain(t *testing.T) {
+	p := corpusPair{"peft_mistral_vs_hf_llama2",
+		"prints/wrapped/mistral_7b-peft-lora-embedding-paramdict-inline__peft-examples-peft_lora_clm_with_additional_tokens-ipynb.txt",
+		"prints/hf/llama2_7b__timing-script-docstring-anon.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := r.Mapping.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(y), "lora_embedding") || strings.Contains(string(y), "base_layer") {
+		t.Errorf("draft names a PEFT internal:\n%s", y)
+	}
+	paired := map[string]string{}
+	for _, q := range r.Pairs {
+		paired[q.NPU] = q.Bench
+	}
+	for npu, want := range map[string]string{
+		"base_model.model.model.embed_tokens":              "model.embed_tokens",
+		"base_model.model.model.layers.0.self_attn.q_proj": "model.layers.0.self_attn.q_proj",
+		"base_model.model.lm_head":                         "lm_head",
+	} {
+		if paired[npu] != want {
+			t.Errorf("%s paired with %q, want %q", npu, paired[npu], want)
+		}
+	}
+	for path, why := range map[string]string{
+		"base_model.model.model.embed_tokens.lora_embedding_A":            "parameters (ParameterDict)",
+		"base_model.model.model.embed_tokens.base_layer":                  "PEFT base layer: its wrapper embed_tokens is paired instead",
+		"base_model.model.model.layers.0.self_attn.q_proj.lora_A":         "LoRA adapter",
+		"base_model.model.model.layers.0.self_attn.q_proj.lora_B.default": "LoRA adapter",
+	} {
+		if got := r.UnmatchedWhy[path]; !strings.HasPrefix(got, why) {
+			t.Errorf("%s unmatched because %q, want %q...", path, got, why)
+		}
+	}
+}

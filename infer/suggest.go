@@ -258,6 +258,8 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 	switch {
 	case in.kind == printparse.KindIdentity:
 		return "placeholder (" + n.Class + ")"
+	case paramContainers[n.Class]:
+		return "parameters (" + n.Class + "), no forward: msprobe never dumps it"
 	case r0(al, n, npuSide):
 		return "engine wrapper, paired with the other root"
 	}
@@ -325,6 +327,14 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 				}
 			}
 		}
+	}
+	for p := n; p != nil && !aligned(p); p = p.Parent {
+		if strings.HasPrefix(strings.ToLower(p.Name), "lora_") {
+			return "LoRA adapter: nothing like it on the other side"
+		}
+	}
+	if n.Name == "base_layer" && n.Parent != nil && aligned(n.Parent) {
+		return "PEFT base layer: its wrapper " + n.Parent.Name + " is paired instead (the wrapper's output adds the LoRA update)"
 	}
 	switch {
 	case hasToken(in.name, "qkv"):
