@@ -142,7 +142,8 @@ A summary follows on stdout: rows, pass/warning/error counts, unmatched rows
 on both sides, rows matched by each source, and the first module (in NPU
 execution order) whose inputs agree and whose outputs are marked error.
 
-Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
+Exit status: 0 no error rows, 1 error rows found (or no NPU row found a
+bench row, so nothing was compared), 2 bad input.`,
 		Example: `  # rank folders (or dump.json files, or step folders), paths from a layermap checkout
   layermap compare -tp testdata/demo/dumps/llamafactory -gp testdata/demo/dumps/mindspeed-mm -o out
 
@@ -281,10 +282,20 @@ Exit status: 0 no error rows, 1 error rows found, 2 bad input.`,
 					return badInput(fmt.Errorf("%s vs %s: no valid data to compare", r.Target, r.Golden))
 				}
 			}
+			failed := false
 			for _, r := range rep.Ranks {
-				if r.Summary != nil && r.Summary.Error > 0 {
-					return findings()
+				if r.Summary != nil && r.Summary.NPUUnmatched >= r.Summary.Rows {
+					// msprobe marks an unmatched row pass: a table of them is no clean run
+					fmt.Fprintf(s.err, "layermap: %s vs %s: expected NPU rows with a bench partner, found none of %d: nothing was compared, whatever the pass count says; check --mapping, -dm, --pairs or which dumps were paired\n",
+						r.Target, r.Golden, r.Summary.Rows)
+					failed = true
 				}
+				if r.Summary != nil && r.Summary.Error > 0 {
+					failed = true
+				}
+			}
+			if failed {
+				return findings()
 			}
 			return nil
 		},

@@ -37,6 +37,9 @@ func TestCompareCommand(t *testing.T) {
 	os.WriteFile(empty, []byte(`{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {}}`), 0o644)
 	broken := filepath.Join(t.TempDir(), "dump.json")
 	os.WriteFile(broken, []byte("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"data\": {\n  \"Functional.relu.0.forward\": {\n   \"input_args\": [1,\n"), 0o644)
+	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
+	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
+	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -64,6 +67,11 @@ func TestCompareCommand(t *testing.T) {
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
 		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
 		{name: "bad format", args: []string{"-tp", "a", "-gp", "b", "--format", "xml"}, code: 2, stderr: "--format"},
+		// msprobe's data mapping sends every row to N/A and marks it pass:
+		// 610 "pass", nothing compared, was exit 0.
+		{name: "mapping pairs nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--mapping", noRule},
+			code: 1, files: []string{"compare_result_", "data_mapping_"}, stdout: []string{"result: 610 pass, 0 warning, 0 error", "unmatched: 610 NPU rows without a bench row"},
+			stderr: "layermap: " + filepath.Join(demo, "llamafactory/dump.json") + " vs " + filepath.Join(demo, "mindspeed-mm/dump.json") + ": expected NPU rows with a bench partner, found none of 610: nothing was compared"},
 		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
 		// the table is all "unsupported", which the summary alone does not say.
 		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},
