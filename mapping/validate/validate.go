@@ -655,7 +655,11 @@ func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*mapping.TrieN
 	}
 	msg := fmt.Sprintf("child path %q does not exist %s (%d instance%s): the rule never fires", rl.Key, where, len(insts), plural(len(insts), "", "s"))
 	sev := mapping.Error
-	if near := nearest(rl.Key, cands); near != "" {
+	if strings.Contains(rl.Key, "{i}") {
+		// a line of a built-in template ('layermap templates --show'),
+		// copied as is: msprobe reads "{i}" literally
+		msg += "; \"{i}\" is a template placeholder msprobe reads literally: write one line per layer index (layermap suggest --template NAME does it for these trees)"
+	} else if near := nearest(rl.Key, cands); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	} else {
 		if kids := childNames(insts[0]); kids != "" {
