@@ -130,9 +130,9 @@ func TestCheck(t *testing.T) {
 			// A built-in template copied with its "{i}" lines: the placeholder is
 			// named, not a near miss ("did you mean decoder.layers.0...").
 			name: "template placeholder copied", npu: mindspeedVL, bench: hfVLOld,
-			yaml: "TopLayer:\n  0.module: module\nFloat16Module:\n  module.text_decoder: model\nMMGPTModel:\n  decoder.layers.{i}.self_attention: layers.{i}.self_attn\n",
-			want: []string{"LM102@6", "LM110@5"},
-			msg: map[string]string{"LM102@6": `child path "decoder.layers.{i}.self_attention" does not exist under any MMGPTModel (1 instance): the rule never fires; "{i}" is a template placeholder msprobe reads literally: write one line per layer index (layermap suggest --template NAME does it for these trees)`},
+			yaml:     "TopLayer:\n  0.module: module\nFloat16Module:\n  module.text_decoder: model\nMMGPTModel:\n  decoder.layers.{i}.self_attention: layers.{i}.self_attn\n",
+			want:     []string{"LM102@6", "LM110@5"},
+			msg:      map[string]string{"LM102@6": `child path "decoder.layers.{i}.self_attention" does not exist under any MMGPTModel (1 instance): the rule never fires; "{i}" is a template placeholder msprobe reads literally: write one line per layer index (layermap suggest --template NAME does it for these trees)`},
 			coverage: Coverage{Matched: 2, Total: 429}, failed: true,
 		},
 		{
