@@ -267,6 +267,12 @@ func local(a, b *info) (score float64, reasons []string, ok bool) {
 	if k < 0 {
 		return 0, nil, false
 	}
+	if isRotary(a) != isRotary(b) {
+		// A rotary embedding computes cos/sin tables; it is not a learned
+		// position table nor anything else (position_embeddings is not
+		// Qwen2RotaryEmbedding).
+		return 0, nil, false
+	}
 	n, c, st := nameSim(a, b), classSim(a, b), structSim(a, b)
 	if n < 0.2 && !a.numeric && !b.numeric && (a.nkids == 0 || b.nkids == 0) {
 		// Two leaves with unrelated names are not partners on kind alone
@@ -303,6 +309,17 @@ func local(a, b *info) (score float64, reasons []string, ok bool) {
 		}
 	}
 	return score, reasons, true
+}
+
+// isRotary reports whether a module is a rotary position embedding, by
+// its name or class (rotary_pos_emb, Qwen2RotaryEmbedding, Llama3ScaledRoPE).
+func isRotary(in *info) bool {
+	for _, s := range []string{in.node.Name, in.node.Class} {
+		if s = strings.ToLower(s); strings.Contains(s, "rotary") || strings.Contains(s, "rope") {
+			return true
+		}
+	}
+	return false
 }
 
 // pairKey keys memo tables by a pair of nodes.

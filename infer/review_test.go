@@ -191,3 +191,42 @@ func TestPEFTAgainstPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestRotaryOnlyPairsRotary checks that a rotary embedding pairs only with
+// a rotary embedding: Megatron's learned position_embeddings (tiny GPT,
+// local spec) once took HF Qwen2.5's rotary_emb as a (low-confidence)
+// line; torchtune's Llama3ScaledRoPE still pairs with rotary_emb.
+func TestRotaryOnlyPairsRotary(t *testing.T) {
+	for _, tc := range []struct {
+		pair         corpusPair
+		npu, bench   string // want paired ("" bench: unmatched)
+		unmatchedWhy string
+	}{
+		{corpusPair{"tiny_gpt_vs_qwen25",
+			"prints/megatron/tiny_gpt-gptmodel-local-spec-fusedlayernorm__mindspeed-tutorial-anon.txt",
+			"prints/hf/qwen2_5_7b_instruct__qwrdxer-blog-qwen2.5-7b-lora-peft.txt"},
+			"embedding.position_embeddings", "", "learned position table: the other side encodes positions with rotary embeddings"},
+		{corpusPair{"torchtune_vs_hf_llama31",
+			"prints/wrapped/llama3_8b-torchtune-fsdp2-checkpointwrapper-lora__torchtune-notes-anon.txt",
+			"prints/hf/llama3_1_8b-bnb-4bit-TRAILING-DOUBLE-SPACES__medium-style-blog-md-anon.txt"},
+			"layers.0._checkpoint_wrapped_module.attn.pos_embeddings", "model.layers.0.self_attn.rotary_emb", ""},
+	} {
+		npu, bench := tc.pair.load(t)
+		r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, p := range r.Pairs {
+			if p.NPU == tc.npu {
+				got = p.Bench
+			}
+		}
+		if got != tc.bench {
+			t.Errorf("%s: %s paired with %q, want %q", tc.pair.name, tc.npu, got, tc.bench)
+		}
+		if tc.unmatchedWhy != "" && !strings.HasPrefix(r.UnmatchedWhy[tc.npu], tc.unmatchedWhy) {
+			t.Errorf("%s: %s unmatched because %q, want %q...", tc.pair.name, tc.npu, r.UnmatchedWhy[tc.npu], tc.unmatchedWhy)
+		}
+	}
+}

@@ -333,6 +333,17 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 			return "LoRA adapter: nothing like it on the other side"
 		}
 	}
+	if in.kind == printparse.KindEmbedding && strings.Contains(n.Name, "position") {
+		other := al.npu
+		if npuSide {
+			other = al.bench
+		}
+		for _, o := range other.nodes {
+			if isRotary(other.infos[o]) {
+				return "learned position table: the other side encodes positions with rotary embeddings (" + o.Class + ") instead"
+			}
+		}
+	}
 	if n.Name == "base_layer" && n.Parent != nil && aligned(n.Parent) {
 		return "PEFT base layer: its wrapper " + n.Parent.Name + " is paired instead (the wrapper's output adds the LoRA update)"
 	}
