@@ -157,8 +157,20 @@ func (n *Node) reprFields() []Field {
 // in and out features, an Embedding's count and dimension, a Norm's
 // normalized shape, a Conv's in and out channels followed by its kernel
 // size. It returns nil otherwise (no extra_repr, as Megatron's parallel
-// layers, or an unknown kind).
+// layers, or an unknown kind). A size 0 is no size: DeepSpeed ZeRO-3
+// partitions the weight a Norm prints its shape from (Qwen2RMSNorm((0,),
+// eps=1e-06) in LLaMA-Factory logs), so such a node gives nil too.
 func (n *Node) Dims() []int {
+	d := n.dims()
+	for _, x := range d {
+		if x == 0 {
+			return nil
+		}
+	}
+	return d
+}
+
+func (n *Node) dims() []int {
 	f := n.reprFields()
 	if len(f) == 0 {
 		return nil

@@ -136,6 +136,16 @@ func TestCheck(t *testing.T) {
 			coverage: Coverage{Matched: 2, Total: 429}, failed: true,
 		},
 		{
+			// suggest's draft from the old-layout print (LLaMA-Factory under
+			// DeepSpeed ZeRO-3: Qwen2RMSNorm((0,), eps=1e-06)) to the new
+			// layout. A (0,) shape is a partitioned weight, not a size: no
+			// "pairs Norm sizes [0] onto [1280]" warnings (there were six).
+			name: "ZeRO-3 norms", npu: hfVLOld, bench: hfVLNew,
+			yaml:     "TopLayer:\n  module.visual: model.visual\n  module.model: model.language_model\n  module.lm_head: lm_head\n",
+			want:     nil,
+			coverage: Coverage{Matched: 303, Total: 304},
+		},
+		{
 			// No TopLayer line: 0.module never becomes module, so every rewritten
 			// name misses the bench side, yet no rule is dead and no target's
 			// parent exists for LM103 to blame. Zero coverage fails without a gate.
