@@ -230,3 +230,38 @@ func TestRotaryOnlyPairsRotary(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmatchedExplained checks the reasons given for modules that have no
+// partner by design: HF norms that Transformer Engine fuses into the next
+// projection (TELayerNormColumnParallelLinear), and HF's per-attention
+// rotary_emb where Megatron has one per model (pair A: the text model's,
+// not the vision tower's).
+func TestUnmatchedExplained(t *testing.T) {
+	te := corpusPair{"mcore_te_llama_vs_hf_llama2",
+		"prints/megatron/llama_7b_like-gptmodel-te-old-mcore-no-qk-layernorm__finetune-script-comment-anon.txt",
+		"prints/hf/llama2_7b__timing-script-docstring-anon.txt"}
+	for _, tc := range []struct {
+		pair corpusPair
+		why  map[string]string // bench path -> reason
+	}{
+		{te, map[string]string{
+			"model.layers.3.input_layernorm":          "norm fused on the other side: self_attention.linear_qkv (TELayerNormColumnParallelLinear)",
+			"model.layers.3.post_attention_layernorm": "norm fused on the other side: mlp.linear_fc1 (TELayerNormColumnParallelLinear)",
+			"model.layers.3.self_attn.rotary_emb":     "rotary embedding: the other side has one at rotary_pos_emb (paired there)",
+		}},
+		{pairs[0], map[string]string{
+			"module.model.layers.0.self_attn.rotary_emb": "rotary embedding: the other side has one at 0.module.module.text_decoder.rotary_pos_emb (paired there)",
+		}},
+	} {
+		npu, bench := tc.pair.load(t)
+		r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range tc.why {
+			if got := r.UnmatchedWhy[path]; !strings.HasPrefix(got, want) {
+				t.Errorf("%s: %s unmatched because %q, want %q...", tc.pair.name, path, got, want)
+			}
+		}
+	}
+}

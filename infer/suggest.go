@@ -333,6 +333,37 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 			return "LoRA adapter: nothing like it on the other side"
 		}
 	}
+	if isRotary(in) {
+		// The other side's paired rotary embedding nearest to n: the one
+		// whose partner shares the longest path prefix with n (the text
+		// model's, not the vision tower's).
+		other, by := al.npu, al.byA
+		if npuSide {
+			other, by = al.bench, al.byB
+		}
+		var best *printparse.Node
+		bestLen := -1
+		for _, o := range other.nodes {
+			m := by[o]
+			if m == nil || !isRotary(other.infos[o]) {
+				continue
+			}
+			mine := m.b // o is NPU, its partner on n's (bench) side
+			if npuSide {
+				mine = m.a
+			}
+			if l := commonSegments(mine.Path, n.Path); l > bestLen {
+				best, bestLen = o, l
+			}
+		}
+		if best != nil {
+			return "rotary embedding: the other side has one at " + best.Path + " (paired there), not one per attention"
+		}
+		return "rotary embedding: the other side computes it without a module"
+	}
+	if why := fusedNorm(al, n, npuSide); why != "" {
+		return why
+	}
 	if in.kind == printparse.KindEmbedding && strings.Contains(n.Name, "position") {
 		other := al.npu
 		if npuSide {
@@ -356,6 +387,72 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 		return "activation: a function on the other side"
 	}
 	return "no partner found"
+}
+
+// commonSegments counts the leading dotted segments two paths share.
+func commonSegments(a, b string) int {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(x) && n < len(y) && x[n] == y[n] {
+		n++
+	}
+	return n
+}
+
+// fusedNorm explains an unpaired norm whose parent's partner applies its
+// norms inside the projections (Transformer Engine's
+// TELayerNormColumnParallelLinear: input_layernorm in linear_qkv,
+// pre_mlp_layernorm in linear_fc1): the parent's unpaired norms and the
+// partner's fused projections are matched in order.
+func fusedNorm(al *alignment, n *printparse.Node, npuSide bool) string {
+	s, other := al.bench, al.npu
+	if npuSide {
+		s, other = al.npu, al.bench
+	}
+	p := n.Parent
+	if p == nil || s.infos[n].kind != printparse.KindNorm {
+		return ""
+	}
+	var pp *printparse.Node
+	if npuSide {
+		if m := al.byA[p]; m != nil {
+			pp = m.b
+		}
+	} else if m := al.byB[p]; m != nil {
+		pp = m.a
+	}
+	if pp == nil {
+		return ""
+	}
+	var fused []*printparse.Node
+	pp.Walk(func(d *printparse.Node) bool {
+		if oi := other.infos[d]; oi != nil && oi.kind == printparse.KindLinear && strings.Contains(d.Class, "LayerNorm") {
+			fused = append(fused, d)
+		}
+		return true
+	})
+	if len(fused) == 0 {
+		return ""
+	}
+	var norms []*printparse.Node
+	for _, c := range kids(p) {
+		paired := al.byB[c] != nil
+		if npuSide {
+			paired = al.byA[c] != nil
+		}
+		if !paired && s.infos[c].kind == printparse.KindNorm {
+			norms = append(norms, c)
+		}
+	}
+	if i := slices.Index(norms, n); len(norms) == len(fused) && i >= 0 {
+		f := fused[i]
+		return "norm fused on the other side: " + strings.TrimPrefix(f.Path, pp.Path+".") + " (" + f.Class + ") applies it inside the projection (see structural)"
+	}
+	names := make([]string, len(fused))
+	for i, f := range fused {
+		names[i] = strings.TrimPrefix(f.Path, pp.Path+".")
+	}
+	return "norm fused on the other side into " + strings.Join(names, " or ") + " (" + fused[0].Class + ", see structural)"
 }
 
 // r0 reports whether n is an engine wrapper set aside at the roots.
