@@ -14,6 +14,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/templates"
 )
 
 func newSuggestCmd(s *streams) *cobra.Command {
@@ -110,6 +111,9 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
+			if w := templateFit(tmpl, npu, bench); w != "" {
+				fmt.Fprintln(s.err, "layermap: warning: "+w)
+			}
 			yml, err := r.Mapping.Marshal()
 			if err != nil {
 				return err
@@ -172,6 +176,35 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
 	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
 	return c
+}
+
+// templateFit explains why a template forced with --template NAME does not
+// fit the two trees (its lines then shape nothing), "" when it fits or none
+// was forced.
+func templateFit(name string, npu, bench *printparse.Tree) string {
+	if name == infer.TemplateAuto || name == infer.TemplateNone {
+		return ""
+	}
+	has := func(ms []templates.Match) bool {
+		for _, m := range ms {
+			if m.Template.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	fit := templates.Detect(npu, bench)
+	if has(fit) {
+		return ""
+	}
+	msg := fmt.Sprintf("--template %s does not fit these trees (fewer than %.0f%% of its lines apply with %s as NPU)", name, 100*templates.MinScore, npu.Source)
+	switch {
+	case has(templates.Detect(bench, npu)):
+		msg += "; it fits with NPU and BENCH swapped"
+	case len(fit) > 0:
+		msg += "; --template auto would use " + fit[0].Template.Name
+	}
+	return msg
 }
 
 // distinctOutputs refuses output files that coincide (one draft would

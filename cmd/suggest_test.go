@@ -159,3 +159,39 @@ func TestSuggestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// A template forced with --template NAME that does not fit the trees is
+// named on stderr (its lines shaped nothing, yet the header said "Template
+// prior: NAME").
+func TestSuggestTemplateFit(t *testing.T) {
+	npu, bench := pairA(t)
+	out := filepath.Join(t.TempDir(), "lm.yaml")
+	tests := []struct {
+		name, template, want string // want: the warning line, "" for none
+	}{
+		{"fits", "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert", ""},
+		{"auto", "auto", ""},
+		{"none", "none", ""},
+		{"wrong direction", "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert",
+			"layermap: warning: --template qwen2.5-vl_llamafactory_to_mindspeed-mm-expert does not fit these trees (fewer than 50% of its lines apply with " + npu + " as NPU); it fits with NPU and BENCH swapped\n"},
+		{"other model", "qwen2.5_mindspeed-llm_to_llamafactory",
+			"layermap: warning: --template qwen2.5_mindspeed-llm_to_llamafactory does not fit these trees (fewer than 50% of its lines apply with " + npu + " as NPU); --template auto would use qwen2.5-vl_mindspeed-mm_to_llamafactory-expert\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run("suggest", npu, bench, "-o", out, "--template", tc.template)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got string
+			for _, l := range strings.SplitAfter(errOut, "\n") {
+				if strings.HasPrefix(l, "layermap: warning: --template") {
+					got += l
+				}
+			}
+			if got != tc.want {
+				t.Errorf("warning %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
