@@ -183,11 +183,26 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(b, "\nunintended (modules without a partner that the draft still pairs):\n")
 	var un []string
-	for _, p := range r.Unintended {
-		un = append(un, p.NPU+" -> "+p.Bench)
-	}
-	for _, p := range r.ReverseUnintended {
-		un = append(un, "reverse draft: "+p.NPU+" -> "+p.Bench)
+	for _, side := range []struct {
+		prefix string
+		pairs  []NodePair
+	}{{"", r.Unintended}, {"reverse draft: ", r.ReverseUnintended}} {
+		ps := make([]Pair, len(side.pairs))
+		for i, p := range side.pairs {
+			// Structural and Reasons carry why each module has no
+			// partner through the collapsing of repeat members.
+			ps[i] = Pair{NPU: p.NPU, Bench: p.Bench, Structural: r.UnmatchedWhy[p.NPU], Reasons: []string{r.UnmatchedWhy[p.Bench]}}
+		}
+		for _, p := range collapsePairs(ps) {
+			l := side.prefix + p.NPU + " -> " + p.Bench
+			if p.Structural != "" {
+				l += ": " + p.Structural
+			}
+			if strings.HasPrefix(p.Structural, "placeholder") || strings.HasPrefix(p.Reasons[0], "placeholder") {
+				l += "; one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them"
+			}
+			un = append(un, l)
+		}
 	}
 	writeList(b, un)
 	_, err := io.WriteString(w, b.String())

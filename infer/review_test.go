@@ -265,3 +265,32 @@ func TestUnmatchedExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestUnintendedCollapsed checks the report's "unintended" list on a TE
+// Megatron Llama against HF: msprobe pairs the IdentityOp input_layernorm
+// with HF's RMSNorm by name in all 32 layers; the report says so once per
+// repeat group, and says the rows will differ for no precision reason.
+func TestUnintendedCollapsed(t *testing.T) {
+	p := corpusPair{"mcore_te_llama_vs_hf_llama2",
+		"prints/megatron/llama_7b_like-gptmodel-te-old-mcore-no-qk-layernorm__finetune-script-comment-anon.txt",
+		"prints/hf/llama2_7b__timing-script-docstring-anon.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Unintended) != 32 {
+		t.Fatalf("%d unintended pairs, want the 32 input_layernorm placeholders: %v", len(r.Unintended), r.Unintended)
+	}
+	var b strings.Builder
+	if err := WriteReport(&b, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(b.String(), "\nunintended (modules without a partner that the draft still pairs):\n")
+	want := "  decoder.layers.{0-31}.input_layernorm -> model.layers.{0-31}.input_layernorm: placeholder (IdentityOp); " +
+		"one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them\n" +
+		"  reverse draft: model.layers.{0-31}.input_layernorm -> decoder.layers.{0-31}.input_layernorm: norm fused on the other side"
+	if !strings.HasPrefix(sec, want) || strings.Count(sec, "\n") != 2 {
+		t.Errorf("unintended section:\n%s\nwant two lines starting:\n%s", sec, want)
+	}
+}
