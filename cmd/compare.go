@@ -78,6 +78,20 @@ func readCompareJSON(path string) (npu, bench, stack string, err error) {
 			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
 			return "", "", "", fmt.Errorf("%s:%d: expected a JSON object with npu_path and bench_path, found invalid JSON (%v)", path, line, err)
 		}
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			line := 1 + strings.Count(string(b[:min(int(te.Offset), len(b))]), "\n")
+			want := "a path (string)"
+			if te.Field == "is_print_compare_log" {
+				want = "true or false"
+			}
+			return "", "", "", fmt.Errorf("%s:%d: expected %s for %s, found a JSON %s", path, line, want, te.Field, te.Value)
+		case errors.As(err, &te):
+			return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path, found a JSON %s", path, te.Value)
+		case errors.Is(err, io.EOF):
+			return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path, found an empty file", path)
+		}
 		return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path: %v", path, err)
 	}
 	if c.NPUPath == nil || c.BenchPath == nil {

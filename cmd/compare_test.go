@@ -40,6 +40,14 @@ func TestCompareCommand(t *testing.T) {
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
 	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
+	cjson2 := func(name, body string) string {
+		p := filepath.Join(t.TempDir(), name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	cjList, cjEmpty := cjson2("list.json", "[]\n"), cjson2("empty.json", "")
+	cjNum := cjson2("num.json", "{\n \"npu_path\": \"a\",\n \"bench_path\": 2\n}\n")
+	cjFlag := cjson2("flag.json", "{\"npu_path\": \"a\", \"bench_path\": \"b\", \"is_print_compare_log\": \"yes\"}")
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -65,6 +73,11 @@ func TestCompareCommand(t *testing.T) {
 			stdout: []string{"no valid data found"}, stderr: "no valid data to compare"},
 		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
+		// no Go type names ("cannot unmarshal ... cmd.compareJSON") in these
+		{name: "compare.json list", args: []string{"-i", cjList}, code: 2, stderr: "layermap: " + cjList + ":1: expected a JSON object with npu_path and bench_path, found a JSON array\n"},
+		{name: "compare.json empty", args: []string{"-i", cjEmpty}, code: 2, stderr: "layermap: " + cjEmpty + ":1: expected a JSON object with npu_path and bench_path, found an empty file\n"},
+		{name: "compare.json number path", args: []string{"-i", cjNum}, code: 2, stderr: "layermap: " + cjNum + ":3: expected a path (string) for bench_path, found a JSON number\n"},
+		{name: "compare.json flag", args: []string{"-i", cjFlag}, code: 2, stderr: "layermap: " + cjFlag + ":1: expected true or false for is_print_compare_log, found a JSON string\n"},
 		{name: "unsupported", args: []string{"-tp", "a", "-gp", "b", "-cm", "x"}, code: 2, stderr: "not supported"},
 		{name: "bad format", args: []string{"-tp", "a", "-gp", "b", "--format", "xml"}, code: 2, stderr: "--format"},
 		// msprobe's data mapping sends every row to N/A and marks it pass:
