@@ -357,7 +357,7 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 			}
 		}
 		if best != nil {
-			return "rotary embedding: the other side has one at " + best.Path + " (paired there), not one per attention"
+			return "rotary embedding: the other side has one at " + best.Path + " (paired there)"
 		}
 		return "rotary embedding: the other side computes it without a module"
 	}
