@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,14 +123,19 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			if err := infer.WriteReport(&rep, r, report); err != nil {
 				return err
 			}
+			// every output is staged before any is renamed into place: a
+			// failure leaves none of them (a bad -o used to leave -O's
+			// and --pairs' files behind)
+			var files []outFile
+			if out != "" {
+				files = append(files, outFile{out, yml})
+			}
 			if reverse {
 				ry, err := r.Reverse.Marshal()
 				if err != nil {
 					return err
 				}
-				if err := writeAtomic(revOut, ry); err != nil {
-					return err
-				}
+				files = append(files, outFile{revOut, ry})
 			}
 			if pairs != "" {
 				side := []struct {
@@ -147,19 +153,17 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 					if err := mapping.WritePairs(&b, sc.ps); err != nil {
 						return err
 					}
-					if err := writeAtomic(sc.path, b.Bytes()); err != nil {
-						return err
-					}
+					files = append(files, outFile{sc.path, b.Bytes()})
 				}
+			}
+			if err := writeAllAtomic(files); err != nil {
+				return badInput(err)
 			}
 			if out == "" {
 				if _, err := s.out.Write(yml); err != nil {
 					return err
 				}
 				_, err = s.err.Write(rep.Bytes())
-				return err
-			}
-			if err := writeAtomic(out, yml); err != nil {
 				return err
 			}
 			_, err = s.out.Write(rep.Bytes())
@@ -272,31 +276,74 @@ func readTree(s *streams, path string, opts printparse.Options) (*printparse.Tre
 	return printparse.ParseText(data, "<stdin>", opts)
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// folder, renamed into place, so a failure leaves nothing half-written.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
+// outFile is one output file and its content.
+type outFile struct {
+	path string
+	data []byte
+}
+
+// writeAllAtomic writes every file through a temporary file in its folder
+// (created when missing, as compare's -o is) and renames them into place
+// only once all are written, so a failure leaves no output half-written
+// and no set half-done.
+func writeAllAtomic(files []outFile) (err error) {
+	var tmps []string
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			for _, t := range tmps {
+				os.Remove(t)
+			}
 		}
 	}()
-	if _, err = io.Copy(f, bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	for _, o := range files {
+		t, err := stage(o.path, o.data)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", o.path, err)
+		}
+		tmps = append(tmps, t)
 	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	for i, o := range files {
+		if err := os.Rename(tmps[i], o.path); err != nil {
+			return fmt.Errorf("write %s: %w", o.path, bareErr(err))
+		}
 	}
 	return nil
+}
+
+// stage writes data to a temporary file beside path and returns its name.
+func stage(path string, data []byte) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", bareErr(err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return "", bareErr(err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", bareErr(err)
+	}
+	return f.Name(), nil
+}
+
+// bareErr drops the operation and the temporary file's name from a path
+// error ("open dir/.x.yaml.tmp123: not a directory" -> "not a directory").
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

@@ -195,3 +195,50 @@ func TestSuggestTemplateFit(t *testing.T) {
 		})
 	}
 }
+
+// Outputs are all or nothing: when one cannot be written, none of the
+// others is left behind (a bad -o used to leave -O's and --pairs' files),
+// and a missing output folder is created, as compare's -o is.
+func TestSuggestOutputsAllOrNothing(t *testing.T) {
+	npu, bench := pairA(t)
+	tests := []struct {
+		name   string
+		args   func(dir string) []string
+		code   int
+		stderr string   // with DIR for the folder; "" for none
+		files  []string // what the folder holds afterwards
+	}{
+		{"-o under a file", func(d string) []string {
+			return []string{"-o", filepath.Join(d, "blocker", "x.yaml"), "--reverse", "-O", filepath.Join(d, "r.yaml"), "--pairs", filepath.Join(d, "p.yaml")}
+		}, ExitBadInput, "layermap: write DIR/blocker/x.yaml: not a directory\n", []string{"blocker"}},
+		{"--pairs under a file", func(d string) []string {
+			return []string{"-o", filepath.Join(d, "x.yaml"), "--pairs", filepath.Join(d, "blocker", "p.yaml")}
+		}, ExitBadInput, "layermap: write DIR/blocker/p.yaml: not a directory\n", []string{"blocker"}},
+		{"missing folders are created", func(d string) []string {
+			return []string{"-o", filepath.Join(d, "new", "sub", "x.yaml"), "--reverse", "--pairs", filepath.Join(d, "p.yaml")}
+		}, ExitOK, "", []string{"blocker", "new", "p.yaml", "p_reverse.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "blocker"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, errOut := run(append([]string{"suggest", npu, bench}, tc.args(dir)...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, errOut)
+			}
+			if want := strings.ReplaceAll(tc.stderr, "DIR", dir); tc.stderr != "" && errOut != want {
+				t.Errorf("stderr %q, want %q", errOut, want)
+			}
+			ents, _ := os.ReadDir(dir)
+			var got []string
+			for _, e := range ents {
+				got = append(got, e.Name())
+			}
+			if strings.Join(got, " ") != strings.Join(tc.files, " ") {
+				t.Errorf("folder holds %v, want %v", got, tc.files)
+			}
+		})
+	}
+}
