@@ -393,19 +393,37 @@ func printCompareSummary(w io.Writer, rep *compare.Report) {
 	}
 }
 
-// progressBar renders "[#####.....]  42% 1.2/2.9 GB".
+// progressBar renders "[#####.....]  42% 1.2/2.9 GB", in the unit that
+// suits the total (KB, MB or GB).
 func progressBar(done, total int64) string {
 	if total <= 0 {
-		return fmt.Sprintf("%d MB", done>>20)
+		return byteSizes(done, -1)
 	}
+	done = min(done, total)
 	const width = 30
 	frac := float64(done) / float64(total)
-	if frac > 1 {
-		frac = 1
-	}
 	n := int(frac * width)
-	return fmt.Sprintf("[%s%s] %3d%% %d/%d MB", strings.Repeat("#", n), strings.Repeat(".", width-n),
-		int(frac*100), done>>20, total>>20)
+	return fmt.Sprintf("[%s%s] %3d%% %s", strings.Repeat("#", n), strings.Repeat(".", width-n),
+		int(frac*100), byteSizes(done, total))
+}
+
+// byteSizes renders "done/total UNIT" ("done UNIT" when total < 0).
+func byteSizes(done, total int64) string {
+	ref := max(done, total)
+	var f func(int64) string
+	unit := "KB"
+	switch {
+	case ref >= 1<<30:
+		f, unit = func(v int64) string { return fmt.Sprintf("%.1f", float64(v)/(1<<30)) }, "GB"
+	case ref >= 1<<20:
+		f, unit = func(v int64) string { return fmt.Sprint(v >> 20) }, "MB"
+	default:
+		f = func(v int64) string { return fmt.Sprint((v + 1023) >> 10) }
+	}
+	if total < 0 {
+		return f(done) + " " + unit
+	}
+	return f(done) + "/" + f(total) + " " + unit
 }
 
 // sameFile reports whether two paths name one file or folder.
