@@ -721,6 +721,9 @@ type match struct {
 	// structuralRev is structuralNote worded for the reverse draft, where
 	// the two sides swap their NPU and bench roles.
 	structuralRev string
+	// sizeA and sizeB are the printed sizes of a and b when both print
+	// sizes and they differ (validate's LM107).
+	sizeA, sizeB []int
 }
 
 // alignment is the result of aligning two trees.

@@ -231,6 +231,9 @@ func pairComment(m *match, reverse bool) string {
 	case m.structuralNote != "":
 		s += "; " + m.structuralNote
 	}
+	if d := sizesDiffer(m, reverse); d != "" {
+		s += "; printed sizes differ: " + d
+	}
 	return s
 }
 

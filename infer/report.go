@@ -155,6 +155,9 @@ func writeText(w io.Writer, r *Result) error {
 		if p.Structural != "" {
 			fmt.Fprintf(b, "      %s\n", p.Structural)
 		}
+		if p.SizesDiffer != "" {
+			fmt.Fprintf(b, "      printed sizes differ: %s\n", p.SizesDiffer)
+		}
 	}
 	fmt.Fprintf(b, "\nlow-confidence pairs:\n")
 	low := 0
@@ -169,6 +172,14 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(b, "\nstructural (fused/split, N:1):\n")
 	writeList(b, r.Structural)
+	var sizes []string
+	for _, p := range pairs {
+		if p.SizesDiffer != "" {
+			sizes = append(sizes, p.NPU+" <-> "+p.Bench+": "+p.SizesDiffer)
+		}
+	}
+	fmt.Fprintf(b, "\nprinted sizes that differ (one model in two runs prints the same; different configurations or a wrong pair):\n")
+	writeList(b, sizes)
 	fmt.Fprintf(b, "\nunmatched NPU modules (%d):\n", len(r.Unmatched.NPU))
 	writeList(b, withWhy(collapsePaths(r.Unmatched.NPU), r.UnmatchedWhy))
 	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
@@ -317,7 +328,9 @@ func collapsePairs(ps []Pair) []Pair {
 			out = append(out, p)
 			continue
 		}
-		k := ka + "\x00" + kb
+		// Members whose notes differ keep lines of their own (merger.mlp.2
+		// prints other sizes than merger.mlp.0).
+		k := ka + "\x00" + kb + "\x00" + p.SizesDiffer + "\x00" + p.Structural
 		if j, ok := idx[k]; ok {
 			ids[k] = append(ids[k], ia)
 			q := &out[j]
@@ -333,7 +346,8 @@ func collapsePairs(ps []Pair) []Pair {
 	}
 	for k, j := range idx {
 		if len(ids[k]) > 1 {
-			ka, kb, _ := strings.Cut(k, "\x00")
+			f := strings.Split(k, "\x00")
+			ka, kb := f[0], f[1]
 			r := rangeText(ids[k])
 			out[j].NPU = strings.Replace(ka, "{}", r, 1)
 			out[j].Bench = strings.Replace(kb, "{}", r, 1)

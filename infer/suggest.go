@@ -151,6 +151,12 @@ type Pair struct {
 	LowConfidence bool `json:"low_confidence,omitempty"`
 	// Structural notes an N:1 pair (fused on one side).
 	Structural string `json:"structural,omitempty"`
+	// SizesDiffer says the two modules print different sizes (in and
+	// out features, embedding count and dimension, normalized shape):
+	// "NPU [256 64], bench [4096 1024]". Two runs of one model print the
+	// same sizes; a difference means different configurations or a wrong
+	// pair.
+	SizesDiffer string `json:"sizes_differ,omitempty"`
 	// Proven reports that the resolver, given Mapping, pairs them.
 	Proven bool `json:"proven"`
 }
@@ -187,6 +193,11 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	ns, bs := newSide(npu), newSide(bench)
 	al := align(ns, bs, priors)
 	notes := structuralNotes(al)
+	for _, m := range al.pairs {
+		if da, db := al.npu.infos[m.a].dims, al.bench.infos[m.b].dims; !m.rootish && len(da) > 0 && len(db) > 0 && !slices.Equal(da, db) {
+			m.sizeA, m.sizeB = da, db
+		}
+	}
 	if fwd != nil {
 		r.TemplateUnapplied = append(unapplied(fwd, al, false), contradictions(fwd, al, false)...)
 	}
@@ -215,7 +226,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		r.Pairs = append(r.Pairs, Pair{
 			NPU: m.a.Path, Bench: m.b.Path, NPUClass: m.a.Class, BenchClass: m.b.Class,
 			Score: round(m.score), Margin: round(m.margin), Reasons: m.reasons,
-			LowConfidence: m.lowConfidence, Structural: m.structuralNote, Proven: fd.proven[m.a],
+			LowConfidence: m.lowConfidence, Structural: m.structuralNote, SizesDiffer: sizesDiffer(m, false), Proven: fd.proven[m.a],
 		})
 	}
 	r.Proven, r.ReverseProven = 1, 1 // nothing to prove
@@ -387,6 +398,20 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 		return "activation: a function on the other side"
 	}
 	return "no partner found"
+}
+
+// sizesDiffer words a pair's differing printed sizes ("" when they agree
+// or one side prints none), NPU first; reverse words it for the reverse
+// draft.
+func sizesDiffer(m *match, reverse bool) string {
+	if m.sizeA == nil {
+		return ""
+	}
+	a, b := m.sizeA, m.sizeB
+	if reverse {
+		a, b = b, a
+	}
+	return fmt.Sprintf("NPU %v, bench %v", a, b)
 }
 
 // commonSegments counts the leading dotted segments two paths share.
