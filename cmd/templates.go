@@ -26,7 +26,12 @@ Lines whose key holds "{i}" stand for one line per layer index; suggest
 writes them out for the trees it is given.`,
 		Example: `  layermap templates
   layermap templates --show qwen2.5-vl_mindspeed-mm_to_llamafactory-expert`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return badInput(fmt.Errorf("templates: expected no argument, found %q; print a template with 'layermap templates --show %s'", args[0], args[0]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("show") {
 				t, err := templates.Get(show)

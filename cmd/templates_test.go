@@ -27,7 +27,9 @@ func TestTemplatesCmd(t *testing.T) {
 		{"show with .yaml", []string{"templates", "--show", expert.Name + ".yaml"}, ExitOK, string(expert.Text), ""},
 		{"show unknown", []string{"templates", "--show", "qwen3"}, ExitBadInput, "", `no template "qwen3" (known: qwen2.5-vl_llamafactory_to_mindspeed-mm,`},
 		{"show empty", []string{"templates", "--show", ""}, ExitBadInput, "", `no template ""`},
-		{"extra argument", []string{"templates", "x"}, ExitBadInput, "", "unknown command"},
+		// was cobra's `unknown command "x" for "layermap templates"`
+		{"name as argument", []string{"templates", expert.Name}, ExitBadInput, "",
+			`layermap: templates: expected no argument, found "` + expert.Name + `"; print a template with 'layermap templates --show ` + expert.Name + "'\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
