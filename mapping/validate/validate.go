@@ -948,11 +948,42 @@ func (c *checker) missing() []Finding {
 		for _, x := range g.nodes {
 			parents = append(parents, byNode[x.Parent].Bench)
 		}
-		out = append(out, Finding{Code: CodeMissingRule, Check: CheckMissing, Severity: mapping.Info, Pos: pos,
-			Msg: fmt.Sprintf("%s (%s) has no bench partner, and %s, the partner of its parent, has unclaimed %s of the same kind: a rule for %q under %s may be missing",
-				collapse(g.nodes)[0].Path, n.Class, collapse(parents)[0].Path, strings.Join(g.cands, ", "), n.Name, g.class)})
+		msg := fmt.Sprintf("%s (%s) has no bench partner, and %s, the partner of its parent, has unclaimed %s of the same kind: a rule for %q under %s may be missing",
+			collapse(g.nodes)[0].Path, n.Class, collapse(parents)[0].Path, strings.Join(g.cands, ", "), n.Name, g.class)
+		if split := fusedQKV(n.Name, g.cands); split != "" {
+			// what suggest reports as N:1: a rule would pair it with one
+			// third of itself
+			msg = fmt.Sprintf("%s (%s) has no bench partner: it fuses %s of %s (N:1), so no rule can pair it; a rule mapping it onto one of them would compare a third of its output",
+				collapse(g.nodes)[0].Path, n.Class, split, collapse(parents)[0].Path)
+		}
+		out = append(out, Finding{Code: CodeMissingRule, Check: CheckMissing, Severity: mapping.Info, Pos: pos, Msg: msg})
 	}
 	return out
+}
+
+// fusedQKV returns the separate query, key and value projections among
+// cands ("q_proj, k_proj and v_proj") when name is a fused one
+// (linear_qkv, qkv, query_key_value), "" otherwise.
+func fusedQKV(name string, cands []string) string {
+	n := strings.ToLower(name)
+	if !strings.Contains(n, "qkv") && !(strings.Contains(n, "query") && strings.Contains(n, "key") && strings.Contains(n, "value")) {
+		return ""
+	}
+	var q, k, v string
+	for _, c := range cands {
+		switch {
+		case strings.HasPrefix(c, "q_") || c == "q" || c == "query":
+			q = c
+		case strings.HasPrefix(c, "k_") || c == "k" || c == "key":
+			k = c
+		case strings.HasPrefix(c, "v_") || c == "v" || c == "value":
+			v = c
+		}
+	}
+	if q == "" || k == "" || v == "" {
+		return ""
+	}
+	return q + ", " + k + " and " + v
 }
 
 // hasRuleFor reports whether class has an effective rule whose key starts

@@ -146,6 +146,18 @@ func TestCheck(t *testing.T) {
 			coverage: Coverage{Matched: 303, Total: 304},
 		},
 		{
+			// The fused linear_qkv against q/k/v: suggest calls it N:1 and
+			// leaves it unmatched; LM110 once asked for "a rule for linear_qkv".
+			name: "fused qkv is no missing rule", npu: mindspeedVL, bench: hfVLOld,
+			yaml: "TopLayer:\n  0.module: module\nFloat16Module:\n  module.text_decoder: model\nMMGPTModel:\n  decoder.layers: layers\nTransformerLayer:\n  self_attention: self_attn\n",
+			want: []string{"LM110@59", "LM110@60", "LM110@69", "LM110@70", "LM110@5", "LM110@7"},
+			msg: map[string]string{
+				"LM110@60": "0.module.module.text_decoder.decoder.layers.{0-7}.self_attention.linear_qkv (ColumnParallelLinear) has no bench partner: it fuses q_proj, k_proj and v_proj of module.model.layers.{0-7}.self_attn (N:1), so no rule can pair it",
+				"LM110@59": `a rule for "linear_proj" under Qwen2vlSelfAttention may be missing`,
+			},
+			coverage: Coverage{Matched: 34, Total: 429},
+		},
+		{
 			// No TopLayer line: 0.module never becomes module, so every rewritten
 			// name misses the bench side, yet no rule is dead and no target's
 			// parent exists for LM103 to blame. Zero coverage fails without a gate.
