@@ -63,6 +63,10 @@ stderr as "file:line: warning: ...".`,
 			if index < -1 {
 				return badInput(fmt.Errorf("--index must be a 0-based dump number, got %d", index))
 			}
+			if asJSON && depth > 0 {
+				// WriteJSON writes every node: a cut was silently ignored
+				return badInput(fmt.Errorf("--depth applies to the print(model) form; --json always holds the whole tree"))
+			}
 			var t *printparse.Tree
 			var err error
 			if args[0] == "-" {

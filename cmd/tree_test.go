@@ -46,6 +46,7 @@ func TestTreeCommand(t *testing.T) {
 		{"two-dumps-needs-index", []string{"tree", "testdata/tree/two-dumps.log"}, 2},
 		{"two-dumps-index1", []string{"tree", "--index", "1", "testdata/tree/two-dumps.log"}, 0},
 		{"bad-depth", []string{"tree", "--depth", "-1", "testdata/tree/small.txt"}, 2},
+		{"json-with-depth", []string{"tree", "--json", "--depth", "1", "testdata/tree/small.txt"}, 2}, // the cut was silently ignored
 		{"missing-file", []string{"tree", "testdata/tree/no-such-file.txt"}, 2},
 		{"no-args", []string{"tree"}, 2},
 		{"stdin", []string{"tree", "-"}, 0},
