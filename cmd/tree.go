@@ -89,7 +89,7 @@ stderr as "file:line: warning: ...".`,
 	}
 	f := c.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the tree as JSON with every node field (repeat groups expanded; for an msprobe folder, parameter shapes too)")
-	f.IntVar(&depth, "depth", 0, "print at most `N` levels below the root (0: all)")
+	f.IntVar(&depth, "depth", 0, "print at most `N` levels below the root (0: all; not with --json)")
 	f.BoolVar(&expand, "expand", false, "list every member of a repeat group on its own line")
 	f.IntVar(&index, "index", -1, "which dump to read when the file holds several, 0-based (-1: the only one)")
 	return c
