@@ -294,3 +294,29 @@ func TestUnintendedCollapsed(t *testing.T) {
 		t.Errorf("unintended section:\n%s\nwant two lines starting:\n%s", sec, want)
 	}
 }
+
+// TestMixtralMoE drafts a megatron-core Mixtral-like MoE print against HF
+// Mixtral: the MoE block (mlp <-> block_sparse_moe) is a confident pair and
+// the experts' fused linear_fc1 pairs with w3 (up), its gate w1 named.
+func TestMixtralMoE(t *testing.T) {
+	p := corpusPair{"mcore_mixtral_vs_hf_mixtral",
+		"prints/megatron/mixtral_like-moe-LOOKALIKE-custom-repr-with-comments__mbridge-memory_estimator-README.txt",
+		"prints/hf/mixtral_8x7b__keras-hub-models-mixtral-README.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]Pair{}
+	for _, q := range r.Pairs {
+		found[q.NPU] = q
+	}
+	moe := found["decoder.layers.0.mlp"]
+	if moe.Bench != "model.layers.0.block_sparse_moe" || moe.LowConfidence {
+		t.Errorf("decoder.layers.0.mlp: %+v, want a confident pair with model.layers.0.block_sparse_moe", moe)
+	}
+	fc1 := found["decoder.layers.0.mlp.experts.local_experts.0.linear_fc1"]
+	if fc1.Bench != "model.layers.0.block_sparse_moe.experts.0.w3" || !strings.Contains(fc1.Structural, "fuses w1 and w3") {
+		t.Errorf("expert linear_fc1: %+v, want w3 with an N:1 note naming w1", fc1)
+	}
+}

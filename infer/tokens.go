@@ -42,6 +42,7 @@ var phrases = []struct{ from, to string }{
 	// experts use the same names); the final projection "output" is in
 	// wholeNames.
 	{"feed_forward", "mlp"},
+	{"block_sparse_moe", "mlp"}, // HF Mixtral's MoE block, Megatron's "mlp" (MoELayer)
 	{"output_proj", "proj_out"},
 	{"wq", "q_proj"},
 	{"wk", "k_proj"},

@@ -41,6 +41,7 @@ func TestTokenize(t *testing.T) {
 		{"wo", []string{"proj", "out"}},
 		{"output_proj", []string{"proj", "out"}},
 		{"feed_forward", []string{"mlp"}},
+		{"block_sparse_moe", []string{"mlp"}},
 		{"w1", []string{"gate"}},
 		{"w2", []string{"down"}},
 		{"w3", []string{"up"}},
