@@ -20,6 +20,19 @@ func Load(path string, opts Options) (*Tree, error) {
 		return nil, err
 	}
 	do := DumpOptions{Params: opts.DumpParams}
+	isDump := st.IsDir()
+	if base := filepath.Base(path); base == "dump.json" || base == "construct.json" || base == "debug.json" {
+		isDump = true
+	}
+	if isDump && opts.Index > 0 {
+		// an index picks among the dumps of a text; it was ignored here
+		flag := opts.IndexFlag
+		if flag == "" {
+			flag = "--index"
+		}
+		return nil, &ParseError{File: path, Expected: flag + " 0 or none (an msprobe dump folder holds one model structure)",
+			Found: fmt.Sprintf("%s %d", flag, opts.Index)}
+	}
 	if st.IsDir() {
 		return LoadDumpDirWith(path, do)
 	}

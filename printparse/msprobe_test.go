@@ -263,6 +263,33 @@ func TestLoadDumpDirErrors(t *testing.T) {
 	}
 }
 
+// An index picks among the dumps of a text file; on an msprobe folder
+// anything but 0 is an error (it was ignored).
+func TestLoadDumpDirIndex(t *testing.T) {
+	dir := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps/llamafactory")
+	tests := []struct {
+		path string
+		opts Options
+		want string // "" for success
+	}{
+		{dir, Options{Index: -1}, ""},
+		{dir, Options{Index: 0}, ""},
+		{dir, Options{Index: 1}, dir + ": expected --index 0 or none (an msprobe dump folder holds one model structure), found --index 1"},
+		{dir, Options{Index: 3, IndexFlag: "--index-bench"}, dir + ": expected --index-bench 0 or none (an msprobe dump folder holds one model structure), found --index-bench 3"},
+		{filepath.Join(dir, "dump.json"), Options{Index: 2}, filepath.Join(dir, "dump.json") + ": expected --index 0 or none (an msprobe dump folder holds one model structure), found --index 2"},
+	}
+	for _, tc := range tests {
+		_, err := Load(tc.path, tc.opts)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("Load(%s, %+v): %q, want %q", tc.path, tc.opts, got, tc.want)
+		}
+	}
+}
+
 func TestLoadDumpDirSynthetic(t *testing.T) {
 	write := func(dir, name, body string) {
 		t.Helper()
