@@ -320,3 +320,38 @@ func TestMixtralMoE(t *testing.T) {
 		t.Errorf("expert linear_fc1: %+v, want w3 with an N:1 note naming w1", fc1)
 	}
 }
+
+// TestContradictedTemplateDropped checks that auto-detection stays out
+// when a template's classes occur but the structures contradict it: a
+// NeMo 2 GPT (Float16Module, GPTModel, TransformerLayer, MLP: MindSpeed-LLM
+// class names) against Qwen2.5-VL once drafted with the Qwen2.5 text
+// template as its prior while contradicting 44 of its 46 hits. Named
+// explicitly, the template is still used.
+func TestContradictedTemplateDropped(t *testing.T) {
+	p := corpusPair{"nemo2_gpt_vs_qwen25vl",
+		"prints/nemo/gpt_small-nemo2-gptmodel-float16-local-linear__nemo-run-log-anon.txt",
+		"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Template != "" || len(r.TemplateUnapplied) == 0 ||
+		!strings.HasPrefix(r.TemplateUnapplied[0], "qwen2.5_mindspeed-llm_to_llamafactory-expert: not used: its classes occur here, but the structures contradict") {
+		t.Errorf("template %q, notes %q: want none, and the detected one said not used", r.Template, r.TemplateUnapplied)
+	}
+	b, err := r.Mapping.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "# Template prior: none") {
+		t.Errorf("header names a prior:\n%s", b)
+	}
+	r, err = Suggest(npu, bench, Options{Template: "qwen2.5_mindspeed-llm_to_llamafactory-expert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Template != "qwen2.5_mindspeed-llm_to_llamafactory-expert" {
+		t.Errorf("named template dropped: %q", r.Template)
+	}
+}

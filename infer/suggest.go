@@ -181,25 +181,42 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	priors := map[pairKey]bool{}
+	ns, bs := newSide(npu), newSide(bench)
+	al := alignWith(ns, bs, fwd, rev)
+	// A template detected by class names whose lines the structures
+	// contradict more often than not is some other model's: it is dropped
+	// and said so, rather than named as the draft's prior.
+	var dropped []string
+	if opts.Template == "" || opts.Template == TemplateAuto {
+		if fwd != nil && contradicted(fwd, al, false) {
+			dropped = append(dropped, notUsed(fwd, al, false))
+			fwd = nil
+		}
+		if rev != nil && contradicted(rev, al, true) {
+			dropped = append(dropped, notUsed(rev, al, true))
+			rev = nil
+		}
+		if len(dropped) > 0 {
+			ns, bs = newSide(npu), newSide(bench)
+			al = alignWith(ns, bs, fwd, rev)
+		}
+	}
 	if fwd != nil {
 		r.Template = fwd.Template.Name
-		addPriors(priors, fwd, npu, bench, false)
 	}
 	if rev != nil {
 		r.ReverseTemplate = rev.Template.Name
-		addPriors(priors, rev, bench, npu, true)
 	}
-	ns, bs := newSide(npu), newSide(bench)
-	al := align(ns, bs, priors)
 	notes := structuralNotes(al)
 	for _, m := range al.pairs {
 		if da, db := al.npu.infos[m.a].dims, al.bench.infos[m.b].dims; !m.rootish && len(da) > 0 && len(db) > 0 && !slices.Equal(da, db) {
 			m.sizeA, m.sizeB = da, db
 		}
 	}
+	r.TemplateUnapplied = dropped
 	if fwd != nil {
-		r.TemplateUnapplied = append(unapplied(fwd, al, false), contradictions(fwd, al, false)...)
+		r.TemplateUnapplied = append(r.TemplateUnapplied, unapplied(fwd, al, false)...)
+		r.TemplateUnapplied = append(r.TemplateUnapplied, contradictions(fwd, al, false)...)
 	}
 	if rev != nil {
 		r.TemplateUnapplied = append(r.TemplateUnapplied, unapplied(rev, al, true)...)
@@ -557,6 +574,58 @@ func chooseTemplates(npu, bench *printparse.Tree, choice string) (fwd, rev *temp
 		rev = &ms[0]
 	}
 	return fwd, rev, nil
+}
+
+// alignWith aligns the two sides with the priors of the templates (nil:
+// none).
+func alignWith(ns, bs *side, fwd, rev *templates.Match) *alignment {
+	priors := map[pairKey]bool{}
+	if fwd != nil {
+		addPriors(priors, fwd, ns.tree, bs.tree, false)
+	}
+	if rev != nil {
+		addPriors(priors, rev, bs.tree, ns.tree, true)
+	}
+	return align(ns, bs, priors)
+}
+
+// hitCounts counts a template's hits and those the alignment contradicts
+// (the hit's NPU module is paired with another module than the hit's).
+func hitCounts(tm *templates.Match, al *alignment, swap bool) (bad, total int) {
+	for _, a := range tm.Applied {
+		for _, h := range a.Hits {
+			total++
+			if swap {
+				x, y := al.bench.tree.Lookup(h.NPU), al.npu.tree.Lookup(h.Bench)
+				if m := al.byB[x]; m == nil || m.a != y {
+					bad++
+				}
+			} else {
+				x, y := al.npu.tree.Lookup(h.NPU), al.bench.tree.Lookup(h.Bench)
+				if m := al.byA[x]; m == nil || m.b != y {
+					bad++
+				}
+			}
+		}
+	}
+	return bad, total
+}
+
+// contradicted reports whether the alignment contradicts more than half of
+// a template's hits, its priors notwithstanding.
+func contradicted(tm *templates.Match, al *alignment, swap bool) bool {
+	bad, total := hitCounts(tm, al, swap)
+	return total > 0 && 2*bad > total
+}
+
+func notUsed(tm *templates.Match, al *alignment, swap bool) string {
+	bad, total := hitCounts(tm, al, swap)
+	dir := ""
+	if swap {
+		dir = " (reverse draft)"
+	}
+	return fmt.Sprintf("%s%s: not used: its classes occur here, but the structures contradict %d of its %d hits (another model?)",
+		tm.Template.Name, dir, bad, total)
 }
 
 // addPriors records the module pairs a template implies.
