@@ -273,7 +273,12 @@ bench row, so nothing was compared), 2 bad input.`,
 			if err != nil {
 				var ie *compare.InputError
 				var de *dump.Error
-				if errors.As(err, &ie) || errors.As(err, &de) || errors.Is(err, os.ErrNotExist) {
+				if errors.As(err, &de) {
+					// "dump.json:LINE: expected ..., found ...", the file first
+					// (not "target: " or "read stack.json: " before it)
+					return badInput(de)
+				}
+				if errors.As(err, &ie) || errors.Is(err, os.ErrNotExist) {
 					return badInput(err)
 				}
 				return err

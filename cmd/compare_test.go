@@ -37,6 +37,12 @@ func TestCompareCommand(t *testing.T) {
 	os.WriteFile(empty, []byte(`{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {}}`), 0o644)
 	broken := filepath.Join(t.TempDir(), "dump.json")
 	os.WriteFile(broken, []byte("{\n \"task\": \"statistics\",\n \"level\": \"L1\",\n \"data\": {\n  \"Functional.relu.0.forward\": {\n   \"input_args\": [1,\n"), 0o644)
+	brokenStack := t.TempDir()
+	for _, f := range []string{"dump.json", "construct.json"} {
+		b, _ := os.ReadFile(filepath.Join(md5, "npu", f))
+		os.WriteFile(filepath.Join(brokenStack, f), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(brokenStack, "stack.json"), []byte(`{"0": [["Functional.linear.0.forward"], ["File x, line 1, in f"`), 0o644)
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
 	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
@@ -68,7 +74,9 @@ func TestCompareCommand(t *testing.T) {
 		{name: "missing", args: []string{"-tp", "/nonexistent/dump.json", "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
 			stderr: "/nonexistent/dump.json"},
 		{name: "malformed dump", args: []string{"-tp", broken, "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
-			stderr: "dump.json:"},
+			stderr: "layermap: " + broken + ":7: expected a value, found end of file (truncated?)\n"},
+		{name: "malformed stack.json", args: []string{"-tp", brokenStack, "-gp", filepath.Join(md5, "bench")}, code: 2,
+			stderr: "layermap: " + filepath.Join(brokenStack, "stack.json") + ":1: expected"},
 		{name: "empty data", args: []string{"-tp", empty, "-gp", filepath.Join(g, "synth_statistics/bench/dump.json")}, code: 2,
 			stdout: []string{"no valid data found"}, stderr: "no valid data to compare"},
 		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
