@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/dump"
 	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
 )
@@ -126,6 +128,11 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	}
 	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
 	if err != nil {
+		var pe *printparse.ParseError
+		var de *dump.Error
+		if errors.As(err, &pe) || errors.As(err, &de) {
+			return nil, err // "file:line: expected ..., found ...": the file says which side
+		}
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	t.WriteWarnings(s.err)

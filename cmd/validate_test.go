@@ -40,6 +40,9 @@ func TestValidateCommand(t *testing.T) {
 		return p
 	}
 	broken := write("broken.yaml", "TopLayer:\n  0.module: [\n")
+	cutDump := filepath.Join(dir, "cut")
+	os.Mkdir(cutDump, 0o755)
+	os.WriteFile(filepath.Join(cutDump, "dump.json"), []byte("{\n \"task\": \"statis"), 0o644)
 	warnOnly := write("warn.yaml", "TopLayer:\n  0.module: module\nFloat16Module:\n  module.image_encoder: visual(x)\n")
 	tests := []struct {
 		name    string
@@ -65,6 +68,9 @@ func TestValidateCommand(t *testing.T) {
 		{"broken yaml", []string{broken, "--npu", npu, "--bench", bench}, 2, nil, broken + ":2: invalid YAML", true},
 		{"missing npu file", []string{ms2hf, "--npu", filepath.Join(dir, "nope.txt"), "--bench", bench}, 2, nil, "--npu:", true},
 		{"missing flags", []string{ms2hf}, 2, nil, "needs both --npu and --bench", true},
+		// the file first, no "--npu: " in front of "file:line: expected"
+		{"not a dump", []string{ms2hf, "--npu", ms2hf, "--bench", bench}, 2, nil, "layermap: " + ms2hf + ":1: expected a print(model) dump", true},
+		{"cut dump.json", []string{ms2hf, "--npu", npu, "--bench", cutDump}, 2, nil, "layermap: " + filepath.Join(cutDump, "dump.json") + ":2: expected", true},
 		{"no mapping", []string{"--npu", npu, "--bench", bench}, 2, nil,
 			"layermap: validate: expected one MAPPING (a layer_mapping.yaml) and the structures as --npu and --bench, found 0 arguments", false},
 		{"two mappings", []string{ms2hf, hf2ms, "--npu", npu, "--bench", bench}, 2, nil, "found 2 arguments", false},
