@@ -494,6 +494,31 @@ func rel(n, top *printparse.Node) string {
 	return strings.TrimPrefix(n.Path, top.Path+".")
 }
 
+// wrapperSegments are the child names under which wrappers hold the
+// module they wrap (activation checkpointing, FSDP, torch.compile).
+var wrapperSegments = map[string]bool{"_checkpoint_wrapped_module": true, "_fsdp_wrapped_module": true, "_orig_mod": true}
+
+// samePath reports whether two relative paths are the same, wrapper
+// segments aside: one line at the wrapper's class consumes the segment for
+// every instance (FSDPCheckpointWrapper: _checkpoint_wrapped_module.attn),
+// nearly as cheap as no line, and far cheaper than pairing each wrapped
+// module with a line of its own at every layer index.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	strip := func(p string) string {
+		var out []string
+		for _, s := range strings.Split(p, ".") {
+			if !wrapperSegments[s] {
+				out = append(out, s)
+			}
+		}
+		return strings.Join(out, ".")
+	}
+	return strip(a) == strip(b)
+}
+
 // evalFrontier solves the assignment between two frontiers and returns its
 // worth and the chosen pairs.
 func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.Node, dissolved int) (float64, []frontierPair) {
@@ -511,7 +536,7 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 			} else {
 				v += orderWeight * (1 - math.Min(1, math.Abs(ra[i]-rb[j])))
 			}
-			if rel(x, pa) == rel(y, pb) {
+			if samePath(rel(x, pa), rel(y, pb)) {
 				v += pathWeight
 			}
 			w[i][j] = v

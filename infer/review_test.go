@@ -355,3 +355,76 @@ func TestContradictedTemplateDropped(t *testing.T) {
 		t.Errorf("named template dropped: %q", r.Template)
 	}
 }
+
+// qwen3TinyHF is the transformers Qwen3ForCausalLM print of the model in
+// the XTuner FSDP2 dump of the corpus (hidden 512, 32 heads of 128, 8 KV
+// heads, intermediate 12288, 3 layers), written by hand after the
+// transformers Qwen3 layout: the same model on the plain HF side.
+const qwen3TinyHF = `Qwen3ForCausalLM(
+  (model): Qwen3Model(
+    (embed_tokens): Embedding(151936, 512, padding_idx=151645)
+    (layers): ModuleList(
+      (0-2): 3 x Qwen3DecoderLayer(
+        (self_attn): Qwen3Attention(
+          (q_proj): Linear(in_features=512, out_features=4096, bias=False)
+          (k_proj): Linear(in_features=512, out_features=1024, bias=False)
+          (v_proj): Linear(in_features=512, out_features=1024, bias=False)
+          (o_proj): Linear(in_features=4096, out_features=512, bias=False)
+          (q_norm): Qwen3RMSNorm((128,), eps=1e-06)
+          (k_norm): Qwen3RMSNorm((128,), eps=1e-06)
+        )
+        (mlp): Qwen3MLP(
+          (gate_proj): Linear(in_features=512, out_features=12288, bias=False)
+          (up_proj): Linear(in_features=512, out_features=12288, bias=False)
+          (down_proj): Linear(in_features=12288, out_features=512, bias=False)
+          (act_fn): SiLU()
+        )
+        (input_layernorm): Qwen3RMSNorm((512,), eps=1e-06)
+        (post_attention_layernorm): Qwen3RMSNorm((512,), eps=1e-06)
+      )
+    )
+    (norm): Qwen3RMSNorm((512,), eps=1e-06)
+    (rotary_emb): Qwen3RotaryEmbedding()
+  )
+  (lm_head): Linear(in_features=512, out_features=151936, bias=False)
+)
+`
+
+// TestCheckpointWrapperClassLines drafts XTuner's FSDP2 Qwen3 (layers a
+// ModuleDict; layers 0 and 1 under FSDPCheckpointWrapper, layer 2 not)
+// against the same model in transformers: the wrappers pair with the
+// decoder layers and one FSDPCheckpointWrapper block consumes the
+// _checkpoint_wrapped_module level, as an expert writes it, instead of a
+// low-confidence TopLayer line per layer index pairing the wrapped module.
+func TestCheckpointWrapperClassLines(t *testing.T) {
+	npu, _ := corpusPair{"xtuner", "prints/wrapped/qwen3_tiny-xtuner-v1-fsdp2-moduledict-layers-uncompressed-log-prefixed__xtuner-docs-anon.txt", pairs[0].bench}.load(t)
+	bench := parseText(t, qwen3TinyHF, "qwen3_tiny_hf.txt")
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := lines(r.Mapping)
+	want := map[string][]string{
+		"TopLayer": {"embed_tokens: model.embed_tokens", "layers: model.layers", "norm: model.norm", "rotary_emb: model.rotary_emb"},
+		"FSDPCheckpointWrapper": {"_checkpoint_wrapped_module.input_layernorm: input_layernorm", "_checkpoint_wrapped_module.mlp: mlp",
+			"_checkpoint_wrapped_module.post_attention_layernorm: post_attention_layernorm", "_checkpoint_wrapped_module.self_attn: self_attn"},
+	}
+	for c, ls := range want {
+		g := slices.Clone(got[c])
+		slices.Sort(g)
+		if !slices.Equal(g, ls) {
+			t.Errorf("%s: got %q, want %q", c, g, ls)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %d", keys(got), len(want))
+	}
+	for _, p := range r.Pairs {
+		if p.LowConfidence {
+			t.Errorf("low-confidence pair %s <-> %s", p.NPU, p.Bench)
+		}
+	}
+	if len(r.Unintended) != 0 || r.Coverage < 0.95 {
+		t.Errorf("unintended %v, coverage %.3f", r.Unintended, r.Coverage)
+	}
+}
