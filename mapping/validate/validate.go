@@ -746,11 +746,11 @@ func (c *checker) badTarget(rl *mapping.Rule, f firing) Finding {
 		if near := nearest(strings.Join(tail, "."), names); near != "" {
 			msg += fmt.Sprintf("; did you mean %q?", near)
 		} else if kids := c.benchChildren(f.parentBench); kids != "" {
-			where := strings.Join(f.parentBench, ".")
-			if where == "" {
-				where = "the root"
+			where := "bench " + strings.Join(f.parentBench, ".")
+			if len(f.parentBench) == 0 {
+				where = "the bench root" // was "bench the root has ..."
 			}
-			msg += fmt.Sprintf("; bench %s has %s", where, kids)
+			msg += fmt.Sprintf("; %s has %s", where, kids)
 		}
 	}
 	return Finding{Code: CodeBadTarget, Check: CheckBadTarget, Severity: mapping.Error, Pos: rl.ValuePos, Msg: msg}

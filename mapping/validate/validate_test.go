@@ -158,6 +158,14 @@ func TestCheck(t *testing.T) {
 			coverage: Coverage{Matched: 34, Total: 429},
 		},
 		{
+			// A wrong TopLayer target: the hint names the bench root's children.
+			name: "bad TopLayer target", npu: mindspeedVL, bench: hfVLOld,
+			yaml:     "TopLayer:\n  0.module: engine\n",
+			want:     []string{"LM103@2", "LM106@0"},
+			msg:      map[string]string{"LM103@2": `target "engine" does not exist on the bench side: 0.module -> engine is missing; the bench root has module`},
+			coverage: Coverage{Matched: 0, Total: 429}, failed: true,
+		},
+		{
 			// No TopLayer line: 0.module never becomes module, so every rewritten
 			// name misses the bench side, yet no rule is dead and no target's
 			// parent exists for LM103 to blame. Zero coverage fails without a gate.
