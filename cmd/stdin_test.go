@@ -34,6 +34,14 @@ func TestStdinSide(t *testing.T) {
 		{"suggest bench from stdin", []string{"suggest", npu, bench}, []string{"suggest", npu, "-"}, 0, "# bench side (-gp): <stdin>"},
 		{"validate bench from stdin", []string{"validate", seed, "--npu", npu, "--bench", bench}, []string{"validate", seed, "--npu", npu, "--bench", "-"}, 1, "bench <stdin>"},
 	}
+	// the mapping from stdin: suggest's draft piped into validate
+	_, draft, _ := execIn(nil, "suggest", npu, bench)
+	t.Run("validate mapping from stdin", func(t *testing.T) {
+		code, out, errOut := execIn([]byte(draft), "validate", "-", "--npu", npu, "--bench", bench)
+		if code != ExitOK || !strings.HasPrefix(out, "<stdin>: 0 errors, 0 warnings, 3 info; coverage 223/429 (52.0%)") {
+			t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			wantCode, wantOut, _ := execIn(nil, tc.fromFile...)
@@ -65,7 +73,9 @@ func TestStdinSide(t *testing.T) {
 		want string
 	}{
 		{"suggest both from stdin", []string{"suggest", "-", "-"}, `layermap: suggest: expected at most one of NPU and BENCH as "-" (standard input), found both` + "\n"},
-		{"validate both from stdin", []string{"validate", seed, "--npu", "-", "--bench", "-"}, `layermap: validate: expected at most one of --npu and --bench as "-" (standard input), found both` + "\n"},
+		{"validate both from stdin", []string{"validate", seed, "--npu", "-", "--bench", "-"}, `layermap: validate: expected at most one of MAPPING, --npu and --bench as "-" (standard input), found 2` + "\n"},
+		{"validate mapping and npu from stdin", []string{"validate", "-", "--npu", "-", "--bench", npu}, `layermap: validate: expected at most one of MAPPING, --npu and --bench as "-" (standard input), found 2` + "\n"},
+		{"validate empty mapping on stdin", []string{"validate", "-", "--npu", npu, "--bench", bench}, "layermap: <stdin>:1:1: expected a map of class names to maps of child paths, found an empty document\n"},
 		{"empty stdin", []string{"suggest", npu, "-"}, "layermap: <stdin>: expected a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines), found empty input\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -42,8 +43,9 @@ would accept without a word:
   coverage         share of NPU modules whose rewritten name exists on the
                    bench side, and the unmatched modules of both sides (LM106)
 
-NPU and BENCH are print(model) files or msprobe dump folders ("-" reads one
-of them from standard input). The NPU side is the one whose class names key
+NPU and BENCH are print(model) files or msprobe dump folders. "-" reads
+MAPPING or one side from standard input (layermap suggest NPU BENCH |
+layermap validate - --npu NPU --bench BENCH). The NPU side is the one whose class names key
 the YAML (msprobe's -tp side).
 
 Exit status: 0 clean, 1 findings at or above the failing severity (errors;
@@ -63,8 +65,8 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 			if npuPath == "" || benchPath == "" {
 				return badInput(fmt.Errorf("validate needs both --npu and --bench"))
 			}
-			if npuPath == "-" && benchPath == "-" {
-				return badInput(fmt.Errorf("validate: expected at most one of --npu and --bench as \"-\" (standard input), found both"))
+			if n := btoi(args[0] == "-") + btoi(npuPath == "-") + btoi(benchPath == "-"); n > 1 {
+				return badInput(fmt.Errorf("validate: expected at most one of MAPPING, --npu and --bench as \"-\" (standard input), found %d", n))
 			}
 			if format != "text" && format != "json" && format != "github" {
 				return badInput(fmt.Errorf("--format must be text, json or github, got %q", format))
@@ -73,7 +75,17 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			m, diags, err := mapping.Load(args[0])
+			var m *mapping.Mapping
+			var diags []mapping.Diagnostic
+			if args[0] == "-" {
+				// layermap suggest NPU BENCH | layermap validate - --npu NPU --bench BENCH
+				var data []byte
+				if data, err = io.ReadAll(s.in); err == nil {
+					m, diags, err = mapping.Parse(data, "<stdin>")
+				}
+			} else {
+				m, diags, err = mapping.Load(args[0])
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -137,6 +149,13 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	}
 	t.WriteWarnings(s.err)
 	return t, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // parseCoverage reads "0.9" or "90%"; "" is 0 (off).
