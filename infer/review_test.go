@@ -250,7 +250,8 @@ func TestUnmatchedExplained(t *testing.T) {
 			"model.layers.3.self_attn.rotary_emb":     "rotary embedding: the other side has one at rotary_pos_emb (paired there)",
 		}},
 		{pairs[0], map[string]string{
-			"module.model.layers.0.self_attn.rotary_emb": "rotary embedding: the other side has one at 0.module.module.text_decoder.rotary_pos_emb (paired there)",
+			"module.model.layers.0.self_attn.rotary_emb":                                  "rotary embedding: the other side has one at 0.module.module.text_decoder.rotary_pos_emb (paired there)",
+			"0.module.module.text_decoder.decoder.layers.0.self_attention.core_attention": "attention kernel: the other side computes it as a function",
 		}},
 	} {
 		npu, bench := tc.pair.load(t)

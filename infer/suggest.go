@@ -406,6 +406,15 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 	if n.Name == "base_layer" && n.Parent != nil && aligned(n.Parent) {
 		return "PEFT base layer: its wrapper " + n.Parent.Name + " is paired instead (the wrapper's output adds the LoRA update)"
 	}
+	if isAttentionKernel(n) {
+		other := al.npu
+		if npuSide {
+			other = al.bench
+		}
+		if !slices.ContainsFunc(other.nodes, isAttentionKernel) {
+			return "attention kernel: the other side computes it as a function inside its attention module"
+		}
+	}
 	switch {
 	case hasToken(in.name, "qkv"):
 		return "fused q/k/v: no 1:1 partner (see structural)"
@@ -429,6 +438,18 @@ func sizesDiffer(m *match, reverse bool) string {
 		a, b = b, a
 	}
 	return fmt.Sprintf("NPU %v, bench %v", a, b)
+}
+
+// isAttentionKernel reports Megatron's core attention modules (the
+// softmax(QK^T)V step: DotProductAttention, TEDotProductAttention and its
+// flash/fused/unfused backends, legacy CoreAttention), which transformers
+// computes in a function (sdpa, eager) rather than a module.
+func isAttentionKernel(n *printparse.Node) bool {
+	switch n.Name {
+	case "core_attention", "flash_attention", "fused_attention", "unfused_attention", "core_attention_flash":
+		return true
+	}
+	return strings.HasSuffix(n.Class, "DotProductAttention") || n.Class == "CoreAttention" || n.Class == "FlashAttention" || n.Class == "FusedAttention"
 }
 
 // commonSegments counts the leading dotted segments two paths share.
