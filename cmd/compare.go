@@ -24,7 +24,15 @@ import (
 var msprobeShortFlags = map[string]string{
 	"-tp": "--target_path", "-gp": "--golden_path", "-fm": "--fuzzy_match",
 	"-dm": "--data_mapping", "-lm": "--layer_mapping", "-tensor_log": "--is_print_compare_log",
+	// the legacy compare.json CLI's (msprobe-compare.md §2.3): -f after
+	// compare is --fuzzy_match, -hl fills the xlsx red/yellow
+	"-f": "--fuzzy_match", "-hl": "--xlsx", "--highlight": "--xlsx",
 }
+
+// msprobeIgnored are legacy msprobe compare flags that change nothing in
+// layermap's table: the stack column is auto-detected (-s) and there is no
+// advisor report to skip (-c).
+var msprobeIgnored = map[string]bool{"-s": true, "--stack_mode": true, "-c": true, "--compare_only": true}
 
 // msprobeUnsupported are msprobe compare flags layermap does not implement.
 var msprobeUnsupported = map[string]string{
@@ -43,6 +51,9 @@ func normalizeCompareArgs(args []string) ([]string, error) {
 		name, val, hasVal := strings.Cut(a, "=")
 		if what, ok := msprobeUnsupported[name]; ok {
 			return nil, fmt.Errorf("%s (%s) is not supported by layermap compare", name, what)
+		}
+		if msprobeIgnored[a] {
+			continue
 		}
 		if long, ok := msprobeShortFlags[name]; ok {
 			if hasVal {
@@ -145,7 +156,7 @@ the same sorted position, one table per rank. The mode (statistics, md5,
 tensor) comes from the dump headers, as in msprobe.
 
 Matching is msprobe's: exact names with backward call renumbering,
---fuzzy-match (-fm) to ignore call indices, --data_mapping (-dm) for a
+--fuzzy_match (-fm) to ignore call indices, --data_mapping (-dm) for a
 row-level data mapping. --mapping (-lm) applies a layer_mapping.yaml the way
 msprobe's MindSpore compare and graph compare do (the table equals msprobe's
 table with -dm of the data mapping msprobe derives; that data mapping is
@@ -155,6 +166,10 @@ sidecar file (a YAML list of {npu: PATH, bench: PATH}).
 A summary follows on stdout: rows, pass/warning/error counts, unmatched rows
 on both sides, rows matched by each source, and the first module (in NPU
 execution order) whose inputs agree and whose outputs are marked error.
+
+The legacy compare.json command line works as is: -s and -c are accepted
+and change nothing (the stack column is auto-detected, there is no advisor
+report), -f is -fm and -hl is --xlsx.
 
 Exit status: 0 no error rows, 1 error rows found (or no NPU row found a
 bench row, so nothing was compared), 2 bad input.`,

@@ -69,6 +69,10 @@ func TestCompareCommand(t *testing.T) {
 				"first divergence (API): Functional.linear.0.forward"}},
 		{name: "legacy json", args: []string{"-i", cjson, "--format", "json"}, code: 1, jsonOut: true,
 			files: []string{"compare_result_2"}},
+		// a legacy msprobe command line as is: -s and -c change nothing, -f is
+		// fuzzy match, -hl the highlighted xlsx (was "unknown shorthand flag: 'l' in -l")
+		{name: "legacy flags", args: []string{"-i", cjson, "-s", "-c", "-f", "-hl"}, code: 1,
+			files: []string{"compare_result_2"}, stdout: []string{".xlsx", "matched by: fuzzy"}},
 		{name: "md5 xlsx", args: []string{"--target_path", filepath.Join(md5, "npu/dump.json"), "-gp=" + filepath.Join(md5, "bench/dump.json"), "--xlsx"},
 			code: 1, files: []string{"compare_result_"}, stdout: []string{"md5 mode"}},
 		{name: "missing", args: []string{"-tp", "/nonexistent/dump.json", "-gp", filepath.Join(md5, "bench/dump.json")}, code: 2,
