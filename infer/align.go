@@ -908,7 +908,7 @@ func (r *alignment) leftovers(al *aligner) {
 				continue
 			}
 			l := al.local(x, y)
-			if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 {
+			if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 || !r.kinParents(x, y) {
 				continue
 			}
 			w[i][j] = l.score
@@ -933,6 +933,19 @@ func (r *alignment) leftovers(al *aligner) {
 		r.add(m)
 		r.expandIdentical(al, x, y)
 	}
+}
+
+// kinParents reports whether a leftover pair's parents allow it: when
+// neither parent has a partner, they must look alike (name or class), or
+// any two same-named leaves of two unrelated modules would pair
+// (shared_experts.linear_fc1 with expert 0's linear_fc1).
+func (r *alignment) kinParents(x, y *printparse.Node) bool {
+	px, py := x.Parent, y.Parent
+	if px == nil || py == nil || r.byA[px] != nil || r.byB[py] != nil {
+		return true
+	}
+	a, b := r.npu.infos[px], r.bench.infos[py]
+	return nameSim(a, b) >= 0.5 || classSim(a, b) >= 0.6
 }
 
 // covered reports whether n lies below a pair that is not canonical (a

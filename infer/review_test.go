@@ -429,3 +429,24 @@ func TestCheckpointWrapperClassLines(t *testing.T) {
 		t.Errorf("unintended %v, coverage %.3f", r.Unintended, r.Coverage)
 	}
 }
+
+// TestLeftoverNeedsKinParents drafts a swiss-ai Megatron MoE (routed
+// TEGroupedMLP experts plus shared_experts) against a Mixtral-like one (no
+// shared experts): shared_experts.linear_fc1 once took routed expert 0's
+// linear_fc1 as a score-1.00 leftover line because the two leaves share a
+// name; two unpaired parents that look nothing alike now forbid it.
+func TestLeftoverNeedsKinParents(t *testing.T) {
+	p := corpusPair{"swiss_moe_vs_mixtral_like",
+		"prints/wrapped/moe_draft-ddp-float16-gptmodel-te-srun-rank-prefix-wrapped-lines__swiss-ai-notes-anon.txt",
+		"prints/megatron/mixtral_like-moe-LOOKALIKE-custom-repr-with-comments__mbridge-memory_estimator-README.txt"}
+	npu, bench := p.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range r.Pairs {
+		if strings.Contains(q.NPU, "shared_experts") {
+			t.Errorf("%s paired with %s (score %.2f): the other model has no shared experts", q.NPU, q.Bench, q.Score)
+		}
+	}
+}
