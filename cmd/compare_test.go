@@ -55,13 +55,14 @@ func TestCompareCommand(t *testing.T) {
 	cjNum := cjson2("num.json", "{\n \"npu_path\": \"a\",\n \"bench_path\": 2\n}\n")
 	cjFlag := cjson2("flag.json", "{\"npu_path\": \"a\", \"bench_path\": \"b\", \"is_print_compare_log\": \"yes\"}")
 	for _, c := range []struct {
-		name    string
-		args    []string
-		code    int
-		files   []string // expected output file name prefixes
-		stdout  []string // substrings
-		stderr  string
-		jsonOut bool
+		name     string
+		args     []string
+		code     int
+		files    []string // expected output file name prefixes
+		stdout   []string // substrings
+		stderr   string
+		jsonOut  bool
+		outFixed bool // args hold -o already
 	}{
 		{name: "multirank", args: []string{"-tp", filepath.Join(mr, "npu/step0"), "-gp", filepath.Join(mr, "bench/step0")},
 			code: 1, files: []string{"compare_result_rank0_", "compare_result_rank1_"},
@@ -97,6 +98,10 @@ func TestCompareCommand(t *testing.T) {
 		{name: "mapping pairs nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--mapping", noRule},
 			code: 1, files: []string{"compare_result_", "data_mapping_"}, stdout: []string{"result: 610 pass, 0 warning, 0 error", "unmatched: 610 NPU rows without a bench row"},
 			stderr: "layermap: " + filepath.Join(demo, "llamafactory/dump.json") + " vs " + filepath.Join(demo, "mindspeed-mm/dump.json") + ": expected NPU rows with a bench partner, found none of 610: nothing was compared"},
+		// procfs takes no new file, not even from root: the folder is named,
+		// not the table's temporary file (".layermap-123.csv.tmp")
+		{name: "unwritable output folder", args: []string{"-tp", filepath.Join(md5, "npu"), "-gp", filepath.Join(md5, "bench"), "-o", "/proc/self"},
+			code: 2, stderr: "layermap: output folder /proc/self: cannot write there: no such file or directory\n", outFixed: true},
 		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
 		// the table is all "unsupported", which the summary alone does not say.
 		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},
@@ -109,7 +114,11 @@ func TestCompareCommand(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
-			code, stdout, stderr := runCompare(t, append(c.args, "-o", out)...)
+			args := c.args
+			if !c.outFixed {
+				args = append(args, "-o", out)
+			}
+			code, stdout, stderr := runCompare(t, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
 			}
