@@ -39,6 +39,7 @@ type ref uint64
 const refMax = 1<<24 - 1
 
 type arena struct {
+	chunk  int // chunk size (default arenaChunk)
 	chunks [][]byte
 	big    []string // strings of 16 MiB or more (never seen in dumps)
 }
@@ -53,7 +54,7 @@ func (a *arena) add(s []byte) ref {
 	}
 	last := len(a.chunks) - 1
 	if last < 0 || len(a.chunks[last])+len(s) > cap(a.chunks[last]) {
-		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, len(s))))
+		a.chunks = append(a.chunks, make([]byte, 0, max(a.chunkSize(), len(s))))
 		last++
 	}
 	off := len(a.chunks[last])
@@ -71,12 +72,19 @@ func (a *arena) addString(s string) ref {
 	}
 	last := len(a.chunks) - 1
 	if last < 0 || len(a.chunks[last])+len(s) > cap(a.chunks[last]) {
-		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, len(s))))
+		a.chunks = append(a.chunks, make([]byte, 0, max(a.chunkSize(), len(s))))
 		last++
 	}
 	off := len(a.chunks[last])
 	a.chunks[last] = append(a.chunks[last], s...)
 	return ref(last)<<48 | ref(off)<<24 | ref(len(s))
+}
+
+func (a *arena) chunkSize() int {
+	if a.chunk > 0 {
+		return a.chunk
+	}
+	return arenaChunk
 }
 
 func (a *arena) bytes(r ref) []byte {
@@ -166,6 +174,7 @@ type benchSide struct {
 	mode     Mode
 	chunks   [][]benchRow
 	n        int
+	rowCap   int // capacity of the first row chunk (default 1<<chunkBits)
 	ar       arena
 	suffixes interner
 	pairs    []dsPair
@@ -190,6 +199,21 @@ func newBenchSide(mode Mode) *benchSide {
 }
 
 func (b *benchSide) len() int { return b.n }
+
+// reset empties b for reuse, keeping its memory and its numbered strings.
+func (b *benchSide) reset() {
+	for i := range b.chunks {
+		b.chunks[i] = b.chunks[i][:0]
+	}
+	b.chunks = b.chunks[:min(len(b.chunks), 1)]
+	for i := range b.ar.chunks {
+		b.ar.chunks[i] = b.ar.chunks[i][:0]
+	}
+	b.ar.chunks, b.ar.big = b.ar.chunks[:min(len(b.ar.chunks), 1)], nil
+	b.entries = b.entries[:0]
+	clear(b.slots)
+	b.n, b.used = 0, 0
+}
 
 // addEntry registers an entry; its rows are added next with its number.
 func (b *benchSide) addEntry(name string) int32 {
@@ -216,10 +240,11 @@ func intText(v dump.Value) bool {
 	return strconv.FormatInt(int64(v.Num), 10) == v.Text
 }
 
-func (b *benchSide) add(r *sideRow, entry int32) {
+// add adds a row of entry and returns its key hash.
+func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 	if b.simple {
 		b.addPlain(r, entry)
-		return
+		return 0
 	}
 	it := &r.it
 	e := &b.entries[entry]
@@ -295,21 +320,27 @@ func (b *benchSide) add(r *sideRow, entry int32) {
 		}
 	}
 	br.blob = b.ar.add(b.blobBuf)
-	if b.n>>chunkBits == len(b.chunks) {
-		b.chunks = append(b.chunks, make([]benchRow, 0, 1<<chunkBits))
+	if b.n>>chunkBits >= len(b.chunks) {
+		n := 1 << chunkBits
+		if b.n == 0 && b.rowCap > 0 {
+			n = b.rowCap
+		}
+		b.chunks = append(b.chunks, make([]benchRow, 0, n))
 	}
 	c := &b.chunks[len(b.chunks)-1]
 	*c = append(*c, br)
 	idx := int32(b.n)
 	b.n++
-	b.insert(maphash.String(b.seed, r.key), idx)
+	h := maphash.String(b.seed, r.key)
+	b.insert(h, idx)
+	return h
 }
 
-func (b *benchSide) addPlain(r *sideRow, entry int32) {
-	it := r.it
-	keep := dump.Item{Name: it.Name, Entry: b.plainEnts[entry], Dtype: it.Dtype, Shape: it.Shape,
+// benchItem is what a bench row keeps of its item: what its cells need.
+func benchItem(it *dump.Item, entry string, mode Mode) dump.Item {
+	keep := dump.Item{Name: it.Name, Entry: entry, Dtype: it.Dtype, Shape: it.Shape,
 		RequiresGrad: it.RequiresGrad, NoneItem: it.NoneItem}
-	switch b.mode {
+	switch mode {
 	case MD5:
 		keep.MD5 = it.MD5
 	case Tensor:
@@ -321,6 +352,11 @@ func (b *benchSide) addPlain(r *sideRow, entry int32) {
 			keep.Stats[i].Text = v.Text
 		}
 	}
+	return keep
+}
+
+func (b *benchSide) addPlain(r *sideRow, entry int32) {
+	keep := benchItem(&r.it, b.plainEnts[entry], b.mode)
 	if b.plainIdx == nil {
 		b.plainIdx = map[string][]int32{}
 	}
@@ -411,11 +447,15 @@ func (b *benchSide) lookup(key string) []int32 {
 	if b.simple {
 		return b.plainIdx[key]
 	}
+	return b.lookupHash(key, maphash.String(b.seed, key))
+}
+
+// lookupHash is lookup with the key's hash under b.seed.
+func (b *benchSide) lookupHash(key string, h uint64) []int32 {
 	b.buf = b.buf[:0]
 	if len(b.slots) == 0 {
 		return nil
 	}
-	h := maphash.String(b.seed, key)
 	tag := h &^ (1<<32 - 1)
 	mask := uint64(len(b.slots) - 1)
 	for i := (h >> 32) & mask; b.slots[i] != 0; i = (i + 1) & mask {

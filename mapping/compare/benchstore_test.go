@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,59 +29,93 @@ func genEntries(t *testing.T, o dumpgen.Options) []dump.Entry {
 	return es
 }
 
-// oddBench reorders and damages a bench side the ways the packed store
-// must survive: entries shuffled within a distance and some far away,
-// duplicated entries (duplicate keys), rows whose name does not start
-// with their entry, string and odd integer statistics, md5s, data names,
-// requires_grad values, NONE items.
-func oddBench(es []dump.Entry, seed uint64) []dump.Entry {
+// reorder says how benchVariant reorders a bench side.
+type reorder struct {
+	near    int  // shuffle each block of near entries
+	far     int  // swaps of two random entries, per 100 entries
+	dup     int  // one entry in dup is repeated (duplicate keys); 0: none
+	drop    int  // one entry in drop is left out (NPU rows unmatched); 0: none
+	extra   int  // one entry in extra gets a bench-only twin; 0: none
+	damage  bool // odd names and values (see benchVariant)
+	reverse bool
+}
+
+// benchVariant reorders and damages a bench side the ways the packed
+// store and the window must survive: entries shuffled within a distance
+// and some far away, duplicated entries (duplicate keys), missing and
+// bench-only entries, and (damage) rows whose name does not start with
+// their entry, string and odd integer statistics, requires_grad values,
+// NONE items; every row gets an md5 and some a data name.
+func benchVariant(es []dump.Entry, seed uint64, o reorder) []dump.Entry {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	out := make([]dump.Entry, 0, len(es)+len(es)/10)
+	out := make([]dump.Entry, 0, len(es)+len(es)/5)
 	for i := range es {
 		e := es[i]
 		e.Items = append([]dump.Item(nil), e.Items...)
 		for j := range e.Items {
 			it := &e.Items[j]
-			switch rng.IntN(12) {
-			case 0:
-				it.Name = "odd." + it.Name
-			case 1:
-				it.Stats[0] = dump.Value{Kind: dump.String, Text: "True"}
-			case 2:
-				it.Stats[1] = dump.Value{Kind: dump.Number, Num: 0, Text: "-0"}
-			case 3:
-				it.Stats[2] = dump.Value{Kind: dump.Number, Num: 12345678901234567890, Text: "12345678901234567890"}
-			case 4:
-				it.Stats[3] = dump.Value{Kind: dump.Number, Num: 5, Text: "+5"}
-			case 5:
-				it.Stats[0] = dump.Value{Kind: dump.Number, Num: -42, Text: "-42"}
-			case 6:
-				it.RequiresGrad = [...]string{"", "True", "False"}[rng.IntN(3)]
-			case 7:
-				it.NoneItem, it.Dtype, it.Shape = true, "", ""
-			case 8:
-				it.Stats[1] = dump.Value{Kind: dump.Bool, Bool: true}
+			if o.damage {
+				switch rng.IntN(12) {
+				case 0:
+					it.Name = "odd." + it.Name
+				case 1:
+					it.Stats[0] = dump.Value{Kind: dump.String, Text: "True"}
+				case 2:
+					it.Stats[1] = dump.Value{Kind: dump.Number, Num: 0, Text: "-0"}
+				case 3:
+					it.Stats[2] = dump.Value{Kind: dump.Number, Num: 12345678901234567890, Text: "12345678901234567890"}
+				case 4:
+					it.Stats[3] = dump.Value{Kind: dump.Number, Num: 5, Text: "+5"}
+				case 5:
+					it.Stats[0] = dump.Value{Kind: dump.Number, Num: -42, Text: "-42"}
+				case 6:
+					it.RequiresGrad = [...]string{"", "True", "False"}[rng.IntN(3)]
+				case 7:
+					it.NoneItem, it.Dtype, it.Shape = true, "", ""
+				case 8:
+					it.Stats[1] = dump.Value{Kind: dump.Bool, Bool: true}
+				}
 			}
 			it.MD5 = strings.Repeat("ab", 4)
 			if rng.IntN(3) == 0 {
 				it.DataName = it.Name + ".pt"
 			}
 		}
+		if o.drop > 0 && rng.IntN(o.drop) == 0 {
+			continue
+		}
 		out = append(out, e)
-		if rng.IntN(15) == 0 {
-			out = append(out, e) // duplicate keys
+		if o.dup > 0 && rng.IntN(o.dup) == 0 {
+			out = append(out, e)
+		}
+		if o.extra > 0 && rng.IntN(o.extra) == 0 {
+			x := e
+			x.Name = "Extra." + e.Name
+			x.Items = append([]dump.Item(nil), e.Items...)
+			for j := range x.Items {
+				x.Items[j].Name = "Extra." + x.Items[j].Name
+				x.Items[j].Entry = x.Name
+			}
+			out = append(out, x)
 		}
 	}
-	for i := range out { // near shuffle
-		if j := i + rng.IntN(8); j < len(out) {
-			out[i], out[j] = out[j], out[i]
-		}
+	for i := 0; o.near > 1 && i < len(out); i += o.near { // shuffle blocks of near entries
+		b := out[i:min(i+o.near, len(out))]
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
 	}
-	for k := 0; k < len(out)/20; k++ { // far moves
+	for k := 0; k < len(out)*o.far/100; k++ {
 		i, j := rng.IntN(len(out)), rng.IntN(len(out))
 		out[i], out[j] = out[j], out[i]
 	}
+	if o.reverse {
+		slices.Reverse(out)
+	}
 	return out
+}
+
+// oddBench is benchVariant with everything at once.
+func oddBench(es []dump.Entry, seed uint64) []dump.Entry {
+	return benchVariant(es, seed, reorder{near: 8, far: 5, dup: 15, drop: 20, extra: 20, damage: true})
 }
 
 // TestBenchStorePacked: every row the packed store gives back equals the
@@ -146,12 +181,15 @@ func (nameMetrics) Metrics(npu, bench *dump.Item) [6]Metric {
 }
 
 // TestComparePackedEqualsPlain: the table and the summary are the same
-// with the packed bench store and with the plain one, on generated dumps
-// in every mode, with fuzzy match and data mapping, with the bench side in
-// file order and shuffled with duplicated keys.
+// with the plain bench store (all rows in a map), the packed store and
+// the windowed join, on generated dumps in every mode, with fuzzy match
+// and data mapping, with the bench side in file order, in near order with
+// missing and bench-only entries (the window suffices), and reversed,
+// shuffled far or with duplicated keys (the window gives way to the
+// packed store).
 func TestComparePackedEqualsPlain(t *testing.T) {
-	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64})
-	bench := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64, Perturb: 0.02, Diverge: 0.5, DivergeLayer: 1})
+	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 8, Hidden: 64})
+	bench := genEntries(t, dumpgen.Options{Seed: 5, Layers: 8, Hidden: 64, Perturb: 0.02, Diverge: 0.5, DivergeLayer: 3})
 	odd := oddBench(bench, 11)
 	dm := map[string]string{}
 	for i, e := range npu {
@@ -159,46 +197,75 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 			dm[e.Items[0].Name] = bench[i+1].Items[0].Name
 		}
 	}
+	near := benchVariant(bench, 12, reorder{near: 6, drop: 25, extra: 25})
+	const no, yes, any = 0, 1, -1
 	cases := []struct {
-		name  string
-		bench []dump.Entry
-		cfg   Config
+		name     string
+		bench    []dump.Entry
+		cfg      Config
+		fallback int // the window cannot be exact: the whole bench side is read
 	}{
-		{"statistics", bench, Config{Mode: Statistics}},
-		{"statistics odd", odd, Config{Mode: Statistics}},
-		{"md5 odd", odd, Config{Mode: MD5}},
-		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}},
-		{"fuzzy", bench, Config{Mode: Statistics, Fuzzy: true}},
-		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}},
-		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: dm}},
-		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1}},
+		{"statistics", bench, Config{Mode: Statistics}, no},
+		{"statistics small window", bench, Config{Mode: Statistics, window: 16}, no},
+		{"near order small window", near, Config{Mode: Statistics, window: 200}, no},
+		{"near order md5", near, Config{Mode: MD5, window: 200}, no},
+		{"near order tensor", near, Config{Mode: Tensor, Tensor: nameMetrics{}, window: 200}, no},
+		{"near order data mapping", near, Config{Mode: Statistics, DataMapping: dm, window: 200}, no},
+		{"one worker near", near, Config{Mode: Statistics, Workers: 1, window: 200}, no},
+		{"reversed", benchVariant(bench, 13, reorder{reverse: true}), Config{Mode: Statistics, window: 32}, yes},
+		{"far moves", benchVariant(bench, 15, reorder{far: 5}), Config{Mode: Statistics, window: 32}, yes},
+		{"duplicates", benchVariant(bench, 14, reorder{dup: 10}), Config{Mode: Statistics, window: 32}, yes},
+		{"statistics odd", odd, Config{Mode: Statistics}, any},
+		{"statistics odd small window", odd, Config{Mode: Statistics, window: 32}, yes},
+		{"md5 odd", odd, Config{Mode: MD5, window: 32}, yes},
+		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}, any},
+		{"tensor odd small window", odd, Config{Mode: Tensor, Tensor: nameMetrics{}, window: 32}, yes},
+		{"fuzzy", bench, Config{Mode: Statistics, Fuzzy: true}, yes},
+		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}, yes},
+		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: dm}, any},
+		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1, window: 32}, yes},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(simple bool) (*Summary, *markSink) {
-				cfg := c.cfg
-				cfg.simpleBench = simple
+			run := func(cfg Config) (*Summary, *markSink, joinTrace) {
+				var tr joinTrace
+				cfg.trace = &tr
 				var s markSink
 				sum, err := Compare(memSource(npu...), memSource(c.bench...), cfg, &s)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return sum, &s
+				return sum, &s, tr
 			}
-			ps, pt := run(false)
-			ss, st := run(true)
+			plain := c.cfg
+			plain.simpleBench = true
+			ss, st, _ := run(plain)
 			if len(st.rows) == 0 || ss.Rows == ss.NPUUnmatched && !c.cfg.Fuzzy {
 				t.Fatalf("degenerate case: %d rows, %+v", len(st.rows), ss)
 			}
-			if !reflect.DeepEqual(ps, ss) {
-				t.Errorf("summary: packed %+v\nplain %+v", ps, ss)
-			}
-			if !reflect.DeepEqual(pt.header, st.header) || len(pt.rows) != len(st.rows) {
-				t.Fatalf("table: %d rows packed, %d plain", len(pt.rows), len(st.rows))
-			}
-			for i := range st.rows {
-				if !reflect.DeepEqual(pt.rows[i], st.rows[i]) || pt.marks[i] != st.marks[i] {
-					t.Fatalf("row %d:\npacked %q %v\n plain %q %v", i, pt.rows[i], pt.marks[i], st.rows[i], st.marks[i])
+			full := c.cfg
+			full.fullBench = true
+			for _, v := range []struct {
+				name string
+				cfg  Config
+			}{{"packed", full}, {"windowed", c.cfg}} {
+				ps, pt, tr := run(v.cfg)
+				if !reflect.DeepEqual(ps, ss) {
+					t.Errorf("%s summary: %+v\nplain %+v", v.name, ps, ss)
+				}
+				if !reflect.DeepEqual(pt.header, st.header) || len(pt.rows) != len(st.rows) {
+					t.Fatalf("%s table: %d rows, plain %d", v.name, len(pt.rows), len(st.rows))
+				}
+				for i := range st.rows {
+					if !reflect.DeepEqual(pt.rows[i], st.rows[i]) || pt.marks[i] != st.marks[i] {
+						t.Fatalf("%s row %d:\n%q %v\nplain %q %v", v.name, i, pt.rows[i], pt.marks[i], st.rows[i], st.marks[i])
+					}
+				}
+				if v.name == "windowed" {
+					t.Logf("%+v", tr)
+					if c.fallback != any && (tr.fullPasses > 0) != (c.fallback == yes) {
+						t.Errorf("windowed run: %+v, want a full pass: %v", tr, c.fallback == yes)
+					}
 				}
 			}
 		})

@@ -2,15 +2,24 @@
 // accuracy compare table (msprobe compare -tp -gp, HEAD 8ff00da) cell for
 // cell, from two msprobe dumps read by package dump.
 //
-// Pipeline (spec: shared/docs/msprobe-compare.md): the bench side is read
-// into memory as rows keyed by msprobe's compare key (op_name_update, with
-// backward call renumbering); the NPU side is streamed entry by entry and
-// joined against that index (exact names, -dm data mapping, the data
-// mapping derived from a layer mapping, explicit pairs, or msprobe's fuzzy
-// match), gated by dtype, then each entry's rows get their statistics diffs
-// or tensor metrics and msprobe's rule checkers (Result, Err_message) and
-// are written in NPU dump order. Memory holds the bench rows and one NPU
-// entry at a time; the two files are parsed concurrently.
+// Pipeline (spec: shared/docs/msprobe-compare.md): both sides are read as
+// rows keyed by msprobe's compare key (op_name_update, with backward call
+// renumbering); the NPU side is streamed entry by entry and each row is
+// joined with the bench rows of its key (exact names, -dm data mapping, the
+// data mapping derived from a layer mapping, explicit pairs, or msprobe's
+// fuzzy match), gated by dtype, then each entry's rows get their statistics
+// diffs or tensor metrics and msprobe's rule checkers (Result,
+// Err_message) and are written in NPU dump order. The two files are parsed
+// concurrently.
+//
+// Memory: where the two dumps come in similar order (same model, same
+// step) the bench side is streamed too, through a window of recent rows
+// (window.go); what stays for the whole file is one 8-byte hash per bench
+// row, which proves that no bench row outside the window could have
+// joined. Where that proof fails (bench rows far out of order, duplicate
+// keys spread over the file, fuzzy match) the table is written again from
+// the whole bench side held in memory in a packed form of about 100
+// bytes per row (benchstore.go). Either way the table is the same.
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of

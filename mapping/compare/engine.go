@@ -57,6 +57,17 @@ type Config struct {
 	// simpleBench holds the bench side as plain rows in a map (the
 	// reference the packed store is tested against).
 	simpleBench bool
+	// fullBench skips the windowed join (reads the whole bench side first).
+	fullBench bool
+	// window overrides the window's read-ahead (tests).
+	window int
+	// trace, when set, records how the bench side was joined (tests).
+	trace *joinTrace
+}
+
+// joinTrace records the bench strategy of a Compare call.
+type joinTrace struct {
+	windowPasses, fullPasses, fallbacks int
 }
 
 // RowSink receives the table: the header once, then the rows in order.
@@ -262,17 +273,26 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	renumber := !cfg.Fuzzy
-	// Parse the bench side while the NPU side starts: the bench index must
-	// be complete before the first NPU row is joined.
+	// The windowed join streams the bench side with the NPU side; where
+	// it cannot be exact it gives way to the whole bench side in memory.
+	windowed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
+	// The whole bench side is parsed while the NPU side starts: the bench
+	// index must be complete before the first NPU row is joined.
 	type benchResult struct {
 		bs  *benchSide
 		err error
 	}
-	bch := make(chan benchResult, 1)
-	go func() {
-		bs, err := collectBench(bench, &cfg, renumber)
-		bch <- benchResult{bs, err}
-	}()
+	var bch chan benchResult
+	startFull := func() {
+		bch = make(chan benchResult, 1)
+		go func() {
+			bs, err := collectBench(bench, &cfg, renumber)
+			bch <- benchResult{bs, err}
+		}()
+	}
+	if !windowed {
+		startFull()
+	}
 	var bs *benchSide
 	waitBench := func() error {
 		if bs != nil {
@@ -287,9 +307,36 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 	}
 	var assumed artifacts
 	for pass := 0; ; pass++ {
-		sum, scan, err := runPass(npu, &cfg, renumber, waitBench, func() *benchSide { return bs }, assumed, sink)
+		var sum *Summary
+		var scan *artifactScan
+		var err error
+		if windowed {
+			w := newBenchWindow(bench, &cfg, renumber)
+			sum, scan, err = runPass(npu, &cfg, renumber, nil, nil, w, assumed, sink)
+			w.close()
+			if cfg.trace != nil {
+				cfg.trace.windowPasses++
+			}
+			if errors.Is(err, errFallback) {
+				if cfg.trace != nil {
+					cfg.trace.fallbacks++
+				}
+				if err := sink.Reset(); err != nil {
+					return nil, err
+				}
+				windowed = false
+				startFull()
+				pass--
+				continue
+			}
+		} else {
+			sum, scan, err = runPass(npu, &cfg, renumber, waitBench, func() *benchSide { return bs }, nil, assumed, sink)
+			if cfg.trace != nil {
+				cfg.trace.fullPasses++
+			}
+		}
 		if err != nil {
-			if bs == nil {
+			if !windowed && bs == nil {
 				<-bch
 			}
 			return nil, err
@@ -307,8 +354,10 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 }
 
 // runPass streams the NPU side once and writes the table.
+// The bench side is either the whole of it in memory (waitBench, getBench)
+// or a window (w).
 func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, getBench func() *benchSide,
-	art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
+	w *benchWindow, art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
 	stack := cfg.Stack
 	if err := sink.Header(Header(cfg.Mode, stack != nil)); err != nil {
 		return nil, nil, err
@@ -318,10 +367,6 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 	out := newGroupWriter(cfg, sink, sum, art)
 
 	// The NPU side is decoded in its own goroutine, ahead of the join.
-	type npuEntry struct {
-		name string
-		rows []sideRow
-	}
 	ch := make(chan npuEntry, 256)
 	errc := make(chan error, 1)
 	stop := make(chan struct{})
@@ -345,6 +390,9 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 		}
 		<-errc
 		return nil, nil, err
+	}
+	if w != nil {
+		return windowPass(ch, errc, fail, w, cfg, out, sum, scan)
 	}
 	if err := waitBench(); err != nil {
 		return fail(err)
@@ -411,25 +459,57 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 
 var errStopped = errors.New("stopped")
 
-// joinRow pairs one NPU row with every bench row of its compare key
-// (msprobe's outer merge keeps all of them) and applies the dtype gate.
-func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
-	key, src, mapped := n.key, ByName, false
-	if m, ok := cfg.Pairs[n.it.Name]; ok {
-		key, src, mapped = m, ByPairs, true
-	} else if cfg.DataMapping != nil {
-		key = n.it.Name
-		if m, ok := cfg.DataMapping[n.it.Name]; ok {
-			key, mapped = m, true
-			if m != n.it.Name {
-				src = cfg.DataMappingSource
-				if src == Unmatched {
-					src = ByDataMap
-				}
+// npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
+type npuEntry struct {
+	name string
+	rows []sideRow
+}
+
+// windowPass is the join of runPass against a bench window.
+func windowPass(ch <-chan npuEntry, errc <-chan error, fail func(error) (*Summary, *artifactScan, error),
+	w *benchWindow, cfg *Config, out *groupWriter, sum *Summary, scan *artifactScan) (*Summary, *artifactScan, error) {
+	emit := func(n *sideRow, sg *segment, bi int32, src MatchSource) error {
+		r := out.pool.row()
+		r.npu, r.source = n, src
+		if sg != nil {
+			r.bench = sg.bs.rowInto(out.pool.side(), bi)
+			r.bench.order = sg.base + int(bi)
+		}
+		scan.add(r)
+		return out.add(r)
+	}
+	entries := 0
+	for e := range ch {
+		entries++
+		if cfg.Progress != nil && entries%1024 == 0 {
+			cfg.Progress(entries)
+		}
+		for i := range e.rows {
+			if err := joinWindow(&e.rows[i], w, cfg, emit); err != nil {
+				out.abort()
+				return fail(err)
 			}
 		}
 	}
-	gate := !mapped && cfg.DataMapping == nil
+	if err := <-errc; err != nil {
+		return nil, nil, fmt.Errorf("target: %w", err)
+	}
+	if err := w.finish(sum); err != nil {
+		return nil, nil, err
+	}
+	if err := out.flush(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(entries)
+	}
+	return sum, scan, nil
+}
+
+// joinRow pairs one NPU row with every bench row of its compare key
+// (msprobe's outer merge keeps all of them) and applies the dtype gate.
+func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
+	key, src, gate := joinKey(n, cfg)
 	idx := bs.lookup(key)
 	if len(idx) == 0 {
 		return emit(n, -1, Unmatched)
@@ -447,6 +527,27 @@ func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
 		}
 	}
 	return nil
+}
+
+// joinKey returns the bench key an NPU row is joined on, the source it is
+// reported under when it matches, and whether the dtype gate applies.
+func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
+	key, src, mapped := n.key, ByName, false
+	if m, ok := cfg.Pairs[n.it.Name]; ok {
+		key, src, mapped = m, ByPairs, true
+	} else if cfg.DataMapping != nil {
+		key = n.it.Name
+		if m, ok := cfg.DataMapping[n.it.Name]; ok {
+			key, mapped = m, true
+			if m != n.it.Name {
+				src = cfg.DataMappingSource
+				if src == Unmatched {
+					src = ByDataMap
+				}
+			}
+		}
+	}
+	return key, src, !mapped && cfg.DataMapping == nil
 }
 
 // emitFunc hands one table row to the writer: an NPU row and its bench row
@@ -551,6 +652,16 @@ func (g *groupWriter) prepare(grp []*outRow) {
 	highlight(g.cfg.Mode, grp)
 	for _, r := range grp {
 		r.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, r.cells[:0])
+	}
+}
+
+// abort stops the workers of a pass that is given up; what they were
+// preparing is dropped.
+func (g *groupWriter) abort() {
+	if g.tp != nil {
+		close(g.tp.jobs)
+		g.tp.wg.Wait()
+		g.tp = nil
 	}
 }
 

@@ -63,11 +63,11 @@ func isDigits(s string) bool {
 type keyNamer struct {
 	renumber bool
 	debug    bool
-	fwd, bwd map[string]int
+	bwd      map[string]int // backward entries seen per op
 }
 
 func newKeyNamer(renumber, debug bool) *keyNamer {
-	return &keyNamer{renumber: renumber && !debug, debug: debug, fwd: map[string]int{}, bwd: map[string]int{}}
+	return &keyNamer{renumber: renumber && !debug, debug: debug, bwd: map[string]int{}}
 }
 
 // entry registers an entry and returns a function that gives each row
@@ -77,16 +77,11 @@ func (k *keyNamer) entry(name string) (func(row string) string, bool) {
 	if !ok {
 		return nil, false
 	}
-	bwdOrder := k.bwd[p.opNoNumber]
-	switch p.direction {
-	case "forward":
-		k.fwd[p.opNoNumber]++
-	case "backward":
-		k.bwd[p.opNoNumber]++
-	}
 	if !k.renumber || p.direction != "backward" {
 		return func(row string) string { return row }, true
 	}
+	bwdOrder := k.bwd[p.opNoNumber]
+	k.bwd[p.opNoNumber]++
 	cd := p.callDirection
 	head, tail := cd, ""
 	if i := strings.LastIndexByte(cd, '.'); i >= 0 {

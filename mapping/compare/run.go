@@ -40,6 +40,10 @@ type Options struct {
 	// Progress, when set, is called now and then with the bytes of the
 	// target dump.json read so far and its size.
 	Progress func(rank string, done, total int64)
+
+	// fullBench reads the whole bench side before the join instead of
+	// windowing it (benchmarks compare the two).
+	fullBench bool
 }
 
 // RankReport is the outcome of one rank pair.
@@ -267,7 +271,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		return nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers}
+	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
