@@ -512,6 +512,16 @@ func (m *missingTensors) note(path string) {
 	m.mu.Unlock()
 }
 
+// Err forwards the wrapped comparer's refusal of a data_name that leaves
+// its folder (compare.Run checks for it: without this method the wrapper
+// hid it and such a dump was compared).
+func (m *missingTensors) Err() error {
+	if e, ok := m.TensorComparer.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
+}
+
 // warn prints one line when rows lacked their tensor files.
 func (m *missingTensors) warn(w io.Writer) {
 	n := m.missing.Load()

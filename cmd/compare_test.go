@@ -43,6 +43,13 @@ func TestCompareCommand(t *testing.T) {
 		os.WriteFile(filepath.Join(brokenStack, f), b, 0o644)
 	}
 	os.WriteFile(filepath.Join(brokenStack, "stack.json"), []byte(`{"0": [["Functional.linear.0.forward"], ["File x, line 1, in f"`), 0o644)
+	escape := t.TempDir() // a tensor dump whose first data_name leaves dump_tensor_data
+	for _, side := range []string{"npu", "bench"} {
+		b, _ := os.ReadFile(filepath.Join(g, "synth_tensor_pt", side, "dump.json"))
+		b = bytes.Replace(b, []byte(`"data_name": "Functional.linear.0.forward.input.0.pt"`), []byte(`"data_name": "../../../etc/passwd"`), 1)
+		os.MkdirAll(filepath.Join(escape, side), 0o755)
+		os.WriteFile(filepath.Join(escape, side, "dump.json"), b, 0o644)
+	}
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
 	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
@@ -102,6 +109,9 @@ func TestCompareCommand(t *testing.T) {
 		// not the table's temporary file (".layermap-123.csv.tmp")
 		{name: "unwritable output folder", args: []string{"-tp", filepath.Join(md5, "npu"), "-gp", filepath.Join(md5, "bench"), "-o", "/proc/self"},
 			code: 2, stderr: "layermap: output folder /proc/self: cannot write there: no such file or directory\n", outFixed: true},
+		// refused, not compared (the missing-file counter once hid the refusal)
+		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
+			code: 2, stderr: `layermap: data_name "../../../etc/passwd": contains a path separator: data_name escapes dump_tensor_data` + "\n"},
 		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
 		// the table is all "unsupported", which the summary alone does not say.
 		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},
