@@ -360,6 +360,20 @@ func (c *checker) rules() []Finding {
 	return out
 }
 
+// benchHasClass reports whether a bench module has the class name.
+func (c *checker) benchHasClass(name string) bool {
+	found := false
+	if c.bench != nil && c.bench.Root != nil {
+		c.bench.Root.Walk(func(n *printparse.Node) bool {
+			if n.Class == name {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
 func (c *checker) deadClass(cls *mapping.ClassRules, name string) Finding {
 	msg := fmt.Sprintf("class %q occurs nowhere on the NPU side (%s): its %d rules never fire", name, c.npu.Source, len(cls.Rules))
 	var types []string
@@ -372,6 +386,9 @@ func (c *checker) deadClass(cls *mapping.ClassRules, name string) Finding {
 		msg += "; it is the class of the NPU root, which msprobe calls TopLayer: put these rules under TopLayer"
 	} else if near := nearest(name, types); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
+	} else if c.benchHasClass(name) {
+		// the YAML is keyed by the other side's classes
+		msg += fmt.Sprintf("; it is a class of the bench side (%s): are --npu and --bench swapped?", c.bench.Source)
 	}
 	return Finding{Code: CodeDeadClass, Check: CheckDeadRule, Severity: mapping.Error, Pos: cls.Pos, Msg: msg}
 }

@@ -166,6 +166,17 @@ func TestCheck(t *testing.T) {
 			coverage: Coverage{Matched: 0, Total: 429}, failed: true,
 		},
 		{
+			// The sides swapped: the YAML's classes are the bench side's.
+			name: "sides swapped", mapPath: seedMS2HF, npu: hfVLOld, bench: mindspeedVL,
+			want: []string{"LM102@3", "LM101@5", "LM101@9", "LM101@15", "LM101@20", "LM101@24", "LM101@28", "LM101@34", "LM106@0"},
+			msg: map[string]string{
+				"LM101@15": `class "TransformerLayer" occurs nowhere on the NPU side (`,
+				"LM101@28": `.txt): its 4 rules never fire; it is a class of the bench side (`,
+				"LM101@34": `mindspeed-mm-qwen25vl.txt): are --npu and --bench swapped?`,
+			},
+			coverage: Coverage{Matched: 0, Total: 304}, failed: true,
+		},
+		{
 			// No TopLayer line: 0.module never becomes module, so every rewritten
 			// name misses the bench side, yet no rule is dead and no target's
 			// parent exists for LM103 to blame. Zero coverage fails without a gate.
