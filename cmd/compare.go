@@ -315,7 +315,9 @@ bench row, so nothing was compared), 2 bad input.`,
 					return err
 				}
 			} else {
-				printCompareSummary(s.out, rep)
+				// a source the user gave is counted even when it matched nothing
+				asked := map[string]bool{"name": true, "fuzzy": fuzzy, "data_mapping": dataMapping != "", "layer_mapping": layerMap != "", "pairs": pairs != ""}
+				printCompareSummary(s.out, rep, asked)
 			}
 			for _, r := range rep.Ranks {
 				if r.Summary != nil && (r.Summary.Rows == 0 || r.Summary.BenchRows == 0) {
@@ -380,7 +382,7 @@ func loadDataMapping(path string) (map[string]string, error) {
 	return compare.LoadDataMapping(path)
 }
 
-func printCompareSummary(w io.Writer, rep *compare.Report) {
+func printCompareSummary(w io.Writer, rep *compare.Report, asked map[string]bool) {
 	for _, r := range rep.Ranks {
 		s := r.Summary
 		head := "compare"
@@ -400,7 +402,7 @@ func printCompareSummary(w io.Writer, rep *compare.Report) {
 		fmt.Fprintf(w, "  unmatched: %d NPU rows without a bench row, %d bench rows not compared\n", s.NPUUnmatched, s.BenchUnmatched)
 		var srcs []string
 		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs"} {
-			if n, ok := s.MatchedBy[k]; ok {
+			if n, ok := s.MatchedBy[k]; ok || asked[k] && k != "name" {
 				srcs = append(srcs, fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), n))
 			}
 		}

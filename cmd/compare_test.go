@@ -50,6 +50,8 @@ func TestCompareCommand(t *testing.T) {
 		os.MkdirAll(filepath.Join(escape, side), 0o755)
 		os.WriteFile(filepath.Join(escape, side, "dump.json"), b, 0o644)
 	}
+	noPairs := filepath.Join(t.TempDir(), "pairs.yaml")
+	os.WriteFile(noPairs, []byte("- npu: nosuch.module\n  bench: other.module\n"), 0o644)
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
 	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
@@ -103,12 +105,16 @@ func TestCompareCommand(t *testing.T) {
 		// msprobe's data mapping sends every row to N/A and marks it pass:
 		// 610 "pass", nothing compared, was exit 0.
 		{name: "mapping pairs nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--mapping", noRule},
-			code: 1, files: []string{"compare_result_", "data_mapping_"}, stdout: []string{"result: 610 pass, 0 warning, 0 error", "unmatched: 610 NPU rows without a bench row"},
+			code: 1, files: []string{"compare_result_", "data_mapping_"}, stdout: []string{"result: 610 pass, 0 warning, 0 error", "unmatched: 610 NPU rows without a bench row", "  matched by: layer mapping 0\n"},
 			stderr: "layermap: " + filepath.Join(demo, "llamafactory/dump.json") + " vs " + filepath.Join(demo, "mindspeed-mm/dump.json") + ": expected NPU rows with a bench partner, found none of 610: nothing was compared"},
 		// procfs takes no new file, not even from root: the folder is named,
 		// not the table's temporary file (".layermap-123.csv.tmp")
 		{name: "unwritable output folder", args: []string{"-tp", filepath.Join(md5, "npu"), "-gp", filepath.Join(md5, "bench"), "-o", "/proc/self"},
 			code: 2, stderr: "layermap: output folder /proc/self: cannot write there: no such file or directory\n", outFixed: true},
+		// a sidecar pair naming no module of the dumps: the source is counted
+		// at 0 (the "matched by" line left it out)
+		{name: "pairs match nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--pairs", noPairs},
+			code: 1, files: []string{"compare_result_"}, stdout: []string{"  matched by: name 325, pairs 0\n"}},
 		// refused, not compared (the missing-file counter once hid the refusal)
 		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
 			code: 2, stderr: `layermap: data_name "../../../etc/passwd": contains a path separator: data_name escapes dump_tensor_data` + "\n"},
