@@ -308,15 +308,28 @@ bench row, so nothing was compared), 2 bad input.`,
 			for _, mt := range tensorFiles {
 				mt.warn(s.err)
 			}
+			// a source the user gave is counted even when it matched nothing
+			asked := map[string]bool{"name": true, "fuzzy": fuzzy, "data_mapping": dataMapping != "", "layer_mapping": layerMap != "", "pairs": pairs != ""}
 			if format == "json" {
+				for _, r := range rep.Ranks {
+					if r.Summary == nil {
+						continue
+					}
+					for k, on := range asked {
+						if _, ok := r.Summary.MatchedBy[k]; on && k != "name" && !ok {
+							if r.Summary.MatchedBy == nil {
+								r.Summary.MatchedBy = map[string]int{}
+							}
+							r.Summary.MatchedBy[k] = 0
+						}
+					}
+				}
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(rep); err != nil {
 					return err
 				}
 			} else {
-				// a source the user gave is counted even when it matched nothing
-				asked := map[string]bool{"name": true, "fuzzy": fuzzy, "data_mapping": dataMapping != "", "layer_mapping": layerMap != "", "pairs": pairs != ""}
 				printCompareSummary(s.out, rep, asked)
 			}
 			for _, r := range rep.Ranks {

@@ -115,6 +115,11 @@ func TestCompareCommand(t *testing.T) {
 		// at 0 (the "matched by" line left it out)
 		{name: "pairs match nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--pairs", noPairs},
 			code: 1, files: []string{"compare_result_"}, stdout: []string{"  matched by: name 325, pairs 0\n"}},
+		{name: "pairs match nothing, json", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--pairs", noPairs, "--format", "json"},
+			code: 1, files: []string{"compare_result_"}, stdout: []string{`"matched_by": {
+          "name": 325,
+          "pairs": 0
+        }`}},
 		// refused, not compared (the missing-file counter once hid the refusal)
 		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
 			code: 2, stderr: `layermap: data_name "../../../etc/passwd": contains a path separator: data_name escapes dump_tensor_data` + "\n"},
