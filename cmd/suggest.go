@@ -108,7 +108,15 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
+			if isTerminal(s.err) {
+				// aligning a 60-layer MoE pair takes seconds: say what runs,
+				// on a terminal only, and erase it after
+				fmt.Fprintf(s.err, "suggest: aligning %d NPU and %d bench modules ...", countNodes(npu), countNodes(bench))
+			}
 			r, err := infer.Suggest(npu, bench, infer.Options{Template: tmpl})
+			if isTerminal(s.err) {
+				fmt.Fprint(s.err, "\r\033[K")
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -180,6 +188,15 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
 	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
 	return c
+}
+
+// countNodes counts the modules of t.
+func countNodes(t *printparse.Tree) int {
+	n := 0
+	if t.Root != nil {
+		t.Root.Walk(func(*printparse.Node) bool { n++; return true })
+	}
+	return n
 }
 
 // templateFit explains why a template forced with --template NAME does not

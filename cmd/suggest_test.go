@@ -242,3 +242,23 @@ func TestSuggestOutputsAllOrNothing(t *testing.T) {
 		})
 	}
 }
+
+// The "aligning ..." status line is for terminals only: stderr redirected
+// to a file (an *os.File that is no terminal) gets none of it.
+func TestSuggestNoProgressOffTerminal(t *testing.T) {
+	npu, bench := pairA(t)
+	dir := t.TempDir()
+	errFile, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	var out bytes.Buffer
+	if code := Execute([]string{"suggest", npu, bench, "-o", filepath.Join(dir, "lm.yaml")}, strings.NewReader(""), &out, errFile); code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	got, _ := os.ReadFile(errFile.Name())
+	if len(got) != 0 {
+		t.Errorf("stderr to a file holds %q, want nothing", got)
+	}
+}
