@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -269,5 +270,23 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpCounts: the pointer-free op counter counts like a map, through
+// table growth.
+func TestOpCounts(t *testing.T) {
+	var c opCounts
+	want := map[string]int{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20000; i++ {
+		name := "Module.layers." + strconv.Itoa(rng.IntN(3000)) + ".mlp"
+		if i%7 == 0 {
+			name = ""
+		}
+		if got := c.next(name); got != want[name] {
+			t.Fatalf("call %d: next(%q) = %d, want %d", i, name, got, want[name])
+		}
+		want[name]++
 	}
 }

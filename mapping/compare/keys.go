@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"hash/maphash"
 	"strconv"
 	"strings"
 )
@@ -63,11 +64,63 @@ func isDigits(s string) bool {
 type keyNamer struct {
 	renumber bool
 	debug    bool
-	bwd      map[string]int // backward entries seen per op
+	bwd      opCounts // backward entries seen per op
+}
+
+// opCounts counts op names exactly, in pointer-free memory (a file has
+// about one op per entry, so the garbage collector would otherwise scan a
+// map that grows with the file): the names in a byte arena, an
+// open-addressing table of hash tag | index.
+type opCounts struct {
+	seed   maphash.Seed
+	ar     arena
+	names  []ref
+	counts []int32
+	slots  []uint64
+}
+
+// next returns how many times name was counted before, and counts it.
+func (c *opCounts) next(name string) int {
+	if (len(c.names)+1)*4 > len(c.slots)*3 {
+		if c.slots == nil {
+			c.seed, c.ar.chunk = maphash.MakeSeed(), 64<<10
+		}
+		old := c.slots
+		c.slots = make([]uint64, max(256, 2*len(old)))
+		mask := uint64(len(c.slots) - 1)
+		for _, v := range old {
+			if v == 0 {
+				continue
+			}
+			i := (v >> 32) & mask
+			for c.slots[i] != 0 {
+				i = (i + 1) & mask
+			}
+			c.slots[i] = v
+		}
+	}
+	h := maphash.String(c.seed, name)
+	tag := h &^ (1<<32 - 1)
+	mask := uint64(len(c.slots) - 1)
+	for i := (h >> 32) & mask; ; i = (i + 1) & mask {
+		v := c.slots[i]
+		if v == 0 {
+			c.slots[i] = tag | uint64(len(c.names)+1)
+			c.names = append(c.names, c.ar.addString(name))
+			c.counts = append(c.counts, 1)
+			return 0
+		}
+		if v&^(1<<32-1) == tag {
+			if k := int(v&(1<<32-1)) - 1; string(c.ar.bytes(c.names[k])) == name {
+				c.counts[k]++
+				return int(c.counts[k] - 1)
+			}
+		}
+	}
 }
 
 func newKeyNamer(renumber, debug bool) *keyNamer {
-	return &keyNamer{renumber: renumber && !debug, debug: debug, bwd: map[string]int{}}
+	return &keyNamer{renumber: renumber && !debug, debug: debug}
 }
 
 // entry registers an entry and returns a function that gives each row
@@ -80,8 +133,7 @@ func (k *keyNamer) entry(name string) (func(row string) string, bool) {
 	if !k.renumber || p.direction != "backward" {
 		return func(row string) string { return row }, true
 	}
-	bwdOrder := k.bwd[p.opNoNumber]
-	k.bwd[p.opNoNumber]++
+	bwdOrder := k.bwd.next(p.opNoNumber)
 	cd := p.callDirection
 	head, tail := cd, ""
 	if i := strings.LastIndexByte(cd, '.'); i >= 0 {
