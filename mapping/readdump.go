@@ -39,7 +39,11 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 	if paths.StackJSON == "" && paths.ConstructJSON == "" {
 		in.ConstructEmpty, in.StackEmpty = true, true
 	} else if paths.StackJSON == "" || paths.ConstructJSON == "" {
-		return fail(fmt.Errorf("%s: stack.json or construct.json not found (msprobe refuses a folder with only one of them)", dir))
+		missing, have := "construct.json", "stack.json"
+		if paths.StackJSON == "" {
+			missing, have = have, missing
+		}
+		return fail(fmt.Errorf("%s: expected %s beside %s (msprobe refuses a folder with only one of them), found none", dir, missing, have))
 	}
 	var rowMap map[string][]string
 	if rows {
