@@ -108,6 +108,39 @@ func runParity(t *testing.T, c parityCase) {
 }
 
 func TestParity(t *testing.T) {
+	for _, c := range parityCases(t) {
+		t.Run(c.name, func(t *testing.T) { runParity(t, c) })
+	}
+}
+
+// TestParityJoins: the goldens hold with every bench join: the whole bench
+// side in memory, and windows so small that rows leave them (the window
+// either suffices or gives way to the whole bench side).
+func TestParityJoins(t *testing.T) {
+	joins := []struct {
+		name string
+		set  func(o *Options)
+	}{
+		{"full", func(o *Options) { o.fullBench = true }},
+		{"window 4", func(o *Options) { o.window = 4 }},
+		{"window 32", func(o *Options) { o.window = 32 }},
+	}
+	for _, j := range joins {
+		for _, c := range parityCases(t) {
+			opt := c.opt
+			c.opt = func(t *testing.T, o *Options) {
+				if opt != nil {
+					opt(t, o)
+				}
+				j.set(o)
+			}
+			t.Run(j.name+"/"+c.name, func(t *testing.T) { runParity(t, c) })
+		}
+	}
+}
+
+// parityCases are the msprobe goldens with how to run them.
+func parityCases(t *testing.T) []parityCase {
 	root := filepath.Join(corpusDir(t), "msprobe")
 	qs := t.TempDir()
 	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step0/proc2016/dump.json"), filepath.Join(qs, "npu"))
@@ -160,7 +193,5 @@ func TestParity(t *testing.T) {
 				o.DataMapping = loadDataMapping(t, filepath.Join(root, "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output/data_mapping.yaml"))
 			}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { runParity(t, c) })
-	}
+	return cases
 }

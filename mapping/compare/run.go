@@ -44,6 +44,8 @@ type Options struct {
 	// fullBench reads the whole bench side before the join instead of
 	// windowing it (benchmarks compare the two).
 	fullBench bool
+	// window overrides the window's read-ahead (tests).
+	window int
 }
 
 // RankReport is the outcome of one rank pair.
@@ -271,7 +273,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		return nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench}
+	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, window: opt.window}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
