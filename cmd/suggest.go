@@ -206,6 +206,9 @@ func templateFit(name string, npu, bench *printparse.Tree) string {
 	if name == infer.TemplateAuto || name == infer.TemplateNone {
 		return ""
 	}
+	if t, err := templates.Get(name); err == nil {
+		name = t.Name // "NAME.yaml" names it too
+	}
 	has := func(ms []templates.Match) bool {
 		for _, m := range ms {
 			if m.Template.Name == name {

@@ -170,6 +170,7 @@ func TestSuggestTemplateFit(t *testing.T) {
 		name, template, want string // want: the warning line, "" for none
 	}{
 		{"fits", "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert", ""},
+		{"fits, named with .yaml", "qwen2.5-vl_mindspeed-mm_to_llamafactory-expert.yaml", ""},
 		{"auto", "auto", ""},
 		{"none", "none", ""},
 		{"wrong direction", "qwen2.5-vl_llamafactory_to_mindspeed-mm-expert",
