@@ -115,13 +115,13 @@ func Parse(data []byte, source string) (*Mapping, []Diagnostic, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(source, err)
+		return nil, nil, syntaxError(source, data, err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err == nil {
 		return nil, nil, fmt.Errorf("%s:%d: expected a single YAML document, found another (PyYAML's safe_load refuses it)", source, max(next.Line, 1))
 	} else if !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(source, err)
+		return nil, nil, syntaxError(source, data, err)
 	}
 	p := &parser{src: source}
 	m := &Mapping{Source: source}
@@ -308,7 +308,7 @@ func singleLine(s string) string {
 	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
 }
 
-func syntaxError(src string, err error) error {
+func syntaxError(src string, data []byte, err error) error {
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
@@ -317,7 +317,18 @@ func syntaxError(src string, err error) error {
 	msg = singleLine(strings.TrimPrefix(msg, "yaml: "))
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return fmt.Errorf("%s:%d: invalid YAML: %s", src, line, strings.TrimPrefix(msg, m[0]))
+		rest := strings.TrimPrefix(msg, m[0])
+		if rest == "found character that cannot start any token" || rest == "found a tab character that violates indentation" {
+			// a tab in the indentation, the usual cause (editors insert
+			// them); yaml.v3 may name the line before it
+			lines := strings.Split(string(data), "\n")
+			for i := line - 1; i >= 0 && i < len(lines) && i <= line; i++ {
+				if indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]; strings.Contains(indent, "\t") {
+					return fmt.Errorf("%s:%d: invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)", src, i+1)
+				}
+			}
+		}
+		return fmt.Errorf("%s:%d: invalid YAML: %s", src, line, rest)
 	}
 	return fmt.Errorf("%s: invalid YAML: %s", src, msg)
 }

@@ -133,7 +133,9 @@ func TestParseErrors(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"syntax", "A:\n  a: [\n", "m.yaml:2: invalid YAML: did not find expected node content"},
-		{"tab", "A:\n\ta: b\n", "m.yaml:2: invalid YAML: found character that cannot start any token"},
+		{"tab", "A:\n\ta: b\n", "m.yaml:2: invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)"},
+		{"tab after spaces", "A:\n  a: b\n  \tc: d\n", "m.yaml:3: invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)"},
+		{"other bad token", "A:\n  a: b\n  @c: d\n", "m.yaml:3: invalid YAML: found character that cannot start any token"},
 		{"empty file", "", "m.yaml:1:1: expected a map of class names to maps of child paths, found an empty document"},
 		{"top-level list", "- a\n- b\n", "m.yaml:1:1: expected a map of class names to maps of child paths, found a list"},
 		{"scalar class value", "TopLayer: module\n", `m.yaml:1:11: expected a map of child paths under "TopLayer", found the string "module"`},
