@@ -172,6 +172,10 @@ func FindRankDir(path string) (string, error) {
 	}
 	ranks, err := StepRanks(path)
 	if err != nil {
+		if msg, ok := strings.CutPrefix(err.Error(), path+": expected rank folders"); ok {
+			// one "path: expected ..., found ..." line, the path once
+			return "", errors.New(path + ": expected a dump.json, rank folders" + msg)
+		}
 		return "", fmt.Errorf("%s holds no dump.json: %w", path, err)
 	}
 	if len(ranks) != 1 {

@@ -55,10 +55,11 @@ func TestFindRankDir(t *testing.T) {
 		{"step with one proc", []string{"step0/proc2016/dump.json"}, "step0", "step0/proc2016", ""},
 		{"rank wins over proc", []string{"step0/rank0/dump.json", "step0/proc1/dump.json"}, "step0", "step0/rank0", ""},
 		{"two ranks", []string{"step0/rank0/dump.json", "step0/rank1/dump.json"}, "step0", "", "found 2 (rank0, rank1)"},
-		{"two procs", []string{"step0/proc1/dump.json", "step0/proc2/dump.json"}, "step0", "", "found 2 proc folders (proc1, proc2)"},
+		{"two procs", []string{"step0/proc1/dump.json", "step0/proc2/dump.json"}, "step0", "", "=ROOT/step0: expected a dump.json, rank folders or exactly one proc{pid} folder, found 2 proc folders (proc1, proc2)"},
 		{"rank01 is not a rank", []string{"step0/rank01/dump.json"}, "step0", "", "found rank01"},
 		{"bare proc is not a proc", []string{"step0/proc/dump.json"}, "step0", "", "found proc"},
-		{"empty", []string{"step0/"}, "step0", "", "found an empty folder"},
+		// the folder named once (was "DIR holds no dump.json: DIR: expected rank folders ...")
+		{"empty", []string{"step0/"}, "step0", "", "=ROOT/step0: expected a dump.json, rank folders (rank0, rank1, ...) or one proc{pid} folder, found an empty folder"},
 		{"other file", []string{"x.txt"}, "x.txt", "", `found a file named "x.txt"`},
 		{"missing", []string{"step0/"}, "nope", "", "no such file"},
 	}
@@ -66,6 +67,12 @@ func TestFindRankDir(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := mkTree(t, tt.files...)
 			got, err := FindRankDir(filepath.Join(root, tt.arg))
+			if exact, ok := strings.CutPrefix(tt.wantErr, "="); ok {
+				if want := strings.ReplaceAll(exact, "ROOT", root); err == nil || err.Error() != want {
+					t.Fatalf("err = %v, want %s", err, want)
+				}
+				return
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
