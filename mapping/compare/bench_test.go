@@ -91,24 +91,30 @@ func peakHeap(fn func()) uint64 {
 // default join (bench side streamed through a window), "full" the whole
 // bench side in memory (what a run falls back to).
 //
-// Figures seen on the 2-core dev machine (shared, so wall times are
-// noisy), `layermap compare` under /usr/bin/time -v (cmd sets GOGC 25):
+// Figures seen on the 2-core dev machine (shared with other jobs, so
+// wall times vary by +-30%). `layermap compare` under /usr/bin/time -v
+// (cmd sets GOGC 25), same CSV bytes in every row:
 //
-//	pair (dump.json sizes)    rows    join                       wall    user   peak RSS
-//	2 x 256 MB (0.54 GB)      1.02M   before (unpacked store)    6.7 s  10.5 s    362 MB
-//	                                  packed store (full)        6.4 s   9.9 s    167 MB
-//	                                  window                     9.3 s  12.6 s     92 MB
-//	1.07 + 1.07 GB (2.15 GB)  4.09M   before                    35.9 s  43.3 s   1395 MB
-//	                                  packed store (full)       39.7 s  43.2 s    628 MB
-//	                                  window                    39.3 s  56.3 s    269 MB
+//	pair (dump.json sizes)    rows    join                      wall    user   MB/s  peak RSS
+//	2 x 268 MB (0.54 GB)      1.02M   before (unpacked store)   6.7 s  10.5 s    80    362 MB
+//	                                  packed store (full)       6.4 s   9.9 s    84    167 MB
+//	                                  window (default)          7.2 s  11.5 s    75     89 MB
+//	2 x 1.07 GB (2.15 GB)     4.09M   before                   35.9 s  43.3 s    60   1395 MB
+//	                                  packed store (full)      39.7 s  43.2 s    54    628 MB
+//	                                  window (default)         32.6 s  48.7 s    66    255 MB
 //
-// i.e. about 55 MB/s of input either way. The packed store holds about 98
-// bytes per bench row (it was 250). What still grows with the file in the
-// window join is the 8-16 bytes per bench row of key hashes and the
-// per-op call counters (keyNamer here, and package dump's scanner: about
-// 70 MB of the 1 GB run); the window itself is bounded. The extra user
-// time of the window join is garbage collection: a smaller heap under GOGC
-// 25 is collected more often.
+// This benchmark (GOGC 100, peak HeapInuse): 0.54 GB before 7.2 s, 74 MB/s,
+// 531 MB; window 6.7 s, 80 MB/s, 114 MB; full 9.8 s, 55 MB/s, 237 MB.
+// 2.15 GB window 43-55 s, 39-50 MB/s, 393-415 MB; full 34 s, 63 MB/s,
+// 832 MB.
+//
+// The packed store holds about 98 bytes per bench row (it was 250). The
+// window itself is bounded (32k rows, ~3 MB); what still grows with the
+// file in the window join is 8-16 bytes per bench row of key hashes, the
+// backward call counters (opCounts) and package dump's scanner call-order
+// maps (about 70 MB of live heap in the 2.15 GB run). The extra user time
+// of the window join is garbage collection: a small heap under GOGC 25 is
+// collected more often.
 func BenchmarkCompare(b *testing.B) {
 	dir := os.Getenv("LAYERMAP_BENCH_DIR")
 	if dir == "" {
@@ -180,4 +186,36 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+}
+
+// BenchmarkBenchStore reads a generated bench dump into the packed store
+// (the full join's memory) and reports its live bytes per row: 98 on the
+// 256 MB dump, 148 on the default 16 MB one (fixed chunk sizes weigh
+// more); the unpacked store before it held 250 on the 256 MB dump.
+func BenchmarkBenchStore(b *testing.B) {
+	dir := os.Getenv("LAYERMAP_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	_, bench, _ := genPair(b, dir, benchBytes(), false)
+	src := Source(func(yield func(*dump.Entry) error) error {
+		_, err := dump.ScanFile(bench, yield)
+		return err
+	})
+	b.ResetTimer()
+	var perRow float64
+	for i := 0; i < b.N; i++ {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		bs, err := collectBench(src, &Config{Mode: Statistics}, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		perRow = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(bs.len())
+		runtime.KeepAlive(bs)
+	}
+	b.ReportMetric(perRow, "B/row")
 }
