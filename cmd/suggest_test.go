@@ -10,6 +10,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/templates"
 )
 
 // printsDir is <module root>/../shared/corpus/prints.
@@ -126,6 +127,9 @@ func TestSuggestBadInput(t *testing.T) {
 		{"suffix", []string{npu, bench, "-o", filepath.Join(dir, "lm.yml")}, "must end in .yaml"},
 		{"report format", []string{npu, bench, "-o", out, "--report", "xml"}, "--report must be text or json"},
 		{"template", []string{npu, bench, "-o", out, "--template", "bogus"}, "template \"bogus\""},
+		// the names once, and the two keywords too (the list was printed twice, without them)
+		{"template case", []string{npu, bench, "-o", out, "--template", "AUTO"},
+			`layermap: no template "AUTO" (known: ` + strings.Join(templates.Names(), ", ") + "), or auto (pick by class names) or none\n"},
 		{"reverse to stdout", []string{npu, bench, "--reverse"}, "--reverse needs -O"},
 		{"-O alone", []string{npu, bench, "-O", filepath.Join(dir, "r.yaml")}, "-O needs --reverse"},
 		{"one arg", []string{npu}, "suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found 1 arguments"},

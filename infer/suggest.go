@@ -585,7 +585,8 @@ func chooseTemplates(npu, bench *printparse.Tree, choice string) (fwd, rev *temp
 	}
 	t, err := templates.Get(choice)
 	if err != nil {
-		return nil, nil, fmt.Errorf("infer: template %q: %w (known: %s)", choice, err, strings.Join(templates.Names(), ", "))
+		// err lists the known names already (they were printed twice)
+		return nil, nil, fmt.Errorf("%w, or %s (pick by class names) or %s", err, TemplateAuto, TemplateNone)
 	}
 	applied, unapplied := t.Apply(npu, bench)
 	fwd = &templates.Match{Template: t, Applied: applied, Unapplied: unapplied}
