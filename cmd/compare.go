@@ -191,7 +191,14 @@ bench row, so nothing was compared), 2 bad input.`,
 				return badInput(err)
 			}
 			if err := cmd.Flags().Parse(args); err != nil {
-				return badInput(fmt.Errorf("%w\nRun 'layermap compare --help' for usage", err))
+				msg := err.Error()
+				for _, a := range raw {
+					// name the flag as typed: "-tp", not "--target_path"
+					if long, ok := msprobeShortFlags[a]; ok {
+						msg = strings.ReplaceAll(msg, long, a)
+					}
+				}
+				return badInput(fmt.Errorf("%s\nRun 'layermap compare --help' for usage", msg))
 			}
 			if h, _ := cmd.Flags().GetBool("help"); h {
 				return cmd.Help()

@@ -94,6 +94,8 @@ func TestCompareCommand(t *testing.T) {
 		{name: "empty data", args: []string{"-tp", empty, "-gp", filepath.Join(g, "synth_statistics/bench/dump.json")}, code: 2,
 			stdout: []string{"no valid data found"}, stderr: "no valid data to compare"},
 		{name: "no golden", args: []string{"-tp", filepath.Join(md5, "npu/dump.json")}, code: 2, stderr: "expected both -tp"},
+		// the flag as typed (was "flag needs an argument: --golden_path")
+		{name: "-gp without value", args: []string{"-tp", filepath.Join(md5, "npu"), "-o", "x", "-gp"}, outFixed: true, code: 2, stderr: "layermap: flag needs an argument: -gp\n"},
 		{name: "bad compare.json", args: []string{"-i", badJSON}, code: 2, stderr: "bad.json:"},
 		// no Go type names ("cannot unmarshal ... cmd.compareJSON") in these
 		{name: "compare.json list", args: []string{"-i", cjList}, code: 2, stderr: "layermap: " + cjList + ":1: expected a JSON object with npu_path and bench_path, found a JSON array\n"},
