@@ -179,7 +179,7 @@ func FindRankDir(path string) (string, error) {
 		return "", fmt.Errorf("%s holds no dump.json: %w", path, err)
 	}
 	if len(ranks) != 1 {
-		return "", fmt.Errorf("%s: expected one rank folder, found %d (%s); pass one of them or compare whole step folders",
+		return "", fmt.Errorf("%s: expected one rank folder, found %d (%s); pass one of them (compare also pairs whole step folders rank by rank)",
 			path, len(ranks), joinNames(ranks))
 	}
 	return ranks[0].Path, nil

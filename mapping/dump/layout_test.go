@@ -54,7 +54,8 @@ func TestFindRankDir(t *testing.T) {
 		{"step with bare rank", []string{"step0/rank/dump.json"}, "step0", "step0/rank", ""},
 		{"step with one proc", []string{"step0/proc2016/dump.json"}, "step0", "step0/proc2016", ""},
 		{"rank wins over proc", []string{"step0/rank0/dump.json", "step0/proc1/dump.json"}, "step0", "step0/rank0", ""},
-		{"two ranks", []string{"step0/rank0/dump.json", "step0/rank1/dump.json"}, "step0", "", "found 2 (rank0, rank1)"},
+		// tree, suggest and validate read one rank: the advice fits them too
+		{"two ranks", []string{"step0/rank0/dump.json", "step0/rank1/dump.json"}, "step0", "", "=ROOT/step0: expected one rank folder, found 2 (rank0, rank1); pass one of them (compare also pairs whole step folders rank by rank)"},
 		{"two procs", []string{"step0/proc1/dump.json", "step0/proc2/dump.json"}, "step0", "", "=ROOT/step0: expected a dump.json, rank folders or exactly one proc{pid} folder, found 2 proc folders (proc1, proc2)"},
 		{"rank01 is not a rank", []string{"step0/rank01/dump.json"}, "step0", "", "found rank01"},
 		{"bare proc is not a proc", []string{"step0/proc/dump.json"}, "step0", "", "found proc"},
