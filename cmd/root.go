@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -13,6 +14,41 @@ import (
 // Version is the layermap version, set at build time with
 // -ldflags "-X github.com/layermap/layermap/cmd.Version=v1.2.3".
 var Version = "dev"
+
+// version is Version when set at build time; otherwise what the Go
+// toolchain recorded: the module version of a `go install ...@vX` build,
+// or the VCS revision (with "+dirty" for uncommitted changes) of a build
+// from a checkout.
+func version() string {
+	if Version != "dev" {
+		return Version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Version
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return Version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return Version + " (" + rev + dirty + ")"
+}
 
 // Exit statuses shared by every command.
 const (
@@ -60,7 +96,7 @@ MindSpeed on Ascend NPU against LLaMA-Factory on GPU) with msprobe.
 It reads print(model) dumps and msprobe dump folders, drafts the
 layer_mapping.yaml msprobe needs, checks a mapping against both structures,
 and compares two msprobe dumps through the mapping.`,
-		Version:       Version,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
