@@ -2,12 +2,14 @@ package compare
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layermap/layermap/mapping/dump"
 	"github.com/layermap/layermap/mapping/dump/dumpgen"
@@ -288,5 +290,36 @@ func TestOpCounts(t *testing.T) {
 			t.Fatalf("call %d: next(%q) = %d, want %d", i, name, got, want[name])
 		}
 		want[name]++
+	}
+}
+
+// TestCompareBenchError: a bench side that fails stops Compare with its
+// error in every join (it once hung the whole-bench join).
+func TestCompareBenchError(t *testing.T) {
+	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64})
+	bad := func(yield func(*dump.Entry) error) error {
+		for i := range npu[:len(npu)/2] {
+			e := npu[i]
+			if err := yield(&e); err != nil {
+				return err
+			}
+		}
+		return errors.New("bench.json:7: expected value, found end of file")
+	}
+	for _, cfg := range []Config{{Mode: Statistics}, {Mode: Statistics, fullBench: true}, {Mode: Statistics, Fuzzy: true},
+		{Mode: Statistics, window: 8}} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Compare(memSource(npu...), bad, cfg, &memSink{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "bench: bench.json:7: expected value") {
+				t.Errorf("%+v: error %v", cfg, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%+v: Compare hangs on a bench error", cfg)
+		}
 	}
 }

@@ -294,13 +294,17 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 		startFull()
 	}
 	var bs *benchSide
+	var benchErr error
+	received := false // bch was read
 	waitBench := func() error {
-		if bs != nil {
-			return nil
+		if received {
+			return benchErr
 		}
 		br := <-bch
+		received = true
 		if br.err != nil {
-			return fmt.Errorf("bench: %w", br.err)
+			benchErr = fmt.Errorf("bench: %w", br.err)
+			return benchErr
 		}
 		bs = br.bs
 		return nil
@@ -336,7 +340,7 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 			}
 		}
 		if err != nil {
-			if !windowed && bs == nil {
+			if bch != nil && !received {
 				<-bch
 			}
 			return nil, err
