@@ -72,6 +72,7 @@ func ParsePairs(data []byte, source string) ([]ModulePair, error) {
 		return nil, fmt.Errorf("%s:%d: expected a list of {npu, bench} pairs, found %s", source, list.Line, pairsNodeWord(list))
 	}
 	var out []ModulePair
+	first := map[string]int{} // npu path -> line of its first pair
 	for _, it := range list.Content {
 		if it.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s:%d: expected a {npu: PATH, bench: PATH} map, found %s", source, it.Line, pairsNodeWord(it))
@@ -94,6 +95,10 @@ func ParsePairs(data []byte, source string) ([]ModulePair, error) {
 		if p.NPU == "" || p.Bench == "" {
 			return nil, fmt.Errorf("%s:%d: expected both npu and bench paths, found npu %q bench %q", source, it.Line, p.NPU, p.Bench)
 		}
+		if l, dup := first[p.NPU]; dup {
+			return nil, fmt.Errorf("%s:%d: expected each npu path once, found %q again (first at line %d)", source, it.Line, p.NPU, l)
+		}
+		first[p.NPU] = it.Line
 		out = append(out, p)
 	}
 	return out, nil

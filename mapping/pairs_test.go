@@ -37,6 +37,7 @@ func TestParsePairsErrors(t *testing.T) {
 		{"- npu: a\n  bench: b\n  extra: c\n", "pairs.yaml:3: expected key npu or bench, found \"extra\""},
 		{"- npu: [a]\n  bench: b\n", "pairs.yaml:1: expected a module path for npu, found a list"},
 		{"- npu: a\n  bench: [\n", "pairs.yaml: yaml:"},
+		{"- npu: a\n  bench: b\n- npu: a\n  bench: c\n", "pairs.yaml:3: expected each npu path once, found \"a\" again (first at line 1)"},
 	}
 	for _, tc := range bad {
 		_, err := ParsePairs([]byte(tc.text), "pairs.yaml")
