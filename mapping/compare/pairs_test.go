@@ -2,7 +2,6 @@ package compare
 
 import (
 	"encoding/csv"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,51 +129,5 @@ func TestFuzzyStatisticsGolden(t *testing.T) {
 	}
 	if s := rep.Ranks[0].Summary; s.MatchedBy["fuzzy"] != s.Rows {
 		t.Errorf("fuzzy matched %d of %d rows", s.MatchedBy["fuzzy"], s.Rows)
-	}
-}
-
-// TestPairsUnknownModule: a pair whose module has no dump entry on its side
-// is refused with both paths named, not silently dropped.
-func TestPairsUnknownModule(t *testing.T) {
-	q := filepath.Join(corpusDir(t), "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	npu, err := dump.Locate(filepath.Join(q, "npu", "proc12360"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bench, err := dump.Locate(filepath.Join(q, "bench", "proc12353"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok := NodePair{NPU: "module.model.layers.0.mlp.down_proj", Bench: "0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2"}
-	tests := []struct {
-		name  string
-		pairs []NodePair
-		want  []string // substrings of the error; none: no error
-	}{
-		{"known", []NodePair{ok}, nil},
-		{"npu typo", []NodePair{ok, {NPU: "module.model.layers.0.mlp.down_prj", Bench: ok.Bench}},
-			[]string{`found 1 without: npu "module.model.layers.0.mlp.down_prj"`}},
-		{"both sides", []NodePair{{NPU: "nope", Bench: "nada"}},
-			[]string{`found 2 without`, `npu "nope"`, `bench "nada"`}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rows, err := PairRows(tc.pairs, npu, bench)
-			if tc.want == nil {
-				if err != nil || len(rows) == 0 {
-					t.Fatalf("PairRows = %d rows, %v", len(rows), err)
-				}
-				return
-			}
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v, want an InputError", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
 	}
 }
