@@ -5,8 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
@@ -143,42 +141,13 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// golden compares got with the golden file at path, rewriting it under -update.
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", path, firstDiff(string(want), string(got)))
-	}
+	sharedtest.Golden(t, path, got, *update)
 }
 
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
-		}
-	}
-	return ""
-}
+func firstDiff(want, got string) string { return sharedtest.FirstDiff(want, got) }
 
 // TestCorpusSelf drafts every corpus print against itself: the draft must
 // be empty (identity needs no rule), every module paired with itself and

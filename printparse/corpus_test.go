@@ -261,40 +261,10 @@ func checkExpandRoundTrip(t *testing.T, tree *Tree) {
 	}
 }
 
-// golden compares got with the file at path, rewriting it under -update.
+// golden compares got with the golden file at path, rewriting it under -update.
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, firstDiff(string(want), string(got)))
-	}
+	sharedtest.Golden(t, path, got, *update)
 }
 
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + strconv.Itoa(i+1) + ":\n  want " + a + "\n  got  " + b
-		}
-	}
-	return ""
-}
+func firstDiff(want, got string) string { return sharedtest.FirstDiff(want, got) }

@@ -6,8 +6,11 @@
 package sharedtest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +50,46 @@ func Path(tb testing.TB, rel ...string) string {
 func Corpus(tb testing.TB, rel ...string) string {
 	tb.Helper()
 	return Path(tb, append([]string{"corpus"}, rel...)...)
+}
+
+// Golden compares got with the golden file at path and reports the first
+// differing line; with update set it (re)writes the file instead, creating
+// its folder. Review the diff of a rewritten golden before committing it.
+func Golden(tb testing.TB, path string, got []byte, update bool) {
+	tb.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, FirstDiff(string(want), string(got)))
+	}
+}
+
+// FirstDiff describes the first line where want and got differ, or returns
+// "" when they are equal.
+func FirstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + strconv.Itoa(i+1) + ":\n  want " + a + "\n  got  " + b
+		}
+	}
+	return ""
 }
