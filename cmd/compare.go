@@ -497,7 +497,7 @@ type missingTensors struct {
 }
 
 // Metrics implements compare.TensorComparer.
-func (m *missingTensors) Metrics(npu, bench *dump.Item) [6]compare.Metric {
+func (m *missingTensors) Metrics(npu, bench, group *dump.Item) [6]compare.Metric {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
 		m.note(p)
@@ -506,7 +506,7 @@ func (m *missingTensors) Metrics(npu, bench *dump.Item) [6]compare.Metric {
 			m.note(p)
 		}
 	}
-	return m.TensorComparer.Metrics(npu, bench)
+	return m.TensorComparer.Metrics(npu, bench, group)
 }
 
 // absent returns the path of it's tensor file when it has one that does

@@ -32,6 +32,9 @@
 // row comes out unmatched, or it crashes); --xlsx fills rows with
 // msprobe's highlight rules (its former -hl; HEAD writes no colors); a
 // rank that fails stops the run (msprobe skips it). Not implemented: verl
-// consistency checks, -cm/-am cell and api mappings, the -da JSON files,
-// and the dirty_valid_len cleaning of npu_grouped_matmul outputs.
+// consistency checks, -cm/-am cell and api mappings and the -da JSON
+// files. Tensor mode applies msprobe's dirty_valid_len cleaning: the NPU
+// output rows of npu_grouped_matmul / npu_dequant_swiglu_quant entries are
+// zeroed past the sum of their group_list / group_index kwarg (see
+// DirtyGroup).
 package compare

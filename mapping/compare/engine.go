@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/mapping/dump"
 )
 
@@ -18,9 +20,43 @@ type Source func(yield func(*dump.Entry) error) error
 // TensorComparer computes the six tensor-mode metrics (Cosine, EucDist,
 // MaxAbsErr, MaxRelativeErr, One Thousandth and Five Thousandths Err
 // Ratio) of one row from the two items' data names. bench is nil for an
-// unmatched row. It must be safe for concurrent use.
+// unmatched row. group is the NPU entry's group-tensor kwarg row (see
+// DirtyGroup) or nil: the NPU outputs are cleaned to the valid length it
+// holds, as msprobe's output_postprocess does. It must be safe for
+// concurrent use.
 type TensorComparer interface {
-	Metrics(npu, bench *dump.Item) [6]Metric
+	Metrics(npu, bench, group *dump.Item) [6]Metric
+}
+
+// DirtyGroup is the row of an NPU entry that msprobe reads its
+// dirty_valid_len from (ParseData.get_valid_len_with_postprocess): for an
+// entry whose name contains an API of tensor.DirtyDataAPIs, its kwarg row
+// named by that table ("<entry>.input.group_list" for
+// npu_grouped_matmul); nil otherwise. rows are the entry's rows; only the
+// NPU side (msprobe's "target" backend) has such handlers.
+func DirtyGroup(rows []*dump.Item) *dump.Item {
+	if len(rows) == 0 {
+		return nil
+	}
+	entry := rows[0].Entry
+	apis := make([]string, 0, len(tensor.DirtyDataAPIs))
+	for api := range tensor.DirtyDataAPIs {
+		apis = append(apis, api)
+	}
+	slices.Sort(apis)
+	for _, api := range apis {
+		if !strings.Contains(entry, api) {
+			continue
+		}
+		name := entry + ".input." + tensor.DirtyDataAPIs[api]
+		for _, it := range rows {
+			if it.Name == name && it.State == "input" {
+				return it
+			}
+		}
+		return nil
+	}
+	return nil
 }
 
 // Config says how to match and judge.
@@ -639,6 +675,14 @@ func (g *groupWriter) flushGroup() error {
 // (cells, diffs or tensor metrics, Result/Err_message, highlight, the
 // rendered cells); it runs on the worker goroutines.
 func (g *groupWriter) prepare(grp []*outRow) {
+	var group *dump.Item
+	if g.cfg.Mode == Tensor {
+		rows := make([]*dump.Item, len(grp))
+		for i, r := range grp {
+			rows[i] = &r.npu.it
+		}
+		group = DirtyGroup(rows)
+	}
 	for _, r := range grp {
 		r.setCells()
 		switch g.cfg.Mode {
@@ -649,7 +693,7 @@ func (g *groupWriter) prepare(grp []*outRow) {
 			if r.bench != nil {
 				b = &r.bench.it
 			}
-			r.met = g.cfg.Tensor.Metrics(&r.npu.it, b)
+			r.met = g.cfg.Tensor.Metrics(&r.npu.it, b, group)
 		}
 	}
 	judge(g.cfg.Mode, grp)

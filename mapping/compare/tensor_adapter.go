@@ -2,6 +2,7 @@ package compare
 
 import (
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
@@ -24,13 +25,16 @@ func NewTensorFiles(npu, bench dump.Paths) (TensorComparer, error) {
 }
 
 // Metrics implements TensorComparer.
-func (tf *TensorFiles) Metrics(npu, bench *dump.Item) [6]Metric {
+func (tf *TensorFiles) Metrics(npu, bench, group *dump.Item) [6]Metric {
 	bn, bname := "N/A", "N/A"
 	if bench != nil {
 		bn, bname = dataName(bench), bench.Name
 	}
-	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn,
-		tensor.Options{NPUName: npu.Name, BenchName: bname, Workers: 1})
+	opts := tensor.Options{NPUName: npu.Name, BenchName: bname, Workers: 1}
+	if group != nil && strings.Contains(npu.Name, "output") {
+		opts.NPUValidLen = tf.validLen(group)
+	}
+	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
 	if err != nil && errors.Is(err, dump.ErrUnsafeDataName) {
 		tf.mu.Lock()
 		if tf.err == nil {
@@ -47,6 +51,30 @@ func (tf *TensorFiles) Metrics(npu, bench *dump.Item) [6]Metric {
 		}
 	}
 	return out
+}
+
+// validLen is msprobe's dirty_valid_len of an NPU entry from its group
+// tensor row: the sum of the integer/bool tensor in dump_tensor_data, or
+// nil (msprobe's -1, no cleaning) when there is no such file, it cannot be
+// read, or it is not an integer tensor or sums to less than 0.
+func (tf *TensorFiles) validLen(group *dump.Item) *int {
+	name := dataName(group)
+	if name == "" || name == "-1" || name == "N/A" {
+		return nil
+	}
+	p, err := tf.NPU.TensorPath(name)
+	if err != nil {
+		return nil
+	}
+	t, err := tensor.Load(p)
+	if err != nil {
+		return nil
+	}
+	n, err := tensor.ValidLen(t)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // Err is the first refused data_name.
