@@ -27,7 +27,7 @@ func goldenDump(t *testing.T, side, ext string) dump.Paths {
 		t.Fatal(err)
 	}
 	for name, s := range specs {
-		vals := s.floats(t)
+		vals := floats(t, s)
 		if ext == ".pt" {
 			writeFile(t, filepath.Join(p.TensorDir, name), ptBytes(t, s.Dtype, s.Shape, vals))
 			continue

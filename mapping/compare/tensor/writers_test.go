@@ -1,10 +1,7 @@
 package tensor
 
 import (
-	"archive/zip"
 	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -14,7 +11,7 @@ import (
 
 	"codeberg.org/sbinet/npyio/npy"
 	"codeberg.org/sbinet/npyio/npy/float16"
-	ogorek "github.com/kisielk/og-rek"
+	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
 	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
@@ -27,191 +24,58 @@ func corpusDir(t testing.TB) string {
 }
 
 // spec is a tensor as the golden tensors.json describes it.
-type spec struct {
-	Dtype  string `json:"dtype"` // torch dtype
-	Shape  []int  `json:"shape"`
-	Values []any  `json:"values"` // numbers, booleans, "NaN", "Infinity", "-Infinity"
-}
+type spec = tensortest.Spec
 
-func (s spec) floats(t testing.TB) []float64 {
-	out := make([]float64, len(s.Values))
-	for i, v := range s.Values {
-		switch x := v.(type) {
-		case float64:
-			out[i] = x
-		case bool:
-			if x {
-				out[i] = 1
-			}
-		case string:
-			switch x {
-			case "NaN":
-				out[i] = math.NaN()
-			case "Infinity":
-				out[i] = math.Inf(1)
-			case "-Infinity":
-				out[i] = math.Inf(-1)
-			default:
-				t.Fatalf("unexpected value %q", x)
-			}
-		}
+func floats(t testing.TB, s spec) []float64 {
+	t.Helper()
+	out, err := s.Floats()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 func readSpecs(t testing.TB, path string) map[string]spec {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	m, err := tensortest.ReadSpecs(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var m map[string]spec
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return m
 }
 
-// torchStorage names the legacy storage class torch.save pickles for a dtype.
-var torchStorage = map[string]string{
-	"torch.float32": "FloatStorage", "torch.float64": "DoubleStorage", "torch.float16": "HalfStorage",
-	"torch.bfloat16": "BFloat16Storage", "torch.int8": "CharStorage", "torch.uint8": "ByteStorage",
-	"torch.int16": "ShortStorage", "torch.int32": "IntStorage", "torch.int64": "LongStorage", "torch.bool": "BoolStorage",
-}
-
-// halfBits encodes a value exactly representable in binary16.
+// halfBits encodes a value exactly representable in binary16, checked
+// against the loader's own decoder.
 func halfBits(t testing.TB, v float64) uint16 {
-	switch {
-	case math.IsNaN(v):
-		return 0x7e00
-	case math.IsInf(v, 1):
-		return 0x7c00
-	case math.IsInf(v, -1):
-		return 0xfc00
+	t.Helper()
+	h, err := tensortest.HalfBits(v)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for h := 0; h < 1<<16; h++ {
-		if halfToFloat(uint16(h)) == v && (v != 0 || (h>>15 == 1) == math.Signbit(v)) {
-			return uint16(h)
-		}
+	if back := halfToFloat(h); back != v && !(math.IsNaN(back) && math.IsNaN(v)) {
+		t.Fatalf("halfBits(%v) = %#04x decodes to %v", v, h, back)
 	}
-	t.Fatalf("%v is not a float16 value", v)
-	return 0
+	return h
 }
 
 // storageBytes encodes values in a torch storage's little-endian layout.
 func storageBytes(t testing.TB, dtype string, vals []float64) []byte {
-	var buf bytes.Buffer
-	for _, v := range vals {
-		var err error
-		switch dtype {
-		case "torch.float32":
-			if float64(float32(v)) != v && !math.IsNaN(v) {
-				t.Fatalf("%v is not a float32 value", v)
-			}
-			err = binary.Write(&buf, binary.LittleEndian, float32(v))
-		case "torch.float64":
-			err = binary.Write(&buf, binary.LittleEndian, v)
-		case "torch.float16":
-			err = binary.Write(&buf, binary.LittleEndian, halfBits(t, v))
-		case "torch.bfloat16":
-			b := math.Float32bits(float32(v))
-			if b&0xffff != 0 {
-				t.Fatalf("%v is not a bfloat16 value", v)
-			}
-			err = binary.Write(&buf, binary.LittleEndian, uint16(b>>16))
-		case "torch.int8", "torch.uint8", "torch.bool":
-			buf.WriteByte(byte(int64(v)))
-		case "torch.int16":
-			err = binary.Write(&buf, binary.LittleEndian, int16(v))
-		case "torch.int32":
-			err = binary.Write(&buf, binary.LittleEndian, int32(v))
-		case "torch.int64":
-			err = binary.Write(&buf, binary.LittleEndian, int64(v))
-		default:
-			t.Fatalf("no storage for %s", dtype)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	t.Helper()
+	b, err := tensortest.StorageBytes(dtype, vals)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
-// storageRef marks the storage object in the pickled tensor.
-type storageRef struct {
-	class string
-	numel int
-}
-
-// ptBytes builds a torch.save zip archive the way torch >= 1.6 lays it
-// out (archive/data.pkl, archive/data/0, archive/version, stored
-// uncompressed), with og-rek pickling the same objects torch pickles:
-// _rebuild_tensor_v2(persistent storage, offset, size, stride,
-// requires_grad, OrderedDict()).
+// ptBytes builds a torch.save zip archive (tensortest.PTBytes).
 func ptBytes(t testing.TB, dtype string, shape []int, vals []float64) []byte {
 	t.Helper()
-	class, ok := torchStorage[dtype]
-	if !ok {
-		t.Fatalf("no storage class for %s", dtype)
-	}
-	stride := make([]int, len(shape))
-	s := 1
-	for k := len(shape) - 1; k >= 0; k-- {
-		stride[k] = s
-		s *= shape[k]
-	}
-	tuple := func(xs []int) ogorek.Tuple {
-		out := ogorek.Tuple{}
-		for _, x := range xs {
-			out = append(out, int64(x))
-		}
-		return out
-	}
-	obj := &ogorek.Call{
-		Callable: ogorek.Class{Module: "torch._utils", Name: "_rebuild_tensor_v2"},
-		Args: ogorek.Tuple{
-			&storageRef{class: class, numel: len(vals)},
-			int64(0), tuple(shape), tuple(stride), false,
-			&ogorek.Call{Callable: ogorek.Class{Module: "collections", Name: "OrderedDict"}, Args: ogorek.Tuple{}},
-		},
-	}
-	var pkl bytes.Buffer
-	enc := ogorek.NewEncoderWithConfig(&pkl, &ogorek.EncoderConfig{
-		Protocol: 2,
-		PersistentRef: func(o any) *ogorek.Ref {
-			r, ok := o.(*storageRef)
-			if !ok {
-				return nil
-			}
-			return &ogorek.Ref{Pid: ogorek.Tuple{"storage", ogorek.Class{Module: "torch", Name: r.class}, "0", "cpu", int64(r.numel)}}
-		},
-	})
-	if err := enc.Encode(obj); err != nil {
+	b, err := tensortest.PTBytes(dtype, shape, vals)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
-	for _, rec := range []struct {
-		name string
-		data []byte
-	}{
-		{"archive/data.pkl", pkl.Bytes()},
-		{"archive/byteorder", []byte("little")},
-		{"archive/data/0", storageBytes(t, dtype, vals)},
-		{"archive/version", []byte("3\n")},
-	} {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: rec.name, Method: zip.Store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(rec.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return b
 }
 
 // npyBytes writes a .npy file with the npy library; the shape comes from a
