@@ -270,6 +270,19 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 	return r, nil
 }
 
+// partner returns the node n is aligned with: n is on the NPU side when
+// npuSide is set, on the bench side otherwise; nil when n is unpaired.
+func (al *alignment) partner(n *printparse.Node, npuSide bool) *printparse.Node {
+	if npuSide {
+		if m := al.byA[n]; m != nil {
+			return m.b
+		}
+	} else if m := al.byB[n]; m != nil {
+		return m.a
+	}
+	return nil
+}
+
 // whyUnmatched says in a few words why n has no partner.
 func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 	s, by := al.bench, al.byB
@@ -315,14 +328,7 @@ func (al *alignment) whyUnmatched(n *printparse.Node, npuSide bool) string {
 		}
 	}
 	if p := n.Parent; p != nil {
-		var pp *printparse.Node
-		if npuSide {
-			if m := al.byA[p]; m != nil {
-				pp = m.b
-			}
-		} else if m := al.byB[p]; m != nil {
-			pp = m.a
-		}
+		pp := al.partner(p, npuSide)
 		if pp != nil && splitQKV(p) != "" && strings.Contains(splitQKV(p), n.Name) {
 			for _, c := range kids(pp) {
 				if strings.Contains(c.Name, "qkv") || strings.Contains(c.Name, "query_key_value") {
@@ -476,14 +482,7 @@ func fusedNorm(al *alignment, n *printparse.Node, npuSide bool) string {
 	if p == nil || s.infos[n].kind != printparse.KindNorm {
 		return ""
 	}
-	var pp *printparse.Node
-	if npuSide {
-		if m := al.byA[p]; m != nil {
-			pp = m.b
-		}
-	} else if m := al.byB[p]; m != nil {
-		pp = m.a
-	}
+	pp := al.partner(p, npuSide)
 	if pp == nil {
 		return ""
 	}
@@ -689,15 +688,7 @@ func unapplied(tm *templates.Match, al *alignment, swap bool) []string {
 				continue
 			}
 			why = "its target does not exist on the bench side"
-			var partner *printparse.Node
-			if swap {
-				if m := al.byB[x]; m != nil {
-					partner = m.a
-				}
-			} else if m := al.byA[x]; m != nil {
-				partner = m.b
-			}
-			if partner != nil {
+			if partner := al.partner(x, !swap); partner != nil {
 				why += fmt.Sprintf("; %s is paired with %s instead", x.Path, displayPath(partner.Path))
 			}
 			break
