@@ -249,6 +249,16 @@ func (j *jsonWriter) int(n int) {
 	j.w.Write(j.buf)
 }
 
+// ints writes xs as a JSON array.
+func (j *jsonWriter) ints(xs []int) {
+	j.begin('[')
+	for _, x := range xs {
+		j.elem()
+		j.int(x)
+	}
+	j.end(']')
+}
+
 func (j *jsonWriter) bool(b bool) {
 	if b {
 		j.w.WriteString("true")
@@ -355,12 +365,7 @@ func (j *jsonWriter) node(n *Node) {
 	}
 	if d := n.Dims(); len(d) > 0 {
 		j.key("dims")
-		j.begin('[')
-		for _, x := range d {
-			j.elem()
-			j.int(x)
-		}
-		j.end(']')
+		j.ints(d)
 	}
 	if r := n.Repeat; r != nil {
 		j.key("repeat")
@@ -392,12 +397,7 @@ func (j *jsonWriter) node(n *Node) {
 			j.key("name")
 			j.str(p.Name)
 			j.key("shape")
-			j.begin('[')
-			for _, x := range p.Shape {
-				j.elem()
-				j.int(x)
-			}
-			j.end(']')
+			j.ints(p.Shape)
 			j.end('}')
 		}
 		j.end(']')
