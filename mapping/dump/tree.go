@@ -42,11 +42,20 @@ type node struct {
 type tree struct {
 	nodes []node
 	arena []byte
+	// keys indexes the member keys of objects with more than
+	// indexKeysAbove members (whole construct.json and stack.json files
+	// are one object), so that the duplicate-key check stays linear.
+	keys map[int32]map[string]int32
 }
+
+// indexKeysAbove is the member count past which an object's keys are
+// indexed; below it a linear scan is cheaper and allocates nothing.
+const indexKeysAbove = 16
 
 func (t *tree) reset() {
 	t.nodes = t.nodes[:0]
 	t.arena = t.arena[:0]
+	t.keys = nil
 }
 
 func (t *tree) str(s span) string { return string(t.arena[s.off : s.off+s.n]) }
@@ -251,8 +260,12 @@ func (p *parser) object(depth int) (int32, error) {
 		p.t.nodes[v].key = key
 		if dup := p.findKey(o, key); dup >= 0 {
 			p.replaceChild(o, dup, v)
+			if m := p.t.keys[o]; m != nil {
+				m[string(p.t.bytes(key))] = v
+			}
 		} else {
 			p.appendChild(o, v)
+			p.indexKey(o, v)
 		}
 		c, ok = l.peek()
 		if !ok {
@@ -270,16 +283,43 @@ func (p *parser) object(depth int) (int32, error) {
 	}
 }
 
-// findKey returns the child of o whose key equals key, or -1. Objects in
-// dumps are small, so a linear scan is cheapest.
+// findKey returns the child of o whose key equals key, or -1: a linear
+// scan for the small objects of entry bodies, the key index for large ones.
 func (p *parser) findKey(o int32, key span) int32 {
 	k := p.t.bytes(key)
+	if m := p.t.keys[o]; m != nil {
+		if c, ok := m[string(k)]; ok {
+			return c
+		}
+		return -1
+	}
 	for c := p.t.nodes[o].first; c >= 0; c = p.t.nodes[c].next {
 		if string(p.t.bytes(p.t.nodes[c].key)) == string(k) {
 			return c
 		}
 	}
 	return -1
+}
+
+// indexKey records member c of object o in the key index, building the
+// index when o grows past indexKeysAbove members.
+func (p *parser) indexKey(o, c int32) {
+	t := p.t
+	if m := t.keys[o]; m != nil {
+		m[string(t.bytes(t.nodes[c].key))] = c
+		return
+	}
+	if t.nodes[o].n <= indexKeysAbove {
+		return
+	}
+	if t.keys == nil {
+		t.keys = map[int32]map[string]int32{}
+	}
+	m := make(map[string]int32, 2*indexKeysAbove)
+	for x := t.nodes[o].first; x >= 0; x = t.nodes[x].next {
+		m[string(t.bytes(t.nodes[x].key))] = x
+	}
+	t.keys[o] = m
 }
 
 // replaceChild puts v in old's place among o's children (Python's dict

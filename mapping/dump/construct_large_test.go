@@ -1,0 +1,62 @@
+package dump
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeConstruct writes a construct.json of n entries; repeat names an
+// entry written twice (first with parent "old", last with "new").
+func writeConstruct(tb testing.TB, n int, repeat string) string {
+	tb.Helper()
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("Module.m.%d.Linear.forward.0", i)
+		parent := "Module.m.ModuleList.forward.0"
+		if name == repeat {
+			parent = "old"
+		}
+		fmt.Fprintf(&b, " %q: %q,\n", name, parent)
+	}
+	if repeat != "" {
+		fmt.Fprintf(&b, " %q: \"new\",\n", repeat)
+	}
+	b.WriteString(" \"Module.m.ModuleList.forward.0\": null\n}\n")
+	p := filepath.Join(tb.TempDir(), "construct.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// A repeated key in an object large enough to be indexed keeps the last
+// value, as Python's json does, and the member count stays the same.
+func TestReadConstructLargeDuplicate(t *testing.T) {
+	for _, n := range []int{indexKeysAbove - 1, indexKeysAbove + 1, 1000} {
+		rep := fmt.Sprintf("Module.m.%d.Linear.forward.0", n/2)
+		m, err := ReadConstruct(writeConstruct(t, n, rep))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != n+1 || m[rep] != "new" || m["Module.m.ModuleList.forward.0"] != "" {
+			t.Errorf("n=%d: %d entries, %q -> %q", n, len(m), rep, m[rep])
+		}
+	}
+}
+
+// BenchmarkReadConstruct reads a 200k-entry construct.json. Before the key
+// index the duplicate-key check made this quadratic: 300k entries took
+// over 3 minutes; now it is linear.
+func BenchmarkReadConstruct(b *testing.B) {
+	p := writeConstruct(b, 200000, "")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadConstruct(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
