@@ -71,7 +71,7 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 		}
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = readConstruct(paths.ConstructJSON); err != nil {
+		if in.Construct, err = dump.ReadConstruct(paths.ConstructJSON); err != nil {
 			return fail(err)
 		}
 		in.ConstructEmpty = len(in.Construct) == 0
@@ -198,58 +198,6 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: expected a JSON object: %w", path, err)
 	}
 	return m, nil
-}
-
-// readConstruct loads construct.json: {entry: parent}, parent a string or
-// null, or [parent, micro_step] when megatron_micro_step_number is present
-// (load_construct_json). It decodes with encoding/json, which is linear in
-// the number of entries.
-func readConstruct(path string) (map[string]string, error) {
-	if data, err := os.ReadFile(path); err == nil {
-		var plain map[string]*string // the common case: every value a string or null
-		if json.Unmarshal(data, &plain) == nil {
-			out := make(map[string]string, len(plain))
-			for k, v := range plain {
-				if v != nil {
-					out[k] = *v
-				} else {
-					out[k] = ""
-				}
-			}
-			return out, nil
-		}
-	}
-	raw, err := readJSONObject(path)
-	if err != nil {
-		return nil, err
-	}
-	_, megatron := raw["megatron_micro_step_number"]
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		if megatron && k == "megatron_micro_step_number" {
-			continue
-		}
-		var s *string
-		if err := json.Unmarshal(v, &s); err == nil {
-			if s != nil {
-				out[k] = *s
-			} else {
-				out[k] = ""
-			}
-			continue
-		}
-		var l []*string
-		if megatron && json.Unmarshal(v, &l) == nil && len(l) == 2 {
-			if l[0] != nil {
-				out[k] = *l[0]
-			} else {
-				out[k] = ""
-			}
-			continue
-		}
-		return nil, fmt.Errorf("%s: entry %q: expected a parent name, null or [parent, micro_step], found %.60s", path, k, string(v))
-	}
-	return out, nil
 }
 
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain
