@@ -18,7 +18,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // msprobeShortFlags are msprobe's single-dash multi-letter flags, which
@@ -232,7 +232,7 @@ bench row, so nothing was compared), 2 bad input.`,
 			}
 			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath}
 			var tensorFiles []*missingTensors
-			opt.NewTensor = func(npu, bench dump.Paths) (compare.TensorComparer, error) {
+			opt.NewTensor = func(npu, bench msprobe.Paths) (compare.TensorComparer, error) {
 				tc, err := compare.NewTensorFiles(npu, bench)
 				if err != nil {
 					return nil, err
@@ -273,7 +273,7 @@ bench row, so nothing was compared), 2 bad input.`,
 				if err != nil {
 					return badInput(err)
 				}
-				opt.Pairs = func(npu, bench dump.Paths) (map[string]string, error) {
+				opt.Pairs = func(npu, bench msprobe.Paths) (map[string]string, error) {
 					return compare.PairRows(ps, npu, bench)
 				}
 			}
@@ -296,7 +296,7 @@ bench row, so nothing was compared), 2 bad input.`,
 			}
 			if err != nil {
 				var ie *compare.InputError
-				var de *dump.Error
+				var de *msprobe.Error
 				if errors.As(err, &de) {
 					// "dump.json:LINE: expected ..., found ...", the file first
 					// (not "target: " or "read stack.json: " before it)
@@ -490,14 +490,14 @@ func sameFile(a, b string) bool {
 // in the table, so a dump copied without its tensor folder looks compared.
 type missingTensors struct {
 	compare.TensorComparer
-	npu, bench    dump.Paths
+	npu, bench    msprobe.Paths
 	rows, missing atomic.Int64
 	mu            sync.Mutex
 	example       string
 }
 
 // Metrics implements compare.TensorComparer.
-func (m *missingTensors) Metrics(npu, bench, group *dump.Item) [6]compare.Metric {
+func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) [6]compare.Metric {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
 		m.note(p)
@@ -511,7 +511,7 @@ func (m *missingTensors) Metrics(npu, bench, group *dump.Item) [6]compare.Metric
 
 // absent returns the path of it's tensor file when it has one that does
 // not exist ("" otherwise, also for data names msprobe refuses).
-func (m *missingTensors) absent(p dump.Paths, it *dump.Item) string {
+func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
 	if it.DataName == "" || it.DataName == "-1" {
 		return ""
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/dump"
 	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 func newValidateCmd(s *streams) *cobra.Command {
@@ -141,7 +141,7 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
 	if err != nil {
 		var pe *printparse.ParseError
-		var de *dump.Error
+		var de *msprobe.Error
 		if errors.As(err, &pe) || errors.As(err, &de) {
 			return nil, err // "file:line: expected ..., found ...": the file says which side
 		}

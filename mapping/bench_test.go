@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
-	"github.com/layermap/layermap/mapping/dump/dumpgen"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
 // genDump writes a dumpgen dump.json of about size bytes into dir with a
@@ -29,7 +29,7 @@ func genDump(b *testing.B, dir string, size int64, perturb float64) {
 		b.Fatal(err)
 	}
 	f.Close()
-	names, err := dump.EntryNames(filepath.Join(dir, "dump.json"))
+	names, err := msprobe.EntryNames(filepath.Join(dir, "dump.json"))
 	if err != nil {
 		b.Fatal(err)
 	}

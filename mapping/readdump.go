@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // ReadDumpInput reads what layer mapping needs from a dump folder (a rank
@@ -27,11 +27,11 @@ func ReadDumpInput(path string) (DumpInput, error) {
 // file has no entries Scan leaves out.
 func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 	fail := func(err error) (DumpInput, map[string][]string, error) { return DumpInput{}, nil, err }
-	dir, err := dump.FindRankDir(path)
+	dir, err := msprobe.FindRankDir(path)
 	if err != nil {
 		return fail(err)
 	}
-	paths, err := dump.Locate(dir)
+	paths, err := msprobe.Locate(dir)
 	if err != nil {
 		return fail(err)
 	}
@@ -49,7 +49,7 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 	if rows {
 		rowMap = map[string][]string{}
 		var names []string
-		h, err := dump.ScanFile(paths.DumpJSON, func(e *dump.Entry) error {
+		h, err := msprobe.ScanFile(paths.DumpJSON, func(e *msprobe.Entry) error {
 			r := make([]string, len(e.Items))
 			for i := range e.Items {
 				r[i] = e.Items[i].Name
@@ -71,7 +71,7 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 		}
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = dump.ReadConstruct(paths.ConstructJSON); err != nil {
+		if in.Construct, err = msprobe.ReadConstruct(paths.ConstructJSON); err != nil {
 			return fail(err)
 		}
 		in.ConstructEmpty = len(in.Construct) == 0
@@ -108,14 +108,14 @@ func trieFromInput(in DumpInput) (*Trie, error) {
 // framework: the "framework" field when it is pytorch or mindspore, else
 // detected from the value types as detect_framework_by_dump_json does.
 func readDumpNames(path string) ([]string, string, error) {
-	names, err := dump.EntryNames(path)
+	names, err := msprobe.EntryNames(path)
 	if err != nil {
 		return nil, "", err
 	}
 	if fw := peekFramework(path); fw == "pytorch" || fw == "mindspore" {
 		return names, fw, nil
 	}
-	if h, err := dump.ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+	if h, err := msprobe.ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 		return names, h.Framework, nil // "framework" after "data"
 	}
 	fw, err := detectFramework(path)

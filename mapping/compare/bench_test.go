@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layermap/layermap/mapping/dump"
-	"github.com/layermap/layermap/mapping/dump/dumpgen"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
 // benchBytes is the size of each generated dump.json: 16 MB by default,
@@ -162,11 +162,11 @@ func (discardSink) Reset() error              { return nil }
 func BenchmarkJoin(b *testing.B) {
 	dir := b.TempDir()
 	npu, bench, _ := genPair(b, dir, 4<<20, false)
-	load := func(path string) []dump.Entry {
-		var es []dump.Entry
-		if _, err := dump.ScanFile(path, func(e *dump.Entry) error {
+	load := func(path string) []msprobe.Entry {
+		var es []msprobe.Entry
+		if _, err := msprobe.ScanFile(path, func(e *msprobe.Entry) error {
 			c := *e
-			c.Items = append([]dump.Item(nil), e.Items...)
+			c.Items = append([]msprobe.Item(nil), e.Items...)
 			es = append(es, c)
 			return nil
 		}); err != nil {
@@ -198,8 +198,8 @@ func BenchmarkBenchStore(b *testing.B) {
 		dir = b.TempDir()
 	}
 	_, bench, _ := genPair(b, dir, benchBytes(), false)
-	src := Source(func(yield func(*dump.Entry) error) error {
-		_, err := dump.ScanFile(bench, yield)
+	src := Source(func(yield func(*msprobe.Entry) error) error {
+		_, err := msprobe.ScanFile(bench, yield)
 		return err
 	})
 	b.ResetTimer()

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // The bench side is held in memory in a packed, pointer-free form so that
@@ -233,7 +233,7 @@ func (b *benchSide) putBlob(tag byte, s string) {
 
 // intText reports whether an integer literal prints as strconv of its
 // float (so that it need not be stored).
-func intText(v dump.Value) bool {
+func intText(v msprobe.Value) bool {
 	if v.Num != v.Num || v.Num > 1<<53 || v.Num < -(1<<53) {
 		return false
 	}
@@ -311,8 +311,8 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 		if v.Bool {
 			br.flags |= 1 << (fBool + i)
 		}
-		if v.Kind == dump.String || (v.Kind == dump.Number && isIntLiteral(v.Text)) {
-			if v.Kind == dump.Number && intText(v) {
+		if v.Kind == msprobe.String || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
+			if v.Kind == msprobe.Number && intText(v) {
 				br.flags |= 1 << (fIntText + i)
 			} else {
 				b.putBlob(byte(bText+i), v.Text)
@@ -337,8 +337,8 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 }
 
 // benchItem is what a bench row keeps of its item: what its cells need.
-func benchItem(it *dump.Item, entry string, mode Mode) dump.Item {
-	keep := dump.Item{Name: it.Name, Entry: entry, Dtype: it.Dtype, Shape: it.Shape,
+func benchItem(it *msprobe.Item, entry string, mode Mode) msprobe.Item {
+	keep := msprobe.Item{Name: it.Name, Entry: entry, Dtype: it.Dtype, Shape: it.Shape,
 		RequiresGrad: it.RequiresGrad, NoneItem: it.NoneItem}
 	switch mode {
 	case MD5:
@@ -347,8 +347,8 @@ func benchItem(it *dump.Item, entry string, mode Mode) dump.Item {
 		keep.DataName = it.DataName
 	}
 	for i, v := range it.Stats {
-		keep.Stats[i] = dump.Value{Kind: v.Kind, Num: v.Num, Bool: v.Bool}
-		if v.Kind == dump.String || (v.Kind == dump.Number && isIntLiteral(v.Text)) {
+		keep.Stats[i] = msprobe.Value{Kind: v.Kind, Num: v.Num, Bool: v.Bool}
+		if v.Kind == msprobe.String || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
 			keep.Stats[i].Text = v.Text
 		}
 	}
@@ -509,7 +509,7 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 	}
 	r := b.at(i)
 	p := b.pair(r)
-	it := dump.Item{Name: b.name(r), Entry: b.ar.str(b.entries[r.entry].name), Dtype: p.dtype, Shape: p.shape,
+	it := msprobe.Item{Name: b.name(r), Entry: b.ar.str(b.entries[r.entry].name), Dtype: p.dtype, Shape: p.shape,
 		RequiresGrad: p.grad, NoneItem: r.flags&(1<<fNone) != 0}
 	switch b.mode {
 	case MD5:
@@ -518,11 +518,11 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 		it.DataName, _ = b.blobField(r, bExtra)
 	}
 	for k := range r.f {
-		v := dump.Value{Kind: dump.ValueKind(r.flags >> (fKindBits * k) & (1<<fKindBits - 1)), Num: r.f[k],
+		v := msprobe.Value{Kind: msprobe.ValueKind(r.flags >> (fKindBits * k) & (1<<fKindBits - 1)), Num: r.f[k],
 			Bool: r.flags&(1<<(fBool+k)) != 0}
 		if r.flags&(1<<(fIntText+k)) != 0 {
 			v.Text = strconv.FormatInt(int64(v.Num), 10)
-		} else if v.Kind == dump.String || v.Kind == dump.Number {
+		} else if v.Kind == msprobe.String || v.Kind == msprobe.Number {
 			v.Text, _ = b.blobField(r, byte(bText+k))
 		}
 		it.Stats[k] = v
@@ -539,7 +539,7 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 func collectBench(src Source, cfg *Config, renumber bool) (*benchSide, error) {
 	b := newBenchSide(cfg.Mode)
 	b.simple = cfg.simpleBench
-	err := forEachRow(src, cfg, renumber, nil, func(e *dump.Entry, rs []sideRow) error {
+	err := forEachRow(src, cfg, renumber, nil, func(e *msprobe.Entry, rs []sideRow) error {
 		if len(rs) == 0 {
 			return nil
 		}

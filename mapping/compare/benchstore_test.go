@@ -11,19 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layermap/layermap/mapping/dump"
-	"github.com/layermap/layermap/mapping/dump/dumpgen"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
 // genEntries generates a small dump with dumpgen and reads it back.
-func genEntries(t *testing.T, o dumpgen.Options) []dump.Entry {
+func genEntries(t *testing.T, o dumpgen.Options) []msprobe.Entry {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := dumpgen.Write(&buf, o); err != nil {
 		t.Fatal(err)
 	}
-	var es []dump.Entry
-	if _, err := dump.Scan(&buf, "gen.json", func(e *dump.Entry) error {
+	var es []msprobe.Entry
+	if _, err := msprobe.Scan(&buf, "gen.json", func(e *msprobe.Entry) error {
 		es = append(es, *e)
 		return nil
 	}); err != nil {
@@ -49,12 +49,12 @@ type reorder struct {
 // bench-only entries, and (damage) rows whose name does not start with
 // their entry, string and odd integer statistics, requires_grad values,
 // NONE items; every row gets an md5 and some a data name.
-func benchVariant(es []dump.Entry, seed uint64, o reorder) []dump.Entry {
+func benchVariant(es []msprobe.Entry, seed uint64, o reorder) []msprobe.Entry {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	out := make([]dump.Entry, 0, len(es)+len(es)/5)
+	out := make([]msprobe.Entry, 0, len(es)+len(es)/5)
 	for i := range es {
 		e := es[i]
-		e.Items = append([]dump.Item(nil), e.Items...)
+		e.Items = append([]msprobe.Item(nil), e.Items...)
 		for j := range e.Items {
 			it := &e.Items[j]
 			if o.damage {
@@ -62,21 +62,21 @@ func benchVariant(es []dump.Entry, seed uint64, o reorder) []dump.Entry {
 				case 0:
 					it.Name = "odd." + it.Name
 				case 1:
-					it.Stats[0] = dump.Value{Kind: dump.String, Text: "True"}
+					it.Stats[0] = msprobe.Value{Kind: msprobe.String, Text: "True"}
 				case 2:
-					it.Stats[1] = dump.Value{Kind: dump.Number, Num: 0, Text: "-0"}
+					it.Stats[1] = msprobe.Value{Kind: msprobe.Number, Num: 0, Text: "-0"}
 				case 3:
-					it.Stats[2] = dump.Value{Kind: dump.Number, Num: 12345678901234567890, Text: "12345678901234567890"}
+					it.Stats[2] = msprobe.Value{Kind: msprobe.Number, Num: 12345678901234567890, Text: "12345678901234567890"}
 				case 4:
-					it.Stats[3] = dump.Value{Kind: dump.Number, Num: 5, Text: "+5"}
+					it.Stats[3] = msprobe.Value{Kind: msprobe.Number, Num: 5, Text: "+5"}
 				case 5:
-					it.Stats[0] = dump.Value{Kind: dump.Number, Num: -42, Text: "-42"}
+					it.Stats[0] = msprobe.Value{Kind: msprobe.Number, Num: -42, Text: "-42"}
 				case 6:
 					it.RequiresGrad = [...]string{"", "True", "False"}[rng.IntN(3)]
 				case 7:
 					it.NoneItem, it.Dtype, it.Shape = true, "", ""
 				case 8:
-					it.Stats[1] = dump.Value{Kind: dump.Bool, Bool: true}
+					it.Stats[1] = msprobe.Value{Kind: msprobe.Bool, Bool: true}
 				}
 			}
 			it.MD5 = strings.Repeat("ab", 4)
@@ -94,7 +94,7 @@ func benchVariant(es []dump.Entry, seed uint64, o reorder) []dump.Entry {
 		if o.extra > 0 && rng.IntN(o.extra) == 0 {
 			x := e
 			x.Name = "Extra." + e.Name
-			x.Items = append([]dump.Item(nil), e.Items...)
+			x.Items = append([]msprobe.Item(nil), e.Items...)
 			for j := range x.Items {
 				x.Items[j].Name = "Extra." + x.Items[j].Name
 				x.Items[j].Entry = x.Name
@@ -117,7 +117,7 @@ func benchVariant(es []dump.Entry, seed uint64, o reorder) []dump.Entry {
 }
 
 // oddBench is benchVariant with everything at once.
-func oddBench(es []dump.Entry, seed uint64) []dump.Entry {
+func oddBench(es []msprobe.Entry, seed uint64) []msprobe.Entry {
 	return benchVariant(es, seed, reorder{near: 8, far: 5, dup: 15, drop: 20, extra: 20, damage: true})
 }
 
@@ -173,7 +173,7 @@ func (m *markSink) Reset() error { m.marks = nil; return m.memSink.Reset() }
 // names, so that the test sees the data names that reach it.
 type nameMetrics struct{}
 
-func (nameMetrics) Metrics(npu, bench, _ *dump.Item) [6]Metric {
+func (nameMetrics) Metrics(npu, bench, _ *msprobe.Item) [6]Metric {
 	var m [6]Metric
 	m[0] = Metric{Value: float64(len(npu.DataName)), IsNum: true}
 	if bench != nil {
@@ -204,7 +204,7 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 	const no, yes, any = 0, 1, -1
 	cases := []struct {
 		name     string
-		bench    []dump.Entry
+		bench    []msprobe.Entry
 		cfg      Config
 		fallback int // the window cannot be exact: the whole bench side is read
 	}{
@@ -297,7 +297,7 @@ func TestOpCounts(t *testing.T) {
 // error in every join (it once hung the whole-bench join).
 func TestCompareBenchError(t *testing.T) {
 	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64})
-	bad := func(yield func(*dump.Entry) error) error {
+	bad := func(yield func(*msprobe.Entry) error) error {
 		for i := range npu[:len(npu)/2] {
 			e := npu[i]
 			if err := yield(&e); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // cellKind tells what Python value a statistics cell holds in msprobe's
@@ -33,21 +33,21 @@ type cell struct {
 var naCell = cell{k: cNA}
 
 // fromValue converts a dump value the way msprobe's set_summary sees it.
-func fromValue(v dump.Value) cell {
+func fromValue(v msprobe.Value) cell {
 	switch v.Kind {
-	case dump.Null:
+	case msprobe.Null:
 		return cell{k: cNone}
-	case dump.Bool:
+	case msprobe.Bool:
 		return cell{k: cBool, b: v.Bool}
-	case dump.String:
+	case msprobe.String:
 		return cell{k: cStr, s: v.Text}
-	case dump.NaN:
+	case msprobe.NaN:
 		return cell{k: cNaN}
-	case dump.PosInf:
+	case msprobe.PosInf:
 		return cell{k: cFloat, f: math.Inf(1)}
-	case dump.NegInf:
+	case msprobe.NegInf:
 		return cell{k: cFloat, f: math.Inf(-1)}
-	case dump.Number:
+	case msprobe.Number:
 		if isIntLiteral(v.Text) {
 			t := v.Text
 			if t == "-0" {

@@ -5,23 +5,23 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // dirtyFixture writes one rank folder with the tensors of a
 // Functional.npu_grouped_matmul.0.forward entry and returns its paths and
 // entry; group (nil for none) is the group_list kwarg.
-func dirtyFixture(t *testing.T, dir string, output []any, group *fixTensor) (dump.Paths, dump.Entry) {
+func dirtyFixture(t *testing.T, dir string, output []any, group *fixTensor) (msprobe.Paths, msprobe.Entry) {
 	t.Helper()
 	td := filepath.Join(dir, "dump_tensor_data")
 	if err := os.MkdirAll(td, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	const name = "Functional.npu_grouped_matmul.0.forward"
-	e := dump.Entry{Name: name, OpNoNumber: "Functional.npu_grouped_matmul", CallDirection: "0.forward", Direction: "forward"}
+	e := msprobe.Entry{Name: name, OpNoNumber: "Functional.npu_grouped_matmul", CallDirection: "0.forward", Direction: "forward"}
 	add := func(suffix, state string, ft fixTensor) {
 		writePT(t, filepath.Join(td, name+suffix+".pt"), ft)
-		e.Items = append(e.Items, dump.Item{Name: name + suffix, Entry: name, State: state, Dtype: ft.Dtype,
+		e.Items = append(e.Items, msprobe.Item{Name: name + suffix, Entry: name, State: state, Dtype: ft.Dtype,
 			Shape: "[4, 2]", RequiresGrad: "False", DataName: name + suffix + ".pt"})
 	}
 	add(".input.0", "input", fixTensor{Dtype: "torch.float32", Shape: []int{4, 2}, Values: []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}})
@@ -30,7 +30,7 @@ func dirtyFixture(t *testing.T, dir string, output []any, group *fixTensor) (dum
 		e.Items[len(e.Items)-1].Shape = "[2]"
 	}
 	add(".output.0", "output", fixTensor{Dtype: "torch.float32", Shape: []int{4, 2}, Values: output})
-	return dump.Paths{Dir: dir, TensorDir: td}, e
+	return msprobe.Paths{Dir: dir, TensorDir: td}, e
 }
 
 // TestDirtyValidLen: msprobe zeroes the NPU output rows of an
@@ -106,15 +106,15 @@ func TestDirtyValidLen(t *testing.T) {
 // TestDirtyGroup: the group row is the named kwarg of an entry whose name
 // contains a DirtyDataAPIs API, and nothing for other entries.
 func TestDirtyGroup(t *testing.T) {
-	rows := func(entry string, suffixes ...string) []*dump.Item {
-		var out []*dump.Item
+	rows := func(entry string, suffixes ...string) []*msprobe.Item {
+		var out []*msprobe.Item
 		for _, s := range suffixes {
-			out = append(out, &dump.Item{Name: entry + s, Entry: entry, State: "input"})
+			out = append(out, &msprobe.Item{Name: entry + s, Entry: entry, State: "input"})
 		}
 		return out
 	}
 	for _, c := range []struct {
-		rows []*dump.Item
+		rows []*msprobe.Item
 		want string
 	}{
 		{rows("NPU.npu_grouped_matmul.0.forward", ".input.0", ".input.group_list"), "NPU.npu_grouped_matmul.0.forward.input.group_list"},

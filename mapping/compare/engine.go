@@ -9,13 +9,13 @@ import (
 	"sync"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Source yields one side's dump entries in file order, each with its items
 // flattened and ordered as msprobe orders them. Compare may call it more
 // than once (for the NPU side) and reads the entry only during the call.
-type Source func(yield func(*dump.Entry) error) error
+type Source func(yield func(*msprobe.Entry) error) error
 
 // TensorComparer computes the six tensor-mode metrics (Cosine, EucDist,
 // MaxAbsErr, MaxRelativeErr, One Thousandth and Five Thousandths Err
@@ -25,7 +25,7 @@ type Source func(yield func(*dump.Entry) error) error
 // holds, as msprobe's output_postprocess does. It must be safe for
 // concurrent use.
 type TensorComparer interface {
-	Metrics(npu, bench, group *dump.Item) [6]Metric
+	Metrics(npu, bench, group *msprobe.Item) [6]Metric
 }
 
 // DirtyGroup is the row of an NPU entry that msprobe reads its
@@ -34,7 +34,7 @@ type TensorComparer interface {
 // named by that table ("<entry>.input.group_list" for
 // npu_grouped_matmul); nil otherwise. rows are the entry's rows; only the
 // NPU side (msprobe's "target" backend) has such handlers.
-func DirtyGroup(rows []*dump.Item) *dump.Item {
+func DirtyGroup(rows []*msprobe.Item) *msprobe.Item {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -238,11 +238,11 @@ func (a *artifactScan) result() artifacts {
 // forEachRow walks a side entry by entry, giving each entry's rows their
 // compare keys (op_name_update).
 func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]string,
-	fn func(e *dump.Entry, rows []sideRow) error) error {
+	fn func(e *msprobe.Entry, rows []sideRow) error) error {
 	namer := newKeyNamer(renumber, cfg.Debug)
 	order := 0
 	var buf []sideRow
-	return src(func(e *dump.Entry) error {
+	return src(func(e *msprobe.Entry) error {
 		keyOf, ok := namer.entry(e.Name)
 		if !ok {
 			return fn(e, nil)
@@ -411,7 +411,7 @@ func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, get
 	errc := make(chan error, 1)
 	stop := make(chan struct{})
 	go func() {
-		err := forEachRow(npu, cfg, renumber, stack, func(e *dump.Entry, rs []sideRow) error {
+		err := forEachRow(npu, cfg, renumber, stack, func(e *msprobe.Entry, rs []sideRow) error {
 			cp := make([]sideRow, len(rs))
 			copy(cp, rs)
 			select {
@@ -675,9 +675,9 @@ func (g *groupWriter) flushGroup() error {
 // (cells, diffs or tensor metrics, Result/Err_message, highlight, the
 // rendered cells); it runs on the worker goroutines.
 func (g *groupWriter) prepare(grp []*outRow) {
-	var group *dump.Item
+	var group *msprobe.Item
 	if g.cfg.Mode == Tensor {
-		rows := make([]*dump.Item, len(grp))
+		rows := make([]*msprobe.Item, len(grp))
 		for i, r := range grp {
 			rows[i] = &r.npu.it
 		}
@@ -689,7 +689,7 @@ func (g *groupWriter) prepare(grp []*outRow) {
 		case Statistics:
 			r.statDiffs()
 		case Tensor:
-			var b *dump.Item
+			var b *msprobe.Item
 			if r.bench != nil {
 				b = &r.bench.it
 			}

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // NodePair is one explicit module pair of a --pairs file; the file format
@@ -69,9 +69,9 @@ type sideIndex struct {
 	children map[string][]string
 }
 
-func indexSide(p dump.Paths) (*sideIndex, error) {
+func indexSide(p msprobe.Paths) (*sideIndex, error) {
 	si := &sideIndex{rows: map[string][]string{}, children: map[string][]string{}}
-	_, err := dump.ScanFile(p.DumpJSON, func(e *dump.Entry) error {
+	_, err := msprobe.ScanFile(p.DumpJSON, func(e *msprobe.Entry) error {
 		names := make([]string, len(e.Items))
 		for i := range e.Items {
 			names[i] = e.Items[i].Name
@@ -84,7 +84,7 @@ func indexSide(p dump.Paths) (*sideIndex, error) {
 		return nil, err
 	}
 	if p.ConstructJSON != "" {
-		si.parent, err = dump.ReadConstruct(p.ConstructJSON)
+		si.parent, err = msprobe.ReadConstruct(p.ConstructJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func apiKey(name string) string {
 // some layers, so one pairs file serves every rank. The run's summary
 // counts the rows each source matched, and a pairs file that matches no
 // row at all makes compare exit 1.
-func PairRows(pairs []NodePair, npu, bench dump.Paths) (map[string]string, error) {
+func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}

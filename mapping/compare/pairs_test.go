@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // TestPairsQwen pairs a text-decoder MLP projection the layer mapping
@@ -25,7 +25,7 @@ func TestPairsQwen(t *testing.T) {
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(q, "npu"), Golden: filepath.Join(q, "bench"), OutDir: out,
 		DataMapping: loadDataMapping(t, filepath.Join(q, "output", "data_mapping.yaml")),
-		Pairs:       func(n, b dump.Paths) (map[string]string, error) { return PairRows(ps, n, b) },
+		Pairs:       func(n, b msprobe.Paths) (map[string]string, error) { return PairRows(ps, n, b) },
 		Now:         func() time.Time { return time.Unix(0, 0) }})
 	if err != nil {
 		t.Fatal(err)

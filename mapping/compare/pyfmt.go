@@ -4,20 +4,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
-// pyFloat renders f as Python's repr(float) does (dump.PyFloat).
+// pyFloat renders f as Python's repr(float) does (msprobe.PyFloat).
 func pyFloat(f float64) string {
 	var buf [40]byte
-	return string(dump.AppendPyFloat(buf[:0], f))
+	return string(msprobe.AppendPyFloat(buf[:0], f))
 }
 
 // appendPyFloat appends pyFloat(f) to dst.
-func appendPyFloat(dst []byte, f float64) []byte { return dump.AppendPyFloat(dst, f) }
+func appendPyFloat(dst []byte, f float64) []byte { return msprobe.AppendPyFloat(dst, f) }
 
-// pyRepr renders s as Python's repr(str) (dump.AppendPyRepr).
-func pyRepr(s string) string { return string(dump.AppendPyRepr(nil, s)) }
+// pyRepr renders s as Python's repr(str) (msprobe.AppendPyRepr).
+func pyRepr(s string) string { return string(msprobe.AppendPyRepr(nil, s)) }
 
 // pyStrList renders a list of strings as Python's str(list).
 func pyStrList(items []string) string {

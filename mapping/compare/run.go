@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Options describe one `layermap compare` run.
@@ -29,9 +29,9 @@ type Options struct {
 	// output folder as msprobe does.
 	LayerMapping func(npuDir, benchDir string) ([][2]string, error)
 	// Pairs derives explicit row pairs for one rank pair (--pairs).
-	Pairs func(npu, bench dump.Paths) (map[string]string, error)
+	Pairs func(npu, bench msprobe.Paths) (map[string]string, error)
 	// NewTensor builds the tensor-mode metric calculator for a rank pair.
-	NewTensor func(npu, bench dump.Paths) (TensorComparer, error)
+	NewTensor func(npu, bench msprobe.Paths) (TensorComparer, error)
 	// StackJSON, when set, is the NPU stack.json to use instead of the one
 	// next to the NPU dump.json (compare.json's stack_path).
 	StackJSON string
@@ -148,7 +148,7 @@ func mixDirs(target, golden string) []string {
 }
 
 type rankPair struct {
-	NPU, Bench dump.RankDir
+	NPU, Bench msprobe.RankDir
 }
 
 func rankPairs(target, golden string) ([]rankPair, bool, error) {
@@ -164,25 +164,25 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
 	}
 	if !ts.IsDir() {
-		return []rankPair{{dump.RankDir{Path: filepath.Dir(target)}, dump.RankDir{Path: filepath.Dir(golden)}}}, false, nil
+		return []rankPair{{msprobe.RankDir{Path: filepath.Dir(target)}, msprobe.RankDir{Path: filepath.Dir(golden)}}}, false, nil
 	}
 	isRank := func(d string) bool {
-		_, e1 := os.Stat(filepath.Join(d, dump.DumpJSONName))
-		_, e2 := os.Stat(filepath.Join(d, dump.DebugJSONName))
+		_, e1 := os.Stat(filepath.Join(d, msprobe.DumpJSONName))
+		_, e2 := os.Stat(filepath.Join(d, msprobe.DebugJSONName))
 		return e1 == nil || e2 == nil
 	}
 	if isRank(target) && isRank(golden) {
-		return []rankPair{{dump.RankDir{Path: target}, dump.RankDir{Path: golden}}}, false, nil
+		return []rankPair{{msprobe.RankDir{Path: target}, msprobe.RankDir{Path: golden}}}, false, nil
 	}
-	tr, err := dump.StepRanks(target)
+	tr, err := msprobe.StepRanks(target)
 	if err != nil {
 		return nil, false, &InputError{fmt.Errorf("target: %w", err)}
 	}
-	gr, err := dump.StepRanks(golden)
+	gr, err := msprobe.StepRanks(golden)
 	if err != nil {
 		return nil, false, &InputError{fmt.Errorf("golden: %w", err)}
 	}
-	rp, err := dump.PairRanks(tr, gr)
+	rp, err := msprobe.PairRanks(tr, gr)
 	if err != nil {
 		return nil, false, &InputError{err}
 	}
@@ -197,7 +197,7 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 // the bytes read so far are counted for progress.
 type fileSource struct {
 	path string
-	hdr  dump.Header
+	hdr  msprobe.Header
 	read atomic.Int64
 	size int64
 }
@@ -214,7 +214,7 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 func (f *fileSource) source() Source {
-	return func(yield func(*dump.Entry) error) error {
+	return func(yield func(*msprobe.Entry) error) error {
 		fh, err := os.Open(f.path)
 		if err != nil {
 			return err
@@ -224,14 +224,14 @@ func (f *fileSource) source() Source {
 			f.size = st.Size()
 		}
 		f.read.Store(0)
-		h, err := dump.Scan(countingReader{fh, &f.read}, f.path, yield)
+		h, err := msprobe.Scan(countingReader{fh, &f.read}, f.path, yield)
 		f.hdr = h
 		return err
 	}
 }
 
 func inputErr(err error) error {
-	var de *dump.Error
+	var de *msprobe.Error
 	if errors.As(err, &de) {
 		return &InputError{err}
 	}
@@ -250,22 +250,22 @@ type sink interface {
 }
 
 func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
-	np, err := dump.Locate(p.NPU.Path)
+	np, err := msprobe.Locate(p.NPU.Path)
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("target: %w", err)}
 	}
-	bp, err := dump.Locate(p.Bench.Path)
+	bp, err := msprobe.Locate(p.Bench.Path)
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("golden: %w", err)}
 	}
 	if np.Debug != bp.Debug {
 		return nil, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
 	}
-	nh, err := dump.ReadHeader(np.DumpJSON)
+	nh, err := msprobe.ReadHeader(np.DumpJSON)
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	bh, err := dump.ReadHeader(bp.DumpJSON)
+	bh, err := msprobe.ReadHeader(bp.DumpJSON)
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -287,7 +287,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		np.StackJSON = opt.StackJSON
 	}
 	if np.StackJSON != "" {
-		st, err := dump.ReadStack(np.StackJSON)
+		st, err := msprobe.ReadStack(np.StackJSON)
 		if err != nil {
 			return nil, inputErr(err)
 		}
@@ -438,7 +438,7 @@ var errPeeked = errors.New("peeked")
 // statistics dump taken with summary_mode md5).
 func peekMD5(path string) bool {
 	found := false
-	dump.ScanFile(path, func(e *dump.Entry) error {
+	msprobe.ScanFile(path, func(e *msprobe.Entry) error {
 		for i := range e.Items {
 			it := &e.Items[i]
 			if strings.HasSuffix(it.Type, "Tensor") && !it.NoneItem {

@@ -1,7 +1,7 @@
 package compare
 
 import (
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Mode is the compare mode msprobe derives from the two dump headers.
@@ -65,7 +65,7 @@ func (s MatchSource) String() string {
 
 // sideRow is one flattened row of one side with its compare key.
 type sideRow struct {
-	it    dump.Item
+	it    msprobe.Item
 	key   string
 	stack string // NPU_Stack_Info text on the first row of an entry, else ""
 	order int
@@ -130,7 +130,7 @@ func (r *outRow) benchReqGrad() string {
 	return reqGrad(r.bench.it.RequiresGrad)
 }
 
-func md5Of(it *dump.Item) string {
+func md5Of(it *msprobe.Item) string {
 	if it.NoneItem || it.MD5 == "" {
 		return "N/A"
 	}
@@ -146,7 +146,7 @@ func (r *outRow) benchMD5() string {
 	return md5Of(&r.bench.it)
 }
 
-func dataName(it *dump.Item) string {
+func dataName(it *msprobe.Item) string {
 	if it.DataName == "" {
 		return "-1"
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // TensorFiles computes tensor-mode metrics from the two rank folders'
@@ -14,18 +14,18 @@ import (
 // leave its folder is refused: the row gets msprobe's read-failure cells
 // and Err reports the first such name.
 type TensorFiles struct {
-	NPU, Bench dump.Paths
+	NPU, Bench msprobe.Paths
 	mu         sync.Mutex
 	err        error
 }
 
 // NewTensorFiles is the default Options.NewTensor.
-func NewTensorFiles(npu, bench dump.Paths) (TensorComparer, error) {
+func NewTensorFiles(npu, bench msprobe.Paths) (TensorComparer, error) {
 	return &TensorFiles{NPU: npu, Bench: bench}, nil
 }
 
 // Metrics implements TensorComparer.
-func (tf *TensorFiles) Metrics(npu, bench, group *dump.Item) [6]Metric {
+func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) [6]Metric {
 	bn, bname := "N/A", "N/A"
 	if bench != nil {
 		bn, bname = dataName(bench), bench.Name
@@ -35,7 +35,7 @@ func (tf *TensorFiles) Metrics(npu, bench, group *dump.Item) [6]Metric {
 		opts.NPUValidLen = tf.validLen(group)
 	}
 	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
-	if err != nil && errors.Is(err, dump.ErrUnsafeDataName) {
+	if err != nil && errors.Is(err, msprobe.ErrUnsafeDataName) {
 		tf.mu.Lock()
 		if tf.err == nil {
 			tf.err = err
@@ -57,7 +57,7 @@ func (tf *TensorFiles) Metrics(npu, bench, group *dump.Item) [6]Metric {
 // tensor row: the sum of the integer/bool tensor in dump_tensor_data, or
 // nil (msprobe's -1, no cleaning) when there is no such file, it cannot be
 // read, or it is not an integer tensor or sums to less than 0.
-func (tf *TensorFiles) validLen(group *dump.Item) *int {
+func (tf *TensorFiles) validLen(group *msprobe.Item) *int {
 	name := dataName(group)
 	if name == "" || name == "-1" || name == "N/A" {
 		return nil

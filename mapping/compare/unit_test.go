@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 func TestPyFloat(t *testing.T) {
@@ -77,7 +77,7 @@ func TestPandasParse(t *testing.T) {
 }
 
 func num(text string, f float64) cell {
-	return fromValue(dump.Value{Kind: dump.Number, Num: f, Text: text})
+	return fromValue(msprobe.Value{Kind: msprobe.Number, Num: f, Text: text})
 }
 
 func TestStatDiff(t *testing.T) {
@@ -174,8 +174,8 @@ func TestCSVField(t *testing.T) {
 }
 
 // memSource serves hand-built entries.
-func memSource(entries ...dump.Entry) Source {
-	return func(yield func(*dump.Entry) error) error {
+func memSource(entries ...msprobe.Entry) Source {
+	return func(yield func(*msprobe.Entry) error) error {
 		for i := range entries {
 			e := entries[i]
 			if err := yield(&e); err != nil {
@@ -186,13 +186,13 @@ func memSource(entries ...dump.Entry) Source {
 	}
 }
 
-func tensorEntry(name string, rows ...string) dump.Entry {
-	e := dump.Entry{Name: name}
+func tensorEntry(name string, rows ...string) msprobe.Entry {
+	e := msprobe.Entry{Name: name}
 	for _, r := range rows {
-		e.Items = append(e.Items, dump.Item{Name: name + r, Entry: name, Dtype: "torch.float32", Shape: "[2]",
-			RequiresGrad: "False", Stats: [4]dump.Value{{Kind: dump.Number, Num: 1, Text: "1.0"},
-				{Kind: dump.Number, Num: 0, Text: "0.0"}, {Kind: dump.Number, Num: 0.5, Text: "0.5"},
-				{Kind: dump.Number, Num: 1, Text: "1.0"}}})
+		e.Items = append(e.Items, msprobe.Item{Name: name + r, Entry: name, Dtype: "torch.float32", Shape: "[2]",
+			RequiresGrad: "False", Stats: [4]msprobe.Value{{Kind: msprobe.Number, Num: 1, Text: "1.0"},
+				{Kind: msprobe.Number, Num: 0, Text: "0.0"}, {Kind: msprobe.Number, Num: 0.5, Text: "0.5"},
+				{Kind: msprobe.Number, Num: 1, Text: "1.0"}}})
 	}
 	return e
 }
@@ -272,7 +272,7 @@ func TestPairsOverride(t *testing.T) {
 func TestNoBenchDowncast(t *testing.T) {
 	e1 := tensorEntry("Torch.sum.0.forward", ".output.0")
 	for i := range e1.Items[0].Stats {
-		e1.Items[0].Stats[i] = dump.Value{Kind: dump.Number, Num: 24, Text: "24"}
+		e1.Items[0].Stats[i] = msprobe.Value{Kind: msprobe.Number, Num: 24, Text: "24"}
 	}
 	e2 := tensorEntry("Torch.other.0.forward", ".output.0")
 	var s memSink
@@ -290,8 +290,8 @@ func TestBenchStore(t *testing.T) {
 	b := newBenchSide(MD5)
 	e := tensorEntry("Functional.relu.3.backward", ".input.0", ".output.0")
 	e.Items[0].MD5 = "deadbeef"
-	e.Items[0].Stats[2] = dump.Value{Kind: dump.String, Text: "npu:0"}
-	e.Items[1].Stats[0] = dump.Value{Kind: dump.Number, Num: 24, Text: "24"}
+	e.Items[0].Stats[2] = msprobe.Value{Kind: msprobe.String, Text: "npu:0"}
+	e.Items[1].Stats[0] = msprobe.Value{Kind: msprobe.Number, Num: 24, Text: "24"}
 	rows := []sideRow{{it: e.Items[0], key: "Functional.relu.0.backward.input.0"}, {it: e.Items[1], key: e.Items[1].Name},
 		{it: e.Items[1], key: e.Items[1].Name}}
 	entry := b.addEntry(e.Name)

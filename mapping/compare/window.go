@@ -6,7 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // The windowed join keeps memory independent of the bench file where the
@@ -155,7 +155,7 @@ func newBenchWindow(bench Source, cfg *Config, renumber bool) *benchWindow {
 	}
 	go func() {
 		sg := newSeg(0)
-		err := forEachRow(bench, cfg, renumber, nil, func(e *dump.Entry, rs []sideRow) error {
+		err := forEachRow(bench, cfg, renumber, nil, func(e *msprobe.Entry, rs []sideRow) error {
 			if len(rs) == 0 {
 				return nil
 			}

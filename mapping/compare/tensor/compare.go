@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Status tells which path msprobe's CompareRealData took for a row; every
@@ -124,10 +124,10 @@ type Options struct {
 // tensor-mode row: npuName/benchName are the two entries of the row's
 // Data_name cell ("-1" for no file, "N/A" for unmatched), resolved in the
 // dump_tensor_data folders of npu and bench. A data_name that would leave
-// its folder is refused: the returned error wraps dump.ErrUnsafeDataName
+// its folder is refused: the returned error wraps msprobe.ErrUnsafeDataName
 // (and the metrics are the read-failure row). Read failures are not
 // errors: they give msprobe's "unsupported" row with Metrics.Err set.
-func CompareDataNames(npu, bench dump.Paths, npuName, benchName string, opts Options) (Metrics, error) {
+func CompareDataNames(npu, bench msprobe.Paths, npuName, benchName string, opts Options) (Metrics, error) {
 	switch {
 	case npuName == "-1":
 		return NoRealData(true), nil

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // metricCols are the six tensor-mode metric columns.
@@ -18,11 +18,11 @@ var metricCols = []string{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "O
 // goldenDump rebuilds one side of golden/synth_tensor_pt as a rank folder
 // whose dump_tensor_data holds every tensor tensors.json describes, as
 // .pt files or (ext ".npy") as .npy files.
-func goldenDump(t *testing.T, side, ext string) dump.Paths {
+func goldenDump(t *testing.T, side, ext string) msprobe.Paths {
 	t.Helper()
 	specs := readSpecs(t, filepath.Join(corpusDir(t), "msprobe/golden/synth_tensor_pt", side, "tensors.json"))
 	dir := filepath.Join(t.TempDir(), side)
-	p := dump.Paths{Dir: dir, TensorDir: filepath.Join(dir, dump.TensorDirName)}
+	p := msprobe.Paths{Dir: dir, TensorDir: filepath.Join(dir, msprobe.TensorDirName)}
 	if err := os.MkdirAll(p.TensorDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestCompareCases(t *testing.T) {
 
 func TestCompareDataNames(t *testing.T) {
 	dir := t.TempDir()
-	p := dump.Paths{Dir: dir, TensorDir: filepath.Join(dir, dump.TensorDirName)}
+	p := msprobe.Paths{Dir: dir, TensorDir: filepath.Join(dir, msprobe.TensorDirName)}
 	os.MkdirAll(p.TensorDir, 0o755)
 	writeFile(t, filepath.Join(p.TensorDir, "a.pt"), ptBytes(t, "torch.float32", []int{2}, []float64{1, 2}))
 	writeFile(t, filepath.Join(p.TensorDir, "bad.pt"), []byte("not a tensor"))
@@ -245,7 +245,7 @@ func TestCompareDataNames(t *testing.T) {
 		if m.Status != tt.status {
 			t.Errorf("%s/%s: status %s, want %s", tt.npu, tt.bench, m.Status, tt.status)
 		}
-		if tt.unsafe != (err != nil && errors.Is(err, dump.ErrUnsafeDataName)) {
+		if tt.unsafe != (err != nil && errors.Is(err, msprobe.ErrUnsafeDataName)) {
 			t.Errorf("%s/%s: error %v, unsafe=%v", tt.npu, tt.bench, err, tt.unsafe)
 		}
 		if m.Status == StatusReadNone && m.Err == nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // The text markers msprobe writes into metric cells (CompareConst).
@@ -53,7 +53,7 @@ func (v Value) String() string {
 	case math.IsNaN(v.f):
 		return ""
 	}
-	return dump.PyFloat(v.f)
+	return msprobe.PyFloat(v.f)
 }
 
 // PyString is Python's str() of the cell value (inf stays "inf").
@@ -61,7 +61,7 @@ func (v Value) PyString() string {
 	if !v.isNum {
 		return v.text
 	}
-	return dump.PyFloat(v.f)
+	return msprobe.PyFloat(v.f)
 }
 
 // round12 is msprobe's format_value: float(f"{v:.12f}").

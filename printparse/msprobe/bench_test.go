@@ -1,4 +1,4 @@
-package dump_test
+package msprobe_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
-	"github.com/layermap/layermap/mapping/dump/dumpgen"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
 var (
@@ -38,7 +38,7 @@ func BenchmarkScan(b *testing.B) {
 	rows := 0
 	for i := 0; i < b.N; i++ {
 		rows = 0
-		if _, err := dump.Scan(bytes.NewReader(data), "dump.json", func(e *dump.Entry) error {
+		if _, err := msprobe.Scan(bytes.NewReader(data), "dump.json", func(e *msprobe.Entry) error {
 			rows += len(e.Items)
 			return nil
 		}); err != nil {
@@ -56,7 +56,7 @@ func BenchmarkScanSequential(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := dump.ScanSequential(bytes.NewReader(data), "dump.json", func(*dump.Entry) error { return nil }); err != nil {
+		if _, err := msprobe.ScanSequential(bytes.NewReader(data), "dump.json", func(*msprobe.Entry) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -70,7 +70,7 @@ func BenchmarkEntryNames(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		// Scan with a callback that does nothing is the closest public
 		// equivalent over an in-memory reader; EntryNames needs a path.
-		if _, err := dump.Scan(bytes.NewReader(data), "dump.json", func(*dump.Entry) error { return nil }); err != nil {
+		if _, err := msprobe.Scan(bytes.NewReader(data), "dump.json", func(*msprobe.Entry) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func BenchmarkScanStream(b *testing.B) {
 			pw.CloseWithError(err)
 		}()
 		n := 0
-		if _, err := dump.Scan(pr, "dump.json", func(e *dump.Entry) error {
+		if _, err := msprobe.Scan(pr, "dump.json", func(e *msprobe.Entry) error {
 			n++
 			if n%50000 == 0 {
 				runtime.GC()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/sharedtest"
 )
 
@@ -89,7 +89,7 @@ func TestCorpusMsprobe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			names, err := dump.EntryNames(filepath.Join(dir, "dump.json"))
+			names, err := msprobe.EntryNames(filepath.Join(dir, "dump.json"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,10 @@
-package dump_test
+package msprobe_test
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 func ExampleScan() {
@@ -21,7 +21,7 @@ func ExampleScan() {
   }
  }
 }`
-	h, err := dump.Scan(strings.NewReader(src), "dump.json", func(e *dump.Entry) error {
+	h, err := msprobe.Scan(strings.NewReader(src), "dump.json", func(e *msprobe.Entry) error {
 		fmt.Println(e.Name, e.OpNoNumber, e.CallDirection, e.Direction)
 		for _, it := range e.Items {
 			fmt.Printf("  %s | %s | %s | rg=%s | max=%s mean=%s | md5=%q\n", it.Name, it.Dtype, it.Shape, it.RequiresGrad, it.Stats[0].PyStr(), it.Stats[2].PyStr(), it.MD5)

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Load reads a model structure from path: a directory is an msprobe dump
@@ -115,7 +115,7 @@ type DumpOptions struct {
 
 // LoadDumpDirWith is LoadDumpDir with options.
 func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
-	dir, err := dump.FindRankDir(path)
+	dir, err := msprobe.FindRankDir(path)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	if o.Params {
 		// One pass gives the names in order and the parameter shapes.
 		b.params = map[string]bool{}
-		var hdr dump.Header
-		hdr, err = dump.ScanFile(dumpFile, func(e *dump.Entry) error {
+		var hdr msprobe.Header
+		hdr, err = msprobe.ScanFile(dumpFile, func(e *msprobe.Entry) error {
 			n := b.addEntry(e.Name, dumpFile)
 			if n != nil && e.Direction == "forward" && !b.params[n.Path] {
 				b.params[n.Path] = true
@@ -151,9 +151,9 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		}
 	}
 	if !o.Params || err != nil {
-		names, err := dump.EntryNames(dumpFile)
+		names, err := msprobe.EntryNames(dumpFile)
 		if err != nil {
-			var de *dump.Error
+			var de *msprobe.Error
 			if errors.As(err, &de) {
 				return nil, err // "dump.json:LINE: expected ..., found ...", no prefix before it
 			}
@@ -165,7 +165,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		}
 	}
 	constructFile := filepath.Join(dir, "construct.json")
-	construct, err := dump.ReadConstruct(constructFile)
+	construct, err := msprobe.ReadConstruct(constructFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		t.Warnings = append(t.Warnings, Warning{Msg: "no construct.json beside " + dumpFile + ": the tree holds the modules dump.json names"})
@@ -194,7 +194,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 }
 
 // entryParams reads the parameter rows of a module's forward entry.
-func entryParams(e *dump.Entry) []Param {
+func entryParams(e *msprobe.Entry) []Param {
 	var out []Param
 	for i := range e.Items {
 		it := &e.Items[i]

@@ -15,7 +15,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/layermap/layermap/mapping/dump"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Options shape the generated dump.
@@ -596,7 +596,7 @@ func (e *emitter) float(v float64) {
 	case math.IsInf(v, -1):
 		e.w.WriteString("-Infinity")
 	default:
-		e.buf = dump.AppendPyFloat(e.buf[:0], v)
+		e.buf = msprobe.AppendPyFloat(e.buf[:0], v)
 		e.w.Write(e.buf)
 	}
 }

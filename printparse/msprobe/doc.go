@@ -1,6 +1,6 @@
-// Package dump reads msprobe dump folders: the rank/proc layout, dump.json
-// (streamed, every value kind msprobe writes), stack.json, construct.json
-// and the tensor file names of tensor mode.
+// Package msprobe is the msprobe dump format: it reads dump folders (the
+// rank/proc layout), dump.json (streamed, every value kind msprobe writes),
+// stack.json, construct.json and the tensor file names of tensor mode.
 //
 // Layout: FindRankDir resolves a user path to one rank folder, StepRanks
 // lists the rank folders of a step folder and PairRanks pairs two of them
@@ -21,4 +21,4 @@
 //
 // Errors about file content are *Error values, "file:line: expected ...,
 // found ...".
-package dump
+package msprobe

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/dump"
-	"github.com/layermap/layermap/mapping/dump/dumpgen"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -35,10 +35,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func scan(t *testing.T, b []byte) ([]dump.Entry, dump.Header) {
+func scan(t *testing.T, b []byte) ([]msprobe.Entry, msprobe.Header) {
 	t.Helper()
-	var es []dump.Entry
-	h, err := dump.Scan(bytes.NewReader(b), "dump.json", func(e *dump.Entry) error {
+	var es []msprobe.Entry
+	h, err := msprobe.Scan(bytes.NewReader(b), "dump.json", func(e *msprobe.Entry) error {
 		es = append(es, *e)
 		return nil
 	})
@@ -111,7 +111,7 @@ func TestPerturbAligned(t *testing.T) {
 			if x.Name != y.Name || x.Dtype != y.Dtype || x.Shape != y.Shape {
 				t.Fatalf("row %s vs %s", x.Name, y.Name)
 			}
-			if x.Type == "torch.Tensor" && x.Stats[0].Kind == dump.Number && !x.Stats[0].IsInt() {
+			if x.Type == "torch.Tensor" && x.Stats[0].Kind == msprobe.Number && !x.Stats[0].IsInt() {
 				if x.Stats[0].Text == y.Stats[0].Text {
 					same++
 				} else {
