@@ -8,14 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-// corpus finds <module root>/../shared/corpus/msprobe/golden.
-func compareCorpus(t *testing.T) string {
-	t.Helper()
-	return sharedtest.Corpus(t, "msprobe", "golden")
-}
 
 func runCompare(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -25,7 +19,7 @@ func runCompare(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestCompareCommand(t *testing.T) {
-	g := compareCorpus(t)
+	g := testkit.Corpus(t, "msprobe", "golden")
 	mr := filepath.Join(g, "synth_multirank")
 	cjson := filepath.Join(t.TempDir(), "compare.json")
 	os.WriteFile(cjson, []byte(`{"npu_path": "`+filepath.Join(mr, "npu/step0/rank0/dump.json")+`",
@@ -54,7 +48,7 @@ func TestCompareCommand(t *testing.T) {
 	os.WriteFile(noPairs, []byte("- npu: nosuch.module\n  bench: other.module\n"), 0o644)
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
-	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps")
+	demo := filepath.Join(testkit.Root(t), "testdata/demo/dumps")
 	cjson2 := func(name, body string) string {
 		p := filepath.Join(t.TempDir(), name)
 		os.WriteFile(p, []byte(body), 0o644)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestHelpExamples runs every example of every command's --help, in the
@@ -15,7 +15,7 @@ import (
 // read), from a folder laid out like a layermap checkout: each must run
 // (exit 0, or 1 for findings), never fail on its input.
 func TestHelpExamples(t *testing.T) {
-	root := sharedtest.ModuleRoot(t)
+	root := testkit.Root(t)
 	dir := t.TempDir()
 	for _, d := range []string{"testdata", "cmd"} {
 		if err := os.Symlink(filepath.Join(root, d), filepath.Join(dir, d)); err != nil {

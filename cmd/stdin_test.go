@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // suggest and validate read one side from standard input with "-", as tree
@@ -17,7 +19,7 @@ func TestStdinSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, root := validateCorpus(t)
+	root := testkit.Root(t)
 	seed := filepath.Join(root, "mapping/testdata/seed/qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml")
 	execIn := func(stdin []byte, args ...string) (int, string, string) {
 		var o, e bytes.Buffer

@@ -9,18 +9,12 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
 )
 
-// printsDir is <module root>/../shared/corpus/prints.
-func printsDir(t *testing.T) string {
-	t.Helper()
-	return sharedtest.Corpus(t, "prints")
-}
-
 func pairA(t *testing.T) (npu, bench string) {
-	d := printsDir(t)
+	d := testkit.Corpus(t, "prints")
 	return filepath.Join(d, "mindspeed", "qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"),
 		filepath.Join(d, "hf", "qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
 }

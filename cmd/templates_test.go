@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
 )
 
@@ -38,25 +38,10 @@ func TestTemplatesCmd(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, errb.String())
 			}
-			want := tc.out
-			if want == "@golden" {
-				path := filepath.Join("testdata", "templates_list.golden")
-				if *update {
-					if err := os.MkdirAll("testdata", 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				b, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./cmd -run TestTemplatesCmd -update-templates)", err)
-				}
-				want = string(b)
-			}
-			if out.String() != want {
-				t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), want)
+			if tc.out == "@golden" {
+				testkit.Golden(t, filepath.Join("testdata", "templates_list.golden"), out.Bytes())
+			} else if out.String() != tc.out {
+				t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), tc.out)
 			}
 			if !strings.Contains(errb.String(), tc.errContain) {
 				t.Errorf("stderr %q does not contain %q", errb.String(), tc.errContain)

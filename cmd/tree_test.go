@@ -8,10 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-func updating() bool { return *update }
 
 // corpusRel returns the corpus folder relative to the package directory,
 // so that goldens hold the same paths on every checkout.
@@ -21,7 +19,7 @@ func corpusRel(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := filepath.Rel(dir, sharedtest.Corpus(t))
+	rel, err := filepath.Rel(dir, testkit.Corpus(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +65,7 @@ func TestTreeCommand(t *testing.T) {
 			}
 			got := "$ layermap " + strings.Join(tc.args, " ") + "\nexit " + strconv.Itoa(code) + "\n--- stdout\n" + out.String() + "--- stderr\n" + errb.String()
 			path := filepath.Join("testdata", "tree", tc.name+".golden")
-			if updating() {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd -run TestTreeCommand -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update and review the diff)\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			testkit.Golden(t, path, []byte(got))
 		})
 	}
 }

@@ -8,14 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-// validateCorpus returns <module root>/../shared/corpus and the module root.
-func validateCorpus(t *testing.T) (corpus, root string) {
-	t.Helper()
-	return sharedtest.Corpus(t), sharedtest.ModuleRoot(t)
-}
 
 func runValidate(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
@@ -24,7 +18,7 @@ func runValidate(args ...string) (int, string, string) {
 }
 
 func TestValidateCommand(t *testing.T) {
-	c, root := validateCorpus(t)
+	c, root := testkit.Corpus(t), testkit.Root(t)
 	npu := filepath.Join(c, "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt")
 	bench := filepath.Join(c, "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
 	seed := filepath.Join(root, "mapping/testdata/seed")
@@ -109,7 +103,7 @@ func TestValidateCommand(t *testing.T) {
 }
 
 func TestValidateJSON(t *testing.T) {
-	c, root := validateCorpus(t)
+	c, root := testkit.Corpus(t), testkit.Root(t)
 	npu := filepath.Join(c, "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt")
 	bench := filepath.Join(c, "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
 	code, out, _ := runValidate(filepath.Join(root, "mapping/testdata/seed/dup_transformerlayer.yaml"), "--npu", npu, "--bench", bench, "--format", "json")

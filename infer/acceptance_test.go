@@ -1,7 +1,7 @@
 package infer_test
 
 // Acceptance tests of issue 3 on corpus pair A (Qwen2.5-VL, MindSpeed-MM vs
-// LLaMA-Factory, shared/corpus/prints):
+// LLaMA-Factory, testdata/corpus/prints):
 //
 //   (a) TestAcceptanceSeedLines: with --template none the draft reproduces at
 //       least 90% of the seed template's lines exactly, in both directions,
@@ -40,7 +40,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
 )
 
@@ -51,16 +51,10 @@ const (
 	seedRev    = "qwen2.5-vl_llamafactory_to_mindspeed-mm"
 )
 
-// moduleRoot is the directory holding go.mod.
-func moduleRoot(t testing.TB) string {
-	t.Helper()
-	return sharedtest.ModuleRoot(t)
-}
-
 func loadPair(t testing.TB) (npu, bench *printparse.Tree) {
 	t.Helper()
 	load := func(rel string) *printparse.Tree {
-		p := filepath.Join(moduleRoot(t), "..", "shared", "corpus", "prints", rel)
+		p := testkit.Corpus(t, "prints", rel)
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatalf("corpus missing: %v", err)
@@ -211,7 +205,7 @@ type verdict struct{ bench, partial, kind string }
 
 func loadGroundTruth(t testing.TB) (forward, reverse map[string]verdict) {
 	t.Helper()
-	p := filepath.Join(moduleRoot(t), "testdata", "groundtruth", "qwen25vl_mindspeed-mm_vs_llamafactory.yaml")
+	p := testkit.Testdata(t, "groundtruth", "qwen25vl_mindspeed-mm_vs_llamafactory.yaml")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -330,11 +324,11 @@ func TestAcceptanceGroundTruth(t *testing.T) {
 
 // TestAcceptanceMsprobeDumps runs the same check on real msprobe dump
 // folders of the two structures (2 vision + 2 text layers,
-// shared/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template),
+// testdata/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template),
 // read by printparse.Load: the default draft, applied by the resolver, pairs
 // every dumped module that has a true partner and none wrongly, both ways.
 func TestAcceptanceMsprobeDumps(t *testing.T) {
-	dir := filepath.Join(moduleRoot(t), "..", "shared", "corpus", "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	dir := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	load := func(rel string) *printparse.Tree {
 		tr, err := printparse.Load(filepath.Join(dir, rel), printparse.Options{Index: -1})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestCorpusCross drafts every corpus print against the two sides of pair
@@ -13,7 +14,7 @@ import (
 // in both directions (or list it in the sidecar), every conflict must be
 // proven, and the run must be deterministic.
 func TestCorpusCross(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpusDir(t), "prints", "*", "*.txt"))
+	files, err := filepath.Glob(filepath.Join(testkit.Corpus(t), "prints", "*", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus prints: %v", err)
 	}
@@ -27,7 +28,7 @@ func TestCorpusCross(t *testing.T) {
 			continue // MoE giants: covered by TestCorpusSelf
 		}
 		for _, a := range anchors {
-			anchor, err := printparse.Load(filepath.Join(corpusDir(t), a), printparse.Options{Index: -1})
+			anchor, err := printparse.Load(filepath.Join(testkit.Corpus(t), a), printparse.Options{Index: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

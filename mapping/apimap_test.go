@@ -3,6 +3,8 @@ package mapping
 import (
 	"sort"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // R1: msprobe's test/msprobe_test/mindspore_ut/compare/test_layer_mapping.py
@@ -25,9 +27,9 @@ var r1API = []NamePair{
 }
 
 func TestGenerateAPIMappingParity(t *testing.T) {
-	r1 := corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
-	r2 := corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
-	qw := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	r2 := testkit.Corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	tests := []struct {
 		name       string
 		yaml       string // "" = bare -lm (no rules)
@@ -85,16 +87,16 @@ func TestGenerateAPIMappingParity(t *testing.T) {
 // testdata/r1_data_mapping.yaml; the other cases are msprobe's own output
 // files in the corpus (PROVENANCE.md).
 func TestGenerateDataMappingParity(t *testing.T) {
-	r1 := corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
-	r2 := corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
-	qw := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	r2 := testkit.Corpus(t, "msprobe/test/msprobe_test/resources/layer_mapping")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	tests := []struct {
 		name, yaml, npu, bench, want string
 		unordered                    bool
 	}{
 		{"R1", r1 + "/layer_mapping.yaml", r1 + "/mindspore_data", r1 + "/pytorch_data", "testdata/r1_data_mapping.yaml", true},
 		{"layer_mapping_ms_vs_pt", r2 + "/layer_mapping.yaml", r2 + "/mindspore", r2 + "/pytorch",
-			corpus(t, "msprobe/golden/layer_mapping_ms_vs_pt/output/data_mapping_20261202120352.yaml"), false},
+			testkit.Corpus(t, "msprobe/golden/layer_mapping_ms_vs_pt/output/data_mapping_20261202120352.yaml"), false},
 		{"qwen25vl reverse template", qw + "/layer_mapping.yaml", qw + "/npu/proc12360", qw + "/bench/proc12353",
 			qw + "/output/data_mapping.yaml", false},
 	}

@@ -1,22 +1,11 @@
 package mapping
 
 import (
-	"flag"
 	"os"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// corpus returns <module root>/../shared/corpus/<rel>, failing the test when
-// the corpus is missing (CI has it at that place).
-func corpus(t testing.TB, rel ...string) string {
-	t.Helper()
-	return sharedtest.Corpus(t, rel...)
-}
 
 // readPairs loads a flat YAML map (msprobe's api_mapping / data_mapping
 // output) as ordered pairs.

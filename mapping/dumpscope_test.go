@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // synth builds a DumpInput from "name <- parent" lines (parent "" = top
@@ -191,7 +193,7 @@ func TestSyntheticOrdinals(t *testing.T) {
 
 // R1's NPU side parsed (detail §4.5 table).
 func TestFullScopeR1(t *testing.T) {
-	in, err := ReadDumpInput(corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file/mindspore_data"))
+	in, err := ReadDumpInput(testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file/mindspore_data"))
 	if err != nil {
 		t.Fatal(err)
 	}

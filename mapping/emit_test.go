@@ -1,11 +1,10 @@
 package mapping
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/testkit"
 	"gopkg.in/yaml.v3"
 )
 
@@ -32,23 +31,11 @@ func TestMarshalGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "marshal.golden.yaml")
-	if *update {
-		if err := os.WriteFile(golden, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out, want) {
-		t.Errorf("Marshal differs from %s (run with -update to accept):\n%s", golden, out)
-	}
+	testkit.Golden(t, filepath.Join("testdata", "marshal.golden.yaml"), out)
 }
 
 func TestMarshalRoundTrip(t *testing.T) {
-	seeds, _ := filepath.Glob(filepath.Join(corpus(t), "..", "docs", "seed-templates", "*.yaml"))
+	seeds, _ := filepath.Glob(filepath.Join(testkit.Testdata(t, "seed-templates"), "*.yaml"))
 	cases := map[string]*Mapping{"draft": draft()}
 	for _, s := range seeds {
 		cases[filepath.Base(s)] = mustLoad(t, s)

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 func TestParseSeeds(t *testing.T) {
-	seeds, err := filepath.Glob(filepath.Join(corpus(t), "..", "docs", "seed-templates", "*.yaml"))
+	seeds, err := filepath.Glob(filepath.Join(testkit.Testdata(t, "seed-templates"), "*.yaml"))
 	if err != nil || len(seeds) != 4 {
 		t.Fatalf("want 4 seed templates, found %d (%v)", len(seeds), err)
 	}
@@ -205,7 +207,7 @@ func TestLoadFileChecks(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(corpus(f), "..", "docs", "seed-templates", "*.yaml"))
+	seeds, _ := filepath.Glob(filepath.Join(testkit.Testdata(f, "seed-templates"), "*.yaml"))
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {
 			f.Add(data)

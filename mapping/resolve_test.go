@@ -3,12 +3,12 @@ package mapping
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // tree builds a printparse tree from "path Class" lines (parents first).
@@ -89,7 +89,7 @@ ModuleList:
 
 func loadPrint(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	tr, err := printparse.Load(corpus(t, rel), printparse.Options{Index: -1})
+	tr, err := printparse.Load(testkit.Corpus(t, rel), printparse.Options{Index: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ const (
 // input_layernorm, self_attention(.linear_proj), pre_mlp_layernorm sent to
 // norm1/attn/norm2; output_layer sent to model.lm_head).
 func TestResolveTreeSeedGolden(t *testing.T) {
-	seeds := filepath.Join(corpus(t), "..", "docs", "seed-templates")
+	seeds := testkit.Testdata(t, "seed-templates")
 	tests := []struct{ name, npu, bench, yaml string }{
 		{"mindspeed_to_hf", mindspeedVL, hfVLOld, "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"},
 		{"hf_to_mindspeed", hfVLOld, mindspeedVL, "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"},
@@ -133,19 +133,7 @@ func TestResolveTreeSeedGolden(t *testing.T) {
 				fmt.Fprintf(&b, "%s %s -> %s [%s]\n", mark, p.NPU.Path, p.BenchPath, strings.Join(rules, ","))
 			}
 			fmt.Fprintf(&b, "found %d of %d\n", found, len(pairs))
-			golden := filepath.Join("testdata", "resolve_"+tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("ResolveTree differs from %s (run with -update and review)", golden)
-			}
+			testkit.Golden(t, filepath.Join("testdata", "resolve_"+tc.name+".golden"), b.Bytes())
 		})
 	}
 }
@@ -189,7 +177,7 @@ func bigTree(vision, text int, npu bool) *printparse.Tree {
 
 func BenchmarkResolveTree(b *testing.B) {
 	npu, bench := bigTree(32, 60, true), bigTree(32, 60, false)
-	m := mustLoad(b, filepath.Join(corpus(b), "..", "docs", "seed-templates", "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"))
+	m := mustLoad(b, filepath.Join(testkit.Testdata(b, "seed-templates"), "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"))
 	r := NewResolver(m)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -3,7 +3,6 @@ package printparse
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,17 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// corpusDir returns <module root>/../shared/corpus, failing when it is
-// missing (CI has it at that place).
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	return sharedtest.Corpus(t)
-}
 
 var provRow = regexp.MustCompile("^\\| *\\d+ *\\| *`([^`]+)` *\\|.*\\| *([^|]*?) *\\|$")
 
@@ -110,7 +100,7 @@ var irregular = map[string]struct {
 }
 
 func TestCorpusPrints(t *testing.T) {
-	prints := filepath.Join(corpusDir(t), "prints")
+	prints := filepath.Join(testkit.Corpus(t), "prints")
 	prov := provenance(t, prints)
 	var files []string
 	err := filepath.WalkDir(prints, func(p string, d os.DirEntry, err error) error {
@@ -182,7 +172,7 @@ func TestCorpusPrints(t *testing.T) {
 			if err := Render(&out, tree, RenderOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "corpus", strings.ReplaceAll(name, "/", "__")), out.Bytes())
+			testkit.Golden(t, filepath.Join("testdata", "corpus", strings.ReplaceAll(name, "/", "__")), out.Bytes())
 		})
 	}
 }
@@ -257,14 +247,6 @@ func checkExpandRoundTrip(t *testing.T, tree *Tree) {
 	a, b := outline(tree), outline(again)
 	a = regexp.MustCompile(` \*\d+-\d+`).ReplaceAllString(a, "")
 	if a != b {
-		t.Errorf("expanded rendering reads back differently:\n%s", firstDiff(a, b))
+		t.Errorf("expanded rendering reads back differently:\n%s", testkit.FirstDiff(a, b))
 	}
 }
-
-// golden compares got with the golden file at path, rewriting it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	sharedtest.Golden(t, path, got, *update)
-}
-
-func firstDiff(want, got string) string { return sharedtest.FirstDiff(want, got) }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 func TestModuleEntry(t *testing.T) {
@@ -60,7 +60,7 @@ var msprobeFixtures = map[string]struct {
 }
 
 func TestCorpusMsprobe(t *testing.T) {
-	root := filepath.Join(corpusDir(t), "msprobe")
+	root := filepath.Join(testkit.Corpus(t), "msprobe")
 	var dirs []string
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "construct.json" {
@@ -152,7 +152,7 @@ func checkAgainstNames(t *testing.T, tree *Tree, names []string) {
 }
 
 func TestMsprobeStepFolderAndGolden(t *testing.T) {
-	root := filepath.Join(corpusDir(t), "msprobe")
+	root := filepath.Join(testkit.Corpus(t), "msprobe")
 	for _, c := range []struct{ step, rank, golden string }{
 		{"examples/quick_start/gpu_dump/step0", "examples/quick_start/gpu_dump/step0/proc2016", "msprobe_quick_start_step0.txt"},
 		{"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu", "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360", "msprobe_qwen25vl_llamafactory.txt"},
@@ -172,7 +172,7 @@ func TestMsprobeStepFolderAndGolden(t *testing.T) {
 		if ra.String() != rb.String() {
 			t.Errorf("%s: step folder and rank folder give different trees", c.step)
 		}
-		golden(t, filepath.Join("testdata", c.golden), rb.Bytes())
+		testkit.Golden(t, filepath.Join("testdata", c.golden), rb.Bytes())
 	}
 	if _, err := LoadDumpDir(filepath.Join(root, "golden/synth_multirank/npu/step0")); err == nil {
 		t.Errorf("a step folder with two ranks must be refused")
@@ -183,7 +183,7 @@ func TestMsprobeStepFolderAndGolden(t *testing.T) {
 // name modules exactly as msprobe did when it dumped the same models: every
 // dumped module is a node of the print tree with the same path and class.
 func TestPairAPathsMatchMsprobe(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t)
 	g := filepath.Join(c, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	for _, p := range [][2]string{
 		{"prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt", "npu"},
@@ -236,7 +236,7 @@ func TestLoadErrors(t *testing.T) {
 // A cut or malformed dump.json is one "file:line: expected ..., found ..."
 // error, nothing in front of the file name.
 func TestLoadDumpDirErrors(t *testing.T) {
-	demo := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps/mindspeed-mm/dump.json")
+	demo := filepath.Join(testkit.Root(t), "testdata/demo/dumps/mindspeed-mm/dump.json")
 	full, err := os.ReadFile(demo)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestLoadDumpDirErrors(t *testing.T) {
 // An index picks among the dumps of a text file; on an msprobe folder
 // anything but 0 is an error (it was ignored).
 func TestLoadDumpDirIndex(t *testing.T) {
-	dir := filepath.Join(sharedtest.ModuleRoot(t), "testdata/demo/dumps/llamafactory")
+	dir := filepath.Join(testkit.Root(t), "testdata/demo/dumps/llamafactory")
 	tests := []struct {
 		path string
 		opts Options
@@ -386,7 +386,7 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 }
 
 func TestMsprobeParams(t *testing.T) {
-	dir := filepath.Join(corpusDir(t), "msprobe/examples/quick_start/gpu_dump/step0/proc2016")
+	dir := filepath.Join(testkit.Corpus(t), "msprobe/examples/quick_start/gpu_dump/step0/proc2016")
 	plain, err := LoadDumpDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // FuzzParseText checks that no input makes the parser panic, that every
@@ -15,7 +17,7 @@ import (
 // errors about the whole input), and that a tree read without repairs
 // renders to text that parses back to the same rendering.
 func FuzzParseText(f *testing.F) {
-	prints := filepath.Join(corpusDir(f), "prints")
+	prints := filepath.Join(testkit.Corpus(f), "prints")
 	filepath.WalkDir(prints, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".txt") {
 			if data, err := os.ReadFile(p); err == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // groundTruth is testdata/groundtruth/qwen25vl_mindspeed-mm_vs_llamafactory.yaml.
@@ -348,13 +349,13 @@ func TestTemplatesLoadInMapping(t *testing.T) {
 // own output: real msprobe dumps of the two structures (2 vision + 2 text
 // layers, LLaMA-Factory as NPU) and the api_mapping msprobe computed with the
 // seed's LLaMA-Factory -> MindSpeed-MM template
-// (shared/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template).
+// (testdata/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template).
 // Every module msprobe pairs must be the ground truth's partner (or its
 // partial stand-in), and every true partner msprobe misses must be one the
 // reverse seed is known to miss (the text MLP's down_proj: no Qwen2MLP block).
 func TestGroundTruthAgainstMsprobe(t *testing.T) {
 	truth := loadGroundTruth(t).reverse()
-	b, err := os.ReadFile(shared(t, "corpus", "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template", "output", "api_mapping.yaml"))
+	b, err := os.ReadFile(testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template", "output", "api_mapping.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

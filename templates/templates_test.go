@@ -2,7 +2,6 @@ package templates
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,22 +9,13 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// shared returns <module root>/../shared/<rel...>, failing the test when it
-// is missing.
-func shared(t testing.TB, rel ...string) string {
-	t.Helper()
-	return sharedtest.Path(t, rel...)
-}
 
 // loadPrint parses a print(model) file of the corpus.
 func loadPrint(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	p := shared(t, "corpus", "prints", rel)
+	p := testkit.Corpus(t, "prints", rel)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -98,12 +88,12 @@ func TestAllTemplates(t *testing.T) {
 		switch tp.Kind {
 		case KindSeed:
 			seeds++
-			want, err := os.ReadFile(shared(t, "docs", "seed-templates", tp.Name+".yaml"))
+			want, err := os.ReadFile(testkit.SeedTemplate(t, tp.Name))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(tp.Verbatim(), want) {
-				t.Errorf("%s: seed part differs from shared/docs/seed-templates/%s.yaml", tp.Name, tp.Name)
+				t.Errorf("%s: seed part differs from testdata/seed-templates/%s.yaml", tp.Name, tp.Name)
 			}
 		case KindExpert:
 			if _, err := Get(tp.Corrects); err != nil {
@@ -224,7 +214,7 @@ func treeOf(rel string, wrappers ...string) func(t testing.TB) *printparse.Tree 
 // dumpOf loads a folder of the msprobe corpus.
 func dumpOf(rel ...string) func(t testing.TB) *printparse.Tree {
 	return func(t testing.TB) *printparse.Tree {
-		tr, err := printparse.Load(shared(t, append([]string{"corpus", "msprobe"}, rel...)...), printparse.Options{Index: -1})
+		tr, err := printparse.Load(testkit.Corpus(t, append([]string{"msprobe"}, rel...)...), printparse.Options{Index: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,22 +302,7 @@ func TestApplyGolden(t *testing.T) {
 			applied, unapplied := tp.Apply(npu, bench)
 			got := renderApply(tp, applied, unapplied)
 			path := filepath.Join("testdata", "apply", tc.golden+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./templates -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Apply differs from %s (go test ./templates -run TestApplyGolden -update, then review the diff):\n%s", path, got)
-			}
+			testkit.Golden(t, path, []byte(got))
 		})
 	}
 }
@@ -445,7 +420,7 @@ func BenchmarkDetectPairA(b *testing.B) {
 // 32 vision blocks on both sides.
 func BenchmarkDetect60Layers(b *testing.B) {
 	grow := func(rel string) *printparse.Tree {
-		p := shared(b, "corpus", "prints", rel)
+		p := testkit.Corpus(b, "prints", rel)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			b.Fatal(err)

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,32 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
-
-// corpusDir finds <module root>/../shared/corpus.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("corpus missing: %v", err)
-	}
-	return c
-}
 
 // goldenTime turns the timestamp in a golden file name into the time the
 // run must use so that our file name equals msprobe's.

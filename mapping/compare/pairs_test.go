@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestPairsQwen pairs a text-decoder MLP projection the layer mapping
 // leaves unmatched (LLaMA-Factory down_proj vs MindSpeed linear_fc2): its
 // module rows and the Functional.linear call inside it get bench partners.
 func TestPairsQwen(t *testing.T) {
-	q := filepath.Join(corpusDir(t), "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	q := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	pf := filepath.Join(t.TempDir(), "pairs.yaml")
 	os.WriteFile(pf, []byte("- npu: module.model.layers.0.mlp.down_proj\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2\n"), 0o644)
 	ps, err := LoadPairs(pf)
@@ -69,7 +70,7 @@ func TestPairsQwen(t *testing.T) {
 // TestMixDirs: folders holding graph/ and pynative/ are compared per
 // common <name>/<step>, into OUT/<name>/<step>, as msprobe's mix_compare does.
 func TestMixDirs(t *testing.T) {
-	s := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_statistics")
+	s := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_statistics")
 	root := t.TempDir()
 	for _, side := range []string{"npu", "bench"} {
 		for _, sub := range []string{"graph/step0/rank0", "pynative/step0/rank0"} {
@@ -109,7 +110,7 @@ func TestMixDirs(t *testing.T) {
 // algorithm pairs every row there, and since the two dumps call the same
 // APIs in the same order the table equals the exact-match golden.
 func TestFuzzyStatisticsGolden(t *testing.T) {
-	mr := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_multirank")
+	mr := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(mr, "npu/step0/rank0/dump.json"), Golden: filepath.Join(mr, "bench/step0/rank0/dump.json"),
 		OutDir: out, Fuzzy: true, Now: func() time.Time { return time.Unix(0, 0) }})

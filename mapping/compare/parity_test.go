@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // copyFile copies src into dir (used to drop stack.json from a fixture).
@@ -36,7 +37,7 @@ type parityCase struct {
 }
 
 func runParity(t *testing.T, c parityCase) {
-	root := filepath.Join(corpusDir(t), "msprobe")
+	root := filepath.Join(testkit.Corpus(t, "msprobe"))
 	abs := func(p string) string {
 		if filepath.IsAbs(p) {
 			return p
@@ -79,16 +80,7 @@ func runParity(t *testing.T, c parityCase) {
 		t.Fatal(err)
 	}
 	sj = append(sj, '\n')
-	golden := filepath.Join("testdata", c.name+".summary.json")
-	if *update {
-		if err := os.WriteFile(golden, sj, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	} else if want, err := os.ReadFile(golden); err != nil {
-		t.Errorf("%v (run go test -update)", err)
-	} else if string(want) != string(sj) {
-		t.Errorf("summary differs from %s:\n%s", golden, sj)
-	}
+	testkit.Golden(t, filepath.Join("testdata", c.name+".summary.json"), sj)
 	for _, n := range names {
 		want, err := os.ReadFile(filepath.Join(wantDir, n))
 		if err != nil {
@@ -141,7 +133,7 @@ func TestParityJoins(t *testing.T) {
 
 // parityCases are the msprobe goldens with how to run them.
 func parityCases(t *testing.T) []parityCase {
-	root := filepath.Join(corpusDir(t), "msprobe")
+	root := filepath.Join(testkit.Corpus(t, "msprobe"))
 	qs := t.TempDir()
 	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step0/proc2016/dump.json"), filepath.Join(qs, "npu"))
 	copyFile(t, filepath.Join(root, "examples/quick_start/gpu_dump/step1/proc2016/dump.json"), filepath.Join(qs, "bench"))

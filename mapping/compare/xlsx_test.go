@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/xuri/excelize/v2"
 )
 
 // TestXLSX checks the xlsx table: msprobe's header and rows on Sheet1,
 // numbers stored as numbers, rows filled by msprobe's highlight rules.
 func TestXLSX(t *testing.T) {
-	root := filepath.Join(corpusDir(t), "msprobe", "golden", "synth_statistics")
+	root := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_statistics")
 	out := t.TempDir()
 	tm := time.Date(2026, 12, 2, 12, 2, 48, 0, time.Local)
 	rep, err := Run(Options{Target: filepath.Join(root, "npu/dump.json"), Golden: filepath.Join(root, "bench/dump.json"),

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,16 +10,8 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// corpus returns <module root>/../shared/corpus/<rel>.
-func corpus(t testing.TB, rel string) string {
-	t.Helper()
-	return sharedtest.Corpus(t, rel)
-}
 
 const (
 	mindspeedVL = "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt"
@@ -32,7 +23,7 @@ const (
 
 func load(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	tr, err := printparse.Load(corpus(t, rel), printparse.Options{Index: -1})
+	tr, err := printparse.Load(testkit.Corpus(t, rel), printparse.Options{Index: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +311,7 @@ func TestRenderIndices(t *testing.T) {
 // relative so that they do not depend on the checkout.
 func TestOutputGolden(t *testing.T) {
 	rep := check(t, seedMS2HF, "", mindspeedVL, hfVLOld, Options{})
-	root := corpus(t, "")
+	root := testkit.Corpus(t)
 	rel := func(s string) string {
 		s = strings.ReplaceAll(s, root+string(filepath.Separator), "<corpus>/")
 		return s
@@ -339,22 +330,7 @@ func TestOutputGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := []byte(rel(b.String()))
-			golden := filepath.Join("testdata", f.name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s (run with -update and review):\n%s", golden, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", f.name+".golden"), got)
 		})
 	}
 }
@@ -362,7 +338,7 @@ func TestOutputGolden(t *testing.T) {
 // Every print pair of the corpus goes through Check without panicking, and
 // the identity mapping's coverage is consistent with the resolver.
 func TestCheckCorpusPrints(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpus(t, "prints"), "*", "*.txt"))
+	files, err := filepath.Glob(filepath.Join(testkit.Corpus(t, "prints"), "*", "*.txt"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("corpus prints: %d files, %v", len(files), err)
 	}
@@ -401,7 +377,7 @@ func BenchmarkCheckSeed(b *testing.B) {
 // (golden/.../output/api_mapping.yaml, PROVENANCE.md), to the same bench
 // module.
 func TestDumpFolderPairsMatchMsprobe(t *testing.T) {
-	g := corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	g := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	rep := check(t, g+"/layer_mapping.yaml", "", "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360",
 		"msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353", Options{})
 	data, err := os.ReadFile(g + "/output/api_mapping.yaml")

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // FuzzScan feeds arbitrary bytes to Scan: it must never panic, every
@@ -21,7 +23,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{"data": {"P.0.forward": {"input_args": [{"class_type": "torch.distributed.P2POp", "tensor": null, "op": "isend"}]}}}`))
 	f.Add([]byte("{\"data\": {\"A.0.forward\": {\"x\": \"\\ud83d\\ude00\\u0041\"}}}"))
 	f.Add([]byte(`{"data": {"a.debug": 1.5e308}}`))
-	if src, err := os.ReadFile(filepath.Join(corpusDir(f), "golden/synth_multirank/npu/step0/rank0/dump.json")); err == nil {
+	if src, err := os.ReadFile(filepath.Join(testkit.Corpus(f, "msprobe"), "golden/synth_multirank/npu/step0/rank0/dump.json")); err == nil {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

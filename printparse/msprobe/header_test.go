@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // Expected values below were computed independently with Python's json
 // module over the corpus files.
 
 func TestReadHeaderAndEntryNames(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct {
 		path                 string
 		task, level, fw, ddd string
@@ -52,7 +54,7 @@ func TestReadHeaderAndEntryNames(t *testing.T) {
 }
 
 func TestReadHeaderErrors(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct{ path, want string }{
 		{"test/msprobe_test/visualization_ut/input/step1/rank0/dump.json", `dump.json:1: expected a "data" key in the dump object, found none`},
 		{"test/msprobe_test/resources/common/test_no_dump_data.json", `test_no_dump_data.json:3: expected a "data" key`},
@@ -69,7 +71,7 @@ func TestReadHeaderErrors(t *testing.T) {
 }
 
 func TestReadConstruct(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct {
 		path       string
 		n, topLvl  int
@@ -125,7 +127,7 @@ func TestReadConstruct(t *testing.T) {
 }
 
 func TestReadStack(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct {
 		path      string
 		n, frames int

@@ -8,14 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse/sharedtest"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-// corpusDir returns <module root>/../shared/corpus/msprobe.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	return sharedtest.Corpus(t, "msprobe")
-}
 
 // mkTree creates files (paths ending in "/" are folders) under a temp dir.
 func mkTree(t *testing.T, paths ...string) string {
@@ -91,7 +85,7 @@ func TestFindRankDir(t *testing.T) {
 }
 
 func TestFindRankDirCorpus(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct{ arg, want, wantErr string }{
 		{"examples/quick_start/gpu_dump/step0", "examples/quick_start/gpu_dump/step0/proc2016", ""},
 		{"golden/synth_multirank/npu/step0/rank1", "golden/synth_multirank/npu/step0/rank1", ""},
@@ -131,7 +125,7 @@ func TestStepRanks(t *testing.T) {
 		t.Errorf("rank numbers %d %d", ranks[0].Rank, ranks[3].Rank)
 	}
 
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	npu, err := StepRanks(filepath.Join(c, "golden/synth_multirank/npu/step0"))
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +151,7 @@ func TestStepRanks(t *testing.T) {
 }
 
 func TestLocate(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	dir := filepath.Join(c, "examples/quick_start/gpu_dump/step0/proc2016")
 	p, err := Locate(dir)
 	if err != nil {

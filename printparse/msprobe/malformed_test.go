@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 var errLineRE = regexp.MustCompile(`^dump\.json:(\d+): expected .+, found .+`)
@@ -16,7 +18,7 @@ var errLineRE = regexp.MustCompile(`^dump\.json:(\d+): expected .+, found .+`)
 // "dump.json:line: expected ..., found ..." error, never a panic or a
 // silent success.
 func TestTruncated(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(corpusDir(t), "golden/synth_statistics/npu/dump.json"))
+	src, err := os.ReadFile(filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_statistics/npu/dump.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestNotChecked(t *testing.T) {
 func TestCallbackError(t *testing.T) {
 	stop := errors.New("stop here")
 	n := 0
-	_, err := ScanFile(filepath.Join(corpusDir(t), "golden/synth_statistics/npu/dump.json"), func(*Entry) error {
+	_, err := ScanFile(filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_statistics/npu/dump.json"), func(*Entry) error {
 		n++
 		if n == 3 {
 			return stop
@@ -142,7 +144,7 @@ func (r *oneByteReader) Read(p []byte) (int, error) {
 }
 
 func TestByteAtATime(t *testing.T) {
-	p := filepath.Join(corpusDir(t), "golden/synth_statistics/npu/dump.json")
+	p := filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_statistics/npu/dump.json")
 	src, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

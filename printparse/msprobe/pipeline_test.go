@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // scanBoth scans src sequentially and pipelined and returns a transcript
@@ -52,7 +54,7 @@ func TestPipelinedSameAsSequential(t *testing.T) {
 			stop int
 		}{name, src, stop})
 	}
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	filepath.WalkDir(c, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.Contains(p, "tensors.json") {
 			src, _ := os.ReadFile(p)
@@ -84,7 +86,7 @@ func TestPipelinedSameAsSequential(t *testing.T) {
 
 // A panicking callback must not leave the decoder goroutine blocked.
 func TestPipelinedPanic(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(corpusDir(t), "golden/synth_statistics/npu/dump.json"))
+	src, err := os.ReadFile(filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_statistics/npu/dump.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

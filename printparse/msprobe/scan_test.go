@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,9 +12,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/layermap/layermap/printparse/testkit"
+)
 
 // scanAll returns every item of the dump file, in order, and the header.
 func scanAll(t testing.TB, path string) ([]Entry, []Item, Header) {
@@ -57,7 +56,7 @@ func csvStat(v Value, cell string) bool {
 // NPU-side rows (name, dtype, shape, requires_grad, statistics or md5,
 // data_name) are exactly our flattening of the NPU dump.json, in order.
 func TestGoldenNPUColumns(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	tests := []struct{ csvGlob, dump string }{
 		{"golden/synth_statistics/output/compare_result_*.csv", "golden/synth_statistics/npu/dump.json"},
 		{"golden/synth_md5/output/compare_result_*.csv", "golden/synth_md5/npu/dump.json"},
@@ -207,7 +206,7 @@ func readCSV(t testing.TB, path string) [][]string {
 // summary (and, for small files, every row) with testdata/corpus.golden.
 // Regenerate with -update and review the diff.
 func TestCorpusScan(t *testing.T) {
-	c := corpusDir(t)
+	c := testkit.Corpus(t, "msprobe")
 	var files []string
 	err := filepath.WalkDir(c, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -253,35 +252,7 @@ func TestCorpusScan(t *testing.T) {
 			b.WriteString(rows.String())
 		}
 	}
-	golden := filepath.Join("testdata", "corpus.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("corpus.golden differs at line %d:\n got: %s\nwant: %s", i+1, g, w)
-			}
-		}
-	}
+	testkit.Golden(t, filepath.Join("testdata", "corpus.golden"), []byte(b.String()))
 }
 
 func formatItem(it Item) string {

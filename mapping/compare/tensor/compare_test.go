@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // metricCols are the six tensor-mode metric columns.
@@ -20,7 +21,7 @@ var metricCols = []string{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "O
 // .pt files or (ext ".npy") as .npy files.
 func goldenDump(t *testing.T, side, ext string) msprobe.Paths {
 	t.Helper()
-	specs := readSpecs(t, filepath.Join(corpusDir(t), "msprobe/golden/synth_tensor_pt", side, "tensors.json"))
+	specs := readSpecs(t, filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_tensor_pt", side, "tensors.json"))
 	dir := filepath.Join(t.TempDir(), side)
 	p := msprobe.Paths{Dir: dir, TensorDir: filepath.Join(dir, msprobe.TensorDirName)}
 	if err := os.MkdirAll(p.TensorDir, 0o755); err != nil {
@@ -110,7 +111,7 @@ func parseDataName(t *testing.T, cell string) (string, string) {
 // rebuilt from tensors.json, once as torch .pt files and once as .npy
 // files (the MindSpore reader), cell by cell.
 func TestGoldenParity(t *testing.T) {
-	root := filepath.Join(corpusDir(t), "msprobe/golden/synth_tensor_pt")
+	root := filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_tensor_pt")
 	csvs, err := filepath.Glob(filepath.Join(root, "output*", "compare_result_*.csv"))
 	if err != nil || len(csvs) < 2 {
 		t.Fatalf("golden tables: %v %v", csvs, err)

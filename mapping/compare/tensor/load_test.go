@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestLoadRealFixtures loads files written by real torch and numpy and
@@ -37,19 +38,7 @@ func TestLoadRealFixtures(t *testing.T) {
 	if n < 15 {
 		t.Fatalf("found only %d fixtures", n)
 	}
-	golden := "testdata/real.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("loaded fixtures differ from %s:\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
-	}
+	testkit.Golden(t, "testdata/real.golden", []byte(got.String()))
 }
 
 // TestRealFixtureValues pins a few values independently of the golden file:
@@ -301,17 +290,5 @@ func TestCompareRealFixtures(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "%s vs %s\t%s\t%q\n", p[0], p[1], m.Status, m.Cells())
 	}
-	golden := "testdata/real_compare.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("cells differ from %s:\ngot:\n%s\nwant:\n%s", golden, got.String(), want)
-	}
+	testkit.Golden(t, "testdata/real_compare.golden", []byte(got.String()))
 }

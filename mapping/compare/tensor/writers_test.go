@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"bytes"
-	"flag"
 	"math"
 	"os"
 	"reflect"
@@ -12,16 +11,7 @@ import (
 	"codeberg.org/sbinet/npyio/npy"
 	"codeberg.org/sbinet/npyio/npy/float16"
 	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
-	"github.com/layermap/layermap/printparse/sharedtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// corpusDir finds <module root>/../shared/corpus.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	return sharedtest.Corpus(t)
-}
 
 // spec is a tensor as the golden tensors.json describes it.
 type spec = tensortest.Spec

@@ -2,16 +2,13 @@ package dumpgen_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+	"github.com/layermap/layermap/printparse/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 // The golden file was checked to be byte-identical to Python's
 // json.dumps(json.loads(it), indent=1) + "\n", i.e. msprobe's formatting.
@@ -20,19 +17,7 @@ func TestGolden(t *testing.T) {
 	if _, err := dumpgen.Write(&buf, dumpgen.Options{Seed: 3, Layers: 1, Hidden: 64, Tensor: true}); err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/tensor_layer1.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("output differs from %s (run -update and review)", golden)
-	}
+	testkit.Golden(t, "testdata/tensor_layer1.golden.json", buf.Bytes())
 }
 
 func scan(t *testing.T, b []byte) ([]msprobe.Entry, msprobe.Header) {

@@ -3,6 +3,8 @@ package tensortest
 import (
 	"math"
 	"testing"
+
+	_ "github.com/layermap/layermap/printparse/testkit" // the -update flag of go test ./... -update
 )
 
 // HalfBits against known binary16 encodings, including subnormals, and its

@@ -1,0 +1,118 @@
+// Package testkit is the one helper layermap's tests use to find their
+// inputs and check their golden files.
+//
+// Inputs live in the repository: the corpus copies under the top-level
+// testdata/corpus (mirroring the shared corpus's paths, with its provenance
+// files), the seed templates under testdata/seed-templates, and each
+// package's own testdata folder. Nothing outside the module is read, so the
+// tests pass on a plain clone.
+//
+// Golden files are compared byte for byte; the one -update flag (go test
+// ./PKG -update) rewrites them instead. Review the diff before committing.
+package testkit
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files instead of comparing with them (review the diff)")
+
+// Updating reports whether the test run was given -update.
+func Updating() bool { return *update }
+
+// Root returns the module root (the directory holding go.mod), searched
+// upwards from the test's working directory.
+func Root(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Testdata returns <module root>/testdata/<rel...> and fails the test when
+// it does not exist.
+func Testdata(tb testing.TB, rel ...string) string {
+	tb.Helper()
+	p := filepath.Join(append([]string{Root(tb), "testdata"}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatalf("test input missing: %v", err)
+	}
+	return p
+}
+
+// Corpus returns <module root>/testdata/corpus/<rel...>: the copy of the
+// shared corpus file or folder at corpus/<rel...>. It fails the test when
+// the path does not exist.
+func Corpus(tb testing.TB, rel ...string) string {
+	tb.Helper()
+	return Testdata(tb, append([]string{"corpus"}, rel...)...)
+}
+
+// SeedTemplate returns the path of msprobe's seed template name (without
+// .yaml) under testdata/seed-templates.
+func SeedTemplate(tb testing.TB, name string) string {
+	tb.Helper()
+	return Testdata(tb, "seed-templates", name+".yaml")
+}
+
+// Golden compares got with the golden file at path and reports the first
+// differing line. Under -update it writes got to path instead, creating the
+// folder.
+func Golden(tb testing.TB, path string, got []byte) {
+	tb.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, FirstDiff(string(want), string(got)))
+	}
+}
+
+// FirstDiff describes the first line where want and got differ, or returns
+// "" when they are equal.
+func FirstDiff(want, got string) string {
+	if want == got {
+		return ""
+	}
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b || i >= len(w) || i >= len(g) {
+			return "line " + strconv.Itoa(i+1) + ":\n  want " + strconv.Quote(a) + "\n  got  " + strconv.Quote(b)
+		}
+	}
+	return ""
+}

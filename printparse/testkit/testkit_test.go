@@ -1,0 +1,95 @@
+package testkit
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestFirstDiff(t *testing.T) {
+	tests := []struct{ want, got, diff string }{
+		{"a\nb\n", "a\nb\n", ""},
+		{"a\nb\n", "a\nc\n", "line 2:\n  want \"b\"\n  got  \"c\""},
+		{"a\n", "a", "line 2:\n  want \"\"\n  got  \"\""},
+		{"", "x", "line 1:\n  want \"\"\n  got  \"x\""},
+	}
+	for _, tc := range tests {
+		if d := FirstDiff(tc.want, tc.got); d != tc.diff {
+			t.Errorf("FirstDiff(%q, %q) = %q, want %q", tc.want, tc.got, d, tc.diff)
+		}
+	}
+}
+
+func TestGolden(t *testing.T) {
+	if Updating() {
+		t.Skip("-update rewrites goldens; nothing to check here")
+	}
+	path := filepath.Join(t.TempDir(), "x.golden")
+	ft := &fakeTB{TB: t}
+	Golden(ft, path, []byte("x\n"))
+	if !ft.fatal {
+		t.Error("a missing golden file must fail the test")
+	}
+}
+
+// fakeTB records failures instead of failing the enclosing test.
+type fakeTB struct {
+	testing.TB
+	fatal, failed bool
+}
+
+func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Fatalf(string, ...any) { f.fatal = true }
+func (f *fakeTB) Errorf(string, ...any) { f.failed = true }
+func (f *fakeTB) Fatal(...any)          { f.fatal = true }
+
+// TestEveryTestPackageLinksTestkit keeps `go test ./... -update` working:
+// the -update flag is defined here, so a test binary that does not link
+// this package would refuse the flag. A package with no golden file
+// imports it blank.
+func TestEveryTestPackageLinksTestkit(t *testing.T) {
+	const self = "github.com/layermap/layermap/printparse/testkit"
+	root := Root(t)
+	has := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		dir := filepath.Dir(p)
+		if _, ok := has[dir]; !ok {
+			has[dir] = false
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			if path, _ := strconv.Unquote(im.Path.Value); path == self {
+				has[dir] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, ok := range has {
+		rel, _ := filepath.Rel(root, dir)
+		if !ok && rel != filepath.Join("printparse", "testkit") {
+			t.Errorf("%s: no test file imports %s (add `import _ %q` so that go test ./... -update runs)", rel, self, self)
+		}
+	}
+}
