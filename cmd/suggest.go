@@ -15,7 +15,6 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/templates"
 )
 
 func newSuggestCmd(s *streams) *cobra.Command {
@@ -120,10 +119,10 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if w := templateFit(tmpl, npu, bench); w != "" {
+			for _, w := range r.Warnings {
 				fmt.Fprintln(s.err, "layermap: warning: "+w)
 			}
-			yml, err := r.Mapping.Marshal()
+			yml, err := r.Forward.Mapping.Marshal()
 			if err != nil {
 				return err
 			}
@@ -139,7 +138,7 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 				files = append(files, outFile{out, yml})
 			}
 			if reverse {
-				ry, err := r.Reverse.Marshal()
+				ry, err := r.Reverse.Mapping.Marshal()
 				if err != nil {
 					return err
 				}
@@ -149,12 +148,12 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 				side := []struct {
 					path string
 					ps   []infer.NodePair
-				}{{pairs, r.Sidecar}}
+				}{{pairs, r.Forward.Sidecar}}
 				if reverse {
 					side = append(side, struct {
 						path string
 						ps   []infer.NodePair
-					}{reverseName(pairs), r.ReverseSidecar})
+					}{reverseName(pairs), r.Reverse.Sidecar})
 				}
 				for _, sc := range side {
 					var b bytes.Buffer
@@ -197,38 +196,6 @@ func countNodes(t *printparse.Tree) int {
 		t.Root.Walk(func(*printparse.Node) bool { n++; return true })
 	}
 	return n
-}
-
-// templateFit explains why a template forced with --template NAME does not
-// fit the two trees (its lines then shape nothing), "" when it fits or none
-// was forced.
-func templateFit(name string, npu, bench *printparse.Tree) string {
-	if name == infer.TemplateAuto || name == infer.TemplateNone {
-		return ""
-	}
-	if t, err := templates.Get(name); err == nil {
-		name = t.Name // "NAME.yaml" names it too
-	}
-	has := func(ms []templates.Match) bool {
-		for _, m := range ms {
-			if m.Template.Name == name {
-				return true
-			}
-		}
-		return false
-	}
-	fit := templates.Detect(npu, bench)
-	if has(fit) {
-		return ""
-	}
-	msg := fmt.Sprintf("--template %s does not fit these trees (fewer than %.0f%% of its lines apply with %s as NPU)", name, 100*templates.MinScore, npu.Source)
-	switch {
-	case has(templates.Detect(bench, npu)):
-		msg += "; it fits with NPU and BENCH swapped"
-	case len(fit) > 0:
-		msg += "; --template auto would use " + fit[0].Template.Name
-	}
-	return msg
 }
 
 // distinctOutputs refuses output files that coincide (one draft would

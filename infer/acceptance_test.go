@@ -74,7 +74,7 @@ func suggest(t testing.TB, npu, bench *printparse.Tree, tmpl string) *infer.Resu
 	if err != nil {
 		t.Fatalf("Suggest(template %q): %v", tmpl, err)
 	}
-	if r.Mapping == nil || r.Reverse == nil {
+	if r.Forward.Mapping == nil || r.Reverse.Mapping == nil {
 		t.Fatalf("Suggest(template %q): Mapping or Reverse missing", tmpl)
 	}
 	return r
@@ -153,9 +153,9 @@ func TestAcceptanceSeedLines(t *testing.T) {
 				dir, seed string
 				draft     *mapping.Mapping
 			}{
-				{"MindSpeed-MM -> LLaMA-Factory (Result.Mapping)", seedFwd, r.Mapping},
-				{"LLaMA-Factory -> MindSpeed-MM (Result.Reverse)", seedRev, r.Reverse},
-				{"LLaMA-Factory -> MindSpeed-MM (Suggest(hf, mindspeed).Mapping)", seedRev, rev.Mapping},
+				{"MindSpeed-MM -> LLaMA-Factory (Result.Forward.Mapping)", seedFwd, r.Forward.Mapping},
+				{"LLaMA-Factory -> MindSpeed-MM (Result.Reverse.Mapping)", seedRev, r.Reverse.Mapping},
+				{"LLaMA-Factory -> MindSpeed-MM (Suggest(hf, mindspeed).Forward.Mapping)", seedRev, rev.Forward.Mapping},
 			} {
 				got := reproduce(t, d.seed, d.draft)
 				t.Logf("%s: %v", d.dir, got)
@@ -168,12 +168,12 @@ func TestAcceptanceSeedLines(t *testing.T) {
 				}
 			}
 			flagged := map[string]bool{}
-			for _, c := range r.Conflicts {
+			for _, c := range r.Forward.Conflicts {
 				flagged[c.Class] = true
 			}
 			for _, want := range []string{"TransformerLayer", "MLP"} {
 				if !flagged[want] {
-					t.Errorf("conflict on %s not flagged; conflicts: %v", want, classes(r.Conflicts))
+					t.Errorf("conflict on %s not flagged; conflicts: %v", want, classes(r.Forward.Conflicts))
 				}
 			}
 		})
@@ -300,11 +300,11 @@ func TestAcceptanceGroundTruth(t *testing.T) {
 				m          *mapping.Mapping
 				truth      map[string]verdict
 			}{
-				{"MindSpeed-MM -> LLaMA-Factory", ms, hf, r.Mapping, forward},
-				{"LLaMA-Factory -> MindSpeed-MM (reverse)", hf, ms, r.Reverse, reverse},
+				{"MindSpeed-MM -> LLaMA-Factory", ms, hf, r.Forward.Mapping, forward},
+				{"LLaMA-Factory -> MindSpeed-MM (reverse)", hf, ms, r.Reverse.Mapping, reverse},
 			} {
 				s := score(t, d.truth, mapping.NewResolver(d.m).ResolveTree(d.npu, d.bench))
-				t.Logf("%s, templates %q / %q: %v", d.dir, r.Template, r.ReverseTemplate, s)
+				t.Logf("%s, templates %q / %q: %v", d.dir, r.Forward.Template, r.Reverse.Template, s)
 				if s.paired == s.truePartners && len(s.wrong) == 0 {
 					continue
 				}
@@ -345,8 +345,8 @@ func TestAcceptanceMsprobeDumps(t *testing.T) {
 		m          *mapping.Mapping
 		truth      map[string]verdict
 	}{
-		{"MindSpeed-MM -> LLaMA-Factory", ms, lf, r.Mapping, forward},
-		{"LLaMA-Factory -> MindSpeed-MM (reverse)", lf, ms, r.Reverse, reverse},
+		{"MindSpeed-MM -> LLaMA-Factory", ms, lf, r.Forward.Mapping, forward},
+		{"LLaMA-Factory -> MindSpeed-MM (reverse)", lf, ms, r.Reverse.Mapping, reverse},
 	} {
 		pairs := mapping.NewResolver(d.m).ResolveTree(d.npu, d.bench)
 		dumped := map[string]verdict{}
@@ -358,7 +358,7 @@ func TestAcceptanceMsprobeDumps(t *testing.T) {
 			dumped[p.NPU.Path] = v
 		}
 		s := score(t, dumped, pairs)
-		t.Logf("%s, templates %q / %q: %v", d.dir, r.Template, r.ReverseTemplate, s)
+		t.Logf("%s, templates %q / %q: %v", d.dir, r.Forward.Template, r.Reverse.Template, s)
 		if s.paired != s.truePartners || len(s.wrong) != 0 || s.truePartners != 47 {
 			t.Errorf("%s: %v (want 47 of 47)\nmissed:\n  %s\nwrong:\n  %s", d.dir, s,
 				strings.Join(s.missed, "\n  "), strings.Join(s.wrong, "\n  "))

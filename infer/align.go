@@ -88,8 +88,28 @@ type info struct {
 	wrapper bool
 }
 
-// side is one tree prepared for alignment.
-type side struct {
+// side names one of the two trees: the suggest run's NPU tree (its
+// classes key the forward draft) or its bench tree (keying the reverse).
+type side int8
+
+const (
+	npuSide side = iota
+	benchSide
+)
+
+// other is the opposite side.
+func (s side) other() side { return 1 - s }
+
+// String is "NPU" or "bench", as the report words them.
+func (s side) String() string {
+	if s == npuSide {
+		return "NPU"
+	}
+	return "bench"
+}
+
+// treeIndex is one tree prepared for alignment.
+type treeIndex struct {
 	tree  *printparse.Tree
 	infos map[*printparse.Node]*info
 	order map[*printparse.Node]int // pre-order position
@@ -99,8 +119,8 @@ type side struct {
 	classCount map[string]int
 }
 
-func newSide(t *printparse.Tree) *side {
-	s := &side{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}, size: map[*printparse.Node]int{}}
+func indexTree(t *printparse.Tree) *treeIndex {
+	s := &treeIndex{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}, size: map[*printparse.Node]int{}}
 	nameTok, classTok := map[string][]string{}, map[string][]string{}
 	var walk func(n, canon *printparse.Node)
 	walk = func(n, canon *printparse.Node) {
@@ -343,7 +363,7 @@ type sub struct {
 
 // aligner aligns two trees outside-in.
 type aligner struct {
-	npu, bench *side
+	npu, bench *treeIndex
 	locals     map[pairKey]localScore
 	subs       map[pairKey]*sub
 	priors     map[pairKey]bool // template-implied pairs (actual nodes)
@@ -587,15 +607,15 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, u
 		ca, cb := al.npu.infos[fa[i]].canon, al.bench.infos[fb[j]].canon
 		sub := al.below(ca, cb)
 		if len(ub) > 0 {
-			candA = append(candA, al.free(sub, ca, true)...)
+			candA = append(candA, al.free(sub, ca, npuSide)...)
 		}
 		if len(ua) > 0 {
-			candB = append(candB, al.free(sub, cb, false)...)
+			candB = append(candB, al.free(sub, cb, benchSide)...)
 		}
 	}
 	credit := 0.0
 	taken := map[*printparse.Node]bool{}
-	pick := func(lonely *printparse.Node, cands []*printparse.Node, npuLonely bool) {
+	pick := func(lonely *printparse.Node, cands []*printparse.Node, lonelySide side) {
 		best := 0.0
 		var bz *printparse.Node
 		for _, z := range cands {
@@ -603,7 +623,7 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, u
 				continue
 			}
 			x, y := z, lonely
-			if npuLonely {
+			if lonelySide == npuSide {
 				x, y = lonely, z
 			}
 			if nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 {
@@ -620,39 +640,39 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, u
 	}
 	if len(candA) > 0 {
 		for _, y := range ub {
-			pick(y, candA, false)
+			pick(y, candA, benchSide)
 		}
 	}
 	if len(candB) > 0 {
 		for _, x := range ua {
-			pick(x, candB, true)
+			pick(x, candB, npuSide)
 		}
 	}
 	return credit
 }
 
 type freeKey struct {
-	s   *sub
-	npu bool
+	s    *sub
+	side side
 }
 
 // free memoises freeBelow.
-func (al *aligner) free(s *sub, n *printparse.Node, npuSide bool) []*printparse.Node {
-	k := freeKey{s, npuSide}
+func (al *aligner) free(s *sub, n *printparse.Node, on side) []*printparse.Node {
+	k := freeKey{s, on}
 	if f, ok := al.frees[k]; ok {
 		return f
 	}
-	f := freeBelow(n, s, npuSide)
+	f := freeBelow(n, s, on)
 	al.frees[k] = f
 	return f
 }
 
 // freeBelow lists the children and grandchildren of n (canonical) that
-// the alignment below n leaves without a partner.
-func freeBelow(n *printparse.Node, s *sub, npuSide bool) []*printparse.Node {
+// the alignment below n (on side on) leaves without a partner.
+func freeBelow(n *printparse.Node, s *sub, on side) []*printparse.Node {
 	matched := map[string]bool{}
 	for _, p := range s.pairs {
-		if npuSide {
+		if on == npuSide {
 			matched[p.a] = true
 		} else {
 			matched[p.b] = true
@@ -683,7 +703,7 @@ func freeBelow(n *printparse.Node, s *sub, npuSide bool) []*printparse.Node {
 
 // kindRanks gives each frontier node its relative position among the
 // frontier nodes of the same kind, in [0, 1].
-func kindRanks(s *side, f []*printparse.Node) []float64 {
+func kindRanks(s *treeIndex, f []*printparse.Node) []float64 {
 	count := map[string]int{}
 	for _, n := range f {
 		count[s.infos[n].kind]++
@@ -736,16 +756,15 @@ func startPair(npu, bench *printparse.Tree) (a, b *printparse.Node) {
 
 // match is one aligned pair of actual nodes.
 type match struct {
-	a, b           *printparse.Node
-	score, margin  float64
-	reasons        []string
-	leftover       bool // found across levels after the walk
-	rootish        bool // a root or an engine wrapper paired with the other root
-	lowConfidence  bool
-	structuralNote string
-	// structuralRev is structuralNote worded for the reverse draft, where
-	// the two sides swap their NPU and bench roles.
-	structuralRev string
+	a, b          *printparse.Node
+	score, margin float64
+	reasons       []string
+	leftover      bool // found across levels after the walk
+	rootish       bool // a root or an engine wrapper paired with the other root
+	lowConfidence bool
+	// structural notes an N:1 pair, worded for the draft keyed by each
+	// side (the NPU and bench roles swap in the reverse draft).
+	structural [2]string
 	// sizeA and sizeB are the printed sizes of a and b when both print
 	// sizes and they differ (validate's LM107).
 	sizeA, sizeB []int
@@ -753,14 +772,14 @@ type match struct {
 
 // alignment is the result of aligning two trees.
 type alignment struct {
-	npu, bench *side
+	npu, bench *treeIndex
 	pairs      []*match // outside-in (NPU pre-order)
 	byA        map[*printparse.Node]*match
 	byB        map[*printparse.Node]*match
 }
 
 // align aligns the two trees outside-in.
-func align(npu, bench *side, priors map[pairKey]bool) *alignment {
+func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 	al := &aligner{npu: npu, bench: bench, locals: map[pairKey]localScore{}, subs: map[pairKey]*sub{}, priors: priors, frees: map[freeKey][]*printparse.Node{}}
 	res := &alignment{npu: npu, bench: bench, byA: map[*printparse.Node]*match{}, byB: map[*printparse.Node]*match{}}
 	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
@@ -797,6 +816,30 @@ func align(npu, bench *side, priors map[pairKey]bool) *alignment {
 	}
 	slices.SortStableFunc(res.pairs, func(x, y *match) int { return npu.order[x.a] - npu.order[y.a] })
 	return res
+}
+
+// tree is the index of one side.
+func (r *alignment) tree(s side) *treeIndex {
+	if s == npuSide {
+		return r.npu
+	}
+	return r.bench
+}
+
+// matchOf is the pair n (on side s) belongs to, nil when it has none.
+func (r *alignment) matchOf(n *printparse.Node, s side) *match {
+	if s == npuSide {
+		return r.byA[n]
+	}
+	return r.byB[n]
+}
+
+// node is the pair's module on side s.
+func (m *match) node(s side) *printparse.Node {
+	if s == npuSide {
+		return m.a
+	}
+	return m.b
 }
 
 func (r *alignment) add(m *match) {
@@ -888,12 +931,12 @@ func siblings(n *printparse.Node) []*printparse.Node {
 func (r *alignment) leftovers(al *aligner) {
 	var ua, ub []*printparse.Node
 	for _, n := range r.npu.nodes {
-		if r.byA[n] == nil && r.npu.infos[n].canon == n && !r.covered(n, true) {
+		if r.byA[n] == nil && r.npu.infos[n].canon == n && !r.covered(n, npuSide) {
 			ua = append(ua, n)
 		}
 	}
 	for _, n := range r.bench.nodes {
-		if r.byB[n] == nil && r.bench.infos[n].canon == n && !r.covered(n, false) {
+		if r.byB[n] == nil && r.bench.infos[n].canon == n && !r.covered(n, benchSide) {
 			ub = append(ub, n)
 		}
 	}
@@ -950,11 +993,8 @@ func (r *alignment) kinParents(x, y *printparse.Node) bool {
 
 // covered reports whether n lies below a pair that is not canonical (a
 // repeat member other than the first): those are handled by broadcast.
-func (r *alignment) covered(n *printparse.Node, npuSide bool) bool {
-	s := r.bench
-	if npuSide {
-		s = r.npu
-	}
+func (r *alignment) covered(n *printparse.Node, on side) bool {
+	s := r.tree(on)
 	for p := n; p != nil; p = p.Parent {
 		if s.infos[p] != nil && s.infos[p].canon != p {
 			return true
@@ -986,10 +1026,10 @@ func (r *alignment) expandIdentical(al *aligner, a, b *printparse.Node) {
 // (lm_head beside "model", output_layer inside the text decoder), or the
 // same the other way round. Neither may have aligned modules below it.
 func (r *alignment) sameRegion(x, y *printparse.Node) bool {
-	if r.hasAlignedBelow(x, true) || r.hasAlignedBelow(y, false) {
+	if r.hasAlignedBelow(x, npuSide) || r.hasAlignedBelow(y, benchSide) {
 		return false
 	}
-	ax, by := r.alignedAncestorA(x), r.alignedAncestorB(y)
+	ax, by := r.alignedAncestor(x, npuSide), r.alignedAncestor(y, benchSide)
 	if ax == nil || by == nil {
 		return false
 	}
@@ -1009,15 +1049,16 @@ func (r *alignment) sameRegion(x, y *printparse.Node) bool {
 	return (ax.b == by.b || isAncestor(ax.b, y)) && near(by.a, ax.a)
 }
 
-// hasAlignedBelow reports whether some descendant of n has a partner.
-func (r *alignment) hasAlignedBelow(n *printparse.Node, npuSide bool) bool {
+// hasAlignedBelow reports whether some descendant of n (on side on) has a
+// partner.
+func (r *alignment) hasAlignedBelow(n *printparse.Node, on side) bool {
 	found := false
 	for _, c := range kids(n) {
 		c.Walk(func(d *printparse.Node) bool {
 			if found {
 				return false
 			}
-			if npuSide && r.byA[d] != nil || !npuSide && r.byB[d] != nil {
+			if r.matchOf(d, on) != nil {
 				found = true
 				return false
 			}
@@ -1027,18 +1068,11 @@ func (r *alignment) hasAlignedBelow(n *printparse.Node, npuSide bool) bool {
 	return found
 }
 
-func (r *alignment) alignedAncestorA(n *printparse.Node) *match {
+// alignedAncestor is the pair of n's nearest aligned proper ancestor (n
+// on side on), nil when none is aligned.
+func (r *alignment) alignedAncestor(n *printparse.Node, on side) *match {
 	for p := n.Parent; p != nil; p = p.Parent {
-		if m := r.byA[p]; m != nil {
-			return m
-		}
-	}
-	return nil
-}
-
-func (r *alignment) alignedAncestorB(n *printparse.Node) *match {
-	for p := n.Parent; p != nil; p = p.Parent {
-		if m := r.byB[p]; m != nil {
+		if m := r.matchOf(p, on); m != nil {
 			return m
 		}
 	}

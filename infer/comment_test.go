@@ -22,7 +22,7 @@ func TestPairCommentRounding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		m := &match{score: tc.score, margin: tc.margin, reasons: []string{"name"}}
-		if got := pairComment(m, false); got != tc.want {
+		if got := pairComment(m, npuSide); got != tc.want {
 			t.Errorf("pairComment(%v, %v) = %q, want %q", tc.score, tc.margin, got, tc.want)
 		}
 	}
@@ -47,7 +47,7 @@ func TestCommentFiguresInReport(t *testing.T) {
 			for _, f := range fig.FindAllString(rep.String(), -1) {
 				inReport[f] = true
 			}
-			for _, m := range []interface{ Marshal() ([]byte, error) }{r.Mapping, r.Reverse} {
+			for _, m := range []interface{ Marshal() ([]byte, error) }{r.Forward.Mapping, r.Reverse.Mapping} {
 				y, err := m.Marshal()
 				if err != nil {
 					t.Fatal(err)

@@ -43,10 +43,10 @@ func TestCorpusCross(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if r.Proven != 1 || r.ReverseProven != 1 {
-						t.Errorf("proven %.3f / %.3f; sidecar %v / %v", r.Proven, r.ReverseProven, r.Sidecar, r.ReverseSidecar)
+					if r.Forward.Proven != 1 || r.Reverse.Proven != 1 {
+						t.Errorf("proven %.3f / %.3f; sidecar %v / %v", r.Forward.Proven, r.Reverse.Proven, r.Forward.Sidecar, r.Reverse.Sidecar)
 					}
-					for _, c := range append(r.Conflicts, r.ReverseConflicts...) {
+					for _, c := range append(r.Forward.Conflicts, r.Reverse.Conflicts...) {
 						if !c.Proven {
 							t.Errorf("conflict %s not proven: %s", c.Class, c.Resolution)
 						}

@@ -19,23 +19,18 @@ type dpair struct {
 
 // view is the alignment seen from one direction.
 type view struct {
-	ka, kb  *side // ka: the side whose classes key the YAML
-	reverse bool  // ka is the alignment's bench side
-	pairs   []*dpair
-	byA     map[*printparse.Node]*dpair
-	byB     map[*printparse.Node]*dpair
+	ka, kb *treeIndex // ka: the side whose classes key the YAML
+	keys   side       // the side ka is
+	pairs  []*dpair
+	byA    map[*printparse.Node]*dpair
+	byB    map[*printparse.Node]*dpair
 }
 
-func newView(al *alignment, reverse bool) *view {
-	v := &view{ka: al.npu, kb: al.bench, reverse: reverse, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
-	if reverse {
-		v.ka, v.kb = al.bench, al.npu
-	}
+// newView sees the alignment from the draft keyed by side keys.
+func newView(al *alignment, keys side) *view {
+	v := &view{ka: al.tree(keys), kb: al.tree(keys.other()), keys: keys, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
 	for _, m := range al.pairs {
-		p := &dpair{a: m.a, b: m.b, m: m}
-		if reverse {
-			p.a, p.b = m.b, m.a
-		}
+		p := &dpair{a: m.node(keys), b: m.node(keys.other()), m: m}
 		v.pairs = append(v.pairs, p)
 		if !m.rootish || p.a.Parent == nil && p.b.Parent == nil {
 			v.byA[p.a] = p
@@ -172,7 +167,7 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 		}
 		ap := v.byA[anc]
 		e := &entry{anchor: anc, key: rel(p.a, anc), value: rel(p.b, ap.b), target: p.a, pair: p, kind: "pair"}
-		e.comment = pairComment(p.m, v.reverse)
+		e.comment = pairComment(p.m, v.keys)
 		entries = append(entries, e)
 	}
 	entries, d.conflicts = resolveConflicts(v, entries)
@@ -216,22 +211,28 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	return d
 }
 
-// pairComment is the YAML comment of a pair's line; reverse words its
-// structural note for the reverse draft.
-func pairComment(m *match, reverse bool) string {
+// result is the draft as Result shows it; tm is its template prior.
+func (d *draft) result(tm *templates.Match) Draft {
+	out := Draft{Mapping: d.m, Conflicts: d.conflicts, Sidecar: d.sidecar, Unintended: d.unintended}
+	if tm != nil {
+		out.Template = tm.Template.Name
+	}
+	return out
+}
+
+// pairComment is the YAML comment of a pair's line in the draft keyed by
+// side keys.
+func pairComment(m *match, keys side) string {
 	// the same rounded figures as the report's pairs (Pair.Score), so a
 	// 0.8949 reads 0.90 in both, not 0.89 here and 0.90 there
 	s := fmt.Sprintf("score %.2f margin %.2f: %s", round(m.score), round(m.margin), strings.Join(m.reasons, ","))
 	if m.lowConfidence {
 		s = "LOW CONFIDENCE, check by hand; " + s
 	}
-	switch {
-	case reverse && m.structuralRev != "":
-		s += "; " + m.structuralRev
-	case m.structuralNote != "":
-		s += "; " + m.structuralNote
+	if n := m.structural[keys]; n != "" {
+		s += "; " + n
 	}
-	if d := sizesDiffer(m, reverse); d != "" {
+	if d := sizesDiffer(m, keys); d != "" {
 		s += "; printed sizes differ: " + d
 	}
 	return s
@@ -288,24 +289,65 @@ func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry 
 // and escapes all but one group of instances through longer keys at their
 // nearest uniquely-classed aligned ancestor.
 func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
-	type inst struct {
-		node *printparse.Node
-		want map[string]*entry
-	}
-	instNodes := func(xs []*inst) []*printparse.Node {
-		out := make([]*printparse.Node, len(xs))
-		for i, x := range xs {
-			out[i] = x.node
+	classes, byClass := instancesByClass(entries)
+	var conflicts []Conflict
+	var escapes []*entry
+	escaped := map[*entry]bool{}
+	for _, c := range classes {
+		insts := byClass[c]
+		addImplicitWants(v, insts)
+		ckeys := conflictingKeys(insts)
+		if len(ckeys) == 0 {
+			continue
 		}
-		return out
+		clusters := clusterInstances(insts, ckeys)
+		if len(clusters) < 2 {
+			continue
+		}
+		keep := cheapestKeeper(clusters, ckeys)
+		conf := describeConflict(c, clusters, keep, ckeys)
+		escapes = append(escapes, escapeClusters(v, &conf, clusters, keep, ckeys, escaped)...)
+		conflicts = append(conflicts, conf)
 	}
-	byClass := map[string][]*inst{}
-	var classes []string
-	instOf := map[*printparse.Node]*inst{}
+	var kept []*entry
+	for _, e := range entries {
+		if !escaped[e] && !e.implicit {
+			kept = append(kept, e)
+		}
+	}
+	return append(kept, escapes...), conflicts
+}
+
+// instance is one anchor of a class and the renames it wants, by key.
+type instance struct {
+	node *printparse.Node
+	want map[string]*entry
+}
+
+// cluster is a group of instances whose wants agree on the conflicting
+// keys.
+type cluster struct {
+	want  map[string]string
+	insts []*instance
+}
+
+func instanceNodes(xs []*instance) []*printparse.Node {
+	out := make([]*printparse.Node, len(xs))
+	for i, x := range xs {
+		out[i] = x.node
+	}
+	return out
+}
+
+// instancesByClass groups the entries by anchor, and the anchors by the
+// class msprobe consults there (classes in order of first appearance).
+func instancesByClass(entries []*entry) (classes []string, byClass map[string][]*instance) {
+	byClass = map[string][]*instance{}
+	instOf := map[*printparse.Node]*instance{}
 	for _, e := range entries {
 		in := instOf[e.anchor]
 		if in == nil {
-			in = &inst{node: e.anchor, want: map[string]*entry{}}
+			in = &instance{node: e.anchor, want: map[string]*entry{}}
 			instOf[e.anchor] = in
 			c := classOf(e.anchor)
 			if byClass[c] == nil {
@@ -315,213 +357,220 @@ func resolveConflicts(v *view, entries []*entry) ([]*entry, []Conflict) {
 		}
 		in.want[e.key] = e
 	}
-	var conflicts []Conflict
+	return classes, byClass
+}
+
+// addImplicitWants records what each instance needs at a key another
+// instance renames: a key of one instance reaches into every instance
+// that has that path.
+func addImplicitWants(v *view, insts []*instance) {
+	union := map[string]bool{}
+	for _, in := range insts {
+		for k, e := range in.want {
+			if !e.identity() {
+				union[k] = true
+			}
+		}
+	}
+	for _, in := range insts {
+		ip := v.partnerOf(in.node)
+		for k := range union {
+			if _, has := in.want[k]; has {
+				continue
+			}
+			n := in.node.Lookup(k)
+			if n == nil || v.byA[n] == nil || ip == nil {
+				continue
+			}
+			np := v.byA[n].b
+			if !isAncestor(ip, np) {
+				continue
+			}
+			in.want[k] = &entry{anchor: in.node, key: k, value: rel(np, ip), target: n, pair: v.byA[n],
+				kind: "pair", comment: pairComment(v.byA[n].m, v.keys), implicit: true}
+		}
+	}
+}
+
+// conflictingKeys are the keys whose wanted value differs between
+// instances, sorted.
+func conflictingKeys(insts []*instance) []string {
+	values := map[string]map[string]bool{}
+	for _, in := range insts {
+		for k, e := range in.want {
+			if values[k] == nil {
+				values[k] = map[string]bool{}
+			}
+			values[k][e.value] = true
+		}
+	}
+	var ckeys []string
+	for k, vs := range values {
+		if len(vs) > 1 {
+			ckeys = append(ckeys, k)
+		}
+	}
+	sort.Strings(ckeys)
+	return ckeys
+}
+
+// clusterInstances groups instances with compatible wants on the
+// conflicting keys, first fit in instance order.
+func clusterInstances(insts []*instance, ckeys []string) []*cluster {
+	var clusters []*cluster
+	for _, in := range insts {
+		var home *cluster
+		for _, cl := range clusters {
+			if cl.admits(in, ckeys) {
+				home = cl
+				break
+			}
+		}
+		if home == nil {
+			home = &cluster{want: map[string]string{}}
+			clusters = append(clusters, home)
+		}
+		for _, k := range ckeys {
+			if e, has := in.want[k]; has {
+				home.want[k] = e.value
+			}
+		}
+		home.insts = append(home.insts, in)
+	}
+	return clusters
+}
+
+// admits reports whether in wants nothing the cluster contradicts.
+func (cl *cluster) admits(in *instance, ckeys []string) bool {
+	for _, k := range ckeys {
+		e, has := in.want[k]
+		if w, has2 := cl.want[k]; has && has2 && w != e.value {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleFor is the value cl's class rule gives key k: its want, or identity.
+func (cl *cluster) ruleFor(k string) string {
+	if w, ok := cl.want[k]; ok {
+		return w
+	}
+	return k
+}
+
+// escapeLines counts the escape lines in needs when cl keeps the class
+// rule.
+func escapeLines(in *instance, cl *cluster, ckeys []string) int {
+	n := 0
+	for _, k := range ckeys {
+		if e, has := in.want[k]; has && cl.ruleFor(k) != e.value {
+			n++
+		}
+	}
+	return n
+}
+
+// cheapestKeeper picks the cluster that keeps the class rule: the one that
+// leaves the fewest escape lines to the others (the larger on a tie).
+func cheapestKeeper(clusters []*cluster, ckeys []string) int {
+	best, bestCost := -1, 0
+	for i, cl := range clusters {
+		cost := 0
+		for j, o := range clusters {
+			if j != i {
+				for _, in := range o.insts {
+					cost += escapeLines(in, cl, ckeys)
+				}
+			}
+		}
+		if best < 0 || cost < bestCost || cost == bestCost && len(cl.insts) > len(clusters[best].insts) {
+			best, bestCost = i, cost
+		}
+	}
+	return best
+}
+
+// describeConflict lists a conflicting class's instances and what each
+// wants; keep is the cluster that keeps the class rule.
+func describeConflict(class string, clusters []*cluster, keep int, ckeys []string) Conflict {
+	conf := Conflict{Class: class}
+	for _, cl := range clusters {
+		for _, g := range groupPaths(instanceNodes(cl.insts)) {
+			ci := ConflictInstance{Path: g}
+			for _, k := range ckeys {
+				if w, ok := cl.want[k]; ok {
+					ci.Wants = append(ci.Wants, k+": "+w)
+				}
+			}
+			conf.Instances = append(conf.Instances, ci)
+		}
+	}
+	conf.Keeps = groupPaths(instanceNodes(clusters[keep].insts))
+	for _, cl := range clusters {
+		for _, in := range cl.insts {
+			for _, e := range in.want {
+				conf.targets = append(conf.targets, e.target)
+			}
+		}
+	}
+	return conf
+}
+
+// escapeClusters writes, for every instance outside the keeping cluster,
+// the longer keys at its escape anchor that override the class rule,
+// marks the entries they replace in escaped, and completes conf's
+// resolution.
+func escapeClusters(v *view, conf *Conflict, clusters []*cluster, keep int, ckeys []string, escaped map[*entry]bool) []*entry {
 	var out []*entry
-	escaped := map[*entry]bool{}
-	for _, c := range classes {
-		insts := byClass[c]
-		// A key of one instance reaches into every instance that has that
-		// path: record what each of those needs there.
-		union := map[string]bool{}
-		for _, in := range insts {
-			for k, e := range in.want {
-				if !e.identity() {
-					union[k] = true
-				}
-			}
-		}
-		for _, in := range insts {
-			ip := v.partnerOf(in.node)
-			for k := range union {
-				if _, has := in.want[k]; has {
-					continue
-				}
-				n := in.node.Lookup(k)
-				if n == nil || v.byA[n] == nil || ip == nil {
-					continue
-				}
-				np := v.byA[n].b
-				if !isAncestor(ip, np) {
-					continue
-				}
-				in.want[k] = &entry{anchor: in.node, key: k, value: rel(np, ip), target: n, pair: v.byA[n],
-					kind: "pair", comment: pairComment(v.byA[n].m, v.reverse), implicit: true}
-			}
-		}
-		// Keys whose wanted value differs between instances.
-		values := map[string]map[string]bool{}
-		for _, in := range insts {
-			for k, e := range in.want {
-				if values[k] == nil {
-					values[k] = map[string]bool{}
-				}
-				values[k][e.value] = true
-			}
-		}
-		var ckeys []string
-		for k, vs := range values {
-			if len(vs) > 1 {
-				ckeys = append(ckeys, k)
-			}
-		}
-		if len(ckeys) == 0 {
+	win := clusters[keep]
+	var escNodes, unresolved []*printparse.Node
+	for i, cl := range clusters {
+		if i == keep {
 			continue
 		}
-		sort.Strings(ckeys)
-		// Cluster instances with compatible wants on the conflicting keys.
-		type cluster struct {
-			want  map[string]string
-			insts []*inst
-		}
-		var clusters []*cluster
-		for _, in := range insts {
-			placed := false
-			for _, cl := range clusters {
-				ok := true
-				for _, k := range ckeys {
-					e, has := in.want[k]
-					if w, has2 := cl.want[k]; has && has2 && w != e.value {
-						ok = false
-						break
-					}
-				}
-				if ok {
-					for _, k := range ckeys {
-						if e, has := in.want[k]; has {
-							cl.want[k] = e.value
-						}
-					}
-					cl.insts = append(cl.insts, in)
-					placed = true
-					break
-				}
+		for _, in := range cl.insts {
+			esc := escapeAnchor(v, in.node)
+			if esc == nil {
+				unresolved = append(unresolved, in.node)
+			} else {
+				escNodes = append(escNodes, in.node)
 			}
-			if !placed {
-				cl := &cluster{want: map[string]string{}, insts: []*inst{in}}
-				for _, k := range ckeys {
-					if e, has := in.want[k]; has {
-						cl.want[k] = e.value
-					}
-				}
-				clusters = append(clusters, cl)
-			}
-		}
-		if len(clusters) < 2 {
-			continue
-		}
-		// lines counts the escape lines an instance needs when cl keeps
-		// the class rule.
-		lines := func(in *inst, cl *cluster) int {
-			n := 0
 			for _, k := range ckeys {
 				e, has := in.want[k]
 				if !has {
 					continue
 				}
-				w, ok := cl.want[k]
-				if !ok {
-					w = k
+				w := win.ruleFor(k)
+				if w == e.value {
+					continue
 				}
-				if w != e.value {
-					n++
-				}
-			}
-			return n
-		}
-		best, bestCost := -1, 0
-		for i, cl := range clusters {
-			cost := 0
-			for j, o := range clusters {
-				if j != i {
-					for _, in := range o.insts {
-						cost += lines(in, cl)
-					}
-				}
-			}
-			if best < 0 || cost < bestCost || cost == bestCost && len(cl.insts) > len(clusters[best].insts) {
-				best, bestCost = i, cost
-			}
-		}
-		win := clusters[best]
-		conf := Conflict{Class: c}
-		for _, cl := range clusters {
-			for _, g := range groupPaths(instNodes(cl.insts)) {
-				ci := ConflictInstance{Path: g}
-				for _, k := range ckeys {
-					if w, ok := cl.want[k]; ok {
-						ci.Wants = append(ci.Wants, k+": "+w)
-					}
-				}
-				conf.Instances = append(conf.Instances, ci)
-			}
-		}
-		conf.Keeps = groupPaths(instNodes(win.insts))
-		for _, cl := range clusters {
-			for _, in := range cl.insts {
-				for _, e := range in.want {
-					conf.targets = append(conf.targets, e.target)
-				}
-			}
-		}
-		// Escape the other clusters.
-		var escNodes, unresolved []*printparse.Node
-		for i, cl := range clusters {
-			if i == best {
-				continue
-			}
-			for _, in := range cl.insts {
-				esc := escapeAnchor(v, in.node)
+				escaped[e] = true
 				if esc == nil {
-					unresolved = append(unresolved, in.node)
-				} else {
-					escNodes = append(escNodes, in.node)
+					continue
 				}
-				for _, k := range ckeys {
-					e, has := in.want[k]
-					if !has {
-						continue
-					}
-					w, ok := win.want[k]
-					if !ok {
-						w = k
-					}
-					if w == e.value {
-						continue
-					}
-					escaped[e] = true
-					if esc == nil {
-						continue
-					}
-					ep := v.byA[esc]
-					ib := v.partnerOf(in.node)
-					ne := &entry{
-						anchor: esc, target: e.target, pair: e.pair, kind: "escape",
-						key:   joinPath(rel(in.node, esc), e.key),
-						value: joinPath(rel(ib, ep.b), e.value),
-					}
-					ne.comment = fmt.Sprintf("escapes %s rule %s: %s (%s)", c, k, w, strings.TrimPrefix(e.comment, ""))
-					out = append(out, ne)
-					conf.Lines++
+				ep := v.byA[esc]
+				ib := v.partnerOf(in.node)
+				ne := &entry{
+					anchor: esc, target: e.target, pair: e.pair, kind: "escape",
+					key:   joinPath(rel(in.node, esc), e.key),
+					value: joinPath(rel(ib, ep.b), e.value),
 				}
+				ne.comment = fmt.Sprintf("escapes %s rule %s: %s (%s)", conf.Class, k, w, e.comment)
+				out = append(out, ne)
+				conf.Lines++
 			}
 		}
-		conf.Escapes = groupPaths(escNodes)
-		conf.Unresolved = groupPaths(unresolved)
-		conf.Resolution = fmt.Sprintf("class rule %s serves %s; %s escape%s through %d longer key%s at %s",
-			c, strings.Join(conf.Keeps, ", "), strings.Join(conf.Escapes, ", "), plural(len(conf.Escapes), "", "s"),
-			conf.Lines, plural(conf.Lines, "", "s"), strings.Join(escapeClasses(v, escNodes), ", "))
-		if len(unresolved) > 0 {
-			conf.Resolution += fmt.Sprintf("; %s cannot be expressed in YAML (no uniquely-classed aligned ancestor): see the sidecar", strings.Join(conf.Unresolved, ", "))
-		}
-		conflicts = append(conflicts, conf)
 	}
-	var kept []*entry
-	for _, e := range entries {
-		if !escaped[e] && !e.implicit {
-			kept = append(kept, e)
-		}
+	conf.Escapes = groupPaths(escNodes)
+	conf.Unresolved = groupPaths(unresolved)
+	conf.Resolution = fmt.Sprintf("class rule %s serves %s; %s escape%s through %d longer key%s at %s",
+		conf.Class, strings.Join(conf.Keeps, ", "), strings.Join(conf.Escapes, ", "), plural(len(conf.Escapes), "", "s"),
+		conf.Lines, plural(conf.Lines, "", "s"), strings.Join(escapeClasses(v, escNodes), ", "))
+	if len(unresolved) > 0 {
+		conf.Resolution += fmt.Sprintf("; %s cannot be expressed in YAML (no uniquely-classed aligned ancestor): see the sidecar", strings.Join(conf.Unresolved, ", "))
 	}
-	return append(kept, out...), conflicts
+	return out
 }
 
 func plural(n int, one, many string) string {

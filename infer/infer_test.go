@@ -87,11 +87,11 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fwd, err := r.Mapping.Marshal()
+				fwd, err := r.Forward.Mapping.Marshal()
 				if err != nil {
 					t.Fatal(err)
 				}
-				rev, err := r.Reverse.Marshal()
+				rev, err := r.Reverse.Mapping.Marshal()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -111,10 +111,10 @@ func TestGolden(t *testing.T) {
 				// Every aligned pair must be reproduced by msprobe's
 				// resolver, in both directions, and nothing may be paired
 				// that the alignment left alone.
-				if r.Proven != 1 || r.ReverseProven != 1 {
-					t.Errorf("proven %.3f / reverse %.3f, want 1; sidecar %v", r.Proven, r.ReverseProven, r.Sidecar)
+				if r.Forward.Proven != 1 || r.Reverse.Proven != 1 {
+					t.Errorf("proven %.3f / reverse %.3f, want 1; sidecar %v", r.Forward.Proven, r.Reverse.Proven, r.Forward.Sidecar)
 				}
-				for _, c := range r.Conflicts {
+				for _, c := range r.Forward.Conflicts {
 					if !c.Proven {
 						t.Errorf("conflict %s not proven: %s", c.Class, c.Resolution)
 					}
@@ -124,7 +124,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fwd2, _ := r2.Mapping.Marshal()
+				fwd2, _ := r2.Forward.Mapping.Marshal()
 				if !bytes.Equal(fwd, fwd2) {
 					t.Error("second run drafted a different mapping")
 				}
@@ -170,8 +170,8 @@ func TestCorpusSelf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := len(r.Mapping.Rules()); n != 0 {
-				y, _ := r.Mapping.Marshal()
+			if n := len(r.Forward.Mapping.Rules()); n != 0 {
+				y, _ := r.Forward.Mapping.Marshal()
 				t.Errorf("%d rules for a tree against itself:\n%s", n, y)
 			}
 			for _, p := range r.Pairs {
@@ -182,8 +182,8 @@ func TestCorpusSelf(t *testing.T) {
 			if len(r.Unmatched.NPU)+len(r.Unmatched.Bench) != 0 {
 				t.Errorf("unmatched %v / %v", r.Unmatched.NPU, r.Unmatched.Bench)
 			}
-			if r.Proven != 1 || len(r.Conflicts) != 0 {
-				t.Errorf("proven %v conflicts %v", r.Proven, r.Conflicts)
+			if r.Forward.Proven != 1 || len(r.Forward.Conflicts) != 0 {
+				t.Errorf("proven %v conflicts %v", r.Forward.Proven, r.Forward.Conflicts)
 			}
 		})
 	}

@@ -61,10 +61,10 @@ func TestMutatedPairs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Proven != 1 || r.ReverseProven != 1 {
-					t.Errorf("seed %d %s template %s: proven %.3f / %.3f; sidecar %v / %v", seed, which, tmpl, r.Proven, r.ReverseProven, first(r.Sidecar), first(r.ReverseSidecar))
+				if r.Forward.Proven != 1 || r.Reverse.Proven != 1 {
+					t.Errorf("seed %d %s template %s: proven %.3f / %.3f; sidecar %v / %v", seed, which, tmpl, r.Forward.Proven, r.Reverse.Proven, first(r.Forward.Sidecar), first(r.Reverse.Sidecar))
 				}
-				for _, c := range append(r.Conflicts, r.ReverseConflicts...) {
+				for _, c := range append(r.Forward.Conflicts, r.Reverse.Conflicts...) {
 					if !c.Proven {
 						t.Errorf("seed %d %s template %s: conflict %s not proven", seed, which, tmpl, c.Class)
 					}

@@ -68,21 +68,21 @@ func mappingObject(m *mapping.Mapping) (map[string]any, error) {
 }
 
 func writeJSON(w io.Writer, r *Result) error {
-	fm, err := mappingObject(r.Mapping)
+	fm, err := mappingObject(r.Forward.Mapping)
 	if err != nil {
 		return err
 	}
-	rm, err := mappingObject(r.Reverse)
+	rm, err := mappingObject(r.Reverse.Mapping)
 	if err != nil {
 		return err
 	}
 	doc := jsonReport{
-		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Template, ReverseTemplate: r.ReverseTemplate,
-		Coverage: round(r.Coverage), Proven: round(r.Proven), ReverseProven: round(r.ReverseProven),
+		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Forward.Template, ReverseTemplate: r.Reverse.Template,
+		Coverage: round(r.Coverage), Proven: round(r.Forward.Proven), ReverseProven: round(r.Reverse.Proven),
 		Mapping: fm, Reverse: rm, Roots: r.Roots, Pairs: r.Pairs, Unmatched: r.Unmatched, UnmatchedWhy: r.UnmatchedWhy,
-		Conflicts: r.Conflicts, ReverseConflicts: r.ReverseConflicts, Structural: r.Structural,
-		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Sidecar, ReverseSidecar: r.ReverseSidecar,
-		Unintended: r.Unintended, ReverseUnintended: r.ReverseUnintended,
+		Conflicts: r.Forward.Conflicts, ReverseConflicts: r.Reverse.Conflicts, Structural: r.Structural,
+		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Forward.Sidecar, ReverseSidecar: r.Reverse.Sidecar,
+		Unintended: r.Forward.Unintended, ReverseUnintended: r.Reverse.Unintended,
 	}
 	nonNil(&doc)
 	enc := json.NewEncoder(w)
@@ -125,18 +125,18 @@ func nonNil(d *jsonReport) {
 func writeText(w io.Writer, r *Result) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "layermap suggest: NPU %s, bench %s\n", r.NPUSource, r.BenchSource)
-	tpl := r.Template
+	tpl := r.Forward.Template
 	if tpl == "" {
 		tpl = "none"
 	}
-	rtpl := r.ReverseTemplate
+	rtpl := r.Reverse.Template
 	if rtpl == "" {
 		rtpl = "none"
 	}
 	fmt.Fprintf(b, "template: %s (reverse: %s)\n", tpl, rtpl)
 	npuTotal := len(r.Pairs) + len(r.Unmatched.NPU)
 	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d, containers msprobe never dumps included)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
-	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Proven, 100*r.ReverseProven)
+	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Forward.Proven, 100*r.Reverse.Proven)
 
 	for _, p := range r.Roots {
 		fmt.Fprintf(b, "roots: %s (%s) <-> %s (%s): paired by msprobe itself, no YAML line\n", displayPath(p.NPU), p.NPUClass, displayPath(p.Bench), p.BenchClass)
@@ -184,12 +184,12 @@ func writeText(w io.Writer, r *Result) error {
 	writeList(b, withWhy(collapsePaths(r.Unmatched.NPU), r.UnmatchedWhy))
 	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
 	writeList(b, withWhy(collapsePaths(r.Unmatched.Bench), r.UnmatchedWhy))
-	writeConflicts(b, "conflicts", r.Conflicts)
-	writeConflicts(b, "reverse conflicts", r.ReverseConflicts)
+	writeConflicts(b, "conflicts", r.Forward.Conflicts)
+	writeConflicts(b, "reverse conflicts", r.Reverse.Conflicts)
 	fmt.Fprintf(b, "\ntemplate lines that did not apply:\n")
 	writeList(b, r.TemplateUnapplied)
-	fmt.Fprintf(b, "\nsidecar (pairs no YAML line expresses): %d, reverse: %d\n", len(r.Sidecar), len(r.ReverseSidecar))
-	for _, p := range r.Sidecar {
+	fmt.Fprintf(b, "\nsidecar (pairs no YAML line expresses): %d, reverse: %d\n", len(r.Forward.Sidecar), len(r.Reverse.Sidecar))
+	for _, p := range r.Forward.Sidecar {
 		fmt.Fprintf(b, "  %s <-> %s\n", p.NPU, p.Bench)
 	}
 	fmt.Fprintf(b, "\nunintended (modules without a partner that the draft still pairs):\n")
@@ -197,7 +197,7 @@ func writeText(w io.Writer, r *Result) error {
 	for _, side := range []struct {
 		prefix string
 		pairs  []NodePair
-	}{{"", r.Unintended}, {"reverse draft: ", r.ReverseUnintended}} {
+	}{{"", r.Forward.Unintended}, {"reverse draft: ", r.Reverse.Unintended}} {
 		ps := make([]Pair, len(side.pairs))
 		for i, p := range side.pairs {
 			// Structural and Reasons carry why each module has no

@@ -20,8 +20,8 @@ func TestStructuralNoteSides(t *testing.T) {
 		marshal   func() ([]byte, error)
 		want, bad string
 	}{
-		{"forward", r.Mapping.Marshal, "N:1: NPU linear_fc1 fuses gate_proj and up_proj", "N:1: bench linear_fc1"},
-		{"reverse", r.Reverse.Marshal, "N:1: bench linear_fc1 fuses gate_proj and up_proj", "N:1: NPU linear_fc1"},
+		{"forward", r.Forward.Mapping.Marshal, "N:1: NPU linear_fc1 fuses gate_proj and up_proj", "N:1: bench linear_fc1"},
+		{"reverse", r.Reverse.Mapping.Marshal, "N:1: bench linear_fc1 fuses gate_proj and up_proj", "N:1: NPU linear_fc1"},
 	} {
 		b, err := tc.marshal()
 		if err != nil {
@@ -122,7 +122,7 @@ func TestMetaLlamaNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := lines(r.Mapping)
+	got := lines(r.Forward.Mapping)
 	want := map[string][]string{
 		"TopLayer": {"_fsdp_wrapped_module.tok_embeddings: model.embed_tokens", "_fsdp_wrapped_module.layers: model.layers",
 			"_fsdp_wrapped_module.norm: model.norm", "_fsdp_wrapped_module.output: lm_head"},
@@ -160,7 +160,7 @@ func TestPEFTAgainstPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := r.Mapping.Marshal()
+	y, err := r.Forward.Mapping.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,8 +280,8 @@ func TestUnintendedCollapsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Unintended) != 32 {
-		t.Fatalf("%d unintended pairs, want the 32 input_layernorm placeholders: %v", len(r.Unintended), r.Unintended)
+	if len(r.Forward.Unintended) != 32 {
+		t.Fatalf("%d unintended pairs, want the 32 input_layernorm placeholders: %v", len(r.Forward.Unintended), r.Forward.Unintended)
 	}
 	var b strings.Builder
 	if err := WriteReport(&b, r, "text"); err != nil {
@@ -337,11 +337,11 @@ func TestContradictedTemplateDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Template != "" || len(r.TemplateUnapplied) == 0 ||
+	if r.Forward.Template != "" || len(r.TemplateUnapplied) == 0 ||
 		!strings.HasPrefix(r.TemplateUnapplied[0], "qwen2.5_mindspeed-llm_to_llamafactory-expert: not used: its classes occur here, but the structures contradict") {
-		t.Errorf("template %q, notes %q: want none, and the detected one said not used", r.Template, r.TemplateUnapplied)
+		t.Errorf("template %q, notes %q: want none, and the detected one said not used", r.Forward.Template, r.TemplateUnapplied)
 	}
-	b, err := r.Mapping.Marshal()
+	b, err := r.Forward.Mapping.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,8 +352,8 @@ func TestContradictedTemplateDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Template != "qwen2.5_mindspeed-llm_to_llamafactory-expert" {
-		t.Errorf("named template dropped: %q", r.Template)
+	if r.Forward.Template != "qwen2.5_mindspeed-llm_to_llamafactory-expert" {
+		t.Errorf("named template dropped: %q", r.Forward.Template)
 	}
 }
 
@@ -404,7 +404,7 @@ func TestCheckpointWrapperClassLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := lines(r.Mapping)
+	got := lines(r.Forward.Mapping)
 	want := map[string][]string{
 		"TopLayer": {"embed_tokens: model.embed_tokens", "layers: model.layers", "norm: model.norm", "rotary_emb: model.rotary_emb"},
 		"FSDPCheckpointWrapper": {"_checkpoint_wrapped_module.input_layernorm: input_layernorm", "_checkpoint_wrapped_module.mlp: mlp",
@@ -425,8 +425,8 @@ func TestCheckpointWrapperClassLines(t *testing.T) {
 			t.Errorf("low-confidence pair %s <-> %s", p.NPU, p.Bench)
 		}
 	}
-	if len(r.Unintended) != 0 || r.Coverage < 0.95 {
-		t.Errorf("unintended %v, coverage %.3f", r.Unintended, r.Coverage)
+	if len(r.Forward.Unintended) != 0 || r.Coverage < 0.95 {
+		t.Errorf("unintended %v, coverage %.3f", r.Forward.Unintended, r.Coverage)
 	}
 }
 

@@ -28,7 +28,7 @@ func TestSizesAgreeWithValidate(t *testing.T) {
 				}
 			}
 			var theirs []string
-			for _, f := range validate.Check(r.Mapping, nil, npu, bench, validate.Options{}).Findings {
+			for _, f := range validate.Check(r.Forward.Mapping, nil, npu, bench, validate.Options{}).Findings {
 				if f.Code == validate.CodeSuspicious && strings.Contains(f.Msg, " sizes ") {
 					pair, _, _ := strings.Cut(f.Msg, " pairs ")
 					theirs = append(theirs, pair)

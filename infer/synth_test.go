@@ -126,7 +126,7 @@ func TestSynthQwen25Text(t *testing.T) {
 		name string
 		got  map[string][]string
 		want map[string][]string
-	}{{"forward", lines(r.Mapping), want}, {"reverse", lines(r.Reverse), wantRev}} {
+	}{{"forward", lines(r.Forward.Mapping), want}, {"reverse", lines(r.Reverse.Mapping), wantRev}} {
 		for c, ls := range d.want {
 			for _, l := range ls {
 				if !contains(d.got[c], l) {
@@ -135,11 +135,11 @@ func TestSynthQwen25Text(t *testing.T) {
 			}
 		}
 	}
-	if r.Proven != 1 || r.ReverseProven != 1 {
-		t.Errorf("proven %v / %v, want 1", r.Proven, r.ReverseProven)
+	if r.Forward.Proven != 1 || r.Reverse.Proven != 1 {
+		t.Errorf("proven %v / %v, want 1", r.Forward.Proven, r.Reverse.Proven)
 	}
-	if len(r.Conflicts) != 0 {
-		t.Errorf("conflicts %v, want none", r.Conflicts)
+	if len(r.Forward.Conflicts) != 0 {
+		t.Errorf("conflicts %v, want none", r.Forward.Conflicts)
 	}
 }
 
@@ -185,13 +185,13 @@ func TestSynthQwen25TextTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(r.Template, "qwen2.5_mindspeed-llm_to_llamafactory") || !strings.HasPrefix(r.ReverseTemplate, "qwen2.5_llamafactory_to_mindspeed-llm") {
-		t.Errorf("templates %q / %q", r.Template, r.ReverseTemplate)
+	if !strings.HasPrefix(r.Forward.Template, "qwen2.5_mindspeed-llm_to_llamafactory") || !strings.HasPrefix(r.Reverse.Template, "qwen2.5_llamafactory_to_mindspeed-llm") {
+		t.Errorf("templates %q / %q", r.Forward.Template, r.Reverse.Template)
 	}
-	if r.Proven != 1 || r.ReverseProven != 1 || len(r.Conflicts) != 0 {
-		t.Errorf("proven %v / %v conflicts %v", r.Proven, r.ReverseProven, r.Conflicts)
+	if r.Forward.Proven != 1 || r.Reverse.Proven != 1 || len(r.Forward.Conflicts) != 0 {
+		t.Errorf("proven %v / %v conflicts %v", r.Forward.Proven, r.Reverse.Proven, r.Forward.Conflicts)
 	}
-	got := lines(r.Mapping)
+	got := lines(r.Forward.Mapping)
 	if !contains(got["Float16Module"], "module.output_layer: lm_head") || !contains(got["TransformerLayer"], "self_attention: self_attn") {
 		t.Errorf("mapping %v", got)
 	}

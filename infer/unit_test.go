@@ -151,7 +151,7 @@ func TestConflictToy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := lines(r.Mapping)
+	got := lines(r.Forward.Mapping)
 	want := map[string][]string{
 		"TopLayer":  {"vis: visual"},
 		"VisTower":  {"layers: blocks", "layers.0.input_layernorm: blocks.0.norm1", "layers.0.self_attention: blocks.0.attn", "layers.1.input_layernorm: blocks.1.norm1", "layers.1.self_attention: blocks.1.attn"},
@@ -169,15 +169,15 @@ func TestConflictToy(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("classes %v, want %v", keys(got), keys(want))
 	}
-	if len(r.Conflicts) != 1 || r.Conflicts[0].Class != "Layer" || !r.Conflicts[0].Proven {
-		t.Fatalf("conflicts %+v, want one proven on Layer", r.Conflicts)
+	if len(r.Forward.Conflicts) != 1 || r.Forward.Conflicts[0].Class != "Layer" || !r.Forward.Conflicts[0].Proven {
+		t.Fatalf("conflicts %+v, want one proven on Layer", r.Forward.Conflicts)
 	}
-	c := r.Conflicts[0]
+	c := r.Forward.Conflicts[0]
 	if !slices.Equal(c.Keeps, []string{"txt.layers.{0-2}"}) || !slices.Equal(c.Escapes, []string{"vis.layers.{0-1}"}) {
 		t.Errorf("keeps %v escapes %v", c.Keeps, c.Escapes)
 	}
-	if r.Proven != 1 || r.ReverseProven != 1 || len(r.Sidecar) != 0 {
-		t.Errorf("proven %v / %v, sidecar %v", r.Proven, r.ReverseProven, r.Sidecar)
+	if r.Forward.Proven != 1 || r.Reverse.Proven != 1 || len(r.Forward.Sidecar) != 0 {
+		t.Errorf("proven %v / %v, sidecar %v", r.Forward.Proven, r.Reverse.Proven, r.Forward.Sidecar)
 	}
 	var rep bytes.Buffer
 	if err := WriteReport(&rep, r, "text"); err != nil {
@@ -209,7 +209,7 @@ func TestSeedTemplateCorrected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := lines(r.Mapping)
+	got := lines(r.Forward.Mapping)
 	if contains(got["MMGPTModel"], "output_layer: lm_head") {
 		t.Error("the seed's wrong line MMGPTModel output_layer: lm_head was copied")
 	}
@@ -225,7 +225,7 @@ func TestSeedTemplateCorrected(t *testing.T) {
 	if !found {
 		t.Errorf("unapplied lines do not explain output_layer: %q", r.TemplateUnapplied)
 	}
-	if r.Template != "qwen2.5-vl_mindspeed-mm_to_llamafactory" || r.Proven != 1 || len(r.Conflicts) != 2 {
-		t.Errorf("template %q proven %v conflicts %v", r.Template, r.Proven, r.Conflicts)
+	if r.Forward.Template != "qwen2.5-vl_mindspeed-mm_to_llamafactory" || r.Forward.Proven != 1 || len(r.Forward.Conflicts) != 2 {
+		t.Errorf("template %q proven %v conflicts %v", r.Forward.Template, r.Forward.Proven, r.Forward.Conflicts)
 	}
 }

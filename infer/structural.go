@@ -1,0 +1,182 @@
+package infer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// structuralNotes flags fused/split modules: a pair whose bench side has
+// an unpaired sibling that the NPU module also computes (Megatron's
+// linear_fc1 = gate_proj + up_proj), and unpaired fused modules against
+// split ones (linear_qkv against q_proj, k_proj, v_proj).
+func structuralNotes(al *alignment) []string {
+	var notes []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			notes = append(notes, s)
+		}
+	}
+	for _, m := range al.pairs {
+		a, b := al.npu.infos[m.a], al.bench.infos[m.b]
+		if a.nkids > 0 || b.nkids > 0 || a.canon != m.a {
+			continue
+		}
+		for _, fused := range []side{npuSide, benchSide} {
+			if notes := fusedGateUp(al, m.node(fused), m.node(fused.other()), fused); notes[npuSide] != "" {
+				m.structural = notes
+				add(groupNote(al, m.a, notes[npuSide]))
+				break
+			}
+		}
+	}
+	for _, m := range al.pairs {
+		if notes := fusedHead(al, m); notes[npuSide] != "" {
+			m.structural = notes
+			add(groupNote(al, m.a, notes[npuSide]))
+		}
+	}
+	// Broadcast notes to repeat members.
+	for _, m := range al.pairs {
+		if m.structural[npuSide] == "" {
+			if c := al.byA[al.npu.infos[m.a].canon]; c != nil && c != m {
+				m.structural = c.structural
+			}
+		}
+	}
+	// unpaired fused q/k/v against split ones
+	fusedQKV := func(on side, word string) {
+		t := al.tree(on)
+		for _, n := range t.nodes {
+			if al.matchOf(n, on) != nil || t.infos[n].canon != n || !hasToken(t.infos[n].name, "qkv") {
+				continue
+			}
+			if p := al.alignedAncestor(n, on); p != nil && p.node(on) == n.Parent {
+				if split := splitQKV(p.node(on.other())); split != "" {
+					add(fmt.Sprintf("N:1 %s%s fuses %s: no 1:1 partner, left unmatched", word, displayGroup(n), split))
+				}
+			}
+		}
+	}
+	fusedQKV(npuSide, "")
+	for _, on := range []side{npuSide, benchSide} {
+		t := al.tree(on)
+		for _, n := range t.nodes {
+			if t.infos[n].canon != n || t.infos[n].kind != printparse.KindLinear || !strings.Contains(n.Class, "LayerNorm") {
+				continue
+			}
+			add(fmt.Sprintf("N:1 %s %s (%s) fuses its input norm into the projection: the other side's norm before it has no 1:1 partner, and this module's input is the un-normalised one",
+				on, displayGroup(n), n.Class))
+		}
+	}
+	fusedQKV(benchSide, "bench ")
+	return notes
+}
+
+func displayGroup(n *printparse.Node) string {
+	g := groupPaths([]*printparse.Node{n})
+	p, s, i := splitIndex(n)
+	if i >= 0 && n.Parent != nil {
+		return p + "*" + s
+	}
+	return g[0]
+}
+
+func groupNote(al *alignment, n *printparse.Node, note string) string {
+	return displayGroup(n) + ": " + note
+}
+
+// fusedGateUp checks a Linear pair (x on the fused side, y on the split
+// side) for a gated MLP fused on x's side: y is "up" and an unpaired "gate"
+// sibling of y exists. It returns the note worded for the draft keyed by
+// each side (the NPU and bench roles swap in the reverse draft).
+func fusedGateUp(al *alignment, x, y *printparse.Node, fused side) (notes [2]string) {
+	xi, yi := al.tree(fused).infos[x], al.tree(fused.other()).infos[y]
+	if !hasToken(xi.name, "up") || !hasToken(yi.name, "up") || y.Parent == nil {
+		return notes
+	}
+	for _, s := range kids(y.Parent) {
+		if s == y {
+			continue
+		}
+		si, paired := al.tree(fused.other()).infos[s], al.matchOf(s, fused.other()) != nil
+		if !paired && hasToken(si.name, "gate") {
+			body := fmt.Sprintf("%s fuses %s and %s (gated MLP); paired with %s as an expert would, outputs differ in shape",
+				x.Name, s.Name, y.Name, y.Name)
+			return sideNotes(fused, body)
+		}
+	}
+	return notes
+}
+
+// sideNotes words a note on a module of side fused for the draft keyed by
+// each side: "N:1: NPU ..." where the fused side keys the draft as -tp.
+func sideNotes(fused side, body string) (notes [2]string) {
+	notes[npuSide] = "N:1: " + fused.String() + " " + body
+	notes[benchSide] = "N:1: " + fused.other().String() + " " + body
+	return notes
+}
+
+// fusedHead checks a pair of heads (both composite, both named as a head:
+// lm_head, output_layer) for one side whose head is followed by a separate
+// output projection that nothing pairs: NeMo 2's BERT has lm_head (dense,
+// layer_norm) and output_layer, while NeMo 1's BertLMHead computes the
+// logits itself (its bias is output_layer.bias in bionemo's
+// nemo1_to_nemo2_biobert_key_mapping). The pair's inputs agree; its outputs
+// do not: the fusing head's output is the projection's.
+func fusedHead(al *alignment, m *match) (notes [2]string) {
+	a, b := al.npu.infos[m.a], al.bench.infos[m.b]
+	if m.rootish || a.nkids == 0 || b.nkids == 0 || !hasToken(a.name, "head") || !hasToken(b.name, "head") {
+		return notes
+	}
+	proj := func(s *treeIndex, n *printparse.Node, paired map[*printparse.Node]*match) *printparse.Node {
+		if n.Parent == nil {
+			return nil
+		}
+		for _, c := range kids(n.Parent) {
+			if ci := s.infos[c]; c != n && paired[c] == nil && ci.nkids == 0 && ci.kind == printparse.KindLinear && hasToken(ci.name, "head") {
+				return c
+			}
+		}
+		return nil
+	}
+	pa, pb := proj(al.npu, m.a, al.byA), proj(al.bench, m.b, al.byB)
+	if (pa == nil) == (pb == nil) {
+		return notes
+	}
+	x, y, z := m.a, m.b, pb // x fuses y and z
+	fused := npuSide
+	if pa != nil {
+		x, y, z = m.b, m.a, pa
+		fused = benchSide
+	}
+	body := fmt.Sprintf("%s (%s) has no output projection while the other side follows %s with %s (%s): "+
+		"if %s computes the logits itself (NeMo 1's BertLMHead does), its output pairs with %s's, not %s's",
+		x.Name, x.Class, y.Name, z.Name, z.Class, x.Name, z.Name, y.Name)
+	return sideNotes(fused, body)
+}
+
+// splitQKV reports the separate q/k/v projections among n's children.
+func splitQKV(n *printparse.Node) string {
+	var q, k, v string
+	for _, c := range kids(n) {
+		switch {
+		case strings.HasPrefix(c.Name, "q_") || c.Name == "q" || c.Name == "query":
+			q = c.Name
+		case strings.HasPrefix(c.Name, "k_") || c.Name == "k" || c.Name == "key":
+			k = c.Name
+		case strings.HasPrefix(c.Name, "v_") || c.Name == "v" || c.Name == "value":
+			v = c.Name
+		}
+	}
+	if q != "" && k != "" && v != "" {
+		return q + ", " + k + " and " + v
+	}
+	return ""
+}
+
+func hasToken(ts []string, t string) bool { return slices.Contains(ts, t) }

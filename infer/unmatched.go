@@ -1,0 +1,206 @@
+package infer
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// partner returns the node n (on side on) is aligned with, nil when n is
+// unpaired.
+func (al *alignment) partner(n *printparse.Node, on side) *printparse.Node {
+	if m := al.matchOf(n, on); m != nil {
+		return m.node(on.other())
+	}
+	return nil
+}
+
+// whyUnmatched says in a few words why n (on side on) has no partner.
+func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
+	s, other := al.tree(on), al.tree(on.other())
+	in := s.infos[n]
+	aligned := func(x *printparse.Node) bool { return al.matchOf(x, on) != nil }
+	switch {
+	case in.kind == printparse.KindIdentity:
+		return "placeholder (" + n.Class + ")"
+	case paramContainers[n.Class]:
+		return "parameters (" + n.Class + "), no forward: msprobe never dumps it"
+	case al.engineAtRoot(n, on):
+		return "engine wrapper, paired with the other root"
+	}
+	below := false
+	for _, c := range kids(n) {
+		c.Walk(func(d *printparse.Node) bool {
+			if aligned(d) {
+				below = true
+			}
+			return !below
+		})
+	}
+	if below {
+		return "extra level: looked through, its children are paired"
+	}
+	if n.Repeat != nil && n.Parent != nil && aligned(n.Parent) {
+		return "layer index the other side does not have"
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Repeat != nil {
+			if !aligned(p) {
+				return "inside an unpaired layer"
+			}
+			break
+		}
+	}
+	if p := n.Parent; p != nil {
+		pp := al.partner(p, on)
+		if pp != nil && splitQKV(p) != "" && strings.Contains(splitQKV(p), n.Name) {
+			for _, c := range kids(pp) {
+				if strings.Contains(c.Name, "qkv") || strings.Contains(c.Name, "query_key_value") {
+					return "split q/k/v: the other side fuses them in " + c.Name + " (see structural)"
+				}
+			}
+		}
+		if hasToken(in.name, "head") && in.kind == printparse.KindLinear {
+			for _, c := range kids(p) {
+				if m := al.matchOf(c, on); m != nil && strings.Contains(m.structural[npuSide], "has no output projection") {
+					return "output projection: the other side's " + m.node(on.other()).Name + " computes it itself (see structural)"
+				}
+			}
+		}
+		if hasToken(in.name, "gate") {
+			for _, c := range kids(p) {
+				if m := al.matchOf(c, on); m != nil && m.structural[npuSide] != "" {
+					return "gated MLP: the other side fuses it into " + m.node(on.other()).Name + " (see structural)"
+				}
+			}
+		}
+	}
+	for p := n; p != nil && !aligned(p); p = p.Parent {
+		if strings.HasPrefix(strings.ToLower(p.Name), "lora_") {
+			return "LoRA adapter: nothing like it on the other side"
+		}
+	}
+	if isRotary(in) {
+		// The other side's paired rotary embedding nearest to n: the one
+		// whose partner shares the longest path prefix with n (the text
+		// model's, not the vision tower's).
+		var best *printparse.Node
+		bestLen := -1
+		for _, o := range other.nodes {
+			m := al.matchOf(o, on.other())
+			if m == nil || !isRotary(other.infos[o]) {
+				continue
+			}
+			if l := commonSegments(m.node(on).Path, n.Path); l > bestLen {
+				best, bestLen = o, l
+			}
+		}
+		if best != nil {
+			return "rotary embedding: the other side has one at " + best.Path + " (paired there)"
+		}
+		return "rotary embedding: the other side computes it without a module"
+	}
+	if why := fusedNorm(al, n, on); why != "" {
+		return why
+	}
+	if in.kind == printparse.KindEmbedding && strings.Contains(n.Name, "position") {
+		for _, o := range other.nodes {
+			if isRotary(other.infos[o]) {
+				return "learned position table: the other side encodes positions with rotary embeddings (" + o.Class + ") instead"
+			}
+		}
+	}
+	if n.Name == "base_layer" && n.Parent != nil && aligned(n.Parent) {
+		return "PEFT base layer: its wrapper " + n.Parent.Name + " is paired instead (the wrapper's output adds the LoRA update)"
+	}
+	if isAttentionKernel(n) {
+		if !slices.ContainsFunc(other.nodes, isAttentionKernel) {
+			return "attention kernel: the other side computes it as a function inside its attention module"
+		}
+	}
+	switch {
+	case hasToken(in.name, "qkv"):
+		return "fused q/k/v: no 1:1 partner (see structural)"
+	case in.kind == printparse.KindDropout:
+		return "dropout: no module on the other side"
+	case in.kind == printparse.KindActivation:
+		return "activation: a function on the other side"
+	}
+	return "no partner found"
+}
+
+// isAttentionKernel reports Megatron's core attention modules (the
+// softmax(QK^T)V step: DotProductAttention, TEDotProductAttention and its
+// flash/fused/unfused backends, legacy CoreAttention), which transformers
+// computes in a function (sdpa, eager) rather than a module.
+func isAttentionKernel(n *printparse.Node) bool {
+	switch n.Name {
+	case "core_attention", "flash_attention", "fused_attention", "unfused_attention", "core_attention_flash":
+		return true
+	}
+	return strings.HasSuffix(n.Class, "DotProductAttention") || n.Class == "CoreAttention" || n.Class == "FlashAttention" || n.Class == "FusedAttention"
+}
+
+// commonSegments counts the leading dotted segments two paths share.
+func commonSegments(a, b string) int {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(x) && n < len(y) && x[n] == y[n] {
+		n++
+	}
+	return n
+}
+
+// fusedNorm explains an unpaired norm whose parent's partner applies its
+// norms inside the projections (Transformer Engine's
+// TELayerNormColumnParallelLinear: input_layernorm in linear_qkv,
+// pre_mlp_layernorm in linear_fc1): the parent's unpaired norms and the
+// partner's fused projections are matched in order.
+func fusedNorm(al *alignment, n *printparse.Node, on side) string {
+	s, other := al.tree(on), al.tree(on.other())
+	p := n.Parent
+	if p == nil || s.infos[n].kind != printparse.KindNorm {
+		return ""
+	}
+	pp := al.partner(p, on)
+	if pp == nil {
+		return ""
+	}
+	var fused []*printparse.Node
+	pp.Walk(func(d *printparse.Node) bool {
+		if oi := other.infos[d]; oi != nil && oi.kind == printparse.KindLinear && strings.Contains(d.Class, "LayerNorm") {
+			fused = append(fused, d)
+		}
+		return true
+	})
+	if len(fused) == 0 {
+		return ""
+	}
+	var norms []*printparse.Node
+	for _, c := range kids(p) {
+		if al.matchOf(c, on) == nil && s.infos[c].kind == printparse.KindNorm {
+			norms = append(norms, c)
+		}
+	}
+	if i := slices.Index(norms, n); len(norms) == len(fused) && i >= 0 {
+		f := fused[i]
+		return "norm fused on the other side: " + strings.TrimPrefix(f.Path, pp.Path+".") + " (" + f.Class + ") applies it inside the projection (see structural)"
+	}
+	names := make([]string, len(fused))
+	for i, f := range fused {
+		names[i] = strings.TrimPrefix(f.Path, pp.Path+".")
+	}
+	return "norm fused on the other side into " + strings.Join(names, " or ") + " (" + fused[0].Class + ", see structural)"
+}
+
+// engineAtRoot reports whether n (on side on) is an engine wrapper set
+// aside at the roots.
+func (al *alignment) engineAtRoot(n *printparse.Node, on side) bool {
+	for _, m := range al.pairs {
+		if m.rootish && m.node(on) == n {
+			return true
+		}
+	}
+	return false
+}
