@@ -22,7 +22,6 @@ package infer_test
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +32,7 @@ import (
 	"github.com/layermap/layermap/infer/internal/truth"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // evalFull adds the slow rows: the full-size slow pairs (their cut
@@ -86,9 +86,9 @@ func flagged(r *infer.Result, reverse bool) map[[2]string]bool {
 			out[[2]string{p.NPU, p.Bench}] = true
 		}
 	}
-	un := r.Unintended
+	un := r.Forward.Unintended
 	if reverse {
-		un = r.ReverseUnintended
+		un = r.Reverse.Unintended
 	}
 	for _, p := range un {
 		out[[2]string{p.NPU, p.Bench}] = true
@@ -147,8 +147,8 @@ func evalPair(p *truth.Pair, variant string) []evalRow {
 			template   string
 			reverse    bool
 		}{
-			{"fwd", r.Mapping, npu, bench, labels.Forward, r.Template, false},
-			{"rev", r.Reverse, bench, npu, labels.Reverse, r.ReverseTemplate, true},
+			{"fwd", r.Forward.Mapping, npu, bench, labels.Forward, r.Forward.Template, false},
+			{"rev", r.Reverse.Mapping, bench, npu, labels.Reverse, r.Reverse.Template, true},
 		} {
 			row := evalRow{pair: p.Name, variant: variant, templates: tm.name, dir: d.dir, template: d.template}
 			row.s, row.err = truth.Evaluate(d.truth, resolveDraft(d.m, d.npu, d.bench, flagged(r, d.reverse)))
@@ -160,7 +160,7 @@ func evalPair(p *truth.Pair, variant string) []evalRow {
 
 func runEval(t *testing.T) []evalRow {
 	t.Helper()
-	pairs, err := truth.ReadDir(filepath.Join("..", "testdata", "benchmark"))
+	pairs, err := truth.ReadDir(testkit.Testdata(t, "benchmark"))
 	if err != nil {
 		t.Fatal(err)
 	}

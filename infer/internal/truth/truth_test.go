@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse"
+	_ "github.com/layermap/layermap/printparse/testkit" // the one -update flag of go test ./...
 )
 
 const npuText = `GPTModel(
