@@ -18,6 +18,8 @@
 //	  $L.self_attention.linear_qkv: {fused: [$H.self_attn.q_proj, $H.self_attn.k_proj, $H.self_attn.v_proj]}
 //	  $L.input_layernorm: {absorbed: $H.input_layernorm, into: $L.self_attention.linear_qkv}
 //	  $L.mlp.experts: {experts: [$H.mlp.experts.<e>]}
+//	  $L.input_norm: {absorbed_by: $C.self_attention.linear_qkv, placeholder: $C.input_layernorm}
+//	  $L._checkpoint_wrapped_module: {same: $L}
 //	  $L.self_attention.core_attention.**: none
 //	bench_only:           # bench modules no NPU module pairs with
 //	  - $H.mlp.act_fn
@@ -41,10 +43,15 @@
 // fused (the NPU module computes several bench modules at once: linear_qkv
 // = q_proj+k_proj+v_proj, linear_fc1 = gate_proj+up_proj), absorbed (an NPU
 // placeholder, IdentityOp, whose norm the NPU linear "into" applies inside
-// it; the bench norm is recorded), experts (a grouped expert module vs the
-// per-expert modules) and none. The reverse direction (bench as NPU) is
-// derived: a 1:1 pair inverts; a part of a fused or experts rule has the
-// N:1 module as its acceptable partner; the absorbed bench norm has the
+// it; the bench norm is recorded; "absorbed_by" is the same seen from the
+// side with the real norm: the bench linear applies it, the bench
+// placeholder stands in its place), experts (a grouped expert module vs the
+// per-expert modules), same (a transparent wrapper or wrapped module, such
+// as FSDP's checkpoint wrapper, that computes what another NPU module
+// computes: that module's partner is its partner too) and none. The reverse
+// direction (bench as NPU) is derived: a 1:1 pair inverts (a "same" module
+// is accepted as well); a part of a fused or experts rule has the N:1
+// module as its acceptable partner; the absorbed bench norm has the
 // absorbing linear or the placeholder; bench_only has none.
 package truth
 
@@ -69,12 +76,13 @@ const (
 	Fused    = "fused"
 	Absorbed = "absorbed"
 	Experts  = "experts"
+	Same     = "same"
 	None     = "none"
 )
 
 // Verdict is one module's ground truth in one direction.
 type Verdict struct {
-	// Kind is OneToOne, Fused, Absorbed, Experts or None.
+	// Kind is OneToOne, Fused, Absorbed, Experts, Same or None.
 	Kind string
 	// Accept lists the partner paths in the other tree: the one partner of
 	// a 1:1 pair; for the N:1 kinds every module a draft may pair it with
@@ -85,7 +93,12 @@ type Verdict struct {
 }
 
 // Partial reports whether the verdict is one of the N:1 kinds.
-func (v Verdict) Partial() bool { return v.Kind == Fused || v.Kind == Absorbed || v.Kind == Experts }
+func (v Verdict) Partial() bool {
+	return v.Kind == Fused || v.Kind == Absorbed || v.Kind == Experts || v.Kind == Same
+}
+
+// PartialKinds lists the N:1 kinds in report order.
+var PartialKinds = []string{Fused, Absorbed, Experts, Same}
 
 // Accepts reports whether path is one of the verdict's partners.
 func (v Verdict) Accepts(path string) bool { return slices.Contains(v.Accept, path) }
@@ -121,7 +134,8 @@ type rule struct {
 	npu     pattern
 	kind    string
 	bench   []pattern // partners (1:1: one; absorbed: the norm)
-	into    pattern   // absorbed: the NPU linear
+	into    pattern   // absorbed: the NPU linear; same: the NPU module
+	by      bool      // absorbed_by: bench is [the linear, the placeholder]
 	line    int
 	matched bool
 }
@@ -291,11 +305,30 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 	for j := 0; j+1 < len(vn.Content); j += 2 {
 		k, v := vn.Content[j], vn.Content[j+1]
 		switch k.Value {
-		case Fused, Experts, Absorbed:
+		case Fused, Experts, Absorbed, "absorbed_by", "placeholder", Same:
+			if k.Value == "placeholder" {
+				p, err := pat(v)
+				if err != nil {
+					return err
+				}
+				r.bench = append(r.bench, p)
+				continue
+			}
 			if r.kind != "" {
 				return errf(k, "expected one kind per rule")
 			}
 			r.kind = k.Value
+			if k.Value == Same {
+				p, err := pat(v)
+				if err != nil {
+					return err
+				}
+				r.into = p
+				continue
+			}
+			if k.Value == "absorbed_by" {
+				r.kind, r.by = Absorbed, true
+			}
 			items := []*yaml.Node{v}
 			if v.Kind == yaml.SequenceNode {
 				items = v.Content
@@ -314,15 +347,17 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 			}
 			r.into = p
 		default:
-			return errf(k, "expected fused, absorbed (with into) or experts, found %q", k.Value)
+			return errf(k, "expected fused, absorbed (with into), absorbed_by (with placeholder), experts or same, found %q", k.Value)
 		}
 	}
 	switch {
 	case r.kind == "":
-		return errf(vn, "expected fused, absorbed or experts")
-	case r.kind == Absorbed && (len(r.bench) != 1 || r.into.text == ""):
+		return errf(vn, "expected fused, absorbed, absorbed_by, experts or same")
+	case r.kind == Absorbed && r.by && (len(r.bench) != 2 || r.into.text != ""):
+		return errf(vn, "expected absorbed_by: the bench linear, and placeholder: the bench placeholder")
+	case r.kind == Absorbed && !r.by && (len(r.bench) != 1 || r.into.text == ""):
 		return errf(vn, "expected absorbed: one bench norm, and into: the NPU linear")
-	case r.kind != Absorbed && r.into.text != "":
+	case r.kind != Absorbed && r.kind != Same && r.into.text != "":
 		return errf(vn, "expected into only with absorbed")
 	case r.kind == Fused && len(r.bench) < 2:
 		return errf(vn, "expected at least two bench modules in a fused rule")
@@ -557,6 +592,7 @@ func (p *Pair) Labels(npu, bench *printparse.Tree) (*Labels, error) {
 		rule   string
 	}
 	reverse := map[string]*rev{}
+	var sames [][2]string // a "same" module and the module it computes the same as
 	addRev := func(bpath, kind, npath, at string) {
 		x := reverse[bpath]
 		switch {
@@ -619,7 +655,18 @@ func (p *Pair) Labels(npu, bench *printparse.Tree) (*Labels, error) {
 			for _, b := range v.Accept {
 				addRev(b, best.kind, path, at)
 			}
+		case Same:
+			same := nd.find(best.into, bind)
+			if len(same) != 1 {
+				fail("%s: %s: same %s names %d NPU modules, want one", at, path, best.into.substitute(bind).text, len(same))
+				continue
+			}
+			sames = append(sames, [2]string{path, same[0]})
 		case Absorbed:
+			if best.by {
+				addRev(v.Accept[len(v.Accept)-1], Absorbed, path, at)
+				break
+			}
 			into := nd.find(best.into, bind)
 			if len(into) != 1 {
 				fail("%s: %s: into %s names %d NPU modules, want one", at, path, best.into.substitute(bind).text, len(into))
@@ -631,6 +678,16 @@ func (p *Pair) Labels(npu, bench *printparse.Tree) (*Labels, error) {
 			}
 		}
 		l.Forward[path] = v
+	}
+	for _, x := range sames {
+		v, other := l.Forward[x[0]], l.Forward[x[1]]
+		if other.Kind != OneToOne {
+			fail("%s: %s is the same as %s, which has no 1:1 partner (%s)", v.Rule, x[0], x[1], other.Kind)
+			continue
+		}
+		v.Accept = other.Accept
+		l.Forward[x[0]] = v
+		reverse[other.Accept[0]].accept = append(reverse[other.Accept[0]].accept, x[0])
 	}
 	for j := range rules {
 		if !rules[j].matched {

@@ -318,3 +318,73 @@ func TestVariantTrees(t *testing.T) {
 		}
 	}
 }
+
+// TestSameAndAbsorbedBy covers the rules written from the side with the
+// real norm (absorbed_by) and transparent wrappers (same).
+func TestSameAndAbsorbedBy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"npu.txt": `Decoder(
+  (layers): ModuleList(
+    (0-1): 2 x CheckpointWrapper(
+      (_checkpoint_wrapped_module): Layer(
+        (norm): RMSNorm()
+        (qkv): Linear(in_features=8, out_features=24, bias=False)
+      )
+    )
+  )
+)
+`,
+		"bench.txt": `GPTModel(
+  (layers): ModuleList(
+    (0-1): 2 x TransformerLayer(
+      (input_layernorm): IdentityOp()
+      (linear_qkv): TELayerNormColumnParallelLinear()
+    )
+  )
+)
+`,
+		"truth.yaml": `name: p
+npu: npu.txt
+bench: bench.txt
+modules:
+  layers.<i>: layers.<i>
+  layers.<i>._checkpoint_wrapped_module: {same: layers.<i>}
+  layers.<i>._checkpoint_wrapped_module.norm: {absorbed_by: layers.<i>.linear_qkv, placeholder: layers.<i>.input_layernorm}
+  layers.<i>._checkpoint_wrapped_module.qkv: layers.<i>.linear_qkv
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := labels(t, p, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		m      map[string]Verdict
+		path   string
+		kind   string
+		accept []string
+	}{
+		{l.Forward, "layers.1._checkpoint_wrapped_module", Same, []string{"layers.1"}},
+		{l.Forward, "layers.1._checkpoint_wrapped_module.norm", Absorbed, []string{"layers.1.linear_qkv", "layers.1.input_layernorm"}},
+		{l.Reverse, "layers.1", OneToOne, []string{"layers.1", "layers.1._checkpoint_wrapped_module"}},
+		{l.Reverse, "layers.1.input_layernorm", Absorbed, []string{"layers.1._checkpoint_wrapped_module.norm"}},
+		{l.Reverse, "layers.1.linear_qkv", OneToOne, []string{"layers.1._checkpoint_wrapped_module.qkv"}},
+	} {
+		v := tc.m[tc.path]
+		if v.Kind != tc.kind || !slices.Equal(v.Accept, tc.accept) {
+			t.Errorf("%s: got %s %v, want %s %v", tc.path, v.Kind, v.Accept, tc.kind, tc.accept)
+		}
+	}
+}
