@@ -19,6 +19,7 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // msprobeShortFlags are msprobe's single-dash multi-letter flags, which
@@ -79,7 +80,7 @@ type compareJSON struct {
 }
 
 func readCompareJSON(path string) (npu, bench, stack string, err error) {
-	b, err := os.ReadFile(path)
+	b, err := source.ReadFile(path, source.MaxSmallJSON)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -89,7 +90,7 @@ func readCompareJSON(path string) (npu, bench, stack string, err error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
-			return "", "", "", fmt.Errorf("%s:%d: expected a JSON object with npu_path and bench_path, found invalid JSON (%v)", path, line, err)
+			return "", "", "", &source.Error{File: path, Line: line, Expected: "a JSON object with npu_path and bench_path", Found: fmt.Sprintf("invalid JSON (%v)", err)}
 		}
 		var te *json.UnmarshalTypeError
 		switch {
@@ -99,16 +100,16 @@ func readCompareJSON(path string) (npu, bench, stack string, err error) {
 			if te.Field == "is_print_compare_log" {
 				want = "true or false"
 			}
-			return "", "", "", fmt.Errorf("%s:%d: expected %s for %s, found a JSON %s", path, line, want, te.Field, te.Value)
+			return "", "", "", &source.Error{File: path, Line: line, Expected: want + " for " + te.Field, Found: "a JSON " + te.Value}
 		case errors.As(err, &te):
-			return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path, found a JSON %s", path, te.Value)
+			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "a JSON " + te.Value}
 		case errors.Is(err, io.EOF):
-			return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path, found an empty file", path)
+			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "an empty file"}
 		}
-		return "", "", "", fmt.Errorf("%s:1: expected a JSON object with npu_path and bench_path: %v", path, err)
+		return "", "", "", &source.Error{File: path, Line: 1, Msg: "expected a JSON object with npu_path and bench_path", Err: err}
 	}
 	if c.NPUPath == nil || c.BenchPath == nil {
-		return "", "", "", fmt.Errorf("%s:1: expected keys npu_path and bench_path, found %s", path, missingKeys(c))
+		return "", "", "", &source.Error{File: path, Line: 1, Expected: "keys npu_path and bench_path", Found: missingKeys(c)}
 	}
 	if c.StackPath != nil {
 		stack = *c.StackPath
@@ -296,7 +297,7 @@ bench row, so nothing was compared), 2 bad input.`,
 			}
 			if err != nil {
 				var ie *compare.InputError
-				var de *msprobe.Error
+				var de *source.Error
 				if errors.As(err, &de) {
 					// "dump.json:LINE: expected ..., found ...", the file first
 					// (not "target: " or "read stack.json: " before it)

@@ -12,7 +12,7 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 func newValidateCmd(s *streams) *cobra.Command {
@@ -140,8 +140,8 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	}
 	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
 	if err != nil {
-		var pe *printparse.ParseError
-		var de *msprobe.Error
+		var pe *source.Error
+		var de *source.Error
 		if errors.As(err, &pe) || errors.As(err, &de) {
 			return nil, err // "file:line: expected ..., found ...": the file says which side
 		}

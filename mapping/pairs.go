@@ -3,8 +3,8 @@ package mapping
 import (
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/layermap/layermap/printparse/source"
 	"gopkg.in/yaml.v3"
 )
 
@@ -50,38 +50,38 @@ func WritePairs(w io.Writer, pairs []ModulePair) error {
 
 // ReadPairs reads a module pairs file (see ModulePair).
 func ReadPairs(path string) ([]ModulePair, error) {
-	data, err := os.ReadFile(path)
+	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
 		return nil, fmt.Errorf("module pairs: %w", err)
 	}
 	return ParsePairs(data, path)
 }
 
-// ParsePairs parses a module pairs file; source names the input in errors,
+// ParsePairs parses a module pairs file; name names the input in errors,
 // which are one line, "source:line: expected ..., found ...".
-func ParsePairs(data []byte, source string) ([]ModulePair, error) {
+func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, &source.Error{File: name, Err: err}
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
 	list := doc.Content[0]
 	if list.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s:%d: expected a list of {npu, bench} pairs, found %s", source, list.Line, pairsNodeWord(list))
+		return nil, source.Errorf(name, list.Line, "expected a list of {npu, bench} pairs, found %s", pairsNodeWord(list))
 	}
 	var out []ModulePair
 	first := map[string]int{} // npu path -> line of its first pair
 	for _, it := range list.Content {
 		if it.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s:%d: expected a {npu: PATH, bench: PATH} map, found %s", source, it.Line, pairsNodeWord(it))
+			return nil, source.Errorf(name, it.Line, "expected a {npu: PATH, bench: PATH} map, found %s", pairsNodeWord(it))
 		}
 		var p ModulePair
 		for i := 0; i+1 < len(it.Content); i += 2 {
 			k, v := it.Content[i], it.Content[i+1]
 			if v.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("%s:%d: expected a module path for %s, found %s", source, v.Line, k.Value, pairsNodeWord(v))
+				return nil, source.Errorf(name, v.Line, "expected a module path for %s, found %s", k.Value, pairsNodeWord(v))
 			}
 			switch k.Value {
 			case "npu":
@@ -89,14 +89,14 @@ func ParsePairs(data []byte, source string) ([]ModulePair, error) {
 			case "bench":
 				p.Bench = v.Value
 			default:
-				return nil, fmt.Errorf("%s:%d: expected key npu or bench, found %q", source, k.Line, k.Value)
+				return nil, source.Errorf(name, k.Line, "expected key npu or bench, found %q", k.Value)
 			}
 		}
 		if p.NPU == "" || p.Bench == "" {
-			return nil, fmt.Errorf("%s:%d: expected both npu and bench paths, found npu %q bench %q", source, it.Line, p.NPU, p.Bench)
+			return nil, source.Errorf(name, it.Line, "expected both npu and bench paths, found npu %q bench %q", p.NPU, p.Bench)
 		}
 		if l, dup := first[p.NPU]; dup {
-			return nil, fmt.Errorf("%s:%d: expected each npu path once, found %q again (first at line %d)", source, it.Line, p.NPU, l)
+			return nil, source.Errorf(name, it.Line, "expected each npu path once, found %q again (first at line %d)", p.NPU, l)
 		}
 		first[p.NPU] = it.Line
 		out = append(out, p)

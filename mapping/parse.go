@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/layermap/layermap/printparse/source"
 	"gopkg.in/yaml.v3"
 )
 
@@ -71,7 +71,7 @@ func (d Diagnostic) String() string {
 // Load reads and parses the mapping file at path; see Parse. It also warns
 // about file names msprobe's file checks refuse.
 func Load(path string) (*Mapping, []Diagnostic, error) {
-	data, err := os.ReadFile(path)
+	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read mapping: %w", err)
 	}
@@ -105,28 +105,28 @@ func checkFileName(path string) []Diagnostic {
 	return out
 }
 
-// Parse reads a layer_mapping.yaml. source names the file in positions and
+// Parse reads a layer_mapping.yaml. name names the file in positions and
 // messages. The error is non-nil when msprobe could not use the file at all:
 // a YAML syntax error, an empty document, a top level that is not a map of
 // maps of strings, or keys and values PyYAML loads as non-strings (msprobe
 // crashes on those). It is one line, "file:line:col: ...". The diagnostics
 // list what msprobe would accept silently (see the package documentation).
-func Parse(data []byte, source string) (*Mapping, []Diagnostic, error) {
+func Parse(data []byte, name string) (*Mapping, []Diagnostic, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(source, data, err)
+		return nil, nil, syntaxError(name, data, err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err == nil {
-		return nil, nil, fmt.Errorf("%s:%d: expected a single YAML document, found another (PyYAML's safe_load refuses it)", source, max(next.Line, 1))
+		return nil, nil, &source.Error{File: name, Line: max(next.Line, 1), Expected: "a single YAML document", Found: "another (PyYAML's safe_load refuses it)"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(source, data, err)
+		return nil, nil, syntaxError(name, data, err)
 	}
-	p := &parser{src: source}
-	m := &Mapping{Source: source}
+	p := &parser{src: name}
+	m := &Mapping{Source: name}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, nil, fmt.Errorf("%s:1:1: expected a map of class names to maps of child paths, found an empty document", source)
+		return nil, nil, &source.Error{File: name, Line: 1, Col: 1, Expected: "a map of class names to maps of child paths", Found: "an empty document"}
 	}
 	top := resolveAlias(doc.Content[0])
 	m.Header = strings.TrimSpace(trimComment(doc.HeadComment))
@@ -192,7 +192,7 @@ type parser struct {
 func (p *parser) pos(n *yaml.Node) Pos { return Pos{File: p.src, Line: n.Line, Col: n.Column} }
 
 func (p *parser) errAt(n *yaml.Node, format string, args ...any) error {
-	return fmt.Errorf("%s: %s", p.pos(n), singleLine(fmt.Sprintf(format, args...)))
+	return &source.Error{File: p.src, Line: n.Line, Col: n.Column, Msg: singleLine(fmt.Sprintf(format, args...))}
 }
 
 func (p *parser) diag(pos Pos, code string, sev Severity, related []Pos, format string, args ...any) {
@@ -324,13 +324,13 @@ func syntaxError(src string, data []byte, err error) error {
 			lines := strings.Split(string(data), "\n")
 			for i := line - 1; i >= 0 && i < len(lines) && i <= line; i++ {
 				if indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]; strings.Contains(indent, "\t") {
-					return fmt.Errorf("%s:%d: invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)", src, i+1)
+					return &source.Error{File: src, Line: i + 1, Msg: "invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)"}
 				}
 			}
 		}
-		return fmt.Errorf("%s:%d: invalid YAML: %s", src, line, rest)
+		return &source.Error{File: src, Line: line, Msg: "invalid YAML: " + rest}
 	}
-	return fmt.Errorf("%s: invalid YAML: %s", src, msg)
+	return &source.Error{File: src, Msg: "invalid YAML: " + msg}
 }
 
 var yamlLineRE = regexp.MustCompile(`^line (\d+): `)

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // ReadDumpInput reads what layer mapping needs from a dump folder (a rank
@@ -128,7 +128,7 @@ func readDumpNames(path string) ([]string, string, error) {
 // peekFramework returns the "framework" field when it comes before "data"
 // (as msprobe writes it), "" otherwise.
 func peekFramework(path string) string {
-	f, err := os.Open(path)
+	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return ""
 	}
@@ -161,7 +161,7 @@ func peekFramework(path string) string {
 }
 
 func detectFramework(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return "", fmt.Errorf("dump: %w", err)
 	}
@@ -180,11 +180,11 @@ func detectFramework(path string) (string, error) {
 	if err := sc.Err(); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return "", fmt.Errorf("%s: expected a MindSpore or PyTorch dump (no framework field and no typed values)", path)
+	return "", &source.Error{File: path, Expected: "a MindSpore or PyTorch dump", Found: "no framework field and no typed values"}
 }
 
 func readJSONObject(path string) (map[string]json.RawMessage, error) {
-	data, err := os.ReadFile(path)
+	data, err := source.ReadFile(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
@@ -193,9 +193,9 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return nil, fmt.Errorf("%s:%d: expected a JSON object: %w", path, line, err)
+			return nil, &source.Error{File: path, Line: line, Msg: "expected a JSON object", Err: err}
 		}
-		return nil, fmt.Errorf("%s: expected a JSON object: %w", path, err)
+		return nil, &source.Error{File: path, Msg: "expected a JSON object", Err: err}
 	}
 	return m, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -50,7 +51,7 @@ var cleanWarnings = map[string][]string{
 // must do and why. Lenient files also have a golden rendering under
 // testdata/corpus/ (reviewed by hand) so that the repaired tree is pinned.
 var irregular = map[string]struct {
-	lenient  bool     // parses with warnings (else: a *ParseError)
+	lenient  bool     // parses with warnings (else: a *source.Error)
 	why      string   // the reason for that outcome
 	warnings []string // "line: text" prefixes, one per warning, in order
 	errText  string   // for errors: the whole message after "file:"
@@ -150,9 +151,9 @@ func TestCorpusPrints(t *testing.T) {
 				t.Fatalf("PROVENANCE says clean=%q; add the file to the irregular table with its expected outcome", clean)
 			}
 			if !irr.lenient {
-				var pe *ParseError
+				var pe *source.Error
 				if !errors.As(perr, &pe) {
-					t.Fatalf("want a *ParseError (%s), got tree=%v err=%v", irr.why, tree != nil, perr)
+					t.Fatalf("want a *source.Error (%s), got tree=%v err=%v", irr.why, tree != nil, perr)
 				}
 				if got := strings.TrimPrefix(perr.Error(), name+":"); got != irr.errText {
 					t.Errorf("error\n got %s\nwant %s", got, irr.errText)

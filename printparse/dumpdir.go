@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // Load reads a model structure from path: a directory is an msprobe dump
@@ -30,7 +31,7 @@ func Load(path string, opts Options) (*Tree, error) {
 		if flag == "" {
 			flag = "--index"
 		}
-		return nil, &ParseError{File: path, Expected: flag + " 0 or none (an msprobe dump folder holds one model structure)",
+		return nil, &source.Error{File: path, Expected: flag + " 0 or none (an msprobe dump folder holds one model structure)",
 			Found: fmt.Sprintf("%s %d", flag, opts.Index)}
 	}
 	if st.IsDir() {
@@ -39,7 +40,7 @@ func Load(path string, opts Options) (*Tree, error) {
 	if base := filepath.Base(path); base == "dump.json" || base == "construct.json" || base == "debug.json" {
 		return LoadDumpDirWith(filepath.Dir(path), do)
 	}
-	data, err := os.ReadFile(path)
+	data, err := source.ReadFile(path, source.MaxText)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	dumpFile := filepath.Join(dir, "dump.json")
 	if _, err := os.Stat(dumpFile); err != nil {
 		if alt := filepath.Join(dir, "debug.json"); fileExists(alt) {
-			return nil, &ParseError{File: alt, Expected: "a dump.json with module entries", Found: "debug.json (msprobe's single-point save has no module tree)"}
+			return nil, &source.Error{File: alt, Expected: "a dump.json with module entries", Found: "debug.json (msprobe's single-point save has no module tree)"}
 		}
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	if !o.Params || err != nil {
 		names, err := msprobe.EntryNames(dumpFile)
 		if err != nil {
-			var de *msprobe.Error
+			var de *source.Error
 			if errors.As(err, &de) {
 				return nil, err // "dump.json:LINE: expected ..., found ...", no prefix before it
 			}
@@ -187,7 +188,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	}
 	groupRepeats(t.Root, map[*Node]string{})
 	if b.modules == 0 {
-		return nil, &ParseError{File: dumpFile, Expected: "module entries (`Module.{path}.{Class}.forward.{n}`; dump at level L0 or mix)",
+		return nil, &source.Error{File: dumpFile, Expected: "module entries (`Module.{path}.{Class}.forward.{n}`; dump at level L0 or mix)",
 			Found: fmt.Sprintf("none among its %d entries", nEntries)}
 	}
 	return t, nil

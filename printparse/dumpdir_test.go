@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -227,7 +228,7 @@ func TestLoadErrors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.txt")
 	os.WriteFile(bad, []byte("M(\n  (a): A(x=B(\n"), 0o644)
 	_, err := Load(bad, Options{Index: -1})
-	var pe *ParseError
+	var pe *source.Error
 	if !errors.As(err, &pe) || pe.File != bad || pe.Line != 2 {
 		t.Errorf("bad file: %v", err)
 	}

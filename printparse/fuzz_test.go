@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // FuzzParseText checks that no input makes the parser panic, that every
-// failure is a one-line *ParseError whose line lies in the input (0 only for
+// failure is a one-line *source.Error whose line lies in the input (0 only for
 // errors about the whole input), and that a tree read without repairs
 // renders to text that parses back to the same rendering.
 func FuzzParseText(f *testing.F) {
@@ -36,9 +37,9 @@ func FuzzParseText(f *testing.F) {
 		}
 		tree, err := ParseText(data, "f", Options{Index: idx, MaxNodes: 20000})
 		if err != nil {
-			var pe *ParseError
+			var pe *source.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("error is not a *ParseError: %v", err)
+				t.Fatalf("error is not a *source.Error: %v", err)
 			}
 			nlines := len(splitLines(string(data)))
 			if pe.Line < 0 || pe.Line > nlines+1 {

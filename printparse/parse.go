@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // Options selects what ParseText reads from a text that holds more than one
@@ -32,25 +34,8 @@ type Options struct {
 // times the largest public MoE models (DeepSeek-V3 expands to ~80k).
 const DefaultMaxNodes = 2_000_000
 
-// ParseError is the error for input that cannot be read as a model
-// structure. Its text is one line, "file:line: expected X, found Y"
-// ("file: expected X, found Y" when no single line is at fault).
-type ParseError struct {
-	File     string
-	Line     int // 1-based; 0 when the error concerns no single line
-	Expected string
-	Found    string
-}
-
-func (e *ParseError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: expected %s, found %s", e.File, e.Line, e.Expected, e.Found)
-	}
-	return fmt.Sprintf("%s: expected %s, found %s", e.File, e.Expected, e.Found)
-}
-
 // ParseText reads a PyTorch print(model) dump (nn.Module.__repr__ text) into
-// a Tree. source names the input in errors and warnings.
+// a Tree. name names the input in errors and warnings.
 //
 // The dump may sit among other log lines and carry a prefix on its first
 // line (a logger header, "model = ") or on every line (a launcher's "0: " or
@@ -60,14 +45,14 @@ func (e *ParseError) Error() string {
 // per level (the parentheses decide), blank lines, lines hard-wrapped by a
 // terminal, diff markers, "..." elisions, custom reprs that nest module
 // reprs in their arguments, and the "/* n_params=... */" annotations of
-// mbridge's memory estimator. Anything else is a *ParseError naming the
+// mbridge's memory estimator. Anything else is a *source.Error naming the
 // line.
-func ParseText(data []byte, source string, opts Options) (*Tree, error) {
+func ParseText(data []byte, name string, opts Options) (*Tree, error) {
 	if len(data) >= 2 && (data[0] == 0xff && data[1] == 0xfe || data[0] == 0xfe && data[1] == 0xff) {
 		data = fromUTF16(data) // PowerShell's "> log.txt" writes UTF-16
 	}
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return nil, &ParseError{File: source, Expected: "text holding a print(model) dump", Found: "binary data"}
+		return nil, &source.Error{File: name, Expected: "text holding a print(model) dump", Found: "binary data"}
 	}
 	src := strings.TrimPrefix(string(data), "\ufeff")
 	lines := splitLines(src)
@@ -78,7 +63,7 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 			i++
 			continue
 		}
-		p := newDumpParser(source, lines, h)
+		p := newDumpParser(name, lines, h)
 		p.maxNodes = opts.MaxNodes
 		if p.maxNodes <= 0 {
 			p.maxNodes = DefaultMaxNodes
@@ -95,7 +80,7 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 	}
 	switch {
 	case len(found) == 0:
-		e := &ParseError{File: source, Expected: "a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines)"}
+		e := &source.Error{File: name, Expected: "a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines)"}
 		if strings.TrimSpace(src) == "" {
 			e.Found = "empty input"
 		} else {
@@ -138,7 +123,7 @@ func ParseText(data []byte, source string, opts Options) (*Tree, error) {
 	if opts.Index >= 0 {
 		exp = fmt.Sprintf("dump #%d (%s is 0-based)", opts.Index, flag)
 	}
-	return nil, &ParseError{File: source, Expected: exp, Found: fmt.Sprintf("%d: %s", len(found), b.String())}
+	return nil, &source.Error{File: name, Expected: exp, Found: fmt.Sprintf("%d: %s", len(found), b.String())}
 }
 
 // identical reports whether the trees render to the same text and none
@@ -508,7 +493,7 @@ func (p *dumpParser) warn(line int, format string, args ...any) {
 }
 
 func (p *dumpParser) errf(line int, expected, found string) error {
-	return &ParseError{File: p.src, Line: line, Expected: expected, Found: found}
+	return &source.Error{File: p.src, Line: line, Expected: expected, Found: found}
 }
 
 func (p *dumpParser) top() *frame { return &p.stack[len(p.stack)-1] }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // outline lists every node but the root as "path Class", with "*a-b" for
@@ -217,9 +219,9 @@ func TestParseTextErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseText([]byte(tc.in), "in.txt", Options{Index: tc.index, MaxNodes: 1000})
-			var pe *ParseError
+			var pe *source.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("want *ParseError, got %v", err)
+				t.Fatalf("want *source.Error, got %v", err)
 			}
 			if err.Error() != tc.want {
 				t.Errorf("\n got %s\nwant %s", err, tc.want)

@@ -2,13 +2,13 @@ package compare
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // NodePair is one explicit module pair of a --pairs file; the file format
@@ -178,13 +178,13 @@ func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, er
 // LoadDataMapping reads msprobe's data mapping yaml (-dm): a mapping from
 // NPU row names to bench row names.
 func LoadDataMapping(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := source.ReadFile(path, source.MaxDataMapping)
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("data mapping: %w", err)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &InputError{fmt.Errorf("%s: %w", path, err)}
+		return nil, &InputError{&source.Error{File: path, Err: err}}
 	}
 	m := map[string]string{}
 	if len(doc.Content) == 0 {
@@ -192,12 +192,12 @@ func LoadDataMapping(path string) (map[string]string, error) {
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, &InputError{fmt.Errorf("%s:%d: expected a mapping of NPU row names to bench row names, found %s", path, top.Line, kindName(top))}
+		return nil, &InputError{source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", kindName(top))}
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			return nil, &InputError{fmt.Errorf("%s:%d: expected \"npu_row: bench_row\", found %s", path, k.Line, kindName(v))}
+			return nil, &InputError{source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", kindName(v))}
 		}
 		m[k.Value] = v.Value // duplicate keys: the last wins, as with PyYAML
 	}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // Options describe one `layermap compare` run.
@@ -231,7 +232,7 @@ func (f *fileSource) source() Source {
 }
 
 func inputErr(err error) error {
-	var de *msprobe.Error
+	var de *source.Error
 	if errors.As(err, &de) {
 		return &InputError{err}
 	}

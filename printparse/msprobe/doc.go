@@ -19,6 +19,7 @@
 //
 // stack.json and construct.json: ReadStack, ReadConstruct.
 //
-// Errors about file content are *Error values, "file:line: expected ...,
-// found ...".
+// Errors about file content are *source.Error values ("file:line: expected
+// ..., found ..."); files are opened with source.Open (regular files only,
+// within the budgets source.MaxDumpJSON and source.MaxTreeJSON).
 package msprobe

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // FuzzScan feeds arbitrary bytes to Scan: it must never panic, every
-// error must be an *Error with a line inside the input, and input that
+// error must be an *source.Error with a line inside the input, and input that
 // Go's encoding/json accepts as an object with a "data" object of objects
 // must not be refused for syntax.
 func FuzzScan(f *testing.F) {
@@ -40,7 +41,7 @@ func FuzzScan(f *testing.F) {
 				return nil
 			})
 			if err != nil {
-				var de *Error
+				var de *source.Error
 				if !errors.As(err, &de) {
 					t.Fatalf("%s: error without line: %v", name, err)
 				}
@@ -88,7 +89,7 @@ func FuzzReadSmallFiles(f *testing.F) {
 			if err == nil {
 				return
 			}
-			var de *Error
+			var de *source.Error
 			if !errors.As(err, &de) {
 				t.Fatalf("%s: error without line: %v", what, err)
 			}

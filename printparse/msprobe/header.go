@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // Header is the top-level information of a dump.json (or debug.json).
@@ -126,7 +127,7 @@ func readTop(lx *lexer, h *Header, onData func() error) error {
 		h.FrameworkMissing = true
 	}
 	if !seenData {
-		return &Error{File: lx.source, Line: closeLine, Msg: `expected a "data" key in the dump object, found none`}
+		return &source.Error{File: lx.source, Line: closeLine, Msg: `expected a "data" key in the dump object, found none`}
 	}
 	return nil
 }
@@ -137,7 +138,7 @@ func readTop(lx *lexer, h *Header, onData func() error) error {
 // "data" and reads on. A missing framework gives "pytorch" with
 // FrameworkMissing set.
 func ReadHeader(path string) (Header, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, fmt.Errorf("read dump header: %w", err)
 	}
@@ -168,7 +169,7 @@ func ReadHeader(path string) (Header, error) {
 // EntryNames returns the keys of dump.json's "data" object in file order,
 // streaming: entry bodies are skipped, not decoded.
 func EntryNames(dumpJSONPath string) ([]string, error) {
-	f, err := os.Open(dumpJSONPath)
+	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
 	if err != nil {
 		return nil, fmt.Errorf("read entry names: %w", err)
 	}
@@ -242,7 +243,7 @@ func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
 // readTree parses a whole small JSON file (stack.json, construct.json)
 // into a tree.
 func readTree(path string) (*tree, int32, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -264,7 +265,7 @@ func readTree(path string) (*tree, int32, error) {
 
 // nodeErr builds an Error at node i of a file tree.
 func nodeErr(path string, t *tree, i int32, format string, args ...any) error {
-	return &Error{File: path, Line: int(t.nodes[i].line), Msg: fmt.Sprintf(format, args...)}
+	return &source.Error{File: path, Line: int(t.nodes[i].line), Msg: fmt.Sprintf(format, args...)}
 }
 
 // kindName describes a node kind for "found ..." messages.

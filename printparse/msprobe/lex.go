@@ -7,19 +7,9 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/layermap/layermap/printparse/source"
 )
-
-// Error is a syntax or content error in a dump file. Its text is
-// "file:line: message", the message usually "expected ..., found ...".
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-}
 
 // maxNesting bounds JSON nesting so that hostile input cannot exhaust the
 // stack. msprobe's own flattening stops at 400 levels (see maxDepth).
@@ -81,14 +71,14 @@ func (l *lexer) fill() bool {
 
 // errorf builds an Error at the current line.
 func (l *lexer) errorf(format string, args ...any) error {
-	return &Error{File: l.source, Line: l.line, Msg: fmt.Sprintf(format, args...)}
+	return &source.Error{File: l.source, Line: l.line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // atEOF builds the error for an unexpected end of input (or a read
 // failure) while want was expected.
 func (l *lexer) atEOF(want string) error {
 	if l.rerr != nil && !errors.Is(l.rerr, io.EOF) {
-		return &Error{File: l.source, Line: l.line, Msg: fmt.Sprintf("read error: %v", l.rerr)}
+		return &source.Error{File: l.source, Line: l.line, Msg: fmt.Sprintf("read error: %v", l.rerr)}
 	}
 	return l.errorf("expected %s, found end of file (truncated?)", want)
 }
@@ -119,6 +109,13 @@ func (l *lexer) describe() string {
 		return "end of file"
 	}
 	c := l.buf[l.pos]
+	if l.pos == 0 && l.read == 0 && (c == 0xef || c == 0xfe || c == 0xff || c == 0) {
+		for l.end < 4 && l.fill() {
+		}
+		if bom := source.BOM(l.buf[:l.end]); bom != "" {
+			return bom + " (Python's json module refuses it: save the file as UTF-8 without BOM)"
+		}
+	}
 	switch {
 	case c == '"':
 		return "a string"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -32,7 +33,7 @@ func TestTruncated(t *testing.T) {
 		if strings.Contains(err.Error(), "\n") || !errLineRE.MatchString(err.Error()) {
 			t.Fatalf("cut at %d: error %q", cut, err)
 		}
-		var de *Error
+		var de *source.Error
 		if !errors.As(err, &de) || de.Line < 1 || de.Line > lines {
 			t.Fatalf("cut at %d: line of %v", cut, err)
 		}
@@ -82,9 +83,9 @@ func TestMalformed(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v\nwant %s", err, tt.want)
 			}
-			var de *Error
+			var de *source.Error
 			if !errors.As(err, &de) {
-				t.Errorf("not an *Error: %T", err)
+				t.Errorf("not an *source.Error: %T", err)
 			}
 		})
 	}

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // maxDepth is msprobe's recursion limit for flattening (Const.MAX_DEPTH):
@@ -29,7 +30,7 @@ const (
 // ScanFile is Scan over the file at path; the file name is the source in
 // errors and selects debug.json parsing.
 func ScanFile(path string, fn func(*Entry) error) (Header, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, fmt.Errorf("scan dump: %w", err)
 	}
@@ -125,7 +126,7 @@ type job struct {
 func (s *scanner) decode(p *parser, rawName []byte, line int) (job, error) {
 	name := string(rawName)
 	if formulaStart(name) {
-		return job{}, &Error{File: s.lx.source, Line: line,
+		return job{}, &source.Error{File: s.lx.source, Line: line,
 			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
 	}
 	body, err := p.value(0, "an entry body")
@@ -278,7 +279,7 @@ type pitem struct {
 }
 
 func (s *scanner) errAt(line int32, format string, args ...any) error {
-	return &Error{File: s.lx.source, Line: int(line), Msg: fmt.Sprintf(format, args...)}
+	return &source.Error{File: s.lx.source, Line: int(line), Msg: fmt.Sprintf(format, args...)}
 }
 
 // process flattens one decoded entry and passes it to fn.

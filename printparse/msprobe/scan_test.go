@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -238,7 +239,7 @@ func TestCorpusScan(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			var de *Error
+			var de *source.Error
 			if !errors.As(err, &de) {
 				t.Errorf("%s: error without line: %v", rel, err)
 			}

@@ -1,0 +1,110 @@
+package source
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/layermap/layermap/printparse/testkit" // the -update flag of go test ./... -update
+)
+
+func TestErrorText(t *testing.T) {
+	cause := errors.New("disk on fire")
+	tests := []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{File: "a.txt", Line: 3, Expected: "X", Found: "Y"}, "a.txt:3: expected X, found Y"},
+		{&Error{File: "a.txt", Line: 3, Col: 7, Expected: "X", Found: "Y"}, "a.txt:3:7: expected X, found Y"},
+		{&Error{File: "a.txt", Expected: "X", Found: "Y"}, "a.txt: expected X, found Y"},
+		{&Error{File: "a.txt", Col: 7, Expected: "X"}, "a.txt: expected X"},
+		{&Error{File: "a.txt", Line: 2, Msg: "free text"}, "a.txt:2: free text"},
+		{&Error{File: "a.txt", Err: cause}, "a.txt: disk on fire"},
+		{&Error{File: "a.txt", Line: 1, Msg: "read", Err: cause}, "a.txt:1: read: disk on fire"},
+		{&Error{Msg: "no file"}, "no file"},
+		{&Error{File: "a.txt"}, "a.txt"},
+	}
+	for _, tc := range tests {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", *tc.err, got, tc.want)
+		}
+	}
+	if e := (&Error{File: "a", Err: fs.ErrNotExist}); !errors.Is(e, fs.ErrNotExist) {
+		t.Error("Error does not unwrap to its cause")
+	}
+}
+
+func TestOpenRegular(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.txt")
+	if err := os.WriteFile(p, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := p + ".link"
+	if err := os.Symlink(p, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{p, link} {
+		b, err := ReadFile(path, 6)
+		if err != nil || string(b) != "hello\n" {
+			t.Errorf("ReadFile(%s) = %q, %v", path, b, err)
+		}
+	}
+	_, err := Open(filepath.Join(t.TempDir(), "missing"), 0)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// The budget is checked against the file's size before anything is read.
+func TestBudget(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.txt")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(3 << 30); err != nil { // sparse: nothing is written
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = ReadFile(p, MaxText)
+	if want := p + ": expected a file of at most 256 MiB, found 3 GiB"; err == nil || err.Error() != want {
+		t.Errorf("ReadFile: %v, want %q", err, want)
+	}
+	_, err = ReadAll(strings.NewReader("0123456789"), "<stdin>", 4)
+	if want := "<stdin>: expected at most 4 B, found more"; err == nil || err.Error() != want {
+		t.Errorf("ReadAll: %v, want %q", err, want)
+	}
+	if b, err := ReadAll(strings.NewReader("0123"), "<stdin>", 4); err != nil || string(b) != "0123" {
+		t.Errorf("ReadAll at the limit: %q, %v", b, err)
+	}
+}
+
+func TestBOM(t *testing.T) {
+	tests := []struct {
+		data string
+		want string
+	}{
+		{"\xef\xbb\xbf{}", "a UTF-8 byte-order mark (BOM)"},
+		{"\xff\xfe{\x00", "a UTF-16LE byte-order mark (BOM)"},
+		{"\xfe\xff\x00{", "a UTF-16BE byte-order mark (BOM)"},
+		{"\xff\xfe\x00\x00", "a UTF-32LE byte-order mark (BOM)"},
+		{"{}", ""},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if got := BOM([]byte(tc.data)); got != tc.want {
+			t.Errorf("BOM(%q) = %q, want %q", tc.data, got, tc.want)
+		}
+	}
+}
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 64 << 20: "64 MiB", 3 << 30: "3 GiB", 1 << 40: "1 TiB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
