@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -296,19 +294,13 @@ bench row, so nothing was compared), 2 bad input.`,
 				fmt.Fprint(s.err, "\r\033[K")
 			}
 			if err != nil {
-				var ie *compare.InputError
 				var de *source.Error
 				if errors.As(err, &de) {
 					// "dump.json:LINE: expected ..., found ...", the file first
 					// (not "target: " or "read stack.json: " before it)
 					return badInput(de)
 				}
-				var pe *fs.PathError
-				if errors.As(err, &pe) && strings.HasPrefix(filepath.Base(pe.Path), ".layermap-") {
-					// the table's temporary file: name the folder, not it
-					return badInput(fmt.Errorf("output folder %s: cannot write there: %w", filepath.Dir(pe.Path), pe.Err))
-				}
-				if errors.As(err, &ie) || errors.Is(err, os.ErrNotExist) {
+				if errors.Is(err, os.ErrNotExist) {
 					return badInput(err)
 				}
 				return err

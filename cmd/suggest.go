@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -163,7 +164,7 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 					files = append(files, outFile{sc.path, b.Bytes()})
 				}
 			}
-			if err := writeAllAtomic(files); err != nil {
+			if err := writeAll(files); err != nil {
 				return badInput(err)
 			}
 			if out == "" {
@@ -256,9 +257,9 @@ func readTree(s *streams, path string, opts printparse.Options) (*printparse.Tre
 	if path != "-" {
 		return printparse.Load(path, opts)
 	}
-	data, err := io.ReadAll(s.in)
+	data, err := source.ReadAll(s.in, "<stdin>", source.MaxText)
 	if err != nil {
-		return nil, fmt.Errorf("<stdin>: %w", err)
+		return nil, err
 	}
 	return printparse.ParseText(data, "<stdin>", opts)
 }
@@ -269,68 +270,16 @@ type outFile struct {
 	data []byte
 }
 
-// writeAllAtomic writes every file through a temporary file in its folder
-// (created when missing, as compare's -o is) and renames them into place
-// only once all are written, so a failure leaves no output half-written
-// and no set half-done.
-func writeAllAtomic(files []outFile) (err error) {
-	var tmps []string
-	defer func() {
-		if err != nil {
-			for _, t := range tmps {
-				os.Remove(t)
-			}
-		}
-	}()
+// writeAll writes the files as one output set: each through a temporary
+// in its folder (which must exist), renamed into place only once all are
+// written, so a failure leaves no file half-written and no set half-done.
+func writeAll(files []outFile) error {
+	set := output.NewSet()
 	for _, o := range files {
-		t, err := stage(o.path, o.data)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", o.path, err)
-		}
-		tmps = append(tmps, t)
-	}
-	for i, o := range files {
-		if err := os.Rename(tmps[i], o.path); err != nil {
-			return fmt.Errorf("write %s: %w", o.path, bareErr(err))
+		if _, err := set.WriteFile(filepath.Dir(o.path), output.Name{Prefix: filepath.Base(o.path)}, o.data, 0o644); err != nil {
+			set.Abort()
+			return err
 		}
 	}
-	return nil
-}
-
-// stage writes data to a temporary file beside path and returns its name.
-func stage(path string, data []byte) (string, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", bareErr(err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return "", bareErr(err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", bareErr(err)
-	}
-	return f.Name(), nil
-}
-
-// bareErr drops the operation and the temporary file's name from a path
-// error ("open dir/.x.yaml.tmp123: not a directory" -> "not a directory").
-func bareErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
+	return set.Commit(time.Time{})
 }

@@ -197,7 +197,7 @@ func TestSuggestTemplateFit(t *testing.T) {
 
 // Outputs are all or nothing: when one cannot be written, none of the
 // others is left behind (a bad -o used to leave -O's and --pairs' files),
-// and a missing output folder is created, as compare's -o is.
+// and a missing output folder is an error naming it (never created).
 func TestSuggestOutputsAllOrNothing(t *testing.T) {
 	npu, bench := pairA(t)
 	tests := []struct {
@@ -209,13 +209,16 @@ func TestSuggestOutputsAllOrNothing(t *testing.T) {
 	}{
 		{"-o under a file", func(d string) []string {
 			return []string{"-o", filepath.Join(d, "blocker", "x.yaml"), "--reverse", "-O", filepath.Join(d, "r.yaml"), "--pairs", filepath.Join(d, "p.yaml")}
-		}, ExitBadInput, "layermap: write DIR/blocker/x.yaml: not a directory\n", []string{"blocker"}},
+		}, ExitBadInput, "layermap: DIR/blocker: expected an existing folder for x.yaml, found a file\n", []string{"blocker"}},
 		{"--pairs under a file", func(d string) []string {
 			return []string{"-o", filepath.Join(d, "x.yaml"), "--pairs", filepath.Join(d, "blocker", "p.yaml")}
-		}, ExitBadInput, "layermap: write DIR/blocker/p.yaml: not a directory\n", []string{"blocker"}},
-		{"missing folders are created", func(d string) []string {
+		}, ExitBadInput, "layermap: DIR/blocker: expected an existing folder for p.yaml, found a file\n", []string{"blocker"}},
+		{"missing folder", func(d string) []string {
 			return []string{"-o", filepath.Join(d, "new", "sub", "x.yaml"), "--reverse", "--pairs", filepath.Join(d, "p.yaml")}
-		}, ExitOK, "", []string{"blocker", "new", "p.yaml", "p_reverse.yaml"}},
+		}, ExitBadInput, "layermap: DIR/new/sub: expected an existing folder for x.yaml, found nothing there\n", []string{"blocker"}},
+		{"all written", func(d string) []string {
+			return []string{"-o", filepath.Join(d, "x.yaml"), "--reverse", "--pairs", filepath.Join(d, "p.yaml")}
+		}, ExitOK, "", []string{"blocker", "p.yaml", "p_reverse.yaml", "x.yaml", "x_reverse.yaml"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

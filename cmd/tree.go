@@ -2,9 +2,9 @@ package cmd
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +71,7 @@ stderr as "file:line: warning: ...".`,
 			var err error
 			if args[0] == "-" {
 				var data []byte
-				if data, err = io.ReadAll(s.in); err == nil {
+				if data, err = source.ReadAll(s.in, "<stdin>", source.MaxText); err == nil {
 					t, err = printparse.ParseText(data, "<stdin>", printparse.Options{Index: index})
 				}
 			} else {

@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -80,7 +79,7 @@ warnings too with --strict; coverage below --min-coverage), 2 unusable input.`,
 			if args[0] == "-" {
 				// layermap suggest NPU BENCH | layermap validate - --npu NPU --bench BENCH
 				var data []byte
-				if data, err = io.ReadAll(s.in); err == nil {
+				if data, err = source.ReadAll(s.in, "<stdin>", source.MaxMappingYAML); err == nil {
 					m, diags, err = mapping.Parse(data, "<stdin>")
 				}
 			} else {

@@ -3,11 +3,9 @@ package compare
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/layermap/layermap/mapping/output"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -20,10 +18,11 @@ const MaxCSVRows = 1_000_000
 // the table over sheets part_0, part_1, ... (MAX_EXCEL_LENGTH).
 const MaxXLSXRows = 1_048_500
 
-// OutputName is msprobe's result file name: compare_result (or
+// outputName is msprobe's result file name: compare_result (or
 // debug_compare_result for debug.json) + suffix ("" for files, "_rank0" or
-// "_proc2016" for folders) + "_YYYYmmddHHMMSS" + ".csv" or ".xlsx".
-func OutputName(debug bool, suffix string, t time.Time, xlsx bool) string {
+// "_proc2016" for folders) + "_YYYYmmddHHMMSS" + ".csv" or ".xlsx"; the
+// output set fills in the time stamp.
+func outputName(debug bool, suffix string, xlsx bool) output.Name {
 	prefix := "compare_result"
 	if debug {
 		prefix = "debug_compare_result"
@@ -32,8 +31,11 @@ func OutputName(debug bool, suffix string, t time.Time, xlsx bool) string {
 	if xlsx {
 		ext = ".xlsx"
 	}
-	return prefix + suffix + "_" + t.Format("20060102150405") + ext
+	return output.Name{Prefix: prefix + suffix + "_", Suffix: ext, Stamped: true}
 }
+
+// resultMode is msprobe's result file mode.
+const resultMode = 0o640
 
 // csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
 // holding the delimiter, a quote or a line break.
@@ -58,23 +60,23 @@ func appendCSVField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// CSVSink writes msprobe's CSV table atomically: rows go to a temporary
-// file in the output folder, renamed into place by Commit.
+// CSVSink writes msprobe's CSV table into an output set: past
+// MaxCSVRows rows it starts another file, and the files are then named
+// name_part_1.csv, name_part_2.csv, ... each with the header.
 type CSVSink struct {
-	path   string // final path of the (first) file
-	parts  []string
-	f      *os.File
+	set    *output.Set
+	dir    string
+	name   output.Name
+	parts  []*output.File
 	w      *bufio.Writer
 	header []string
 	rows   int
 	line   []byte
-	// Files lists the files written, after Commit.
-	Files []string
 }
 
-// NewCSVSink prepares a CSV table that Commit writes to path.
-func NewCSVSink(path string) (*CSVSink, error) {
-	s := &CSVSink{path: path}
+// NewCSVSink starts a CSV table in set, to be named name in dir.
+func NewCSVSink(set *output.Set, dir string, name output.Name) (*CSVSink, error) {
+	s := &CSVSink{set: set, dir: dir, name: name}
 	if err := s.open(); err != nil {
 		return nil, err
 	}
@@ -82,13 +84,16 @@ func NewCSVSink(path string) (*CSVSink, error) {
 }
 
 func (s *CSVSink) open() error {
-	f, err := os.CreateTemp(filepath.Dir(s.path), ".layermap-*.csv.tmp")
+	f, err := s.set.Create(s.dir, s.name, resultMode)
 	if err != nil {
-		return fmt.Errorf("create output: %w", err)
+		return err
 	}
-	s.f = f
-	s.w = bufio.NewWriterSize(f, 1<<20)
-	s.parts = append(s.parts, f.Name())
+	s.parts = append(s.parts, f)
+	if s.w == nil {
+		s.w = bufio.NewWriterSize(f, 1<<20)
+	} else {
+		s.w.Reset(f)
+	}
 	return nil
 }
 
@@ -117,9 +122,6 @@ func (s *CSVSink) Row(cells []Cell, _ RowMark) error {
 		if err := s.w.Flush(); err != nil {
 			return err
 		}
-		if err := s.f.Close(); err != nil {
-			return err
-		}
 		if err := s.open(); err != nil {
 			return err
 		}
@@ -142,54 +144,40 @@ func (s *CSVSink) Row(cells []Cell, _ RowMark) error {
 
 // Reset discards the rows written so far.
 func (s *CSVSink) Reset() error {
-	s.Abort()
-	s.parts, s.rows = nil, 0
-	return s.open()
+	for _, f := range s.parts[1:] {
+		f.Drop()
+	}
+	s.parts, s.rows = s.parts[:1], 0
+	s.w.Reset(s.parts[0])
+	return s.parts[0].Truncate()
 }
 
 // Rows is the number of rows written.
 func (s *CSVSink) Rows() int { return s.rows }
 
-// Commit flushes the table and renames it into place.
-func (s *CSVSink) Commit() error {
+// Finish flushes the table and names its parts; the set's Commit writes
+// them.
+func (s *CSVSink) Finish() error {
 	if err := s.w.Flush(); err != nil {
-		s.Abort()
-		return fmt.Errorf("write %s: %w", s.path, err)
+		return err
 	}
-	if err := s.f.Close(); err != nil {
-		s.Abort()
-		return fmt.Errorf("write %s: %w", s.path, err)
-	}
-	names := []string{s.path}
 	if len(s.parts) > 1 {
-		names = names[:0]
-		base := strings.TrimSuffix(s.path, ".csv")
-		for i := range s.parts {
-			names = append(names, fmt.Sprintf("%s_part_%d.csv", base, i+1))
+		for i, f := range s.parts {
+			f.Rename(output.Name{Prefix: s.name.Prefix, Suffix: fmt.Sprintf("_part_%d", i+1) + s.name.Suffix, Stamped: true})
 		}
 	}
-	for i, p := range s.parts {
-		os.Chmod(p, 0o640) // msprobe's result file mode; CreateTemp made it 0600
-		if err := os.Rename(p, names[i]); err != nil {
-			s.Abort()
-			return fmt.Errorf("write %s: %w", names[i], err)
-		}
-	}
-	s.Files = names
-	s.parts = nil
 	return nil
 }
 
-// Abort removes the temporary files.
-func (s *CSVSink) Abort() {
-	if s.f != nil {
-		s.f.Close()
+// Drop removes the table from the set.
+func (s *CSVSink) Drop() {
+	for _, f := range s.parts {
+		f.Drop()
 	}
-	for _, p := range s.parts {
-		os.Remove(p)
-	}
-	s.parts = nil
 }
+
+// files are the table's files, in the order written.
+func (s *CSVSink) files() []*output.File { return s.parts }
 
 // XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
 // over part_0, part_1, ... past MaxXLSXRows), with rows filled red
@@ -197,7 +185,7 @@ func (s *CSVSink) Abort() {
 // highlight). Numbers are written as numbers; text as text, without the
 // CSV's " inf" spelling.
 type XLSXSink struct {
-	path   string
+	out    *output.File
 	f      *excelize.File
 	sw     *excelize.StreamWriter
 	header []string
@@ -207,12 +195,15 @@ type XLSXSink struct {
 	yellow int
 	many   bool
 	vals   []any
-	Files  []string
 }
 
-// NewXLSXSink prepares an xlsx table that Commit writes to path.
-func NewXLSXSink(path string) (*XLSXSink, error) {
-	s := &XLSXSink{path: path}
+// NewXLSXSink starts an xlsx table in set, to be named name in dir.
+func NewXLSXSink(set *output.Set, dir string, name output.Name) (*XLSXSink, error) {
+	out, err := set.Create(dir, name, resultMode)
+	if err != nil {
+		return nil, err
+	}
+	s := &XLSXSink{out: out}
 	return s, s.reset()
 }
 
@@ -321,8 +312,8 @@ func isInfText(t string) bool {
 // Reset discards the rows written so far.
 func (s *XLSXSink) Reset() error { return s.reset() }
 
-// Commit writes the workbook to a temporary file and renames it into place.
-func (s *XLSXSink) Commit() error {
+// Finish writes the workbook into its file of the set.
+func (s *XLSXSink) Finish() error {
 	defer s.f.Close()
 	if s.sw == nil {
 		if err := s.startSheet(); err != nil {
@@ -332,28 +323,13 @@ func (s *XLSXSink) Commit() error {
 	if err := s.sw.Flush(); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".layermap-*.xlsx.tmp")
-	if err != nil {
-		return fmt.Errorf("create output: %w", err)
-	}
-	name := tmp.Name()
-	if err := s.f.Write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", s.path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", s.path, err)
-	}
-	os.Chmod(name, 0o640)
-	if err := os.Rename(name, s.path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", s.path, err)
-	}
-	s.Files = []string{s.path}
-	return nil
+	return s.f.Write(s.out)
 }
 
-// Abort drops the workbook.
-func (s *XLSXSink) Abort() { s.f.Close() }
+// Drop removes the table from the set.
+func (s *XLSXSink) Drop() {
+	s.f.Close()
+	s.out.Drop()
+}
+
+func (s *XLSXSink) files() []*output.File { return []*output.File{s.out} }

@@ -28,7 +28,7 @@ type NodePair = mapping.ModulePair
 func LoadPairs(path string) ([]NodePair, error) {
 	ps, err := mapping.ReadPairs(path)
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, asInput(err)
 	}
 	return ps, nil
 }
@@ -180,11 +180,11 @@ func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, er
 func LoadDataMapping(path string) (map[string]string, error) {
 	b, err := source.ReadFile(path, source.MaxDataMapping)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("data mapping: %w", err)}
+		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &InputError{&source.Error{File: path, Err: err}}
+		return nil, &source.Error{File: path, Err: err}
 	}
 	m := map[string]string{}
 	if len(doc.Content) == 0 {
@@ -192,12 +192,12 @@ func LoadDataMapping(path string) (map[string]string, error) {
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, &InputError{source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", kindName(top))}
+		return nil, source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", kindName(top))
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			return nil, &InputError{source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", kindName(v))}
+			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", kindName(v))
 		}
 		m[k.Value] = v.Value // duplicate keys: the last wins, as with PyYAML
 	}

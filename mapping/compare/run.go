@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -63,18 +64,30 @@ type Report struct {
 	Ranks []RankReport `json:"ranks"`
 }
 
-// InputError marks problems with the inputs (exit status 2).
-type InputError struct{ Err error }
+// badInput is an input problem that concerns no single file position.
+func badInput(format string, a ...any) error {
+	return &source.Error{Msg: fmt.Sprintf(format, a...)}
+}
 
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-func badInput(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+// asInput marks err as a problem with the inputs: a *source.Error (exit
+// status 2 in the command line).
+func asInput(err error) error {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &source.Error{Err: err}
+}
 
 // Run compares the two dumps as `msprobe compare -tp -gp` does: a pair of
 // dump.json files (or rank folders) gives one table; a pair of step folders
 // gives one table per rank pair (paired by sorted position), named with
 // the NPU rank folder as suffix.
+//
+// Every file of the run (tables, their parts, derived data mappings) is
+// one output set: written only when all ranks succeeded, never replacing
+// another run's files (a taken time stamp moves the run to the next free
+// second), removed on SIGINT/SIGTERM (see package output).
 func Run(opt Options) (*Report, error) {
 	if opt.OutDir == "" {
 		opt.OutDir = "./output"
@@ -82,23 +95,42 @@ func Run(opt Options) (*Report, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	stamp := opt.Now()
+	set := output.NewSet()
+	rep := &Report{}
+	files, err := run(opt, set, rep)
+	if err != nil {
+		set.Abort()
+		return rep, err
+	}
+	if err := set.Commit(stamp); err != nil {
+		return rep, err
+	}
+	for i, fs := range files {
+		for _, f := range fs {
+			rep.Ranks[i].Files = append(rep.Ranks[i].Files, f.Path())
+		}
+	}
+	return rep, nil
+}
+
+// run compares into set, adding a RankReport per rank pair to rep; files
+// lists each rank's table files.
+func run(opt Options, set *output.Set, rep *Report) (files [][]*output.File, err error) {
 	if sub := mixDirs(opt.Target, opt.Golden); len(sub) > 0 {
 		// MindSpore mix dumps (graph/ and pynative/ side by side): each
 		// common <name>/<step> pair is compared into OUT/<name>/<step>.
-		rep := &Report{}
 		for _, s := range sub {
 			o := opt
 			o.Target, o.Golden = filepath.Join(opt.Target, s), filepath.Join(opt.Golden, s)
 			o.OutDir = filepath.Join(opt.OutDir, s)
-			r, err := Run(o)
-			if r != nil {
-				rep.Ranks = append(rep.Ranks, r.Ranks...)
-			}
+			fs, err := run(o, set, rep)
+			files = append(files, fs...)
 			if err != nil {
-				return rep, err
+				return files, err
 			}
 		}
-		return rep, nil
+		return files, nil
 	}
 	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden)
 	if err != nil {
@@ -107,19 +139,19 @@ func Run(opt Options) (*Report, error) {
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	rep := &Report{}
 	for _, p := range pairs {
 		suffix := ""
 		if dirMode {
 			suffix = "_" + p.NPU.Name
 		}
-		rr, err := runRank(opt, p, suffix)
+		rr, fs, err := runRank(opt, set, p, suffix)
 		if err != nil {
-			return rep, err
+			return files, err
 		}
 		rep.Ranks = append(rep.Ranks, *rr)
+		files = append(files, fs)
 	}
-	return rep, nil
+	return files, nil
 }
 
 // mixDirs lists the common graph/<step> and pynative/<step> folders of two
@@ -177,15 +209,15 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 	}
 	tr, err := msprobe.StepRanks(target)
 	if err != nil {
-		return nil, false, &InputError{fmt.Errorf("target: %w", err)}
+		return nil, false, asInput(fmt.Errorf("target: %w", err))
 	}
 	gr, err := msprobe.StepRanks(golden)
 	if err != nil {
-		return nil, false, &InputError{fmt.Errorf("golden: %w", err)}
+		return nil, false, asInput(fmt.Errorf("golden: %w", err))
 	}
 	rp, err := msprobe.PairRanks(tr, gr)
 	if err != nil {
-		return nil, false, &InputError{err}
+		return nil, false, asInput(err)
 	}
 	out := make([]rankPair, len(rp))
 	for i, p := range rp {
@@ -231,47 +263,45 @@ func (f *fileSource) source() Source {
 	}
 }
 
+// inputErr marks file-system errors on the inputs as input problems.
 func inputErr(err error) error {
-	var de *source.Error
-	if errors.As(err, &de) {
-		return &InputError{err}
-	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		return &InputError{err}
+		return asInput(err)
 	}
 	return err
 }
 
-// sink is a RowSink that commits or aborts.
+// sink is a RowSink writing into an output set.
 type sink interface {
 	RowSink
-	Commit() error
-	Abort()
+	Finish() error // flush and name the files
+	Drop()         // remove the table from the set
+	files() []*output.File
 }
 
-func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
+func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, err := msprobe.Locate(p.NPU.Path)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("target: %w", err)}
+		return nil, nil, asInput(fmt.Errorf("target: %w", err))
 	}
 	bp, err := msprobe.Locate(p.Bench.Path)
 	if err != nil {
-		return nil, &InputError{fmt.Errorf("golden: %w", err)}
+		return nil, nil, asInput(fmt.Errorf("golden: %w", err))
 	}
 	if np.Debug != bp.Debug {
-		return nil, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
+		return nil, nil, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
 	}
 	nh, err := msprobe.ReadHeader(np.DumpJSON)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, inputErr(err)
 	}
 	bh, err := msprobe.ReadHeader(bp.DumpJSON)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, inputErr(err)
 	}
 	if nh.Task != bh.Task {
-		return nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
+		return nil, nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
 	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, window: opt.window}
@@ -281,7 +311,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	case "statistics":
 		cfg.Mode = Statistics
 	default:
-		return nil, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
+		return nil, nil, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
 	}
 	cfg.CrossFramework = nh.Framework != bh.Framework
 	if opt.StackJSON != "" {
@@ -290,7 +320,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if np.StackJSON != "" {
 		st, err := msprobe.ReadStack(np.StackJSON)
 		if err != nil {
-			return nil, inputErr(err)
+			return nil, nil, inputErr(err)
 		}
 		cfg.Stack = st
 	}
@@ -300,10 +330,10 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if opt.LayerMapping != nil {
 		dm, err := opt.LayerMapping(np.Dir, bp.Dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if err := writeDataMapping(filepath.Join(opt.OutDir, "data_mapping"+suffix+"_"+opt.Now().Format("20060102150405")+".yaml"), dm); err != nil {
-			return nil, err
+		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
+			return nil, nil, err
 		}
 		merged := make(map[string]string, len(dm)+len(opt.DataMapping))
 		for _, kv := range dm {
@@ -317,7 +347,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if opt.Pairs != nil {
 		pm, err := opt.Pairs(np, bp)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfg.Pairs = pm
 	}
@@ -328,7 +358,7 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 		}
 		tc, err := nt(np, bp)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfg.Tensor = tc
 	}
@@ -341,15 +371,15 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	if opt.Progress != nil {
 		cfg.Progress = func(int) { opt.Progress(rank, nsrc.read.Load(), nsrc.size) }
 	}
-	out := filepath.Join(opt.OutDir, OutputName(np.Debug, suffix, opt.Now(), opt.XLSX))
+	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
 	if opt.XLSX {
-		sk, err = NewXLSXSink(out)
+		sk, err = NewXLSXSink(set, opt.OutDir, name)
 	} else {
-		sk, err = NewCSVSink(out)
+		sk, err = NewCSVSink(set, opt.OutDir, name)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// md5 mode needs an md5 key on both sides, which only a full scan
 	// tells; guess from the first tensor of the NPU side and rerun when the
@@ -361,19 +391,19 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		sum, err = Compare(nsrc.source(), bsrc.source(), cfg, sk)
 		if err != nil {
-			sk.Abort()
-			return nil, inputErr(err)
+			sk.Drop()
+			return nil, nil, inputErr(err)
 		}
 		if e, ok := cfg.Tensor.(interface{ Err() error }); ok && e.Err() != nil {
-			sk.Abort()
-			return nil, &InputError{e.Err()}
+			sk.Drop()
+			return nil, nil, asInput(e.Err())
 		}
 		if cfg.Mode == Tensor || nsrc.hdr.MD5 == bsrc.hdr.MD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
 			break
 		}
 		if nsrc.hdr.MD5 != bsrc.hdr.MD5 {
-			sk.Abort()
-			return nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
+			sk.Drop()
+			return nil, nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
 				np.DumpJSON, bp.DumpJSON)
 		}
 		if nsrc.hdr.MD5 {
@@ -382,31 +412,25 @@ func runRank(opt Options, p rankPair, suffix string) (*RankReport, error) {
 			cfg.Mode = Statistics
 		}
 		if err := sk.Reset(); err != nil {
-			sk.Abort()
-			return nil, err
+			sk.Drop()
+			return nil, nil, err
 		}
 	}
+	rr := &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}
 	if sum.Rows == 0 || sum.BenchRows == 0 {
 		// msprobe writes nothing when a side has no entries ("No valid data
 		// found") or nothing could be compared.
-		sk.Abort()
-		return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}, nil
+		sk.Drop()
+		return rr, nil, nil
 	}
-	if err := sk.Commit(); err != nil {
-		return nil, err
+	if err := sk.Finish(); err != nil {
+		return nil, nil, err
 	}
-	var files []string
-	switch s := sk.(type) {
-	case *CSVSink:
-		files = s.Files
-	case *XLSXSink:
-		files = s.Files
-	}
-	return &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Files: files, Summary: sum}, nil
+	return rr, sk.files(), nil
 }
 
-// writeDataMapping saves a derived data mapping as YAML, atomically.
-func writeDataMapping(path string, dm [][2]string) error {
+// writeDataMapping adds a derived data mapping, as YAML, to the set.
+func writeDataMapping(set *output.Set, dir string, name output.Name, dm [][2]string) error {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	for _, kv := range dm {
 		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: kv[0]},
@@ -416,21 +440,8 @@ func writeDataMapping(path string, dm [][2]string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".layermap-*.yaml.tmp")
-	if err != nil {
-		return fmt.Errorf("create output: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	os.Chmod(tmp.Name(), 0o640)
-	return os.Rename(tmp.Name(), path)
+	_, err = set.WriteFile(dir, name, b, resultMode)
+	return err
 }
 
 var errPeeked = errors.New("peeked")

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/layermap/layermap/printparse/source"
@@ -86,10 +87,15 @@ func (s *Set) Create(dir string, name Name, mode fs.FileMode) (*File, error) {
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		found := "nothing there"
-		if err == nil {
+		switch {
+		case err == nil && st.Mode().IsRegular():
+			found = "a file"
+		case err == nil:
 			found = source.Kind(st.Mode())
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, &source.Error{File: dir, Err: err}
+		case errors.Is(err, syscall.ENOTDIR):
+			found = "a file where a folder of its path should be"
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, &source.Error{File: dir, Err: bare(err)}
 		}
 		return nil, &source.Error{File: dir, Expected: "an existing folder for " + name.with("<time>"), Found: found}
 	}

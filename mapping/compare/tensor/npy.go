@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // maxNPYHeader bounds the header length a .npy file may claim; numpy
@@ -23,7 +23,7 @@ const maxNPYHeader = 1 << 20
 // order, little or big endian) holding bool, integer or float16/32/64
 // data, as msprobe's np.load does for MindSpore dumps.
 func LoadNPY(path string) (*Tensor, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, 0) // regular files only: a FIFO would hang the read
 	if err != nil {
 		return nil, err
 	}

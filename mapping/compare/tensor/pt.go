@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 )
@@ -24,7 +24,7 @@ const maxPickle = 16 << 20
 // the globals a tensor needs are accepted (like torch.load with
 // weights_only=True); anything else is an error.
 func LoadPT(path string) (*Tensor, error) {
-	f, err := os.Open(path)
+	f, err := source.Open(path, 0) // regular files only: a FIFO would hang the read
 	if err != nil {
 		return nil, err
 	}

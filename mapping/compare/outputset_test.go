@@ -1,0 +1,170 @@
+package compare
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/printparse/source"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// copyTree copies the folder src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// Two compares into one folder in the same second, one after the other
+// and at once: no table replaces another (the later run moves to the next
+// free second, all its files together).
+func TestRunNamesNeverCollide(t *testing.T) {
+	mr := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
+	tm := time.Date(2026, 12, 2, 12, 4, 57, 0, time.Local)
+	out := t.TempDir()
+	opt := Options{Target: filepath.Join(mr, "npu", "step0"), Golden: filepath.Join(mr, "bench", "step0"),
+		OutDir: out, Now: func() time.Time { return tm }, Workers: 1}
+	var mu sync.Mutex
+	var reports []*Report
+	runOnce := func() {
+		rep, err := Run(opt)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		reports = append(reports, rep)
+		mu.Unlock()
+	}
+	runOnce()
+	runOnce() // back to back
+	var wg sync.WaitGroup
+	for range 2 { // at once
+		wg.Add(1)
+		go func() { defer wg.Done(); runOnce() }()
+	}
+	wg.Wait()
+	got := names(t, out)
+	if len(got) != 8 {
+		t.Fatalf("%d files after 4 runs of 2 ranks, want 8: %v", len(got), got)
+	}
+	want, err := os.ReadFile(filepath.Join(out, "compare_result_rank0_20261202120457.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range reports {
+		stamp := ""
+		for _, r := range rep.Ranks {
+			if len(r.Files) != 1 {
+				t.Fatalf("rank %s files %v", r.Rank, r.Files)
+			}
+			base := filepath.Base(r.Files[0])
+			s := base[strings.LastIndexByte(base, '_')+1 : len(base)-len(".csv")]
+			if stamp != "" && s != stamp {
+				t.Errorf("one run's files carry two stamps: %v", rep.Ranks)
+			}
+			stamp = s
+			if r.Rank == "rank0" {
+				if b, _ := os.ReadFile(r.Files[0]); string(b) != string(want) {
+					t.Errorf("%s differs from the first run's rank0 table", r.Files[0])
+				}
+			}
+		}
+	}
+}
+
+// A failure after part of the output set was written (rank 1's dump is
+// truncated; rank 0's table and data mapping were already written) leaves
+// nothing in the output folder.
+func TestRunFailureLeavesNothing(t *testing.T) {
+	src := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
+	dir := t.TempDir()
+	copyTree(t, src, dir)
+	dump := filepath.Join(dir, "npu", "step0", "rank1", "dump.json")
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dump, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, err = Run(Options{Target: filepath.Join(dir, "npu", "step0"), Golden: filepath.Join(dir, "bench", "step0"), OutDir: out,
+		LayerMapping: func(string, string) ([][2]string, error) { return [][2]string{{"a", "b"}}, nil }})
+	var se *source.Error
+	if !errors.As(err, &se) || se.File != dump {
+		t.Fatalf("Run: %v, want an input error naming %s", err, dump)
+	}
+	if got := names(t, out); len(got) != 0 {
+		t.Errorf("left in the output folder: %v", got)
+	}
+}
+
+// A dump input that is a FIFO is refused at once, naming it: stack.json,
+// construct.json, dump.json on either side, and compare does not hang.
+func TestRunRefusesFIFO(t *testing.T) {
+	src := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
+	for _, rel := range []string{"npu/step0/rank0/dump.json", "bench/step0/rank0/dump.json", "npu/step0/rank0/stack.json"} {
+		t.Run(rel, func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, src, dir)
+			p := filepath.Join(dir, rel)
+			os.Remove(p)
+			if err := mkfifo(p); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(Options{Target: filepath.Join(dir, "npu/step0/rank0"), Golden: filepath.Join(dir, "bench/step0/rank0"), OutDir: filepath.Join(dir, "out")})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				want := p + ": expected a regular file, found a named pipe (FIFO)"
+				var se *source.Error
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
+					t.Errorf("Run: %v, want a source.Error containing %q", err, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("compare hangs on a FIFO")
+			}
+			if got := names(t, filepath.Join(dir, "out")); !slices.Equal(got, nil) {
+				t.Errorf("left in the output folder: %v", got)
+			}
+		})
+	}
+}
