@@ -99,15 +99,18 @@ func (s *Set) Create(dir string, name Name, mode fs.FileMode) (*File, error) {
 		}
 		return nil, &source.Error{File: dir, Expected: "an existing folder for " + name.with("<time>"), Found: found}
 	}
+	if len(s.files) == 0 {
+		register(s) // before the first temporary exists
+	}
 	f, err := os.CreateTemp(dir, ".layermap-*"+filepath.Ext(name.Suffix)+".tmp")
 	if err != nil {
+		if len(s.files) == 0 {
+			unregister(s)
+		}
 		return nil, fmt.Errorf("output folder %s: cannot write there: %w", dir, bare(err))
 	}
-	file := &File{set: s, f: f, tmp: f.Name(), dir: dir, name: name, mode: mode}
-	if len(s.files) == 0 {
-		register(s)
-	}
-	s.files = append(s.files, file)
+	s.files = append(s.files, &File{set: s, f: f, tmp: f.Name(), dir: dir, name: name, mode: mode})
+	file := s.files[len(s.files)-1]
 	return file, nil
 }
 
