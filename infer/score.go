@@ -1,0 +1,185 @@
+package infer
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/printparse"
+)
+
+// Weights of the local similarity of two modules. They sum to 1.
+const (
+	wName   = 0.45
+	wClass  = 0.15
+	wKind   = 0.25
+	wStruct = 0.10
+	wShape  = 0.05
+)
+
+// wrapperClasses are modules that wrap a whole model; they are neutral
+// against any model class.
+var wrapperClasses = map[string]bool{
+	"DistributedDataParallel": true, "DeepSpeedEngine": true, "Float16Module": true,
+	"FullyShardedDataParallel": true, "OptimizedModule": true, "DataParallel": true,
+	"CheckpointWrapper": true, "FSDPCheckpointWrapper": true,
+}
+
+// engineClasses are the training engines msprobe may be handed: they wrap
+// the model once at the top and have no counterpart worth a YAML line
+// (DeepSpeedEngine on one side is DistributedDataParallel on the other).
+var engineClasses = map[string]bool{
+	"DistributedDataParallel": true, "DeepSpeedEngine": true, "FullyShardedDataParallel": true, "DataParallel": true,
+}
+
+// genericClasses are torch containers: they never key a YAML rule, because
+// a rule on them would fire at every such container in the model.
+var genericClasses = map[string]bool{
+	"ModuleList": true, "Sequential": true, "ModuleDict": true, "ParameterList": true, "ParameterDict": true,
+}
+
+// paramContainers hold parameters, not modules (PEFT's lora_embedding_A):
+// they have no forward, so they never appear in a dump and pair with
+// nothing.
+var paramContainers = map[string]bool{"ParameterDict": true, "ParameterList": true}
+
+// kindSim compares leaf kinds: -1 means "never partners".
+func kindSim(a, b *info) float64 {
+	ka, kb := a.kind, b.kind
+	if (ka == printparse.KindIdentity) != (kb == printparse.KindIdentity) {
+		return -1
+	}
+	if paramContainers[a.node.Class] != paramContainers[b.node.Class] {
+		return -1 // parameters, no forward: never a module's partner
+	}
+	leafA, leafB := a.nkids == 0, b.nkids == 0
+	if ka == kb {
+		if ka == printparse.KindContainer || ka == printparse.KindOther {
+			if leafA != leafB {
+				return 0.3
+			}
+			return 0.8
+		}
+		return 1
+	}
+	if leafA != leafB {
+		return 0
+	}
+	if ka == printparse.KindOther || kb == printparse.KindOther {
+		return 0.3
+	}
+	return 0
+}
+
+// nameSim compares module names.
+func nameSim(a, b *info) float64 {
+	if a.node.Name == b.node.Name {
+		return 1
+	}
+	if a.numeric && b.numeric {
+		return 0
+	}
+	if a.numeric || b.numeric {
+		return 0.3
+	}
+	s := tokenSim(a.name, b.name)
+	// A module named after the other's class ("encoder: MLP" vs "mlp").
+	if x := 0.8 * tokenSim(a.name, b.class); x > s {
+		s = x
+	}
+	if x := 0.8 * tokenSim(a.class, b.name); x > s {
+		s = x
+	}
+	return s
+}
+
+// classSim compares class names.
+func classSim(a, b *info) float64 {
+	if a.node.Class == b.node.Class {
+		return 1
+	}
+	if a.wrapper || b.wrapper {
+		return 0.5
+	}
+	return tokenSim(a.class, b.class)
+}
+
+func structSim(a, b *info) float64 {
+	if a.repeat > 0 || b.repeat > 0 {
+		if a.repeat == b.repeat {
+			return 1
+		}
+		if a.repeat == 0 || b.repeat == 0 {
+			return 0.2
+		}
+		return 0.6
+	}
+	x, y := a.nkids, b.nkids
+	if x == y {
+		return 1
+	}
+	return float64(min(x, y)) / float64(max(x, y))
+}
+
+// local is the similarity of two modules on their own, in [0, 1], with
+// the reason codes that contributed; ok is false when they may never be
+// partners.
+func local(a, b *info) (score float64, reasons []string, ok bool) {
+	k := kindSim(a, b)
+	if k < 0 {
+		return 0, nil, false
+	}
+	if isRotary(a) != isRotary(b) {
+		// A rotary embedding computes cos/sin tables; it is not a learned
+		// position table nor anything else (position_embeddings is not
+		// Qwen2RotaryEmbedding).
+		return 0, nil, false
+	}
+	n, c, st := nameSim(a, b), classSim(a, b), structSim(a, b)
+	if n < 0.2 && !a.numeric && !b.numeric && (a.nkids == 0 || b.nkids == 0) {
+		// Two leaves with unrelated names are not partners on kind alone
+		// (linear_qkv is not o_proj).
+		return 0, nil, false
+	}
+	total := wName + wClass + wKind + wStruct
+	sum := wName*n + wClass*c + wKind*k + wStruct*st
+	if len(a.dims) > 0 && len(b.dims) > 0 {
+		total += wShape
+		if slices.Equal(a.dims, b.dims) {
+			sum += wShape
+			reasons = append(reasons, "shape")
+		}
+	}
+	score = sum / total
+	switch {
+	case a.node.Name == b.node.Name:
+		reasons = append([]string{"name"}, reasons...)
+	case n >= 0.5:
+		reasons = append([]string{"synonym"}, reasons...)
+	}
+	if c >= 0.6 {
+		reasons = append(reasons, "class")
+	}
+	if k >= 1 && a.kind != printparse.KindContainer && a.kind != printparse.KindOther {
+		reasons = append(reasons, "kind")
+	}
+	if a.nkids > 0 && st >= 1 {
+		if a.repeat > 0 {
+			reasons = append(reasons, "repeat")
+		} else {
+			reasons = append(reasons, "children")
+		}
+	}
+	return score, reasons, true
+}
+
+// isRotary reports whether a module is a rotary position embedding, by
+// its name or class (rotary_pos_emb, Qwen2RotaryEmbedding, Llama3ScaledRoPE).
+func isRotary(in *info) bool {
+	for _, s := range []string{in.node.Name, in.node.Class} {
+		if s = strings.ToLower(s); strings.Contains(s, "rotary") || strings.Contains(s, "rope") {
+			return true
+		}
+	}
+	return false
+}
+
