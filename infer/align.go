@@ -472,4 +472,3 @@ func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
 	}
 	return out
 }
-

@@ -297,4 +297,3 @@ func (r *alignment) alignedAncestor(n *printparse.Node, on side) *match {
 	}
 	return nil
 }
-

@@ -162,4 +162,3 @@ func indexOf(n *printparse.Node) int {
 	}
 	return -1
 }
-

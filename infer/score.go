@@ -182,4 +182,3 @@ func isRotary(in *info) bool {
 	}
 	return false
 }
-
