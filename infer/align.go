@@ -38,13 +38,34 @@ const (
 	lowMargin = 0.08
 )
 
+// Limits that keep the alignment near-linear in the number of modules.
+const (
+	// denseLimit is the largest frontier product solved as a full
+	// assignment; larger frontiers get sparse candidate sets.
+	denseLimit = 1024
+	// bucketLimit is the most modules a name or class token may pick as
+	// candidates before it counts as too common to say anything.
+	bucketLimit = 16
+	// band is how many positions either side of the diagonal a module of
+	// a large frontier always considers (monotone order, as in a banded
+	// edit distance).
+	band = 2
+)
+
 // pairKey keys memo tables by a pair of nodes.
 type pairKey struct{ a, b *printparse.Node }
 
-// frontierPair is one pair chosen at a frontier, relative to the parents.
+// frontierPair is one pair chosen at a frontier: modules below the two
+// canonical parents.
 type frontierPair struct {
-	a, b   string // paths relative to the aligned parents
+	x, y   *printparse.Node
 	weight float64
+}
+
+// edge is a candidate pair of a frontier: fa[i] with fb[j].
+type edge struct {
+	i, j int
+	w    float64
 }
 
 // sub is the best alignment below a pair of canonical nodes.
@@ -52,6 +73,7 @@ type sub struct {
 	total  float64
 	pairs  []frontierPair
 	fa, fb []*printparse.Node // the final frontiers (below canonical nodes)
+	edges  []edge             // the candidate pairs of the final frontiers
 	margin []float64          // per pair, see margins
 	count  int                // pairs below, all levels
 	done   bool
@@ -117,7 +139,10 @@ func (al *aligner) value(a, b *printparse.Node) float64 {
 	return l.score + al.below(al.npu.infos[a].canon, al.bench.infos[b].canon).total
 }
 
-// below aligns the descendants of a pair of canonical nodes.
+// below aligns the descendants of a pair of canonical nodes. Two lists
+// pair their members by index; any other frontier is an assignment
+// problem in which a module may be looked through (its children take its
+// place) when that pairs more of the subtree.
 func (al *aligner) below(a, b *printparse.Node) *sub {
 	k := pairKey{a, b}
 	if s, ok := al.subs[k]; ok {
@@ -130,58 +155,130 @@ func (al *aligner) below(a, b *printparse.Node) *sub {
 		s.done = true
 		return s
 	}
-	best, pairs := al.evalFrontier(a, b, fa, fb, 0)
-	dissolved := 0
-	for {
-		improved := false
-		var bestA, bestB []*printparse.Node
-		var bestPairs []frontierPair
-		bestTotal := best
-		try := func(na, nb []*printparse.Node) {
-			t, p := al.evalFrontier(a, b, na, nb, dissolved+1)
-			if t > bestTotal+1e-9 {
-				bestTotal, bestA, bestB, bestPairs = t, na, nb, p
-				improved = true
-			}
-		}
-		for i, x := range fa {
-			if canDissolve(x, a) {
-				try(replaceAt(fa, i, kids(x)), fb)
-			}
-		}
-		for i, y := range fb {
-			if canDissolve(y, b) {
-				try(fa, replaceAt(fb, i, kids(y)))
-			}
-		}
-		if !improved {
-			break
-		}
-		fa, fb, best, pairs = bestA, bestB, bestTotal, bestPairs
-		dissolved++
+	var best float64
+	var pairs []frontierPair
+	var edges []edge
+	if t, p, e, ok := al.byIndex(a, b, fa, fb); ok {
+		best, pairs, edges = t, p, e
+	} else {
+		best, pairs, edges = al.evalFrontier(a, b, fa, fb, 0)
+		fa, fb, best, pairs, edges = al.dissolve(a, b, fa, fb, best, pairs, edges)
 	}
-	s.total, s.pairs, s.fa, s.fb, s.done = best, pairs, fa, fb, true
+	s.total, s.pairs, s.fa, s.fb, s.edges, s.done = best, pairs, fa, fb, edges, true
 	s.margin = al.margins(a, b, s)
 	for _, p := range pairs {
-		x, y := a.Lookup(p.a), b.Lookup(p.b)
-		if x != nil && y != nil {
-			s.count += 1 + al.below(al.npu.infos[x].canon, al.bench.infos[y].canon).count
-		}
+		s.count += 1 + al.below(al.npu.infos[p.x].canon, al.bench.infos[p.y].canon).count
 	}
 	return s
 }
 
-func canDissolve(x, top *printparse.Node) bool {
-	k := kids(x)
-	if len(k) == 0 || x.Repeat != nil {
+// dissolve improves a frontier's assignment by looking through modules,
+// one at a time, best first, while that pays. A large frontier only looks
+// through modules its assignment leaves alone.
+func (al *aligner) dissolve(a, b *printparse.Node, fa, fb []*printparse.Node, best float64, pairs []frontierPair, edges []edge) ([]*printparse.Node, []*printparse.Node, float64, []frontierPair, []edge) {
+	for dissolved := 0; ; dissolved++ {
+		improved := false
+		var bestA, bestB []*printparse.Node
+		var bestPairs []frontierPair
+		var bestEdges []edge
+		bestTotal := best
+		try := func(na, nb []*printparse.Node) {
+			t, p, e := al.evalFrontier(a, b, na, nb, dissolved+1)
+			if t > bestTotal+1e-9 {
+				bestTotal, bestA, bestB, bestPairs, bestEdges = t, na, nb, p, e
+				improved = true
+			}
+		}
+		large := len(fa)*len(fb) > denseLimit
+		var usedA, usedB map[*printparse.Node]bool
+		if large {
+			usedA, usedB = map[*printparse.Node]bool{}, map[*printparse.Node]bool{}
+			for _, p := range pairs {
+				usedA[p.x], usedB[p.y] = true, true
+			}
+		}
+		for i, x := range fa {
+			if !usedA[x] && al.canDissolve(al.npu, x, a) {
+				try(replaceAt(fa, i, kids(x)), fb)
+			}
+		}
+		for i, y := range fb {
+			if !usedB[y] && al.canDissolve(al.bench, y, b) {
+				try(fa, replaceAt(fb, i, kids(y)))
+			}
+		}
+		if !improved {
+			return fa, fb, best, pairs, edges
+		}
+		fa, fb, best, pairs, edges = bestA, bestB, bestTotal, bestPairs, bestEdges
+	}
+}
+
+// byIndex pairs the members of two lists (ModuleList, Sequential) by
+// index, the way msprobe names them, when every shared index pairs
+// modules that may be partners; ok is false otherwise (the frontier is
+// then an assignment problem).
+func (al *aligner) byIndex(a, b *printparse.Node, fa, fb []*printparse.Node) (total float64, pairs []frontierPair, edges []edge, ok bool) {
+	if !allNumeric(a) || !allNumeric(b) {
+		return 0, nil, nil, false
+	}
+	at := map[string]int{}
+	for j, y := range fb {
+		at[y.Name] = j
+	}
+	ra, rb := kindRanks(al.npu, fa), kindRanks(al.bench, fb)
+	for i, x := range fa {
+		j, has := at[x.Name]
+		if !has {
+			continue
+		}
+		if !al.local(x, fb[j]).ok {
+			return 0, nil, nil, false
+		}
+		w := al.weight(a, b, x, fb[j], ra[i], rb[j])
+		total += w
+		pairs = append(pairs, frontierPair{x: x, y: fb[j], weight: w})
+		// the runners-up a member's margin is measured against: its
+		// neighbours in the other list
+		for _, d := range []int{-1, 0, 1} {
+			if j2 := j + d; j2 >= 0 && j2 < len(fb) {
+				edges = append(edges, edge{i, j2, 0})
+			}
+			if i2 := i + d; d != 0 && i2 >= 0 && i2 < len(fa) {
+				edges = append(edges, edge{i2, j, 0})
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return 0, nil, nil, false
+	}
+	return total, pairs, edges, true
+}
+
+// kids are the module children of n.
+func kids(n *printparse.Node) []*printparse.Node {
+	var out []*printparse.Node
+	for _, c := range n.Children {
+		if !c.None {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// canDissolve reports whether x, on the frontier below top, may be
+// looked through.
+func (al *aligner) canDissolve(t *treeIndex, x, top *printparse.Node) bool {
+	xi := t.infos[x]
+	if xi.nkids == 0 || xi.member || x.Repeat != nil {
 		return false
 	}
 	// A list's members pair only with another list's members: looking
 	// through the list would let layer 10 pair with anything.
-	if len(k) > 1 && allNumeric(x) {
+	if xi.nkids > 1 && allNumeric(x) {
 		return false
 	}
-	return x.Depth()-top.Depth() < maxDissolveDepth
+	return xi.depth-t.infos[top].depth < maxDissolveDepth
 }
 
 func replaceAt(s []*printparse.Node, i int, with []*printparse.Node) []*printparse.Node {
@@ -203,64 +300,130 @@ func rel(n, top *printparse.Node) string {
 // module they wrap (activation checkpointing, FSDP, torch.compile).
 var wrapperSegments = map[string]bool{"_checkpoint_wrapped_module": true, "_fsdp_wrapped_module": true, "_orig_mod": true}
 
-// samePath reports whether two relative paths are the same, wrapper
-// segments aside: one line at the wrapper's class consumes the segment for
-// every instance (FSDPCheckpointWrapper: _checkpoint_wrapped_module.attn),
-// nearly as cheap as no line, and far cheaper than pairing each wrapped
-// module with a line of its own at every layer index.
-func samePath(a, b string) bool {
-	if a == b {
-		return true
-	}
-	strip := func(p string) string {
-		var out []string
-		for _, s := range strings.Split(p, ".") {
-			if !wrapperSegments[s] {
-				out = append(out, s)
-			}
+// samePath reports whether x below pa and y below pb have the same
+// relative path, wrapper segments aside: one line at the wrapper's class
+// consumes the segment for every instance (FSDPCheckpointWrapper:
+// _checkpoint_wrapped_module.attn), nearly as cheap as no line, and far
+// cheaper than pairing each wrapped module with a line of its own at every
+// layer index.
+func samePath(x, pa, y, pb *printparse.Node) bool {
+	for {
+		for x != pa && wrapperSegments[x.Name] {
+			x = x.Parent
 		}
-		return strings.Join(out, ".")
+		for y != pb && wrapperSegments[y.Name] {
+			y = y.Parent
+		}
+		if x == pa || y == pb {
+			return x == pa && y == pb
+		}
+		if x.Name != y.Name {
+			return false
+		}
+		x, y = x.Parent, y.Parent
 	}
-	return strip(a) == strip(b)
+}
+
+// weight is what pairing frontier modules x (below pa) and y (below pb)
+// adds to the frontier's worth: their value, the agreement of their ranks
+// among frontier modules of their kind, and the same relative path.
+func (al *aligner) weight(pa, pb, x, y *printparse.Node, rx, ry float64) float64 {
+	v := al.value(x, y)
+	if rx == ry {
+		v += orderWeight
+	} else {
+		v += orderWeight * (1 - math.Min(1, math.Abs(rx-ry)))
+	}
+	if samePath(x, pa, y, pb) {
+		v += pathWeight
+	}
+	return v
 }
 
 // evalFrontier solves the assignment between two frontiers and returns its
-// worth and the chosen pairs.
-func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.Node, dissolved int) (float64, []frontierPair) {
+// worth, the chosen pairs and the candidate pairs it weighed.
+func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.Node, dissolved int) (float64, []frontierPair, []edge) {
 	ra, rb := kindRanks(al.npu, fa), kindRanks(al.bench, fb)
-	w := make([][]float64, len(fa))
-	for i, x := range fa {
-		w[i] = make([]float64, len(fb))
-		for j, y := range fb {
-			if !al.local(x, y).ok {
-				continue
-			}
-			v := al.value(x, y)
-			if ra[i] == rb[j] {
-				v += orderWeight
-			} else {
-				v += orderWeight * (1 - math.Min(1, math.Abs(ra[i]-rb[j])))
-			}
-			if samePath(rel(x, pa), rel(y, pb)) {
-				v += pathWeight
-			}
-			w[i][j] = v
+	var edges []edge
+	for _, e := range al.candidates(fa, fb) {
+		if !al.local(fa[e.i], fb[e.j]).ok {
+			continue
 		}
+		e.w = al.weight(pa, pb, fa[e.i], fb[e.j], ra[e.i], rb[e.j])
+		edges = append(edges, e)
 	}
-	assign := hungarian(w)
+	assign := assignSparse(len(fa), len(fb), edges)
 	total := -dissolvePenalty * float64(dissolved)
 	var pairs []frontierPair
 	usedA, usedB := make([]bool, len(fa)), make([]bool, len(fb))
-	for i, j := range assign {
-		if j < 0 || w[i][j] <= 0 {
-			continue
-		}
-		usedA[i], usedB[j] = true, true
-		total += w[i][j]
-		pairs = append(pairs, frontierPair{a: rel(fa[i], pa), b: rel(fb[j], pb), weight: w[i][j]})
+	for _, e := range assign {
+		usedA[e.i], usedB[e.j] = true, true
+		total += e.w
+		pairs = append(pairs, frontierPair{x: fa[e.i], y: fb[e.j], weight: e.w})
 	}
 	total += al.crossCredit(fa, fb, assign, usedA, usedB)
-	return total, pairs
+	return total, pairs, edges
+}
+
+// candidates lists the pairs of two frontiers worth weighing: all of them
+// when the frontiers are small; otherwise the pairs that share a name, a
+// class, or a name or class token rare enough to say something, and the
+// pairs near the diagonal (modules in the same order on both sides).
+func (al *aligner) candidates(fa, fb []*printparse.Node) []edge {
+	var out []edge
+	if len(fa)*len(fb) <= denseLimit {
+		out = make([]edge, 0, len(fa)*len(fb))
+		for i := range fa {
+			for j := range fb {
+				out = append(out, edge{i, j, 0})
+			}
+		}
+		return out
+	}
+	buckets := map[string][]int{}
+	keys := func(t *treeIndex, n *printparse.Node) []string {
+		in := t.infos[n]
+		ks := []string{"n" + n.Name, "c" + n.Class}
+		for _, x := range in.name {
+			ks = append(ks, "t"+x)
+		}
+		for _, x := range in.class {
+			ks = append(ks, "k"+x)
+		}
+		return ks
+	}
+	for j, y := range fb {
+		for _, k := range keys(al.bench, y) {
+			buckets[k] = append(buckets[k], j)
+		}
+	}
+	seen := map[[2]int]bool{}
+	add := func(i, j int) {
+		if !seen[[2]int{i, j}] {
+			seen[[2]int{i, j}] = true
+			out = append(out, edge{i, j, 0})
+		}
+	}
+	for i, x := range fa {
+		for _, k := range keys(al.npu, x) {
+			if js := buckets[k]; len(js) <= bucketLimit {
+				for _, j := range js {
+					add(i, j)
+				}
+			}
+		}
+		d := i * len(fb) / len(fa)
+		for j := max(0, d-band); j <= min(len(fb)-1, d+band); j++ {
+			add(i, j)
+		}
+	}
+	slices.SortFunc(out, func(x, y edge) int {
+		if x.i != y.i {
+			return x.i - y.i
+		}
+		return x.j - y.j
+	})
+	return out
 }
 
 // crossCredit is what the pairs found across levels after the walk will
@@ -269,7 +432,7 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 // (lm_head beside "model" and output_layer inside GPTModel). The walk's
 // leftover pass makes these pairs; counting them here lets the choice
 // between keeping a level and looking through it see them.
-func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, usedB []bool) float64 {
+func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []edge, usedA, usedB []bool) float64 {
 	var ua, ub []*printparse.Node
 	for i, x := range fa {
 		if !usedA[i] {
@@ -285,11 +448,8 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []int, usedA, u
 		return 0
 	}
 	var candA, candB []*printparse.Node // free modules inside the chosen pairs
-	for i, j := range assign {
-		if j < 0 || !usedA[i] {
-			continue
-		}
-		ca, cb := al.npu.infos[fa[i]].canon, al.bench.infos[fb[j]].canon
+	for _, e := range assign {
+		ca, cb := al.npu.infos[fa[e.i]].canon, al.bench.infos[fb[e.j]].canon
 		sub := al.below(ca, cb)
 		if len(ub) > 0 {
 			candA = append(candA, al.free(sub, ca, npuSide)...)
@@ -355,18 +515,17 @@ func (al *aligner) free(s *sub, n *printparse.Node, on side) []*printparse.Node 
 // freeBelow lists the children and grandchildren of n (canonical) that
 // the alignment below n (on side on) leaves without a partner.
 func freeBelow(n *printparse.Node, s *sub, on side) []*printparse.Node {
-	matched := map[string]bool{}
+	matched := map[*printparse.Node]bool{}
 	for _, p := range s.pairs {
 		if on == npuSide {
-			matched[p.a] = true
+			matched[p.x] = true
 		} else {
-			matched[p.b] = true
+			matched[p.y] = true
 		}
 	}
 	inPair := func(c *printparse.Node) bool {
-		r := rel(c, n)
-		for m := range matched {
-			if r == m || strings.HasPrefix(r, m+".") {
+		for p := c; p != n && p != nil; p = p.Parent {
+			if matched[p] {
 				return true
 			}
 		}
@@ -406,20 +565,14 @@ func kindRanks(s *treeIndex, f []*printparse.Node) []float64 {
 }
 
 // margins computes, for each pair chosen at a frontier, how much better
-// it scores than the runner-up: the best other partner of either side in
-// the final frontiers. Scores count the local similarity and the sibling
-// rank (what the assignment saw besides the subtrees). They are computed
-// once per canonical pair of parents and hold for every repeat member.
+// it scores than the runner-up: the best other partner of either side
+// among the frontier's candidate pairs. Scores count the local similarity
+// and the sibling rank (what the assignment saw besides the subtrees).
+// They are computed once per canonical pair of parents and hold for every
+// repeat member.
 func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
 	fa, fb := s.fa, s.fb
 	ra, rb := kindRanks(al.npu, fa), kindRanks(al.bench, fb)
-	ia, ib := map[string]int{}, map[string]int{}
-	for i, n := range fa {
-		ia[rel(n, a)] = i
-	}
-	for j, n := range fb {
-		ib[rel(n, b)] = j
-	}
 	adj := func(i, j int) float64 {
 		l := al.local(fa[i], fb[j])
 		if !l.ok {
@@ -449,16 +602,32 @@ func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
 			t.second = v
 		}
 	}
-	for i := range fa {
-		for j := range fb {
-			v := adj(i, j)
-			push(&rows[i], v, j)
-			push(&cols[j], v, i)
+	index := func(f []*printparse.Node) map[*printparse.Node]int {
+		m := make(map[*printparse.Node]int, len(f))
+		for i, n := range f {
+			m[n] = i
+		}
+		return m
+	}
+	ia, ib := index(fa), index(fb)
+	if len(fa)*len(fb) <= denseLimit {
+		for i := range fa {
+			for j := range fb {
+				v := adj(i, j)
+				push(&rows[i], v, j)
+				push(&cols[j], v, i)
+			}
+		}
+	} else {
+		for _, e := range s.edges {
+			v := adj(e.i, e.j)
+			push(&rows[e.i], v, e.j)
+			push(&cols[e.j], v, e.i)
 		}
 	}
 	out := make([]float64, len(s.pairs))
 	for k, p := range s.pairs {
-		i, j := ia[p.a], ib[p.b]
+		i, j := ia[p.x], ib[p.y]
 		best := adj(i, j)
 		runner := rows[i].best
 		if rows[i].arg == j {

@@ -83,9 +83,10 @@ func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 	res.byA[npu.tree.Root], res.byB[bench.tree.Root] = root, root
 	var expand func(a, b *printparse.Node)
 	expand = func(a, b *printparse.Node) {
-		s := al.below(npu.infos[a].canon, bench.infos[b].canon)
+		ca, cb := npu.infos[a].canon, bench.infos[b].canon
+		s := al.below(ca, cb)
 		for k, p := range s.pairs {
-			x, y := a.Lookup(p.a), b.Lookup(p.b)
+			x, y := npu.instance(a, ca, p.x), bench.instance(b, cb, p.y)
 			if x == nil || y == nil {
 				continue
 			}
@@ -225,9 +226,10 @@ func (r *alignment) covered(n *printparse.Node, on side) bool {
 // expandIdentical aligns the subtrees below a leftover pair the same way
 // the walk does.
 func (r *alignment) expandIdentical(al *aligner, a, b *printparse.Node) {
-	s := al.below(r.npu.infos[a].canon, r.bench.infos[b].canon)
+	ca, cb := r.npu.infos[a].canon, r.bench.infos[b].canon
+	s := al.below(ca, cb)
 	for k, p := range s.pairs {
-		x, y := a.Lookup(p.a), b.Lookup(p.b)
+		x, y := r.npu.instance(a, ca, p.x), r.bench.instance(b, cb, p.y)
 		if x == nil || y == nil || r.byA[x] != nil || r.byB[y] != nil {
 			continue
 		}

@@ -9,16 +9,27 @@ import (
 
 // info is what the scorer knows about one module.
 type info struct {
-	node    *printparse.Node
-	canon   *printparse.Node // first member of its repeat groups
-	name    []string
-	class   []string
-	kind    string
-	dims    []int
-	nkids   int
-	repeat  int  // count of its children's repeat group, 0 if none
+	node  *printparse.Node
+	canon *printparse.Node // the first of the list members it stands for (see indexTree)
+	name  []string
+	class []string
+	kind  string
+	dims  []int
+	nkids int
+	// repeat is the count of its children's repeat group (or of its
+	// children when all are list members), 0 if none.
+	repeat  int
 	numeric bool // name is a list index
 	wrapper bool
+	// member marks a list member that has siblings of the same structure
+	// (a repeat group, printed as one or written out): it is aligned
+	// through its canonical member and never looked through.
+	member bool
+	// copy marks a module inside a non-canonical member: its alignment
+	// is the canonical one's, applied.
+	copy  bool
+	depth int // levels below the root
+	pos   int // index in its parent's Children
 }
 
 // side names one of the two trees: the suggest run's NPU tree (its
@@ -52,17 +63,24 @@ type treeIndex struct {
 	classCount map[string]int
 }
 
+// indexTree prepares t for alignment. List members (numeric names) of
+// the same structure — a repeat group PyTorch printed once, or layers
+// written out one by one (older PyTorch, ModuleDict layers, msprobe dump
+// folders) — get the first of them as canon: the aligner aligns a
+// repeated structure once and applies the result to every member, so all
+// members are paired alike, at a cost that does not grow with their
+// number.
 func indexTree(t *printparse.Tree) *treeIndex {
 	s := &treeIndex{tree: t, infos: map[*printparse.Node]*info{}, order: map[*printparse.Node]int{}, classCount: map[string]int{}, size: map[*printparse.Node]int{}}
 	nameTok, classTok := map[string][]string{}, map[string][]string{}
-	var walk func(n, canon *printparse.Node)
-	walk = func(n, canon *printparse.Node) {
+	var walk func(n *printparse.Node, depth, pos int)
+	walk = func(n *printparse.Node, depth, pos int) {
 		if n.None {
 			return
 		}
 		s.order[n] = len(s.nodes)
 		s.nodes = append(s.nodes, n)
-		in := &info{node: n, canon: canon, kind: n.Kind(), dims: n.Dims(), numeric: isNumber(n.Name)}
+		in := &info{node: n, canon: n, kind: n.Kind(), dims: n.Dims(), numeric: isNumber(n.Name), depth: depth, pos: pos}
 		in.name = tok(n.Name, nameStop, nameTok)
 		in.class = tok(n.Class, classStop, classTok)
 		in.wrapper = wrapperClasses[n.Class] || strings.HasPrefix(n.Class, "FSDP") && strings.Contains(n.Class, "Wrapper")
@@ -79,28 +97,114 @@ func indexTree(t *printparse.Tree) *treeIndex {
 		}
 		s.infos[n] = in
 		s.classCount[n.Class]++
-		var first map[*printparse.Repeat]*printparse.Node
-		for _, c := range n.Children {
-			cc := canonChild(canon, c)
-			if c.Repeat != nil {
-				if first == nil {
-					first = map[*printparse.Repeat]*printparse.Node{}
-				}
-				if f, ok := first[c.Repeat]; ok {
-					cc = f
-				} else {
-					first[c.Repeat] = cc
-				}
-			}
-			walk(c, cc)
+		for i, c := range n.Children {
+			walk(c, depth+1, i)
 		}
 	}
-	walk(t.Root, t.Root)
+	walk(t.Root, 0, 0)
 	for i := len(s.nodes) - 1; i > 0; i-- {
 		n := s.nodes[i]
 		s.size[n.Parent] += s.size[n] + 1
 	}
+	s.canonicalize()
 	return s
+}
+
+// canonicalize sets every module's canon, outside-in: a list member
+// stands for the first sibling of the same structure, any other module
+// for the corresponding child of its parent's canon.
+func (s *treeIndex) canonicalize() {
+	sig := s.signatures()
+	for _, n := range s.nodes[1:] {
+		in, p := s.infos[n], s.infos[n.Parent]
+		in.canon = canonChild(p.canon, n, in.pos)
+		in.copy = p.copy || p.canon != n.Parent
+	}
+	// Members: numeric siblings of one signature (printed repeat groups
+	// share theirs).
+	for _, n := range s.nodes {
+		if s.infos[n].nkids < 2 || !allNumeric(n) {
+			continue
+		}
+		first := map[int]*printparse.Node{}
+		count := map[int]int{}
+		for _, c := range n.Children {
+			if !c.None {
+				count[sig[c]]++
+			}
+		}
+		for _, c := range n.Children {
+			if c.None || count[sig[c]] < 2 {
+				continue
+			}
+			ci := s.infos[c]
+			ci.member = true
+			f, ok := first[sig[c]]
+			if !ok {
+				first[sig[c]] = c
+				continue
+			}
+			ci.copy = true
+			s.recanon(c, s.infos[f].canon)
+		}
+	}
+}
+
+// recanon makes canon the canon of n and the corresponding modules of
+// canon's subtree the canons of n's descendants.
+func (s *treeIndex) recanon(n, canon *printparse.Node) {
+	in := s.infos[n]
+	in.canon = canon
+	for i, c := range n.Children {
+		if ci := s.infos[c]; ci != nil {
+			ci.copy = true
+			s.recanon(c, canonChild(canon, c, i))
+		}
+	}
+}
+
+// signatures gives every module an id of its structure below it (class,
+// printed fields, parameter shapes, children's names and structures):
+// two modules with one id print the same repr.
+func (s *treeIndex) signatures() map[*printparse.Node]int {
+	ids := map[string]int{}
+	sig := make(map[*printparse.Node]int, len(s.nodes))
+	var b strings.Builder
+	for i := len(s.nodes) - 1; i >= 0; i-- {
+		n := s.nodes[i]
+		b.Reset()
+		b.WriteString(n.Class)
+		for _, e := range n.Extra {
+			b.WriteString("\x00")
+			b.WriteString(e)
+		}
+		for _, p := range n.Params {
+			b.WriteString("\x01")
+			b.WriteString(p.Name)
+			for _, d := range p.Shape {
+				b.WriteByte(',')
+				b.WriteString(strconv.Itoa(d))
+			}
+		}
+		for _, c := range n.Children {
+			b.WriteString("\x02")
+			b.WriteString(c.Name)
+			b.WriteByte('=')
+			if c.None {
+				b.WriteString("None")
+			} else {
+				b.WriteString(strconv.Itoa(sig[c]))
+			}
+		}
+		k := b.String()
+		id, ok := ids[k]
+		if !ok {
+			id = len(ids)
+			ids[k] = id
+		}
+		sig[n] = id
+	}
+	return sig
 }
 
 // tok memoises tokenize: large models repeat the same names thousands of
@@ -114,10 +218,14 @@ func tok(s string, stop map[string]bool, memo map[string][]string) []string {
 	return t
 }
 
-// canonChild is the child of canon that corresponds to c.
-func canonChild(canon, c *printparse.Node) *printparse.Node {
+// canonChild is the child of canon that corresponds to c, the child at
+// position pos of a module canon stands for.
+func canonChild(canon, c *printparse.Node, pos int) *printparse.Node {
 	if canon == c.Parent {
 		return c
+	}
+	if pos < len(canon.Children) && canon.Children[pos].Name == c.Name {
+		return canon.Children[pos]
 	}
 	if x := canon.Child(c.Name); x != nil {
 		return x
@@ -132,17 +240,6 @@ func allNumeric(n *printparse.Node) bool {
 		}
 	}
 	return true
-}
-
-// kids are the module children of n.
-func kids(n *printparse.Node) []*printparse.Node {
-	var out []*printparse.Node
-	for _, c := range n.Children {
-		if !c.None {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // isAncestor reports whether a is a proper ancestor of n.
@@ -161,4 +258,26 @@ func indexOf(n *printparse.Node) int {
 		return i
 	}
 	return -1
+}
+
+// instance is the module of inst's subtree at the place x has in the
+// subtree of canon (inst's canon, an ancestor of x): x itself when inst is
+// canonical; nil when inst's subtree has no such module.
+func (s *treeIndex) instance(inst, canon, x *printparse.Node) *printparse.Node {
+	if inst == canon {
+		return x
+	}
+	var path []*printparse.Node
+	for n := x; n != canon; n = n.Parent {
+		path = append(path, n)
+	}
+	n := inst
+	for k := len(path) - 1; k >= 0; k-- {
+		c := canonChild(n, path[k], s.infos[path[k]].pos)
+		if c == path[k] || c.Name != path[k].Name {
+			return nil
+		}
+		n = c
+	}
+	return n
 }
