@@ -46,6 +46,12 @@ const (
 	// bucketLimit is the most modules a name or class token may pick as
 	// candidates before it counts as too common to say anything.
 	bucketLimit = 16
+	// maxSkew bounds how many more levels one side may have looked
+	// through than the other on the way from the start pair to a pair:
+	// wrappers, engines, PEFT and Transformer Engine levels add a few;
+	// without a bound a chain of look-alike modules would weigh every
+	// pair of its levels.
+	maxSkew = 8
 	// band is how many positions either side of the diagonal a module of
 	// a large frontier always considers (monotone order, as in a banded
 	// edit distance).
@@ -86,6 +92,8 @@ type aligner struct {
 	subs       map[pairKey]*sub
 	priors     map[pairKey]bool // template-implied pairs (actual nodes)
 	frees      map[freeKey][]*printparse.Node
+	// skew0 is the start pair's NPU depth minus its bench depth.
+	skew0 int
 }
 
 type localScore struct {
@@ -100,7 +108,12 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 	if l, ok := al.locals[k]; ok {
 		return l
 	}
-	s, r, ok := local(al.npu.infos[a], al.bench.infos[b])
+	ia, ib := al.npu.infos[a], al.bench.infos[b]
+	if skew := ia.depth - ib.depth - al.skew0; skew > maxSkew || -skew > maxSkew {
+		al.locals[k] = localScore{}
+		return localScore{}
+	}
+	s, r, ok := local(ia, ib)
 	raw := s
 	if al.priors[k] {
 		s = math.Min(1, s+priorBonus)
@@ -293,7 +306,10 @@ func rel(n, top *printparse.Node) string {
 	if top.Path == "" {
 		return n.Path
 	}
-	return strings.TrimPrefix(n.Path, top.Path+".")
+	if p := n.Path; len(p) > len(top.Path) && p[len(top.Path)] == '.' && strings.HasPrefix(p, top.Path) {
+		return p[len(top.Path)+1:]
+	}
+	return n.Path
 }
 
 // wrapperSegments are the child names under which wrappers hold the
@@ -513,7 +529,9 @@ func (al *aligner) free(s *sub, n *printparse.Node, on side) []*printparse.Node 
 }
 
 // freeBelow lists the children and grandchildren of n (canonical) that
-// the alignment below n (on side on) leaves without a partner.
+// the alignment below n (on side on) leaves without a partner. List
+// members and what they hold are left out: one of many look-alikes is
+// never clearly the module one level apart.
 func freeBelow(n *printparse.Node, s *sub, on side) []*printparse.Node {
 	matched := map[*printparse.Node]bool{}
 	for _, p := range s.pairs {
@@ -533,11 +551,12 @@ func freeBelow(n *printparse.Node, s *sub, on side) []*printparse.Node {
 	}
 	var out []*printparse.Node
 	for _, c := range kids(n) {
-		if !inPair(c) {
-			out = append(out, c)
+		if inPair(c) || isNumber(c.Name) {
+			continue
 		}
+		out = append(out, c)
 		for _, g := range kids(c) {
-			if !inPair(g) && !inPair(c) {
+			if !isNumber(g.Name) && !inPair(g) {
 				out = append(out, g)
 			}
 		}

@@ -72,6 +72,7 @@ func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
 	res.add(root)
 	sa, sb := startPair(npu.tree, bench.tree)
+	al.skew0 = npu.infos[sa].depth - bench.infos[sb].depth
 	for n := sa; n != npu.tree.Root; n = n.Parent {
 		res.add(&match{a: n, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true})
 	}

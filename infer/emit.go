@@ -745,7 +745,7 @@ func build(v *view, entries []*entry, header string) *mapping.Mapping {
 // sidecar.
 func (d *draft) prove(v *view) {
 	d.proven, d.failures, d.sidecar, d.unintended = map[*printparse.Node]bool{}, nil, nil, nil
-	res := mapping.NewResolver(d.m).ResolveTree(v.ka.tree, v.kb.tree)
+	res := mapping.NewResolver(d.m).ResolveTrie(v.ka.trie(), v.kb.tree)
 	got := map[*printparse.Node]*printparse.Node{}
 	for _, np := range res {
 		got[np.NPU] = np.Bench

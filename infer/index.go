@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -61,6 +62,17 @@ type treeIndex struct {
 	size  map[*printparse.Node]int // number of descendants
 	// classCount counts NPU-side modules per class as msprobe types them.
 	classCount map[string]int
+	// resolverTrie is the tree as msprobe's resolver walks it, built once
+	// for every draft keyed by this side (see trie).
+	resolverTrie *mapping.Trie
+}
+
+// trie is the tree as msprobe's resolver walks it.
+func (s *treeIndex) trie() *mapping.Trie {
+	if s.resolverTrie == nil {
+		s.resolverTrie = mapping.TrieFromTree(s.tree)
+	}
+	return s.resolverTrie
 }
 
 // indexTree prepares t for alignment. List members (numeric names) of

@@ -36,7 +36,7 @@ const (
 var repeatHeader = regexp.MustCompile(`^(\s*)\((\d+)-(\d+)\): (\d+) x (.*)$`)
 
 // explicitLayers rewrites every repeat group "(a-b): N x Cls(" of a print
-// as n explicit members "(i): Cls(" (n = 0 keeps each group's count), as
+// as n explicit members "(i): Cls(" (n = 0 keeps each group's indices), as
 // PyTorch before 1.13 and ModuleDict layers print them.
 func explicitLayers(text string, n int) string {
 	lines := strings.Split(text, "\n")
@@ -55,11 +55,12 @@ func explicitLayers(text string, n int) string {
 			}
 			body = append(body, indent+")")
 		}
-		count := n
+		first, count := 0, n
 		if count == 0 {
+			fmt.Sscan(m[2], &first)
 			fmt.Sscan(m[4], &count)
 		}
-		for k := range count {
+		for k := first; k < first+count; k++ {
 			out = append(out, fmt.Sprintf("%s(%d): %s", indent, k, head))
 			out = append(out, body...)
 		}
