@@ -52,6 +52,11 @@ const (
 	// without a bound a chain of look-alike modules would weigh every
 	// pair of its levels.
 	maxSkew = 8
+	// crossDiscount is the share of its local similarity a pair across
+	// levels adds to a frontier's worth: it needs a longer key, and a
+	// structure that pairs its modules only across levels is less likely
+	// than one that pairs them where they are.
+	crossDiscount = 0.5
 	// band is how many positions either side of the diagonal a module of
 	// a large frontier always considers (monotone order, as in a banded
 	// edit distance).
@@ -81,7 +86,7 @@ type sub struct {
 	fa, fb []*printparse.Node // the final frontiers (below canonical nodes)
 	edges  []edge             // the candidate pairs of the final frontiers
 	margin []float64          // per pair, see margins
-	count  int                // pairs below, all levels
+	count  int                // distinct pairs below, all levels, as size counts modules
 	done   bool
 }
 
@@ -180,7 +185,12 @@ func (al *aligner) below(a, b *printparse.Node) *sub {
 	s.total, s.pairs, s.fa, s.fb, s.edges, s.done = best, pairs, fa, fb, edges, true
 	s.margin = al.margins(a, b, s)
 	for _, p := range pairs {
-		s.count += 1 + al.below(al.npu.infos[p.x].canon, al.bench.infos[p.y].canon).count
+		if xi := al.npu.infos[p.x]; !xi.dup {
+			s.count += al.below(xi.canon, al.bench.infos[p.y].canon).count
+			if !minor(xi) {
+				s.count++
+			}
+		}
 	}
 	return s
 }
@@ -218,6 +228,22 @@ func (al *aligner) dissolve(a, b *printparse.Node, fa, fb []*printparse.Node, be
 		for i, y := range fb {
 			if !usedB[y] && al.canDissolve(al.bench, y, b) {
 				try(fa, replaceAt(fb, i, kids(y)))
+			}
+		}
+		// Looking through both modules of a pair at once: two extra
+		// levels, one on each side, that only pay together (TransformerBlock
+		// "decoder" and LlamaModel "model", each holding what the other's
+		// siblings hold).
+		if !large {
+			for _, p := range pairs {
+				i, j := slices.Index(fa, p.x), slices.Index(fb, p.y)
+				if al.canDissolve(al.npu, p.x, a) && al.canDissolve(al.bench, p.y, b) {
+					t, pp, e := al.evalFrontier(a, b, replaceAt(fa, i, kids(p.x)), replaceAt(fb, j, kids(p.y)), dissolved+2)
+					if t > bestTotal+1e-9 {
+						bestTotal, bestA, bestB, bestPairs, bestEdges = t, replaceAt(fa, i, kids(p.x)), replaceAt(fb, j, kids(p.y)), pp, e
+						improved = true
+					}
+				}
 			}
 		}
 		if !improved {
@@ -487,6 +513,9 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []edge, usedA, 
 			if lonelySide == npuSide {
 				x, y = lonely, z
 			}
+			if minor(al.npu.infos[x]) || minor(al.bench.infos[y]) {
+				continue
+			}
 			if nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 {
 				continue
 			}
@@ -496,7 +525,7 @@ func (al *aligner) crossCredit(fa, fb []*printparse.Node, assign []edge, usedA, 
 		}
 		if bz != nil {
 			taken[bz] = true
-			credit += best
+			credit += crossDiscount * best
 		}
 	}
 	if len(candA) > 0 {

@@ -171,6 +171,9 @@ func (r *alignment) leftovers(al *aligner) {
 			if !r.sameRegion(x, y) {
 				continue
 			}
+			if minor(r.npu.infos[x]) || minor(r.bench.infos[y]) {
+				continue
+			}
 			l := al.local(x, y)
 			if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 || !r.kinParents(x, y) {
 				continue

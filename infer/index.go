@@ -28,7 +28,9 @@ type info struct {
 	member bool
 	// copy marks a module inside a non-canonical member: its alignment
 	// is the canonical one's, applied.
-	copy  bool
+	copy bool
+	// dup marks a member whose structure an earlier sibling has.
+	dup   bool
 	depth int // levels below the root
 	pos   int // index in its parent's Children
 }
@@ -59,7 +61,9 @@ type treeIndex struct {
 	infos map[*printparse.Node]*info
 	order map[*printparse.Node]int // pre-order position
 	nodes []*printparse.Node       // pre-order, root first
-	size  map[*printparse.Node]int // number of descendants
+	// size counts the distinct modules below a module: minor modules
+	// aside, a list's members of one structure counted once.
+	size map[*printparse.Node]int
 	// classCount counts NPU-side modules per class as msprobe types them.
 	classCount map[string]int
 	// resolverTrie is the tree as msprobe's resolver walks it, built once
@@ -114,11 +118,16 @@ func indexTree(t *printparse.Tree) *treeIndex {
 		}
 	}
 	walk(t.Root, 0, 0)
+	s.canonicalize()
 	for i := len(s.nodes) - 1; i > 0; i-- {
 		n := s.nodes[i]
-		s.size[n.Parent] += s.size[n] + 1
+		if in := s.infos[n]; !in.dup {
+			s.size[n.Parent] += s.size[n]
+			if !minor(in) {
+				s.size[n.Parent]++
+			}
+		}
 	}
-	s.canonicalize()
 	return s
 }
 
@@ -156,7 +165,7 @@ func (s *treeIndex) canonicalize() {
 				first[sig[c]] = c
 				continue
 			}
-			ci.copy = true
+			ci.copy, ci.dup = true, true
 			s.recanon(c, s.infos[f].canon)
 		}
 	}

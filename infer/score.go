@@ -172,6 +172,19 @@ func local(a, b *info) (score float64, reasons []string, ok bool) {
 	return score, reasons, true
 }
 
+// minor reports modules that compute nothing worth pairing on their own:
+// dropouts, activations and placeholders. They never decide structure:
+// they are not paired across levels, and they do not count when the share
+// of a subtree that aligns is measured (a residual Dropout on one side
+// must not steal a parent's partner).
+func minor(in *info) bool {
+	switch in.kind {
+	case printparse.KindDropout, printparse.KindActivation, printparse.KindIdentity:
+		return in.nkids == 0
+	}
+	return false
+}
+
 // isRotary reports whether a module is a rotary position embedding, by
 // its name or class (rotary_pos_emb, Qwen2RotaryEmbedding, Llama3ScaledRoPE).
 func isRotary(in *info) bool {
