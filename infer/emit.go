@@ -644,7 +644,7 @@ func groupPaths(ns []*printparse.Node) []string {
 	for i, o := range out {
 		if strings.HasPrefix(o, "\x00") {
 			g := groups[idx[o[1:]]]
-			out[i] = g.prefix + rangeText(g.ids) + g.suffix
+			out[i] = g.prefix + printparse.IndexRange(g.ids) + g.suffix
 		}
 	}
 	return out
@@ -669,29 +669,6 @@ func splitIndex(n *printparse.Node) (prefix, suffix string, index int) {
 		segs = append([]string{"." + p.Name}, segs...)
 	}
 	return "", "", -1
-}
-
-// rangeText renders sorted indices as "{0-7}" or "{0,2,5}".
-func rangeText(ids []int) string {
-	if len(ids) == 1 {
-		return fmt.Sprint(ids[0])
-	}
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	contiguous := true
-	for i := 1; i < len(ids); i++ {
-		if ids[i] != ids[i-1]+1 {
-			contiguous = false
-		}
-	}
-	if contiguous {
-		return fmt.Sprintf("{%d-%d}", ids[0], ids[len(ids)-1])
-	}
-	parts := make([]string, len(ids))
-	for i, x := range ids {
-		parts[i] = fmt.Sprint(x)
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // build turns entries into a mapping, outside-in: classes in the order

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/templates"
 )
@@ -199,7 +200,7 @@ func unapplied(tm *templates.Match, al *alignment, keys side) []string {
 	for _, l := range tm.Unapplied {
 		why := "its class does not occur in the " + keys.String() + " tree"
 		for _, n := range ka.nodes {
-			if !(l.Class == templates.TopLayer && n.Parent == nil || n.Parent != nil && templates.MatchClass(l.Class, n.Class)) {
+			if !(l.Class == mapping.TopLayer && n.Parent == nil || n.Parent != nil && templates.MatchClass(l.Class, n.Class)) {
 				continue
 			}
 			why = "its key never occurs below " + l.Class

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/layermap/layermap/printparse"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping"
@@ -297,7 +298,7 @@ func collapsePaths(ps []string) []string {
 			out = append(out, k)
 			continue
 		}
-		out = append(out, strings.Replace(k, "{}", rangeText(g.ids), 1))
+		out = append(out, strings.Replace(k, "{}", printparse.IndexRange(g.ids), 1))
 	}
 	return out
 }
@@ -348,7 +349,7 @@ func collapsePairs(ps []Pair) []Pair {
 		if len(ids[k]) > 1 {
 			f := strings.Split(k, "\x00")
 			ka, kb := f[0], f[1]
-			r := rangeText(ids[k])
+			r := printparse.IndexRange(ids[k])
 			out[j].NPU = strings.Replace(ka, "{}", r, 1)
 			out[j].Bench = strings.Replace(kb, "{}", r, 1)
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // DumpInput is what msprobe's layer mapping reads from one dump folder.
@@ -85,18 +87,6 @@ func TrieFromItems(source string, items []*Item) *Trie {
 	return t
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // head returns s without its last n elements (Python s[:-n]).
 func head(s []string, n int) []string {
 	if len(s) <= n {
@@ -115,7 +105,7 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 	switch {
 	case p[n-1] == StateParamsGrad:
 		apiType, apiName, typ, state = StateParamsGrad, p[n-3], p[n-2], StateParamsGrad
-	case p[n-2] == StateParamsGrad && isDigits(p[n-1]):
+	case p[n-2] == StateParamsGrad && msprobe.IsDigits(p[n-1]):
 		apiType, apiName, typ, state = StateParamsGrad, p[n-4], p[n-3], StateParamsGrad
 	default:
 		apiType, typ = p[0], p[n-3]

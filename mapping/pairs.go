@@ -69,19 +69,19 @@ func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 	}
 	list := doc.Content[0]
 	if list.Kind != yaml.SequenceNode {
-		return nil, source.Errorf(name, list.Line, "expected a list of {npu, bench} pairs, found %s", pairsNodeWord(list))
+		return nil, source.Errorf(name, list.Line, "expected a list of {npu, bench} pairs, found %s", Describe(list))
 	}
 	var out []ModulePair
 	first := map[string]int{} // npu path -> line of its first pair
 	for _, it := range list.Content {
 		if it.Kind != yaml.MappingNode {
-			return nil, source.Errorf(name, it.Line, "expected a {npu: PATH, bench: PATH} map, found %s", pairsNodeWord(it))
+			return nil, source.Errorf(name, it.Line, "expected a {npu: PATH, bench: PATH} map, found %s", Describe(it))
 		}
 		var p ModulePair
 		for i := 0; i+1 < len(it.Content); i += 2 {
 			k, v := it.Content[i], it.Content[i+1]
 			if v.Kind != yaml.ScalarNode {
-				return nil, source.Errorf(name, v.Line, "expected a module path for %s, found %s", k.Value, pairsNodeWord(v))
+				return nil, source.Errorf(name, v.Line, "expected a module path for %s, found %s", k.Value, Describe(v))
 			}
 			switch k.Value {
 			case "npu":
@@ -102,16 +102,4 @@ func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-func pairsNodeWord(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a map"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "something else"
 }

@@ -131,7 +131,7 @@ func Parse(data []byte, name string) (*Mapping, []Diagnostic, error) {
 	top := resolveAlias(doc.Content[0])
 	m.Header = strings.TrimSpace(trimComment(doc.HeadComment))
 	if top.Kind != yaml.MappingNode {
-		return nil, nil, p.errAt(top, "expected a map of class names to maps of child paths, found %s", describe(top))
+		return nil, nil, p.errAt(top, "expected a map of class names to maps of child paths, found %s", Describe(top))
 	}
 	if m.Header == "" && len(top.Content) > 0 {
 		// A comment right above the first key (no blank line) is the header.
@@ -142,7 +142,7 @@ func Parse(data []byte, name string) (*Mapping, []Diagnostic, error) {
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := resolveAlias(top.Content[i]), resolveAlias(top.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			return nil, nil, p.errAt(k, "expected a class name, found %s", describe(k))
+			return nil, nil, p.errAt(k, "expected a class name, found %s", Describe(k))
 		}
 		if isMerge(k) {
 			return nil, nil, p.errAt(k, "YAML merge keys (<<) are not supported in layer mappings")
@@ -161,7 +161,7 @@ func Parse(data []byte, name string) (*Mapping, []Diagnostic, error) {
 			c.Null = true
 			p.diag(c.Pos, CodeCellNull, Warning, nil, "empty Cell block: msprobe drops it silently")
 		case v.Kind != yaml.MappingNode:
-			return nil, nil, p.errAt(v, "expected a map of child paths under %q, found %s", c.Class, describe(v))
+			return nil, nil, p.errAt(v, "expected a map of child paths under %q, found %s", c.Class, Describe(v))
 		}
 		if err := p.rules(c, v); err != nil {
 			return nil, nil, err
@@ -207,7 +207,7 @@ func (p *parser) rules(c *ClassRules, v *yaml.Node) error {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			return p.errAt(k, "expected a child path under %q, found %s", c.Class, describe(k))
+			return p.errAt(k, "expected a child path under %q, found %s", c.Class, Describe(k))
 		}
 		if isMerge(k) {
 			return p.errAt(k, "YAML merge keys (<<) are not supported in layer mappings")
@@ -216,7 +216,7 @@ func (p *parser) rules(c *ClassRules, v *yaml.Node) error {
 			return p.errAt(k, "expected a child path (string) under %q, found %s %s: msprobe crashes on it; quote it", c.Class, typ, k.Value)
 		}
 		if val.Kind != yaml.ScalarNode {
-			return p.errAt(val, "expected a bench path (string) for %q, found %s", k.Value, describe(val))
+			return p.errAt(val, "expected a bench path (string) for %q, found %s", k.Value, Describe(val))
 		}
 		if typ := scalarType(val); typ != "str" {
 			return p.errAt(val, "expected a bench path (string) for %q, found %s %q: msprobe crashes on it; quote it", k.Value, typ, val.Value)
@@ -346,7 +346,10 @@ func isMerge(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 && n.Value == "<<"
 }
 
-func describe(n *yaml.Node) string {
+// Describe names what a YAML node is, for "found ..." in messages: "a
+// map", "a list", "an alias", "nothing", "the string \"x\"" or the type
+// PyYAML loads a plain scalar as ("int \"3\"", "bool \"yes\"").
+func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a map"

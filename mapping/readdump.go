@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -105,82 +104,17 @@ func trieFromInput(in DumpInput) (*Trie, error) {
 }
 
 // readDumpNames returns the keys of dump.json's "data" in order and the
-// framework: the "framework" field when it is pytorch or mindspore, else
-// detected from the value types as detect_framework_by_dump_json does.
+// framework (msprobe.DetectFramework).
 func readDumpNames(path string) ([]string, string, error) {
 	names, err := msprobe.EntryNames(path)
 	if err != nil {
 		return nil, "", err
 	}
-	if fw := peekFramework(path); fw == "pytorch" || fw == "mindspore" {
-		return names, fw, nil
-	}
-	if h, err := msprobe.ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
-		return names, h.Framework, nil // "framework" after "data"
-	}
-	fw, err := detectFramework(path)
+	fw, err := msprobe.DetectFramework(path)
 	if err != nil {
 		return nil, "", err
 	}
 	return names, fw, nil
-}
-
-// peekFramework returns the "framework" field when it comes before "data"
-// (as msprobe writes it), "" otherwise.
-func peekFramework(path string) string {
-	f, err := source.Open(path, source.MaxDumpJSON)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReader(f))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return ""
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		switch tok {
-		case "data":
-			return ""
-		case "framework":
-			var fw string
-			if dec.Decode(&fw) != nil {
-				return ""
-			}
-			return fw
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	return ""
-}
-
-func detectFramework(path string) (string, error) {
-	f, err := source.Open(path, source.MaxDumpJSON)
-	if err != nil {
-		return "", fmt.Errorf("dump: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	for sc.Scan() {
-		l := sc.Bytes()
-		if bytes.Contains(l, []byte(`"type": "mindspore`)) {
-			return "mindspore", nil
-		}
-		if bytes.Contains(l, []byte(`"type": "torch`)) {
-			return "pytorch", nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return "", &source.Error{File: path, Expected: "a MindSpore or PyTorch dump", Found: "no framework field and no typed values"}
 }
 
 func readJSONObject(path string) (map[string]json.RawMessage, error) {

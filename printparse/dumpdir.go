@@ -47,51 +47,6 @@ func Load(path string, opts Options) (*Tree, error) {
 	return ParseText(data, path, opts)
 }
 
-// ModuleEntry splits an msprobe module entry name into the module path and
-// class: "Module.0.module.decoder.layers.3.TransformerLayer.forward.0" gives
-// ("0.module.decoder.layers.3", "TransformerLayer"). It accepts the
-// forward/backward forms, "Module.{path}.{Class}.parameters_grad.{k}" and the
-// older "...parameters_grad", with the "Module." (PyTorch) or "Cell."
-// (MindSpore) prefix. ok is false for API entries and malformed names.
-func ModuleEntry(name string) (path, class string, ok bool) {
-	var rest string
-	switch {
-	case strings.HasPrefix(name, "Module."):
-		rest = name[len("Module."):]
-	case strings.HasPrefix(name, "Cell."):
-		rest = name[len("Cell."):]
-	default:
-		return "", "", false
-	}
-	cut := func(s string) (string, string) { // s minus its last segment, last segment
-		k := strings.LastIndexByte(s, '.')
-		if k < 0 {
-			return "", s
-		}
-		return s[:k], s[k+1:]
-	}
-	head, last := cut(rest)
-	if last == "parameters_grad" {
-		head, class = cut(head)
-		if head == "" || class == "" {
-			return "", "", false
-		}
-		return head, class, true
-	}
-	if _, isNum := atoi(last); !isNum {
-		return "", "", false
-	}
-	head, dir := cut(head)
-	if dir != "forward" && dir != "backward" && dir != "parameters_grad" {
-		return "", "", false
-	}
-	head, class = cut(head)
-	if head == "" || class == "" {
-		return "", "", false
-	}
-	return head, class, true
-}
-
 // LoadDumpDir reads the module tree of an msprobe dump: a rank or proc
 // folder (holding dump.json and, normally, construct.json), or a step
 // folder holding exactly one rank. There is one node per module path found
@@ -176,7 +131,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		var extra []string
 		for k, v := range construct {
 			for _, s := range []string{k, v} {
-				if p, _, ok := ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
+				if p, _, _, ok := msprobe.ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
 					extra = append(extra, s)
 				}
 			}
@@ -244,7 +199,7 @@ type treeBuilder struct {
 // addEntry adds the module an entry names; it returns its node, or nil for
 // an entry that names no module.
 func (b *treeBuilder) addEntry(name, file string) *Node {
-	path, class, ok := ModuleEntry(name)
+	path, class, _, ok := msprobe.ModuleEntry(name)
 	if !ok {
 		return nil
 	}

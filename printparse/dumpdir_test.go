@@ -14,27 +14,6 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-func TestModuleEntry(t *testing.T) {
-	tests := []struct{ name, path, class string }{
-		{"Module.0.module.module.decoder.layers.3.TransformerLayer.forward.0", "0.module.module.decoder.layers.3", "TransformerLayer"},
-		{"Module.conv1.Conv2d.backward.12", "conv1", "Conv2d"},
-		{"Module.bn1.BatchNorm2d.parameters_grad.0", "bn1", "BatchNorm2d"},
-		{"Module.enc.fc1.Linear.parameters_grad", "enc.fc1", "Linear"},
-		{"Cell.network_with_loss.module.embedding.word_embeddings.VocabParallelEmbedding.forward.0", "network_with_loss.module.embedding.word_embeddings", "VocabParallelEmbedding"},
-		{"Tensor.add.0.forward", "", ""},
-		{"Functional.conv2d.0.backward", "", ""},
-		{"Module1", "", ""},
-		{"Module.Linear.forward.0", "", ""},
-		{"Module.fc.Linear.forward.x", "", ""},
-	}
-	for _, tc := range tests {
-		p, c, ok := ModuleEntry(tc.name)
-		if p != tc.path || c != tc.class || ok != (tc.path != "") {
-			t.Errorf("%s: got (%q, %q, %v), want (%q, %q)", tc.name, p, c, ok, tc.path, tc.class)
-		}
-	}
-}
-
 // msprobeFixtures lists every corpus folder holding a construct.json, with
 // the outcome expected of LoadDumpDir and why.
 var msprobeFixtures = map[string]struct {
@@ -107,7 +86,7 @@ func checkAgainstNames(t *testing.T, tree *Tree, names []string) {
 	first := map[string]int{}
 	named := map[string]bool{}
 	for i, name := range names {
-		path, class, ok := ModuleEntry(name)
+		path, class, _, ok := msprobe.ModuleEntry(name)
 		if !ok {
 			continue
 		}

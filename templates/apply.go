@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -217,7 +218,7 @@ func (r *resolver) rulesAt(n *printparse.Node) []rule {
 	var lines []int
 	if n == r.root {
 		for i, l := range r.t.Lines {
-			if l.Class == TopLayer {
+			if l.Class == mapping.TopLayer {
 				lines = append(lines, i)
 			}
 		}
@@ -225,7 +226,7 @@ func (r *resolver) rulesAt(n *printparse.Node) []rule {
 		var exact, drift []int
 		for i, l := range r.t.Lines {
 			switch {
-			case l.Class == TopLayer:
+			case l.Class == mapping.TopLayer:
 			case l.Class == n.Class:
 				exact = append(exact, i)
 			case MatchClass(l.Class, n.Class):
@@ -502,7 +503,7 @@ func expandValue(l Line, key string) string {
 func (t *Template) Adapt(npu, bench *printparse.Tree) *Template {
 	var top []Line
 	for _, l := range t.Lines {
-		if l.Class == TopLayer {
+		if l.Class == mapping.TopLayer {
 			top = append(top, l)
 		}
 	}
@@ -529,9 +530,9 @@ func (t *Template) Adapt(npu, bench *printparse.Tree) *Template {
 	var folded, rest []Line
 	for _, l := range t.Lines {
 		switch {
-		case l.Class == TopLayer:
+		case l.Class == mapping.TopLayer:
 		case MatchClass(l.Class, class):
-			folded = append(folded, Line{Class: TopLayer, Key: prefixK + l.Key, Value: prefixV + l.Value, Line: l.Line})
+			folded = append(folded, Line{Class: mapping.TopLayer, Key: prefixK + l.Key, Value: prefixV + l.Value, Line: l.Line})
 			rest = append(rest, l)
 		default:
 			rest = append(rest, l)
@@ -571,7 +572,7 @@ func evaluate(t *Template, npu, bench *printparse.Tree) (m Match, ok bool) {
 	seen := map[[2]string]bool{}
 	for _, a := range applied {
 		m.Misses += len(a.Misses)
-		if a.Line.Class == TopLayer {
+		if a.Line.Class == mapping.TopLayer {
 			continue
 		}
 		ok = true

@@ -52,9 +52,6 @@ const (
 	KindExpert = "expert" // corrected or extended by the layermap team
 )
 
-// TopLayer is msprobe's pseudo-class of the model root.
-const TopLayer = "TopLayer"
-
 // IndexPlaceholder in a line's key and value stands for every list index
 // present in the tree at that place.
 const IndexPlaceholder = "{i}"

@@ -79,7 +79,7 @@ func isIntLiteral(t string) bool {
 // withRepr caches the Python repr of a float cell.
 func (c cell) withRepr() cell {
 	if c.k == cFloat && c.s == "" {
-		c.s = pyFloat(c.f)
+		c.s = msprobe.PyFloat(c.f)
 	}
 	return c
 }
@@ -107,7 +107,7 @@ func (c cell) str() string {
 		if c.s != "" {
 			return c.s // repr cached by withRepr
 		}
-		return pyFloat(c.f)
+		return msprobe.PyFloat(c.f)
 	case cBool:
 		if c.b {
 			return "True"
@@ -127,10 +127,7 @@ func (c cell) str() string {
 // leading space.
 func (c cell) csv() string {
 	if c.k == cFloat && math.IsInf(c.f, 0) {
-		if c.f > 0 {
-			return " inf"
-		}
-		return " -inf"
+		return msprobe.PandasCSVFloat(c.f)
 	}
 	return c.str()
 }
@@ -314,13 +311,13 @@ func statDiffRule(a, b cell, intCol bool) (string, string, float64, float64, boo
 			if intCol {
 				ds = strconv.FormatInt(int64(x)-int64(y), 10)
 			} else {
-				ds = pyFloat(d)
+				ds = msprobe.PyFloat(d)
 			}
 			if y == 0 {
 				return ds, "inf", x, y, true
 			}
 			r := math.Abs(float64(float64(d/y) * 100))
-			return ds, pyFloat(r) + "%", x, y, true
+			return ds, msprobe.PyFloat(r) + "%", x, y, true
 		case vNaN:
 			return "Nan", "Nan", 0, 0, false
 		case vInf:

@@ -253,7 +253,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]strin
 			order++
 			if i == 0 && stack != nil {
 				if fr, ok := stack[e.Name]; ok {
-					r.stack = pyStrList(fr)
+					r.stack = msprobe.PyStrList(fr)
 				}
 			}
 			buf = append(buf, r)

@@ -4,58 +4,9 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
 )
-
-// entryParts is msprobe's split of an entry name
-// (ParseData.split_data_name_components).
-type entryParts struct {
-	opNoNumber    string // entry name without call index and direction
-	callDirection string // "0.forward", "forward.0" or "parameters_grad"
-	direction     string // "forward", "backward", "parameters_grad"
-}
-
-// splitEntry splits an entry name; ok is false for names msprobe skips.
-// debug.json names are used as they are.
-func splitEntry(name string, debug bool) (entryParts, bool) {
-	if debug {
-		return entryParts{name, name, name}, name != ""
-	}
-	parts := strings.Split(name, ".")
-	last := parts[len(parts)-1]
-	second := ""
-	if len(parts) >= 2 {
-		second = parts[len(parts)-2]
-	}
-	if last == "parameters_grad" || second == "parameters_grad" {
-		p := entryParts{callDirection: "parameters_grad", direction: "parameters_grad"}
-		if len(parts) > 1 {
-			p.opNoNumber = strings.Join(parts[:len(parts)-1], ".")
-		}
-		return p, p.opNoNumber != ""
-	}
-	for _, dir := range [...]string{"forward", "backward"} {
-		if last == dir || second == dir {
-			p := entryParts{callDirection: second + "." + last, direction: dir}
-			if len(parts) > 2 {
-				p.opNoNumber = strings.Join(parts[:len(parts)-2], ".")
-			}
-			return p, p.opNoNumber != ""
-		}
-	}
-	return entryParts{}, false
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // keyNamer builds the op_name_update keys of one side: for backward
 // entries the call index is replaced by how many backward entries of the
@@ -126,22 +77,25 @@ func newKeyNamer(renumber, debug bool) *keyNamer {
 // entry registers an entry and returns a function that gives each row
 // name its key, or ok false when msprobe skips the entry.
 func (k *keyNamer) entry(name string) (func(row string) string, bool) {
-	p, ok := splitEntry(name, k.debug)
-	if !ok {
+	if k.debug {
+		// debug.json names are used as they are
+		return func(row string) string { return row }, name != ""
+	}
+	op, cd, dir := msprobe.SplitName(name)
+	if op == "" {
 		return nil, false
 	}
-	if !k.renumber || p.direction != "backward" {
+	if !k.renumber || dir != "backward" {
 		return func(row string) string { return row }, true
 	}
-	bwdOrder := k.bwd.next(p.opNoNumber)
-	cd := p.callDirection
+	bwdOrder := k.bwd.next(op)
 	head, tail := cd, ""
 	if i := strings.LastIndexByte(cd, '.'); i >= 0 {
 		head, tail = cd[:i], cd[i+1:]
 	} else {
 		return func(row string) string { return row }, true
 	}
-	hd, td := isDigits(head), isDigits(tail)
+	hd, td := msprobe.IsDigits(head), msprobe.IsDigits(tail)
 	if !hd && !td {
 		return func(row string) string { return row }, true
 	}
@@ -152,7 +106,7 @@ func (k *keyNamer) entry(name string) (func(row string) string, bool) {
 	if td {
 		tail = n
 	}
-	prefix := p.opNoNumber + "." + head + "." + tail
+	prefix := op + "." + head + "." + tail
 	return func(row string) string {
 		return prefix + strings.ReplaceAll(row, name, "")
 	}, true

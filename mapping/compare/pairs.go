@@ -33,35 +33,6 @@ func LoadPairs(path string) ([]NodePair, error) {
 	return ps, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "nothing"
-}
-
-// moduleEntry splits "Module.{path}.{Class}.{forward|backward}.{n}" into
-// path and direction.
-func moduleEntry(name string) (path, dir string, ok bool) {
-	if !strings.HasPrefix(name, "Module.") && !strings.HasPrefix(name, "Cell.") {
-		return "", "", false
-	}
-	parts := strings.Split(name, ".")
-	if len(parts) < 5 {
-		return "", "", false
-	}
-	dir = parts[len(parts)-2]
-	if dir != "forward" && dir != "backward" {
-		return "", "", false
-	}
-	return strings.Join(parts[1:len(parts)-3], "."), dir, true
-}
-
 type sideIndex struct {
 	rows     map[string][]string // entry -> row names
 	order    []string
@@ -99,11 +70,17 @@ func indexSide(p msprobe.Paths) (*sideIndex, error) {
 
 // apiKey is an API entry's op and direction without its call index.
 func apiKey(name string) string {
-	p, ok := splitEntry(name, false)
-	if !ok {
+	op, _, dir := msprobe.SplitName(name)
+	if op == "" {
 		return name
 	}
-	return p.opNoNumber + "|" + p.direction
+	return op + "|" + dir
+}
+
+// isModule tells a module's forward or backward call from an API call.
+func isModule(entry string) bool {
+	_, _, dir, ok := msprobe.ModuleEntry(entry)
+	return ok && (dir == "forward" || dir == "backward")
 }
 
 // PairRows expands node pairs into row pairs (NPU row name -> bench row
@@ -127,7 +104,7 @@ func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, er
 	calls := func(si *sideIndex) map[string][]string {
 		m := map[string][]string{}
 		for _, e := range si.order {
-			if path, dir, ok := moduleEntry(e); ok {
+			if path, _, dir, ok := msprobe.ModuleEntry(e); ok && (dir == "forward" || dir == "backward") {
 				m[path+"|"+dir] = append(m[path+"|"+dir], e)
 			}
 		}
@@ -154,13 +131,13 @@ func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, er
 				// APIs called directly inside the two calls, by position.
 				bk := map[string][]string{}
 				for _, c := range bi.children[be[k]] {
-					if _, _, mod := moduleEntry(c); !mod {
+					if !isModule(c) {
 						bk[apiKey(c)] = append(bk[apiKey(c)], c)
 					}
 				}
 				seen := map[string]int{}
 				for _, c := range ni.children[ne[k]] {
-					if _, _, mod := moduleEntry(c); mod {
+					if isModule(c) {
 						continue
 					}
 					key := apiKey(c)
@@ -192,12 +169,12 @@ func LoadDataMapping(path string) (map[string]string, error) {
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", kindName(top))
+		return nil, source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", mapping.Describe(top))
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", kindName(v))
+			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", mapping.Describe(v))
 		}
 		m[k.Value] = v.Value // duplicate keys: the last wins, as with PyYAML
 	}

@@ -41,7 +41,7 @@ func (m Metric) String() string {
 		return m.Text
 	}
 	if m.IsNum {
-		return pyFloat(m.Value)
+		return msprobe.PyFloat(m.Value)
 	}
 	return m.Text
 }
@@ -236,7 +236,7 @@ func (r *outRow) render(mode Mode, stack bool, dst []Cell) []Cell {
 	if r.npuReqGrad() == brg {
 		consistent = "True"
 	}
-	dst = append(dst, txt(consistent), txt(r.result), txt(jsonDumps(r.msgs)))
+	dst = append(dst, txt(consistent), txt(r.result), txt(msprobe.JSONDumps(r.msgs)))
 	if stack {
 		s := r.npu.stack
 		if s == "" {
@@ -249,7 +249,7 @@ func (r *outRow) render(mode Mode, stack bool, dst []Cell) []Cell {
 		if r.bench != nil {
 			bdn = dataName(&r.bench.it)
 		}
-		dst = append(dst, txt(pyStrList([]string{dataName(n), bdn})))
+		dst = append(dst, txt(msprobe.PyStrList([]string{dataName(n), bdn})))
 	}
 	return dst
 }

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -82,38 +81,19 @@ func collapse(nodes []*printparse.Node) []Group {
 	return out
 }
 
-// renderIndices renders a set of list indices: "3", "{0-27}", "{0,2,5-7}".
+// renderIndices renders a set of list indices: "3", "{0-27}", "{0,2,5-7}"
+// (printparse.IndexRange); names that are not numbers are listed as they
+// are.
 func renderIndices(idx []string) string {
-	seen := map[int]bool{}
-	var nums []int
+	nums := make([]int, 0, len(idx))
 	for _, s := range idx {
 		v, err := strconv.Atoi(s)
 		if err != nil {
 			return "{" + strings.Join(idx, ",") + "}"
 		}
-		if !seen[v] {
-			seen[v] = true
-			nums = append(nums, v)
-		}
+		nums = append(nums, v)
 	}
-	sort.Ints(nums)
-	if len(nums) == 1 {
-		return strconv.Itoa(nums[0])
-	}
-	var parts []string
-	for i := 0; i < len(nums); {
-		j := i
-		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", nums[i], nums[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(nums[i]))
-		}
-		i = j + 1
-	}
-	return "{" + strings.Join(parts, ",") + "}"
+	return printparse.IndexRange(nums)
 }
 
 // collapseTrie renders tree-trie nodes as collapsed paths for messages.

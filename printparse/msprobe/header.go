@@ -1,9 +1,11 @@
 package msprobe
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -165,6 +167,38 @@ func ReadHeader(path string) (Header, error) {
 	}
 	return h, nil
 }
+
+// DetectFramework is msprobe's detect_framework_by_dump_json: the
+// "framework" field of the dump when it is "pytorch" or "mindspore"
+// (wherever it stands), else the framework of the first line naming a
+// MindSpore or torch value type ("type": "mindspore..." or "torch...").
+func DetectFramework(path string) (string, error) {
+	if h, err := ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+		return h.Framework, nil
+	}
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return "", fmt.Errorf("dump: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for sc.Scan() {
+		if m := typeRE.FindSubmatch(sc.Bytes()); m != nil {
+			if string(m[1]) == "mindspore" {
+				return "mindspore", nil
+			}
+			return "pytorch", nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", &source.Error{File: path, Err: err}
+	}
+	return "", &source.Error{File: path, Expected: "a MindSpore or PyTorch dump", Found: "no framework field and no typed values"}
+}
+
+// typeRE is msprobe's pattern_ms and pattern_pt, the first match deciding.
+var typeRE = regexp.MustCompile(`"type":\s*"(mindspore|torch)`)
 
 // EntryNames returns the keys of dump.json's "data" object in file order,
 // streaming: entry bodies are skipped, not decoded.

@@ -3,6 +3,7 @@ package msprobe
 import (
 	"math"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -83,7 +84,25 @@ func AppendPyFloat(dst []byte, f float64) []byte {
 }
 
 // PyFloat returns Python's repr(f) (see AppendPyFloat).
-func PyFloat(f float64) string { return string(AppendPyFloat(nil, f)) }
+func PyFloat(f float64) string {
+	var buf [40]byte
+	return string(AppendPyFloat(buf[:0], f))
+}
+
+// PandasCSVFloat is a float cell as msprobe's CSV holds it: Python repr,
+// except ±inf, which pandas writes with a leading space (" inf", " -inf"),
+// and NaN, which it writes as an empty cell.
+func PandasCSVFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return " inf"
+	case math.IsInf(f, -1):
+		return " -inf"
+	case math.IsNaN(f):
+		return ""
+	}
+	return PyFloat(f)
+}
 
 // AppendPyRepr appends Python's repr() of the string s: single quotes
 // unless s contains a single quote and no double quote; backslash, the
@@ -203,4 +222,64 @@ func (v Value) PyStr() string {
 		return "nan"
 	}
 	return v.Text
+}
+
+// PyStrList renders a list of strings as Python's str(list).
+func PyStrList(items []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(AppendPyRepr(nil, s))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// JSONDumps renders a list of strings as Python's json.dumps does by
+// default: ", " separators and non-ASCII escaped as \uXXXX.
+func JSONDumps(items []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('"')
+		for _, r := range s {
+			switch r {
+			case '"':
+				b.WriteString(`\"`)
+			case '\\':
+				b.WriteString(`\\`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\f':
+				b.WriteString(`\f`)
+			default:
+				if r < 0x20 || r > 0x7e {
+					if r > 0xffff {
+						r -= 0x10000
+						b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(0xd800+(r>>10)), 16)[1:])
+						b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(0xdc00+(r&0x3ff)), 16)[1:])
+						continue
+					}
+					b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(r), 16)[1:])
+					continue
+				}
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte(']')
+	return b.String()
 }

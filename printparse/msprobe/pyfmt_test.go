@@ -118,3 +118,52 @@ func TestParseNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestPyFloatCases(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{
+		{1, "1.0"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1e-5, "1e-05"}, {1.5e-5, "1.5e-05"},
+		{0.0001, "0.0001"}, {1e16, "1e+16"}, {1234567890123456, "1234567890123456.0"},
+		{0.19999999999999996, "0.19999999999999996"}, {7.441285561071709e-05, "7.441285561071709e-05"},
+		{33554432, "33554432.0"}, {1e30, "1e+30"}, {-2.5e-300, "-2.5e-300"}, {5e-324, "5e-324"},
+		{math.MaxFloat64, "1.7976931348623157e+308"}, {math.Inf(1), "inf"}, {math.Inf(-1), "-inf"},
+		{math.NaN(), "nan"}, {123.456, "123.456"},
+	} {
+		if got := PyFloat(c.f); got != c.want {
+			t.Errorf("PyFloat(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+func TestPyReprCases(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "'a'"}, {"it's", `"it's"`}, {`a'b"c`, `'a\'b"c'`}, {"x\ny", `'x\ny'`}, {`\`, `'\\'`},
+		{"\x01", `'\x01'`}, {"é", "'é'"},
+	} {
+		if got := string(AppendPyRepr(nil, c.in)); got != c.want {
+			t.Errorf("AppendPyRepr(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := PyStrList([]string{"a.pt", "N/A"}); got != "['a.pt', 'N/A']" {
+		t.Errorf("PyStrList = %s", got)
+	}
+	if got := JSONDumps([]string{`error: "x"`, "é"}); got != `["error: \"x\"", "\u00e9"]` {
+		t.Errorf("JSONDumps = %s", got)
+	}
+	if got := JSONDumps(nil); got != "[]" {
+		t.Errorf("JSONDumps(nil) = %s", got)
+	}
+}
+
+func TestPandasCSVFloat(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{math.Inf(1), " inf"}, {math.Inf(-1), " -inf"}, {math.NaN(), ""}, {0.5, "0.5"}, {1e16, "1e+16"}} {
+		if got := PandasCSVFloat(c.f); got != c.want {
+			t.Errorf("PandasCSVFloat(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}

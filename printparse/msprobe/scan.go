@@ -351,7 +351,7 @@ func (s *scanner) process(h *Header, j *job) error {
 	if s.debug {
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {
-		e.OpNoNumber, e.CallDirection, e.Direction = splitName(name)
+		e.OpNoNumber, e.CallDirection, e.Direction = SplitName(name)
 		if e.OpNoNumber == "" {
 			h.Skipped = append(h.Skipped, name)
 			return nil
@@ -377,36 +377,6 @@ var ioFields = [...]struct{ key, suffix, state string }{
 	{"input", ".input", StateInput},
 	{"output", ".output", StateOutput},
 	{"parameters", ".parameters", StateParameters},
-}
-
-// splitName is msprobe's split_data_name_components for dump.json names.
-func splitName(name string) (opNoNumber, callDirection, direction string) {
-	lastDot := lastIndex(name, len(name))
-	last := name[lastDot+1:]
-	secondLast, secondDot := "", -1
-	if lastDot >= 0 {
-		secondDot = lastIndex(name, lastDot)
-		secondLast = name[secondDot+1 : lastDot]
-	}
-	if last == StateParametersGrad || secondLast == StateParametersGrad {
-		if lastDot < 0 {
-			return "", StateParametersGrad, StateParametersGrad
-		}
-		return name[:lastDot], StateParametersGrad, StateParametersGrad
-	}
-	for _, d := range [...]string{"forward", "backward"} {
-		if last == d || secondLast == d {
-			// secondLast + "." + last is the tail after the second-last dot.
-			if secondDot < 0 {
-				if lastDot < 0 {
-					return "", "." + last, d
-				}
-				return "", name, d
-			}
-			return name[:secondDot], name[secondDot+1:], d
-		}
-	}
-	return "", "", ""
 }
 
 // lastIndex is the index of the last '.' in name[:end], or -1.

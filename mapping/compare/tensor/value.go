@@ -45,15 +45,7 @@ func (v Value) String() string {
 	if !v.isNum {
 		return v.text
 	}
-	switch {
-	case math.IsInf(v.f, 1):
-		return " inf"
-	case math.IsInf(v.f, -1):
-		return " -inf"
-	case math.IsNaN(v.f):
-		return ""
-	}
-	return msprobe.PyFloat(v.f)
+	return msprobe.PandasCSVFloat(v.f)
 }
 
 // PyString is Python's str() of the cell value (inf stays "inf").

@@ -1,0 +1,77 @@
+package msprobe
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+func TestModuleEntry(t *testing.T) {
+	tests := []struct{ name, path, class, dir string }{
+		{"Module.0.module.module.decoder.layers.3.TransformerLayer.forward.0", "0.module.module.decoder.layers.3", "TransformerLayer", "forward"},
+		{"Module.conv1.Conv2d.backward.12", "conv1", "Conv2d", "backward"},
+		{"Module.bn1.BatchNorm2d.parameters_grad.0", "bn1", "BatchNorm2d", "parameters_grad"},
+		{"Module.enc.fc1.Linear.parameters_grad", "enc.fc1", "Linear", "parameters_grad"},
+		{"Cell.network_with_loss.module.embedding.word_embeddings.VocabParallelEmbedding.forward.0", "network_with_loss.module.embedding.word_embeddings", "VocabParallelEmbedding", "forward"},
+		{"Tensor.add.0.forward", "", "", ""},
+		{"Functional.conv2d.0.backward", "", "", ""},
+		{"Module1", "", "", ""},
+		{"Module.Linear.forward.0", "", "", ""},
+		{"Module.fc.Linear.forward.x", "", "", ""},
+	}
+	for _, tc := range tests {
+		p, c, d, ok := ModuleEntry(tc.name)
+		if p != tc.path || c != tc.class || d != tc.dir || ok != (tc.path != "") {
+			t.Errorf("%s: got (%q, %q, %q, %v), want (%q, %q, %q)", tc.name, p, c, d, ok, tc.path, tc.class, tc.dir)
+		}
+	}
+}
+
+// SplitName is msprobe's split_data_name_components.
+func TestSplitName(t *testing.T) {
+	tests := []struct{ name, op, call, dir string }{
+		{"Functional.linear.0.forward", "Functional.linear", "0.forward", "forward"},
+		{"Module.fc.Linear.forward.0", "Module.fc.Linear", "forward.0", "forward"},
+		{"Tensor.add.3.backward", "Tensor.add", "3.backward", "backward"},
+		{"Module.fc.Linear.parameters_grad", "Module.fc.Linear", "parameters_grad", "parameters_grad"},
+		{"Module.fc.Linear.parameters_grad.0", "Module.fc.Linear.parameters_grad", "parameters_grad", "parameters_grad"},
+		{"x.forward", "", "x.forward", "forward"},
+		{"forward", "", ".forward", "forward"},
+		{"parameters_grad", "", "parameters_grad", "parameters_grad"},
+		{"Tensor.weird_entry", "", "", ""},
+	}
+	for _, tc := range tests {
+		op, call, dir := SplitName(tc.name)
+		if op != tc.op || call != tc.call || dir != tc.dir {
+			t.Errorf("SplitName(%q) = (%q, %q, %q), want (%q, %q, %q)", tc.name, op, call, dir, tc.op, tc.call, tc.dir)
+		}
+	}
+}
+
+// DetectFramework on msprobe's own fixtures of detect_framework_by_dump_json.
+func TestDetectFramework(t *testing.T) {
+	dir := testkit.Corpus(t, "msprobe", "test", "msprobe_test", "core_ut", "common", "test_dump_file")
+	tests := []struct{ file, want, err string }{
+		{"ms_dump_no_framework.json", "mindspore", ""},
+		{"pt_dump_no_framework.json", "pytorch", ""},
+		{"dump_no_pt_no_ms.json", "", "expected a MindSpore or PyTorch dump, found no framework field and no typed values"},
+	}
+	for _, tc := range tests {
+		got, err := DetectFramework(filepath.Join(dir, tc.file))
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %q, %v; want %q, %q", tc.file, got, err, tc.want, tc.err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "dump.json")
+	os.WriteFile(p, []byte("{\n \"data\": {\"x\": {\"type\":\t\"torch.Tensor\"}},\n \"framework\": \"mindspore\"\n}\n"), 0o644)
+	if got, err := DetectFramework(p); got != "mindspore" || err != nil {
+		t.Errorf("framework after data: %q, %v", got, err)
+	}
+	os.WriteFile(p, []byte("{\n \"data\": {\"x\": {\"type\":\t\"torch.Tensor\"}}\n}\n"), 0o644)
+	if got, err := DetectFramework(p); got != "pytorch" || err != nil {
+		t.Errorf(`"type":\s*"torch: %q, %v`, got, err)
+	}
+}
