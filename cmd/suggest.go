@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/layermap/layermap/printparse/source"
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/infer"
@@ -243,25 +242,12 @@ func loadTree(s *streams, path, flag string, index int) (*printparse.Tree, error
 	if index < -1 {
 		return nil, fmt.Errorf("%s: %s must be a 0-based dump number, got %d", path, flag, index)
 	}
-	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: flag})
+	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: flag, Stdin: s.in})
 	if err != nil {
 		return nil, err
 	}
 	t.WriteWarnings(s.err)
 	return t, nil
-}
-
-// readTree loads path, or print(model) text from standard input for "-"
-// (as tree does).
-func readTree(s *streams, path string, opts printparse.Options) (*printparse.Tree, error) {
-	if path != "-" {
-		return printparse.Load(path, opts)
-	}
-	data, err := source.ReadAll(s.in, "<stdin>", source.MaxText)
-	if err != nil {
-		return nil, err
-	}
-	return printparse.ParseText(data, "<stdin>", opts)
 }
 
 // outFile is one output file and its content.

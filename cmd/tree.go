@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/source"
 	"github.com/spf13/cobra"
 )
 
@@ -67,16 +66,7 @@ stderr as "file:line: warning: ...".`,
 				// WriteJSON writes every node: a cut was silently ignored
 				return badInput(fmt.Errorf("--depth applies to the print(model) form; --json always holds the whole tree"))
 			}
-			var t *printparse.Tree
-			var err error
-			if args[0] == "-" {
-				var data []byte
-				if data, err = source.ReadAll(s.in, "<stdin>", source.MaxText); err == nil {
-					t, err = printparse.ParseText(data, "<stdin>", printparse.Options{Index: index})
-				}
-			} else {
-				t, err = printparse.Load(args[0], printparse.Options{Index: index, DumpParams: asJSON})
-			}
+			t, err := printparse.Load(args[0], printparse.Options{Index: index, DumpParams: asJSON, Stdin: s.in})
 			if err != nil {
 				return badInput(err)
 			}

@@ -137,7 +137,7 @@ func loadSide(s *streams, flag, path string, index int) (*printparse.Tree, error
 	if index < -1 {
 		return nil, fmt.Errorf("--index-%s must be a 0-based dump number, got %d", strings.TrimPrefix(flag, "--"), index)
 	}
-	t, err := readTree(s, path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--")})
+	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: "--index-" + strings.TrimPrefix(flag, "--"), Stdin: s.in})
 	if err != nil {
 		var pe *source.Error
 		var de *source.Error

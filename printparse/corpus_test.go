@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/scan"
 	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -207,13 +208,13 @@ func checkReproduces(t *testing.T, data []byte, tree *Tree) {
 		t.Fatal(err)
 	}
 	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	src := splitLines(string(data))
+	src := scan.Lines(string(data))
 	start := tree.Line - 1
 	if start < 0 || start+len(got) > len(src) {
 		t.Fatalf("dump at line %d with %d rendered lines does not fit the %d-line file", tree.Line, len(got), len(src))
 	}
 	for i, g := range got {
-		s := rstrip(src[start+i])
+		s := scan.Rstrip(src[start+i])
 		if i == 0 {
 			if !strings.HasSuffix(s, g) {
 				t.Fatalf("line %d: %q does not end with rendered %q", start+1, s, g)

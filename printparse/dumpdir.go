@@ -10,12 +10,25 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/scan"
 	"github.com/layermap/layermap/printparse/source"
 )
 
-// Load reads a model structure from path: a directory is an msprobe dump
-// folder (LoadDumpDir), a file is print(model) text (ParseText).
+// Load reads a model structure from path: a directory (or its dump.json,
+// construct.json or debug.json) is an msprobe dump folder (LoadDumpDir), a
+// file is print(model) text (ParseText), "-" is print(model) text read
+// from opts.Stdin. It is the one tree loader of every command.
 func Load(path string, opts Options) (*Tree, error) {
+	if path == "-" {
+		if opts.Stdin == nil {
+			return nil, &source.Error{File: "<stdin>", Expected: "print(model) text on standard input", Found: "no input"}
+		}
+		data, err := source.ReadAll(opts.Stdin, "<stdin>", source.MaxText)
+		if err != nil {
+			return nil, err
+		}
+		return ParseText(data, "<stdin>", opts)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -174,7 +187,7 @@ func shapeInts(s string) []int {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
-		x, ok := atoi(f)
+		x, ok := scan.Atoi(f)
 		if !ok {
 			return nil
 		}
@@ -248,15 +261,15 @@ func groupRepeats(n *Node, sig map[*Node]string) {
 	}
 	for i := 0; i < len(n.Children); {
 		j := i + 1
-		a, _ := atoi(n.Children[i].Name)
+		a, _ := scan.Atoi(n.Children[i].Name)
 		for j < len(n.Children) {
-			b, ok := atoi(n.Children[j].Name)
+			b, ok := scan.Atoi(n.Children[j].Name)
 			if !ok || b != a+(j-i) || signature(n.Children[j], sig) != signature(n.Children[i], sig) {
 				break
 			}
 			j++
 		}
-		if _, ok := atoi(n.Children[i].Name); ok && j-i > 1 {
+		if _, ok := scan.Atoi(n.Children[i].Name); ok && j-i > 1 {
 			r := &Repeat{First: a, Last: a + j - i - 1, Count: j - i}
 			for _, c := range n.Children[i:j] {
 				c.Repeat = r
@@ -268,7 +281,7 @@ func groupRepeats(n *Node, sig map[*Node]string) {
 
 func numericChildren(n *Node) bool {
 	for _, c := range n.Children {
-		if _, ok := atoi(c.Name); !ok {
+		if _, ok := scan.Atoi(c.Name); !ok {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/scan"
 	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -41,7 +42,7 @@ func FuzzParseText(f *testing.F) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("error is not a *source.Error: %v", err)
 			}
-			nlines := len(splitLines(string(data)))
+			nlines := len(scan.Lines(string(data)))
 			if pe.Line < 0 || pe.Line > nlines+1 {
 				t.Fatalf("error line %d outside the %d-line input: %v", pe.Line, nlines, err)
 			}

@@ -1,6 +1,10 @@
 package printparse
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/layermap/layermap/printparse/scan"
+)
 
 // Node kinds returned by Kind.
 const (
@@ -183,8 +187,8 @@ func (n *Node) dims() []int {
 			return []int{in, out}
 		}
 		if len(f) >= 2 && f[0].Key == "" && f[1].Key == "" { // Linear(in, out) by hand
-			if a, ok := atoi(f[0].Value); ok {
-				if b, ok := atoi(f[1].Value); ok {
+			if a, ok := scan.Atoi(f[0].Value); ok {
+				if b, ok := scan.Atoi(f[1].Value); ok {
 					return []int{a, b}
 				}
 			}
@@ -196,8 +200,8 @@ func (n *Node) dims() []int {
 			return []int{num, dim}
 		}
 		if len(f) >= 2 && f[0].Key == "" && f[1].Key == "" {
-			a, ok1 := atoi(f[0].Value)
-			b, ok2 := atoi(f[1].Value)
+			a, ok1 := scan.Atoi(f[0].Value)
+			b, ok2 := scan.Atoi(f[1].Value)
 			if ok1 && ok2 {
 				return []int{a, b}
 			}
@@ -214,16 +218,16 @@ func (n *Node) dims() []int {
 	case KindConv:
 		if f0, ok := fieldValue(f, "nx"); ok { // HF Conv1D(nf=..., nx=...)
 			if nf, ok := fieldValue(f, "nf"); ok {
-				a, ok1 := atoi(f0)
-				b, ok2 := atoi(nf)
+				a, ok1 := scan.Atoi(f0)
+				b, ok2 := scan.Atoi(nf)
 				if ok1 && ok2 {
 					return []int{a, b}
 				}
 			}
 		}
 		if len(f) >= 2 && f[0].Key == "" && f[1].Key == "" {
-			a, ok1 := atoi(f[0].Value)
-			b, ok2 := atoi(f[1].Value)
+			a, ok1 := scan.Atoi(f[0].Value)
+			b, ok2 := scan.Atoi(f[1].Value)
 			if ok1 && ok2 {
 				d := []int{a, b}
 				if k, ok := fieldValue(f, "kernel_size"); ok {
@@ -255,7 +259,7 @@ func fieldInt(f []Field, key, alt string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	return atoi(v)
+	return scan.Atoi(v)
 }
 
 // ints reads the integers of "(3584,)", "torch.Size([256])", "(2, 14, 14)"
@@ -272,7 +276,7 @@ func ints(v string) []int {
 		if p == "" {
 			continue
 		}
-		x, ok := atoi(p)
+		x, ok := scan.Atoi(p)
 		if !ok {
 			return nil
 		}

@@ -2,7 +2,11 @@
 // text and msprobe dump folders — into one module tree.
 package printparse
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/layermap/layermap/printparse/scan"
+)
 
 // Source kinds of a Tree.
 const (
@@ -114,7 +118,7 @@ type Elision struct {
 // IsElided reports whether part of the node's body was left out of the
 // dump by its author: a "..." line inside it, or a one-line "Class(...)".
 func (n *Node) IsElided() bool {
-	return len(n.Elisions) > 0 || (len(n.Children) == 0 && len(n.Extra) == 1 && isEllipsis(n.Extra[0]))
+	return len(n.Elisions) > 0 || (len(n.Children) == 0 && len(n.Extra) == 1 && scan.IsEllipsis(n.Extra[0]))
 }
 
 // Field is one top-level field of an extra_repr: "in_features=8" gives
