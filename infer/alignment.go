@@ -48,7 +48,12 @@ type match struct {
 	reasons       []string
 	leftover      bool // found across levels after the walk
 	rootish       bool // a root or an engine wrapper paired with the other root
-	lowConfidence bool
+	// band is the pair's confidence band and doubts why it is not sure
+	// (assignBands); evidence are doubts from outside the structures
+	// (dumped shapes and statistics).
+	band     string
+	doubts   []string
+	evidence []doubt
 	// structural notes an N:1 pair, worded for the draft keyed by each
 	// side (the NPU and bench roles swap in the reverse draft).
 	structural [2]string
@@ -100,9 +105,6 @@ func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 	}
 	expand(sa, sb)
 	res.leftovers(al)
-	for _, m := range res.pairs {
-		m.lowConfidence = !m.rootish && (m.score < lowScore || m.margin < lowMargin)
-	}
 	slices.SortStableFunc(res.pairs, func(x, y *match) int { return npu.order[x.a] - npu.order[y.a] })
 	return res
 }

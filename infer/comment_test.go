@@ -21,8 +21,8 @@ func TestPairCommentRounding(t *testing.T) {
 		{0.1234, 0.9999, "score 0.12 margin 1.00: name"},
 	}
 	for _, tc := range tests {
-		m := &match{score: tc.score, margin: tc.margin, reasons: []string{"name"}}
-		if got := pairComment(m, npuSide); got != tc.want {
+		m := &match{score: tc.score, margin: tc.margin, reasons: []string{"name"}, band: BandSure}
+		if got := pairComment(m, npuSide); got != "sure: "+tc.want {
 			t.Errorf("pairComment(%v, %v) = %q, want %q", tc.score, tc.margin, got, tc.want)
 		}
 	}

@@ -189,7 +189,7 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 		for _, p := range d.failures {
 			if e := byTarget[v.ka.tree.Lookup(p)]; e != nil && e.identity() && !e.force {
 				e.force = true
-				e.comment = "identity written out: a shorter key of this class would rename it; " + e.comment
+				e.comment = withNote(e.comment, "identity written out: a shorter key of this class would rename it; ")
 				changed = true
 			}
 		}
@@ -211,6 +211,13 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	return d
 }
 
+// withNote inserts note into a line's comment after its band, which
+// always comes first.
+func withNote(comment, note string) string {
+	band, rest, _ := strings.Cut(comment, ": ")
+	return band + ": " + note + rest
+}
+
 // result is the draft as Result shows it; tm is its template prior.
 func (d *draft) result(tm *templates.Match) Draft {
 	out := Draft{Mapping: d.m, Conflicts: d.conflicts, Sidecar: d.sidecar, Unintended: d.unintended}
@@ -226,9 +233,7 @@ func pairComment(m *match, keys side) string {
 	// the same rounded figures as the report's pairs (Pair.Score), so a
 	// 0.8949 reads 0.90 in both, not 0.89 here and 0.90 there
 	s := fmt.Sprintf("score %.2f margin %.2f: %s", round(m.score), round(m.margin), strings.Join(m.reasons, ","))
-	if m.lowConfidence {
-		s = "LOW CONFIDENCE, check by hand; " + s
-	}
+	s = bandLabel(m.band, m.doubts) + ": " + s
 	if n := m.structural[keys]; n != "" {
 		s += "; " + n
 	}
@@ -270,8 +275,8 @@ func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry 
 			if e.kind == "escape" {
 				// An escape keeps its form (the class rule serves other
 				// instances); say when the template agrees.
-				if e.anchor == inst && e.key == al.Key && !strings.HasPrefix(e.comment, "template ") {
-					e.comment = "template " + tm.Template.Name + "; " + e.comment
+				if note := "template " + tm.Template.Name + "; "; e.anchor == inst && e.key == al.Key && !strings.Contains(e.comment, note) {
+					e.comment = withNote(e.comment, note)
 				}
 				continue
 			}
@@ -279,7 +284,7 @@ func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry 
 			if e.kind != "escape" {
 				e.kind = "template"
 			}
-			e.comment = "template " + tm.Template.Name + "; " + e.comment
+			e.comment = withNote(e.comment, "template "+tm.Template.Name+"; ")
 		}
 	}
 	return entries
@@ -556,7 +561,8 @@ func escapeClusters(v *view, conf *Conflict, clusters []*cluster, keep int, ckey
 					key:   joinPath(rel(in.node, esc), e.key),
 					value: joinPath(rel(ib, ep.b), e.value),
 				}
-				ne.comment = fmt.Sprintf("escapes %s rule %s: %s (%s)", conf.Class, k, w, e.comment)
+				band, rest, _ := strings.Cut(e.comment, ": ")
+				ne.comment = fmt.Sprintf("%s: escapes %s rule %s: %s (%s)", band, conf.Class, k, w, rest)
 				out = append(out, ne)
 				conf.Lines++
 			}

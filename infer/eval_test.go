@@ -62,36 +62,27 @@ func (r evalRow) key() string {
 // Wrong+Spurious pairs, at most BadSure of them in the sure band.
 type floor struct{ Correct, Bad, BadSure int }
 
-// evalBand is the confidence band the draft r gives the pair npu -> bench
-// of one direction. Until infer reports bands, a low-confidence pair, and a
-// pair the report lists as unintended, is "check", anything else "sure".
-func evalBand(low map[[2]string]bool, npu, bench string) string {
-	if low[[2]string{npu, bench}] {
-		return truth.Check
+// evalBand is the confidence band the draft gives the pair npu -> bench
+// of one direction: the aligned pair's band, unsure for a pair msprobe
+// makes by name that the alignment did not (Draft.Unintended).
+func evalBand(bands map[[2]string]string, npu, bench string) string {
+	if b, ok := bands[[2]string{npu, bench}]; ok {
+		return b
 	}
-	return truth.Sure
+	return truth.Unsure
 }
 
-// flagged returns the pairs r flags in one direction (keys: that
-// direction's NPU and bench paths).
-func flagged(r *infer.Result, reverse bool) map[[2]string]bool {
-	out := map[[2]string]bool{}
-	for _, p := range r.Pairs {
-		if !p.LowConfidence {
-			continue
-		}
+// flagged returns the bands of the pairs of r in one direction (keys: that
+// direction's NPU and bench paths); a resolved pair not in it is
+// unintended.
+func flagged(r *infer.Result, reverse bool) map[[2]string]string {
+	out := map[[2]string]string{}
+	for _, p := range append(r.Roots, r.Pairs...) {
 		if reverse {
-			out[[2]string{p.Bench, p.NPU}] = true
+			out[[2]string{p.Bench, p.NPU}] = p.Band
 		} else {
-			out[[2]string{p.NPU, p.Bench}] = true
+			out[[2]string{p.NPU, p.Bench}] = p.Band
 		}
-	}
-	un := r.Forward.Unintended
-	if reverse {
-		un = r.Reverse.Unintended
-	}
-	for _, p := range un {
-		out[[2]string{p.NPU, p.Bench}] = true
 	}
 	return out
 }
@@ -99,7 +90,7 @@ func flagged(r *infer.Result, reverse bool) map[[2]string]bool {
 // resolveDraft applies m the way msprobe does and returns, for every
 // module of npu msprobe would dump, the dumped bench module it is paired
 // with and the band.
-func resolveDraft(m *mapping.Mapping, npu, bench *printparse.Tree, low map[[2]string]bool) []truth.Resolved {
+func resolveDraft(m *mapping.Mapping, npu, bench *printparse.Tree, bands map[[2]string]string) []truth.Resolved {
 	var out []truth.Resolved
 	for _, p := range mapping.NewResolver(m).ResolveTree(npu, bench) {
 		if !mapping.HasDumpEntry(npu, p.NPU) {
@@ -108,7 +99,7 @@ func resolveDraft(m *mapping.Mapping, npu, bench *printparse.Tree, low map[[2]st
 		r := truth.Resolved{NPU: p.NPU.Path}
 		if p.Bench != nil && mapping.HasDumpEntry(bench, p.Bench) {
 			r.Bench = p.Bench.Path
-			r.Band = evalBand(low, r.NPU, r.Bench)
+			r.Band = evalBand(bands, r.NPU, r.Bench)
 		}
 		out = append(out, r)
 	}

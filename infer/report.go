@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/layermap/layermap/printparse"
@@ -46,6 +47,7 @@ type jsonReport struct {
 	ReverseSidecar    []NodePair        `json:"reverse_sidecar"`
 	Unintended        []NodePair        `json:"unintended"`
 	ReverseUnintended []NodePair        `json:"reverse_unintended"`
+	BandPrecision     Calibration       `json:"band_precision"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
@@ -84,6 +86,7 @@ func writeJSON(w io.Writer, r *Result) error {
 		Conflicts: r.Forward.Conflicts, ReverseConflicts: r.Reverse.Conflicts, Structural: r.Structural,
 		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Forward.Sidecar, ReverseSidecar: r.Reverse.Sidecar,
 		Unintended: r.Forward.Unintended, ReverseUnintended: r.Reverse.Unintended,
+		BandPrecision: BenchmarkCalibration(),
 	}
 	nonNil(&doc)
 	enc := json.NewEncoder(w)
@@ -146,8 +149,8 @@ func writeText(w io.Writer, r *Result) error {
 	fmt.Fprintf(b, "\npairs (%d, repeat groups collapsed to %d lines):\n", len(r.Pairs), len(pairs))
 	for _, p := range pairs {
 		flag := ""
-		if p.LowConfidence {
-			flag = "  LOW"
+		if p.Band != BandSure {
+			flag = "  " + strings.ToUpper(p.Band)
 		}
 		if !p.Proven {
 			flag += "  NOT-PROVEN"
@@ -160,12 +163,12 @@ func writeText(w io.Writer, r *Result) error {
 			fmt.Fprintf(b, "      printed sizes differ: %s\n", p.SizesDiffer)
 		}
 	}
-	fmt.Fprintf(b, "\nlow-confidence pairs:\n")
+	fmt.Fprintf(b, "\npairs to look at (bands check and unsure):\n")
 	low := 0
 	for _, p := range pairs {
-		if p.LowConfidence {
+		if p.Band != BandSure {
 			low++
-			fmt.Fprintf(b, "  %s <-> %s (score %.2f, margin %.2f)\n", p.NPU, p.Bench, p.Score, p.Margin)
+			fmt.Fprintf(b, "  %s <-> %s: %s\n", p.NPU, p.Bench, bandLabel(p.Band, p.Doubts))
 		}
 	}
 	if low == 0 {
@@ -193,7 +196,7 @@ func writeText(w io.Writer, r *Result) error {
 	for _, p := range r.Forward.Sidecar {
 		fmt.Fprintf(b, "  %s <-> %s\n", p.NPU, p.Bench)
 	}
-	fmt.Fprintf(b, "\nunintended (modules without a partner that the draft still pairs):\n")
+	fmt.Fprintf(b, "\nunintended, band unsure (modules without a partner that the draft still pairs):\n")
 	var un []string
 	for _, side := range []struct {
 		prefix string
@@ -217,8 +220,22 @@ func writeText(w io.Writer, r *Result) error {
 		}
 	}
 	writeList(b, un)
+	writeCalibration(b, BenchmarkCalibration())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCalibration is the report's footer: what each band meant on the
+// benchmark.
+func writeCalibration(b *strings.Builder, c Calibration) {
+	fmt.Fprintf(b, "\nconfidence bands, as measured on layermap's labelled benchmark (%d model pairs, %d drafts, templates off):\n", c.ModelPairs, c.Drafts)
+	for _, o := range c.Bands {
+		if o.Pairs == 0 {
+			fmt.Fprintf(b, "  %-6s  no 1:1 pairs (%d N:1 stand-ins)\n", o.Band, o.StandIn)
+			continue
+		}
+		fmt.Fprintf(b, "  %-6s  %5.1f%% right (%d of %d pairs; %d N:1 stand-ins aside)\n", o.Band, 100*o.Precision, o.Correct, o.Pairs, o.StandIn)
+	}
 }
 
 func writeList(b *strings.Builder, xs []string) {
@@ -335,7 +352,12 @@ func collapsePairs(ps []Pair) []Pair {
 		if j, ok := idx[k]; ok {
 			ids[k] = append(ids[k], ia)
 			q := &out[j]
-			q.LowConfidence = q.LowConfidence || p.LowConfidence
+			q.Band = worse(q.Band, p.Band)
+			for _, d := range p.Doubts {
+				if !slices.Contains(q.Doubts, d) {
+					q.Doubts = append(slices.Clip(q.Doubts), d)
+				}
+			}
 			q.Proven = q.Proven && p.Proven
 			q.Score = min(q.Score, p.Score)
 			q.Margin = min(q.Margin, p.Margin)

@@ -287,7 +287,9 @@ func TestUnintendedCollapsed(t *testing.T) {
 	if err := WriteReport(&b, r, "text"); err != nil {
 		t.Fatal(err)
 	}
-	_, sec, _ := strings.Cut(b.String(), "\nunintended (modules without a partner that the draft still pairs):\n")
+	_, sec, _ := strings.Cut(b.String(), "\nunintended, band unsure (modules without a partner that the draft still pairs):\n")
+	sec, _, _ = strings.Cut(sec, "\n\n")
+	sec += "\n"
 	want := "  decoder.layers.{0-31}.input_layernorm -> model.layers.{0-31}.input_layernorm: placeholder (IdentityOp); " +
 		"one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them\n" +
 		"  reverse draft: model.layers.{0-31}.input_layernorm -> decoder.layers.{0-31}.input_layernorm: norm fused on the other side"
@@ -313,7 +315,7 @@ func TestMixtralMoE(t *testing.T) {
 		found[q.NPU] = q
 	}
 	moe := found["decoder.layers.0.mlp"]
-	if moe.Bench != "model.layers.0.block_sparse_moe" || moe.LowConfidence {
+	if moe.Bench != "model.layers.0.block_sparse_moe" || moe.Band != BandSure {
 		t.Errorf("decoder.layers.0.mlp: %+v, want a confident pair with model.layers.0.block_sparse_moe", moe)
 	}
 	fc1 := found["decoder.layers.0.mlp.experts.local_experts.0.linear_fc1"]
@@ -421,8 +423,8 @@ func TestCheckpointWrapperClassLines(t *testing.T) {
 		t.Errorf("classes %v, want %d", keys(got), len(want))
 	}
 	for _, p := range r.Pairs {
-		if p.LowConfidence {
-			t.Errorf("low-confidence pair %s <-> %s", p.NPU, p.Bench)
+		if p.Band != BandSure {
+			t.Errorf("pair %s <-> %s is %s, want sure", p.NPU, p.Bench, p.Band)
 		}
 	}
 	if len(r.Forward.Unintended) != 0 || r.Coverage < 0.95 {

@@ -149,8 +149,10 @@ type Pair struct {
 	// Reasons are codes: name, synonym, class, kind, shape, children,
 	// repeat, template, leftover, root.
 	Reasons []string `json:"reasons"`
-	// LowConfidence flags a low score or a small margin.
-	LowConfidence bool `json:"low_confidence,omitempty"`
+	// Band is the pair's confidence band (BandSure, BandCheck,
+	// BandUnsure); Doubts say why it is not sure.
+	Band   string   `json:"band"`
+	Doubts []string `json:"doubts,omitempty"`
 	// Structural notes an N:1 pair (fused on one side).
 	Structural string `json:"structural,omitempty"`
 	// SizesDiffer says the two modules print different sizes (in and
@@ -194,6 +196,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			m.sizeA, m.sizeB = da, db
 		}
 	}
+	al.assignBands()
 	r.TemplateUnapplied = tc.explain(al)
 	drafts := [2]*draft{}
 	for _, s := range []side{npuSide, benchSide} {
@@ -206,7 +209,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		if m.a.Parent == nil || m.b.Parent == nil && m.rootish {
 			if m.rootish {
 				r.Roots = append(r.Roots, Pair{NPU: m.a.Path, Bench: m.b.Path, NPUClass: rootClassOf(npu, m.a), BenchClass: rootClassOf(bench, m.b),
-					Score: 1, Margin: 1, Reasons: []string{"root"}, Proven: true})
+					Score: 1, Margin: 1, Reasons: []string{"root"}, Band: BandSure, Proven: true})
 			}
 			continue
 		}
@@ -214,7 +217,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		r.Pairs = append(r.Pairs, Pair{
 			NPU: m.a.Path, Bench: m.b.Path, NPUClass: m.a.Class, BenchClass: m.b.Class,
 			Score: round(m.score), Margin: round(m.margin), Reasons: m.reasons,
-			LowConfidence: m.lowConfidence, Structural: m.structural[npuSide], SizesDiffer: sizesDiffer(m, npuSide),
+			Band: m.band, Doubts: m.doubts, Structural: m.structural[npuSide], SizesDiffer: sizesDiffer(m, npuSide),
 			Proven: drafts[npuSide].proven[m.a],
 		})
 	}
@@ -275,7 +278,8 @@ func header(npu, bench *printparse.Tree, tm *templates.Match, keys side) string 
 		b.WriteString("Template prior: none\n")
 	}
 	b.WriteString("Each line says its alignment score, margin over the runner-up and reasons;\n")
-	b.WriteString("LOW CONFIDENCE marks a pair to check by hand. Identity needs no line.")
+	b.WriteString("each starts with its confidence band: sure, CHECK (look before trusting its rows)\n")
+	b.WriteString("or UNSURE (nothing but a prior or a name supports it). Identity needs no line.")
 	return b.String()
 }
 
