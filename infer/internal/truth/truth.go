@@ -20,6 +20,7 @@
 //	  $L.mlp.experts: {experts: [$H.mlp.experts.<e>]}
 //	  $L.input_norm: {absorbed_by: $C.self_attention.linear_qkv, placeholder: $C.input_layernorm}
 //	  $L._checkpoint_wrapped_module: {same: $L}
+//	  $L.core_attention_flash: {alt: [$C.core_attention, $C.core_attention.flash_attention]}
 //	  $L.self_attention.core_attention.**: none
 //	bench_only:           # bench modules no NPU module pairs with
 //	  - $H.mlp.act_fn
@@ -48,7 +49,10 @@
 // placeholder stands in its place), experts (a grouped expert module vs the
 // per-expert modules), same (a transparent wrapper or wrapped module, such
 // as FSDP's checkpoint wrapper, that computes what another NPU module
-// computes: that module's partner is its partner too) and none. The reverse
+// computes: that module's partner is its partner too) and none. A 1:1 rule
+// may name alternatives ("alt": the first is the partner, the others compute
+// the same and are accepted too, such as TE's DotProductAttention and the
+// FlashAttention backend it calls). The reverse
 // direction (bench as NPU) is derived: a 1:1 pair inverts (a "same" module
 // is accepted as well); a part of a fused or experts rule has the N:1
 // module as its acceptable partner; the absorbed bench norm has the
@@ -305,7 +309,7 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 	for j := 0; j+1 < len(vn.Content); j += 2 {
 		k, v := vn.Content[j], vn.Content[j+1]
 		switch k.Value {
-		case Fused, Experts, Absorbed, "absorbed_by", "placeholder", Same:
+		case Fused, Experts, Absorbed, "absorbed_by", "placeholder", Same, "alt":
 			if k.Value == "placeholder" {
 				p, err := pat(v)
 				if err != nil {
@@ -329,6 +333,9 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 			if k.Value == "absorbed_by" {
 				r.kind, r.by = Absorbed, true
 			}
+			if k.Value == "alt" {
+				r.kind = OneToOne
+			}
 			items := []*yaml.Node{v}
 			if v.Kind == yaml.SequenceNode {
 				items = v.Content
@@ -347,20 +354,20 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 			}
 			r.into = p
 		default:
-			return errf(k, "expected fused, absorbed (with into), absorbed_by (with placeholder), experts or same, found %q", k.Value)
+			return errf(k, "expected fused, absorbed (with into), absorbed_by (with placeholder), experts, same or alt, found %q", k.Value)
 		}
 	}
 	switch {
 	case r.kind == "":
-		return errf(vn, "expected fused, absorbed, absorbed_by, experts or same")
+		return errf(vn, "expected fused, absorbed, absorbed_by, experts, same or alt")
 	case r.kind == Absorbed && r.by && (len(r.bench) != 2 || r.into.text != ""):
 		return errf(vn, "expected absorbed_by: the bench linear, and placeholder: the bench placeholder")
 	case r.kind == Absorbed && !r.by && (len(r.bench) != 1 || r.into.text == ""):
 		return errf(vn, "expected absorbed: one bench norm, and into: the NPU linear")
 	case r.kind != Absorbed && r.kind != Same && r.into.text != "":
 		return errf(vn, "expected into only with absorbed")
-	case r.kind == Fused && len(r.bench) < 2:
-		return errf(vn, "expected at least two bench modules in a fused rule")
+	case (r.kind == Fused || r.kind == OneToOne) && len(r.bench) < 2:
+		return errf(vn, "expected at least two bench modules in a %s rule", map[string]string{Fused: "fused", OneToOne: "alt"}[r.kind])
 	}
 	return nil
 }
@@ -598,6 +605,10 @@ func (p *Pair) Labels(npu, bench *printparse.Tree) (*Labels, error) {
 		switch {
 		case x == nil:
 			reverse[bpath] = &rev{kind: kind, accept: []string{npath}, rule: at}
+		case kind == Same && x.kind == OneToOne:
+			x.accept = append(x.accept, npath) // an alternative partner of a 1:1
+		case kind == OneToOne && x.kind == Same:
+			x.kind, x.accept, x.rule = OneToOne, append([]string{npath}, x.accept...), at
 		case kind == OneToOne || x.kind == OneToOne:
 			fail("%s: bench %s is the partner of %s and of %s (%s)", at, bpath, x.accept[0], npath, x.rule)
 		case kind != x.kind:
@@ -651,7 +662,15 @@ func (p *Pair) Labels(npu, bench *printparse.Tree) (*Labels, error) {
 			v.Accept = append(v.Accept, got...)
 		}
 		switch best.kind {
-		case OneToOne, Fused, Experts:
+		case OneToOne:
+			for i, b := range v.Accept {
+				if i == 0 {
+					addRev(b, OneToOne, path, at)
+				} else {
+					addRev(b, Same, path, at) // an alternative: accepted, not required
+				}
+			}
+		case Fused, Experts:
 			for _, b := range v.Accept {
 				addRev(b, best.kind, path, at)
 			}
