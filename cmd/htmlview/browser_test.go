@@ -1,0 +1,275 @@
+package htmlview_test
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"github.com/layermap/layermap/cmd/htmlview"
+	"github.com/layermap/layermap/cmd/htmlview/htmltest"
+	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/compare"
+	"github.com/layermap/layermap/printparse"
+)
+
+const demo = "../../testdata/demo/"
+
+func loadTree(t testing.TB, path string) *printparse.Tree {
+	t.Helper()
+	tr, err := printparse.Load(path, printparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// suggestPage writes the suggest view of two inputs and returns its path.
+func suggestPage(t testing.TB, npuPath, benchPath string) string {
+	t.Helper()
+	npu, bench := loadTree(t, npuPath), loadTree(t, benchPath)
+	r, err := infer.Suggest(npu, bench, infer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := htmlview.FromSuggest(npu, bench, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "view.html")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := htmlview.Write(f, v); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// comparePage runs compare on two dump folders with a layer mapping (none
+// when mapText is empty) and writes the compare view; it returns the page.
+func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
+	t.Helper()
+	dir := t.TempDir()
+	opt := compare.Options{Target: npuDir, Golden: benchDir, OutDir: dir}
+	var mf *htmlview.MappingFile
+	if mapText != "" {
+		var err error
+		if mf, err = htmlview.NewMappingFile("layer_mapping.yaml", mapText); err != nil {
+			t.Fatal(err)
+		}
+		opt.LayerMapping = func(n, b string) ([][2]string, error) {
+			dm, err := mapping.GenerateDataMapping(mf.Mapping, n, b)
+			out := make([][2]string, len(dm))
+			for i, p := range dm {
+				out[i] = [2]string{p.NPU, p.Bench}
+			}
+			return out, err
+		}
+	}
+	rep, err := compare.Run(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := rep.Ranks[0]
+	v, err := htmlview.FromCompare(htmlview.CompareInput{NPUDir: npuDir, BenchDir: benchDir, Table: rr.Files[0], Summary: rr.Summary, Mapping: mf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "view.html")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := htmlview.Write(f, v); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// draft returns suggest's forward draft for two inputs, as YAML.
+func draft(t testing.TB, npuPath, benchPath string) string {
+	t.Helper()
+	r, err := infer.Suggest(loadTree(t, npuPath), loadTree(t, benchPath), infer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Mapping.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// shot saves a screenshot for a human to look at: under $LM_SHOTS when
+// set, else in the test's temporary folder.
+func shot(t *testing.T, p *htmltest.Page, name string) []byte {
+	t.Helper()
+	png := p.Screenshot(t)
+	dir := os.Getenv("LM_SHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return png
+}
+
+func count(t *testing.T, p *htmltest.Page, css string) int {
+	t.Helper()
+	return htmltest.Eval[int](t, p, "document.querySelectorAll("+strconv.Quote(css)+").length")
+}
+
+// click clicks the element a JavaScript expression finds, in the page (the
+// rows are redrawn on every frame, so a click at coordinates could land on
+// a newer row).
+func click(t *testing.T, p *htmltest.Page, expr string) {
+	t.Helper()
+	if !htmltest.Eval[bool](t, p, `(() => { const e = `+expr+`; if (!e) return false; e.click(); return true; })()`) {
+		t.Fatalf("nothing to click: %s", expr)
+	}
+}
+
+// waitFor waits until a JavaScript condition holds (the panes redraw on
+// the next animation frame).
+func waitFor(t *testing.T, p *htmltest.Page, cond string) bool {
+	t.Helper()
+	_, err := chromedp.Run(p.Ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(3*time.Second)))
+	return err == nil
+}
+
+func text(t *testing.T, p *htmltest.Page, js string) string {
+	t.Helper()
+	return htmltest.Eval[string](t, p, js)
+}
+
+// The suggest page of the demo print(model) pair: both trees, the pairs,
+// a repeat group that expands, a pair followed to the other side, the
+// partner lit on hover, the conflicts.
+func TestBrowserSuggestPage(t *testing.T) {
+	p := htmltest.Open(t, suggestPage(t, demo+"qwen25vl-mindspeed-mm.txt", demo+"qwen25vl-llamafactory.txt"))
+	if a, b := count(t, p, "#scroll0 .row"), count(t, p, "#scroll1 .row"); a < 10 || b < 10 {
+		t.Fatalf("rows shown: NPU %d, bench %d", a, b)
+	}
+	if s := text(t, p, `document.getElementById('summary').textContent`); !strings.Contains(s, "TransformerLayer") || !strings.Contains(s, "wants") {
+		t.Errorf("summary shows no TransformerLayer conflict: %q", s)
+	}
+	// expand a collapsed repeat group
+	h0 := text(t, p, `document.getElementById('spacer0').style.height`)
+	click(t, p, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.querySelector('.grp') && r.querySelector('.tw').textContent === '▸').querySelector('.tw')`)
+	if h1 := text(t, p, `document.getElementById('spacer0').style.height`); h1 == h0 {
+		t.Errorf("expanding a repeat group left the NPU tree at %s", h0)
+	}
+	if n := count(t, p, "#scroll0 .grp"); n == 0 {
+		t.Error("no repeat group row (print(model) collapses (0-27): 28 x ...)")
+	}
+	// hover a paired NPU row: its partner lights up
+	type pt struct{ X, Y float64 }
+	p.Do(t, chromedp.Evaluate[chromedp.Void](`layermapView.reveal(0, layermapView.lookup(0, '0.module.module.text_decoder'))`))
+	at := htmltest.Eval[pt](t, p, `(() => { const r = [...document.querySelectorAll('#scroll0 .row')].find(r => r.textContent.includes('(text_decoder)')).querySelector('.cl').getBoundingClientRect(); return {X: r.left + 5, Y: r.top + r.height / 2}; })()`)
+	p.Do(t, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, at.X, at.Y))
+	if !waitFor(t, p, `document.querySelectorAll('#scroll1 .row.hl').length > 0`) {
+		t.Error("hovering text_decoder lit up no bench row")
+	}
+	// follow the pair
+	click(t, p, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.textContent.includes('(text_decoder)')).querySelector('.cl')`)
+	partner := text(t, p, `document.querySelector('#details a.go').textContent`)
+	click(t, p, `document.querySelector('#details a.go')`)
+	if got := text(t, p, `document.querySelector('#details .path').textContent`); got != partner || partner != "module.model" {
+		t.Errorf("following the pair of text_decoder selected %q, want its partner %q (module.model)", got, partner)
+	}
+	if !waitFor(t, p, `document.querySelectorAll('#scroll1 .row.sel').length === 1`) {
+		t.Error("the partner is not the selected bench row")
+	}
+	shot(t, p, "suggest.png")
+	p.CheckClean(t)
+}
+
+// The compare page of the demo msprobe dumps (a corpus pair): rows
+// coloured with msprobe's colours, the first divergence opened from the
+// summary on both sides, the table rows of the selected module.
+func TestBrowserComparePage(t *testing.T) {
+	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	p := htmltest.Open(t, comparePage(t, n, b, draft(t, n, b)))
+	if count(t, p, "#firstdiv a.go") != 2 {
+		t.Fatal("the summary has no first divergence with links to both sides")
+	}
+	click(t, p, `document.querySelector('#firstdiv a.go')`)
+	if got := text(t, p, `document.querySelector('#details .path').textContent`); got != "module.visual.blocks.1.norm2" {
+		t.Errorf("first divergence opened %q, want module.visual.blocks.1.norm2 (Tensor.mean.3.forward runs in it)", got)
+	}
+	if !waitFor(t, p, `document.querySelectorAll('#scroll0 .row.sel').length === 1`) || count(t, p, "#scroll1 .row.r-p, #scroll1 .row.r-w, #scroll1 .row.r-e") == 0 {
+		t.Error("the divergence is not selected on the NPU side, or the bench side shows no result colour")
+	}
+	if count(t, p, "#scroll0 .row.r-w, #scroll0 .row.r-e") == 0 {
+		t.Error("no NPU row coloured warning or error")
+	}
+	if n := count(t, p, "#details .rows tr"); n < 3 {
+		t.Errorf("the selected module shows %d table rows, want its inputs, outputs and API calls", n)
+	}
+	if s := text(t, p, `document.querySelector('#details .rows').textContent`); !strings.Contains(s, "Tensor.mean.3.forward.output.0") {
+		t.Errorf("the rows of module.visual.blocks.1.norm2 miss the diverging API row: %.300s", s)
+	}
+	shot(t, p, "compare.png")
+	p.CheckClean(t)
+}
+
+// The layout: header on top, the two trees side by side with the link
+// gutter between them and the panel on the right, rows in both panes, and
+// msprobe's warning/error colours on screen.
+func TestBrowserLayout(t *testing.T) {
+	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	p := htmltest.Open(t, comparePage(t, n, b, draft(t, n, b)))
+	click(t, p, `document.querySelector('#firstdiv a.go')`)
+	waitFor(t, p, `document.querySelectorAll('#scroll0 .row.sel').length === 1`)
+	type box struct{ L, T, R, B float64 }
+	rect := func(id string) box {
+		return htmltest.Eval[box](t, p, `(() => { const r = document.getElementById('`+id+`').getBoundingClientRect(); return {L: r.left, T: r.top, R: r.right, B: r.bottom}; })()`)
+	}
+	top, p0, g, p1, side := rect("top"), rect("pane0"), rect("gutter"), rect("pane1"), rect("side")
+	if !(top.B <= p0.T && p0.R <= g.L+1 && g.R <= p1.L+1 && p1.R <= side.L+1 && p0.L == 0 && side.R >= 1590) {
+		t.Errorf("layout: header %v, NPU %v, gutter %v, bench %v, panel %v", top, p0, g, p1, side)
+	}
+	if p0.R-p0.L < 400 || p1.R-p1.L < 400 || p0.B-p0.T < 800 {
+		t.Errorf("panes too small: NPU %v, bench %v", p0, p1)
+	}
+	// the selected module's table rows, an error row among them
+	p.Do(t, chromedp.Evaluate[chromedp.Void](`document.querySelector('#details .rows').scrollIntoView({block: 'nearest'})`))
+	img, err := png.Decode(bytes.NewReader(shot(t, p, "layout.png")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	colours := map[string][3]uint8{"warning": {0xFF, 0xDC, 0x7F}, "error": {0xFF, 0x70, 0x4D}, "unmatched": {0xC7, 0xC7, 0xC7}}
+	for name, c := range colours {
+		seen := 0
+		bd := img.Bounds()
+		for y := bd.Min.Y; y < bd.Max.Y; y += 2 {
+			for x := bd.Min.X; x < bd.Max.X; x += 2 {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if uint8(r>>8) == c[0] && uint8(g>>8) == c[1] && uint8(b>>8) == c[2] {
+					seen++
+				}
+			}
+		}
+		if seen < 50 {
+			t.Errorf("msprobe's %s colour #%02X%02X%02X covers %d sampled pixels, want rows of it", name, c[0], c[1], c[2], seen)
+		}
+	}
+	// the gutter draws the links
+	if n := htmltest.Eval[int](t, p, `(() => { const c = document.getElementById('gutter'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()`); n < 200 {
+		t.Errorf("the gutter draws %d pixels of links", n)
+	}
+	p.CheckClean(t)
+}

@@ -1,0 +1,108 @@
+package htmlview
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/printparse"
+)
+
+// FromSuggest builds the view of a suggest run: the two trees, every pair
+// with its confidence, reasons and kind, why each unmatched module is
+// alone, the conflicts and how they were resolved, and the forward draft
+// (NPU-keyed) that manual matches extend.
+func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
+	v := &View{
+		Title: fmt.Sprintf("layermap suggest: %s vs %s", filepath.Base(npu.Source), filepath.Base(bench.Source)),
+		Mode:  ModeSuggest,
+		NPU:   NewSide("NPU (-tp, keys the mapping)", npu),
+		Bench: NewSide("bench (-gp)", bench),
+	}
+	for _, p := range r.Roots {
+		a, b := v.NPU.Lookup(p.NPU), v.Bench.Lookup(p.Bench)
+		if a != nil && b != nil {
+			v.Pairs = append(v.Pairs, Pair{NPU: nodes(a), Bench: nodes(b), Kind: Root, Score: p.Score, Margin: p.Margin, Reasons: p.Reasons, Proven: true})
+		}
+	}
+	for _, p := range r.Pairs {
+		a, b := v.NPU.Lookup(p.NPU), v.Bench.Lookup(p.Bench)
+		if a == nil || b == nil {
+			continue // a path the tree does not have: nothing to draw
+		}
+		q := Pair{NPU: nodes(a), Bench: nodes(b), Kind: OneToOne, Band: Sure, Score: p.Score, Margin: p.Margin,
+			Reasons: p.Reasons, Note: p.Structural, Proven: p.Proven}
+		if p.LowConfidence {
+			q.Band = Check
+		}
+		if p.Structural != "" {
+			q.Kind = Fused
+		}
+		if p.SizesDiffer != "" {
+			q.Note = joinNote(q.Note, "printed sizes differ: "+p.SizesDiffer)
+		}
+		v.Pairs = append(v.Pairs, q)
+	}
+	paired := map[*printparse.Node]bool{}
+	for _, p := range v.Pairs {
+		for _, n := range p.NPU {
+			paired[n] = true
+		}
+		for _, n := range p.Bench {
+			paired[n] = true
+		}
+	}
+	for path, why := range r.UnmatchedWhy {
+		for _, s := range []*Side{v.NPU, v.Bench} {
+			if n := s.Lookup(path); n != nil && !paired[n] {
+				s.Why[n] = why
+			}
+		}
+	}
+	for _, c := range r.Conflicts {
+		v.Conflicts = append(v.Conflicts, conflict(c, false))
+	}
+	for _, c := range r.ReverseConflicts {
+		v.Conflicts = append(v.Conflicts, conflict(c, true))
+	}
+	tmpl := r.Template
+	if tmpl == "" {
+		tmpl = "none"
+	}
+	v.Summary.Facts = [][2]string{
+		{"coverage", fmt.Sprintf("%.1f%% of NPU modules have a bench partner", 100*r.Coverage)},
+		{"proven", fmt.Sprintf("%.1f%% of the pairs are made by msprobe's resolver with the draft", 100*r.Proven)},
+		{"template", tmpl},
+		{"sidecar", fmt.Sprintf("%d pairs no YAML line can express", len(r.Sidecar))},
+	}
+	v.Summary.Notes = append(v.Summary.Notes, r.Structural...)
+	if r.Mapping != nil {
+		text, err := r.Mapping.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		mf, err := NewMappingFile("layer_mapping.yaml", string(text))
+		if err != nil {
+			return nil, err
+		}
+		v.Mapping = mf
+	}
+	return v, nil
+}
+
+func nodes(n ...*printparse.Node) []*printparse.Node { return n }
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func conflict(c infer.Conflict, reverse bool) Conflict {
+	out := Conflict{Class: c.Class, Reverse: reverse, Resolution: c.Resolution, Proven: c.Proven}
+	for _, in := range c.Instances {
+		out.Instances = append(out.Instances, ConflictInstance{Path: in.Path, Wants: in.Wants})
+	}
+	return out
+}
