@@ -56,9 +56,9 @@ func suggestPage(t testing.TB, npuPath, benchPath string) string {
 	return out
 }
 
-// comparePage runs compare on two dump folders with a layer mapping (none
-// when mapText is empty) and writes the compare view; it returns the page.
-func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
+// compareView runs compare on two dump folders with a layer mapping (none
+// when mapText is empty) and builds the compare view.
+func compareView(t testing.TB, npuDir, benchDir, mapText string) *htmlview.View {
 	t.Helper()
 	dir := t.TempDir()
 	opt := compare.Options{Target: npuDir, Golden: benchDir, OutDir: dir}
@@ -86,7 +86,14 @@ func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "view.html")
+	return v
+}
+
+// comparePage writes the compare view (see compareView) and returns the page.
+func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
+	t.Helper()
+	v := compareView(t, npuDir, benchDir, mapText)
+	out := filepath.Join(t.TempDir(), "view.html")
 	f, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +112,7 @@ func draft(t testing.TB, npuPath, benchPath string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := r.Mapping.Marshal()
+	b, err := r.Forward.Mapping.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}

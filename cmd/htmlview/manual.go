@@ -11,11 +11,21 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // The conversion of manual matches into layer_mapping lines is alignment
 // logic (infer's domain); it lives here, beside the page whose script does
 // the same steps, until infer takes it over.
+
+// ReadManual reads a manual pairs file (see ParseManual).
+func ReadManual(path string) ([]mapping.ModulePair, error) {
+	data, err := source.ReadFile(path, source.MaxMappingYAML)
+	if err != nil {
+		return nil, fmt.Errorf("manual pairs: %w", err)
+	}
+	return ParseManual(data, path)
+}
 
 // ParseManual reads manual module pairs: the manual_pairs.yaml the page
 // offers (the sidecar pairs format, mapping.ModulePair), or msprobe's
@@ -23,21 +33,23 @@ import (
 // holding such an object under "manualMatchNodes" or "npuMatchNodes").
 // msprobe's node names are dump entry names ("Module.layers.0.mlp.MLP.forward.0");
 // a module's becomes its module path, any other name is kept as written
-// (Manual skips what names no module). source names the input in errors.
-func ParseManual(data []byte, source string) ([]mapping.ModulePair, error) {
+// (Manual skips what names no module). name is the input in errors, which
+// are *source.Error.
+func ParseManual(data []byte, name string) ([]mapping.ModulePair, error) {
 	trim := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trim) == 0 || trim[0] != '{' {
-		return mapping.ParsePairs(data, source)
+		return mapping.ParsePairs(data, name)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(trim, &top); err != nil {
-		return nil, jsonErr(source, data, err)
+		return nil, jsonErr(name, data, err)
 	}
 	obj := top
 	for _, k := range []string{"manualMatchNodes", "npuMatchNodes"} {
 		if raw, ok := top[k]; ok {
+			obj = nil
 			if err := json.Unmarshal(raw, &obj); err != nil {
-				return nil, fmt.Errorf("%s: expected %q to be an object of NPU node -> bench node, found %s", source, k, kindOf(raw))
+				return nil, &source.Error{File: name, Expected: fmt.Sprintf("%q to be an object of NPU node -> bench node", k), Found: kindOf(raw)}
 			}
 			break
 		}
@@ -49,7 +61,7 @@ func ParseManual(data []byte, source string) ([]mapping.ModulePair, error) {
 			if _, skip := map[string]bool{"run": true, "npuUnMatchNodes": true, "benchUnMatchNodes": true, "benchMatchNodes": true}[k]; skip {
 				continue
 			}
-			return nil, fmt.Errorf("%s: %q: expected a bench node name (a string), found %s", source, k, kindOf(obj[k]))
+			return nil, &source.Error{File: name, Expected: fmt.Sprintf("a bench node name (a string) for %q", k), Found: kindOf(obj[k])}
 		}
 		out = append(out, mapping.ModulePair{NPU: visNode(k), Bench: visNode(v)})
 	}
@@ -83,14 +95,12 @@ func kindOf(raw json.RawMessage) string {
 	return string(t)
 }
 
-func jsonErr(source string, data []byte, err error) error {
-	var se *json.SyntaxError
-	if e, ok := err.(*json.SyntaxError); ok {
-		se = e
+func jsonErr(name string, data []byte, err error) error {
+	if se, ok := err.(*json.SyntaxError); ok {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return fmt.Errorf("%s:%d: expected a .vis.config JSON object, found invalid JSON: %v", source, line, se)
+		return &source.Error{File: name, Line: line, Expected: "a .vis.config JSON object", Found: "invalid JSON (" + se.Error() + ")"}
 	}
-	return fmt.Errorf("%s: expected a .vis.config JSON object of NPU node -> bench node, found %v", source, err)
+	return &source.Error{File: name, Expected: "a .vis.config JSON object of NPU node -> bench node", Found: err.Error()}
 }
 
 // ManualLine is one layer_mapping line that manual pairs need.
@@ -124,8 +134,8 @@ const ManualComment = "manual match"
 // a rule (TopLayer for the root; never a ModuleList, Sequential or
 // ModuleDict, nor a class that already has the key). The line is
 // "P's class: a relative to P: b relative to Q". It is sound when, run
-// through the resolver over both trees, it sends a to b, every module the
-// resolver paired before stays paired the same, and every module it now
+// through the resolver over both trees, it sends a to b, every other module
+// the resolver paired before stays paired the same, and every module it now
 // pairs besides a's subtree goes to a bench module nothing else resolves
 // to — the same module at the class's other instances, as in the other
 // layers. Otherwise a longer key at a higher ancestor is tried (the root
@@ -250,16 +260,16 @@ func manualLine(m *mapping.Mapping, npu, bench *printparse.Tree, res map[*printp
 	return nil, nil, nil
 }
 
-// soundLine checks a trial line: a goes to b, nothing paired before moves,
-// and what it newly pairs outside a's subtree goes to bench modules nothing
-// else resolves to.
+// soundLine checks a trial line: a goes to b, nothing else paired before
+// moves, and what it newly pairs outside a's subtree goes to bench modules
+// nothing else resolves to.
 func soundLine(before, after map[*printparse.Node]*printparse.Node, targeted map[*printparse.Node]bool, a, b *printparse.Node) ([]mapping.ModulePair, bool) {
 	if after[a] != b {
 		return nil, false
 	}
 	var ext []mapping.ModulePair
 	for n, t := range before {
-		if after[n] != t && !(n == a || isAncestor(a, n)) {
+		if after[n] != t && n != a {
 			return nil, false
 		}
 	}

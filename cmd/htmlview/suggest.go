@@ -59,25 +59,26 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 			}
 		}
 	}
-	for _, c := range r.Conflicts {
+	for _, c := range r.Forward.Conflicts {
 		v.Conflicts = append(v.Conflicts, conflict(c, false))
 	}
-	for _, c := range r.ReverseConflicts {
+	for _, c := range r.Reverse.Conflicts {
 		v.Conflicts = append(v.Conflicts, conflict(c, true))
 	}
-	tmpl := r.Template
+	tmpl := r.Forward.Template
 	if tmpl == "" {
 		tmpl = "none"
 	}
 	v.Summary.Facts = [][2]string{
 		{"coverage", fmt.Sprintf("%.1f%% of NPU modules have a bench partner", 100*r.Coverage)},
-		{"proven", fmt.Sprintf("%.1f%% of the pairs are made by msprobe's resolver with the draft", 100*r.Proven)},
+		{"proven", fmt.Sprintf("%.1f%% of the pairs are made by msprobe's resolver with the draft", 100*r.Forward.Proven)},
 		{"template", tmpl},
-		{"sidecar", fmt.Sprintf("%d pairs no YAML line can express", len(r.Sidecar))},
+		{"sidecar", fmt.Sprintf("%d pairs no YAML line can express", len(r.Forward.Sidecar))},
 	}
 	v.Summary.Notes = append(v.Summary.Notes, r.Structural...)
-	if r.Mapping != nil {
-		text, err := r.Mapping.Marshal()
+	v.Summary.Notes = append(v.Summary.Notes, r.Warnings...)
+	if r.Forward.Mapping != nil {
+		text, err := r.Forward.Mapping.Marshal()
 		if err != nil {
 			return nil, err
 		}

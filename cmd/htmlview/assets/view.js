@@ -1,6 +1,8 @@
 'use strict';
 (function () {
+  performance.mark('lm-start');
   const D = JSON.parse(document.getElementById('data').textContent);
+  performance.mark('lm-parsed');
   const S = D.s;
   const ROW = 22, INDENT = 14;
   const $ = (id) => document.getElementById(id);
@@ -54,6 +56,7 @@
     return T;
   }
   const A = mkSide(0), B = mkSide(1), SIDES = [A, B];
+  performance.mark('lm-sides');
   const other = (T) => (T === A ? B : A);
 
   function children(T, i) {
@@ -672,6 +675,8 @@
   manualPanel();
   render(A); render(B); gutter();
   performance.mark('lm-ready');
+  // after the frame that shows the trees
+  requestAnimationFrame(() => setTimeout(() => performance.mark('lm-painted'), 0));
   // for tests and scripting: what the page offers
   window.layermapView = { manualLines, mergedMapping, sidecarYAML, manualPairsYAML, lookup: (k, p) => lookup(SIDES[k], p), reveal: (k, i) => reveal(SIDES[k], i), pick: (k, i) => { pick[k] = i; manualPanel(); }, match: matchPicked, manual: () => manual.map((m) => ({ npu: path(A, m.a), bench: path(B, m.b), how: m.how, line: m.how === 'line' ? m.cls + ': ' + m.key + ': ' + m.val : '' })) };
 })();

@@ -169,6 +169,14 @@ func Eval[T any](t testing.TB, p *Page, js string) T {
 	return v
 }
 
+// Poll waits until a JavaScript condition holds in the page.
+func Poll(t testing.TB, p *Page, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(p.Ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("waiting for %s: %v (page errors: %v)", cond, err, p.Errors())
+	}
+}
+
 // Screenshot captures the viewport as PNG.
 func (p *Page) Screenshot(t testing.TB) []byte {
 	t.Helper()
