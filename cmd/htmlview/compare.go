@@ -219,11 +219,11 @@ func (e *entries) module(s *Side, entry string) (n *printparse.Node, isModule bo
 	if entry == "" {
 		return nil, false
 	}
-	if path, _, ok := printparse.ModuleEntry(entry); ok {
+	if path, _, _, ok := msprobe.ModuleEntry(entry); ok {
 		return s.Lookup(path), true
 	}
 	for p, seen := e.parent[entry], 0; p != "" && seen < 64; p, seen = e.parent[p], seen+1 {
-		if path, _, ok := printparse.ModuleEntry(p); ok {
+		if path, _, _, ok := msprobe.ModuleEntry(p); ok {
 			return s.Lookup(path), false
 		}
 	}

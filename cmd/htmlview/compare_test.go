@@ -18,7 +18,7 @@ func TestFromCompare(t *testing.T) {
 		pairs[p.NPU[0].Path] = p.Bench[0].Path
 	}
 	for npu, bench := range map[string]string{
-		"module.visual.blocks.1.norm2":          "0.module.module.image_encoder.encoder.blocks.layers.1.pre_mlp_layernorm",
+		"module.visual.blocks.1.norm2":           "0.module.module.image_encoder.encoder.blocks.layers.1.pre_mlp_layernorm",
 		"module.model.layers.0.self_attn.o_proj": "0.module.module.text_decoder.decoder.layers.0.self_attention.linear_proj",
 		"":                                       "",
 	} {

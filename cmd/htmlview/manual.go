@@ -11,6 +11,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -71,7 +72,7 @@ func ParseManual(data []byte, name string) ([]mapping.ModulePair, error) {
 // visNode turns an msprobe graph node name into a module path when it
 // names a module.
 func visNode(name string) string {
-	if p, _, ok := printparse.ModuleEntry(name); ok {
+	if p, _, _, ok := msprobe.ModuleEntry(name); ok {
 		return p
 	}
 	return name
