@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -173,15 +172,7 @@ func BenchmarkFirstPaint100k(b *testing.B) {
 		b.Skip("no Chromium: install Debian's chromium to run the browser benchmarks")
 	}
 	v := moeView(b)
-	path := filepath.Join(b.TempDir(), "moe.html")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := htmlview.Write(f, v); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	path := writePage(b, v)
 	st, _ := os.Stat(path)
 	type times struct{ FCP, Start, Parsed, Sides, Ready, Painted, Reveal float64 }
 	var sum times

@@ -23,6 +23,12 @@ import (
 
 const demo = "../../testdata/demo/"
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	htmltest.Close()
+	os.Exit(code)
+}
+
 func loadTree(t testing.TB, path string) *printparse.Tree {
 	t.Helper()
 	tr, err := printparse.Load(path, printparse.Options{})
@@ -44,6 +50,12 @@ func suggestPage(t testing.TB, npuPath, benchPath string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writePage(t, v)
+}
+
+// writePage writes a view to a temporary file and returns its path.
+func writePage(t testing.TB, v *htmlview.View) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "view.html")
 	f, err := os.Create(out)
 	if err != nil {
@@ -92,17 +104,7 @@ func compareView(t testing.TB, npuDir, benchDir, mapText string) *htmlview.View 
 // comparePage writes the compare view (see compareView) and returns the page.
 func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
 	t.Helper()
-	v := compareView(t, npuDir, benchDir, mapText)
-	out := filepath.Join(t.TempDir(), "view.html")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := htmlview.Write(f, v); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return writePage(t, compareView(t, npuDir, benchDir, mapText))
 }
 
 // draft returns suggest's forward draft for two inputs, as YAML.

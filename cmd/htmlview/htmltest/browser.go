@@ -39,6 +39,7 @@ var (
 	allocCtx context.Context
 	allocErr error
 	userDir  string
+	stop     context.CancelFunc
 )
 
 // browser starts the shared headless Chromium (its context makes tabs) with the flags that work in
@@ -65,11 +66,24 @@ func browser() (context.Context, error) {
 			chromedp.Flag("disable-sync", true),
 			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
 		)
-		actx, _ := chromedp.NewExecAllocator(context.Background(), opts...)
-		allocCtx, _ = chromedp.NewContext(actx)
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		var cancelB context.CancelFunc
+		allocCtx, cancelB = chromedp.NewContext(actx)
+		stop = func() { cancelB(); cancelA() }
 		allocErr = chromedp.Do(allocCtx) // starts the browser; each page is a tab of it
 	})
 	return allocCtx, allocErr
+}
+
+// Close ends the shared browser and removes its profile folder; call it
+// from TestMain after the tests ran.
+func Close() {
+	if stop != nil {
+		stop()
+	}
+	if userDir != "" {
+		os.RemoveAll(userDir)
+	}
 }
 
 // Page is one tab showing one HTML file.
