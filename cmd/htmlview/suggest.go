@@ -3,6 +3,7 @@ package htmlview
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/printparse"
@@ -30,10 +31,10 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 		if a == nil || b == nil {
 			continue // a path the tree does not have: nothing to draw
 		}
-		q := Pair{NPU: nodes(a), Bench: nodes(b), Kind: OneToOne, Band: Sure, Score: p.Score, Margin: p.Margin,
+		q := Pair{NPU: nodes(a), Bench: nodes(b), Kind: OneToOne, Band: Band(p.Band), Score: p.Score, Margin: p.Margin,
 			Reasons: p.Reasons, Note: p.Structural, Proven: p.Proven}
-		if p.LowConfidence {
-			q.Band = Check
+		if len(p.Doubts) > 0 {
+			q.Note = joinNote(q.Note, "doubts: "+strings.Join(p.Doubts, "; "))
 		}
 		if p.Structural != "" {
 			q.Kind = Fused
