@@ -19,9 +19,9 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
-const demo = "../../testdata/demo/"
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -168,7 +168,7 @@ func text(t *testing.T, p *htmltest.Page, js string) string {
 // a repeat group that expands, a pair followed to the other side, the
 // partner lit on hover, the conflicts.
 func TestBrowserSuggestPage(t *testing.T) {
-	p := htmltest.Open(t, suggestPage(t, demo+"qwen25vl-mindspeed-mm.txt", demo+"qwen25vl-llamafactory.txt"))
+	p := htmltest.Open(t, suggestPage(t, testkit.Testdata(t, "demo", "qwen25vl-mindspeed-mm.txt"), testkit.Testdata(t, "demo", "qwen25vl-llamafactory.txt")))
 	if a, b := count(t, p, "#scroll0 .row"), count(t, p, "#scroll1 .row"); a < 10 || b < 10 {
 		t.Fatalf("rows shown: NPU %d, bench %d", a, b)
 	}
@@ -210,7 +210,7 @@ func TestBrowserSuggestPage(t *testing.T) {
 // coloured with msprobe's colours, the first divergence opened from the
 // summary on both sides, the table rows of the selected module.
 func TestBrowserComparePage(t *testing.T) {
-	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
 	p := htmltest.Open(t, comparePage(t, n, b, draft(t, n, b)))
 	if count(t, p, "#firstdiv a.go") != 2 {
 		t.Fatal("the summary has no first divergence with links to both sides")
@@ -239,7 +239,7 @@ func TestBrowserComparePage(t *testing.T) {
 // gutter between them and the panel on the right, rows in both panes, and
 // msprobe's warning/error colours on screen.
 func TestBrowserLayout(t *testing.T) {
-	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
 	p := htmltest.Open(t, comparePage(t, n, b, draft(t, n, b)))
 	click(t, p, `document.querySelector('#firstdiv a.go')`)
 	waitFor(t, p, `document.querySelectorAll('#scroll0 .row.sel').length === 1`)
@@ -280,5 +280,35 @@ func TestBrowserLayout(t *testing.T) {
 	if n := htmltest.Eval[int](t, p, `(() => { const c = document.getElementById('gutter'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; })()`); n < 200 {
 		t.Errorf("the gutter draws %d pixels of links", n)
 	}
+	p.CheckClean(t)
+}
+
+// The compare page of msprobe's quick-start ResNet50 dumps (step 0 against
+// step 1, a corpus pair compared by name): both trees, every module
+// paired, result colours, the first divergence opened.
+func TestBrowserCorpusQuickStart(t *testing.T) {
+	n := testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step0", "proc2016")
+	b := testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step1", "proc2016")
+	v := compareView(t, n, b, "")
+	if len(v.Pairs) < 50 {
+		t.Fatalf("%d module pairs, want the ResNet50's modules paired by name", len(v.Pairs))
+	}
+	p := htmltest.Open(t, writePage(t, v))
+	if a, c := count(t, p, "#scroll0 .row"), count(t, p, "#scroll1 .row"); a < 10 || c < 10 {
+		t.Fatalf("rows shown: NPU %d, bench %d", a, c)
+	}
+	if count(t, p, "#scroll0 .row.un") != 0 {
+		t.Error("a module of one ResNet50 is grey against the same model")
+	}
+	if v.Summary.First != nil {
+		click(t, p, `document.querySelector('#firstdiv a.go')`)
+		if !waitFor(t, p, `document.querySelectorAll('#scroll0 .row.sel').length === 1 && document.querySelectorAll('#details .rows tr').length > 1`) {
+			t.Error("the first divergence did not open with its rows")
+		}
+	}
+	if count(t, p, "#scroll0 .row.r-p, #scroll0 .row.r-w, #scroll0 .row.r-e") == 0 {
+		t.Error("no row carries a compare result colour")
+	}
+	shot(t, p, "quickstart.png")
 	p.CheckClean(t)
 }

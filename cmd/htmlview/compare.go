@@ -142,6 +142,9 @@ func FromCompare(in CompareInput) (*View, error) {
 		if r, ok := v.NPU.Result[a]; ok {
 			v.Bench.Result[b] = r
 		}
+		if r, ok := v.NPU.Inner[a]; ok {
+			v.Bench.Inner[b] = r
+		}
 	}
 	for n := range all {
 		if partner[n] == nil {

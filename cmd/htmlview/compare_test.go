@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/cmd/htmlview"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // The compare view of the demo dumps (a corpus pair) with suggest's draft:
 // module pairs from the table, colours by output rows, API rows under the
 // module that calls them, the first divergence on both sides.
 func TestFromCompare(t *testing.T) {
-	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
 	v := compareView(t, n, b, draft(t, n, b))
 	pairs := map[string]string{}
 	for _, p := range v.Pairs {

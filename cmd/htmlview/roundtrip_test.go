@@ -15,6 +15,7 @@ import (
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // pickAndMatch selects a module on each side by path through the page's
@@ -48,7 +49,7 @@ func pickAndMatch(t *testing.T, p *htmltest.Page, npuPath, benchPath string, chi
 // lines; the mapping with them passes validate, and compare pairs the rows
 // of the two modules. The page's lines are the ones Manual derives.
 func TestBrowserManualRoundTrip(t *testing.T) {
-	n, b := demo+"dumps/llamafactory", demo+"dumps/mindspeed-mm"
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
 	draftText := draft(t, n, b)
 	p := htmltest.Open(t, suggestPage(t, n, b))
 	const npuQ, benchQ = "module.model.layers.0.self_attn.q_proj", "0.module.module.text_decoder.decoder.layers.0.self_attention.linear_qkv"
