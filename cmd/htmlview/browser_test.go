@@ -22,7 +22,6 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-
 func TestMain(m *testing.M) {
 	code := m.Run()
 	htmltest.Close()
