@@ -490,7 +490,7 @@ type missingTensors struct {
 }
 
 // Metrics implements compare.TensorComparer.
-func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) [6]compare.Metric {
+func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]compare.Metric, error) {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
 		m.note(p)
@@ -537,8 +537,17 @@ func (m *missingTensors) Err() error {
 	return nil
 }
 
-// warn prints one line when rows lacked their tensor files.
+// warn prints one line when rows lacked their tensor files, and one per
+// unreadable file (the first few) with a count.
 func (m *missingTensors) warn(w io.Writer) {
+	if u, ok := m.TensorComparer.(interface{ Unreadable() (int, []error) }); ok {
+		if n, errs := u.Unreadable(); n > 0 {
+			for _, err := range errs {
+				fmt.Fprintf(w, "layermap: warning: %v\n", err)
+			}
+			fmt.Fprintf(w, "layermap: warning: %s: %d tensor-mode rows have a tensor file that cannot be read; they are marked error\n", m.npu.Dir, n)
+		}
+	}
 	n := m.missing.Load()
 	if n == 0 {
 		return

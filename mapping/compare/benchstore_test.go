@@ -173,14 +173,14 @@ func (m *markSink) Reset() error { m.marks = nil; return m.memSink.Reset() }
 // names, so that the test sees the data names that reach it.
 type nameMetrics struct{}
 
-func (nameMetrics) Metrics(npu, bench, _ *msprobe.Item) [6]Metric {
+func (nameMetrics) Metrics(npu, bench, _ *msprobe.Item) ([6]Metric, error) {
 	var m [6]Metric
 	m[0] = Metric{Value: float64(len(npu.DataName)), IsNum: true}
 	if bench != nil {
 		m[1] = Metric{Value: float64(len(bench.DataName)), IsNum: true}
 		m[2] = Metric{Text: bench.DataName}
 	}
-	return m
+	return m, nil
 }
 
 // TestComparePackedEqualsPlain: the table and the summary are the same

@@ -22,10 +22,12 @@ type Source func(yield func(*msprobe.Entry) error) error
 // Ratio) of one row from the two items' data names. bench is nil for an
 // unmatched row. group is the NPU entry's group-tensor kwarg row (see
 // DirtyGroup) or nil: the NPU outputs are cleaned to the valid length it
-// holds, as msprobe's output_postprocess does. It must be safe for
-// concurrent use.
+// holds, as msprobe's output_postprocess does. A non-nil error means a
+// tensor file of the row exists but cannot be read: the row is judged
+// error, with "error: " and the error's text first in its Err_message.
+// It must be safe for concurrent use.
 type TensorComparer interface {
-	Metrics(npu, bench, group *msprobe.Item) [6]Metric
+	Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error)
 }
 
 // DirtyGroup is the row of an NPU entry that msprobe reads its
@@ -693,7 +695,10 @@ func (g *groupWriter) prepare(grp []*outRow) {
 			if r.bench != nil {
 				b = &r.bench.it
 			}
-			r.met = g.cfg.Tensor.Metrics(&r.npu.it, b, group)
+			var err error
+			if r.met, err = g.cfg.Tensor.Metrics(&r.npu.it, b, group); err != nil {
+				r.readErr = "error: " + err.Error()
+			}
 		}
 	}
 	judge(g.cfg.Mode, grp)

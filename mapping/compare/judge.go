@@ -103,6 +103,9 @@ func judge(mode Mode, group []*outRow) {
 	var inputs, outputs []*outRow
 	for _, r := range group {
 		r.result, r.msgs = ResultPass, nil
+		if r.readErr != "" { // not msprobe's: an unreadable file never passes
+			r.mark(ResultError, r.readErr)
+		}
 		if r.isOutput() {
 			outputs = append(outputs, r)
 		} else {

@@ -83,6 +83,7 @@ type outRow struct {
 	ncell, bcell [4]cell     // the stat cells as they print (set by groupWriter.add)
 	diff         [8]string   // statistics: 4 diffs then 4 relative errors
 	met          [6]Metric   // tensor metrics
+	readErr      string      // tensor mode: why the row's files could not be read
 	nums         [4]statNums // numbers of diff[i]/diff[4+i]
 	result       string
 	msgs         []string

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 	"sync"
 
@@ -10,37 +11,66 @@ import (
 )
 
 // TensorFiles computes tensor-mode metrics from the two rank folders'
-// dump_tensor_data files with package tensor. A data_name that would
-// leave its folder is refused: the row gets msprobe's read-failure cells
-// and Err reports the first such name.
+// dump_tensor_data files with package tensor, streaming them. A data_name
+// that would leave its folder is refused: the row gets msprobe's
+// read-failure cells and Err reports the first such name. A file that
+// exists but cannot be read (corrupt, truncated, not a tensor, a link
+// out of the dump, a FIFO) makes its row an error row, and Unreadable
+// lists it; a missing file gives msprobe's "unsupported" row, as msprobe
+// does.
 type TensorFiles struct {
-	NPU, Bench msprobe.Paths
+	NPU, Bench *tensor.Folder
 	mu         sync.Mutex
 	err        error
+	unreadable []error
+	nUnread    int
 }
+
+// maxUnreadable is how many unreadable files TensorFiles keeps to name.
+const maxUnreadable = 10
 
 // NewTensorFiles is the default Options.NewTensor.
 func NewTensorFiles(npu, bench msprobe.Paths) (TensorComparer, error) {
-	return &TensorFiles{NPU: npu, Bench: bench}, nil
+	return &TensorFiles{NPU: tensor.NewFolder(npu), Bench: tensor.NewFolder(bench)}, nil
 }
 
+// rowError is a row whose tensor file cannot be read: its text is
+// msprobe's message for the row, its cause names the file.
+type rowError struct {
+	msg   string
+	cause error
+}
+
+func (e *rowError) Error() string { return e.msg }
+func (e *rowError) Unwrap() error { return e.cause }
+
 // Metrics implements TensorComparer.
-func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) [6]Metric {
+func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
 	bn, bname := "N/A", "N/A"
 	if bench != nil {
 		bn, bname = dataName(bench), bench.Name
 	}
-	opts := tensor.Options{NPUName: npu.Name, BenchName: bname, Workers: 1}
+	opts := tensor.Options{NPUName: npu.Name, BenchName: bname}
 	if group != nil && strings.Contains(npu.Name, "output") {
 		opts.NPUValidLen = tf.validLen(group)
 	}
 	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
-	if err != nil && errors.Is(err, msprobe.ErrUnsafeDataName) {
+	var rowErr error
+	switch {
+	case err != nil:
 		tf.mu.Lock()
 		if tf.err == nil {
 			tf.err = err
 		}
 		tf.mu.Unlock()
+	case m.Status == tensor.StatusReadNone && !errors.Is(m.Err, fs.ErrNotExist):
+		tf.mu.Lock()
+		tf.nUnread++
+		if len(tf.unreadable) < maxUnreadable {
+			tf.unreadable = append(tf.unreadable, m.Err)
+		}
+		tf.mu.Unlock()
+		rowErr = &rowError{msg: m.Message, cause: m.Err}
 	}
 	var out [6]Metric
 	for i, v := range m.Values() {
@@ -50,7 +80,7 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) [6]Metric {
 			out[i] = Metric{Text: v.String()}
 		}
 	}
-	return out
+	return out, rowErr
 }
 
 // validLen is msprobe's dirty_valid_len of an NPU entry from its group
@@ -62,15 +92,12 @@ func (tf *TensorFiles) validLen(group *msprobe.Item) *int {
 	if name == "" || name == "-1" || name == "N/A" {
 		return nil
 	}
-	p, err := tf.NPU.TensorPath(name)
+	f, err := tf.NPU.Open(name)
 	if err != nil {
 		return nil
 	}
-	t, err := tensor.Load(p)
-	if err != nil {
-		return nil
-	}
-	n, err := tensor.ValidLen(t)
+	defer f.Close()
+	n, err := tensor.ValidLen(f)
 	if err != nil {
 		return nil
 	}
@@ -82,4 +109,13 @@ func (tf *TensorFiles) Err() error {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
 	return tf.err
+}
+
+// Unreadable returns how many rows had a tensor file that exists but
+// could not be read, and the causes of the first few (each naming its
+// file).
+func (tf *TensorFiles) Unreadable() (int, []error) {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	return tf.nUnread, append([]error(nil), tf.unreadable...)
 }

@@ -3,11 +3,11 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"runtime"
+	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 )
@@ -51,7 +51,10 @@ type Metrics struct {
 	// -tensor_log prints). msprobe drops it from the final table, whose
 	// Err_message comes from the rule checkers only.
 	Message string
-	// Err is the cause of StatusReadNone.
+	// Err is the cause of StatusReadNone, naming the file. It wraps
+	// fs.ErrNotExist when a file is missing (msprobe's tolerated case: a
+	// dump copied without its tensors), msprobe.ErrUnsafeDataName or
+	// ErrOutside when a name or link leads out of the dump.
 	Err error
 }
 
@@ -92,9 +95,10 @@ func APIUnmatch() Metrics {
 	return marked(StatusAPIUnmatch, Unsupported, "Bench api/module unmatched.")
 }
 
-// ReadFailed is the row msprobe writes when a tensor file cannot be read.
-func ReadFailed(err error) Metrics {
-	m := marked(StatusReadNone, Unsupported, fmt.Sprintf("Dump file: %v not found or read failed.", err))
+// readFailed is the row msprobe writes when a tensor file cannot be
+// read; its message is msprobe's, naming the row's two data names.
+func readFailed(npuName, benchName string, err error) Metrics {
+	m := marked(StatusReadNone, Unsupported, fmt.Sprintf("Dump file: %s or %s not found or read failed.", npuName, benchName))
 	m.Err = err
 	return m
 }
@@ -115,19 +119,16 @@ type Options struct {
 	// it changes how dot products of more than 10000 elements are summed,
 	// which shows in the last digits of EucDist. 0 means 1.
 	BLASThreads int
-	// Workers bounds the goroutines one comparison uses; 0 means up to 2
-	// (GOMAXPROCS permitting). The result does not depend on it.
-	Workers int
 }
 
 // CompareDataNames runs msprobe's whole per-row procedure for a
 // tensor-mode row: npuName/benchName are the two entries of the row's
-// Data_name cell ("-1" for no file, "N/A" for unmatched), resolved in the
-// dump_tensor_data folders of npu and bench. A data_name that would leave
-// its folder is refused: the returned error wraps msprobe.ErrUnsafeDataName
-// (and the metrics are the read-failure row). Read failures are not
-// errors: they give msprobe's "unsupported" row with Metrics.Err set.
-func CompareDataNames(npu, bench msprobe.Paths, npuName, benchName string, opts Options) (Metrics, error) {
+// Data_name cell ("-1" for no file, "N/A" for unmatched), opened in the
+// two sides' tensor folders. A data_name that would leave its folder is
+// refused: the returned error wraps msprobe.ErrUnsafeDataName (and the
+// metrics are the read-failure row). Read failures are not errors: they
+// give msprobe's "unsupported" row with Metrics.Err set.
+func CompareDataNames(npu, bench *Folder, npuName, benchName string, opts Options) (Metrics, error) {
 	switch {
 	case npuName == "-1":
 		return NoRealData(true), nil
@@ -136,70 +137,121 @@ func CompareDataNames(npu, bench msprobe.Paths, npuName, benchName string, opts 
 	case (npuName == "N/A") != (benchName == "N/A"):
 		return APIUnmatch(), nil
 	case npuName == "N/A":
-		// msprobe tries to open a file named N/A and fails.
-		return ReadFailed(errors.New("data_name N/A on both sides: no tensor file")), nil
+		// msprobe tries to open a file named N/A and finds none.
+		return readFailed(npuName, benchName, fmt.Errorf("data_name N/A on both sides: %w", fs.ErrNotExist)), nil
 	}
-	np, err := npu.TensorPath(npuName)
-	if err != nil {
-		return ReadFailed(err), err
-	}
-	bp, err := bench.TensorPath(benchName)
-	if err != nil {
-		return ReadFailed(err), err
-	}
-	return CompareFiles(np, bp, opts), nil
-}
-
-// CompareFiles loads the two tensor files, squeezes them and cleans dirty
-// data as msprobe's reader does, then compares them. A load failure gives
-// the "unsupported" row with Metrics.Err set.
-func CompareFiles(npuPath, benchPath string, opts Options) Metrics {
 	// msprobe's PyTorch reader loads the bench file first; the first
 	// failure wins either way.
-	b, err := Load(benchPath)
+	b, err := bench.Open(benchName)
 	if err != nil {
-		return ReadFailed(err)
+		return readFailed(npuName, benchName, err), unsafeName(err)
 	}
-	n, err := Load(npuPath)
+	defer b.Close()
+	n, err := npu.Open(npuName)
 	if err != nil {
-		return ReadFailed(err)
+		return readFailed(npuName, benchName, err), unsafeName(err)
 	}
-	n = CleanDirty(n.Squeeze(), opts.NPUName, opts.NPUValidLen)
-	b = CleanDirty(b.Squeeze(), opts.BenchName, opts.BenchValidLen)
-	return Compare(n, b, opts)
+	defer n.Close()
+	return compareOperands(fileOperand(n), fileOperand(b), npuName, benchName, opts), nil
 }
 
-// CleanDirty applies msprobe's dirty-data cleaning to a row's tensor:
-// when validLen is set and rowName contains "output", a copy of t whose
-// rows (along dimension 0) from *validLen on are zero. 0-d and empty
-// tensors are returned unchanged.
-func CleanDirty(t *Tensor, rowName string, validLen *int) *Tensor {
-	if validLen == nil || *validLen == -1 || !strings.Contains(rowName, "output") || len(t.Shape) == 0 || len(t.Data) == 0 {
-		return t
+func unsafeName(err error) error {
+	if errors.Is(err, msprobe.ErrUnsafeDataName) {
+		return err
 	}
-	keep := min(max(*validLen, 0), t.Shape[0])
-	row := len(t.Data) / t.Shape[0]
-	out := *t
-	out.Data = make([]float64, len(t.Data))
-	copy(out.Data, t.Data[:keep*row])
-	return &out
+	return nil
+}
+
+// CompareFiles opens the two tensor files and compares them as msprobe
+// does (squeezed, dirty data cleaned), streaming their elements. A load
+// failure gives the "unsupported" row with Metrics.Err set.
+func CompareFiles(npuPath, benchPath string, opts Options) Metrics {
+	nn, bn := filepath.Base(npuPath), filepath.Base(benchPath)
+	b, err := Open(benchPath)
+	if err != nil {
+		return readFailed(nn, bn, err)
+	}
+	defer b.Close()
+	n, err := Open(npuPath)
+	if err != nil {
+		return readFailed(nn, bn, err)
+	}
+	defer n.Close()
+	return compareOperands(fileOperand(n), fileOperand(b), nn, bn, opts)
+}
+
+// Compare computes the six metrics of two in-memory tensors as
+// CompareFiles does for files. It does not modify its arguments.
+func Compare(npu, bench *Tensor, opts Options) Metrics {
+	for _, t := range []*Tensor{npu, bench} {
+		if len(t.Data) != t.Size() {
+			return readFailed("NPU", "bench", errors.New("tensor data does not match its shape"))
+		}
+	}
+	return compareOperands(tensorOperand(npu), tensorOperand(bench), "NPU", "bench", opts)
+}
+
+// operand is one side of a comparison: what the header says, and how to
+// stream the elements.
+type operand struct {
+	dtype string
+	shape []int // squeezed, as np.squeeze leaves it
+	size  int
+	open  func() (stream, error)
+}
+
+func fileOperand(f *File) operand {
+	return operand{dtype: f.Dtype, shape: squeezed(f.Shape), size: f.Size(), open: f.stream}
+}
+
+func tensorOperand(t *Tensor) operand {
+	return operand{dtype: t.Dtype, shape: squeezed(t.Shape), size: len(t.Data),
+		open: func() (stream, error) { return &sliceStream{t.Data}, nil }}
+}
+
+// openClean opens the operand's stream with msprobe's dirty-data
+// cleaning: when validLen is set and rowName contains "output", rows
+// (along dimension 0) from *validLen on read as zero; 0-d and empty
+// tensors are left alone.
+func (o operand) openClean(rowName string, validLen *int) (stream, error) {
+	s, err := o.open()
+	if err != nil || validLen == nil || *validLen == -1 || !strings.Contains(rowName, "output") || len(o.shape) == 0 || o.size == 0 {
+		return s, err
+	}
+	keep := min(max(*validLen, 0), o.shape[0])
+	return &zeroFrom{stream: s, from: keep * (o.size / o.shape[0])}, nil
 }
 
 // ValidLen is how msprobe derives dirty_valid_len from a group tensor
 // (the group_list / group_index kwarg): the sum of its elements, for
 // integer and bool tensors only.
-func ValidLen(group *Tensor) (int, error) {
+func ValidLen(group *File) (int, error) {
 	if isFloat(group.Dtype) {
 		return 0, fmt.Errorf("unsupported dtype: %s", group.Source)
 	}
-	s := 0.0
-	for _, v := range group.Data {
-		s += v
+	sum := 0.0
+	if group.Size() > 0 {
+		s, err := group.stream()
+		if err != nil {
+			return 0, err
+		}
+		defer s.close()
+		buf := make([]float64, min(chunkLen, group.Size()))
+		for left := group.Size(); left > 0; {
+			k := min(left, len(buf))
+			if err := s.read(buf[:k]); err != nil {
+				return 0, err
+			}
+			for _, v := range buf[:k] {
+				sum += v
+			}
+			left -= k
+		}
 	}
-	if s < 0 {
-		return 0, fmt.Errorf("valid length %v is negative", s)
+	if sum < 0 {
+		return 0, fmt.Errorf("valid length %v is negative", sum)
 	}
-	return int(s), nil
+	return int(sum), nil
 }
 
 // DirtyDataAPIs is msprobe's built-in table of APIs whose target-side
@@ -212,68 +264,60 @@ var DirtyDataAPIs = map[string]string{
 	"npu_grouped_matmul":       "group_list",
 }
 
-// Compare computes the six metrics of two tensors as msprobe holds them
-// after reading (squeezed, dirty data cleaned: see CompareFiles). It does
-// not modify its arguments.
-func Compare(npu, bench *Tensor, opts Options) Metrics {
-	if !knownDtype(npu.Dtype) || !knownDtype(bench.Dtype) {
-		return ReadFailed(fmt.Errorf("unsupported dtype %s / %s", npu.Dtype, bench.Dtype))
+// compareOperands is msprobe's ValidateTensor.check_tensor (first rule
+// that yields a message wins) and compare_ops_apply, with the elements
+// streamed: the shapes decide the empty, shape-mismatch and 0-d rows
+// before any element is read.
+func compareOperands(n, b operand, npuName, benchName string, opts Options) Metrics {
+	if !knownDtype(n.dtype) || !knownDtype(b.dtype) {
+		return readFailed(npuName, benchName, fmt.Errorf("unsupported dtype %s / %s", n.dtype, b.dtype))
 	}
-	if len(npu.Data) != npu.Size() || len(bench.Data) != bench.Size() {
-		return ReadFailed(errors.New("tensor data does not match its shape"))
-	}
-	// ValidateTensor.check_tensor, first rule that yields a message wins.
-	if len(npu.Data) == 0 {
+	if n.size == 0 {
 		return marked(StatusEmpty, Unsupported, "This is empty data, can not compare.")
 	}
-	if !slices.Equal(npu.Shape, bench.Shape) {
+	if !slices.Equal(n.shape, b.shape) {
 		return marked(StatusShapeUnmatch, ShapeUnmatch, "Shape of NPU and bench tensor do not match. Skipped.")
 	}
-	if len(npu.Shape) == 0 {
-		return compareScalar(npu, bench)
+	bs, err := b.openClean(opts.BenchName, opts.BenchValidLen)
+	if err != nil {
+		return readFailed(npuName, benchName, err)
 	}
-	msg := ""
-	if npu.Dtype != bench.Dtype {
-		msg = "Dtype of NPU and bench tensor do not match."
+	defer bs.close()
+	ns, err := n.openClean(opts.NPUName, opts.NPUValidLen)
+	if err != nil {
+		return readFailed(npuName, benchName, err)
 	}
-	rel := relType(npu.Dtype, bench.Dtype)
-	m, nonFinite := compareArrays(npu.Data, bench.Data, rel, opts)
-	if nonFinite {
-		n, b, ok := zeroNonFinite(npu.Data, bench.Data)
-		if !ok {
-			return marked(StatusNaNMismatch, NotAvailable, "The position of inf or nan in NPU and bench Tensor do not match.")
+	defer ns.close()
+	var m Metrics
+	if len(n.shape) == 0 {
+		var x, y [1]float64
+		if err := bs.read(y[:]); err != nil {
+			return readFailed(npuName, benchName, err)
 		}
-		m, _ = compareArrays(n, b, rel, opts)
+		if err := ns.read(x[:]); err != nil {
+			return readFailed(npuName, benchName, err)
+		}
+		return compareScalar(x[0], y[0], n.dtype, b.dtype)
 	}
-	m.Message = msg + m.Message
+	m, err = streamMetrics(ns, bs, n.size, relType(n.dtype, b.dtype) == "float32", opts.BLASThreads, chunkLen)
+	if err != nil {
+		return readFailed(npuName, benchName, err)
+	}
+	if m.Status == StatusOK && n.dtype != b.dtype {
+		m.Message = "Dtype of NPU and bench tensor do not match." + m.Message
+	}
 	return m
 }
 
-// zeroNonFinite is msprobe's handle_inf_nan: when the inf masks and the
-// NaN masks of both sides are identical, those positions become 0 on both
-// sides (copies are made only then); otherwise ok is false.
-func zeroNonFinite(n, b []float64) (nz, bz []float64, ok bool) {
-	any := false
-	for i, x := range n {
-		y := b[i]
-		if math.IsInf(x, 0) != math.IsInf(y, 0) || math.IsNaN(x) != math.IsNaN(y) {
-			return nil, nil, false
-		}
-		if !any && (math.IsInf(x, 0) || math.IsNaN(x)) {
-			any = true
+// squeezed is np.squeeze's shape: every size-1 dimension removed.
+func squeezed(shape []int) []int {
+	out := make([]int, 0, len(shape))
+	for _, d := range shape {
+		if d != 1 {
+			out = append(out, d)
 		}
 	}
-	if !any {
-		return n, b, true
-	}
-	nz = slices.Clone(n)
-	bz = slices.Clone(b)
-	for i, x := range nz {
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			nz[i], bz[i] = 0, 0
-		}
-	}
-	return nz, bz, true
+	return out
 }
 
 // relType is the dtype msprobe's get_relative_err works in: non-float
@@ -315,160 +359,147 @@ func relErr64(n, b float64) float64 {
 	return math.Abs((n - b) / b)
 }
 
-// relStats is the relative-error part of the metrics.
+// relStats is the relative-error part of the metrics: max(RE) and the
+// threshold counts. Neither depends on the order the elements come in.
 type relStats struct {
 	maxRel   float64 // in the work type
 	nanRel   bool
 	lt1, lt5 int
 }
 
-// relErrors computes max(RE) and the threshold counts, comparing in the
-// work type as numpy does (the Python threshold becomes a float32 when RE
-// is float32).
-func relErrors(n, b []float64, f32 bool) relStats {
-	var s relStats
+// add folds a chunk in, comparing in the work type as numpy does (the
+// Python threshold becomes a float32 when RE is float32).
+func (s *relStats) add(n, b []float64, f32 bool) {
+	lt1, lt5, nanRel := s.lt1, s.lt5, s.nanRel
 	if f32 {
 		t1, t5 := float32(thousandth), float32(fiveThousandths)
-		var mx float32
+		mx := float32(s.maxRel)
 		for i, x := range n {
 			r := relErr32(x, b[i])
 			if r != r {
-				s.nanRel = true
+				nanRel = true
 			} else if r > mx {
 				mx = r
 			}
 			if r < t1 {
-				s.lt1++
+				lt1++
 			}
 			if r < t5 {
-				s.lt5++
+				lt5++
 			}
 		}
 		s.maxRel = float64(mx)
-		return s
+	} else {
+		mx := s.maxRel
+		for i, x := range n {
+			r := relErr64(x, b[i])
+			if r != r {
+				nanRel = true
+			} else if r > mx {
+				mx = r
+			}
+			if r < thousandth {
+				lt1++
+			}
+			if r < fiveThousandths {
+				lt5++
+			}
+		}
+		s.maxRel = mx
 	}
+	s.lt1, s.lt5, s.nanRel = lt1, lt5, nanRel
+}
+
+// sanitize is msprobe's handle_inf_nan on one chunk: where an element is
+// inf or NaN on either side, the inf and NaN classes must agree and both
+// become 0; ok is false when they do not (the whole row is then "N/A").
+func sanitize(n, b []float64) (ok bool) {
 	for i, x := range n {
-		r := relErr64(x, b[i])
-		if r != r {
-			s.nanRel = true
-		} else if r > s.maxRel {
-			s.maxRel = r
+		y := b[i]
+		if x-x == 0 && y-y == 0 {
+			continue
 		}
-		if r < thousandth {
-			s.lt1++
+		if math.IsInf(x, 0) != math.IsInf(y, 0) || math.IsNaN(x) != math.IsNaN(y) {
+			return false
 		}
-		if r < fiveThousandths {
-			s.lt5++
-		}
+		n[i], b[i] = 0, 0
 	}
-	return s
+	return true
 }
 
-// dotStats holds n·b, n·n, b·b and (n−b)·(n−b) in OpenBLAS order, and
-// max |n−b|, for one BLAS chunk.
-type dotStats struct {
-	nb, nn, bb, dd float64
-	maxAbs         float64
-	nonFinite      bool // an inf or NaN was seen: the caller must zero them first
-}
-
-// dots makes one pass over a chunk for the four dot products (each as
-// its own ddot call would sum it) and max |n−b|.
-func dots(n, b []float64) dotStats {
-	var s dotStats
-	var anb, ann, abb, add dotAcc
-	m := len(n) &^ 15
-	for i := 0; i < m; i += 16 {
-		x := n[i : i+16 : i+16]
-		y := b[i : i+16 : i+16]
-		for j := range 16 {
-			xj, yj := x[j], y[j]
-			if xj-xj != 0 || yj-yj != 0 { // inf or NaN
-				s.nonFinite = true
+// streamMetrics computes the six metrics of two equal-shape n-d tensors
+// of size elements from their streams, chunk by chunk: one pass, memory
+// two chunks. The dot products keep OpenBLAS's order (see dot.go): the
+// chunks never straddle a BLAS thread's share, and are multiples of the
+// kernel's 16-element blocks but for the share's last one.
+func streamMetrics(ns, bs stream, size int, f32 bool, threads, chunk int) (Metrics, error) {
+	nbuf := make([]float64, min(chunk, size))
+	bbuf := make([]float64, min(chunk, size))
+	var (
+		tot        [4]float64 // n·b, n·n, b·b, (n−b)·(n−b)
+		maxAbs     float64
+		rs         relStats
+		mismatch   bool
+		blasShares = blasChunks(size, threads)
+	)
+	for _, L := range blasShares {
+		var ds dotState
+		m := L &^ 15
+		for pos := 0; pos < L; {
+			k := min(len(nbuf), L-pos)
+			x, y := nbuf[:k], bbuf[:k]
+			// msprobe's bench reader runs first: its failure is the one named.
+			if err := bs.read(y); err != nil {
+				return Metrics{}, err
 			}
-			d := xj - yj
-			if a := math.Abs(d); a > s.maxAbs {
-				s.maxAbs = a
+			if err := ns.read(x); err != nil {
+				return Metrics{}, err
 			}
-			anb.lanes[j] = math.FMA(xj, yj, anb.lanes[j])
-			ann.lanes[j] = math.FMA(xj, xj, ann.lanes[j])
-			abb.lanes[j] = math.FMA(yj, yj, abb.lanes[j])
-			add.lanes[j] = math.FMA(d, d, add.lanes[j])
+			lanes := max(min(k, m-pos), 0)
+			pos += k
+			if mismatch {
+				continue // read on: the files' own checks still run
+			}
+			st := ds
+			pm, ok := st.add(x, y, lanes, pos == L)
+			if !ok {
+				if !sanitize(x, y) {
+					mismatch = true
+					continue
+				}
+				st = ds
+				pm, _ = st.add(x, y, lanes, pos == L)
+			}
+			ds = st
+			maxAbs = max(maxAbs, pm)
+			rs.add(x, y, f32)
 		}
-	}
-	if m > 0 {
-		s.nb, s.nn, s.bb, s.dd = anb.fold(), ann.fold(), abb.fold(), add.fold()
-	}
-	for i := m; i < len(n); i++ {
-		xj, yj := n[i], b[i]
-		if xj-xj != 0 || yj-yj != 0 {
-			s.nonFinite = true
+		if mismatch {
+			continue
 		}
-		d := xj - yj
-		if a := math.Abs(d); a > s.maxAbs {
-			s.maxAbs = a
-		}
-		// One rounding per product, as the C tail loop does.
-		s.nb += float64(yj * xj)
-		s.nn += float64(xj * xj)
-		s.bb += float64(yj * yj)
-		s.dd += float64(d * d)
-	}
-	return s
-}
-
-// compareArrays computes the six metrics of two equal-shape n-d tensors.
-// nonFinite reports that an inf or NaN was found, in which case the
-// metrics are not valid and the caller must zero those positions first.
-func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFinite bool) {
-	chunks := blasChunks(len(n), opts.BLASThreads)
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = min(2, runtime.GOMAXPROCS(0))
-	}
-	var rs relStats
-	relPass := func() { rs = relErrors(n, b, rel == "float32") }
-	var d dotStats
-	dotPass := func() {
-		if len(chunks) == 1 {
-			d = dots(n, b)
-			return
+		if len(blasShares) == 1 {
+			tot = ds.sum
+			continue
 		}
 		// OpenBLAS adds the per-thread results to 0.0, in order.
-		off := 0
-		for _, c := range chunks {
-			cs := dots(n[off:off+c], b[off:off+c])
-			off += c
-			d.nb += cs.nb
-			d.nn += cs.nn
-			d.bb += cs.bb
-			d.dd += cs.dd
-			d.maxAbs = max(d.maxAbs, cs.maxAbs)
-			d.nonFinite = d.nonFinite || cs.nonFinite
+		for i := range tot {
+			tot[i] += ds.sum[i]
 		}
 	}
-	if workers > 1 && len(n) >= 1<<15 {
-		var wg sync.WaitGroup
-		wg.Go(relPass)
-		dotPass()
-		wg.Wait()
-	} else {
-		dotPass()
-		if d.nonFinite {
-			return Metrics{}, true
-		}
-		relPass()
+	if mismatch {
+		return marked(StatusNaNMismatch, NotAvailable, "The position of inf or nan in NPU and bench Tensor do not match."), nil
 	}
-	if d.nonFinite {
-		return Metrics{}, true
-	}
+	return finishMetrics(tot, maxAbs, rs, size), nil
+}
 
-	m = Metrics{Status: StatusOK}
+// finishMetrics turns the sums into msprobe's six cells.
+func finishMetrics(tot [4]float64, maxAbs float64, rs relStats, size int) Metrics {
+	m := Metrics{Status: StatusOK}
 	var msg strings.Builder
 	// Cosine (GetCosineSimilarity).
-	an, bn := math.Sqrt(d.nn), math.Sqrt(d.bb)
+	an, bn := math.Sqrt(tot[1]), math.Sqrt(tot[2])
 	switch {
-	case len(n) == 1:
+	case size == 1:
 		m.Cosine = Text(Unsupported)
 		msg.WriteString("This is a 1-d tensor of length 1.")
 	case an <= eps64 && bn <= eps64:
@@ -480,7 +511,7 @@ func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFini
 		m.Cosine = Text(NanText)
 		msg.WriteString("Cannot compare by Cosine Similarity, All the data is Zero in Bench dump data.")
 	default:
-		c := d.nb / (an * bn)
+		c := tot[0] / (an * bn)
 		if math.IsNaN(c) {
 			m.Cosine = Text(NanText)
 			msg.WriteString("Cannot compare by Cosine Similarity, the dump data has NaN.")
@@ -493,9 +524,9 @@ func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFini
 		}
 	}
 	// EucDist, unrounded.
-	m.EucDist = Num(math.Sqrt(d.dd))
+	m.EucDist = Num(math.Sqrt(tot[3]))
 	// MaxAbsErr: finite inputs give no NaN difference.
-	m.MaxAbsErr = Num(round12(d.maxAbs))
+	m.MaxAbsErr = Num(round12(maxAbs))
 	// MaxRelativeErr.
 	if rs.nanRel {
 		m.MaxRelativeErr = Text(NanText)
@@ -503,28 +534,26 @@ func compareArrays(n, b []float64, rel string, opts Options) (m Metrics, nonFini
 	} else {
 		m.MaxRelativeErr = Num(round12(rs.maxRel))
 	}
-	size := float64(len(n))
-	m.OneThousandth = Num(round12(float64(rs.lt1) / size))
-	m.FiveThousandths = Num(round12(float64(rs.lt5) / size))
+	n := float64(size)
+	m.OneThousandth = Num(round12(float64(rs.lt1) / n))
+	m.FiveThousandths = Num(round12(float64(rs.lt5) / n))
 	m.Message = msg.String()
-	return m, false
+	return m
 }
 
 // compareScalar handles a 0-d NPU tensor (the bench is 0-d too, shapes
 // being equal): no NaN/inf handling, MaxAbsErr in numpy's promoted dtype,
 // MaxRelativeErr in the work type, the other four cells "unsupported".
-func compareScalar(npu, bench *Tensor) Metrics {
+func compareScalar(x, y float64, nd, bd string) Metrics {
 	msg := "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err Ratio' and 'Five Thousandths Err Ratio'. "
 	m := Metrics{Status: StatusScalar, Message: msg,
 		Cosine: Text(Unsupported), EucDist: Text(Unsupported), OneThousandth: Text(Unsupported), FiveThousandths: Text(Unsupported)}
-	x, y := npu.Data[0], bench.Data[0]
 	var re float64
-	if relType(npu.Dtype, bench.Dtype) == "float32" {
+	if relType(nd, bd) == "float32" {
 		re = float64(relErr32(x, y))
 	} else {
 		re = relErr64(x, y)
 	}
-	nd, bd := npu.Dtype, bench.Dtype
 	if nd == "bool" { // reshape_value casts a 0-d bool pair to float
 		nd, bd = "float64", "float64"
 	}

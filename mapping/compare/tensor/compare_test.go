@@ -6,9 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -19,7 +21,7 @@ var metricCols = []string{"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "O
 // goldenDump rebuilds one side of golden/synth_tensor_pt as a rank folder
 // whose dump_tensor_data holds every tensor tensors.json describes, as
 // .pt files or (ext ".npy") as .npy files.
-func goldenDump(t *testing.T, side, ext string) msprobe.Paths {
+func goldenDump(t *testing.T, side, ext string) *Folder {
 	t.Helper()
 	specs := readSpecs(t, filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_tensor_pt", side, "tensors.json"))
 	dir := filepath.Join(t.TempDir(), side)
@@ -42,42 +44,18 @@ func goldenDump(t *testing.T, side, ext string) msprobe.Paths {
 		}
 		writeFile(t, filepath.Join(p.TensorDir, strings.TrimSuffix(name, ".pt")+".npy"), npyBytes(t, np, s.Shape, vals))
 	}
-	return p
+	return NewFolder(p)
 }
 
-// rawNPY lays out a version 1.0 .npy file as numpy.save does (header
-// padded to 64 bytes), for what the npy library cannot write.
+// rawNPY lays out a .npy file as numpy.save does, for what the npy
+// library cannot write (float16, zero-length dimensions).
 func rawNPY(t *testing.T, dtype string, shape []int, vals []float64) []byte {
-	dims := make([]string, len(shape))
-	for i, d := range shape {
-		dims[i] = itoa(d)
-	}
-	tuple := "(" + strings.Join(dims, ", ") + ")"
-	if len(shape) == 1 {
-		tuple = "(" + dims[0] + ",)"
-	}
 	descr := map[string]string{"float16": "<f2", "float32": "<f4"}[dtype]
 	torch := map[string]string{"float16": "torch.float16", "float32": "torch.float32"}[dtype]
 	if descr == "" {
 		t.Fatalf("rawNPY: no layout for %s", dtype)
 	}
-	h := "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + tuple + ", }"
-	h += strings.Repeat(" ", (64-(10+len(h)+1)%64)%64) + "\n"
-	out := []byte("\x93NUMPY\x01\x00")
-	out = append(out, byte(len(h)), byte(len(h)>>8))
-	out = append(out, h...)
-	return append(out, storageBytes(t, torch, vals)...)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	s := ""
-	for ; n > 0; n /= 10 {
-		s = string(rune('0'+n%10)) + s
-	}
-	return s
+	return tensortest.NPYBytes(descr, false, shape, storageBytes(t, torch, vals))
 }
 
 // goldenRows reads a golden compare_result CSV: header and rows.
@@ -242,7 +220,7 @@ func TestCompareDataNames(t *testing.T) {
 		{"a.pt", "/abs.pt", StatusReadNone, true},
 	}
 	for _, tt := range tests {
-		m, err := CompareDataNames(p, p, tt.npu, tt.bench, Options{})
+		m, err := CompareDataNames(NewFolder(p), NewFolder(p), tt.npu, tt.bench, Options{})
 		if m.Status != tt.status {
 			t.Errorf("%s/%s: status %s, want %s", tt.npu, tt.bench, m.Status, tt.status)
 		}
@@ -255,14 +233,16 @@ func TestCompareDataNames(t *testing.T) {
 	}
 }
 
+// TestCleanDirty checks msprobe's dirty-data cleaning through Compare:
+// NPU rows from the valid length on compare as zeros.
 func TestCleanDirty(t *testing.T) {
-	tn := &Tensor{Dtype: "float32", Shape: []int{3, 2}, Data: []float64{1, 2, 3, 4, 5, 6}}
+	npu := &Tensor{Dtype: "float32", Shape: []int{3, 2}, Data: []float64{1, 2, 3, 4, 5, 6}}
 	two, neg, big := 2, -5, 9
 	tests := []struct {
 		name string
 		row  string
 		n    *int
-		want []float64
+		want []float64 // the bench equal to the cleaned NPU tensor
 	}{
 		{"no len", "X.0.forward.output.0", nil, []float64{1, 2, 3, 4, 5, 6}},
 		{"input row untouched", "X.0.forward.input.0", &two, []float64{1, 2, 3, 4, 5, 6}},
@@ -271,19 +251,38 @@ func TestCleanDirty(t *testing.T) {
 		{"beyond keeps all", "X.output.0", &big, []float64{1, 2, 3, 4, 5, 6}},
 	}
 	for _, tt := range tests {
-		got := CleanDirty(tn, tt.row, tt.n)
-		if !equalFloats(got.Data, tt.want) {
-			t.Errorf("%s: got %v, want %v", tt.name, got.Data, tt.want)
+		bench := &Tensor{Dtype: "float32", Shape: []int{3, 2}, Data: tt.want}
+		m := Compare(npu, bench, Options{NPUName: tt.row, NPUValidLen: tt.n})
+		if m.EucDist.String() != "0.0" {
+			t.Errorf("%s: cleaned NPU differs from %v: %q", tt.name, tt.want, m.Cells())
 		}
 	}
-	if tn.Data[5] != 6 {
-		t.Error("CleanDirty modified its input")
+	if npu.Data[5] != 6 {
+		t.Error("Compare modified its input")
 	}
-	if n, err := ValidLen(&Tensor{Dtype: "int64", Data: []float64{2, 3, 0}}); err != nil || n != 5 {
-		t.Errorf("ValidLen = %d, %v", n, err)
-	}
-	if _, err := ValidLen(&Tensor{Dtype: "float32", Source: "torch.float32", Data: []float64{2}}); err == nil {
-		t.Error("ValidLen accepted a float group tensor")
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		dtype string
+		vals  []float64
+		want  int
+		ok    bool
+	}{
+		{"torch.int64", []float64{2, 3, 0}, 5, true},
+		{"torch.bool", []float64{1, 1, 0}, 2, true},
+		{"torch.int32", []float64{-4, 1}, 0, false},
+		{"torch.float32", []float64{2}, 0, false},
+	} {
+		p := filepath.Join(dir, tt.dtype+".pt")
+		writeFile(t, p, ptBytes(t, tt.dtype, []int{len(tt.vals)}, tt.vals))
+		f, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ValidLen(f)
+		f.Close()
+		if (err == nil) != tt.ok || n != tt.want {
+			t.Errorf("ValidLen(%s %v) = %d, %v", tt.dtype, tt.vals, n, err)
+		}
 	}
 }
 
@@ -332,15 +331,27 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// TestWorkersDoNotChangeResults compares a large tensor pair serially and
-// in parallel, with and without BLAS thread emulation.
-func TestWorkersDoNotChangeResults(t *testing.T) {
+// TestChunkingKeepsResults compares large tensor pairs in chunks of
+// several sizes, with and without BLAS thread emulation, NaN/inf zeroing
+// included: the cells never change.
+func TestChunkingKeepsResults(t *testing.T) {
 	n, b := pairData(1<<16+7, 1)
+	n.Data[5], b.Data[5] = math.Inf(1), math.Inf(-1)
+	n.Data[40000], b.Data[40000] = math.NaN(), math.NaN()
 	for _, threads := range []int{1, 3} {
-		one := Compare(n, b, Options{Workers: 1, BLASThreads: threads})
-		two := Compare(n, b, Options{Workers: 2, BLASThreads: threads})
-		if one.Cells() != two.Cells() {
-			t.Errorf("threads %d: serial %q != parallel %q", threads, one.Cells(), two.Cells())
+		var want [6]string
+		for i, chunk := range []int{len(n.Data), 16, 48, 4096, chunkLen} {
+			m, err := streamMetrics(&sliceStream{slices.Clone(n.Data)}, &sliceStream{slices.Clone(b.Data)}, len(n.Data), true, threads, chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				want = m.Cells()
+				continue
+			}
+			if m.Cells() != want {
+				t.Errorf("threads %d chunk %d: %q, whole %q", threads, chunk, m.Cells(), want)
+			}
 		}
 	}
 }
@@ -355,9 +366,10 @@ func TestFusedDotsMatchDdot(t *testing.T) {
 		for i := range d {
 			d[i] = x[i] - y[i]
 		}
-		s := dots(x, y)
-		if s.nb != ddot(x, y) || s.nn != ddot(x, x) || s.bb != ddot(y, y) || s.dd != ddot(d, d) {
-			t.Errorf("n=%d: fused %v %v %v %v, ddot %v %v %v %v", n, s.nb, s.nn, s.bb, s.dd, ddot(x, y), ddot(x, x), ddot(y, y), ddot(d, d))
+		var s dotState
+		s.add(x, y, n&^15, true)
+		if s.sum[0] != ddot(x, y) || s.sum[1] != ddot(x, x) || s.sum[2] != ddot(y, y) || s.sum[3] != ddot(d, d) {
+			t.Errorf("n=%d: fused %v, ddot %v %v %v %v", n, s.sum, ddot(x, y), ddot(x, x), ddot(y, y), ddot(d, d))
 		}
 	}
 }

@@ -20,7 +20,7 @@ func TestLoadRefusesFIFO(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { _, err := Load(p); done <- err }()
+		go func() { _, err := Load(p, 1<<20); done <- err }()
 		select {
 		case err := <-done:
 			var se *source.Error

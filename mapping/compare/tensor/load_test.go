@@ -28,7 +28,7 @@ func TestLoadRealFixtures(t *testing.T) {
 			continue
 		}
 		n++
-		tn, err := Load(f)
+		tn, err := Load(f, 1<<20)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -63,7 +63,7 @@ func TestRealFixtureValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			tn, err := Load(filepath.Join("testdata/real", tt.file))
+			tn, err := Load(filepath.Join("testdata/real", tt.file), 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.torch, tt.shape), func(t *testing.T) {
-			pt, err := ReadPT(ptBytes(t, tt.torch, tt.shape, tt.vals))
+			pt, err := readPT(ptBytes(t, tt.torch, tt.shape, tt.vals))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestWriterRoundTrip(t *testing.T) {
 				if tt.torch == "torch.bfloat16" || len(tt.vals) == 0 {
 					return
 				}
-				got, err := ReadNPY(npyBytes(t, np, tt.shape, tt.vals))
+				got, err := readNPY(npyBytes(t, np, tt.shape, tt.vals))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -201,7 +201,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := filepath.Join(dir, fmt.Sprintf("f%d%s", i, tt.ext))
 			writeFile(t, p, tt.data)
-			_, err := Load(p)
+			_, err := Load(p, 1<<20)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Load: error %v, want one containing %q", err, tt.wantErr)
 			}
@@ -210,10 +210,10 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Load("testdata/real/legacy/torch_float32_legacy.pt"); err == nil || !strings.Contains(err.Error(), "legacy") {
+	if _, err := Load("testdata/real/legacy/torch_float32_legacy.pt", 1<<20); err == nil || !strings.Contains(err.Error(), "legacy") {
 		t.Errorf("legacy torch file: error %v, want one naming the legacy format", err)
 	}
-	if _, err := Load(filepath.Join(dir, "absent.pt")); err == nil {
+	if _, err := Load(filepath.Join(dir, "absent.pt"), 1<<20); err == nil {
 		t.Error("missing file loaded")
 	}
 }

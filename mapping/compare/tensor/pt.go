@@ -3,323 +3,87 @@ package tensor
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
-	"math"
+	"math/big"
 	"strings"
 
-	"github.com/layermap/layermap/printparse/source"
-	"github.com/nlpodyssey/gopickle/pickle"
-	"github.com/nlpodyssey/gopickle/types"
+	ogorek "github.com/kisielk/og-rek"
 )
 
-// maxPickle bounds data.pkl; torch writes a few hundred bytes per tensor.
-const maxPickle = 16 << 20
+// Budgets of a torch.save archive, checked before anything is buffered.
+const (
+	// maxPickle bounds data.pkl: torch writes a few hundred bytes for one
+	// tensor, and og-rek's decoding of a pickle (a MARK bomb included)
+	// stays within a small multiple of its size.
+	maxPickle = 64 << 10
+	// maxZipDir bounds the bytes archive/zip reads to index the archive
+	// (end record search and central directory): torch writes five to ten
+	// entries, about a kilobyte.
+	maxZipDir = 1 << 20
+	// maxDeflateRatio is how far deflate can expand its input (about
+	// 1032:1); a compressed record claiming more is refused unread.
+	maxDeflateRatio = 1032
+	// maxMemStorage bounds a compressed storage decompressed into memory
+	// for a strided view (torch never compresses its records; only
+	// another writer's archive needs this).
+	maxMemStorage = 16 << 20
+)
 
-// LoadPT reads a torch.save file holding one tensor (torch.Tensor or
-// nn.Parameter), as msprobe's torch.load + detach + numpy() does: bfloat16
-// and float8 data become float32, every other dtype keeps its name. Only
-// the globals a tensor needs are accepted (like torch.load with
-// weights_only=True); anything else is an error.
-func LoadPT(path string) (*Tensor, error) {
-	f, err := source.Open(path, 0) // regular files only: a FIFO would hang the read
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	zr, err := zip.NewReader(f, st.Size())
-	if err != nil {
-		var head [14]byte
-		if n, _ := f.ReadAt(head[:], 0); n == len(head) && bytes.Equal(head[:], legacyMagic) {
-			return nil, fmt.Errorf("%s: legacy (pre-1.6, non-zip) torch.save format is not supported; expected a zip archive", path)
-		}
-		return nil, fmt.Errorf("%s: expected a torch.save zip archive: %w", path, err)
-	}
-	t, err := readPTZip(zr, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return t, nil
+// storageKinds maps torch's legacy storage classes to element types.
+var storageKinds = map[string]struct {
+	typ   elemType
+	torch string
+}{
+	"FloatStorage":         {tFloat32, "torch.float32"},
+	"DoubleStorage":        {tFloat64, "torch.float64"},
+	"HalfStorage":          {tFloat16, "torch.float16"},
+	"BFloat16Storage":      {tBFloat16, "torch.bfloat16"},
+	"Float8_e4m3fnStorage": {tFloat8E4M3, "torch.float8_e4m3fn"},
+	"Float8_e5m2Storage":   {tFloat8E5M2, "torch.float8_e5m2"},
+	"CharStorage":          {tInt8, "torch.int8"},
+	"ByteStorage":          {tUint8, "torch.uint8"},
+	"ShortStorage":         {tInt16, "torch.int16"},
+	"IntStorage":           {tInt32, "torch.int32"},
+	"LongStorage":          {tInt64, "torch.int64"},
+	"UInt16Storage":        {tUint16, "torch.uint16"},
+	"UInt32Storage":        {tUint32, "torch.uint32"},
+	"UInt64Storage":        {tUint64, "torch.uint64"},
+	"BoolStorage":          {tBool, "torch.bool"},
 }
 
-// ReadPT decodes a torch.save zip file held in memory.
-func ReadPT(b []byte) (*Tensor, error) {
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return nil, fmt.Errorf("expected a torch.save zip archive: %w", err)
-	}
-	return readPTZip(zr, int64(len(b)))
-}
-
-// ptStorage is one storage record of the archive, decoded lazily.
+// ptStorage is one storage record of the archive, checked but not read.
 type ptStorage struct {
-	kind  storageKind
-	numel int
-	raw   []byte
-	big   bool // byteorder record says "big"
+	storage
+	torch string
 }
 
-// storageKind describes a torch legacy storage class.
-type storageKind struct {
-	class string // torch class name, e.g. "FloatStorage"
-	torch string // torch dtype, e.g. "torch.float32"
-	dtype string // numpy dtype msprobe computes with
-	size  int    // element size in bytes
-}
-
-var storageKinds = map[string]storageKind{}
-
-func init() {
-	for _, k := range []storageKind{
-		{"FloatStorage", "torch.float32", "float32", 4},
-		{"DoubleStorage", "torch.float64", "float64", 8},
-		{"HalfStorage", "torch.float16", "float16", 2},
-		{"BFloat16Storage", "torch.bfloat16", "float32", 2},
-		{"Float8_e4m3fnStorage", "torch.float8_e4m3fn", "float32", 1},
-		{"Float8_e5m2Storage", "torch.float8_e5m2", "float32", 1},
-		{"CharStorage", "torch.int8", "int8", 1},
-		{"ByteStorage", "torch.uint8", "uint8", 1},
-		{"ShortStorage", "torch.int16", "int16", 2},
-		{"IntStorage", "torch.int32", "int32", 4},
-		{"LongStorage", "torch.int64", "int64", 8},
-		{"UInt16Storage", "torch.uint16", "uint16", 2},
-		{"UInt32Storage", "torch.uint32", "uint32", 4},
-		{"UInt64Storage", "torch.uint64", "uint64", 8},
-		{"BoolStorage", "torch.bool", "bool", 1},
-	} {
-		storageKinds[k.class] = k
-	}
-}
-
-// element decodes element i of the storage.
-func (s *ptStorage) element(i int) float64 {
-	b := s.raw[i*s.kind.size:]
-	var bo binary.ByteOrder = binary.LittleEndian
-	if s.big {
-		bo = binary.BigEndian
-	}
-	switch s.kind.class {
-	case "FloatStorage":
-		return float64(math.Float32frombits(bo.Uint32(b)))
-	case "DoubleStorage":
-		return math.Float64frombits(bo.Uint64(b))
-	case "HalfStorage":
-		return halfToFloat(bo.Uint16(b))
-	case "BFloat16Storage":
-		return bfloat16ToFloat(bo.Uint16(b))
-	case "Float8_e4m3fnStorage":
-		return float8e4m3fnToFloat(b[0])
-	case "Float8_e5m2Storage":
-		return float8e5m2ToFloat(b[0])
-	case "CharStorage":
-		return float64(int8(b[0]))
-	case "ByteStorage":
-		return float64(b[0])
-	case "ShortStorage":
-		return float64(int16(bo.Uint16(b)))
-	case "IntStorage":
-		return float64(int32(bo.Uint32(b)))
-	case "LongStorage":
-		return float64(int64(bo.Uint64(b)))
-	case "UInt16Storage":
-		return float64(bo.Uint16(b))
-	case "UInt32Storage":
-		return float64(bo.Uint32(b))
-	case "UInt64Storage":
-		return float64(bo.Uint64(b))
-	case "BoolStorage":
-		if b[0] != 0 {
-			return 1
-		}
-		return 0
-	}
-	return math.NaN()
-}
-
-// decode fills dst with the elements from index off on, with one loop per
-// element type (the hot path of loading a contiguous tensor).
-func (s *ptStorage) decode(dst []float64, off int) {
-	raw := s.raw[off*s.kind.size:]
-	if s.big {
-		for i := range dst {
-			dst[i] = s.element(off + i)
-		}
-		return
-	}
-	le := binary.LittleEndian
-	switch s.kind.class {
-	case "FloatStorage":
-		for i := range dst {
-			dst[i] = float64(math.Float32frombits(le.Uint32(raw[4*i:])))
-		}
-	case "DoubleStorage":
-		for i := range dst {
-			dst[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
-		}
-	case "HalfStorage":
-		for i := range dst {
-			dst[i] = halfToFloat(le.Uint16(raw[2*i:]))
-		}
-	case "BFloat16Storage":
-		for i := range dst {
-			dst[i] = float64(math.Float32frombits(uint32(le.Uint16(raw[2*i:])) << 16))
-		}
-	default:
-		for i := range dst {
-			dst[i] = s.element(off + i)
-		}
-	}
-}
-
-// storageClass stands for a torch.XxxStorage global in the pickle.
-type storageClass struct{ kind storageKind }
-
-// ptTensor is what _rebuild_tensor_v2 yields while unpickling.
-type ptTensor struct{ t *Tensor }
-
-// rebuildTensor implements torch._utils._rebuild_tensor_v2(storage,
-// storage_offset, size, stride, requires_grad, backward_hooks[, metadata]).
-type rebuildTensor struct{}
-
-func (rebuildTensor) Call(args ...any) (any, error) {
-	if len(args) < 4 {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: expected at least 4 arguments, found %d", len(args))
-	}
-	st, ok := args[0].(*ptStorage)
-	if !ok {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: expected a storage, found %T", args[0])
-	}
-	offset, ok := args[1].(int)
-	if !ok || offset < 0 {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: expected a storage offset, found %v", args[1])
-	}
-	size, err := intTuple(args[2])
-	if err != nil {
-		return nil, fmt.Errorf("_rebuild_tensor_v2 size: %w", err)
-	}
-	stride, err := intTuple(args[3])
-	if err != nil {
-		return nil, fmt.Errorf("_rebuild_tensor_v2 stride: %w", err)
-	}
-	t, err := gather(st, offset, size, stride)
-	if err != nil {
-		return nil, err
-	}
-	return &ptTensor{t}, nil
-}
-
-// rebuildParameter implements torch._utils._rebuild_parameter(data,
-// requires_grad, backward_hooks): the data tensor is what msprobe compares.
-type rebuildParameter struct{}
-
-func (rebuildParameter) Call(args ...any) (any, error) {
-	if len(args) < 1 {
-		return nil, errors.New("_rebuild_parameter: expected a tensor argument")
-	}
-	if t, ok := args[0].(*ptTensor); ok {
-		return t, nil
-	}
-	return nil, fmt.Errorf("_rebuild_parameter: expected a tensor, found %T", args[0])
-}
-
-func intTuple(v any) ([]int, error) {
-	tu, ok := v.(*types.Tuple)
-	if !ok {
-		return nil, fmt.Errorf("expected a tuple of ints, found %T", v)
-	}
-	out := make([]int, tu.Len())
-	for i := range out {
-		n, ok := tu.Get(i).(int)
-		if !ok {
-			return nil, fmt.Errorf("expected a tuple of ints, found %v", tu.Get(i))
-		}
-		out[i] = n
-	}
-	return out, nil
-}
-
-// gather reads the strided view (offset, size, stride) of st in row-major
-// order, checking every index against the storage.
-func gather(st *ptStorage, offset int, size, stride []int) (*Tensor, error) {
-	if len(size) != len(stride) {
-		return nil, fmt.Errorf("size %v and stride %v differ in rank", size, stride)
-	}
-	n := 1
-	for _, d := range size {
-		if d < 0 {
-			return nil, fmt.Errorf("negative size %v", size)
-		}
-		if d > 0 && n > (1<<40)/d {
-			return nil, fmt.Errorf("size %v is too large", size)
-		}
-		n *= d
-	}
-	t := &Tensor{Dtype: st.kind.dtype, Source: st.kind.torch, Shape: append([]int{}, size...)}
-	if n == 0 {
-		t.Data = []float64{}
-		return t, nil
-	}
-	maxOff := offset
-	for k, d := range size {
-		if stride[k] < 0 {
-			return nil, fmt.Errorf("negative stride %v", stride)
-		}
-		if stride[k] > 0 && (d-1) > (st.numel+1)/stride[k] {
-			return nil, fmt.Errorf("size %v stride %v reach past the storage of %d elements", size, stride, st.numel)
-		}
-		maxOff += (d - 1) * stride[k]
-	}
-	if maxOff >= st.numel {
-		return nil, fmt.Errorf("size %v stride %v offset %d reach past the storage of %d elements", size, stride, offset, st.numel)
-	}
-	if n > st.numel && n > 1<<28 { // only broadcast (stride-0) views exceed the storage
-		return nil, fmt.Errorf("view of %d elements over a storage of %d", n, st.numel)
-	}
-	t.Data = make([]float64, n)
-	contiguous := true
-	want := 1
-	for k := len(size) - 1; k >= 0; k-- {
-		if size[k] != 1 && stride[k] != want {
-			contiguous = false
-			break
-		}
-		want *= size[k]
-	}
-	if contiguous {
-		st.decode(t.Data, offset)
-		return t, nil
-	}
-	idx := make([]int, len(size))
-	for i := range t.Data {
-		off := offset
-		for k, j := range idx {
-			off += j * stride[k]
-		}
-		t.Data[i] = st.element(off)
-		for k := len(idx) - 1; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < size[k] {
-				break
-			}
-			idx[k] = 0
-		}
-	}
-	return t, nil
-}
-
-// readPTZip decodes an opened archive of size bytes.
-func readPTZip(zr *zip.Reader, size int64) (t *Tensor, err error) {
+// parsePT reads a torch.save zip archive holding one tensor (torch.Tensor
+// or nn.Parameter), as msprobe's torch.load(weights_only=True) + detach +
+// numpy() does: the pickle is decoded with og-rek, which builds Go values
+// and never calls anything; only the globals a tensor needs are accepted.
+// The storage is checked against its record and read later, lazily.
+func parsePT(ra io.ReaderAt, size int64) (t *File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			t, err = nil, fmt.Errorf("malformed torch pickle: %v", p)
+			t, err = nil, fmt.Errorf("malformed torch archive: %v", p)
 		}
 	}()
+	dir := &budgetReaderAt{ra: ra, left: maxZipDir}
+	zr, err := zip.NewReader(dir, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		var head [14]byte
+		if n, _ := ra.ReadAt(head[:], 0); n == len(head) && bytes.Equal(head[:], legacyMagic) {
+			return nil, errors.New("legacy (pre-1.6, non-zip) torch.save format is not supported; expected a zip archive")
+		}
+		if dir.exceeded {
+			return nil, fmt.Errorf("expected a torch.save archive indexed in at most %d bytes, found a larger zip directory", maxZipDir)
+		}
+		return nil, fmt.Errorf("expected a torch.save zip archive: %w", err)
+	}
+	dir.indexed = true // the records are read without this budget
 	var pkl *zip.File
 	for _, f := range zr.File {
 		if f.Name == "data.pkl" || strings.HasSuffix(f.Name, "/data.pkl") {
@@ -352,122 +116,338 @@ func readPTZip(zr *zip.Reader, size int64) (t *Tensor, err error) {
 			return nil, fmt.Errorf("expected byteorder little or big, found %q", b)
 		}
 	}
-	// Reading the record whole makes archive/zip verify its CRC before a
-	// single opcode runs.
 	data, err := readRecord(pkl, maxPickle)
 	if err != nil {
 		return nil, fmt.Errorf("data.pkl: %w", err)
 	}
 	storages := map[string]*ptStorage{}
-	u := pickle.NewUnpickler(bytes.NewReader(data))
-	u.FindClass = func(module, name string) (any, error) {
-		switch module + "." + name {
-		case "torch._utils._rebuild_tensor_v2":
-			return rebuildTensor{}, nil
-		case "torch._utils._rebuild_parameter":
-			return rebuildParameter{}, nil
+	load := func(ref ogorek.Ref) (any, error) {
+		tu, ok := ref.Pid.(ogorek.Tuple)
+		if !ok || len(tu) < 5 {
+			return nil, fmt.Errorf("expected a storage reference, found %v", ref.Pid)
 		}
-		if module == "torch" {
-			if k, ok := storageKinds[name]; ok {
-				return storageClass{k}, nil
-			}
+		if s, _ := tu[0].(string); s != "storage" {
+			return nil, fmt.Errorf("expected a storage reference, found %v", tu[0])
 		}
-		return nil, fmt.Errorf("expected a plain tensor, found global %s.%s", module, name)
-	}
-	u.PersistentLoad = func(id any) (any, error) {
-		tu, ok := id.(*types.Tuple)
-		if !ok || tu.Len() < 5 {
-			return nil, fmt.Errorf("expected a storage reference, found %v", id)
+		cls, ok1 := tu[1].(ogorek.Class)
+		key, ok2 := tu[2].(string)
+		numel, ok3 := toInt(tu[4])
+		kind, ok4 := storageKinds[cls.Name]
+		if !ok1 || cls.Module != "torch" || !ok4 {
+			return nil, fmt.Errorf("expected a plain tensor, found storage class %v", tu[1])
 		}
-		if s, _ := tu.Get(0).(string); s != "storage" {
-			return nil, fmt.Errorf("expected a storage reference, found %v", tu.Get(0))
-		}
-		cls, ok1 := tu.Get(1).(storageClass)
-		key, ok2 := tu.Get(2).(string)
-		numel, ok3 := tu.Get(4).(int)
-		if !ok1 || !ok2 || !ok3 || numel < 0 {
-			return nil, fmt.Errorf("malformed storage reference %v", id)
+		if !ok2 || !ok3 || numel < 0 {
+			return nil, fmt.Errorf("malformed storage reference %v", ref.Pid)
 		}
 		if s, ok := storages[key]; ok {
+			if s.torch != kind.torch || s.numel != numel {
+				return nil, fmt.Errorf("storage %s referenced as two different storages", key)
+			}
 			return s, nil
 		}
 		rec, ok := records[prefix+"data/"+key]
 		if !ok {
 			return nil, fmt.Errorf("storage record data/%s is missing", key)
 		}
-		want := int64(numel) * int64(cls.kind.size)
-		if numel > 0 && want/int64(numel) != int64(cls.kind.size) {
-			return nil, fmt.Errorf("storage data/%s: size overflow", key)
-		}
-		var raw []byte
-		if rec.Method == zip.Store && rec.UncompressedSize64 == uint64(want) && want <= size {
-			// The usual layout: read straight into a buffer of the right size
-			// (bounded by the archive, whatever the headers claim).
-			raw, err = readExact(rec, want)
-		} else {
-			raw, err = readRecord(rec, want)
-		}
-		if err != nil {
+		s := &ptStorage{storage: storage{elem: format{typ: kind.typ, big: bigEndian}, numel: numel}, torch: kind.torch}
+		if err := s.attach(rec, ra, size); err != nil {
 			return nil, fmt.Errorf("storage data/%s: %w", key, err)
 		}
-		if int64(len(raw)) < want {
-			return nil, fmt.Errorf("storage data/%s holds %d bytes, expected %d for %d %s elements", key, len(raw), want, numel, cls.kind.torch)
-		}
-		s := &ptStorage{kind: cls.kind, numel: numel, raw: raw, big: bigEndian}
 		storages[key] = s
 		return s, nil
 	}
-	obj, err := u.Load()
+	dec := ogorek.NewDecoderWithConfig(bytes.NewReader(data), &ogorek.DecoderConfig{PersistentLoad: load, PyDict: true})
+	obj, err := dec.Decode()
 	if err != nil {
 		return nil, fmt.Errorf("unpickling data.pkl: %w", err)
 	}
-	pt, ok := obj.(*ptTensor)
-	if !ok {
-		return nil, fmt.Errorf("expected a single tensor, found %T", obj)
-	}
-	return pt.t, nil
-}
-
-// readExact reads a record of exactly n bytes (CRC checked at the end).
-func readExact(f *zip.File, n int64) ([]byte, error) {
-	rc, err := f.Open()
+	st, offset, shape, stride, err := rebuild(obj, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	b := make([]byte, n)
-	if _, err := io.ReadFull(rc, b); err != nil {
+	v, err := makeView(offset, shape, stride, st.numel)
+	if err != nil {
 		return nil, err
 	}
-	var one [1]byte
-	if _, err := rc.Read(one[:]); err != nil && err != io.EOF {
+	if err := st.prepare(v); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return &File{Dtype: st.elem.dtype(), Source: st.torch, Shape: shape, st: st.storage, v: v}, nil
 }
 
-// readRecord reads at most limit bytes of an archive member (growing the
-// buffer as data arrives, never trusting the declared size).
+// attach checks the record against the storage's declared element count
+// and the file's size, before any of it is read.
+func (s *ptStorage) attach(rec *zip.File, ra io.ReaderAt, fileSize int64) error {
+	want := int64(s.numel) * int64(s.elem.size())
+	if s.numel > (1<<62)/s.elem.size() {
+		return fmt.Errorf("%d %s elements overflow", s.numel, s.torch)
+	}
+	holds := int64(rec.UncompressedSize64)
+	if rec.UncompressedSize64 > 1<<62 || holds < want {
+		return fmt.Errorf("holds %d bytes, expected %d for %d %s elements", rec.UncompressedSize64, want, s.numel, s.torch)
+	}
+	off, err := rec.DataOffset()
+	if err != nil {
+		return err
+	}
+	if rec.CompressedSize64 > uint64(fileSize) || off+int64(rec.CompressedSize64) > fileSize {
+		return fmt.Errorf("record of %d bytes runs past the end of the file (%d bytes)", rec.CompressedSize64, fileSize)
+	}
+	switch rec.Method {
+	case zip.Store:
+		if rec.CompressedSize64 != rec.UncompressedSize64 {
+			return fmt.Errorf("stored record claims %d bytes but holds %d", rec.UncompressedSize64, rec.CompressedSize64)
+		}
+		s.ra, s.base = ra, off
+		crc := rec.CRC32
+		if holds == want {
+			s.crc = &crc
+			return nil
+		}
+		return checkCRC(io.NewSectionReader(ra, off, holds), crc)
+	case zip.Deflate:
+		if rec.UncompressedSize64/maxDeflateRatio > rec.CompressedSize64+1 {
+			return fmt.Errorf("claims %d bytes from %d compressed, more than deflate expands to", rec.UncompressedSize64, rec.CompressedSize64)
+		}
+		s.seq = rec.Open
+		return nil
+	}
+	return fmt.Errorf("expected a stored or deflated record, found compression method %d", rec.Method)
+}
+
+// prepare makes the storage readable for view v: a strided view over a
+// compressed record needs random access, so a small record is
+// decompressed into memory and a large one refused; a stored record
+// whose CRC no contiguous stream of the whole record checks is checked
+// now.
+func (s *ptStorage) prepare(v view) error {
+	if v.numel == 0 {
+		s.crc = nil
+		return nil
+	}
+	whole := v.contiguous() && v.offset == 0 && v.numel == s.numel
+	if s.ra != nil {
+		if s.crc != nil && !whole {
+			crc := *s.crc
+			s.crc = nil
+			return checkCRC(io.NewSectionReader(s.ra, s.base, s.bytes()), crc)
+		}
+		return nil
+	}
+	if v.contiguous() {
+		return nil
+	}
+	if s.bytes() > maxMemStorage {
+		return fmt.Errorf("a strided view over a compressed storage of %d bytes (more than %d): expected torch's uncompressed records", s.bytes(), maxMemStorage)
+	}
+	rc, err := s.seq()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	b := make([]byte, s.bytes())
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return fmt.Errorf("reading the storage: %w", noEOF(err))
+	}
+	if _, err := io.Copy(io.Discard, rc); err != nil {
+		return fmt.Errorf("reading the storage: %w", err)
+	}
+	s.ra, s.base = bytes.NewReader(b), 0
+	return nil
+}
+
+// checkCRC reads r through and compares its CRC-32 with want.
+func checkCRC(r io.Reader, want uint32) error {
+	h := crc32.NewIEEE()
+	if _, err := io.CopyBuffer(h, r, make([]byte, readBuf)); err != nil {
+		return fmt.Errorf("reading the storage: %w", err)
+	}
+	if got := h.Sum32(); got != want {
+		return fmt.Errorf("storage record fails its CRC-32 check (%08x, expected %08x)", got, want)
+	}
+	return nil
+}
+
+// rebuild interprets the unpickled object: torch._utils._rebuild_tensor_v2
+// (storage, storage_offset, size, stride, requires_grad, backward_hooks[,
+// metadata]), possibly wrapped in torch._utils._rebuild_parameter(data,
+// requires_grad, backward_hooks), whose data is what msprobe compares.
+func rebuild(obj any, depth int) (st *ptStorage, offset int, size, stride []int, err error) {
+	c, ok := obj.(ogorek.Call)
+	if !ok {
+		return nil, 0, nil, nil, fmt.Errorf("expected a single tensor, found %s", pyKind(obj))
+	}
+	args := c.Args
+	switch name := c.Callable.Module + "." + c.Callable.Name; name {
+	case "torch._utils._rebuild_tensor_v2":
+		if len(args) < 4 {
+			return nil, 0, nil, nil, fmt.Errorf("_rebuild_tensor_v2: expected at least 4 arguments, found %d", len(args))
+		}
+		if st, ok = args[0].(*ptStorage); !ok {
+			return nil, 0, nil, nil, fmt.Errorf("_rebuild_tensor_v2: expected a storage, found %s", pyKind(args[0]))
+		}
+		if offset, ok = toInt(args[1]); !ok || offset < 0 {
+			return nil, 0, nil, nil, fmt.Errorf("_rebuild_tensor_v2: expected a storage offset, found %v", args[1])
+		}
+		if size, err = intTuple(args[2]); err != nil {
+			return nil, 0, nil, nil, fmt.Errorf("_rebuild_tensor_v2 size: %w", err)
+		}
+		if stride, err = intTuple(args[3]); err != nil {
+			return nil, 0, nil, nil, fmt.Errorf("_rebuild_tensor_v2 stride: %w", err)
+		}
+		for _, a := range args[4:] {
+			if err := plainData(a, 0); err != nil {
+				return nil, 0, nil, nil, err
+			}
+		}
+		return st, offset, size, stride, nil
+	case "torch._utils._rebuild_parameter":
+		if depth > 0 || len(args) < 1 {
+			return nil, 0, nil, nil, errors.New("_rebuild_parameter: expected a tensor argument")
+		}
+		for _, a := range args[1:] {
+			if err := plainData(a, 0); err != nil {
+				return nil, 0, nil, nil, err
+			}
+		}
+		return rebuild(args[0], depth+1)
+	default:
+		return nil, 0, nil, nil, fmt.Errorf("expected a plain tensor, found global %s", name)
+	}
+}
+
+// plainData accepts what may sit beside a tensor's storage in the pickle
+// (requires_grad, an empty OrderedDict of hooks, metadata): plain values,
+// containers of them and collections.OrderedDict calls; any other global
+// is refused, as torch.load(weights_only=True) refuses it.
+func plainData(v any, depth int) error {
+	if depth > 32 {
+		return errors.New("expected a plain tensor, found data nested more than 32 deep")
+	}
+	switch x := v.(type) {
+	case ogorek.Call:
+		if x.Callable.Module+"."+x.Callable.Name != "collections.OrderedDict" {
+			return fmt.Errorf("expected a plain tensor, found global %s.%s", x.Callable.Module, x.Callable.Name)
+		}
+		return plainData(x.Args, depth+1)
+	case ogorek.Class:
+		return fmt.Errorf("expected a plain tensor, found global %s.%s", x.Module, x.Name)
+	case ogorek.Ref:
+		return errors.New("expected a plain tensor, found an unresolved persistent reference")
+	case ogorek.Tuple:
+		for _, e := range x {
+			if err := plainData(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := plainData(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case ogorek.Dict:
+		var err error
+		x.Iter()(func(k, e any) bool {
+			if err = plainData(k, depth+1); err == nil {
+				err = plainData(e, depth+1)
+			}
+			return err == nil
+		})
+		return err
+	}
+	return nil
+}
+
+// pyKind names a decoded value's kind for messages.
+func pyKind(v any) string {
+	switch x := v.(type) {
+	case ogorek.Call:
+		return "a call to " + x.Callable.Module + "." + x.Callable.Name
+	case ogorek.Tuple:
+		return "a tuple"
+	case []any:
+		return "a list"
+	case ogorek.Dict:
+		return "a dict"
+	case ogorek.None:
+		return "None"
+	case *ptStorage:
+		return "a bare storage"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// toInt converts a pickled integer.
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int64:
+		return int(x), true
+	case *big.Int:
+		if x.IsInt64() {
+			return int(x.Int64()), true
+		}
+	}
+	return 0, false
+}
+
+func intTuple(v any) ([]int, error) {
+	tu, ok := v.(ogorek.Tuple)
+	if !ok {
+		return nil, fmt.Errorf("expected a tuple of ints, found %s", pyKind(v))
+	}
+	if len(tu) > maxDims {
+		return nil, fmt.Errorf("expected at most %d dimensions, found %d", maxDims, len(tu))
+	}
+	out := make([]int, len(tu))
+	for i, e := range tu {
+		n, ok := toInt(e)
+		if !ok {
+			return nil, fmt.Errorf("expected a tuple of ints, found %v", e)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// readRecord reads a small archive member whole, refusing one of more
+// than limit bytes (whatever its header claims); reading to the end makes
+// archive/zip check its CRC.
 func readRecord(f *zip.File, limit int64) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, limit))
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) == limit {
-		// Drain to let archive/zip check the CRC of a complete record.
-		var one [1]byte
-		if n, err := rc.Read(one[:]); n > 0 && limit == maxPickle {
-			return nil, fmt.Errorf("record exceeds %d bytes", limit)
-		} else if err != nil && err != io.EOF {
-			return nil, err
-		}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("record exceeds %d bytes", limit)
 	}
 	return b, nil
+}
+
+// budgetReaderAt fails once more than left bytes have been read, so that
+// indexing an archive cannot buffer an arbitrarily large directory.
+type budgetReaderAt struct {
+	ra       io.ReaderAt
+	left     int64
+	exceeded bool
+	indexed  bool // the budget no longer applies
+}
+
+func (b *budgetReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if b.indexed {
+		return b.ra.ReadAt(p, off)
+	}
+	b.left -= int64(len(p))
+	if b.left < 0 {
+		b.exceeded = true
+		return 0, errors.New("zip directory budget exceeded")
+	}
+	return b.ra.ReadAt(p, off)
 }
 
 // legacyMagic starts a pre-1.6 torch.save file (a pickled long).

@@ -9,15 +9,22 @@
 // shared/docs/msprobe-compare.md §4.4–4.6: validation order, error
 // markers, the dtype msprobe computes the relative error in, numpy's
 // rounding of each step and Python's float formatting.
+//
+// Files are streamed: Open (or Folder.Open, which keeps data names and
+// symbolic links inside the dump's tensor folder and refuses FIFOs and
+// devices at once) reads a file's header and checks every size it
+// declares against the stored bytes; the comparison then reads both
+// tensors chunk by chunk, so a comparison holds a few MiB whatever the
+// tensors' sizes (see the budgets in stream.go and pt.go). Broadcast and
+// strided views are read through their strides, never materialised. The
+// dot products keep the order in which OpenBLAS sums them, chunk
+// boundaries included (dot.go).
 package tensor
 
-import (
-	"fmt"
-	"path/filepath"
-	"strings"
-)
+import "fmt"
 
-// Tensor is a dense tensor as msprobe holds it after reading a dump file:
+// Tensor is a tensor held in memory (tests, small inputs; the comparison
+// of files streams them, see File), as msprobe holds it after reading:
 // torch bfloat16 and float8 tensors are already widened to float32 (what
 // msprobe's reader does before handing them to numpy); every other dtype
 // keeps its own name.
@@ -65,23 +72,7 @@ func (t *Tensor) String() string {
 	return fmt.Sprintf("%s%v", t.Dtype, t.Shape)
 }
 
-// Load reads one tensor file: a torch.save file when path ends in ".pt"
-// (zip format of torch >= 1.6, or the legacy format), a NumPy .npy file
-// when it ends in ".npy". Like msprobe's readers it refuses a file whose
-// suffix is neither, a .pt file that does not hold a single tensor, and
-// dtypes numpy cannot hold (complex, quantized, strings). The tensor is
-// not squeezed.
-func Load(path string) (*Tensor, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".pt":
-		return LoadPT(path)
-	case ".npy":
-		return LoadNPY(path)
-	}
-	return nil, fmt.Errorf("%s: expected a .pt or .npy tensor file", path)
-}
-
-// floatClass tells whether dtype is one numpy treats as floating point.
+// isFloat tells whether dtype is one numpy treats as floating point.
 func isFloat(dtype string) bool {
 	switch dtype {
 	case "float16", "float32", "float64":

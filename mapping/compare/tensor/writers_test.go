@@ -142,3 +142,23 @@ func writeFile(t testing.TB, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// readPT decodes a torch.save file held in memory, whole.
+func readPT(b []byte) (*Tensor, error) {
+	f, err := parsePT(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	f.Path = "mem.pt"
+	return f.ReadAll(1 << 24)
+}
+
+// readNPY decodes a .npy file held in memory, whole.
+func readNPY(b []byte) (*Tensor, error) {
+	f, err := parseNPY(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	f.Path = "mem.npy"
+	return f.ReadAll(1 << 24)
+}

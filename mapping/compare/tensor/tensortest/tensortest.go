@@ -10,8 +10,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	ogorek "github.com/kisielk/og-rek"
 )
@@ -156,25 +159,44 @@ type storageRef struct {
 	numel int
 }
 
-// PTBytes builds a torch.save zip archive the way torch >= 1.6 lays it out
-// (archive/data.pkl, archive/data/0, archive/version, stored uncompressed),
-// with og-rek pickling the same objects torch pickles:
-// _rebuild_tensor_v2(persistent storage, offset, size, stride,
-// requires_grad, OrderedDict()).
-func PTBytes(dtype string, shape []int, vals []float64) ([]byte, error) {
-	class, ok := storageClass[dtype]
-	if !ok {
-		return nil, fmt.Errorf("no storage class for %s", dtype)
-	}
-	data, err := StorageBytes(dtype, vals)
-	if err != nil {
-		return nil, err
-	}
+// PT describes a torch.save archive at a lower level than PTBytes: any
+// storage bytes, view and record layout, for the reader's tests of
+// malformed, hostile and large files.
+type PT struct {
+	// Class is the storage class, e.g. "FloatStorage".
+	Class string
+	// Numel is the storage's element count as the pickle declares it.
+	Numel int
+	// Data is the storage record (it may disagree with Numel).
+	Data []byte
+	// Offset, Size and Stride are the view; Stride nil means contiguous.
+	Offset       int
+	Size, Stride []int
+	// Deflate compresses the storage record (torch stores it).
+	Deflate bool
+	// Parameter wraps the tensor in torch._utils._rebuild_parameter.
+	Parameter bool
+	// Pickle, when set, replaces data.pkl.
+	Pickle []byte
+}
+
+// ContiguousStride is the row-major stride of shape.
+func ContiguousStride(shape []int) []int {
 	stride := make([]int, len(shape))
 	s := 1
 	for k := len(shape) - 1; k >= 0; k-- {
 		stride[k] = s
 		s *= shape[k]
+	}
+	return stride
+}
+
+// EncodePickle is data.pkl as torch pickles p's tensor (protocol 2,
+// og-rek encoding the objects torch pickles).
+func (p PT) EncodePickle() ([]byte, error) {
+	stride := p.Stride
+	if stride == nil {
+		stride = ContiguousStride(p.Size)
 	}
 	tuple := func(xs []int) ogorek.Tuple {
 		out := ogorek.Tuple{}
@@ -183,13 +205,17 @@ func PTBytes(dtype string, shape []int, vals []float64) ([]byte, error) {
 		}
 		return out
 	}
-	obj := &ogorek.Call{
+	hooks := &ogorek.Call{Callable: ogorek.Class{Module: "collections", Name: "OrderedDict"}, Args: ogorek.Tuple{}}
+	var obj any = &ogorek.Call{
 		Callable: ogorek.Class{Module: "torch._utils", Name: "_rebuild_tensor_v2"},
 		Args: ogorek.Tuple{
-			&storageRef{class: class, numel: len(vals)},
-			int64(0), tuple(shape), tuple(stride), false,
-			&ogorek.Call{Callable: ogorek.Class{Module: "collections", Name: "OrderedDict"}, Args: ogorek.Tuple{}},
+			&storageRef{class: p.Class, numel: p.Numel},
+			int64(p.Offset), tuple(p.Size), tuple(stride), false, hooks,
 		},
+	}
+	if p.Parameter {
+		obj = &ogorek.Call{Callable: ogorek.Class{Module: "torch._utils", Name: "_rebuild_parameter"},
+			Args: ogorek.Tuple{obj, true, hooks}}
 	}
 	var pkl bytes.Buffer
 	enc := ogorek.NewEncoderWithConfig(&pkl, &ogorek.EncoderConfig{
@@ -205,27 +231,89 @@ func PTBytes(dtype string, shape []int, vals []float64) ([]byte, error) {
 	if err := enc.Encode(obj); err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	zw := zip.NewWriter(&out)
+	return pkl.Bytes(), nil
+}
+
+// Write writes the archive the way torch >= 1.6 lays it out
+// (archive/data.pkl, archive/byteorder, archive/data/0, archive/version).
+func (p PT) Write(w io.Writer) error {
+	pkl := p.Pickle
+	if pkl == nil {
+		var err error
+		if pkl, err = p.EncodePickle(); err != nil {
+			return err
+		}
+	}
+	zw := zip.NewWriter(w)
 	for _, rec := range []struct {
-		name string
-		data []byte
+		name    string
+		data    []byte
+		deflate bool
 	}{
-		{"archive/data.pkl", pkl.Bytes()},
-		{"archive/byteorder", []byte("little")},
-		{"archive/data/0", data},
-		{"archive/version", []byte("3\n")},
+		{"archive/data.pkl", pkl, false},
+		{"archive/byteorder", []byte("little"), false},
+		{"archive/data/0", p.Data, p.Deflate},
+		{"archive/version", []byte("3\n"), false},
 	} {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: rec.name, Method: zip.Store})
+		method := zip.Store
+		if rec.deflate {
+			method = zip.Deflate
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: rec.name, Method: method})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := w.Write(rec.data); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := zw.Close(); err != nil {
+	return zw.Close()
+}
+
+// Bytes is the archive Write writes.
+func (p PT) Bytes() ([]byte, error) {
+	var out bytes.Buffer
+	err := p.Write(&out)
+	return out.Bytes(), err
+}
+
+// PTBytes builds a torch.save zip archive of one contiguous tensor the
+// way torch >= 1.6 lays it out (archive/data.pkl, archive/data/0,
+// archive/version, stored uncompressed), with og-rek pickling the same
+// objects torch pickles: _rebuild_tensor_v2(persistent storage, offset,
+// size, stride, requires_grad, OrderedDict()).
+func PTBytes(dtype string, shape []int, vals []float64) ([]byte, error) {
+	class, ok := storageClass[dtype]
+	if !ok {
+		return nil, fmt.Errorf("no storage class for %s", dtype)
+	}
+	data, err := StorageBytes(dtype, vals)
+	if err != nil {
 		return nil, err
 	}
-	return out.Bytes(), nil
+	return PT{Class: class, Numel: len(vals), Data: data, Size: shape}.Bytes()
+}
+
+// NPYBytes lays out a version 1.0 .npy file as numpy.save does (header
+// padded to 64 bytes): descr is the numpy type string ("<f4"), data the
+// raw elements.
+func NPYBytes(descr string, fortran bool, shape []int, data []byte) []byte {
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	tuple := "(" + strings.Join(dims, ", ") + ")"
+	if len(shape) == 1 {
+		tuple = "(" + dims[0] + ",)"
+	}
+	order := "False"
+	if fortran {
+		order = "True"
+	}
+	h := "{'descr': '" + descr + "', 'fortran_order': " + order + ", 'shape': " + tuple + ", }"
+	h += strings.Repeat(" ", (64-(10+len(h)+1)%64)%64) + "\n"
+	out := []byte("\x93NUMPY\x01\x00")
+	out = append(out, byte(len(h)), byte(len(h)>>8))
+	out = append(out, h...)
+	return append(out, data...)
 }

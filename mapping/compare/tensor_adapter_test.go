@@ -1,0 +1,143 @@
+package compare
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestUnreadableTensorRows: a tensor file that exists but cannot be read
+// (not a zip, a symbolic link out of the dump, a FIFO) makes its row an
+// error row with msprobe's read-failure message, never a pass, and is
+// listed by Unreadable; a missing file keeps msprobe's "unsupported" pass
+// row; the run never hangs.
+func TestUnreadableTensorRows(t *testing.T) {
+	root := filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_tensor_pt")
+	tp := t.TempDir()
+	tensorFixture(t, filepath.Join(root, "npu"), filepath.Join(tp, "npu"))
+	tensorFixture(t, filepath.Join(root, "bench"), filepath.Join(tp, "bench"))
+	npuData, benchData := filepath.Join(tp, "npu/dump_tensor_data"), filepath.Join(tp, "bench/dump_tensor_data")
+	os.Remove(filepath.Join(benchData, "Tensor.mixed.0.forward.output.9.pt")) // missing, as in the fixture
+	bad := map[string]string{                                                 // row → what its file became
+		"Functional.linear.0.forward.input.0":  "not a zip",
+		"Functional.relu.0.forward.output.0":   "symbolic link out of the dump",
+		"Torch.special.0.forward.output.5":     "FIFO",
+		"Module.fc.Linear.forward.0.output.0":  "symbolic link to dump.json",
+		"Tensor.mixed.0.forward.output.5":      "truncated",
+		"Functional.linear.0.forward.output.0": "folder",
+	}
+	writeFile := func(p string, b []byte) {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(filepath.Join(tp, "outside.pt"), []byte("outside"))
+	for row, how := range bad {
+		p := filepath.Join(benchData, row+".pt")
+		if how == "symbolic link out of the dump" || how == "FIFO" {
+			p = filepath.Join(npuData, row+".pt")
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+		switch how {
+		case "not a zip":
+			writeFile(p, []byte("not a zip"))
+		case "truncated":
+			writeFile(p, b[:len(b)-40])
+		case "symbolic link out of the dump":
+			err = os.Symlink("../../outside.pt", p)
+		case "symbolic link to dump.json":
+			err = os.Symlink("../dump.json", p)
+		case "FIFO":
+			err = syscall.Mkfifo(p, 0o644)
+		case "folder":
+			err = os.Mkdir(p, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	var tf *TensorFiles
+	opt := Options{Target: filepath.Join(tp, "npu/dump.json"), Golden: filepath.Join(tp, "bench/dump.json"), OutDir: out,
+		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		NewTensor: func(npu, bench msprobe.Paths) (TensorComparer, error) {
+			tc, err := NewTensorFiles(npu, bench)
+			tf = tc.(*TensorFiles)
+			return tc, err
+		}}
+	done := make(chan error, 1)
+	var rep *Report
+	go func() {
+		var err error
+		rep, err = Run(opt)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("compare hangs")
+	}
+	f, err := os.Open(rep.Ranks[0].Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	seen := 0
+	for _, r := range recs[1:] {
+		name := r[col["NPU Name"]]
+		how, isBad := bad[name]
+		if name == "Tensor.mixed.0.forward.output.9" {
+			if r[col["Cosine"]] != "unsupported" || strings.Contains(r[col["Err_message"]], "Dump file") {
+				t.Errorf("missing file row: %q %q %q", r[col["Cosine"]], r[col["Result"]], r[col["Err_message"]])
+			}
+			continue
+		}
+		if !isBad {
+			continue
+		}
+		seen++
+		want := fmt.Sprintf(`["error: Dump file: %s.pt or %s.pt not found or read failed."`, name, name)
+		if r[col["Result"]] != "error" || !strings.HasPrefix(r[col["Err_message"]], want) || r[col["Cosine"]] != "unsupported" {
+			t.Errorf("%s (%s): Result %q, Err_message %q, Cosine %q", name, how, r[col["Result"]], r[col["Err_message"]], r[col["Cosine"]])
+		}
+	}
+	if seen != len(bad) {
+		t.Errorf("found %d of the %d unreadable rows", seen, len(bad))
+	}
+	n, errs := tf.Unreadable()
+	if n != len(bad) || len(errs) != len(bad) {
+		t.Fatalf("Unreadable: %d %v", n, errs)
+	}
+	for _, err := range errs {
+		named := false
+		for row := range bad {
+			named = named || strings.Contains(err.Error(), row+".pt")
+		}
+		if !named {
+			t.Errorf("%v does not name its file", err)
+		}
+	}
+}
