@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -256,7 +257,7 @@ bench row, so nothing was compared), 2 bad input.`,
 					fmt.Fprintln(s.err, d)
 				}
 				opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-					dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+					dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
 					if err != nil {
 						return nil, err
 					}

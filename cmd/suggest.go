@@ -147,12 +147,12 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			if pairs != "" {
 				side := []struct {
 					path string
-					ps   []infer.NodePair
+					ps   []mapping.ModulePair
 				}{{pairs, r.Forward.Sidecar}}
 				if reverse {
 					side = append(side, struct {
 						path string
-						ps   []infer.NodePair
+						ps   []mapping.ModulePair
 					}{reverseName(pairs), r.Reverse.Sidecar})
 				}
 				for _, sc := range side {

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/infer"
@@ -242,7 +243,7 @@ func (s tally) String() string {
 		s.paired, s.truePartners, 100*float64(s.paired)/float64(s.truePartners), len(s.wrong), s.partial)
 }
 
-func score(t testing.TB, truth map[string]verdict, pairs []mapping.NodePair) tally {
+func score(t testing.TB, truth map[string]verdict, pairs []resolve.NodePair) tally {
 	t.Helper()
 	var s tally
 	seen := 0
@@ -303,7 +304,7 @@ func TestAcceptanceGroundTruth(t *testing.T) {
 				{"MindSpeed-MM -> LLaMA-Factory", ms, hf, r.Forward.Mapping, forward},
 				{"LLaMA-Factory -> MindSpeed-MM (reverse)", hf, ms, r.Reverse.Mapping, reverse},
 			} {
-				s := score(t, d.truth, mapping.NewResolver(d.m).ResolveTree(d.npu, d.bench))
+				s := score(t, d.truth, resolve.New(d.m).ResolveTree(d.npu, d.bench))
 				t.Logf("%s, templates %q / %q: %v", d.dir, r.Forward.Template, r.Reverse.Template, s)
 				if s.paired == s.truePartners && len(s.wrong) == 0 {
 					continue
@@ -348,7 +349,7 @@ func TestAcceptanceMsprobeDumps(t *testing.T) {
 		{"MindSpeed-MM -> LLaMA-Factory", ms, lf, r.Forward.Mapping, forward},
 		{"LLaMA-Factory -> MindSpeed-MM (reverse)", lf, ms, r.Reverse.Mapping, reverse},
 	} {
-		pairs := mapping.NewResolver(d.m).ResolveTree(d.npu, d.bench)
+		pairs := resolve.New(d.m).ResolveTree(d.npu, d.bench)
 		dumped := map[string]verdict{}
 		for _, p := range pairs {
 			v, ok := d.truth[p.NPU.Path]

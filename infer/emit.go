@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/templates"
 )
@@ -145,9 +146,9 @@ type draft struct {
 	m          *mapping.Mapping
 	entries    []*entry
 	conflicts  []Conflict
-	sidecar    []NodePair
+	sidecar    []mapping.ModulePair
 	failures   []string // aligned pairs the resolver does not reproduce
-	unintended []NodePair
+	unintended []mapping.ModulePair
 	proven     map[*printparse.Node]bool // aligned key-side nodes the resolver sends right
 }
 
@@ -728,7 +729,7 @@ func build(v *view, entries []*entry, header string) *mapping.Mapping {
 // sidecar.
 func (d *draft) prove(v *view) {
 	d.proven, d.failures, d.sidecar, d.unintended = map[*printparse.Node]bool{}, nil, nil, nil
-	res := mapping.NewResolver(d.m).ResolveTrie(v.ka.trie(), v.kb.tree)
+	res := resolve.New(d.m).ResolveTrie(v.ka.trie(), v.kb.tree)
 	got := map[*printparse.Node]*printparse.Node{}
 	for _, np := range res {
 		got[np.NPU] = np.Bench
@@ -742,12 +743,12 @@ func (d *draft) prove(v *view) {
 			continue
 		}
 		d.failures = append(d.failures, p.a.Path)
-		d.sidecar = append(d.sidecar, NodePair{NPU: p.a.Path, Bench: p.b.Path})
+		d.sidecar = append(d.sidecar, mapping.ModulePair{NPU: p.a.Path, Bench: p.b.Path})
 	}
 	for _, np := range res {
 		if np.Bench == nil || v.byA[np.NPU] != nil {
 			continue
 		}
-		d.unintended = append(d.unintended, NodePair{NPU: np.NPU.Path, Bench: np.Bench.Path})
+		d.unintended = append(d.unintended, mapping.ModulePair{NPU: np.NPU.Path, Bench: np.Bench.Path})
 	}
 }

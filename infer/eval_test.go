@@ -4,7 +4,7 @@ package infer_test
 // labelled benchmark (testdata/benchmark, read by infer/internal/truth),
 // both directions, templates on (auto) and off (none), on the pair's own
 // structures and on its generated variants. Each draft is applied with
-// msprobe's exact resolver (mapping.NewResolver over mapping.TrieFromTree,
+// msprobe's exact resolver (mapping.NewResolver over resolve.TrieFromTree,
 // bench targets msprobe would not find in a dump count as unpaired) and
 // scored per NPU module against the ground truth: 1:1 recall, wrong pairs,
 // spurious pairs (a module with no partner paired anyway), the N:1 kinds
@@ -31,6 +31,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/infer/internal/truth"
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -92,12 +93,12 @@ func flagged(r *infer.Result, reverse bool) map[[2]string]string {
 // with and the band.
 func resolveDraft(m *mapping.Mapping, npu, bench *printparse.Tree, bands map[[2]string]string) []truth.Resolved {
 	var out []truth.Resolved
-	for _, p := range mapping.NewResolver(m).ResolveTree(npu, bench) {
-		if !mapping.HasDumpEntry(npu, p.NPU) {
+	for _, p := range resolve.New(m).ResolveTree(npu, bench) {
+		if !resolve.HasDumpEntry(npu, p.NPU) {
 			continue
 		}
 		r := truth.Resolved{NPU: p.NPU.Path}
-		if p.Bench != nil && mapping.HasDumpEntry(bench, p.Bench) {
+		if p.Bench != nil && resolve.HasDumpEntry(bench, p.Bench) {
 			r.Bench = p.Bench.Path
 			r.Band = evalBand(bands, r.NPU, r.Bench)
 		}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -68,13 +68,13 @@ type treeIndex struct {
 	classCount map[string]int
 	// resolverTrie is the tree as msprobe's resolver walks it, built once
 	// for every draft keyed by this side (see trie).
-	resolverTrie *mapping.Trie
+	resolverTrie *resolve.Trie
 }
 
 // trie is the tree as msprobe's resolver walks it.
-func (s *treeIndex) trie() *mapping.Trie {
+func (s *treeIndex) trie() *resolve.Trie {
 	if s.resolverTrie == nil {
-		s.resolverTrie = mapping.TrieFromTree(s.tree)
+		s.resolverTrie = resolve.TrieFromTree(s.tree)
 	}
 	return s.resolverTrie
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -74,7 +75,7 @@ func TestMutatedPairs(t *testing.T) {
 	}
 }
 
-func first(p []NodePair) []NodePair {
+func first(p []mapping.ModulePair) []mapping.ModulePair {
 	if len(p) > 2 {
 		return p[:2]
 	}

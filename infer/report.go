@@ -26,28 +26,28 @@ func WriteReport(w io.Writer, r *Result, format string) error {
 }
 
 type jsonReport struct {
-	NPU               string            `json:"npu"`
-	Bench             string            `json:"bench"`
-	Template          string            `json:"template"`
-	ReverseTemplate   string            `json:"reverse_template"`
-	Coverage          float64           `json:"coverage"`
-	Proven            float64           `json:"proven"`
-	ReverseProven     float64           `json:"reverse_proven"`
-	Mapping           map[string]any    `json:"mapping"`
-	Reverse           map[string]any    `json:"reverse"`
-	Roots             []Pair            `json:"roots"`
-	Pairs             []Pair            `json:"pairs"`
-	Unmatched         Unmatched         `json:"unmatched"`
-	UnmatchedWhy      map[string]string `json:"unmatched_why"`
-	Conflicts         []Conflict        `json:"conflicts"`
-	ReverseConflicts  []Conflict        `json:"reverse_conflicts"`
-	Structural        []string          `json:"structural"`
-	TemplateUnapplied []string          `json:"template_unapplied"`
-	Sidecar           []NodePair        `json:"sidecar"`
-	ReverseSidecar    []NodePair        `json:"reverse_sidecar"`
-	Unintended        []NodePair        `json:"unintended"`
-	ReverseUnintended []NodePair        `json:"reverse_unintended"`
-	BandPrecision     Calibration       `json:"band_precision"`
+	NPU               string               `json:"npu"`
+	Bench             string               `json:"bench"`
+	Template          string               `json:"template"`
+	ReverseTemplate   string               `json:"reverse_template"`
+	Coverage          float64              `json:"coverage"`
+	Proven            float64              `json:"proven"`
+	ReverseProven     float64              `json:"reverse_proven"`
+	Mapping           map[string]any       `json:"mapping"`
+	Reverse           map[string]any       `json:"reverse"`
+	Roots             []Pair               `json:"roots"`
+	Pairs             []Pair               `json:"pairs"`
+	Unmatched         Unmatched            `json:"unmatched"`
+	UnmatchedWhy      map[string]string    `json:"unmatched_why"`
+	Conflicts         []Conflict           `json:"conflicts"`
+	ReverseConflicts  []Conflict           `json:"reverse_conflicts"`
+	Structural        []string             `json:"structural"`
+	TemplateUnapplied []string             `json:"template_unapplied"`
+	Sidecar           []mapping.ModulePair `json:"sidecar"`
+	ReverseSidecar    []mapping.ModulePair `json:"reverse_sidecar"`
+	Unintended        []mapping.ModulePair `json:"unintended"`
+	ReverseUnintended []mapping.ModulePair `json:"reverse_unintended"`
+	BandPrecision     Calibration          `json:"band_precision"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
@@ -119,9 +119,9 @@ func nonNil(d *jsonReport) {
 			*l = []string{}
 		}
 	}
-	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
+	for _, l := range []*[]mapping.ModulePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
 		if *l == nil {
-			*l = []NodePair{}
+			*l = []mapping.ModulePair{}
 		}
 	}
 }
@@ -200,7 +200,7 @@ func writeText(w io.Writer, r *Result) error {
 	var un []string
 	for _, side := range []struct {
 		prefix string
-		pairs  []NodePair
+		pairs  []mapping.ModulePair
 	}{{"", r.Forward.Unintended}, {"reverse draft: ", r.Reverse.Unintended}} {
 		ps := make([]Pair, len(side.pairs))
 		for i, p := range side.pairs {

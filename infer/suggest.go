@@ -40,7 +40,7 @@
 // keys at its nearest aligned ancestor whose class occurs once — one line
 // per list index inside a repeat group, identity lines included where the
 // class rule would otherwise rename. The draft is then run through
-// mapping.Resolver over both trees; every aligned pair it does not reproduce
+// resolve.Resolver over both trees; every aligned pair it does not reproduce
 // goes to the sidecar.
 //
 // # Sidecar
@@ -127,11 +127,11 @@ type Draft struct {
 	// resolver, given Mapping, sends to their partner.
 	Proven float64
 	// Sidecar holds the pairs Mapping cannot express.
-	Sidecar []NodePair
+	Sidecar []mapping.ModulePair
 	// Unintended lists key-side modules without a partner that the
 	// resolver, given Mapping, still pairs with some module of the other
 	// side.
-	Unintended []NodePair
+	Unintended []mapping.ModulePair
 }
 
 // Pair is one aligned pair of modules.
@@ -170,10 +170,6 @@ type Unmatched struct {
 	NPU   []string `json:"npu"`
 	Bench []string `json:"bench"`
 }
-
-// NodePair is one explicit module pair of the sidecar file; the format
-// is mapping.ModulePair's (mapping.WritePairs, mapping.ReadPairs).
-type NodePair = mapping.ModulePair
 
 // Suggest aligns npu with bench and drafts the mapping in both directions.
 func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {

@@ -1,24 +1,13 @@
-// Package mapping is msprobe's layer_mapping.yaml: the model, a loader that
-// keeps every position and reports what msprobe would accept silently, an
-// emitter for drafted mappings, and a resolver that rewrites NPU-side module
-// and API names into the bench-side names exactly as msprobe does
-// (msprobe core/compare/layer_mapping: data_scope_parser.py,
-// postprocess_pass.py, layer_mapping.py; see
-// ../shared/docs/msprobe-layer-mapping-detail.md).
+// Package mapping is msprobe's layer_mapping.yaml: the model (Mapping,
+// ClassRules, Rule), the one YAML loader (Load, Parse; ParseStrict for the
+// built-in templates), which keeps every position and reports what msprobe
+// would accept silently, the emitter for drafted mappings (Marshal), and
+// the sidecar format of module pairs no YAML line can express
+// (ModulePair, WritePairs, ReadPairs).
 //
-// # Resolution in brief
-//
-// Each NPU item (module or API entry of dump.json, or module node of a
-// print(model) tree) has a scope: the chain of module names from the root. A
-// scope trie of each side records, per node, a class (the type name of the
-// last item ending there, else the segment text; the root is TopLayer) and
-// its items by state in dump order. ConvertScope walks the NPU scope; at each
-// node the rules of that node's class whose key starts with the next segment
-// are tried longest key first, then the identity; the first key equal to the
-// next k segments appends its value (any number of segments) and skips those
-// k segments (the classes of skipped nodes are not consulted). The item's
-// ordinal among same-state items of its node picks the bench item at the
-// rewritten path; "N/A" when there is none.
+// Resolution (rewriting NPU names into bench names exactly as msprobe
+// does) is package mapping/resolve; validation, package mapping/validate;
+// the comparator, package mapping/compare.
 //
 // # Diagnostic codes
 //

@@ -83,6 +83,45 @@ func Load(path string) (*Mapping, []Diagnostic, error) {
 	return m, diags, nil
 }
 
+// ParseStrict is Parse for layermap's own mapping files (the built-in
+// templates): a file must hold exactly the rules it shows, so every
+// error diagnostic, a duplicate key even with the same value (LM002), a
+// class key that is not a string (LM009) and an empty or null block
+// (LM012, LM013) is an error at its position ("file:line:col: LM001:
+// duplicate class ..."), as is a file without rules. The other warnings
+// and advice (a value msprobe cuts at "(", an identity rule) are allowed.
+func ParseStrict(data []byte, name string) (*Mapping, error) {
+	m, diags, err := Parse(data, name)
+	if err != nil {
+		return nil, err
+	}
+	var first *Diagnostic
+	for i := range diags {
+		d := &diags[i]
+		if !strictFails(d) {
+			continue
+		}
+		if first == nil || d.Pos.Line < first.Pos.Line || d.Pos.Line == first.Pos.Line && d.Pos.Col < first.Pos.Col {
+			first = d
+		}
+	}
+	if first != nil {
+		return nil, &source.Error{File: first.Pos.File, Line: first.Pos.Line, Col: first.Pos.Col, Msg: first.Code + ": " + first.Msg}
+	}
+	if len(m.Rules()) == 0 {
+		return nil, &source.Error{File: name, Line: 1, Expected: "at least one rule", Found: "none"}
+	}
+	return m, nil
+}
+
+func strictFails(d *Diagnostic) bool {
+	switch d.Code {
+	case CodeDuplicateKey, CodeClassNotString, CodeCellNull, CodeEmptyClass:
+		return true
+	}
+	return d.Severity == Error
+}
+
 // msprobe's FileChecker accepts real paths matching this pattern only.
 var msprobePathRE = regexp.MustCompile(`^[a-zA-Z0-9_./:-]+$`)
 

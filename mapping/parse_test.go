@@ -1,11 +1,13 @@
 package mapping
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -241,7 +243,6 @@ func FuzzParse(f *testing.F) {
 		if a, b := flatten(m), flatten(m2); a != b {
 			t.Fatalf("round trip changed the rules:\n%s\n---\n%s\n--- yaml:\n%s", a, b, out)
 		}
-		_ = NewResolver(m)
 	})
 }
 
@@ -255,4 +256,34 @@ func flatten(m *Mapping) string {
 		}
 	}
 	return b.String()
+}
+
+// ParseStrict turns what msprobe accepts silently into errors.
+func TestParseStrict(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"ok", "A:\n  a: b\n  c: c\n", ""},
+		{"duplicate class", "A:\n  a: b\nA:\n  c: d\n", `s.yaml:3:1: LM001: duplicate class "A" (also at line 1)`},
+		{"duplicate key", "A:\n  a: b\n  a: c\n", `s.yaml:3:3: LM002: duplicate key "a" under "A"`},
+		{"empty value", "A:\n  a: ''\n", `s.yaml:2:6: LM004: empty bench path for "a"`},
+		{"class not a string", "1:\n  a: b\n", `s.yaml:1:1: LM009: class key 1 loads as a YAML 1.1 int`},
+		{"empty block", "A: {}\nB:\n  a: b\n", `s.yaml:1:1: LM013:`},
+		{"no rules", "{}\n", `s.yaml:1: expected at least one rule, found none`},
+		{"list value", "A:\n  a: [b]\n", `s.yaml:2:6: expected a bench path (string) for "a", found a list`},
+		{"null block", "A:\n", `s.yaml:1:3: expected a map of child paths under "A", found null`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ParseStrict([]byte(tc.text), "s.yaml")
+			if tc.want == "" {
+				if err != nil || m == nil {
+					t.Fatalf("ParseStrict: %v", err)
+				}
+				return
+			}
+			var se *source.Error
+			if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("ParseStrict error %v, want a source.Error starting %q", err, tc.want)
+			}
+		})
+	}
 }

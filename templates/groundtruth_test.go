@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping"
@@ -88,7 +89,7 @@ func (s tally) String() string {
 }
 
 // score compares resolver output with the ground truth of that direction.
-func score(t testing.TB, truth map[string]verdict, pairs []mapping.NodePair) tally {
+func score(t testing.TB, truth map[string]verdict, pairs []resolve.NodePair) tally {
 	t.Helper()
 	var s tally
 	seen := map[string]bool{}
@@ -134,13 +135,13 @@ func score(t testing.TB, truth map[string]verdict, pairs []mapping.NodePair) tal
 	return s
 }
 
-// resolve runs msprobe-exact resolution of lines on the pair.
-func resolve(lines []Line, npu, bench *printparse.Tree) []mapping.NodePair {
+// resolveLines runs msprobe-exact resolution of lines on the pair.
+func resolveLines(lines []Line, npu, bench *printparse.Tree) []resolve.NodePair {
 	m := mapping.New()
 	for _, l := range lines {
 		m.Add(l.Class, l.Key, l.Value, "")
 	}
-	return mapping.NewResolver(m).ResolveTree(npu, bench)
+	return resolve.New(m).ResolveTree(npu, bench)
 }
 
 // cut keeps the first n layers of every ModuleList, the way
@@ -270,7 +271,7 @@ func TestTemplatesAgainstGroundTruth(t *testing.T) {
 				npu, bench = cut(npu, tc.layers), cut(bench, tc.layers)
 				truth = restrict(truth, npu)
 			}
-			s := score(t, truth, resolve(tp.Expand(npu), npu, bench))
+			s := score(t, truth, resolveLines(tp.Expand(npu), npu, bench))
 			t.Logf("%s: %v", tp.Name, s)
 			if s.paired != tc.paired || s.truePartners != tc.total || s.partial != tc.partial || len(s.wrong) != 0 {
 				t.Errorf("%v; want %d of %d, 0 wrong, %d partial\nmissed:\n  %s\nwrong:\n  %s", s, tc.paired, tc.total, tc.partial,
@@ -298,7 +299,7 @@ func TestApplyAgreesWithResolver(t *testing.T) {
 			npu, bench := tc.npu(t), tc.bench(t)
 			tp := tc.get(t, npu, bench)
 			want := map[string]string{}
-			for _, p := range resolve(tp.Expand(npu), npu, bench) {
+			for _, p := range resolveLines(tp.Expand(npu), npu, bench) {
 				want[p.NPU.Path] = p.BenchPath
 			}
 			applied, _ := tp.Apply(npu, bench)

@@ -40,7 +40,8 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 //go:embed data/*.yaml
@@ -185,64 +186,32 @@ func load(fsys fs.FS) ([]*Template, error) {
 	return out, nil
 }
 
-// Parse reads one template file: the header comment and the mapping. file
-// names the source in errors ("file:line: expected ..., found ..."). Unlike
-// msprobe, which keeps the last of duplicate keys silently, Parse rejects
-// duplicate classes and duplicate keys within a class, and it requires every
-// key and value to be a plain non-empty string.
+// Parse reads one template file: the header comment and the mapping,
+// read by mapping.ParseStrict (file names the source in errors,
+// "file:line[:col]: ..."). Unlike msprobe, which keeps the last of
+// duplicate classes or keys silently, strict parsing rejects them, and
+// every key and value must be a non-empty string; a key with
+// IndexPlaceholder must hold it once as a whole segment, as its value.
 func Parse(file string, data []byte) (*Template, error) {
 	t := &Template{File: file, Text: data}
 	if err := t.parseHeader(data); err != nil {
 		return nil, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	m, err := mapping.ParseStrict(data, file)
+	if err != nil {
+		return nil, err
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, fmt.Errorf("%s:1: expected a mapping of class names, found an empty document", file)
-	}
-	top := doc.Content[0]
-	if top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: expected a mapping of class names, found %s", file, top.Line, kindName(top))
-	}
-	classes := map[string]int{}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
-		if !plainString(k) {
-			return nil, fmt.Errorf("%s:%d: expected a class name, found %s", file, k.Line, kindName(k))
-		}
-		if prev, dup := classes[k.Value]; dup {
-			return nil, fmt.Errorf("%s:%d: expected each class once, found %s again (first at line %d)", file, k.Line, k.Value, prev)
-		}
-		classes[k.Value] = k.Line
-		if v.Kind != yaml.MappingNode || len(v.Content) == 0 {
-			return nil, fmt.Errorf("%s:%d: expected a mapping of child paths under %s, found %s", file, v.Line, k.Value, kindName(v))
-		}
-		keys := map[string]int{}
-		for j := 0; j+1 < len(v.Content); j += 2 {
-			ck, cv := v.Content[j], v.Content[j+1]
-			if !plainString(ck) || ck.Value == "" {
-				return nil, fmt.Errorf("%s:%d: expected an NPU child path, found %s", file, ck.Line, kindName(ck))
-			}
-			if !plainString(cv) || cv.Value == "" {
-				return nil, fmt.Errorf("%s:%d: expected a bench child path for %s, found %s", file, cv.Line, ck.Value, kindName(cv))
-			}
-			if prev, dup := keys[ck.Value]; dup {
-				return nil, fmt.Errorf("%s:%d: expected each key once under %s, found %s again (first at line %d)", file, ck.Line, k.Value, ck.Value, prev)
-			}
-			keys[ck.Value] = ck.Line
-			l := Line{Class: k.Value, Key: ck.Value, Value: cv.Value, Line: ck.Line}
+	for _, c := range m.Classes {
+		for _, r := range c.Rules {
+			l := Line{Class: c.Class, Key: r.Key, Value: r.Value, Line: r.KeyPos.Line}
 			if l.Indexed() || strings.Contains(l.Value, IndexPlaceholder) {
 				if !onePlaceholderSeg(l.Key) || !onePlaceholderSeg(l.Value) {
-					return nil, fmt.Errorf("%s:%d: expected %s once as a whole path segment in both key and value, found %q: %q", file, ck.Line, IndexPlaceholder, l.Key, l.Value)
+					return nil, &source.Error{File: file, Line: l.Line, Expected: IndexPlaceholder + " once as a whole path segment in both key and value",
+						Found: fmt.Sprintf("%q: %q", l.Key, l.Value)}
 				}
 			}
 			t.Lines = append(t.Lines, l)
 		}
-	}
-	if len(t.Lines) == 0 {
-		return nil, fmt.Errorf("%s:1: expected at least one line, found none", file)
 	}
 	return t, nil
 }
@@ -296,33 +265,6 @@ func (t *Template) Verbatim() []byte {
 		return t.Text
 	}
 	return after
-}
-
-func plainString(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "")
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing"
-		}
-		if n.Tag != "!!str" {
-			return fmt.Sprintf("%q (%s)", n.Value, strings.TrimPrefix(n.Tag, "!!"))
-		}
-		if n.Value == "" {
-			return "an empty string"
-		}
-		return fmt.Sprintf("%q", n.Value)
-	}
-	return "nothing"
 }
 
 // onePlaceholderSeg reports whether IndexPlaceholder is exactly one whole

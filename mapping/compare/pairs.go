@@ -11,8 +11,8 @@ import (
 	"github.com/layermap/layermap/printparse/source"
 )
 
-// NodePair is one explicit module pair of a --pairs file; the file format
-// is mapping.ModulePair's (written by `layermap suggest --pairs`).
+// LoadPairs reads a --pairs file: explicit module pairs in
+// mapping.ModulePair's format (written by `layermap suggest --pairs`).
 //
 // Each pair maps the NPU module's entries to the bench module's: the k-th
 // forward (backward) call of the NPU module to the k-th forward (backward)
@@ -21,11 +21,9 @@ import (
 // directly inside a paired call (construct.json parent) are paired the
 // same way: the k-th call of an API (e.g. Functional.linear, forward)
 // inside the NPU call with the k-th call of that API inside the bench call.
-// Pairs take precedence over name matching and over the layer mapping.
-type NodePair = mapping.ModulePair
-
-// LoadPairs reads a --pairs file.
-func LoadPairs(path string) ([]NodePair, error) {
+// Pairs take precedence over name matching and over the layer mapping
+// (see PairRows).
+func LoadPairs(path string) ([]mapping.ModulePair, error) {
 	ps, err := mapping.ReadPairs(path)
 	if err != nil {
 		return nil, asInput(err)
@@ -89,7 +87,7 @@ func isModule(entry string) bool {
 // some layers, so one pairs file serves every rank. The run's summary
 // counts the rows each source matched, and a pairs file that matches no
 // row at all makes compare exit 1.
-func PairRows(pairs []NodePair, npu, bench msprobe.Paths) (map[string]string, error) {
+func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -148,7 +149,7 @@ func parityCases(t *testing.T) []parityCase {
 				t.Fatal(err)
 			}
 			o.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-				dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+				dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
 				out := make([][2]string, len(dm))
 				for i, p := range dm {
 					out[i] = [2]string{p.NPU, p.Bench}

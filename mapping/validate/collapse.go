@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -97,11 +97,11 @@ func renderIndices(idx []string) string {
 }
 
 // collapseTrie renders tree-trie nodes as collapsed paths for messages.
-func collapseTrie(ns []*mapping.TrieNode) string {
+func collapseTrie(ns []*resolve.TrieNode) string {
 	var nodes []*printparse.Node
 	var other []string
 	for _, n := range ns {
-		if items := n.Items[mapping.StateForward]; len(items) > 0 && items[0].Node != nil {
+		if items := n.Items[resolve.StateForward]; len(items) > 0 && items[0].Node != nil {
 			nodes = append(nodes, items[0].Node)
 		} else {
 			other = append(other, displayPath(n))

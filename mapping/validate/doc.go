@@ -24,7 +24,7 @@
 //	LM109  conflict         warning   a rule whose child path exists under only some instances of its class
 //	LM110  missing-rule     info      an NPU module without partner whose parent's partner has unclaimed children of its kind
 //
-// Coverage counts the NPU modules msprobe would dump (mapping.HasDumpEntry:
+// Coverage counts the NPU modules msprobe would dump (resolve.HasDumpEntry:
 // not the root, not containers without forward such as ModuleList in print
 // trees); a module is covered when its rewritten path exists on the bench
 // side. On msprobe dump folders this is the number of module entries

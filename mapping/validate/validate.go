@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agnivade/levenshtein"
+	"github.com/layermap/layermap/mapping/resolve"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
@@ -86,7 +87,7 @@ type Report struct {
 	// are bench modules no NPU module resolves to.
 	UnmatchedNPU, UnmatchedBench []Group
 	// Pairs are the resolved NPU nodes, in printed order.
-	Pairs []mapping.NodePair
+	Pairs []resolve.NodePair
 	// Entries, when both sides are msprobe dump folders, counts the NPU
 	// dump.json entries (modules and APIs) msprobe's api mapping pairs; nil
 	// otherwise. Set it with EntryCoverage.
@@ -97,13 +98,13 @@ type Report struct {
 // msprobe's generate_api_mapping_by_layer_mapping pairs for m and the two
 // dump folders.
 func EntryCoverage(m *mapping.Mapping, npuDir, benchDir string) (Coverage, error) {
-	pairs, err := mapping.GenerateAPIMapping(m, npuDir, benchDir)
+	pairs, err := resolve.GenerateAPIMapping(m, npuDir, benchDir)
 	if err != nil {
 		return Coverage{}, err
 	}
 	c := Coverage{Total: len(pairs)}
 	for _, p := range pairs {
-		if p.Bench != mapping.NA {
+		if p.Bench != resolve.NA {
 			c.Matched++
 		}
 	}
@@ -195,7 +196,7 @@ func fmtCoverage(c Coverage) string {
 
 // firing is one application of a rule at one NPU node.
 type firing struct {
-	container, end *mapping.TrieNode
+	container, end *resolve.TrieNode
 	parentBench    []string // bench path of the container
 	bench          []string // bench path after the rule
 }
@@ -204,18 +205,18 @@ type checker struct {
 	m        *mapping.Mapping
 	npu      *printparse.Tree
 	bench    *printparse.Tree
-	r        *mapping.Resolver
-	trie     *mapping.Trie
+	r        *resolve.Resolver
+	trie     *resolve.Trie
 	eff      map[string][]*mapping.Rule
-	pairs    []mapping.NodePair
+	pairs    []resolve.NodePair
 	fired    map[*mapping.Rule][]firing
 	benchHas map[string]bool
-	byType   map[string][]*mapping.TrieNode
-	trieNode map[*printparse.Node]*mapping.TrieNode
+	byType   map[string][]*resolve.TrieNode
+	trieNode map[*printparse.Node]*resolve.TrieNode
 	names    map[string]bool
 	// dumpTrie is msprobe's own trie of an NPU dump folder (API entries
 	// included), built on first use; nil for print trees.
-	dumpTrie     *mapping.Trie
+	dumpTrie     *resolve.Trie
 	dumpTrieDone bool
 }
 
@@ -226,7 +227,7 @@ func (c *checker) apiKey(class string, keySegs []string) bool {
 	if !c.dumpTrieDone {
 		c.dumpTrieDone = true
 		if c.npu.Kind == printparse.KindMsprobe {
-			if t, err := mapping.TrieFromDump(c.npu.Source); err == nil {
+			if t, err := resolve.TrieFromDump(c.npu.Source); err == nil {
 				c.dumpTrie = t
 			}
 		}
@@ -235,7 +236,7 @@ func (c *checker) apiKey(class string, keySegs []string) bool {
 		return false
 	}
 	found := false
-	c.dumpTrie.Root.Walk(func(n *mapping.TrieNode) {
+	c.dumpTrie.Root.Walk(func(n *resolve.TrieNode) {
 		if found || (n.Type != class && !(class == mapping.TopLayer && n == c.dumpTrie.Root)) {
 			return
 		}
@@ -247,10 +248,10 @@ func (c *checker) apiKey(class string, keySegs []string) bool {
 }
 
 func newChecker(m *mapping.Mapping, npu, bench *printparse.Tree) *checker {
-	c := &checker{m: m, npu: npu, bench: bench, r: mapping.NewResolver(m), trie: mapping.TrieFromTree(npu),
+	c := &checker{m: m, npu: npu, bench: bench, r: resolve.New(m), trie: resolve.TrieFromTree(npu),
 		eff: m.Effective(), fired: map[*mapping.Rule][]firing{}, benchHas: map[string]bool{},
-		byType: map[string][]*mapping.TrieNode{}, trieNode: map[*printparse.Node]*mapping.TrieNode{}}
-	c.trie.Root.Walk(func(n *mapping.TrieNode) {
+		byType: map[string][]*resolve.TrieNode{}, trieNode: map[*printparse.Node]*resolve.TrieNode{}}
+	c.trie.Root.Walk(func(n *resolve.TrieNode) {
 		c.byType[n.Type] = append(c.byType[n.Type], n)
 	})
 	seen := map[[2]any]bool{}
@@ -270,7 +271,7 @@ func newChecker(m *mapping.Mapping, npu, bench *printparse.Tree) *checker {
 			}
 			prev = s.Bench
 		}
-		p := mapping.NodePair{NPU: it.Node, Rules: fired}
+		p := resolve.NodePair{NPU: it.Node, Rules: fired}
 		if len(steps) > 0 {
 			last := steps[len(steps)-1].Bench
 			p.BenchPath = strings.Join(last, ".")
@@ -306,14 +307,14 @@ func (c *checker) exists(segs []string) bool {
 }
 
 // instances returns the NPU trie nodes whose rules are those of class.
-func (c *checker) instances(class string) []*mapping.TrieNode {
+func (c *checker) instances(class string) []*resolve.TrieNode {
 	if class == mapping.TopLayer {
-		return []*mapping.TrieNode{c.trie.Root}
+		return []*resolve.TrieNode{c.trie.Root}
 	}
 	return c.byType[class]
 }
 
-func descend(n *mapping.TrieNode, segs []string) *mapping.TrieNode {
+func descend(n *resolve.TrieNode, segs []string) *resolve.TrieNode {
 	for _, s := range segs {
 		if n = n.Child(s); n == nil {
 			return nil
@@ -322,7 +323,7 @@ func descend(n *mapping.TrieNode, segs []string) *mapping.TrieNode {
 	return n
 }
 
-func segsOf(n *mapping.TrieNode) []string {
+func segsOf(n *resolve.TrieNode) []string {
 	if p := n.Path(); p != "" {
 		return strings.Split(p, ".")
 	}
@@ -424,11 +425,11 @@ func nearest(s string, cands []string) string {
 }
 
 // classRules checks the rules of one live class.
-func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapping.Rule, insts []*mapping.TrieNode) []Finding {
+func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapping.Rule, insts []*resolve.TrieNode) []Finding {
 	var out []Finding
 	type mixed struct {
 		rule      *mapping.Rule
-		good, bad []*mapping.TrieNode
+		good, bad []*resolve.TrieNode
 		badFire   firing
 	}
 	var conflicts []mixed
@@ -436,7 +437,7 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 	var resolvedPos []mapping.Pos
 	for _, rl := range rules {
 		keySegs := strings.Split(rl.Key, ".")
-		var present, absent []*mapping.TrieNode
+		var present, absent []*resolve.TrieNode
 		for _, in := range insts {
 			if descend(in, keySegs) != nil {
 				present = append(present, in)
@@ -461,9 +462,9 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 				Msg: fmt.Sprintf("%q exists under %s but not under %s, all of class %s", rl.Key,
 					collapseTrie(present), collapseTrie(absent), name)})
 		}
-		var good, bad []*mapping.TrieNode
+		var good, bad []*resolve.TrieNode
 		var badFire firing
-		firedAt := map[*mapping.TrieNode]bool{}
+		firedAt := map[*resolve.TrieNode]bool{}
 		for _, f := range fires {
 			firedAt[f.container] = true
 			switch {
@@ -486,7 +487,7 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 		// instances where the key exists but an ancestor's longer key
 		// escapes the rule: would the rule have fit there?
 		if len(good) > 0 {
-			var escaped []*mapping.TrieNode
+			var escaped []*resolve.TrieNode
 			var hyp0 []string
 			by := ""
 			for _, in := range present {
@@ -521,7 +522,7 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 	}
 	if len(conflicts) > 0 {
 		var keys []string
-		var good, bad []*mapping.TrieNode
+		var good, bad []*resolve.TrieNode
 		var related []mapping.Pos
 		for _, x := range conflicts {
 			keys = append(keys, x.rule.Key)
@@ -571,9 +572,9 @@ func joinPath(segs []string, rest string) string {
 	return strings.Join(segs, ".") + "." + rest
 }
 
-func uniq(ns []*mapping.TrieNode) []*mapping.TrieNode {
-	seen := map[*mapping.TrieNode]bool{}
-	var out []*mapping.TrieNode
+func uniq(ns []*resolve.TrieNode) []*resolve.TrieNode {
+	seen := map[*resolve.TrieNode]bool{}
+	var out []*resolve.TrieNode
 	for _, n := range ns {
 		if !seen[n] {
 			seen[n] = true
@@ -596,7 +597,7 @@ func uniqStrings(ss []string) []string {
 }
 
 // benchOf is the bench path the NPU trie node resolves to.
-func (c *checker) benchOf(n *mapping.TrieNode) []string {
+func (c *checker) benchOf(n *resolve.TrieNode) []string {
 	if n == nil {
 		return nil
 	}
@@ -609,7 +610,7 @@ func (c *checker) benchOf(n *mapping.TrieNode) []string {
 
 // escaper names the rule that consumes the segment after in on the path
 // in + keySegs.
-func (c *checker) escaper(in *mapping.TrieNode, keySegs []string) string {
+func (c *checker) escaper(in *resolve.TrieNode, keySegs []string) string {
 	scope := append(segsOf(in), keySegs...)
 	idx := len(scope) - len(keySegs)
 	for _, s := range c.r.Steps(c.trie, scope) {
@@ -623,7 +624,7 @@ func (c *checker) escaper(in *mapping.TrieNode, keySegs []string) string {
 // escapeHint suggests a key at the nearest container on the resolution
 // path of in whose class is unique on the NPU side: such a key consumes the
 // levels below it and so escapes the shared class's rule.
-func (c *checker) escapeHint(in *mapping.TrieNode, rl *mapping.Rule) string {
+func (c *checker) escapeHint(in *resolve.TrieNode, rl *mapping.Rule) string {
 	steps := c.r.Steps(c.trie, segsOf(in))
 	for i := len(steps) - 1; i >= 0; i-- {
 		a := steps[i].Container
@@ -654,7 +655,7 @@ func (c *checker) benchChildren(segs []string) string {
 	return strings.Join(names, ", ")
 }
 
-func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*mapping.TrieNode) Finding {
+func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*resolve.TrieNode) Finding {
 	keySegs := strings.Split(rl.Key, ".")
 	var cands []string
 	seen := map[string]bool{}
@@ -708,12 +709,12 @@ func (c *checker) deadKey(rl *mapping.Rule, class string, insts []*mapping.TrieN
 func (c *checker) segNames() map[string]bool {
 	if c.names == nil {
 		c.names = map[string]bool{}
-		c.trie.Root.Walk(func(n *mapping.TrieNode) { c.names[n.Segment] = true })
+		c.trie.Root.Walk(func(n *resolve.TrieNode) { c.names[n.Segment] = true })
 	}
 	return c.names
 }
 
-func collectPaths(n *mapping.TrieNode, prefix string, depth int, fn func(string)) {
+func collectPaths(n *resolve.TrieNode, prefix string, depth int, fn func(string)) {
 	if depth == 0 {
 		return
 	}
@@ -727,7 +728,7 @@ func collectPaths(n *mapping.TrieNode, prefix string, depth int, fn func(string)
 	}
 }
 
-func childNames(n *mapping.TrieNode) string {
+func childNames(n *resolve.TrieNode) string {
 	var names []string
 	for _, ch := range n.Children {
 		names = append(names, ch.Segment)
@@ -738,13 +739,13 @@ func childNames(n *mapping.TrieNode) string {
 	return strings.Join(names, ", ")
 }
 
-func (c *checker) shadowed(rl *mapping.Rule, class string, in *mapping.TrieNode) Finding {
+func (c *checker) shadowed(rl *mapping.Rule, class string, in *resolve.TrieNode) Finding {
 	by := c.escaper(in, strings.Split(rl.Key, "."))
 	return Finding{Code: CodeShadowed, Check: CheckShadowed, Severity: mapping.Warning, Pos: rl.KeyPos,
 		Msg: fmt.Sprintf("rule %q of %s never fires: at %s %s always wins", rl.Key, class, displayPath(in), by)}
 }
 
-func displayPath(n *mapping.TrieNode) string {
+func displayPath(n *resolve.TrieNode) string {
 	if p := n.Path(); p != "" {
 		return p
 	}
@@ -785,7 +786,7 @@ var leafKinds = map[string]bool{
 // finding per repeat group.
 func (c *checker) suspicious() []Finding {
 	type key struct{ npu, bench, why string }
-	groups := map[key][]mapping.NodePair{}
+	groups := map[key][]resolve.NodePair{}
 	var order []key
 	for _, p := range c.pairs {
 		if p.Bench == nil || p.NPU == nil {
@@ -847,7 +848,7 @@ func (c *checker) coverage() (Coverage, []Group, []Group) {
 	var unNPU []*printparse.Node
 	hit := map[*printparse.Node]bool{}
 	for _, p := range c.pairs {
-		if p.NPU == nil || !mapping.HasDumpEntry(c.npu, p.NPU) {
+		if p.NPU == nil || !resolve.HasDumpEntry(c.npu, p.NPU) {
 			continue
 		}
 		cov.Total++
@@ -864,7 +865,7 @@ func (c *checker) coverage() (Coverage, []Group, []Group) {
 			if n.None {
 				return false
 			}
-			if mapping.HasDumpEntry(c.bench, n) && !hit[n] {
+			if resolve.HasDumpEntry(c.bench, n) && !hit[n] {
 				unBench = append(unBench, n)
 			}
 			return true
@@ -880,14 +881,14 @@ func (c *checker) noCoverage(cov Coverage) string {
 	msg := fmt.Sprintf("coverage %s: no NPU module's rewritten name exists on the bench side, so msprobe would pair no module", fmtCoverage(cov))
 	var npuTop, benchTop string
 	for _, p := range c.pairs {
-		if p.NPU != nil && mapping.HasDumpEntry(c.npu, p.NPU) {
+		if p.NPU != nil && resolve.HasDumpEntry(c.npu, p.NPU) {
 			npuTop = p.NPU.Path
 			break
 		}
 	}
 	if c.bench != nil && c.bench.Root != nil {
 		c.bench.Root.Walk(func(n *printparse.Node) bool {
-			if benchTop == "" && !n.None && mapping.HasDumpEntry(c.bench, n) {
+			if benchTop == "" && !n.None && resolve.HasDumpEntry(c.bench, n) {
 				benchTop = n.Path
 			}
 			return benchTop == ""
@@ -904,7 +905,7 @@ func (c *checker) noCoverage(cov Coverage) string {
 // that no NPU module claims.
 func (c *checker) missing() []Finding {
 	hit := map[*printparse.Node]bool{}
-	byNode := map[*printparse.Node]*mapping.NodePair{}
+	byNode := map[*printparse.Node]*resolve.NodePair{}
 	for i := range c.pairs {
 		p := &c.pairs[i]
 		byNode[p.NPU] = p
@@ -921,7 +922,7 @@ func (c *checker) missing() []Finding {
 	groups := map[string]*group{}
 	for _, p := range c.pairs {
 		n := p.NPU
-		if p.Bench != nil || !mapping.HasDumpEntry(c.npu, n) || n.Parent == nil {
+		if p.Bench != nil || !resolve.HasDumpEntry(c.npu, n) || n.Parent == nil {
 			continue
 		}
 		pp := byNode[n.Parent]
@@ -934,7 +935,7 @@ func (c *checker) missing() []Finding {
 		kind := n.Kind()
 		var cands []string
 		for _, ch := range pp.Bench.Children {
-			if hit[ch] || !mapping.HasDumpEntry(c.bench, ch) || ch.Kind() != kind {
+			if hit[ch] || !resolve.HasDumpEntry(c.bench, ch) || ch.Kind() != kind {
 				continue
 			}
 			cands = append(cands, ch.Name)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -393,7 +394,7 @@ func TestDumpFolderPairsMatchMsprobe(t *testing.T) {
 		}
 		path := func(name string) string { p := strings.Split(name, "."); return strings.Join(p[1:len(p)-3], ".") }
 		want[path(npu)] = ""
-		if bench != mapping.NA {
+		if bench != resolve.NA {
 			want[path(npu)] = path(bench)
 			matched++
 		}

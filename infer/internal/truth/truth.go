@@ -68,9 +68,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"gopkg.in/yaml.v3"
 
-	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -524,7 +524,7 @@ type dumped struct {
 func newDumped(t *printparse.Tree) *dumped {
 	d := &dumped{t: t, set: map[string]bool{}}
 	t.Walk(func(n *printparse.Node) bool {
-		if mapping.HasDumpEntry(t, n) {
+		if resolve.HasDumpEntry(t, n) {
 			d.paths = append(d.paths, n.Path)
 			d.segs = append(d.segs, strings.Split(n.Path, "."))
 			d.set[n.Path] = true

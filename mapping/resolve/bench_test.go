@@ -1,4 +1,4 @@
-package mapping
+package resolve
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
@@ -58,7 +59,7 @@ func BenchmarkGenerateDataMapping(b *testing.B) {
 	genDump(b, bench, 64<<20, 0.01)
 	st, _ := os.Stat(filepath.Join(npu, "dump.json"))
 	b.SetBytes(2 * st.Size())
-	m, _, err := Parse([]byte("TopLayer: {}\n"), "b.yaml")
+	m, _, err := mapping.Parse([]byte("TopLayer: {}\n"), "b.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package mapping
+package resolve
 
 import (
 	"os"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"gopkg.in/yaml.v3"
 )
 
@@ -55,9 +56,9 @@ func diffPairs(t *testing.T, got, want []NamePair) {
 	}
 }
 
-func mustLoad(t testing.TB, path string) *Mapping {
+func mustLoad(t testing.TB, path string) *mapping.Mapping {
 	t.Helper()
-	m, _, err := Load(path)
+	m, _, err := mapping.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

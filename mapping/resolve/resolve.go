@@ -1,15 +1,16 @@
-package mapping
+package resolve
 
 import (
 	"sort"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
 // Resolver applies a mapping the way msprobe's convert_scope does.
 type Resolver struct {
-	m *Mapping
+	m *mapping.Mapping
 	// rules[class][first key segment] = candidates, longest key first.
 	rules map[string]map[string][]cand
 }
@@ -20,13 +21,13 @@ type cand struct {
 	target string
 	tsegs  []string // target split on "."
 	level  int
-	rule   *Rule
+	rule   *mapping.Rule
 }
 
-// NewResolver prepares m's effective rules (see Mapping.Effective): grouped
+// New prepares m's effective rules (see Mapping.Effective): grouped
 // by class and by the first segment of the key, longest key first, file
 // order breaking ties (msprobe preprocess_layer_mapping).
-func NewResolver(m *Mapping) *Resolver {
+func New(m *mapping.Mapping) *Resolver {
 	r := &Resolver{m: m, rules: map[string]map[string][]cand{}}
 	if m == nil {
 		return r
@@ -48,7 +49,7 @@ func NewResolver(m *Mapping) *Resolver {
 }
 
 // Mapping returns the mapping the resolver applies.
-func (r *Resolver) Mapping() *Mapping { return r.m }
+func (r *Resolver) Mapping() *mapping.Mapping { return r.m }
 
 // ConvertScope rewrites an NPU scope (trie path segments, without the
 // leading Cell/Module/TopLayer) into the bench path msprobe looks up, and
@@ -56,7 +57,7 @@ func (r *Resolver) Mapping() *Mapping { return r.m }
 // node reached so far selects the rules; a multi-segment key skips the
 // classes of the nodes it jumps over. Where the scope leaves the trie, the
 // segment text serves as class, as for any untyped node.
-func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fired []*Rule) {
+func (r *Resolver) ConvertScope(npu *Trie, scope []string) (bench []string, fired []*mapping.Rule) {
 	bench = r.run(npu, scope, nil, &fired)
 	return bench, fired
 }
@@ -72,7 +73,7 @@ type Step struct {
 	// trie); End is the node reached (nil outside the trie).
 	Container, End *TrieNode
 	// Rule is the rule that fired, nil for the identity.
-	Rule *Rule
+	Rule *mapping.Rule
 	// Bench is the bench path built so far, this step included. Steps
 	// share one backing array: copy it before appending or modifying.
 	Bench []string
@@ -102,18 +103,18 @@ func (r *Resolver) Steps(npu *Trie, scope []string) []Step {
 
 // run is convert_scope; it records the steps and the fired rules when
 // asked to.
-func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*Rule) []string {
+func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*mapping.Rule) []string {
 	var cur *TrieNode
 	if npu != nil {
 		cur = npu.Root
 	}
-	curType := TopLayer
+	curType := mapping.TopLayer
 	bench := make([]string, 0, len(scope)+2)
 	for i := 0; i < len(scope); {
 		child := scope[i]
 		start, container, class := i, cur, curType
 		level := 1
-		var rule *Rule
+		var rule *mapping.Rule
 		for _, c := range r.rules[curType][child] {
 			if keyMatches(scope[i:], c) {
 				bench = append(bench, c.tsegs...)
@@ -145,7 +146,7 @@ func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*Rule)
 
 // Resolve returns the bench item msprobe pairs with the NPU item it (which
 // must be in npu), or nil ("N/A"), and the rules that fired.
-func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*Rule) {
+func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*mapping.Rule) {
 	path, fired := r.ConvertScope(npu, it.Scope())
 	idx := -1
 	if it.node != nil {
@@ -168,7 +169,7 @@ type NodePair struct {
 	// Bench is the bench node at BenchPath, nil when there is none.
 	Bench *printparse.Node
 	// Rules lists the rules that fired, outermost first.
-	Rules []*Rule
+	Rules []*mapping.Rule
 }
 
 // ResolveTree rewrites the path of every NPU module node (root excluded,
@@ -182,7 +183,7 @@ func (r *Resolver) ResolveTree(npu, bench *printparse.Tree) []NodePair {
 func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
 	out := make([]NodePair, 0, len(npu.Items))
 	for _, it := range npu.Items {
-		var fired []*Rule
+		var fired []*mapping.Rule
 		segs := r.run(npu, it.Scope(), nil, &fired)
 		p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
 		if bench != nil && bench.Root != nil {

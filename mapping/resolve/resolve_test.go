@@ -1,4 +1,4 @@
-package mapping
+package resolve
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -36,7 +37,7 @@ func TestResolveTreeHandBuilt(t *testing.T) {
 	bench := tree("module M", "module.blocks ModuleList", "module.blocks.0 Block", "module.blocks.0.self_attn A",
 		"module.blocks.0.self_attn.q Linear", "module.blocks.1 Block", "module.blocks.1.self_attn A", "module.blocks.1.self_attn.q Linear",
 		"lm_head Linear")
-	m, _, err := Parse([]byte(`TopLayer:
+	m, _, err := mapping.Parse([]byte(`TopLayer:
   0.module: module
 Float16Module:
   module.layers: blocks
@@ -64,7 +65,7 @@ ModuleList:
 		"0.module.module.head":              "module.lm_head -",
 	}
 	got := map[string]string{}
-	for _, p := range NewResolver(m).ResolveTree(npu, bench) {
+	for _, p := range New(m).ResolveTree(npu, bench) {
 		found := "-"
 		if p.Bench != nil {
 			found = "+"
@@ -81,7 +82,7 @@ ModuleList:
 	}
 	// module.head fires at Float16Module, but its target lm_head lands
 	// below bench "module", while the bench lm_head is beside it.
-	bench2, fired := NewResolver(m).ConvertScope(TrieFromTree(npu), strings.Split("0.module.module.head", "."))
+	bench2, fired := New(m).ConvertScope(TrieFromTree(npu), strings.Split("0.module.module.head", "."))
 	if strings.Join(bench2, ".") != "module.lm_head" || len(fired) != 2 {
 		t.Errorf("ConvertScope = %v %v", bench2, fired)
 	}
@@ -119,7 +120,7 @@ func TestResolveTreeSeedGolden(t *testing.T) {
 			m := mustLoad(t, filepath.Join(seeds, tc.yaml))
 			var b bytes.Buffer
 			found := 0
-			pairs := NewResolver(m).ResolveTree(npu, bench)
+			pairs := New(m).ResolveTree(npu, bench)
 			for _, p := range pairs {
 				mark := "-"
 				if p.Bench != nil {
@@ -178,7 +179,7 @@ func bigTree(vision, text int, npu bool) *printparse.Tree {
 func BenchmarkResolveTree(b *testing.B) {
 	npu, bench := bigTree(32, 60, true), bigTree(32, 60, false)
 	m := mustLoad(b, filepath.Join(testkit.Testdata(b, "seed-templates"), "qwen2.5-vl_mindspeed-mm_to_llamafactory.yaml"))
-	r := NewResolver(m)
+	r := New(m)
 	b.ReportAllocs()
 	for b.Loop() {
 		if len(r.ResolveTree(npu, bench)) == 0 {
@@ -218,10 +219,24 @@ func TestTrieFromTreeTyping(t *testing.T) {
 	if len(trie.Items) != 4 {
 		t.Errorf("%d items, want 4", len(trie.Items))
 	}
-	m, _, _ := Parse([]byte("DistributedDataParallel: {module: x}\nModuleList: {\"0\": y}\n"), "t.yaml")
-	for _, p := range NewResolver(m).ResolveTree(tr, nil) {
+	m, _, _ := mapping.Parse([]byte("DistributedDataParallel: {module: x}\nModuleList: {\"0\": y}\n"), "t.yaml")
+	for _, p := range New(m).ResolveTree(tr, nil) {
 		if len(p.Rules) != 0 {
 			t.Errorf("%s: rules %v fired for a class msprobe never sees", p.NPU.Path, p.Rules)
 		}
 	}
+}
+
+// FuzzNew builds a resolver from whatever mapping.Parse accepts.
+func FuzzNew(f *testing.F) {
+	f.Add([]byte("TopLayer:\n  0.module: module\nGPTModel:\n  decoder.layers: model.layers\n"))
+	f.Add([]byte("A:\n  b.c: d(e)\n  '': x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, _, err := mapping.Parse(data, "f.yaml")
+		if err != nil {
+			return
+		}
+		r := New(m)
+		r.ConvertScope(NewTrie("npu"), []string{"0", "module", "decoder"})
+	})
 }

@@ -1,9 +1,10 @@
-package mapping
+package resolve
 
 import (
 	"sort"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -56,7 +57,7 @@ func TestGenerateAPIMappingParity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var m *Mapping
+			var m *mapping.Mapping
 			if tc.yaml != "" {
 				m = mustLoad(t, tc.yaml)
 			}

@@ -1,8 +1,9 @@
-package mapping
+package resolve
 
 import (
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -74,7 +75,7 @@ type TrieNode struct {
 
 // NewTrie returns a trie with only its TopLayer root.
 func NewTrie(source string) *Trie {
-	return &Trie{Root: newTrieNode("", TopLayer, nil), Source: source}
+	return &Trie{Root: newTrieNode("", mapping.TopLayer, nil), Source: source}
 }
 
 func newTrieNode(seg, typ string, parent *TrieNode) *TrieNode {
@@ -201,7 +202,7 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 				typ = ch.Name
 			}
 			ctn := tn.child(ch.Name)
-			tr.add(ctn, &Item{Name: ch.Path, State: StateForward, Type: typ, FullScope: TopLayer + "." + ch.Path, Node: ch, scope: cs})
+			tr.add(ctn, &Item{Name: ch.Path, State: StateForward, Type: typ, FullScope: mapping.TopLayer + "." + ch.Path, Node: ch, scope: cs})
 			if untyped {
 				ctn.Typed = false
 			}

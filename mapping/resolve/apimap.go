@@ -1,7 +1,9 @@
-package mapping
+package resolve
 
 import (
 	"fmt"
+
+	"github.com/layermap/layermap/mapping"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -16,8 +18,8 @@ type NamePair struct {
 // APIMapping is msprobe's generate_api_mapping_by_layer_mapping on two
 // prepared tries: every NPU item in dump order with its bench partner's
 // name or NA. A nil mapping behaves like bare -lm (no rules).
-func APIMapping(m *Mapping, npu, bench *Trie) []NamePair {
-	r := NewResolver(m)
+func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
+	r := New(m)
 	out := make([]NamePair, 0, len(npu.Items))
 	for _, it := range npu.Items {
 		b, _ := r.Resolve(npu, bench, it)
@@ -33,7 +35,7 @@ func APIMapping(m *Mapping, npu, bench *Trie) []NamePair {
 // GenerateAPIMapping reads the two dump folders (rank folders, dump.json
 // files, or step folders with one rank) and returns msprobe's api mapping
 // for m: every NPU entry in dump order, bench name or NA.
-func GenerateAPIMapping(m *Mapping, npuDir, benchDir string) ([]NamePair, error) {
+func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
 	npu, err := TrieFromDump(npuDir)
 	if err != nil {
 		return nil, fmt.Errorf("npu dump: %w", err)
@@ -95,7 +97,7 @@ func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
 // the api mapping of m for the two dump folders expanded into per-row
 // names (see DataMapping). msprobe's table compare with -dm of this mapping
 // is what layermap compare --mapping reproduces.
-func GenerateDataMapping(m *Mapping, npuDir, benchDir string) ([]NamePair, error) {
+func GenerateDataMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
 	npuIn, npuRows, err := readDump(npuDir, true)
 	if err != nil {
 		return nil, fmt.Errorf("npu dump: %w", err)

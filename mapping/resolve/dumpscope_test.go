@@ -1,4 +1,4 @@
-package mapping
+package resolve
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -24,10 +25,10 @@ func synth(lines ...string) DumpInput {
 
 func apiMappingOf(t *testing.T, yamlText string, npu, bench DumpInput) map[string]string {
 	t.Helper()
-	var m *Mapping
+	var m *mapping.Mapping
 	if yamlText != "" {
 		var err error
-		if m, _, err = Parse([]byte(yamlText), "s.yaml"); err != nil {
+		if m, _, err = mapping.Parse([]byte(yamlText), "s.yaml"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -332,7 +333,7 @@ func FuzzDumpScope(f *testing.F) {
 			return
 		}
 		tr := TrieFromItems("fuzz", items)
-		r := NewResolver(nil)
+		r := New(nil)
 		for _, it := range items {
 			if b, _ := r.Resolve(tr, tr, it); b == nil {
 				// against itself with no rules every item finds itself

@@ -1,4 +1,4 @@
-package mapping
+package resolve
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -128,7 +129,7 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 	case parent != "":
 		data = strings.Split(parent, ".")
 	}
-	layerScope := TopLayer
+	layerScope := mapping.TopLayer
 	if data != nil {
 		layerScope = strings.Join(head(data, 3), ".")
 	}
