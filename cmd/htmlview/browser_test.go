@@ -12,11 +12,11 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/layermap/layermap/mapping/resolve"
 
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/infer"
-	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
@@ -80,7 +80,7 @@ func compareView(t testing.TB, npuDir, benchDir, mapText string) *htmlview.View 
 			t.Fatal(err)
 		}
 		opt.LayerMapping = func(n, b string) ([][2]string, error) {
-			dm, err := mapping.GenerateDataMapping(mf.Mapping, n, b)
+			dm, err := resolve.GenerateDataMapping(mf.Mapping, n, b)
 			out := make([][2]string, len(dm))
 			for i, p := range dm {
 				out[i] = [2]string{p.NPU, p.Bench}

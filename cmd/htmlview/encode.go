@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -304,7 +305,7 @@ func (e *encoder) resolved(v *View, j *jsonView) {
 			partner[p.NPU[0]] = p.Bench[0]
 		}
 	}
-	for _, r := range mapping.NewResolver(m).ResolveTree(v.NPU.Tree, v.Bench.Tree) {
+	for _, r := range resolve.New(m).ResolveTree(v.NPU.Tree, v.Bench.Tree) {
 		if partner[r.NPU] != r.Bench {
 			j.RX = append(j.RX, e.node(0, r.NPU), e.node(1, r.Bench))
 		}
@@ -312,7 +313,7 @@ func (e *encoder) resolved(v *View, j *jsonView) {
 	seen := map[string]bool{}
 	j.Generic = []int{}
 	v.NPU.Tree.Walk(func(n *printparse.Node) bool {
-		if !seen[n.Class] && mapping.NeverDumped(n.Class) {
+		if !seen[n.Class] && resolve.NeverDumped(n.Class) {
 			seen[n.Class] = true
 			j.Generic = append(j.Generic, e.str(n.Class))
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
@@ -200,7 +201,7 @@ func Manual(npu, bench *printparse.Tree, m *mapping.Mapping, pairs []mapping.Mod
 // resolveAll returns where msprobe's resolver sends every NPU module.
 func resolveAll(m *mapping.Mapping, npu, bench *printparse.Tree) map[*printparse.Node]*printparse.Node {
 	res := map[*printparse.Node]*printparse.Node{npu.Root: bench.Root}
-	for _, r := range mapping.NewResolver(m).ResolveTree(npu, bench) {
+	for _, r := range resolve.New(m).ResolveTree(npu, bench) {
 		if r.Bench != nil {
 			res[r.NPU] = r.Bench
 		}
@@ -243,7 +244,7 @@ func manualLine(m *mapping.Mapping, npu, bench *printparse.Tree, res map[*printp
 		class := p.Class
 		if p == npu.Root {
 			class = mapping.TopLayer
-		} else if class == "" || mapping.NeverDumped(class) {
+		} else if class == "" || resolve.NeverDumped(class) {
 			continue
 		}
 		key, val := relPath(p, a), relPath(q, b)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -143,7 +144,7 @@ func TestManual(t *testing.T) {
 			}
 			// every line, run through msprobe's resolver, sends its pair home
 			res := map[string]string{}
-			for _, p := range mapping.NewResolver(m).ResolveTree(npu, bench) {
+			for _, p := range resolve.New(m).ResolveTree(npu, bench) {
 				if p.Bench != nil {
 					res[p.NPU.Path] = p.Bench.Path
 				}
