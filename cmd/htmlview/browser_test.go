@@ -19,6 +19,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -68,8 +69,9 @@ func writePage(t testing.TB, v *htmlview.View) string {
 }
 
 // compareView runs compare on two dump folders with a layer mapping (none
-// when mapText is empty) and builds the compare view.
-func compareView(t testing.TB, npuDir, benchDir, mapText string) *htmlview.View {
+// when mapText is empty), the view collected as compare --html does, and
+// returns the view and the page compare wrote beside the table.
+func compareView(t testing.TB, npuDir, benchDir, mapText string) (*htmlview.View, string) {
 	t.Helper()
 	dir := t.TempDir()
 	opt := compare.Options{Target: npuDir, Golden: benchDir, OutDir: dir}
@@ -88,22 +90,32 @@ func compareView(t testing.TB, npuDir, benchDir, mapText string) *htmlview.View 
 			return out, err
 		}
 	}
+	var sink *htmlview.CompareSink
+	opt.View = func(n, b msprobe.Paths) compare.ViewSink {
+		sink = htmlview.NewCompareSink(n, b, mf)
+		return sink
+	}
 	rep, err := compare.Run(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rr := rep.Ranks[0]
-	v, err := htmlview.FromCompare(htmlview.CompareInput{NPUDir: npuDir, BenchDir: benchDir, Table: rr.Files[0], Summary: rr.Summary, Mapping: mf})
+	page := rr.Files[len(rr.Files)-1]
+	if !strings.HasSuffix(page, ".html") || !strings.HasPrefix(filepath.Base(page), "compare_result_") {
+		t.Fatalf("compare wrote %v, want the page beside the table", rr.Files)
+	}
+	v, err := sink.View(&rr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return v, page
 }
 
 // comparePage writes the compare view (see compareView) and returns the page.
 func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
 	t.Helper()
-	return writePage(t, compareView(t, npuDir, benchDir, mapText))
+	_, page := compareView(t, npuDir, benchDir, mapText)
+	return page
 }
 
 // draft returns suggest's forward draft for two inputs, as YAML.
@@ -288,11 +300,11 @@ func TestBrowserLayout(t *testing.T) {
 func TestBrowserCorpusQuickStart(t *testing.T) {
 	n := testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step0", "proc2016")
 	b := testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step1", "proc2016")
-	v := compareView(t, n, b, "")
+	v, page := compareView(t, n, b, "")
 	if len(v.Pairs) < 50 {
 		t.Fatalf("%d module pairs, want the ResNet50's modules paired by name", len(v.Pairs))
 	}
-	p := htmltest.Open(t, writePage(t, v))
+	p := htmltest.Open(t, page)
 	if a, c := count(t, p, "#scroll0 .row"), count(t, p, "#scroll1 .row"); a < 10 || c < 10 {
 		t.Fatalf("rows shown: NPU %d, bench %d", a, c)
 	}

@@ -1,16 +1,12 @@
 package htmlview
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/xuri/excelize/v2"
 
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
@@ -18,17 +14,96 @@ import (
 )
 
 // MaxTableRows bounds the compare rows a page carries. Past it, only the
-// rows of modules marked warning or error (and of the first divergence)
-// are kept; the CSV has them all.
+// rows marked warning or error are kept (the table file has them all).
 const MaxTableRows = 200_000
 
 // CompareInput is one rank pair of a compare run.
 type CompareInput struct {
-	NPUDir, BenchDir string // rank folders (where dump.json is)
-	Table            string // the compare_result CSV (or XLSX) compare wrote
-	Summary          *compare.Summary
+	NPU, Bench msprobe.Paths
+	Header     []string
+	Rows       []TableRow
+	Summary    *compare.Summary
 	// Mapping is the --mapping file (NPU-keyed), nil without one.
 	Mapping *MappingFile
+	// Dropped counts the rows whose cells were not kept (MaxTableRows).
+	Dropped int
+}
+
+// TableRow is one row of msprobe's comparison table.
+type TableRow struct {
+	NPU, Bench string // the NPU Name and Bench Name cells
+	Result     Result
+	Cells      []string // nil when not kept
+}
+
+// CompareSink collects a rank's comparison table as compare writes it and
+// writes the view beside it (it is a compare.ViewSink).
+type CompareSink struct {
+	in CompareInput
+}
+
+// NewCompareSink returns the sink for one rank pair; m is the --mapping
+// file or nil.
+func NewCompareSink(npu, bench msprobe.Paths, m *MappingFile) *CompareSink {
+	return &CompareSink{in: CompareInput{NPU: npu, Bench: bench, Mapping: m}}
+}
+
+// Header receives the table's header.
+func (s *CompareSink) Header(cols []string) error {
+	s.in.Header = append([]string(nil), cols...)
+	return nil
+}
+
+// Row receives one row; past MaxTableRows only the cells of rows marked
+// warning or error are kept.
+func (s *CompareSink) Row(cells []compare.Cell, mark compare.RowMark) error {
+	r := TableRow{Result: ParseResult(mark.Result)}
+	if len(cells) > 1 {
+		r.NPU, r.Bench = cells[0].Text, cells[1].Text
+	}
+	if len(s.in.Rows) < MaxTableRows || r.Result >= Warning {
+		r.Cells = make([]string, len(cells))
+		for i, c := range cells {
+			r.Cells[i] = c.Text
+		}
+	} else {
+		s.in.Dropped++
+	}
+	s.in.Rows = append(s.in.Rows, r)
+	return nil
+}
+
+// Reset discards the rows (compare writes the table again).
+func (s *CompareSink) Reset() error {
+	s.in.Rows, s.in.Dropped = nil, 0
+	return nil
+}
+
+// Ext is the view's file extension.
+func (s *CompareSink) Ext() string { return ".html" }
+
+// WriteView writes the page for the finished table.
+func (s *CompareSink) WriteView(w io.Writer, rr *compare.RankReport) error {
+	v, err := s.View(rr)
+	if err != nil {
+		return err
+	}
+	return Write(w, v)
+}
+
+// View builds the view of the finished table.
+func (s *CompareSink) View(rr *compare.RankReport) (*View, error) {
+	in := s.in
+	in.Summary = rr.Summary
+	v, err := FromCompare(in)
+	if err != nil {
+		return nil, err
+	}
+	v.Title = "layermap compare: " + filepath.Base(rr.Target) + " vs " + filepath.Base(rr.Golden)
+	if rr.Rank != "" {
+		v.Title += " (" + rr.Rank + ")"
+	}
+	return v, nil
 }
 
 // FromCompare builds the view of one compare table: the module trees of
@@ -37,14 +112,7 @@ type CompareInput struct {
 // a node by its outputs), the rows of each module and of the API calls
 // inside it, and the first divergence.
 func FromCompare(in CompareInput) (*View, error) {
-	np, err := msprobe.Locate(in.NPUDir)
-	if err != nil {
-		return nil, err
-	}
-	bp, err := msprobe.Locate(in.BenchDir)
-	if err != nil {
-		return nil, err
-	}
+	np, bp := in.NPU, in.Bench
 	nt, err := printparse.LoadDumpDir(np.Dir)
 	if err != nil {
 		return nil, err
@@ -54,7 +122,7 @@ func FromCompare(in CompareInput) (*View, error) {
 		return nil, err
 	}
 	v := &View{
-		Title:   fmt.Sprintf("layermap compare: %s", filepath.Base(in.Table)),
+		Title:   "layermap compare",
 		Mode:    ModeCompare,
 		NPU:     NewSide("NPU (-tp)", nt),
 		Bench:   NewSide("bench (-gp)", bt),
@@ -68,20 +136,7 @@ func FromCompare(in CompareInput) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	hdr, rows, err := readTable(in.Table)
-	if err != nil {
-		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range hdr {
-		col[h] = i
-	}
-	ci, okN := col["NPU Name"]
-	cb, okB := col["Bench Name"]
-	cr, okR := col["Result"]
-	if !okN || !okB || !okR {
-		return nil, fmt.Errorf("%s: expected the columns NPU Name, Bench Name and Result, found %s", in.Table, strings.Join(hdr, ", "))
-	}
+	hdr := in.Header
 	keep := make([]int, 0, len(hdr))
 	for i, h := range hdr {
 		if h != "NPU_Stack_Info" {
@@ -94,45 +149,46 @@ func FromCompare(in CompareInput) (*View, error) {
 	}
 	partner := map[*printparse.Node]*printparse.Node{}
 	var order []*printparse.Node
-	out := map[*printparse.Node]Result{}
+	outRes := map[*printparse.Node]Result{}
 	all := map[*printparse.Node]Result{}
 	hasOut := map[*printparse.Node]bool{}
-	for _, row := range rows {
-		if len(row) <= max(ci, cb, cr) {
-			continue
-		}
-		ne := ns.entryOf(row[ci])
+	for _, row := range in.Rows {
+		ne := ns.entryOf(row.NPU)
 		mod, isMod := ns.module(v.NPU, ne)
 		if mod == nil {
 			continue
 		}
-		res := ParseResult(row[cr])
+		res := row.Result
+		out := strings.HasPrefix(row.NPU[len(ne):], ".output")
 		if isMod {
-			if row[cb] != "N/A" {
-				if bm, ok := bs.module(v.Bench, bs.entryOf(row[cb])); bm != nil && ok && partner[mod] == nil {
+			if row.Bench != "N/A" {
+				if bm, ok := bs.module(v.Bench, bs.entryOf(row.Bench)); bm != nil && ok && partner[mod] == nil {
 					partner[mod] = bm
 					order = append(order, mod)
 				}
 			}
-			if strings.HasPrefix(row[ci][len(ne):], ".output") {
+			if out {
 				hasOut[mod] = true
-				out[mod] = max(out[mod], res)
+				outRes[mod] = max(outRes[mod], res)
 			}
 			all[mod] = max(all[mod], res)
-		} else if strings.HasPrefix(row[ci][len(ne):], ".output") {
+		} else if out {
 			v.NPU.Inner[mod] = max(v.NPU.Inner[mod], res)
+		}
+		if row.Cells == nil {
+			continue
 		}
 		cells := make([]string, len(keep))
 		for k, i := range keep {
-			if i < len(row) {
-				cells[k] = row[i]
+			if i < len(row.Cells) {
+				cells[k] = row.Cells[i]
 			}
 		}
 		t.Rows[mod] = append(t.Rows[mod], Row{Cells: cells, Result: res, API: !isMod})
 	}
 	for n, r := range all {
 		if hasOut[n] {
-			r = out[n]
+			r = outRes[n]
 		}
 		v.NPU.Result[n] = r
 	}
@@ -152,7 +208,10 @@ func FromCompare(in CompareInput) (*View, error) {
 		}
 	}
 	v.Pairs = append(v.Pairs, Pair{NPU: nodes(nt.Root), Bench: nodes(bt.Root), Kind: Root, Proven: true})
-	limitTable(t, v)
+	if in.Dropped > 0 {
+		t.Note = fmt.Sprintf("%d of %d rows shown: past %d rows only those marked warning or error are kept (the table file has them all)",
+			len(in.Rows)-in.Dropped, len(in.Rows), MaxTableRows)
+	}
 	v.Table = t
 	if s := in.Summary; s != nil {
 		v.Summary.Facts = [][2]string{
@@ -231,65 +290,4 @@ func (e *entries) module(s *Side, entry string) (n *printparse.Node, isModule bo
 		}
 	}
 	return s.Tree.Root, false
-}
-
-// limitTable keeps the table within MaxTableRows.
-func limitTable(t *Table, v *View) {
-	total := 0
-	for _, rs := range t.Rows {
-		total += len(rs)
-	}
-	if total <= MaxTableRows {
-		return
-	}
-	kept := 0
-	for n, rs := range t.Rows {
-		if v.NPU.Result[n] < Warning {
-			delete(t.Rows, n)
-			continue
-		}
-		kept += len(rs)
-	}
-	t.Note = fmt.Sprintf("%d of %d rows kept: those of modules marked warning or error (the table file has them all)", kept, total)
-}
-
-func readTable(path string) ([]string, [][]string, error) {
-	if strings.HasSuffix(path, ".xlsx") {
-		f, err := excelize.OpenFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer f.Close()
-		rows, err := f.GetRows(f.GetSheetName(0))
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(rows) == 0 {
-			return nil, nil, fmt.Errorf("%s: expected a header row, found an empty sheet", path)
-		}
-		return rows[0], rows[1:], nil
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer fh.Close()
-	r := csv.NewReader(fh)
-	r.FieldsPerRecord = -1
-	hdr, err := r.Read()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var rows [][]string
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		rows = append(rows, rec)
-	}
-	return hdr, rows, nil
 }

@@ -13,7 +13,7 @@ import (
 // module that calls them, the first divergence on both sides.
 func TestFromCompare(t *testing.T) {
 	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
-	v := compareView(t, n, b, draft(t, n, b))
+	v, _ := compareView(t, n, b, draft(t, n, b))
 	pairs := map[string]string{}
 	for _, p := range v.Pairs {
 		pairs[p.NPU[0].Path] = p.Bench[0].Path

@@ -32,6 +32,11 @@ type Options struct {
 	LayerMapping func(npuDir, benchDir string) ([][2]string, error)
 	// Pairs derives explicit row pairs for one rank pair (--pairs).
 	Pairs func(npu, bench msprobe.Paths) (map[string]string, error)
+	// View, when set, adds a file beside each rank's table to the run's
+	// output set (compare --html): the ViewSink it returns for the rank
+	// pair receives the table's rows as they are written, and writes the
+	// file once the table is complete.
+	View func(npu, bench msprobe.Paths) ViewSink
 	// NewTensor builds the tensor-mode metric calculator for a rank pair.
 	NewTensor func(npu, bench msprobe.Paths) (TensorComparer, error)
 	// StackJSON, when set, is the NPU stack.json to use instead of the one
@@ -272,6 +277,43 @@ func inputErr(err error) error {
 	return err
 }
 
+// ViewSink receives a rank's table as it is written, then writes a file
+// beside it (Options.View).
+type ViewSink interface {
+	RowSink
+	// Ext is the file's extension; it is named as the table otherwise.
+	Ext() string
+	// WriteView writes the file for the finished table.
+	WriteView(w io.Writer, rr *RankReport) error
+}
+
+// teeSink writes the table to its sink and to a ViewSink.
+type teeSink struct {
+	sink
+	view ViewSink
+}
+
+func (t teeSink) Header(cols []string) error {
+	if err := t.sink.Header(cols); err != nil {
+		return err
+	}
+	return t.view.Header(cols)
+}
+
+func (t teeSink) Row(cells []Cell, mark RowMark) error {
+	if err := t.sink.Row(cells, mark); err != nil {
+		return err
+	}
+	return t.view.Row(cells, mark)
+}
+
+func (t teeSink) Reset() error {
+	if err := t.sink.Reset(); err != nil {
+		return err
+	}
+	return t.view.Reset()
+}
+
 // sink is a RowSink writing into an output set.
 type sink interface {
 	RowSink
@@ -381,6 +423,11 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 	if err != nil {
 		return nil, nil, err
 	}
+	var view ViewSink
+	if opt.View != nil {
+		view = opt.View(np, bp)
+		sk = teeSink{sk, view}
+	}
 	// md5 mode needs an md5 key on both sides, which only a full scan
 	// tells; guess from the first tensor of the NPU side and rerun when the
 	// scan says otherwise.
@@ -426,7 +473,18 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 	if err := sk.Finish(); err != nil {
 		return nil, nil, err
 	}
-	return rr, sk.files(), nil
+	files := sk.files()
+	if view != nil {
+		f, err := set.Create(opt.OutDir, output.Name{Prefix: name.Prefix, Suffix: view.Ext(), Stamped: true}, resultMode)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := view.WriteView(f, rr); err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	return rr, files, nil
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set.
