@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -143,6 +145,7 @@ func newCompareCmd(s *streams) *cobra.Command {
 		xlsx, fuzzy, tensorLog        bool
 		dataMapping, layerMap, pairs  string
 		format                        string
+		html                          bool
 	)
 	c := &cobra.Command{
 		Use:   "compare -tp TARGET -gp GOLDEN [-o OUT] [flags]",
@@ -164,6 +167,14 @@ msprobe's MindSpore compare and graph compare do (the table equals msprobe's
 table with -dm of the data mapping msprobe derives; that data mapping is
 saved next to the table). --pairs adds explicit module pairs from suggest's
 sidecar file (a YAML list of {npu: PATH, bench: PATH}).
+
+--html also writes, beside each table and named as it, one self-contained
+HTML file (no server, no network; open it from a file:// URL): the two
+module trees side by side, coloured by the Result of each module's output
+rows with msprobe's colours (grey: unmatched), the first divergence, the
+table rows of a selected module, and manual matching that offers the
+layer_mapping lines to add. It is part of the run's files: all are written
+or none.
 
 A summary follows on stdout: rows, pass/warning/error counts, unmatched rows
 on both sides, rows matched by each source, and the first module (in NPU
@@ -268,6 +279,21 @@ bench row, so nothing was compared), 2 bad input.`,
 					return out, nil
 				}
 			}
+			if html {
+				var mf *htmlview.MappingFile
+				if layerMap != "" {
+					text, err := source.ReadFile(layerMap, source.MaxMappingYAML)
+					if err != nil {
+						return badInput(err)
+					}
+					if mf, err = htmlview.NewMappingFile(filepath.Base(layerMap), string(text)); err != nil {
+						return badInput(err)
+					}
+				}
+				opt.View = func(npu, bench msprobe.Paths) compare.ViewSink {
+					return htmlview.NewCompareSink(npu, bench, mf)
+				}
+			}
 			if pairs != "" {
 				ps, err := compare.LoadPairs(pairs)
 				if err != nil {
@@ -368,6 +394,7 @@ bench row, so nothing was compared), 2 bad input.`,
 	f.StringVar(&layerMap, "layer_mapping", "", "layer_mapping.yaml applied as msprobe does (-lm)")
 	f.StringVar(&layerMap, "mapping", "", "same as --layer_mapping")
 	f.StringVar(&pairs, "pairs", "", "explicit module pairs: YAML list of {npu: PATH, bench: PATH}")
+	f.BoolVar(&html, "html", false, "also write the HTML view of the two dumps beside each table")
 	f.StringVar(&format, "format", "text", "summary format: text or json")
 	f.BoolVar(&tensorLog, "is_print_compare_log", false, "accepted for msprobe compatibility (-tensor_log)")
 	f.BoolP("help", "h", false, "help for compare")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/output"
@@ -20,6 +22,7 @@ import (
 func newSuggestCmd(s *streams) *cobra.Command {
 	var (
 		out, revOut, tmpl, report, pairs string
+		html, pairsIn                    string
 		reverse                          bool
 		indexNPU, indexBench             int
 	)
@@ -52,6 +55,17 @@ same alignment, into -O FILE (default: the -o name with "_reverse" before
 module paths that no YAML line can express, as 'layermap compare --pairs'
 reads it (with --reverse, the reverse draft's goes to FILE with "_reverse"
 before ".yaml"). It is "[]" when the draft expresses every pair.
+
+--html FILE writes the view of the two trees: one self-contained HTML file
+(no server, no network; open it from a file:// URL) with the pairs, their
+confidence and reasons, the unmatched modules and why, the conflicts, search
+and manual matching. A manual match there offers the layer_mapping lines to
+add (or sidecar pairs where no line can say it), and manual_pairs.yaml.
+
+--pairs-in FILE reads manual matches back: the view's manual_pairs.yaml, or
+msprobe's .vis.config (the manual matches of its TensorBoard graph view).
+Each pair becomes a line of the draft where a class rule is sound (checked
+with msprobe's resolver over both structures), a sidecar pair where not.
 
 --template auto (default) uses the best built-in template that applies as a
 strong prior and keeps its lines' form where they hold; none drafts from the
@@ -93,7 +107,7 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 				}
 				revOut = reverseName(out)
 			}
-			if err := distinctOutputs(out, revOut, pairs, reverse); err != nil {
+			if err := distinctOutputs(out, revOut, pairs, html, reverse); err != nil {
 				return badInput(err)
 			}
 			if args[0] == "-" && args[1] == "-" {
@@ -121,6 +135,16 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 			}
 			for _, w := range r.Warnings {
 				fmt.Fprintln(s.err, "layermap: warning: "+w)
+			}
+			var manual *htmlview.ManualResult
+			if pairsIn != "" {
+				ps, err := htmlview.ReadManual(pairsIn)
+				if err != nil {
+					return badInput(err)
+				}
+				manual = htmlview.Manual(npu, bench, r.Forward.Mapping, ps)
+				r.Forward.Sidecar = append(r.Forward.Sidecar, manual.Sidecar...)
+				printManual(s.err, pairsIn, manual)
 			}
 			yml, err := r.Forward.Mapping.Marshal()
 			if err != nil {
@@ -163,6 +187,18 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 					files = append(files, outFile{sc.path, b.Bytes()})
 				}
 			}
+			if html != "" {
+				v, err := htmlview.FromSuggest(npu, bench, r)
+				if err != nil {
+					return err
+				}
+				v.AddManual(manual)
+				var b bytes.Buffer
+				if err := htmlview.Write(&b, v); err != nil {
+					return err
+				}
+				files = append(files, outFile{html, b.Bytes()})
+			}
 			if err := writeAll(files); err != nil {
 				return badInput(err)
 			}
@@ -184,6 +220,8 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
 	f.StringVar(&tmpl, "template", infer.TemplateAuto, "template prior: auto, none, or a template `NAME`")
 	f.StringVar(&report, "report", "text", "report format: text or json")
 	f.StringVar(&pairs, "pairs", "", "write the sidecar of pairs no YAML can express to `FILE`")
+	f.StringVar(&html, "html", "", "write the HTML view of the two trees to `FILE`")
+	f.StringVar(&pairsIn, "pairs-in", "", "read manual matches from `FILE` (the view's manual_pairs.yaml or msprobe's .vis.config)")
 	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
 	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
 	return c
@@ -201,9 +239,9 @@ func countNodes(t *printparse.Tree) int {
 // distinctOutputs refuses output files that coincide (one draft would
 // silently overwrite the other) or that are folders (the rename would fail
 // after the other files were written).
-func distinctOutputs(out, revOut, pairs string, reverse bool) error {
+func distinctOutputs(out, revOut, pairs, html string, reverse bool) error {
 	type output struct{ flag, path string }
-	outs := []output{{"-o", out}, {"-O", revOut}, {"--pairs", pairs}}
+	outs := []output{{"-o", out}, {"-O", revOut}, {"--pairs", pairs}, {"--html", html}}
 	if reverse && pairs != "" {
 		outs = append(outs, output{"--pairs (reverse sidecar)", reverseName(pairs)})
 	}
@@ -225,6 +263,24 @@ func distinctOutputs(out, revOut, pairs string, reverse bool) error {
 		seen[key] = o.flag
 	}
 	return nil
+}
+
+// printManual says what became of the manual matches of --pairs-in.
+func printManual(w io.Writer, file string, r *htmlview.ManualResult) {
+	fmt.Fprintf(w, "manual matches (%s): %d layer_mapping lines, %d sidecar pairs, %d already made by the draft\n",
+		file, len(r.Lines), len(r.Sidecar), len(r.Covered))
+	for _, l := range r.Lines {
+		fmt.Fprintf(w, "  %s: %s: %s  (%s -> %s)\n", l.Class, l.Key, l.Value, l.NPU, l.Bench)
+	}
+	for _, p := range r.Sidecar {
+		fmt.Fprintf(w, "  sidecar: %s -> %s (no sound layer_mapping line)\n", p.NPU, p.Bench)
+	}
+	if len(r.Extended) > 0 {
+		fmt.Fprintf(w, "  the lines also pair %d modules at the other instances of their classes\n", len(r.Extended))
+	}
+	for _, sk := range r.Skipped {
+		fmt.Fprintln(w, "  skipped: "+sk)
+	}
 }
 
 // reverseName inserts "_reverse" before a file name's ".yaml" (or at its

@@ -286,6 +286,8 @@ func kindChar(k Kind) byte {
 		return 'e'
 	case Root:
 		return 'r'
+	case ByHand:
+		return 'm'
 	}
 	return '1'
 }

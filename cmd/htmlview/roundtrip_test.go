@@ -5,16 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/layermap/layermap/cmd"
-	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
-	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -45,69 +42,96 @@ func pickAndMatch(t *testing.T, p *htmltest.Page, npuPath, benchPath string, chi
 	click(t, p, `document.querySelector('#manual button[data-act="match"]')`)
 }
 
-// The issue's round trip: a manual match in the page gives layer_mapping
-// lines; the mapping with them passes validate, and compare pairs the rows
-// of the two modules. The page's lines are the ones Manual derives.
+// run runs a layermap command line and returns its exit status and output.
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code := cmd.Execute(args, nil, &out, &errb)
+	return code, out.String() + errb.String()
+}
+
+// The issue's round trip, through the commands: suggest --html writes the
+// page; a manual match there gives layer_mapping lines; the mapping with
+// them passes validate; compare pairs the rows of the two modules and its
+// --html page shows them paired. The page's manual_pairs.yaml, and the same
+// match as msprobe's .vis.config, read back with suggest --pairs-in, give
+// the same line.
 func TestBrowserManualRoundTrip(t *testing.T) {
-	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
-	draftText := draft(t, n, b)
-	p := htmltest.Open(t, suggestPage(t, n, b))
+	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	if code, out := run(t, "suggest", n, b, "-o", at("draft.yaml"), "--html", at("view.html")); code != 0 {
+		t.Fatalf("suggest exit %d: %s", code, out)
+	}
+	p := htmltest.Open(t, at("view.html"))
 	const npuQ, benchQ = "module.model.layers.0.self_attn.q_proj", "0.module.module.text_decoder.decoder.layers.0.self_attention.linear_qkv"
 	pickAndMatch(t, p, npuQ, benchQ, true)
 	type manualPair struct{ NPU, Bench, How, Line string }
 	got := htmltest.Eval[[]manualPair](t, p, `layermapView.manual()`)
-	if out := os.Getenv("LM_SHOT"); out != "" {
-		os.WriteFile(out, p.Screenshot(t), 0o644)
-	}
 	if len(got) != 1 || got[0].How != "line" {
 		t.Fatalf("page made %+v, want one pair expressed by one line", got)
 	}
 	lines := htmltest.Eval[string](t, p, `layermapView.manualLines()`)
-	merged := htmltest.Eval[string](t, p, `layermapView.mergedMapping()`)
-	shown := htmltest.Eval[string](t, p, `document.getElementById('outyaml').value`)
-	if shown != lines {
+	if shown := htmltest.Eval[string](t, p, `document.getElementById('outyaml').value`); shown != lines {
 		t.Errorf("textarea shows %q, want %q", shown, lines)
 	}
+	write := func(name, text string) string {
+		if err := os.WriteFile(at(name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return at(name)
+	}
+	merged := write("layer_mapping.yaml", htmltest.Eval[string](t, p, `layermapView.mergedMapping()`))
+	manualPairs := write("manual_pairs.yaml", htmltest.Eval[string](t, p, `layermapView.manualPairsYAML()`))
 	p.CheckClean(t)
 
-	// Go derives the same line from the same pair.
-	m, _, err := mapping.Parse([]byte(draftText), "draft.yaml")
-	if err != nil {
+	if code, out := run(t, "validate", merged, "--npu", n, "--bench", b); code != 0 {
+		t.Fatalf("validate exit %d on the page's mapping:\n%s", code, out)
+	}
+	if err := os.Mkdir(at("out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := htmlview.Manual(loadTree(t, n), loadTree(t, b), m, []mapping.ModulePair{{NPU: npuQ, Bench: benchQ}})
-	if len(r.Lines) != 1 || got[0].Line != r.Lines[0].Class+": "+r.Lines[0].Key+": "+r.Lines[0].Value {
-		t.Fatalf("page line %q, Manual: %+v", got[0].Line, r)
+	if code, out := run(t, "compare", "-tp", n, "-gp", b, "--mapping", merged, "-o", at("out"), "--html"); code > 1 {
+		t.Fatalf("compare exit %d: %s", code, out)
 	}
-	if len(r.Extended) != 1 || r.Extended[0].NPU != "module.model.layers.1.self_attn.q_proj" {
-		t.Errorf("the class rule should also pair layer 1; extended: %+v", r.Extended)
+	csvs, _ := filepath.Glob(at("out/compare_result_*.csv"))
+	pages, _ := filepath.Glob(at("out/compare_result_*.html"))
+	if len(csvs) != 1 || len(pages) != 1 || strings.TrimSuffix(csvs[0], ".csv") != strings.TrimSuffix(pages[0], ".html") {
+		t.Fatalf("compare --html wrote %v and %v, want a page named as the table", csvs, pages)
 	}
-
-	dir := t.TempDir()
-	mapFile := filepath.Join(dir, "layer_mapping.yaml")
-	if err := os.WriteFile(mapFile, []byte(merged), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb strings.Builder
-	if code := cmd.Execute([]string{"validate", mapFile, "--npu", n, "--bench", b}, nil, &out, &errb); code != 0 {
-		t.Fatalf("validate exit %d on the page's mapping:\n%s\n%s\n--- mapping:\n%s", code, out.String(), errb.String(), merged)
-	}
-	if code := cmd.Execute([]string{"compare", "-tp", n, "-gp", b, "--mapping", mapFile, "-o", dir}, nil, &out, &errb); code > 1 {
-		t.Fatalf("compare exit %d: %s", code, errb.String())
-	}
-	csvs, _ := filepath.Glob(filepath.Join(dir, "compare_result_*.csv"))
-	if len(csvs) != 1 {
-		t.Fatalf("compare wrote %v", csvs)
-	}
-	rows := readCSV(t, csvs[0])
 	matched := 0
-	for _, row := range rows {
+	for _, row := range readCSV(t, csvs[0]) {
 		if strings.HasPrefix(row[0], "Module."+npuQ+".") && strings.HasPrefix(row[1], "Module."+benchQ+".") {
 			matched++
 		}
 	}
 	if matched == 0 {
 		t.Errorf("compare with the page's mapping pairs no row of %s with %s", npuQ, benchQ)
+	}
+	cp := htmltest.Open(t, pages[0])
+	if partner := htmltest.Eval[string](t, cp, `(() => { const i = layermapView.lookup(0, '`+npuQ+`'); layermapView.reveal(0, i); const a = document.querySelector('#details a.go'); return a ? a.textContent : ''; })()`); partner != benchQ {
+		t.Errorf("compare's page pairs %s with %q, want %s", npuQ, partner, benchQ)
+	}
+	cp.CheckClean(t)
+
+	// read back: the page's manual pairs, and the same match as msprobe's
+	// .vis.config (graph node names, both directions)
+	vis := write("match.vis.config", `{"Module.`+npuQ+`.Linear.forward.0": "Module.`+benchQ+`.ColumnParallelLinear.forward.0",
+ "Module.`+benchQ+`.ColumnParallelLinear.forward.0": "Module.`+npuQ+`.Linear.forward.0"}`)
+	want := strings.TrimSpace(strings.SplitN(lines, "\n", 3)[1])
+	want = strings.TrimSuffix(want, "  # manual match (layermap view)")
+	for _, in := range []string{manualPairs, vis} {
+		code, out := run(t, "suggest", n, b, "--pairs-in", in, "-o", at("again.yaml"))
+		if code != 0 {
+			t.Fatalf("suggest --pairs-in %s: exit %d: %s", in, code, out)
+		}
+		again, err := os.ReadFile(at("again.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(again), want+"  # manual match") || !strings.Contains(out, "1 layer_mapping lines, 0 sidecar pairs") {
+			t.Errorf("suggest --pairs-in %s: the draft lacks %q or the summary says otherwise:\n%s", filepath.Base(in), want, out)
+		}
 	}
 }
 
@@ -131,5 +155,3 @@ func readCSV(t testing.TB, path string) [][]string {
 		rows = append(rows, rec)
 	}
 }
-
-var _ = slices.Contains[[]string]
