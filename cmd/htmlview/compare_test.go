@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/cmd/htmlview"
+	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -59,5 +60,37 @@ func TestFromCompare(t *testing.T) {
 	}
 	if v.Bench.Result[f.Bench] != v.NPU.Result[norm2] {
 		t.Error("the bench module does not show its NPU partner's result")
+	}
+}
+
+// A fused pair is drawn N:1: infer pairs linear_fc1 with up_proj and names
+// gate_proj in the note; gate_proj joins the pair.
+func TestFromSuggestFused(t *testing.T) {
+	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
+	npu, bench := loadTree(t, n), loadTree(t, b)
+	r, err := infer.Suggest(npu, bench, infer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := htmlview.FromSuggest(npu, bench, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range v.Pairs {
+		if p.Bench[0].Path == "0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc1" {
+			for _, a := range p.NPU {
+				got = append(got, a.Path)
+			}
+			if p.Kind != htmlview.Fused {
+				t.Errorf("kind %s, want fused", p.Kind)
+			}
+		}
+	}
+	if want := "module.model.layers.0.mlp.up_proj module.model.layers.0.mlp.gate_proj"; strings.Join(got, " ") != want {
+		t.Errorf("linear_fc1 paired with %v, want %s", got, want)
+	}
+	if why := v.NPU.Why[v.NPU.Lookup("module.model.layers.0.mlp.gate_proj")]; why != "" {
+		t.Errorf("gate_proj is in a pair but still has a why: %q", why)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/printparse"
@@ -53,6 +54,7 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 			paired[n] = true
 		}
 	}
+	fusedMembers(v, paired)
 	for path, why := range r.UnmatchedWhy {
 		for _, s := range []*Side{v.NPU, v.Bench} {
 			if n := s.Lookup(path); n != nil && !paired[n] {
@@ -90,6 +92,37 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 		v.Mapping = mf
 	}
 	return v, nil
+}
+
+// fusedMembers draws an N:1 pair as such: infer pairs the fused module
+// with one of the modules it fuses (up_proj for linear_fc1) and names them
+// all in the pair's note ("fuses gate_proj and up_proj"); the unpaired
+// siblings the note names join the pair.
+func fusedMembers(v *View, paired map[*printparse.Node]bool) {
+	for i := range v.Pairs {
+		p := &v.Pairs[i]
+		if p.Kind != Fused || p.Note == "" {
+			continue
+		}
+		words := map[string]bool{}
+		for _, w := range strings.FieldsFunc(p.Note, func(r rune) bool {
+			return !(r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r))
+		}) {
+			words[w] = true
+		}
+		join := func(side []*printparse.Node) []*printparse.Node {
+			if par := side[0].Parent; par != nil {
+				for _, c := range par.Children {
+					if !paired[c] && words[c.Name] {
+						paired[c] = true
+						side = append(side, c)
+					}
+				}
+			}
+			return side
+		}
+		p.NPU, p.Bench = join(p.NPU), join(p.Bench)
+	}
 }
 
 func nodes(n ...*printparse.Node) []*printparse.Node { return n }
