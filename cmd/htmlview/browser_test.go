@@ -38,8 +38,8 @@ func loadTree(t testing.TB, path string) *printparse.Tree {
 	return tr
 }
 
-// suggestPage writes the suggest view of two inputs and returns its path.
-func suggestPage(t testing.TB, npuPath, benchPath string) string {
+// suggestView runs suggest on two inputs and builds its view.
+func suggestView(t testing.TB, npuPath, benchPath string) *htmlview.View {
 	t.Helper()
 	npu, bench := loadTree(t, npuPath), loadTree(t, benchPath)
 	r, err := infer.Suggest(npu, bench, infer.Options{})
@@ -50,7 +50,13 @@ func suggestPage(t testing.TB, npuPath, benchPath string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writePage(t, v)
+	return v
+}
+
+// suggestPage writes the suggest view of two inputs and returns its path.
+func suggestPage(t testing.TB, npuPath, benchPath string) string {
+	t.Helper()
+	return writePage(t, suggestView(t, npuPath, benchPath))
 }
 
 // writePage writes a view to a temporary file and returns its path.

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/cmd/htmlview"
-	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -67,15 +66,7 @@ func TestFromCompare(t *testing.T) {
 // gate_proj in the note; gate_proj joins the pair.
 func TestFromSuggestFused(t *testing.T) {
 	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
-	npu, bench := loadTree(t, n), loadTree(t, b)
-	r, err := infer.Suggest(npu, bench, infer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := htmlview.FromSuggest(npu, bench, r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := suggestView(t, n, b)
 	var got []string
 	for _, p := range v.Pairs {
 		if p.Bench[0].Path == "0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc1" {
