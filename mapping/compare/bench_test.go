@@ -2,43 +2,139 @@ package compare
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
-// benchBytes is the size of each generated dump.json: 16 MB by default,
-// LAYERMAP_BENCH_BYTES to scale (e.g. 1073741824 for the 1 GB run).
-// LAYERMAP_BENCH_DIR keeps the generated pair between runs.
-func benchBytes() int64 {
-	if s := os.Getenv("LAYERMAP_BENCH_BYTES"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n
+// Benchmarks of the whole compare on generated dump pairs.
+//
+// Pairs are generated once per test process into a temporary folder
+// (LAYERMAP_BENCH_DIR keeps them between runs):
+//   - gen: dumpgen's synthetic transformer (statistics, level mix, forward
+//     and backward), bench perturbed by 1%; 64 MB per side by default;
+//   - qwen25vl: the real Qwen2.5-VL dumps of testdata/demo/dumps (NPU
+//     LLaMA-Factory, bench MindSpeed-MM) scaled by dumpgen.Scale to 32
+//     layers per tower and as many forward passes as the size asks; 27 MB
+//     per side by default (the size of the issue's real pair); "-lm" runs
+//     it with the layer mapping built into the templates (the mapped join).
+//
+// LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
+// e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
+// (default "27M"; "27M,216M" for the 8x memory check). Each
+// iteration runs one compare in a child process (the test binary
+// re-executed), as `layermap compare` would, and reports:
+//   - MB/s: both dump.json files' bytes per second of wall time;
+//   - cpu-MB/s: the same per second of user+system CPU time (the figure
+//     the bare tokenizer is compared with: BenchmarkTokenizer);
+//   - peak-RSS-MB: the child's maximum resident set (getrusage ru_maxrss);
+//   - allocs/row: heap allocations (runtime.MemStats.Mallocs) per table row.
+
+func benchSizes(env, def string) []int64 {
+	s := os.Getenv(env)
+	if s == "" {
+		s = def
+	}
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		mul := int64(1)
+		switch {
+		case strings.HasSuffix(f, "G"):
+			mul, f = 1<<30, strings.TrimSuffix(f, "G")
+		case strings.HasSuffix(f, "M"):
+			mul, f = 1<<20, strings.TrimSuffix(f, "M")
+		}
+		if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+			out = append(out, n*mul)
 		}
 	}
-	return 16 << 20
+	return out
 }
 
-func genPair(b *testing.B, dir string, size int64, tensor bool) (string, string, int64) {
-	npu := filepath.Join(dir, "npu", "dump.json")
-	bench := filepath.Join(dir, "bench", "dump.json")
-	st1, e1 := os.Stat(npu)
-	st2, e2 := os.Stat(bench)
-	if e1 == nil && e2 == nil && st1.Size() >= size && st2.Size() >= size {
-		return npu, bench, st1.Size() + st2.Size()
+func sizeName(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%dGB", n>>30)
 	}
-	var total int64
+	return fmt.Sprintf("%dMB", n>>20)
+}
+
+var (
+	benchMu   sync.Mutex
+	benchDir  string
+	benchTemp bool
+	benchMade = map[string]benchPair{}
+)
+
+// benchPair is a generated pair of dump folders.
+type benchPair struct {
+	npu, bench string // dump.json paths
+	bytes      int64  // both files
+}
+
+func benchRoot(b *testing.B) string {
+	if benchDir == "" {
+		if d := os.Getenv("LAYERMAP_BENCH_DIR"); d != "" {
+			benchDir = d
+		} else {
+			d, err := os.MkdirTemp("", "layermap-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchDir, benchTemp = d, true
+		}
+	}
+	return benchDir
+}
+
+func sizeOf(paths ...string) (int64, bool) {
+	var n int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, false
+		}
+		n += st.Size()
+	}
+	return n, true
+}
+
+// genBench returns the synthetic pair of size bytes per side.
+func genBench(b *testing.B, size int64, tensor bool) benchPair {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	name := "gen-" + sizeName(size)
+	if tensor {
+		name += "-tensor"
+	}
+	if p, ok := benchMade[name]; ok {
+		return p
+	}
+	dir := filepath.Join(benchRoot(b), name)
+	p := benchPair{npu: filepath.Join(dir, "npu", "dump.json"), bench: filepath.Join(dir, "bench", "dump.json")}
+	if n, ok := sizeOf(p.npu, p.bench); ok {
+		p.bytes = n
+		benchMade[name] = p
+		return p
+	}
 	for _, s := range []struct {
 		path    string
 		perturb float64
-	}{{npu, 0}, {bench, 0.01}} {
+	}{{p.npu, 0}, {p.bench, 0.01}} {
 		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 			b.Fatal(err)
 		}
@@ -48,105 +144,277 @@ func genPair(b *testing.B, dir string, size int64, tensor bool) (string, string,
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
 		st, err := dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
+		if err == nil {
+			err = w.Flush()
+		}
+		if err2 := f.Close(); err == nil {
+			err = err2
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := w.Flush(); err != nil {
+		p.bytes += st.Bytes
+	}
+	benchMade[name] = p
+	return p
+}
+
+// qwenBench returns the scaled Qwen2.5-VL pair of size bytes per side.
+func qwenBench(b *testing.B, size int64) benchPair {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	name := "qwen25vl-" + sizeName(size)
+	if p, ok := benchMade[name]; ok {
+		return p
+	}
+	dir := filepath.Join(benchRoot(b), name)
+	p := benchPair{npu: filepath.Join(dir, "npu", "dump.json"), bench: filepath.Join(dir, "bench", "dump.json")}
+	if n, ok := sizeOf(p.npu, p.bench); ok {
+		p.bytes = n
+		benchMade[name] = p
+		return p
+	}
+	for _, s := range []struct{ tmpl, out string }{{"llamafactory", "npu"}, {"mindspeed-mm", "bench"}} {
+		st, err := dumpgen.Scale(filepath.Join("..", "..", "testdata", "demo", "dumps", s.tmpl), filepath.Join(dir, s.out),
+			dumpgen.ScaleOptions{Seed: uint64(len(s.out)), Layers: 32, TargetBytes: size})
+		if err != nil {
 			b.Fatal(err)
 		}
-		f.Close()
-		total += st.Bytes
+		p.bytes += st.Bytes
 	}
-	return npu, bench, total
+	benchMade[name] = p
+	return p
 }
 
-// peakHeap samples the heap while fn runs.
-func peakHeap(fn func()) uint64 {
-	var peak uint64
-	done := make(chan struct{})
-	go func() {
-		var ms runtime.MemStats
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak {
-				peak = ms.HeapInuse
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	fn()
-	close(done)
-	return peak
+// childRun is what a benchmark child is asked to compare.
+type childRun struct {
+	NPU, Bench, Out string
+	LayerMapping    string // a layer_mapping.yaml (compare -lm)
 }
 
-// BenchmarkCompare compares a generated statistics dump pair (a
-// transformer dumped at level mix, bench perturbed by 1%) end to end:
-// parse both sides, match, diff, judge, write the CSV; "window" is the
-// default join (bench side streamed through a window), "full" the whole
-// bench side in memory (what a run falls back to).
-//
-// Figures seen on the 2-core dev machine (shared with other jobs, so
-// wall times vary by +-30%). `layermap compare` under /usr/bin/time -v
-// (cmd sets GOGC 25), same CSV bytes in every row:
-//
-//	pair (dump.json sizes)    rows    join                      wall    user   MB/s  peak RSS
-//	2 x 268 MB (0.54 GB)      1.02M   before (unpacked store)   6.7 s  10.5 s    80    362 MB
-//	                                  packed store (full)       6.4 s   9.9 s    84    167 MB
-//	                                  window (default)          7.2 s  11.5 s    75     89 MB
-//	2 x 1.07 GB (2.15 GB)     4.09M   before                   35.9 s  43.3 s    60   1395 MB
-//	                                  packed store (full)      39.7 s  43.2 s    54    628 MB
-//	                                  window (default)         32.6 s  48.7 s    66    255 MB
-//
-// This benchmark (GOGC 100, peak HeapInuse): 0.54 GB before 7.2 s, 74 MB/s,
-// 531 MB; window 6.7 s, 80 MB/s, 114 MB; full 9.8 s, 55 MB/s, 237 MB.
-// 2.15 GB window 43-55 s, 39-50 MB/s, 393-415 MB; full 34 s, 63 MB/s,
-// 832 MB.
-//
-// The packed store holds about 98 bytes per bench row (it was 250). The
-// window itself is bounded (32k rows, ~3 MB); what still grows with the
-// file in the window join is 8-16 bytes per bench row of key hashes, the
-// backward call counters (opCounts) and package dump's scanner call-order
-// maps (about 70 MB of live heap in the 2.15 GB run). The extra user time
-// of the window join is garbage collection: a small heap under GOGC 25 is
-// collected more often.
-func BenchmarkCompare(b *testing.B) {
-	dir := os.Getenv("LAYERMAP_BENCH_DIR")
-	if dir == "" {
-		dir = b.TempDir()
+type childResult struct {
+	Rows    int
+	Mallocs uint64
+	Err     string
+}
+
+const childEnv = "LAYERMAP_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(benchChild(spec))
 	}
-	npu, bench, total := genPair(b, dir, benchBytes(), false)
-	for _, full := range []bool{false, true} {
-		name := "window"
-		if full {
-			name = "full"
+	code := m.Run()
+	if benchTemp {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// benchChild runs one compare as `layermap compare` does and prints its
+// row count and heap allocations.
+func benchChild(spec string) int {
+	var c childRun
+	var res childResult
+	if err := json.Unmarshal([]byte(spec), &c); err != nil {
+		res.Err = err.Error()
+	} else {
+		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Now: func() time.Time { return time.Unix(0, 0) }}
+		if c.LayerMapping != "" {
+			m, _, err := mapping.Load(c.LayerMapping)
+			if err != nil {
+				res.Err = err.Error()
+			}
+			opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
+				dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+				out := make([][2]string, len(dm))
+				for i, p := range dm {
+					out[i] = [2]string{p.NPU, p.Bench}
+				}
+				return out, err
+			}
 		}
-		b.Run(name, func(b *testing.B) {
-			out := b.TempDir()
-			b.SetBytes(total)
-			var peak uint64
-			var rows int
-			for i := 0; i < b.N; i++ {
-				p := peakHeap(func() {
-					rep, err := Run(Options{Target: npu, Golden: bench, OutDir: out, fullBench: full,
-						Now: func() time.Time { return time.Unix(int64(i), 0) }})
-					if err != nil {
-						b.Fatal(err)
-					}
-					rows = rep.Ranks[0].Summary.Rows
-				})
-				if p > peak {
-					peak = p
+		if res.Err == "" {
+			rep, err := Run(opt)
+			if err != nil {
+				res.Err = err.Error()
+			} else {
+				for _, r := range rep.Ranks {
+					res.Rows += r.Summary.Rows
 				}
 			}
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-			b.ReportMetric(float64(rows), "rows")
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		res.Mallocs = ms.Mallocs
+	}
+	json.NewEncoder(os.Stdout).Encode(res)
+	if res.Err != "" {
+		return 1
+	}
+	return 0
+}
+
+// runChild compares in a child process and returns its result, wall and
+// CPU time and peak RSS.
+func runChild(b *testing.B, c childRun) (childResult, time.Duration, time.Duration, int64) {
+	spec, _ := json.Marshal(c)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	wall := time.Since(start)
+	var res childResult
+	if jerr := json.Unmarshal(out, &res); jerr != nil || err != nil || res.Err != "" {
+		b.Fatalf("compare child: %v %v %s", err, jerr, res.Err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return res, wall, cpu, ru.Maxrss * 1024
+}
+
+func benchCompare(b *testing.B, p benchPair, lm string) {
+	b.SetBytes(p.bytes)
+	var cpu time.Duration
+	var rss int64
+	var res childResult
+	out := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		r, _, c, m := runChild(b, childRun{NPU: p.npu, Bench: p.bench, Out: out, LayerMapping: lm})
+		res, cpu, rss = r, cpu+c, max(rss, m)
+	}
+	b.ReportMetric(float64(p.bytes)/1e6/(cpu.Seconds()/float64(b.N)), "cpu-MB/s")
+	b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(res.Mallocs)/float64(res.Rows), "allocs/row")
+	b.ReportMetric(float64(res.Rows), "rows")
+}
+
+// BenchmarkCompare compares generated pairs end to end (see above).
+func BenchmarkCompare(b *testing.B) {
+	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
+		b.Run("gen/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, false), "") })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
+		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), "") })
+		b.Run("qwen25vl-lm/size="+sizeName(size), func(b *testing.B) {
+			benchCompare(b, qwenBench(b, size), filepath.Join("..", "..", "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"))
 		})
+	}
+}
+
+// BenchmarkTokenizer is the reference: a plain JSON tokenizer that also
+// parses every number (strconv.ParseFloat), over the same files as
+// BenchmarkCompare, read through a 64 KB buffer as the dump scanner reads
+// them. Its MB/s is CPU MB/s (one goroutine).
+func BenchmarkTokenizer(b *testing.B) {
+	run := func(b *testing.B, p benchPair) {
+		b.SetBytes(p.bytes)
+		for i := 0; i < b.N; i++ {
+			for _, path := range []string{p.npu, p.bench} {
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tokenize(f); err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+		}
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
+		b.Run("gen/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, false)) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
+		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { run(b, qwenBench(b, size)) })
+	}
+}
+
+// tokenize reads JSON tokens from r (strings with their escapes skipped,
+// numbers parsed, literals checked) and returns how many it saw.
+func tokenize(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	pos, end := 0, 0
+	eof := false
+	fill := func() bool {
+		if eof {
+			return false
+		}
+		n := copy(buf, buf[pos:end])
+		pos, end = 0, n
+		if end == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, err := r.Read(buf[end:])
+		end += m
+		if err != nil {
+			eof = true
+		}
+		return m > 0 || !eof
+	}
+	toks := 0
+	for {
+		if pos >= end {
+			if !fill() {
+				return toks, nil
+			}
+			continue
+		}
+		switch c := buf[pos]; c {
+		case ' ', '\n', '\t', '\r', ',', ':':
+			pos++
+		case '{', '}', '[', ']':
+			pos++
+			toks++
+		case '"':
+			i := pos + 1
+			for {
+				if i >= end {
+					off := i - pos
+					if !fill() {
+						return toks, io.ErrUnexpectedEOF
+					}
+					i = pos + off
+					continue
+				}
+				if buf[i] == '\\' {
+					i += 2
+					continue
+				}
+				if buf[i] == '"' {
+					break
+				}
+				i++
+			}
+			pos = i + 1
+			toks++
+		default:
+			i := pos
+			for {
+				if i >= end {
+					off := i - pos
+					if !fill() {
+						break
+					}
+					i = pos + off
+					continue
+				}
+				if c := buf[i]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == ':' {
+					break
+				}
+				i++
+			}
+			switch w := buf[pos:i]; string(w) {
+			case "true", "false", "null", "NaN", "Infinity", "-Infinity":
+			default:
+				if _, err := strconv.ParseFloat(string(w), 64); err != nil {
+					return toks, err
+				}
+			}
+			pos = i
+			toks++
+		}
 	}
 }
 
@@ -160,8 +428,7 @@ func (discardSink) Reset() error              { return nil }
 // diffs, rules, highlight, rendering) on entries already in memory, so
 // that parsing and I/O do not hide it.
 func BenchmarkJoin(b *testing.B) {
-	dir := b.TempDir()
-	npu, bench, _ := genPair(b, dir, 4<<20, false)
+	p := genBench(b, 4<<20, false)
 	load := func(path string) []msprobe.Entry {
 		var es []msprobe.Entry
 		if _, err := msprobe.ScanFile(path, func(e *msprobe.Entry) error {
@@ -174,11 +441,12 @@ func BenchmarkJoin(b *testing.B) {
 		}
 		return es
 	}
-	ne, be := load(npu), load(bench)
+	ne, be := load(p.npu), load(p.bench)
 	rows := 0
 	for _, e := range ne {
 		rows += len(e.Items)
 	}
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Compare(memSource(ne...), memSource(be...), Config{Mode: Statistics}, discardSink{}); err != nil {
@@ -186,36 +454,4 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
-}
-
-// BenchmarkBenchStore reads a generated bench dump into the packed store
-// (the full join's memory) and reports its live bytes per row: 98 on the
-// 256 MB dump, 148 on the default 16 MB one (fixed chunk sizes weigh
-// more); the unpacked store before it held 250 on the 256 MB dump.
-func BenchmarkBenchStore(b *testing.B) {
-	dir := os.Getenv("LAYERMAP_BENCH_DIR")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	_, bench, _ := genPair(b, dir, benchBytes(), false)
-	src := Source(func(yield func(*msprobe.Entry) error) error {
-		_, err := msprobe.ScanFile(bench, yield)
-		return err
-	})
-	b.ResetTimer()
-	var perRow float64
-	for i := 0; i < b.N; i++ {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		bs, err := collectBench(src, &Config{Mode: Statistics}, true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		perRow = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(bs.len())
-		runtime.KeepAlive(bs)
-	}
-	b.ReportMetric(perRow, "B/row")
 }
