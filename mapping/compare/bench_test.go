@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
@@ -73,6 +74,13 @@ func sizeName(n int64) string {
 	return fmt.Sprintf("%dMB", n>>20)
 }
 
+// qwenTemplates holds the real Qwen2.5-VL dump folders the qwen25vl pairs
+// are scaled from; absolute, since benchmark children may run elsewhere.
+var qwenTemplates, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "demo", "dumps"))
+
+// qwenLayerMapping is the built-in LLaMA-Factory to MindSpeed-MM template.
+var qwenLayerMapping, _ = filepath.Abs(filepath.Join("..", "..", "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"))
+
 var (
 	benchMu   sync.Mutex
 	benchDir  string
@@ -113,77 +121,79 @@ func sizeOf(paths ...string) (int64, bool) {
 	return n, true
 }
 
-// genBench returns the synthetic pair of size bytes per side.
-func genBench(b *testing.B, size int64, tensor bool) benchPair {
+// cachedPair returns the pair named name, writing it with make (into
+// npu/ and bench/ of its folder) unless this run or LAYERMAP_BENCH_DIR
+// already has it.
+func cachedPair(b *testing.B, name string, make func(npu, bench string) error) benchPair {
 	benchMu.Lock()
 	defer benchMu.Unlock()
-	name := "gen-" + sizeName(size)
-	if tensor {
-		name += "-tensor"
-	}
 	if p, ok := benchMade[name]; ok {
 		return p
 	}
 	dir := filepath.Join(benchRoot(b), name)
 	p := benchPair{npu: filepath.Join(dir, "npu", "dump.json"), bench: filepath.Join(dir, "bench", "dump.json")}
-	if n, ok := sizeOf(p.npu, p.bench); ok {
-		p.bytes = n
-		benchMade[name] = p
-		return p
+	if _, ok := sizeOf(p.npu, p.bench); !ok {
+		if err := make(filepath.Dir(p.npu), filepath.Dir(p.bench)); err != nil {
+			b.Fatal(err)
+		}
 	}
-	for _, s := range []struct {
-		path    string
-		perturb float64
-	}{{p.npu, 0}, {p.bench, 0.01}} {
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		f, err := os.Create(s.path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		st, err := dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
-		if err == nil {
-			err = w.Flush()
-		}
-		if err2 := f.Close(); err == nil {
-			err = err2
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.bytes += st.Bytes
+	n, ok := sizeOf(p.npu, p.bench)
+	if !ok {
+		b.Fatalf("pair %s not written", name)
 	}
+	p.bytes = n
 	benchMade[name] = p
 	return p
 }
 
+// genBench returns the synthetic pair of size bytes per side.
+func genBench(b *testing.B, size int64, tensor bool) benchPair {
+	name := "gen-" + sizeName(size)
+	if tensor {
+		name += "-tensor"
+	}
+	return cachedPair(b, name, func(npu, bench string) error {
+		for _, s := range []struct {
+			dir     string
+			perturb float64
+		}{{npu, 0}, {bench, 0.01}} {
+			if err := os.MkdirAll(s.dir, 0o755); err != nil {
+				return err
+			}
+			f, err := os.Create(filepath.Join(s.dir, "dump.json"))
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriterSize(f, 1<<20)
+			_, err = dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
+			if err == nil {
+				err = w.Flush()
+			}
+			if err2 := f.Close(); err == nil {
+				err = err2
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // qwenBench returns the scaled Qwen2.5-VL pair of size bytes per side.
 func qwenBench(b *testing.B, size int64) benchPair {
-	benchMu.Lock()
-	defer benchMu.Unlock()
-	name := "qwen25vl-" + sizeName(size)
-	if p, ok := benchMade[name]; ok {
-		return p
-	}
-	dir := filepath.Join(benchRoot(b), name)
-	p := benchPair{npu: filepath.Join(dir, "npu", "dump.json"), bench: filepath.Join(dir, "bench", "dump.json")}
-	if n, ok := sizeOf(p.npu, p.bench); ok {
-		p.bytes = n
-		benchMade[name] = p
-		return p
-	}
-	for _, s := range []struct{ tmpl, out string }{{"llamafactory", "npu"}, {"mindspeed-mm", "bench"}} {
-		st, err := dumpgen.Scale(filepath.Join("..", "..", "testdata", "demo", "dumps", s.tmpl), filepath.Join(dir, s.out),
-			dumpgen.ScaleOptions{Seed: uint64(len(s.out)), Layers: 32, TargetBytes: size})
-		if err != nil {
-			b.Fatal(err)
+	return cachedPair(b, "qwen25vl-"+sizeName(size), func(npu, bench string) error {
+		for _, s := range []struct {
+			tmpl, out string
+			seed      uint64
+		}{{"llamafactory", npu, 3}, {"mindspeed-mm", bench, 5}} {
+			if _, err := dumpgen.Scale(filepath.Join(qwenTemplates, s.tmpl), s.out,
+				dumpgen.ScaleOptions{Seed: s.seed, Layers: 32, TargetBytes: size}); err != nil {
+				return err
+			}
 		}
-		p.bytes += st.Bytes
-	}
-	benchMade[name] = p
-	return p
+		return nil
+	})
 }
 
 // childRun is what a benchmark child is asked to compare.
@@ -226,7 +236,7 @@ func benchChild(spec string) int {
 				res.Err = err.Error()
 			}
 			opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-				dm, err := mapping.GenerateDataMapping(m, npuDir, benchDir)
+				dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
 				out := make([][2]string, len(dm))
 				for i, p := range dm {
 					out[i] = [2]string{p.NPU, p.Bench}
@@ -298,7 +308,7 @@ func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), "") })
 		b.Run("qwen25vl-lm/size="+sizeName(size), func(b *testing.B) {
-			benchCompare(b, qwenBench(b, size), filepath.Join("..", "..", "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"))
+			benchCompare(b, qwenBench(b, size), qwenLayerMapping)
 		})
 	}
 }
@@ -306,10 +316,11 @@ func BenchmarkCompare(b *testing.B) {
 // BenchmarkTokenizer is the reference: a plain JSON tokenizer that also
 // parses every number (strconv.ParseFloat), over the same files as
 // BenchmarkCompare, read through a 64 KB buffer as the dump scanner reads
-// them. Its MB/s is CPU MB/s (one goroutine).
+// them, on one goroutine; cpu-MB/s is per second of the process's CPU time.
 func BenchmarkTokenizer(b *testing.B) {
 	run := func(b *testing.B, p benchPair) {
 		b.SetBytes(p.bytes)
+		cpu0 := cpuTime()
 		for i := 0; i < b.N; i++ {
 			for _, path := range []string{p.npu, p.bench} {
 				f, err := os.Open(path)
@@ -322,6 +333,7 @@ func BenchmarkTokenizer(b *testing.B) {
 				f.Close()
 			}
 		}
+		b.ReportMetric(float64(p.bytes)/1e6/((cpuTime()-cpu0).Seconds()/float64(b.N)), "cpu-MB/s")
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
 		b.Run("gen/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, false)) })
@@ -329,6 +341,13 @@ func BenchmarkTokenizer(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { run(b, qwenBench(b, size)) })
 	}
+}
+
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // tokenize reads JSON tokens from r (strings with their escapes skipped,

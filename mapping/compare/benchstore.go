@@ -184,6 +184,7 @@ type benchSide struct {
 	slots    []uint64 // hash tag<<32 | row+1; 0 is empty
 	used     int
 	matched  []bool
+	md5      bool // an entry has an md5
 	buf      []int32
 	blobBuf  []byte
 	// simple keeps unpacked rows and a map index (the reference store,
@@ -540,6 +541,7 @@ func collectBench(src Source, cfg *Config, renumber bool) (*benchSide, error) {
 	b := newBenchSide(cfg.Mode)
 	b.simple = cfg.simpleBench
 	err := forEachRow(src, cfg, renumber, nil, func(e *msprobe.Entry, rs []sideRow) error {
+		b.md5 = b.md5 || e.HasMD5
 		if len(rs) == 0 {
 			return nil
 		}

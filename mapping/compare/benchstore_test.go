@@ -185,11 +185,10 @@ func (nameMetrics) Metrics(npu, bench, _ *msprobe.Item) ([6]Metric, error) {
 
 // TestComparePackedEqualsPlain: the table and the summary are the same
 // with the plain bench store (all rows in a map), the packed store and
-// the windowed join, on generated dumps in every mode, with fuzzy match
+// the bench index, on generated dumps in every mode, with fuzzy match
 // and data mapping, with the bench side in file order, in near order with
-// missing and bench-only entries (the window suffices), and reversed,
-// shuffled far or with duplicated keys (the window gives way to the
-// packed store).
+// missing and bench-only entries, reversed, shuffled far, with duplicated
+// keys and with odd rows.
 func TestComparePackedEqualsPlain(t *testing.T) {
 	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 8, Hidden: 64})
 	bench := genEntries(t, dumpgen.Options{Seed: 5, Layers: 8, Hidden: 64, Perturb: 0.02, Diverge: 0.5, DivergeLayer: 3})
@@ -201,32 +200,32 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 		}
 	}
 	near := benchVariant(bench, 12, reorder{near: 6, drop: 25, extra: 25})
-	const no, yes, any = 0, 1, -1
+	const no, yes = 0, 1
 	cases := []struct {
-		name     string
-		bench    []msprobe.Entry
-		cfg      Config
-		fallback int // the window cannot be exact: the whole bench side is read
+		name  string
+		bench []msprobe.Entry
+		cfg   Config
+		full  int // joined against the whole bench side (fuzzy match)
 	}{
 		{"statistics", bench, Config{Mode: Statistics}, no},
-		{"statistics small window", bench, Config{Mode: Statistics, window: 16}, no},
-		{"near order small window", near, Config{Mode: Statistics, window: 200}, no},
-		{"near order md5", near, Config{Mode: MD5, window: 200}, no},
-		{"near order tensor", near, Config{Mode: Tensor, Tensor: nameMetrics{}, window: 200}, no},
-		{"near order data mapping", near, Config{Mode: Statistics, DataMapping: dm, window: 200}, no},
-		{"one worker near", near, Config{Mode: Statistics, Workers: 1, window: 200}, no},
-		{"reversed", benchVariant(bench, 13, reorder{reverse: true}), Config{Mode: Statistics, window: 32}, yes},
-		{"far moves", benchVariant(bench, 15, reorder{far: 5}), Config{Mode: Statistics, window: 32}, yes},
-		{"duplicates", benchVariant(bench, 14, reorder{dup: 10}), Config{Mode: Statistics, window: 32}, yes},
-		{"statistics odd", odd, Config{Mode: Statistics}, any},
-		{"statistics odd small window", odd, Config{Mode: Statistics, window: 32}, yes},
-		{"md5 odd", odd, Config{Mode: MD5, window: 32}, yes},
-		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}, any},
-		{"tensor odd small window", odd, Config{Mode: Tensor, Tensor: nameMetrics{}, window: 32}, yes},
+		{"statistics small cache", bench, Config{Mode: Statistics, cache: 3}, no},
+		{"near order small cache", near, Config{Mode: Statistics, cache: 4}, no},
+		{"near order md5", near, Config{Mode: MD5}, no},
+		{"near order tensor", near, Config{Mode: Tensor, Tensor: nameMetrics{}}, no},
+		{"near order data mapping", near, Config{Mode: Statistics, DataMapping: dm, cache: 4}, no},
+		{"one worker near", near, Config{Mode: Statistics, Workers: 1}, no},
+		{"reversed", benchVariant(bench, 13, reorder{reverse: true}), Config{Mode: Statistics, cache: 8}, no},
+		{"far moves", benchVariant(bench, 15, reorder{far: 5}), Config{Mode: Statistics, cache: 8}, no},
+		{"duplicates", benchVariant(bench, 14, reorder{dup: 10}), Config{Mode: Statistics, cache: 2}, no},
+		{"statistics odd", odd, Config{Mode: Statistics}, no},
+		{"statistics odd small cache", odd, Config{Mode: Statistics, cache: 2}, no},
+		{"md5 odd", odd, Config{Mode: MD5}, no},
+		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}, no},
 		{"fuzzy", bench, Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}, yes},
-		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: dm}, any},
-		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1, window: 32}, yes},
+		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: dm}, no},
+		{"data mapping odd small cache", odd, Config{Mode: Statistics, DataMapping: dm, cache: 1}, no},
+		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1}, no},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,7 +250,7 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 			for _, v := range []struct {
 				name string
 				cfg  Config
-			}{{"packed", full}, {"windowed", c.cfg}} {
+			}{{"packed", full}, {"indexed", c.cfg}} {
 				ps, pt, tr := run(v.cfg)
 				if !reflect.DeepEqual(ps, ss) {
 					t.Errorf("%s summary: %+v\nplain %+v", v.name, ps, ss)
@@ -264,11 +263,8 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 						t.Fatalf("%s row %d:\n%q %v\nplain %q %v", v.name, i, pt.rows[i], pt.marks[i], st.rows[i], st.marks[i])
 					}
 				}
-				if v.name == "windowed" {
-					t.Logf("%+v", tr)
-					if c.fallback != any && (tr.fullPasses > 0) != (c.fallback == yes) {
-						t.Errorf("windowed run: %+v, want a full pass: %v", tr, c.fallback == yes)
-					}
+				if v.name == "indexed" && (tr.fullPasses > 0) != (c.full == yes) || tr.fullPasses > 0 && tr.indexedPasses > 0 {
+					t.Errorf("%s run: %+v, want a full pass: %v", v.name, tr, c.full == yes)
 				}
 			}
 		})
@@ -307,10 +303,10 @@ func TestCompareBenchError(t *testing.T) {
 		return errors.New("bench.json:7: expected value, found end of file")
 	}
 	for _, cfg := range []Config{{Mode: Statistics}, {Mode: Statistics, fullBench: true}, {Mode: Statistics, Fuzzy: true},
-		{Mode: Statistics, window: 8}} {
+		{Mode: Statistics}} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := Compare(memSource(npu...), bad, cfg, &memSink{})
+			_, err := Compare(memSource(npu...), Source(bad), cfg, &memSink{})
 			done <- err
 		}()
 		select {

@@ -12,14 +12,14 @@
 // Err_message) and are written in NPU dump order. The two files are parsed
 // concurrently.
 //
-// Memory: where the two dumps come in similar order (same model, same
-// step) the bench side is streamed too, through a window of recent rows
-// (window.go); what stays for the whole file is one 8-byte hash per bench
-// row, which proves that no bench row outside the window could have
-// joined. Where that proof fails (bench rows far out of order, duplicate
-// keys spread over the file, fuzzy match) the table is written again from
-// the whole bench side held in memory in a packed form of about 100
-// bytes per row (benchstore.go). Either way the table is the same.
+// Memory: the NPU side is streamed; the bench side is joined through an
+// index built before the first NPU row from a skim of the bench file
+// (benchindex.go): every entry's compare-key prefix and byte offset, so
+// that each NPU row finds its bench rows whatever the two files' orders,
+// and bench entries are parsed where the join needs them. What is kept
+// per bench entry is about 30 bytes of index; the parsed entries in use
+// are cached. msprobe's fuzzy match pairs rows in order and reads the
+// whole bench side into memory in a packed form (benchstore.go).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of

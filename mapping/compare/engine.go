@@ -95,17 +95,18 @@ type Config struct {
 	// simpleBench holds the bench side as plain rows in a map (the
 	// reference the packed store is tested against).
 	simpleBench bool
-	// fullBench skips the windowed join (reads the whole bench side first).
+	// fullBench joins against the whole bench side in memory (the packed
+	// store) instead of the index (tests, benchmarks).
 	fullBench bool
-	// window overrides the window's read-ahead (tests).
-	window int
+	// cache overrides cacheEntries (tests).
+	cache int
 	// trace, when set, records how the bench side was joined (tests).
 	trace *joinTrace
 }
 
 // joinTrace records the bench strategy of a Compare call.
 type joinTrace struct {
-	windowPasses, fullPasses, fallbacks int
+	indexedPasses, fullPasses int
 }
 
 // RowSink receives the table: the header once, then the rows in order.
@@ -152,6 +153,8 @@ type Summary struct {
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
 	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`
+
+	benchMD5 bool // the bench side has an md5 (see msprobe.Header.MD5)
 }
 
 // artifacts are the whole-column pandas effects that change how cells
@@ -303,7 +306,7 @@ func dtypeMatch(a, b string, cross bool) bool {
 
 // Compare compares the NPU (target) side with the bench (golden) side and
 // writes msprobe's table to sink.
-func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
+func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error) {
 	if cfg.Mode == Tensor && cfg.Tensor == nil {
 		return nil, errors.New("compare: tensor mode needs a tensor comparer")
 	}
@@ -311,76 +314,45 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	renumber := !cfg.Fuzzy
-	// The windowed join streams the bench side with the NPU side; where
-	// it cannot be exact it gives way to the whole bench side in memory.
-	windowed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
-	// The whole bench side is parsed while the NPU side starts: the bench
-	// index must be complete before the first NPU row is joined.
-	type benchResult struct {
-		bs  *benchSide
-		err error
-	}
-	var bch chan benchResult
-	startFull := func() {
-		bch = make(chan benchResult, 1)
-		go func() {
-			bs, err := collectBench(bench, &cfg, renumber)
-			bch <- benchResult{bs, err}
-		}()
-	}
-	if !windowed {
-		startFull()
-	}
+	// The indexed join (benchindex.go) serves every match but the fuzzy
+	// one, which pairs the two sides' rows in order; it and the tests'
+	// references read the whole bench side into memory.
+	indexed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
+	var ix *benchIndex
 	var bs *benchSide
-	var benchErr error
-	received := false // bch was read
-	waitBench := func() error {
-		if received {
-			return benchErr
+	if indexed {
+		var err error
+		if ix, err = newBenchIndex(bench, &cfg, renumber); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
 		}
-		br := <-bch
-		received = true
-		if br.err != nil {
-			benchErr = fmt.Errorf("bench: %w", br.err)
-			return benchErr
+		defer ix.close()
+	} else {
+		var err error
+		var md5 bool
+		if bs, err = collectBench(benchEntries(bench, &md5), &cfg, renumber); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
 		}
-		bs = br.bs
-		return nil
+		bs.md5 = bs.md5 || md5
 	}
 	var assumed artifacts
 	for pass := 0; ; pass++ {
 		var sum *Summary
 		var scan *artifactScan
 		var err error
-		if windowed {
-			w := newBenchWindow(bench, &cfg, renumber)
-			sum, scan, err = runPass(npu, &cfg, renumber, nil, nil, w, assumed, sink)
-			w.close()
-			if cfg.trace != nil {
-				cfg.trace.windowPasses++
-			}
-			if errors.Is(err, errFallback) {
-				if cfg.trace != nil {
-					cfg.trace.fallbacks++
-				}
-				if err := sink.Reset(); err != nil {
-					return nil, err
-				}
-				windowed = false
-				startFull()
-				pass--
-				continue
-			}
+		if indexed {
+			ix.reset()
+			sum, scan, err = runPass(npu, &cfg, renumber, &indexJoin{ix: ix, cfg: &cfg}, assumed, sink)
 		} else {
-			sum, scan, err = runPass(npu, &cfg, renumber, waitBench, func() *benchSide { return bs }, nil, assumed, sink)
-			if cfg.trace != nil {
+			sum, scan, err = runPass(npu, &cfg, renumber, newStoreJoin(bs, &cfg), assumed, sink)
+		}
+		if cfg.trace != nil {
+			if indexed {
+				cfg.trace.indexedPasses++
+			} else {
 				cfg.trace.fullPasses++
 			}
 		}
 		if err != nil {
-			if bch != nil && !received {
-				<-bch
-			}
 			return nil, err
 		}
 		got := scan.result()
@@ -395,107 +367,143 @@ func Compare(npu, bench Source, cfg Config, sink RowSink) (*Summary, error) {
 	}
 }
 
-// runPass streams the NPU side once and writes the table.
-// The bench side is either the whole of it in memory (waitBench, getBench)
-// or a window (w).
-func runPass(npu Source, cfg *Config, renumber bool, waitBench func() error, getBench func() *benchSide,
-	w *benchWindow, art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
-	stack := cfg.Stack
-	if err := sink.Header(Header(cfg.Mode, stack != nil)); err != nil {
+// benchEntries is the bench side as a Source; md5 is set when the
+// bench file's header says md5.
+func benchEntries(b Bench, md5 *bool) Source {
+	switch b := b.(type) {
+	case Source:
+		return b
+	case BenchFile:
+		return func(yield func(*msprobe.Entry) error) error {
+			h, err := msprobe.ScanFile(string(b), yield)
+			*md5 = h.MD5
+			return err
+		}
+	}
+	panic(fmt.Sprintf("compare: unknown bench %T", b))
+}
+
+// npuStream decodes the NPU side in its own goroutine, ahead of the join:
+// entries with their rows keyed come out of ch; stop ends it early; the
+// scan's error comes out of errc once ch is closed.
+func npuStream(npu Source, cfg *Config, renumber bool) (ch <-chan npuEntry, errc <-chan error, stop func()) {
+	c := make(chan npuEntry, 64)
+	ec := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		err := forEachRow(npu, cfg, renumber, cfg.Stack, func(e *msprobe.Entry, rs []sideRow) error {
+			cp := make([]sideRow, len(rs))
+			copy(cp, rs)
+			select {
+			case c <- npuEntry{e.Name, cp}:
+				return nil
+			case <-done:
+				return errStopped
+			}
+		})
+		close(c)
+		ec <- err
+	}()
+	stopped := false
+	return c, ec, func() {
+		if !stopped {
+			stopped = true
+			close(done)
+			for range c {
+			}
+		}
+	}
+}
+
+// joiner pairs NPU rows with bench rows for one pass.
+type joiner interface {
+	// row emits the table rows of one NPU row.
+	row(n *sideRow, emit rowEmit) error
+	// end emits what is left when the NPU side is done and counts the
+	// bench side's rows.
+	end(emit rowEmit, sum *Summary) error
+}
+
+// rowEmit hands one table row to the writer: an NPU row, a bench row
+// (nil for none; copied) and the rule that paired them.
+type rowEmit func(npu, bench *sideRow, src MatchSource) error
+
+// runPass streams the NPU side once through a joiner and writes the
+// table. Three stages keep the cores busy: the NPU scan (itself two
+// goroutines), the join (one goroutine; the indexed join parses bench
+// entries there), the groups' cells, diffs and rules on cfg.Workers
+// goroutines; the caller's goroutine writes the groups in order.
+func runPass(npu Source, cfg *Config, renumber bool, j joiner, art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
+	if err := sink.Header(Header(cfg.Mode, cfg.Stack != nil)); err != nil {
 		return nil, nil, err
 	}
 	sum := &Summary{Mode: cfg.Mode.String(), MatchedBy: map[string]int{}}
 	scan := newArtifactScan()
 	out := newGroupWriter(cfg, sink, sum, art)
-
-	// The NPU side is decoded in its own goroutine, ahead of the join.
-	ch := make(chan npuEntry, 256)
-	errc := make(chan error, 1)
-	stop := make(chan struct{})
+	ch, errc, stopNPU := npuStream(npu, cfg, renumber)
+	type joined struct {
+		sum Summary // bench counts
+		err error
+	}
+	jc := make(chan joined, 1)
 	go func() {
-		err := forEachRow(npu, cfg, renumber, stack, func(e *msprobe.Entry, rs []sideRow) error {
-			cp := make([]sideRow, len(rs))
-			copy(cp, rs)
-			select {
-			case ch <- npuEntry{e.Name, cp}:
-				return nil
-			case <-stop:
-				return errStopped
+		emit := func(n, b *sideRow, src MatchSource) error {
+			r := out.pool.row()
+			r.npu, r.source = n, src
+			if b != nil {
+				s := out.pool.side()
+				*s = *b
+				r.bench = s
 			}
-		})
-		close(ch)
-		errc <- err
-	}()
-	fail := func(err error) (*Summary, *artifactScan, error) {
-		close(stop)
-		for range ch {
+			scan.add(r)
+			return out.add(r)
 		}
-		<-errc
-		return nil, nil, err
-	}
-	if w != nil {
-		return windowPass(ch, errc, fail, w, cfg, out, sum, scan)
-	}
-	if err := waitBench(); err != nil {
-		return fail(err)
-	}
-	bs := getBench()
-	for i := range bs.matched {
-		bs.matched[i] = false
-	}
-	var fz *fuzzyMatcher
-	if cfg.Fuzzy {
-		fz = newFuzzyMatcher(bs, cfg)
-	}
-	entries := 0
-	emit := func(n *sideRow, bi int32, src MatchSource) error {
-		r := out.pool.row()
-		r.npu, r.source = n, src
-		if bi >= 0 {
-			r.bench = bs.rowInto(out.pool.side(), bi)
-		}
-		scan.add(r)
-		return out.add(r)
-	}
-	for e := range ch {
-		entries++
-		if cfg.Progress != nil && entries%1024 == 0 {
-			cfg.Progress(entries)
-		}
-		if fz != nil {
+		entries := 0
+		var res joined
+		for e := range ch {
+			entries++
+			if cfg.Progress != nil && entries%1024 == 0 {
+				cfg.Progress(entries)
+			}
 			for i := range e.rows {
-				if err := fz.push(&e.rows[i], emit); err != nil {
-					return fail(err)
+				if res.err = j.row(&e.rows[i], emit); res.err != nil {
+					break
 				}
 			}
-			continue
-		}
-		for i := range e.rows {
-			if err := joinRow(&e.rows[i], bs, cfg, emit); err != nil {
-				return fail(err)
+			if res.err != nil {
+				break
 			}
 		}
-	}
-	if err := <-errc; err != nil {
-		return nil, nil, fmt.Errorf("target: %w", err)
-	}
-	if fz != nil {
-		if err := fz.finish(emit); err != nil {
-			return nil, nil, err
+		if res.err != nil {
+			stopNPU()
+			<-errc
+		} else if err := <-errc; err != nil {
+			res.err = fmt.Errorf("target: %w", err)
+		} else {
+			res.err = j.end(emit, &res.sum)
+			if res.err == nil {
+				res.err = out.flushGroup()
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(entries)
+			}
 		}
+		out.closeJobs()
+		jc <- res
+	}()
+	werr := out.drain()
+	if werr != nil {
+		out.stop()
+		stopNPU()
 	}
-	if err := out.flush(); err != nil {
-		return nil, nil, err
+	res := <-jc
+	if werr != nil {
+		return nil, nil, werr
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(entries)
+	if res.err != nil {
+		return nil, nil, res.err
 	}
-	sum.BenchRows = bs.len()
-	for _, m := range bs.matched {
-		if !m {
-			sum.BenchUnmatched++
-		}
-	}
+	sum.BenchRows, sum.BenchUnmatched, sum.benchMD5 = res.sum.BenchRows, res.sum.BenchUnmatched, res.sum.benchMD5
 	return sum, scan, nil
 }
 
@@ -507,45 +515,90 @@ type npuEntry struct {
 	rows []sideRow
 }
 
-// windowPass is the join of runPass against a bench window.
-func windowPass(ch <-chan npuEntry, errc <-chan error, fail func(error) (*Summary, *artifactScan, error),
-	w *benchWindow, cfg *Config, out *groupWriter, sum *Summary, scan *artifactScan) (*Summary, *artifactScan, error) {
-	emit := func(n *sideRow, sg *segment, bi int32, src MatchSource) error {
-		r := out.pool.row()
-		r.npu, r.source = n, src
-		if sg != nil {
-			r.bench = sg.bs.rowInto(out.pool.side(), bi)
-			r.bench.order = sg.base + int(bi)
-		}
-		scan.add(r)
-		return out.add(r)
+// indexJoin joins through the bench index.
+type indexJoin struct {
+	ix   *benchIndex
+	cfg  *Config
+	refs []rowRef
+}
+
+func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
+	key, src, gate := joinKey(n, j.cfg)
+	var err error
+	if j.refs, err = j.ix.lookup(key, j.refs); err != nil {
+		return err
 	}
-	entries := 0
-	for e := range ch {
-		entries++
-		if cfg.Progress != nil && entries%1024 == 0 {
-			cfg.Progress(entries)
-		}
-		for i := range e.rows {
-			if err := joinWindow(&e.rows[i], w, cfg, emit); err != nil {
-				out.abort()
-				return fail(err)
+	if len(j.refs) == 0 {
+		return emit(n, nil, Unmatched)
+	}
+	for _, ref := range j.refs {
+		_, b := j.ix.row(ref)
+		if gate && !dtypeMatch(n.it.Dtype, b.it.Dtype, j.cfg.CrossFramework) {
+			if err := emit(n, nil, Unmatched); err != nil {
+				return err
 			}
+			continue
+		}
+		j.ix.match(ref)
+		if err := emit(n, b, src); err != nil {
+			return err
 		}
 	}
-	if err := <-errc; err != nil {
-		return nil, nil, fmt.Errorf("target: %w", err)
+	return nil
+}
+
+func (j *indexJoin) end(_ rowEmit, sum *Summary) error { return j.ix.finish(sum) }
+
+// storeJoin joins against the whole bench side in memory (msprobe's
+// fuzzy match, and the tests' references).
+type storeJoin struct {
+	bs  *benchSide
+	cfg *Config
+	fz  *fuzzyMatcher
+	tmp sideRow
+}
+
+func newStoreJoin(bs *benchSide, cfg *Config) *storeJoin {
+	for i := range bs.matched {
+		bs.matched[i] = false
 	}
-	if err := w.finish(sum); err != nil {
-		return nil, nil, err
+	j := &storeJoin{bs: bs, cfg: cfg}
+	if cfg.Fuzzy {
+		j.fz = newFuzzyMatcher(bs, cfg)
 	}
-	if err := out.flush(); err != nil {
-		return nil, nil, err
+	return j
+}
+
+// byIndex adapts emit to bench row numbers.
+func (j *storeJoin) byIndex(emit rowEmit) emitFunc {
+	return func(n *sideRow, bi int32, src MatchSource) error {
+		if bi < 0 {
+			return emit(n, nil, src)
+		}
+		return emit(n, j.bs.rowInto(&j.tmp, bi), src)
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(entries)
+}
+
+func (j *storeJoin) row(n *sideRow, emit rowEmit) error {
+	if j.fz != nil {
+		return j.fz.push(n, j.byIndex(emit))
 	}
-	return sum, scan, nil
+	return joinRow(n, j.bs, j.cfg, j.byIndex(emit))
+}
+
+func (j *storeJoin) end(emit rowEmit, sum *Summary) error {
+	if j.fz != nil {
+		if err := j.fz.finish(j.byIndex(emit)); err != nil {
+			return err
+		}
+	}
+	sum.BenchRows, sum.benchMD5 = j.bs.len(), j.bs.md5
+	for _, m := range j.bs.matched {
+		if !m {
+			sum.BenchUnmatched++
+		}
+	}
+	return nil
 }
 
 // joinRow pairs one NPU row with every bench row of its compare key
@@ -593,17 +646,21 @@ func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
 }
 
 // emitFunc hands one table row to the writer: an NPU row and its bench row
-// (-1 for none), with the rule that paired them.
+// (-1 for none) in the whole-bench store, with the rule that paired them.
 type emitFunc func(npu *sideRow, bench int32, src MatchSource) error
 
 // rowPool recycles table rows once written: the table is streamed, so
-// only a group's worth of rows is alive at a time.
+// only the groups in flight are alive at a time. The join takes rows, the
+// writer gives them back.
 type rowPool struct {
+	mu    sync.Mutex
 	rows  []*outRow
 	sides []*sideRow
 }
 
 func (p *rowPool) row() *outRow {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if n := len(p.rows); n > 0 {
 		r := p.rows[n-1]
 		p.rows = p.rows[:n-1]
@@ -614,6 +671,8 @@ func (p *rowPool) row() *outRow {
 }
 
 func (p *rowPool) side() *sideRow {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if n := len(p.sides); n > 0 {
 		r := p.sides[n-1]
 		p.sides = p.sides[:n-1]
@@ -622,15 +681,20 @@ func (p *rowPool) side() *sideRow {
 	return new(sideRow)
 }
 
-func (p *rowPool) put(r *outRow) {
-	if r.bench != nil {
-		p.sides = append(p.sides, r.bench)
+func (p *rowPool) put(grp []*outRow) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range grp {
+		if r.bench != nil {
+			p.sides = append(p.sides, r.bench)
+		}
+		p.rows = append(p.rows, r)
 	}
-	p.rows = append(p.rows, r)
 }
 
-// groupWriter collects the rows of one entry, finishes them (diffs,
-// metrics, rules) and writes them in order.
+// groupWriter collects the rows of one entry (the join's side), has
+// workers finish them (diffs, metrics, rules, cells) and writes them in
+// order (drain, the writer's side).
 type groupWriter struct {
 	cfg   *Config
 	sink  RowSink
@@ -638,14 +702,46 @@ type groupWriter struct {
 	art   artifacts
 	group []*outRow
 	pool  rowPool
-	tp    *tensorPool
+
+	jobs    chan groupJob
+	stopc   chan struct{}
+	closed  bool
+	seq     int
+	mu      sync.Mutex
+	results map[int][]*outRow
+	ready   chan struct{}
+	done    chan struct{} // closed when the workers are done
+}
+
+type groupJob struct {
+	seq int
+	grp []*outRow
 }
 
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
-	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art}
-	if cfg.Workers > 1 || cfg.Mode == Tensor {
-		g.tp = newTensorPool(cfg, g.prepare, g.finish)
+	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art, jobs: make(chan groupJob, 2*cfg.Workers),
+		stopc: make(chan struct{}), results: map[int][]*outRow{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	var wg sync.WaitGroup
+	for i := 0; i < cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range g.jobs {
+				g.prepare(j.grp)
+				g.mu.Lock()
+				g.results[j.seq] = j.grp
+				g.mu.Unlock()
+				select {
+				case g.ready <- struct{}{}:
+				default:
+				}
+			}
+		}()
 	}
+	go func() {
+		wg.Wait()
+		close(g.done)
+	}()
 	return g
 }
 
@@ -660,17 +756,60 @@ func (g *groupWriter) add(r *outRow) error {
 	return nil
 }
 
+// flushGroup hands the collected group to the workers.
 func (g *groupWriter) flushGroup() error {
 	if len(g.group) == 0 {
 		return nil
 	}
 	grp := g.group
 	g.group = nil
-	if g.tp != nil {
-		return g.tp.submit(grp)
+	select {
+	case g.jobs <- groupJob{g.seq, grp}:
+		g.seq++
+		return nil
+	case <-g.stopc:
+		return errStopped
 	}
-	g.prepare(grp)
-	return g.finish(grp)
+}
+
+// closeJobs tells the workers that no group follows (the join is done).
+func (g *groupWriter) closeJobs() {
+	if !g.closed {
+		g.closed = true
+		close(g.jobs)
+	}
+}
+
+// stop makes the join's next hand-off fail (the writer failed).
+func (g *groupWriter) stop() { close(g.stopc) }
+
+// drain writes the prepared groups in order until the workers are done.
+func (g *groupWriter) drain() error {
+	next := 0
+	for {
+		finished := false
+		select {
+		case <-g.ready:
+		case <-g.done:
+			finished = true
+		}
+		for {
+			g.mu.Lock()
+			grp, ok := g.results[next]
+			delete(g.results, next)
+			g.mu.Unlock()
+			if !ok {
+				break
+			}
+			next++
+			if err := g.finish(grp); err != nil {
+				return err
+			}
+		}
+		if finished {
+			return nil
+		}
+	}
 }
 
 // prepare computes everything of a group that depends on the group alone
@@ -706,26 +845,6 @@ func (g *groupWriter) prepare(grp []*outRow) {
 	for _, r := range grp {
 		r.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, r.cells[:0])
 	}
-}
-
-// abort stops the workers of a pass that is given up; what they were
-// preparing is dropped.
-func (g *groupWriter) abort() {
-	if g.tp != nil {
-		close(g.tp.jobs)
-		g.tp.wg.Wait()
-		g.tp = nil
-	}
-}
-
-func (g *groupWriter) flush() error {
-	if err := g.flushGroup(); err != nil {
-		return err
-	}
-	if g.tp != nil {
-		return g.tp.close()
-	}
-	return nil
 }
 
 func (r *outRow) statDiffs() {
@@ -778,90 +897,6 @@ func (g *groupWriter) finish(grp []*outRow) error {
 			g.sum.FirstAPI = d
 		}
 	}
-	for _, r := range grp {
-		g.pool.put(r)
-	}
+	g.pool.put(grp)
 	return nil
-}
-
-// tensorPool prepares groups on several goroutines (tensor metrics are
-// the heavy part in tensor mode, diffs and rendering in the others) and
-// hands them back in order.
-type tensorPool struct {
-	cfg     *Config
-	jobs    chan tensorJob
-	done    func([]*outRow) error
-	mu      sync.Mutex
-	results map[int][]*outRow
-	next    int
-	seq     int
-	wg      sync.WaitGroup
-	err     error
-	ready   chan struct{}
-}
-
-type tensorJob struct {
-	seq int
-	grp []*outRow
-}
-
-func newTensorPool(cfg *Config, prepare func([]*outRow), done func([]*outRow) error) *tensorPool {
-	p := &tensorPool{cfg: cfg, jobs: make(chan tensorJob, cfg.Workers*2), done: done,
-		results: map[int][]*outRow{}, ready: make(chan struct{}, 1)}
-	for i := 0; i < cfg.Workers; i++ {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			for j := range p.jobs {
-				prepare(j.grp)
-				p.mu.Lock()
-				p.results[j.seq] = j.grp
-				p.mu.Unlock()
-				select {
-				case p.ready <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
-	return p
-}
-
-// drain writes finished groups in order; it runs on the caller's goroutine.
-func (p *tensorPool) drain() error {
-	for {
-		p.mu.Lock()
-		grp, ok := p.results[p.next]
-		if ok {
-			delete(p.results, p.next)
-		}
-		p.mu.Unlock()
-		if !ok {
-			return nil
-		}
-		p.next++
-		if err := p.done(grp); err != nil {
-			return err
-		}
-	}
-}
-
-func (p *tensorPool) submit(grp []*outRow) error {
-	for {
-		select {
-		case p.jobs <- tensorJob{p.seq, grp}:
-			p.seq++
-			return p.drain()
-		case <-p.ready:
-			if err := p.drain(); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-func (p *tensorPool) close() error {
-	close(p.jobs)
-	p.wg.Wait()
-	return p.drain()
 }

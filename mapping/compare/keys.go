@@ -74,42 +74,70 @@ func newKeyNamer(renumber, debug bool) *keyNamer {
 	return &keyNamer{renumber: renumber && !debug, debug: debug}
 }
 
-// entry registers an entry and returns a function that gives each row
-// name its key, or ok false when msprobe skips the entry.
-func (k *keyNamer) entry(name string) (func(row string) string, bool) {
+// entryKey tells how the rows of an entry get their compare keys: the
+// row name, or for a renumbered backward entry prefix + the row name with
+// every occurrence of the entry name removed.
+type entryKey struct {
+	prefix     string // the key prefix: the entry name, or the renumbered one
+	renumbered bool
+	call       int // the renumbered call index
+}
+
+// key is the compare key of a row of entry name.
+func (k entryKey) key(name, row string) string {
+	if !k.renumbered {
+		return row
+	}
+	return k.prefix + strings.ReplaceAll(row, name, "")
+}
+
+// entryKey registers an entry and returns how its rows are keyed, or ok
+// false when msprobe skips the entry.
+func (k *keyNamer) entryKey(name string) (entryKey, bool) {
 	if k.debug {
 		// debug.json names are used as they are
-		return func(row string) string { return row }, name != ""
+		return entryKey{prefix: name}, name != ""
 	}
 	op, cd, dir := msprobe.SplitName(name)
 	if op == "" {
-		return nil, false
+		return entryKey{}, false
 	}
 	if !k.renumber || dir != "backward" {
-		return func(row string) string { return row }, true
+		return entryKey{prefix: name}, true
 	}
-	bwdOrder := k.bwd.next(op)
-	head, tail := cd, ""
-	if i := strings.LastIndexByte(cd, '.'); i >= 0 {
-		head, tail = cd[:i], cd[i+1:]
-	} else {
-		return func(row string) string { return row }, true
+	return renumbered(name, op, cd, k.bwd.next(op)), true
+}
+
+// renumbered is the entryKey of a backward entry (op, call direction cd)
+// that is the n-th of its op: the number in cd replaced by n.
+func renumbered(name, op, cd string, n int) entryKey {
+	i := strings.LastIndexByte(cd, '.')
+	if i < 0 {
+		return entryKey{prefix: name}
 	}
+	head, tail := cd[:i], cd[i+1:]
 	hd, td := msprobe.IsDigits(head), msprobe.IsDigits(tail)
 	if !hd && !td {
-		return func(row string) string { return row }, true
+		return entryKey{prefix: name}
 	}
-	n := strconv.Itoa(bwdOrder)
+	num := strconv.Itoa(n)
 	if hd {
-		head = n
+		head = num
 	}
 	if td {
-		tail = n
+		tail = num
 	}
-	prefix := op + "." + head + "." + tail
-	return func(row string) string {
-		return prefix + strings.ReplaceAll(row, name, "")
-	}, true
+	return entryKey{prefix: op + "." + head + "." + tail, renumbered: true, call: n}
+}
+
+// entry registers an entry and returns a function that gives each row
+// name its key, or ok false when msprobe skips the entry.
+func (k *keyNamer) entry(name string) (func(row string) string, bool) {
+	ek, ok := k.entryKey(name)
+	if !ok {
+		return nil, false
+	}
+	return func(row string) string { return ek.key(name, row) }, true
 }
 
 // renameAPI is msprobe's fuzzy-match name (Match.rename_api): the last

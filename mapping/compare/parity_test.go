@@ -107,16 +107,16 @@ func TestParity(t *testing.T) {
 }
 
 // TestParityJoins: the goldens hold with every bench join: the whole bench
-// side in memory, and windows so small that rows leave them (the window
-// either suffices or gives way to the whole bench side).
+// side in memory, and the bench index with caches so small that parsed
+// entries leave them and are parsed again.
 func TestParityJoins(t *testing.T) {
 	joins := []struct {
 		name string
 		set  func(o *Options)
 	}{
 		{"full", func(o *Options) { o.fullBench = true }},
-		{"window 4", func(o *Options) { o.window = 4 }},
-		{"window 32", func(o *Options) { o.window = 32 }},
+		{"cache 1", func(o *Options) { o.cache = 1 }},
+		{"cache 16", func(o *Options) { o.cache = 16 }},
 	}
 	for _, j := range joins {
 		for _, c := range parityCases(t) {

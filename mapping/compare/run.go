@@ -48,11 +48,11 @@ type Options struct {
 	// target dump.json read so far and its size.
 	Progress func(rank string, done, total int64)
 
-	// fullBench reads the whole bench side before the join instead of
-	// windowing it (benchmarks compare the two).
+	// fullBench joins against the whole bench side in memory instead of
+	// the bench index (tests compare the two).
 	fullBench bool
-	// window overrides the window's read-ahead (tests).
-	window int
+	// cache overrides how many parsed bench entries the index keeps (tests).
+	cache int
 }
 
 // RankReport is the outcome of one rank pair.
@@ -346,7 +346,7 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 		return nil, nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, window: opt.window}
+	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
@@ -409,7 +409,6 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 		rank = rank[1:]
 	}
 	nsrc := &fileSource{path: np.DumpJSON}
-	bsrc := &fileSource{path: bp.DumpJSON}
 	if opt.Progress != nil {
 		cfg.Progress = func(int) { opt.Progress(rank, nsrc.read.Load(), nsrc.size) }
 	}
@@ -436,7 +435,7 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 	}
 	var sum *Summary
 	for attempt := 0; attempt < 2; attempt++ {
-		sum, err = Compare(nsrc.source(), bsrc.source(), cfg, sk)
+		sum, err = Compare(nsrc.source(), BenchFile(bp.DumpJSON), cfg, sk)
 		if err != nil {
 			sk.Drop()
 			return nil, nil, inputErr(err)
@@ -445,10 +444,10 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 			sk.Drop()
 			return nil, nil, asInput(e.Err())
 		}
-		if cfg.Mode == Tensor || nsrc.hdr.MD5 == bsrc.hdr.MD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
+		if cfg.Mode == Tensor || nsrc.hdr.MD5 == sum.benchMD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
 			break
 		}
-		if nsrc.hdr.MD5 != bsrc.hdr.MD5 {
+		if nsrc.hdr.MD5 != sum.benchMD5 {
 			sk.Drop()
 			return nil, nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
 				np.DumpJSON, bp.DumpJSON)

@@ -226,6 +226,12 @@ func EntryNames(dumpJSONPath string) ([]string, error) {
 // forEachDataKey walks the "data" object: for each member it reads the key
 // and calls fn, which must consume the member's value.
 func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
+	return forEachDataMember(lx, func(name []byte, line int, _ int64) error { return fn(name, line) })
+}
+
+// forEachDataMember is forEachDataKey that also gives the byte offset of
+// each member's key (its opening quote).
+func forEachDataMember(lx *lexer, fn func(name []byte, line int, off int64) error) error {
 	c, ok := lx.peek()
 	if !ok {
 		return lx.atEOF(`an object as the value of "data"`)
@@ -247,7 +253,7 @@ func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
 		if c != '"' {
 			return lx.errorf("expected an entry name string, found %s", lx.describe())
 		}
-		line := lx.line
+		line, off := lx.line, lx.read+int64(lx.pos)
 		var err error
 		name, err = lx.readString(name[:0])
 		if err != nil {
@@ -256,7 +262,7 @@ func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
 		if err := lx.expect(':', "':' after the entry name"); err != nil {
 			return err
 		}
-		if err := fn(name, line); err != nil {
+		if err := fn(name, line, off); err != nil {
 			return err
 		}
 		c, ok = lx.peek()

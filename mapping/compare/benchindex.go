@@ -1,0 +1,497 @@
+package compare
+
+import (
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// The bench side is joined through an index decided before the first NPU
+// row: msprobe.Skim walks the bench dump.json once (several times faster
+// than parsing it) and gives every entry's name, byte offset and whether
+// its rows may be named otherwise than "entry name + structural suffix"
+// (odd). From the names alone the index knows every entry's compare-key
+// prefix (the name, or the renumbered backward name), so an NPU row's
+// bench rows are found without reading ahead: the candidate prefixes of
+// its key (the part before ".input", ".output", ".parameters", or through
+// a parameters_grad or debug part) are looked up, and the entries found
+// are parsed on demand from their offsets (msprobe.EntryReader), each
+// kept in a small cache while the NPU side needs it. Odd entries (none in
+// ordinary dumps) are parsed up front and their rows indexed by key.
+//
+// Whatever the two dumps' orders, the join is exact and reads every bench
+// entry once in the common case (an entry evicted from the cache and
+// needed again is parsed again); bench entries no NPU row asks for are
+// parsed only at the end, to count the bench rows. Memory: per bench
+// entry a 16-byte index slot (at most 3/4 full) and its offset, line and
+// renumbered call index (16 bytes); the cache; the rows of odd entries.
+
+// Bench is the bench (golden) side of a comparison: a dump.json read
+// where the join needs it (BenchFile), or any Source (held in memory).
+type Bench interface {
+	openBench(cfg *Config) (benchSource, error)
+}
+
+// BenchFile is a bench dump.json read through its index (see above).
+type BenchFile string
+
+// benchSource gives a bench dump's entries by position.
+type benchSource interface {
+	// skim calls fn with every member of "data" in file order.
+	skim(fn func(i int, name []byte, odd bool) error) error
+	// read flattens entry i and calls fn with it, unless msprobe skips it.
+	read(i int, fn func(*msprobe.Entry) error) error
+	// md5 reports whether an entry read so far has an md5 (md5 mode).
+	md5() bool
+	close()
+}
+
+func (p BenchFile) openBench(*Config) (benchSource, error) {
+	r, err := msprobe.NewEntryReader(string(p))
+	if err != nil {
+		return nil, err
+	}
+	return &fileBench{path: string(p), r: r}, nil
+}
+
+type fileBench struct {
+	path  string
+	r     *msprobe.EntryReader
+	offs  []int64
+	lines []int32
+}
+
+func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
+	_, err := msprobe.Skim(f.path, func(e *msprobe.SkimEntry) error {
+		f.offs = append(f.offs, e.Offset)
+		f.lines = append(f.lines, int32(e.Line))
+		return fn(e.Index, e.Name, e.Odd)
+	})
+	return err
+}
+
+func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
+	end := int64(-1)
+	if i+1 < len(f.offs) {
+		end = f.offs[i+1]
+	}
+	return f.r.Read(i, f.offs[i], end, int(f.lines[i]), fn)
+}
+
+func (f *fileBench) md5() bool { return f.r.MD5() }
+
+func (f *fileBench) close() { f.r.Close() }
+
+// openBench holds a Source's entries in memory.
+func (s Source) openBench(cfg *Config) (benchSource, error) {
+	m := &memBench{debug: cfg.Debug}
+	err := s(func(e *msprobe.Entry) error {
+		c := *e
+		c.Items = slices.Clone(e.Items)
+		m.entries = append(m.entries, c)
+		return nil
+	})
+	return m, err
+}
+
+type memBench struct {
+	entries []msprobe.Entry
+	debug   bool
+}
+
+func (m *memBench) skim(fn func(int, []byte, bool) error) error {
+	for i := range m.entries {
+		e := &m.entries[i]
+		odd := false
+		for k := range e.Items {
+			if !msprobe.NormalRow(e.Name, e.Items[k].Name) {
+				odd = true
+			}
+		}
+		if err := fn(i, []byte(e.Name), odd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memBench) read(i int, fn func(*msprobe.Entry) error) error {
+	e := m.entries[i]
+	return fn(&e)
+}
+
+func (m *memBench) md5() bool {
+	for i := range m.entries {
+		if m.entries[i].HasMD5 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *memBench) close() {}
+
+// candidates appends to dst the ends of the prefixes of key that may be
+// the key prefix of an entry holding a row keyed key (a row named as
+// msprobe.NormalRow says): before each input, kwargs, output or
+// parameters part, and through each parameters_grad or debug part and
+// the part after it (debug.json: every dot-prefix and the key itself).
+func candidates(dst []int, key string, debug bool) []int {
+	if debug {
+		for i := 0; i < len(key); i++ {
+			if key[i] == '.' {
+				dst = append(dst, i)
+			}
+		}
+		return append(dst, len(key))
+	}
+	start := 0
+	for start <= len(key) {
+		end := strings.IndexByte(key[start:], '.')
+		if end < 0 {
+			end = len(key)
+		} else {
+			end += start
+		}
+		part := key[start:end]
+		if start > 0 {
+			switch part {
+			case "input", "kwargs", "output", "parameters":
+				dst = append(dst, start-1)
+			}
+		}
+		if part == "parameters_grad" || part == "debug" {
+			dst = append(dst, end)
+			if end < len(key) {
+				next := strings.IndexByte(key[end+1:], '.')
+				if next < 0 {
+					dst = append(dst, len(key))
+				} else {
+					dst = append(dst, end+1+next)
+				}
+			}
+		}
+		start = end + 1
+	}
+	return dst
+}
+
+// rowRef is a bench row: entry and row within it.
+type rowRef struct{ entry, row int32 }
+
+// parsedEntry is a bench entry parsed for the join.
+type parsedEntry struct {
+	name    string
+	key     entryKey
+	rows    []sideRow
+	matched []bool
+	odd     bool
+	gen     int // the last lookup that used it
+}
+
+// benchIndex is the bench side's index (see above) and, per pass, the
+// parsed entries in use and the counts of the summary.
+type benchIndex struct {
+	src      benchSource
+	cfg      *Config
+	n        int // entries
+	seed     maphash.Seed
+	slots    []uint64 // key-prefix hash tag << 32 | entry+1
+	used     int
+	renumIdx []int32 // renumbered backward call index, -1 none, -2 skipped by msprobe
+	odd      map[string][]rowRef
+	oddEnts  map[int32]*parsedEntry
+	rows     int // rows of odd entries
+
+	// per pass
+	cache    map[int32]*parsedEntry
+	clock    []int32 // cached entries, oldest first
+	fetched  bitset
+	full     bitset           // entries left the cache with every row matched
+	partial  map[int32][]bool // entries left the cache with some rows matched
+	benchRow int              // rows of the entries parsed so far
+	matchedN int              // distinct bench rows matched
+	cands    []int
+	gen      int // lookups so far
+}
+
+// cacheEntries bounds the parsed bench entries kept for the join.
+const cacheEntries = 1024
+
+type bitset []uint64
+
+func (b bitset) get(i int32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+func (b bitset) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
+
+// newBenchIndex skims the bench side and indexes it.
+func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
+	src, err := bench.openBench(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
+	namer := newKeyNamer(renumber, cfg.Debug)
+	var odd []int32
+	err = src.skim(func(i int, name []byte, isOdd bool) error {
+		ek, ok := namer.entryKey(string(name))
+		switch {
+		case !ok:
+			ix.renumIdx = append(ix.renumIdx, -2)
+		case ek.renumbered:
+			ix.renumIdx = append(ix.renumIdx, int32(ek.call))
+		default:
+			ix.renumIdx = append(ix.renumIdx, -1)
+		}
+		if !ok {
+			return nil
+		}
+		if isOdd {
+			odd = append(odd, int32(i))
+			return nil
+		}
+		ix.insert(maphash.String(ix.seed, ek.prefix), int32(i))
+		return nil
+	})
+	if err != nil {
+		src.close()
+		return nil, err
+	}
+	ix.n = len(ix.renumIdx)
+	for _, i := range odd {
+		e, err := ix.parse(i)
+		if err != nil {
+			src.close()
+			return nil, err
+		}
+		if e == nil {
+			continue
+		}
+		e.odd = true
+		ix.oddEnts[i] = e
+		for r := range e.rows {
+			ix.odd[e.rows[r].key] = append(ix.odd[e.rows[r].key], rowRef{i, int32(r)})
+		}
+	}
+	return ix, nil
+}
+
+func (ix *benchIndex) close() { ix.src.close() }
+
+func (ix *benchIndex) insert(h uint64, entry int32) {
+	if (ix.used+1)*4 > len(ix.slots)*3 {
+		old := ix.slots
+		ix.slots = make([]uint64, max(1024, 2*len(old)))
+		ix.used = 0
+		for _, s := range old {
+			if s != 0 {
+				ix.place(s)
+			}
+		}
+	}
+	ix.place(h&^(1<<32-1) | uint64(entry+1))
+}
+
+func (ix *benchIndex) place(s uint64) {
+	mask := uint64(len(ix.slots) - 1)
+	for i := (s >> 32) & mask; ; i = (i + 1) & mask {
+		if ix.slots[i] == 0 {
+			ix.slots[i] = s
+			ix.used++
+			return
+		}
+	}
+}
+
+// keyOf is the entryKey of entry i named name.
+func (ix *benchIndex) keyOf(i int32, name string) entryKey {
+	r := ix.renumIdx[i]
+	if r < 0 {
+		return entryKey{prefix: name}
+	}
+	op, cd, _ := msprobe.SplitName(name)
+	return renumbered(name, op, cd, int(r))
+}
+
+// parse reads entry i with its rows keyed; nil when msprobe skips it.
+func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
+	var be *parsedEntry
+	err := ix.src.read(int(i), func(e *msprobe.Entry) error {
+		be = &parsedEntry{name: e.Name, key: ix.keyOf(i, e.Name), rows: make([]sideRow, len(e.Items)),
+			matched: make([]bool, len(e.Items))}
+		for r := range e.Items {
+			be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return be, nil
+}
+
+// reset starts a pass.
+func (ix *benchIndex) reset() {
+	ix.cache = map[int32]*parsedEntry{}
+	ix.clock = ix.clock[:0]
+	words := (ix.n + 63) / 64
+	ix.fetched, ix.full = make(bitset, words), make(bitset, words)
+	ix.partial = map[int32][]bool{}
+	ix.benchRow, ix.matchedN = 0, 0
+	for _, e := range ix.oddEnts {
+		clear(e.matched)
+		ix.benchRow += len(e.rows)
+	}
+}
+
+// entry returns bench entry i parsed, from the cache or the file.
+func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
+	if e := ix.oddEnts[i]; e != nil {
+		return e, nil
+	}
+	if e := ix.cache[i]; e != nil {
+		e.gen = ix.gen
+		return e, nil
+	}
+	e, err := ix.parse(i)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	switch {
+	case !ix.fetched.get(i):
+		ix.fetched.set(i)
+		ix.benchRow += len(e.rows)
+	case ix.full.get(i):
+		for r := range e.matched {
+			e.matched[r] = true
+		}
+	default:
+		if m := ix.partial[i]; m != nil {
+			copy(e.matched, m)
+			delete(ix.partial, i)
+		}
+	}
+	limit := cacheEntries
+	if ix.cfg.cache > 0 {
+		limit = ix.cfg.cache
+	}
+	// Evict the oldest entries the lookup under way has not used.
+	for k := len(ix.clock); len(ix.clock) >= limit && k > 0; k-- {
+		old := ix.clock[0]
+		ix.clock = ix.clock[1:]
+		if ix.cache[old].gen == ix.gen {
+			ix.clock = append(ix.clock, old)
+			continue
+		}
+		ix.evict(old)
+	}
+	e.gen = ix.gen
+	ix.cache[i] = e
+	ix.clock = append(ix.clock, i)
+	return e, nil
+}
+
+func (ix *benchIndex) evict(i int32) {
+	e := ix.cache[i]
+	delete(ix.cache, i)
+	n := 0
+	for _, m := range e.matched {
+		if m {
+			n++
+		}
+	}
+	switch {
+	case n == len(e.matched) && n > 0:
+		ix.full.set(i)
+	case n > 0:
+		ix.partial[i] = e.matched
+	}
+}
+
+// lookup returns the bench rows keyed key, in bench file order; the
+// result is valid until the next call.
+func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
+	dst = dst[:0]
+	ix.gen++
+	ix.cands = candidates(ix.cands[:0], key, ix.cfg.Debug)
+	for _, end := range ix.cands {
+		pre := key[:end]
+		h := maphash.String(ix.seed, pre)
+		if len(ix.slots) == 0 {
+			break
+		}
+		tag := h &^ (1<<32 - 1)
+		mask := uint64(len(ix.slots) - 1)
+		for s := (h >> 32) & mask; ix.slots[s] != 0; s = (s + 1) & mask {
+			v := ix.slots[s]
+			if v&^(1<<32-1) != tag {
+				continue
+			}
+			i := int32(v&(1<<32-1)) - 1
+			e, err := ix.entry(i)
+			if err != nil {
+				return nil, err
+			}
+			if e == nil || e.key.prefix != pre {
+				continue
+			}
+			suffix := key[end:]
+			for r := range e.rows {
+				if e.rows[r].it.Name[len(e.name):] == suffix {
+					dst = append(dst, rowRef{i, int32(r)})
+				}
+			}
+		}
+	}
+	dst = append(dst, ix.odd[key]...)
+	if len(dst) > 1 {
+		slices.SortFunc(dst, func(a, b rowRef) int {
+			if a.entry != b.entry {
+				return int(a.entry - b.entry)
+			}
+			return int(a.row - b.row)
+		})
+	}
+	return dst, nil
+}
+
+// row returns bench row r, which lookup returned.
+func (ix *benchIndex) row(r rowRef) (*parsedEntry, *sideRow) {
+	e := ix.oddEnts[r.entry]
+	if e == nil {
+		e = ix.cache[r.entry]
+	}
+	return e, &e.rows[r.row]
+}
+
+// match marks bench row r matched.
+func (ix *benchIndex) match(r rowRef) {
+	e, _ := ix.row(r)
+	if !e.matched[r.row] {
+		e.matched[r.row] = true
+		ix.matchedN++
+	}
+}
+
+// finish counts the rows of the bench entries no NPU row asked for (it
+// parses them) and fills the summary's bench counts.
+func (ix *benchIndex) finish(sum *Summary) error {
+	for i := int32(0); i < int32(ix.n); i++ {
+		if ix.fetched.get(i) || ix.oddEnts[i] != nil {
+			continue // skipped entries are read too: msprobe finds md5 keys in them
+		}
+		e, err := ix.parse(i)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			ix.benchRow += len(e.rows)
+		}
+	}
+	sum.BenchRows = ix.benchRow
+	sum.BenchUnmatched = ix.benchRow - ix.matchedN
+	sum.benchMD5 = ix.src.md5()
+	return nil
+}

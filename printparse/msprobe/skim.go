@@ -1,0 +1,462 @@
+package msprobe
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/layermap/layermap/printparse/source"
+)
+
+// SkimEntry is one member of a dump.json's "data" object as Skim finds
+// it, without its body decoded.
+type SkimEntry struct {
+	Index  int    // position among the members of "data"
+	Name   []byte // the entry name, valid during the callback
+	Offset int64  // byte offset of the name's opening quote
+	Line   int    // line of the name
+	// Odd is set when some row of the entry may be named otherwise than
+	// the entry name followed by its structural suffix (".input.0",
+	// ".output.0", ".parameters.weight", ".weight" below a
+	// parameters_grad or debug entry), or when the entry name may occur a
+	// second time in a row name: a leaf's data_name that is no string, or
+	// whose stem is not the entry name followed by such a suffix, and a
+	// key (or an escaped key) holding the first dot-part of the entry
+	// name. Most dumps have no odd entry; Scan or EntryReader tell their
+	// rows.
+	Odd bool
+}
+
+// errSkim marks input the skim does not follow; Skim then reports the
+// error a full Scan finds.
+var errSkim = errors.New("skim")
+
+// Skim walks the "data" object of the dump.json at path and calls fn for
+// each member in file order, skipping the bodies without decoding them
+// (several times faster than Scan). It reads the header keys as Scan
+// does; Header.Entries counts the members, Header.Skipped and Header.MD5
+// are left empty. Syntax errors inside bodies are found by EntryReader
+// (or Scan), not here; errors in the structure around the bodies are
+// reported as Scan reports them.
+func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return Header{}, fmt.Errorf("skim dump: %w", err)
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	var h Header
+	var e SkimEntry
+	var stack []byte
+	err = readTop(lx, &h, func() error {
+		return forEachDataMember(lx, func(name []byte, line int, off int64) error {
+			e.Name, e.Line, e.Offset = name, line, off
+			var err error
+			if e.Odd, stack, err = skimValue(lx, name, stack[:0]); err != nil {
+				return err
+			}
+			if err := fn(&e); err != nil {
+				return err
+			}
+			e.Index++
+			h.Entries++
+			return nil
+		})
+	})
+	if errors.Is(err, errSkim) {
+		// Let the full scanner name the problem.
+		if _, serr := ScanFile(path, func(*Entry) error { return nil }); serr != nil {
+			return Header{}, serr
+		}
+		return Header{}, &source.Error{File: path, Line: lx.line, Expected: "a JSON value", Found: "malformed input"}
+	}
+	if err != nil {
+		return Header{}, err
+	}
+	return h, nil
+}
+
+// skim byte classes
+const (
+	sOther = iota
+	sSpace
+	sNewline
+	sQuote
+	sOpen
+	sClose
+	sColon
+	sComma
+)
+
+var skimClass = func() (t [256]uint8) {
+	t[' '], t['\t'], t['\r'] = sSpace, sSpace, sSpace
+	t['\n'] = sNewline
+	t['"'] = sQuote
+	t['{'], t['['] = sOpen, sOpen
+	t['}'], t[']'] = sClose, sClose
+	t[':'] = sColon
+	t[','] = sComma
+	return
+}()
+
+// skimValue consumes one JSON value at the lexer (an entry body) and
+// tells whether it makes the entry odd (see SkimEntry). It checks the
+// nesting only; anything it does not follow gives errSkim.
+func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err error) {
+	first := name
+	if d := bytes.IndexByte(name, '.'); d >= 0 {
+		first = name[:d]
+	}
+	if len(first) == 0 || isDigitsBytes(first) || bytes.Contains([]byte("input kwargs output parameters"), first) {
+		odd = true
+	}
+	// key: the last string read was an object key; dataName: the value
+	// now expected is a data_name's.
+	var key, dataName bool
+	for {
+		if lx.pos >= lx.end && !lx.fill() {
+			return odd, stack, errSkim
+		}
+		b := lx.buf[lx.pos:lx.end]
+		i := 0
+	scan:
+		for i < len(b) {
+			switch skimClass[b[i]] {
+			case sSpace:
+				i++
+			case sNewline:
+				lx.line++
+				i++
+			case sOpen:
+				if dataName {
+					odd, dataName = true, false
+				}
+				if len(stack) >= maxNesting {
+					return odd, stack, errSkim
+				}
+				stack = append(stack, b[i])
+				key = b[i] == '{'
+				i++
+			case sClose:
+				if len(stack) == 0 || closerOf(stack[len(stack)-1]) != b[i] {
+					return odd, stack, errSkim
+				}
+				stack = stack[:len(stack)-1]
+				i++
+				if len(stack) == 0 {
+					lx.pos += i
+					return odd, stack, nil
+				}
+				key = false
+			case sComma:
+				i++
+				key = len(stack) > 0 && stack[len(stack)-1] == '{'
+			case sColon:
+				i++
+				key = false
+			case sQuote:
+				// The string, whole within b, or refill.
+				j := i + 1
+				esc := false
+				for {
+					k := bytes.IndexByte(b[j:], '"')
+					if k < 0 {
+						j = -1
+						break
+					}
+					j += k
+					// An escaped quote has an odd run of backslashes before it.
+					n := 0
+					for n < j-i-1 && b[j-1-n] == '\\' {
+						n++
+					}
+					if n > 0 {
+						esc = true
+					}
+					if n%2 == 0 {
+						break
+					}
+					j++
+				}
+				if j < 0 {
+					break scan // refill
+				}
+				s := b[i+1 : j]
+				if esc && !odd {
+					esc = bytes.IndexByte(s, '\\') >= 0
+				}
+				switch {
+				case key:
+					if esc || bytes.Contains(s, first) {
+						odd = true
+					}
+					dataName = string(s) == "data_name"
+				case dataName:
+					dataName = false
+					if esc || !normalDataName(s, name) {
+						odd = true
+					}
+				}
+				if len(stack) == 0 {
+					lx.pos += j + 1
+					return odd, stack, nil
+				}
+				i = j + 1
+			default:
+				// A number or a bare word: up to the next delimiter.
+				j := i
+				for j < len(b) && skimClass[b[j]] == sOther {
+					j++
+				}
+				if j == len(b) {
+					break scan // refill
+				}
+				if dataName {
+					dataName = false
+					if w := string(b[i:j]); w != "null" {
+						odd = true
+					}
+				}
+				if len(stack) == 0 {
+					lx.pos += j
+					return odd, stack, nil
+				}
+				i = j
+			}
+		}
+		lx.pos += i
+		if i == 0 || lx.pos >= lx.end {
+			// A token crosses the end of the buffer: read more (the lexer
+			// keeps the unread bytes).
+			if !lx.fill() {
+				return odd, stack, errSkim
+			}
+		}
+	}
+}
+
+// normalDataName reports whether a data_name leaves the row named as
+// NormalRow says: "-1" or "" (the structural name is kept), or a stem
+// (the text before its last '.') that NormalRow accepts.
+func normalDataName(s, name []byte) bool {
+	if len(s) == 0 || string(s) == "-1" {
+		return true
+	}
+	if d := bytes.LastIndexByte(s, '.'); d >= 0 {
+		s = s[:d]
+	}
+	return NormalRow(string(name), string(s))
+}
+
+// NormalRow reports whether a row name is its entry's name followed by a
+// structural suffix, as rows named from the body's structure are: "" or
+// "." and anything below an entry whose whole body is flattened (a
+// parameters_grad or debug entry), else ".input", ".kwargs", ".output" or
+// ".parameters" followed by "." or nothing; and the entry name's first
+// dot-part does not occur in the suffix (so the name occurs once).
+func NormalRow(entry, row string) bool {
+	if !strings.HasPrefix(row, entry) {
+		return false
+	}
+	s := row[len(entry):]
+	first, _, _ := strings.Cut(entry, ".")
+	if first == "" || strings.Contains(s, first) {
+		return false
+	}
+	if WholeBody(entry) {
+		return s == "" || s[0] == '.'
+	}
+	for _, f := range [...]string{".input", ".kwargs", ".output", ".parameters"} {
+		if strings.HasPrefix(s, f) && (len(s) == len(f) || s[len(f)] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// WholeBody reports whether an entry's whole body is flattened (its last
+// dot-part is debug, or one of its last two is parameters_grad) rather
+// than its input and output fields.
+func WholeBody(entry string) bool {
+	i := strings.LastIndexByte(entry, '.')
+	last, second := entry[i+1:], ""
+	if i >= 0 {
+		second = entry[:i]
+		second = second[strings.LastIndexByte(second, '.')+1:]
+	}
+	return last == StateDebug || last == StateParametersGrad || second == StateParametersGrad
+}
+
+func isDigitsBytes(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// EntryReader parses single members of a dump.json's "data" object by
+// their byte offsets (see Skim), for readers that need a dump's entries
+// out of file order. Entries are flattened as Scan flattens them, except
+// that ForwardCallOrder and BackwardCallOrder are not counted (they
+// depend on the entries before). It is not safe for concurrent use.
+type EntryReader struct {
+	f      *os.File
+	path   string
+	size   int64
+	s      *scanner
+	p      parser
+	h      Header
+	blocks [4]fileBlock // read-ahead of the last places read, for runs of entries in file order
+	tick   int
+	buf    []byte // an entry read alone
+}
+
+type fileBlock struct {
+	data []byte
+	off  int64
+	used int
+}
+
+// readBlock is how much an EntryReader reads ahead of an entry that
+// follows one it read.
+const readBlock = 256 << 10
+
+// NewEntryReader opens the dump.json at path for EntryReader.Read.
+func NewEntryReader(path string) (*EntryReader, error) {
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	r := &EntryReader{f: f, path: path, size: st.Size()}
+	for i := range r.blocks {
+		r.blocks[i].off = -1
+	}
+	r.s = &scanner{debug: filepath.Base(path) == DebugJSONName, intern: map[string]string{},
+		fwd: map[string]int{}, bwd: map[string]int{}}
+	r.p.t = &tree{}
+	return r, nil
+}
+
+// Close closes the file.
+func (r *EntryReader) Close() error { return r.f.Close() }
+
+// MD5 reports whether an entry read so far carries an md5 (msprobe's
+// md5_find; see Header.MD5).
+func (r *EntryReader) MD5() bool { return r.h.MD5 }
+
+// bytesAt returns the file bytes [off, end), valid until the next call.
+func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
+	end = min(end, r.size)
+	if off < 0 || off > end {
+		return nil, fmt.Errorf("%s: offset %d out of range", r.path, off)
+	}
+	r.tick++
+	var near *fileBlock
+	for i := range r.blocks {
+		b := &r.blocks[i]
+		if b.off < 0 {
+			if near == nil {
+				near = b
+			}
+			continue
+		}
+		if off >= b.off && end <= b.off+int64(len(b.data)) {
+			b.used = r.tick
+			return b.data[off-b.off : end-b.off], nil
+		}
+		if off >= b.off && off < b.off+int64(len(b.data))+readBlock {
+			near = b // the run this block serves goes on
+		}
+	}
+	if end-off <= readBlock/4 && near != nil && (near.off < 0 || off >= near.off) {
+		return r.fill(near, off, end)
+	}
+	if end-off <= readBlock/4 {
+		// A new run: take the least recently used block.
+		lru := &r.blocks[0]
+		for i := range r.blocks {
+			if r.blocks[i].used < lru.used {
+				lru = &r.blocks[i]
+			}
+		}
+		if lru.used < r.tick-64 {
+			return r.fill(lru, off, end)
+		}
+	}
+	// Far from every run, or large: read the entry alone.
+	if int64(cap(r.buf)) < end-off {
+		r.buf = make([]byte, end-off)
+	}
+	r.buf = r.buf[:end-off]
+	if _, err := r.f.ReadAt(r.buf, off); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	return r.buf, nil
+}
+
+func (r *EntryReader) fill(b *fileBlock, off, end int64) ([]byte, error) {
+	if cap(b.data) < readBlock {
+		b.data = make([]byte, readBlock)
+	}
+	b.data = b.data[:min(int64(readBlock), r.size-off)]
+	if _, err := r.f.ReadAt(b.data, off); err != nil && err != io.EOF {
+		b.off = -1
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	b.off, b.used = off, r.tick
+	return b.data[:end-off], nil
+}
+
+// Read parses the member of "data" whose name starts at byte off (a
+// SkimEntry's Offset; end is the next member's Offset, or -1 for the end
+// of the file), flattens it and calls fn with it, unless msprobe skips the
+// entry (then fn is not called). index is given to Entry.Index; line is
+// the name's line (SkimEntry.Line) for the entry's and its rows' Line
+// fields and for errors. fn must not keep the Entry past the call.
+func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) error) error {
+	if end < 0 {
+		end = r.size
+	}
+	b, err := r.bytesAt(off, end)
+	if err != nil {
+		return err
+	}
+	lx := &lexer{buf: b, end: len(b), line: line, source: r.path, rerr: io.EOF, read: off}
+	r.s.lx, r.s.fn, r.s.index = lx, fn, index
+	if len(r.s.fwd)+len(r.s.bwd) > 4096 {
+		clear(r.s.fwd) // call orders are not counted here
+		clear(r.s.bwd)
+	}
+	r.h.Skipped = r.h.Skipped[:0]
+	r.p.lx = lx
+	r.p.t.reset()
+	if c, ok := lx.peek(); !ok || c != '"' {
+		return lx.errorf("expected an entry name string, found %s", lx.describe())
+	}
+	name, err := lx.readString(nil)
+	if err != nil {
+		return err
+	}
+	if err := lx.expect(':', "':' after the entry name"); err != nil {
+		return err
+	}
+	j, err := r.s.decode(&r.p, name, line)
+	if err != nil {
+		return err
+	}
+	if c, ok := lx.peek(); ok && c != ',' && c != '}' {
+		return lx.errorf(`expected ',' or '}' in "data", found %s`, lx.describe())
+	}
+	return r.s.process(&r.h, &j)
+}
