@@ -24,11 +24,26 @@ const (
 
 // cell is one Max/Min/Mean/Norm value of a row.
 type cell struct {
-	k cellKind
-	f float64 // cInt (as float), cFloat
-	s string  // cInt literal, cStr text
-	b bool
+	k  cellKind
+	b  bool
+	rn uint8   // length of r
+	f  float64 // cInt (as float), cFloat
+	s  string  // cInt literal, cStr text
+	r  [24]byte
 }
+
+// text is a short cell text held inline (a diff, a relative error): no
+// allocation per row.
+type text struct {
+	n uint8
+	b [27]byte
+}
+
+func (t *text) set(s string) { t.n = uint8(copy(t.b[:], s)) }
+
+func (t *text) bytes() []byte { return t.b[:t.n] }
+
+func (t *text) String() string { return string(t.b[:t.n]) }
 
 var naCell = cell{k: cNA}
 
@@ -78,10 +93,48 @@ func isIntLiteral(t string) bool {
 
 // withRepr caches the Python repr of a float cell.
 func (c cell) withRepr() cell {
-	if c.k == cFloat && c.s == "" {
-		c.s = msprobe.PyFloat(c.f)
+	if c.k == cFloat && c.rn == 0 {
+		c.rn = uint8(len(msprobe.AppendPyFloat(c.r[:0], c.f)))
 	}
 	return c
+}
+
+// appendStr appends Python's str() of the cell.
+func (c *cell) appendStr(dst []byte) []byte {
+	switch c.k {
+	case cNA:
+		return append(dst, "N/A"...)
+	case cInt, cStr:
+		return append(dst, c.s...)
+	case cFloat:
+		if c.rn > 0 {
+			return append(dst, c.r[:c.rn]...)
+		}
+		return msprobe.AppendPyFloat(dst, c.f)
+	case cBool:
+		if c.b {
+			return append(dst, "True"...)
+		}
+		return append(dst, "False"...)
+	case cNone:
+		return append(dst, "None"...)
+	case cNaN:
+		return append(dst, "Nan"...)
+	}
+	return dst
+}
+
+// appendCSV appends the cell as msprobe's CSV writes it (see csv).
+func (c *cell) appendCSV(dst []byte) []byte {
+	switch {
+	case c.k == cFloat && math.IsInf(c.f, 1):
+		return append(dst, " inf"...)
+	case c.k == cFloat && math.IsInf(c.f, -1):
+		return append(dst, " -inf"...)
+	case c.k == cStr:
+		return appendCSVField(dst, c.s)
+	}
+	return c.appendStr(dst)
 }
 
 // asFloat turns an int cell into a float cell (pandas turned the column
@@ -104,8 +157,8 @@ func (c cell) str() string {
 	case cInt:
 		return c.s
 	case cFloat:
-		if c.s != "" {
-			return c.s // repr cached by withRepr
+		if c.rn > 0 {
+			return string(c.r[:c.rn]) // repr cached by withRepr
 		}
 		return msprobe.PyFloat(c.f)
 	case cBool:
@@ -168,7 +221,8 @@ func pyEqual(a, b cell) bool {
 	if okx || oky {
 		return okx && oky && x == y
 	}
-	return a.str() == b.str()
+	var ba, bb [64]byte
+	return string(a.appendStr(ba[:0])) == string(b.appendStr(bb[:0]))
 }
 
 // valClass is msprobe's classification of a statistics cell for the diff
@@ -236,9 +290,22 @@ func classify(c cell) valClass {
 }
 
 // number is pandas.to_numeric(str(cell)) for a cell classified vNum.
-func number(c cell) (float64, bool) {
-	v, isInt, _ := pandasParse(c.str())
-	return v, isInt
+func number(c *cell) float64 {
+	switch c.k {
+	case cFloat:
+		if c.rn > 0 {
+			v, _, _ := xstrtod(c.r[:c.rn])
+			return v
+		}
+		var buf [24]byte
+		v, _, _ := xstrtod(msprobe.AppendPyFloat(buf[:0], c.f))
+		return v
+	case cInt:
+		v, _, _ := pandasParse(c.s)
+		return v
+	}
+	v, _, _ := pandasParse(c.str())
+	return v
 }
 
 // statNums are the numbers the rule checkers and highlight rules read
@@ -251,118 +318,110 @@ type statNums struct {
 	relF   float64 // msprobe's str2float of the relative error text
 }
 
-// statDiffNums is statDiff plus the numbers of its text, derived from the
-// values rather than parsed back.
-func statDiffNums(a, b cell, intCol bool) (string, string, statNums) {
-	d, rel, x, y, computed := statDiffRule(a, b, intCol)
-	if computed {
+// statDiffInto computes one "<S> diff" and "<S>RelativeErr" pair as
+// msprobe's CalcStatsDiff does, into d and rel, and returns the numbers
+// the rule checkers and highlight rules read back from their text.
+// intCol is true when pandas parsed both whole columns as integers.
+func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
+	if sameStr(a, b) {
+		d.set("0")
+		rel.set("0")
+		return statNums{diffOK: true}
+	}
+	ca, cb := classify(*a), classify(*b)
+	if ca == vNum && cb == vNum {
+		x, y := number(a), number(b)
 		dv := float64(x - y)
 		if intCol {
 			dv = float64(int64(x) - int64(y))
+			d.n = uint8(len(strconv.AppendInt(d.b[:0], int64(x)-int64(y), 10)))
+		} else {
+			d.n = uint8(len(msprobe.AppendPyFloat(d.b[:0], dv)))
 		}
 		n := statNums{diff: dv, diffOK: !math.IsNaN(dv)}
 		if y == 0 {
+			rel.set("inf")
 			n.relF = math.Inf(1)
-		} else {
-			r := math.Abs(float64(float64(dv/y) * 100))
-			n.pct, n.pctOK, n.relF = r/100, true, r/100
+			return n
 		}
-		return d, rel, n
+		r := math.Abs(float64(float64(float64(x-y)/y) * 100))
+		rel.n = uint8(len(append(msprobe.AppendPyFloat(rel.b[:0], r), '%')))
+		if intCol {
+			r = math.Abs(float64(float64(dv/y) * 100))
+		}
+		n.pct, n.pctOK, n.relF = r/100, true, r/100
+		return n
 	}
-	switch d {
-	case "0":
-		return d, rel, statNums{diffOK: true}
+	s := diffRule(ca, cb)
+	d.set(s)
+	rel.set(s)
+	switch s {
 	case "inf":
-		return d, rel, statNums{diff: math.Inf(1), diffOK: true, relF: math.Inf(1)}
+		return statNums{diff: math.Inf(1), diffOK: true, relF: math.Inf(1)}
 	case "-inf":
-		return d, rel, statNums{diff: math.Inf(-1), diffOK: true, relF: math.Inf(-1)}
+		return statNums{diff: math.Inf(-1), diffOK: true, relF: math.Inf(-1)}
 	case "Nan":
-		return d, rel, statNums{relF: math.NaN()}
+		return statNums{relF: math.NaN()}
 	}
-	return d, rel, statNums{}
+	return statNums{}
 }
 
-// statDiff computes one "<S> diff" and "<S>RelativeErr" pair as
-// msprobe's CalcStatsDiff does. intCol is true when pandas parsed both
-// whole columns as integers.
+// statDiff is statDiffInto as two strings.
 func statDiff(a, b cell, intCol bool) (string, string) {
-	d, rel, _, _, _ := statDiffRule(a, b, intCol)
-	return d, rel
+	var d, rel text
+	statDiffInto(&a, &b, intCol, &d, &rel)
+	return d.String(), rel.String()
 }
 
-// statDiffRule is statDiff; computed tells that the pair went through the
-// NUM×NUM rule with pandas-parsed values x and y.
-func statDiffRule(a, b cell, intCol bool) (string, string, float64, float64, bool) {
-	if sameStr(a, b) {
-		return "0", "0", 0, 0, false
-	}
-	ca, cb := classify(a), classify(b)
+// diffRule is msprobe's rule table for a pair of cells whose texts differ
+// and that are not both numbers: the text of both cells.
+func diffRule(ca, cb valClass) string {
 	if ca == vNA || cb == vNA {
-		return "N/A", "N/A", 0, 0, false
+		return "N/A"
 	}
 	switch ca {
 	case vNum:
 		switch cb {
-		case vNum:
-			x, _ := number(a)
-			y, _ := number(b)
-			d := float64(x - y)
-			var ds string
-			if intCol {
-				ds = strconv.FormatInt(int64(x)-int64(y), 10)
-			} else {
-				ds = msprobe.PyFloat(d)
-			}
-			if y == 0 {
-				return ds, "inf", x, y, true
-			}
-			r := math.Abs(float64(float64(d/y) * 100))
-			return ds, msprobe.PyFloat(r) + "%", x, y, true
 		case vNaN:
-			return "Nan", "Nan", 0, 0, false
+			return "Nan"
 		case vInf:
-			return "-inf", "-inf", 0, 0, false
+			return "-inf"
 		case vNegInf:
-			return "inf", "inf", 0, 0, false
+			return "inf"
 		}
-		return "Diff", "Diff", 0, 0, false
 	case vNaN:
 		switch cb {
 		case vNum, vNaN, vInf, vNegInf:
-			return "Nan", "Nan", 0, 0, false
+			return "Nan"
 		}
-		return "Diff", "Diff", 0, 0, false
 	case vInf:
 		switch cb {
 		case vNum, vNegInf:
-			return "inf", "inf", 0, 0, false
+			return "inf"
 		case vNaN:
-			return "Nan", "Nan", 0, 0, false
+			return "Nan"
 		case vInf:
-			return "N/A", "N/A", 0, 0, false
+			return "N/A"
 		}
-		return "Diff", "Diff", 0, 0, false
 	case vNegInf:
 		switch cb {
 		case vNum, vInf:
-			return "-inf", "-inf", 0, 0, false
+			return "-inf"
 		case vNaN:
-			return "Nan", "Nan", 0, 0, false
+			return "Nan"
 		case vNegInf:
-			return "N/A", "N/A", 0, 0, false
+			return "N/A"
 		}
-		return "Diff", "Diff", 0, 0, false
 	case vDevice:
 		if cb == vDevice {
-			return "N/A", "N/A", 0, 0, false
+			return "N/A"
 		}
-		return "Diff", "Diff", 0, 0, false
 	}
-	return "Diff", "Diff", 0, 0, false
+	return "Diff"
 }
 
 // sameStr is a.str() == b.str() without formatting the common cases.
-func sameStr(a, b cell) bool {
+func sameStr(a, b *cell) bool {
 	switch {
 	case a.k == cFloat && b.k == cFloat:
 		// repr is unique per value; only the zero sign differs in text.
@@ -372,5 +431,6 @@ func sameStr(a, b cell) bool {
 	case (a.k == cInt || a.k == cFloat) && (b.k == cInt || b.k == cFloat):
 		return false // "1" is never "1.0"
 	}
-	return a.str() == b.str()
+	var ba, bb [64]byte
+	return string(a.appendStr(ba[:0])) == string(b.appendStr(bb[:0]))
 }

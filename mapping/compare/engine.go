@@ -118,6 +118,14 @@ type RowSink interface {
 	Reset() error
 }
 
+// LineSink is a RowSink that takes rows as msprobe's CSV lines (newline
+// included): Compare then renders each row straight into its line and
+// calls Line instead of Row. line is valid during the call.
+type LineSink interface {
+	RowSink
+	Line(line []byte, mark RowMark) error
+}
+
 // RowMark is a row's judgement: msprobe's Result and its highlight color.
 type RowMark struct {
 	Result string
@@ -247,6 +255,10 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]strin
 	namer := newKeyNamer(renumber, cfg.Debug)
 	order := 0
 	var buf []sideRow
+	// Entries share stacks (a stack.json group holds one frames slice):
+	// each distinct one is rendered once.
+	stacks := map[*string]*stackCell{}
+	empty := &stackCell{text: "[]", csv: "[]"}
 	return src(func(e *msprobe.Entry) error {
 		keyOf, ok := namer.entry(e.Name)
 		if !ok {
@@ -258,7 +270,13 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]strin
 			order++
 			if i == 0 && stack != nil {
 				if fr, ok := stack[e.Name]; ok {
-					r.stack = msprobe.PyStrList(fr)
+					if len(fr) == 0 {
+						r.stack = empty
+					} else if r.stack = stacks[&fr[0]]; r.stack == nil {
+						t := msprobe.PyStrList(fr)
+						r.stack = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
+						stacks[&fr[0]] = r.stack
+					}
 				}
 			}
 			buf = append(buf, r)
@@ -664,7 +682,7 @@ func (p *rowPool) row() *outRow {
 	if n := len(p.rows); n > 0 {
 		r := p.rows[n-1]
 		p.rows = p.rows[:n-1]
-		*r = outRow{cells: r.cells[:0]}
+		*r = outRow{cells: r.cells[:0], line: r.line[:0], msgs: r.msgs[:0]}
 		return r
 	}
 	return new(outRow)
@@ -703,6 +721,7 @@ type groupWriter struct {
 	group []*outRow
 	pool  rowPool
 
+	lines   LineSink // sink, when it takes lines
 	jobs    chan groupJob
 	stopc   chan struct{}
 	closed  bool
@@ -721,13 +740,15 @@ type groupJob struct {
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
 	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art, jobs: make(chan groupJob, 2*cfg.Workers),
 		stopc: make(chan struct{}), results: map[int][]*outRow{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	g.lines, _ = sink.(LineSink)
 	var wg sync.WaitGroup
 	for i := 0; i < cfg.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var sc scratch
 			for j := range g.jobs {
-				g.prepare(j.grp)
+				g.prepare(j.grp, &sc)
 				g.mu.Lock()
 				g.results[j.seq] = j.grp
 				g.mu.Unlock()
@@ -815,16 +836,18 @@ func (g *groupWriter) drain() error {
 // prepare computes everything of a group that depends on the group alone
 // (cells, diffs or tensor metrics, Result/Err_message, highlight, the
 // rendered cells); it runs on the worker goroutines.
-func (g *groupWriter) prepare(grp []*outRow) {
+func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 	var group *msprobe.Item
 	if g.cfg.Mode == Tensor {
-		rows := make([]*msprobe.Item, len(grp))
-		for i, r := range grp {
-			rows[i] = &r.npu.it
+		rows := sc.items[:0]
+		for _, r := range grp {
+			rows = append(rows, &r.npu.it)
 		}
+		sc.items = rows
 		group = DirtyGroup(rows)
 	}
 	for _, r := range grp {
+		r.output = strings.Contains(r.npu.it.Name, ".output.")
 		r.setCells()
 		switch g.cfg.Mode {
 		case Statistics:
@@ -840,20 +863,33 @@ func (g *groupWriter) prepare(grp []*outRow) {
 			}
 		}
 	}
-	judge(g.cfg.Mode, grp)
-	highlight(g.cfg.Mode, grp)
+	judge(g.cfg.Mode, grp, sc)
+	highlight(g.cfg.Mode, grp, sc)
+	o := &sc.out
+	o.csv = g.lines != nil
 	for _, r := range grp {
-		r.cells = r.render(g.cfg.Mode, g.cfg.Stack != nil, r.cells[:0])
+		o.line, o.cells = r.line[:0], r.cells[:0]
+		r.render(g.cfg.Mode, g.cfg.Stack != nil, o)
+		r.line, r.cells = o.line, o.cells
 	}
+}
+
+// scratch is a worker's reusable memory.
+type scratch struct {
+	items           []*msprobe.Item
+	inputs, outputs []*outRow
+	out             rowOut
 }
 
 func (r *outRow) statDiffs() {
 	for i := 0; i < 4; i++ {
 		if r.bench == nil {
-			r.diff[i], r.diff[4+i], r.nums[i] = "N/A", "N/A", statNums{}
+			r.diff[i].set("N/A")
+			r.diff[4+i].set("N/A")
+			r.nums[i] = statNums{}
 			continue
 		}
-		r.diff[i], r.diff[4+i], r.nums[i] = statDiffNums(r.npuStat(i), r.benchStat(i), r.intCol[i])
+		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.intCol[i], &r.diff[i], &r.diff[4+i])
 	}
 }
 
@@ -875,14 +911,20 @@ func (g *groupWriter) finish(grp []*outRow) error {
 		} else {
 			g.sum.MatchedBy[r.source.String()]++
 		}
-		if r.isOutput() {
+		if r.output {
 			if outputBad < 0 && r.result == ResultError && r.bench != nil {
 				outputBad = i
 			}
 		} else if r.bench == nil || r.result == ResultError {
 			inputsOK = false
 		}
-		if err := g.sink.Row(r.cells, RowMark{r.result, r.color}); err != nil {
+		var err error
+		if g.lines != nil {
+			err = g.lines.Line(r.line, RowMark{r.result, r.color})
+		} else {
+			err = g.sink.Row(r.cells, RowMark{r.result, r.color})
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ const (
 //   - every row: yellow when requires_grad differs.
 //
 // md5 tables are not colored.
-func highlight(mode Mode, group []*outRow) {
+func highlight(mode Mode, group []*outRow, sc *scratch) {
 	for _, r := range group {
 		r.color = NoColor
 	}
@@ -46,9 +46,8 @@ func highlight(mode Mode, group []*outRow) {
 		return r.nums[0].diff, r.nums[0].diffOK
 	}
 	for _, r := range group {
-		mx, mn := r.ncell[0].str(), r.ncell[1].str()
 		switch {
-		case isNanInfText(mx) || isNanInfText(mn):
+		case nanInfText(&r.ncell[0]) || nanInfText(&r.ncell[1]):
 			r.color = Red
 		default:
 			if d, ok := diff(r); ok && math.Abs(d) > 1e10 {
@@ -60,14 +59,15 @@ func highlight(mode Mode, group []*outRow) {
 		_, ok := diff(r)
 		return ok && r.ncell[0].isNum() && r.bcell[0].isNum()
 	}
-	var inputs []*outRow
+	inputs := sc.inputs[:0]
 	for _, r := range group {
-		if !r.isOutput() && usable(r) {
+		if !r.output && usable(r) {
 			inputs = append(inputs, r)
 		}
 	}
+	sc.inputs = inputs
 	for _, o := range group {
-		if !o.isOutput() || o.color == Red || !usable(o) {
+		if !o.output || o.color == Red || !usable(o) {
 			continue
 		}
 		od, _ := diff(o)
@@ -117,6 +117,17 @@ func (r *outRow) raise(c Color) {
 	if c > r.color {
 		r.color = c
 	}
+}
+
+// nanInfText reports whether the cell prints nan, inf or -inf.
+func nanInfText(c *cell) bool {
+	switch c.k {
+	case cFloat:
+		return math.IsInf(c.f, 0) || math.IsNaN(c.f)
+	case cStr:
+		return isNanInfText(c.s)
+	}
+	return false
 }
 
 func isNanInfText(s string) bool {

@@ -38,7 +38,6 @@ var (
 		"all_to_all_single": true, "batch_isend_irecv": true}
 )
 
-func (r *outRow) isOutput() bool { return strings.Contains(r.npu.it.Name, ".output.") }
 
 func (r *outRow) mark(level, msg string) {
 	r.msgs = append(r.msgs, msg)
@@ -99,25 +98,25 @@ func str2float(s string) float64 {
 
 // judge fills Result and Err_message of one API group (the rows of one
 // dump entry) with msprobe's rule checkers for the mode.
-func judge(mode Mode, group []*outRow) {
-	var inputs, outputs []*outRow
+// r.output must be set.
+func judge(mode Mode, group []*outRow, sc *scratch) {
+	inputs, outputs := sc.inputs[:0], sc.outputs[:0]
 	for _, r := range group {
-		r.result, r.msgs = ResultPass, nil
-		if r.readErr != "" { // not msprobe's: an unreadable file never passes
-			r.mark(ResultError, r.readErr)
-		}
-		if r.isOutput() {
+		r.result, r.msgs = ResultPass, r.msgs[:0]
+		if r.output {
 			outputs = append(outputs, r)
 		} else {
 			inputs = append(inputs, r)
 		}
 	}
+	sc.inputs, sc.outputs = inputs, outputs
 	ignoreAll, ignoreInputs := false, false
 	if len(inputs) > 0 {
-		parts := strings.Split(inputs[0].npu.it.Name, ".")
-		if len(parts) > 1 {
-			ignoreAll = allIgnore[parts[1]]
-			ignoreInputs = inputIgnore[parts[1]]
+		// the name's second dot-part: the API
+		if _, rest, ok := strings.Cut(inputs[0].npu.it.Name, "."); ok {
+			api, _, _ := strings.Cut(rest, ".")
+			ignoreAll = allIgnore[api]
+			ignoreInputs = inputIgnore[api]
 		}
 	}
 	if ignoreAll {

@@ -47,7 +47,7 @@ func pandasParse(s string) (v float64, isInt, ok bool) {
 // 'e' exponents, no thousands separator. It returns the value, how many
 // bytes it consumed and whether the text had neither a point nor an
 // exponent.
-func xstrtod(p string) (float64, int, bool) {
+func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	const maxDigits = 17
 	i := 0
 	neg := false

@@ -39,7 +39,7 @@ const resultMode = 0o640
 
 // csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
 // holding the delimiter, a quote or a line break.
-func appendCSVField(b []byte, s string) []byte {
+func appendCSVField[T string | []byte](b []byte, s T) []byte {
 	quote := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
@@ -117,7 +117,20 @@ func (s *CSVSink) Header(cols []string) error {
 }
 
 // Row writes one row.
-func (s *CSVSink) Row(cells []Cell, _ RowMark) error {
+func (s *CSVSink) Row(cells []Cell, mark RowMark) error {
+	s.line = s.line[:0]
+	for i, c := range cells {
+		if i > 0 {
+			s.line = append(s.line, ',')
+		}
+		s.line = appendCSVField(s.line, c.Text)
+	}
+	s.line = append(s.line, '\n')
+	return s.Line(s.line, mark)
+}
+
+// Line writes one row given as its CSV line.
+func (s *CSVSink) Line(line []byte, _ RowMark) error {
 	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
 		if err := s.w.Flush(); err != nil {
 			return err
@@ -130,15 +143,7 @@ func (s *CSVSink) Row(cells []Cell, _ RowMark) error {
 		}
 	}
 	s.rows++
-	s.line = s.line[:0]
-	for i, c := range cells {
-		if i > 0 {
-			s.line = append(s.line, ',')
-		}
-		s.line = appendCSVField(s.line, c.Text)
-	}
-	s.line = append(s.line, '\n')
-	_, err := s.w.Write(s.line)
+	_, err := s.w.Write(line)
 	return err
 }
 

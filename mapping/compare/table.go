@@ -67,7 +67,7 @@ func (s MatchSource) String() string {
 type sideRow struct {
 	it    msprobe.Item
 	key   string
-	stack string // NPU_Stack_Info text on the first row of an entry, else ""
+	stack *stackCell // NPU_Stack_Info on the first row of an entry, else nil
 	order int
 }
 
@@ -80,15 +80,17 @@ type outRow struct {
 	npuFloat     bool
 	benchFloat   bool
 	intCol       [4]bool
+	output       bool        // an output row (".output." in its name)
 	ncell, bcell [4]cell     // the stat cells as they print (set by groupWriter.add)
-	diff         [8]string   // statistics: 4 diffs then 4 relative errors
+	diff         [8]text     // statistics: 4 diffs then 4 relative errors
 	met          [6]Metric   // tensor metrics
 	readErr      string      // tensor mode: why the row's files could not be read
 	nums         [4]statNums // numbers of diff[i]/diff[4+i]
 	result       string
 	msgs         []string
 	color        Color
-	cells        []Cell // rendered by prepare
+	cells        []Cell // rendered by prepare (cell sinks)
+	line         []byte // rendered by prepare (line sinks)
 }
 
 // setCells derives the stat cells once per row.
@@ -199,58 +201,161 @@ func statCell(c cell) Cell {
 	return Cell{Text: c.csv()}
 }
 
-// render turns a judged row into its cells.
-func (r *outRow) render(mode Mode, stack bool, dst []Cell) []Cell {
+// rowOut receives a row's cells as render produces them: as msprobe's CSV
+// line (line sinks: numbers formatted straight into it, nothing
+// allocated) or as Cells.
+type rowOut struct {
+	csv   bool
+	line  []byte
+	cells []Cell
+	buf   []byte
+}
+
+func (o *rowOut) sep() {
+	if o.csv && len(o.line) > 0 {
+		o.line = append(o.line, ',')
+	}
+}
+
+// str adds a text cell.
+func (o *rowOut) str(s string) {
+	if o.csv {
+		o.sep()
+		o.line = appendCSVField(o.line, s)
+		return
+	}
+	o.cells = append(o.cells, Cell{Text: s})
+}
+
+// plain adds a text cell known to need no CSV quoting.
+func (o *rowOut) plain(s string) {
+	if o.csv {
+		o.sep()
+		o.line = append(o.line, s...)
+		return
+	}
+	o.cells = append(o.cells, Cell{Text: s})
+}
+
+// quoted adds a text cell given with its CSV form.
+func (o *rowOut) quoted(s, csv string) {
+	if o.csv {
+		o.sep()
+		o.line = append(o.line, csv...)
+		return
+	}
+	o.cells = append(o.cells, Cell{Text: s})
+}
+
+// text adds a text cell held in b (valid during the call).
+func (o *rowOut) text(b []byte) {
+	if o.csv {
+		o.sep()
+		o.line = appendCSVField(o.line, b)
+		return
+	}
+	o.cells = append(o.cells, Cell{Text: string(b)})
+}
+
+// stat adds a statistics cell.
+func (o *rowOut) stat(c *cell) {
+	if o.csv {
+		o.sep()
+		o.line = c.appendCSV(o.line)
+		return
+	}
+	o.cells = append(o.cells, statCell(*c))
+}
+
+// metric adds a tensor metric cell.
+func (o *rowOut) metric(m Metric) {
+	switch {
+	case !m.IsNum || m.Text != "":
+		o.str(m.Text)
+	case o.csv:
+		o.sep()
+		o.line = msprobe.AppendPyFloat(o.line, m.Value)
+	default:
+		o.cells = append(o.cells, Cell{Text: m.String(), Num: true, Val: m.Value})
+	}
+}
+
+// render produces a judged row's cells.
+func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	n := &r.npu.it
-	bn, bd, bs, brg := "N/A", "N/A", "N/A", "N/A"
+	o.str(n.Name)
 	if r.bench != nil {
 		b := &r.bench.it
-		bn, bd, bs, brg = b.Name, b.Dtype, b.Shape, reqGrad(b.RequiresGrad)
+		o.str(b.Name)
+		o.str(n.Dtype)
+		o.str(b.Dtype)
+		o.str(n.Shape)
+		o.str(b.Shape)
+		o.str(r.npuReqGrad())
+		o.str(reqGrad(b.RequiresGrad))
+	} else {
+		o.plain("N/A")
+		o.str(n.Dtype)
+		o.plain("N/A")
+		o.str(n.Shape)
+		o.plain("N/A")
+		o.str(r.npuReqGrad())
+		o.plain("N/A")
 	}
-	dst = append(dst, txt(n.Name), txt(bn), txt(n.Dtype), txt(bd), txt(n.Shape), txt(bs),
-		txt(r.npuReqGrad()), txt(brg))
 	switch mode {
 	case Statistics:
-		for _, d := range r.diff {
-			dst = append(dst, txt(d))
+		for i := range r.diff {
+			o.text(r.diff[i].bytes())
 		}
 	case Tensor:
 		for _, m := range r.met {
-			if m.IsNum {
-				dst = append(dst, Cell{Text: m.String(), Num: true, Val: m.Value})
-			} else {
-				dst = append(dst, txt(m.Text))
-			}
+			o.metric(m)
 		}
 	case MD5:
-		dst = append(dst, txt(r.npuMD5()), txt(r.benchMD5()))
+		o.str(r.npuMD5())
+		o.str(r.benchMD5())
 	}
 	if mode != MD5 {
-		for i := 0; i < 4; i++ {
-			dst = append(dst, statCell(r.npuStat(i)))
+		for i := range r.ncell {
+			o.stat(&r.ncell[i])
 		}
-		for i := 0; i < 4; i++ {
-			dst = append(dst, statCell(r.benchStat(i)))
+		for i := range r.bcell {
+			o.stat(&r.bcell[i])
 		}
 	}
-	consistent := "False"
-	if r.npuReqGrad() == brg {
-		consistent = "True"
+	if r.npuReqGrad() == r.benchReqGrad() {
+		o.plain("True")
+	} else {
+		o.plain("False")
 	}
-	dst = append(dst, txt(consistent), txt(r.result), txt(msprobe.JSONDumps(r.msgs)))
+	o.plain(r.result)
+	if len(r.msgs) == 0 {
+		o.plain("[]")
+	} else {
+		o.str(msprobe.JSONDumps(r.msgs))
+	}
 	if stack {
-		s := r.npu.stack
-		if s == "" {
-			s = "N/A"
+		if s := r.npu.stack; s != nil {
+			o.quoted(s.text, s.csv)
+		} else {
+			o.plain("N/A")
 		}
-		dst = append(dst, txt(s))
 	}
 	if mode == Tensor {
 		bdn := "N/A"
 		if r.bench != nil {
 			bdn = dataName(&r.bench.it)
 		}
-		dst = append(dst, txt(msprobe.PyStrList([]string{dataName(n), bdn})))
+		o.buf = append(msprobe.AppendPyRepr(append(msprobe.AppendPyRepr(append(o.buf[:0], '['), dataName(n)), ", "...), bdn), ']')
+		o.text(o.buf)
 	}
-	return dst
+	if o.csv {
+		o.line = append(o.line, '\n')
+	}
+}
+
+// stackCell is an NPU_Stack_Info text, rendered once per distinct stack.
+type stackCell struct {
+	text string // Python's str() of the frames list
+	csv  string // text as a CSV field
 }

@@ -286,6 +286,7 @@ func TestHighlightTensor(t *testing.T) {
 		e := tensorEntry("Functional.linear.0.forward", name)
 		r := &outRow{npu: &sideRow{it: e.Items[0]}, bench: &sideRow{it: e.Items[0]}}
 		r.setCells()
+		r.output = name == ".output.0"
 		r.met = [6]Metric{{Value: cos, IsNum: true}, {Value: 1, IsNum: true}, {Value: maxAbs, IsNum: true},
 			{Value: 0, IsNum: true}, {Value: thousandth, IsNum: true}, {Value: 1, IsNum: true}}
 		return r
@@ -303,7 +304,7 @@ func TestHighlightTensor(t *testing.T) {
 		{"huge error", mk(".input.0", 1, 0, 1), mk(".output.0", 1, 2e10, 1), Red},
 		{"fine", mk(".input.0", 1, 0, 1), mk(".output.0", 0.99, 0.001, 0.99), NoColor},
 	} {
-		highlight(Tensor, []*outRow{c.in, c.out})
+		highlight(Tensor, []*outRow{c.in, c.out}, &scratch{})
 		if c.out.color != c.want || c.in.color != NoColor {
 			t.Errorf("%s: output %v input %v, want %v", c.name, c.out.color, c.in.color, c.want)
 		}

@@ -1,0 +1,74 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+)
+
+// lineSink keeps the rows given as CSV lines.
+type lineSink struct {
+	memSink
+	lines []string
+}
+
+func (l *lineSink) Line(line []byte, _ RowMark) error {
+	l.lines = append(l.lines, string(line))
+	return nil
+}
+
+func (l *lineSink) Reset() error { l.lines = nil; return nil }
+
+// TestLinesEqualCells: the CSV lines rendered for line sinks are the
+// cells rendered for cell sinks, CSV-encoded, in every mode, on rows
+// with odd values (strings, bools, ints, NaN, infinities, None), with the
+// stack column.
+func TestLinesEqualCells(t *testing.T) {
+	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 3, Hidden: 64})
+	bench := oddBench(genEntries(t, dumpgen.Options{Seed: 5, Layers: 3, Hidden: 64, Perturb: 0.02}), 17)
+	npuOdd := oddBench(npu, 19)
+	for i := range npuOdd {
+		if i%5 == 0 && len(npuOdd[i].Items) > 0 {
+			npuOdd[i].Items[0].Stats[2] = msprobe.Value{Kind: msprobe.String, Text: "a,b\"c"}
+		}
+	}
+	stack := map[string][]string{}
+	for i, e := range npu {
+		switch i % 3 {
+		case 0:
+			stack[e.Name] = []string{"File a.py, line 1, in f, \n x = \"y\"", "File b.py, line 2, in g"}
+		case 1:
+			stack[e.Name] = []string{}
+		}
+	}
+	for _, cfg := range []Config{{Mode: Statistics}, {Mode: Statistics, Stack: stack}, {Mode: MD5},
+		{Mode: Tensor, Tensor: nameMetrics{}, Stack: stack}} {
+		for _, n := range [][][]msprobe.Entry{{npu}, {npuOdd}} {
+			var cells memSink
+			var lines lineSink
+			if _, err := Compare(memSource(n[0]...), memSource(bench...), cfg, &cells); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Compare(memSource(n[0]...), memSource(bench...), cfg, &lines); err != nil {
+				t.Fatal(err)
+			}
+			if len(lines.lines) != len(cells.rows) || len(lines.rows) != 0 {
+				t.Fatalf("%d lines, %d rows of cells (%d through Row)", len(lines.lines), len(cells.rows), len(lines.rows))
+			}
+			for i, r := range cells.rows {
+				var want []byte
+				for k, c := range r {
+					if k > 0 {
+						want = append(want, ',')
+					}
+					want = appendCSVField(want, c)
+				}
+				want = append(want, '\n')
+				if lines.lines[i] != string(want) {
+					t.Fatalf("mode %v row %d:\nline  %q\ncells %q", cfg.Mode, i, lines.lines[i], want)
+				}
+			}
+		}
+	}
+}
