@@ -38,7 +38,6 @@ var (
 		"all_to_all_single": true, "batch_isend_irecv": true}
 )
 
-
 func (r *outRow) mark(level, msg string) {
 	r.msgs = append(r.msgs, msg)
 	if level == ResultError || (level == ResultWarning && r.result != ResultError) {
@@ -103,6 +102,9 @@ func judge(mode Mode, group []*outRow, sc *scratch) {
 	inputs, outputs := sc.inputs[:0], sc.outputs[:0]
 	for _, r := range group {
 		r.result, r.msgs = ResultPass, r.msgs[:0]
+		if r.readErr != "" { // not msprobe's: an unreadable file never passes
+			r.mark(ResultError, r.readErr)
+		}
 		if r.output {
 			outputs = append(outputs, r)
 		} else {
