@@ -199,8 +199,7 @@ type benchIndex struct {
 	cfg      *Config
 	n        int // entries
 	seed     maphash.Seed
-	slots    []uint64 // key-prefix hash tag << 32 | entry+1
-	used     int
+	index    tagTable // key-prefix hash -> entries
 	renumIdx []int32 // renumbered backward call index, -1 none, -2 skipped by msprobe
 	odd      map[string][]rowRef
 	oddEnts  map[int32]*parsedEntry
@@ -252,7 +251,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 			odd = append(odd, int32(i))
 			return nil
 		}
-		ix.insert(maphash.String(ix.seed, ek.prefix), int32(i))
+		ix.index.insert(maphash.String(ix.seed, ek.prefix), uint32(i))
 		return nil
 	})
 	if err != nil {
@@ -279,31 +278,6 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 }
 
 func (ix *benchIndex) close() { ix.src.close() }
-
-func (ix *benchIndex) insert(h uint64, entry int32) {
-	if (ix.used+1)*4 > len(ix.slots)*3 {
-		old := ix.slots
-		ix.slots = make([]uint64, max(1024, 2*len(old)))
-		ix.used = 0
-		for _, s := range old {
-			if s != 0 {
-				ix.place(s)
-			}
-		}
-	}
-	ix.place(h&^(1<<32-1) | uint64(entry+1))
-}
-
-func (ix *benchIndex) place(s uint64) {
-	mask := uint64(len(ix.slots) - 1)
-	for i := (s >> 32) & mask; ; i = (i + 1) & mask {
-		if ix.slots[i] == 0 {
-			ix.slots[i] = s
-			ix.used++
-			return
-		}
-	}
-}
 
 // keyOf is the entryKey of entry i named name.
 func (ix *benchIndex) keyOf(i int32, name string) entryKey {
@@ -418,24 +392,15 @@ func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
 	ix.cands = candidates(ix.cands[:0], key, ix.cfg.Debug)
 	for _, end := range ix.cands {
 		pre := key[:end]
-		h := maphash.String(ix.seed, pre)
-		if len(ix.slots) == 0 {
-			break
-		}
-		tag := h &^ (1<<32 - 1)
-		mask := uint64(len(ix.slots) - 1)
-		for s := (h >> 32) & mask; ix.slots[s] != 0; s = (s + 1) & mask {
-			v := ix.slots[s]
-			if v&^(1<<32-1) != tag {
-				continue
-			}
-			i := int32(v&(1<<32-1)) - 1
-			e, err := ix.entry(i)
-			if err != nil {
-				return nil, err
+		var err error
+		ix.index.find(maphash.String(ix.seed, pre), func(n uint32) bool {
+			i := int32(n)
+			var e *parsedEntry
+			if e, err = ix.entry(i); err != nil {
+				return false
 			}
 			if e == nil || e.key.prefix != pre {
-				continue
+				return true
 			}
 			suffix := key[end:]
 			for r := range e.rows {
@@ -443,6 +408,10 @@ func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
 					dst = append(dst, rowRef{i, int32(r)})
 				}
 			}
+			return true
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	dst = append(dst, ix.odd[key]...)

@@ -181,8 +181,7 @@ type benchSide struct {
 	pairIdx  map[dsPair]int32
 	entries  []benchEntry
 	seed     maphash.Seed
-	slots    []uint64 // hash tag<<32 | row+1; 0 is empty
-	used     int
+	index    tagTable // key hash -> rows
 	matched  []bool
 	md5      bool // an entry has an md5
 	buf      []int32
@@ -212,8 +211,8 @@ func (b *benchSide) reset() {
 	}
 	b.ar.chunks, b.ar.big = b.ar.chunks[:min(len(b.ar.chunks), 1)], nil
 	b.entries = b.entries[:0]
-	clear(b.slots)
-	b.n, b.used = 0, 0
+	b.index.reset()
+	b.n = 0
 }
 
 // addEntry registers an entry; its rows are added next with its number.
@@ -333,7 +332,7 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 	idx := int32(b.n)
 	b.n++
 	h := maphash.String(b.seed, r.key)
-	b.insert(h, idx)
+	b.index.insert(h, uint32(idx))
 	return h
 }
 
@@ -364,33 +363,6 @@ func (b *benchSide) addPlain(r *sideRow, entry int32) {
 	b.plainIdx[r.key] = append(b.plainIdx[r.key], int32(b.n))
 	b.plain = append(b.plain, sideRow{it: keep, key: r.key, order: b.n})
 	b.n++
-}
-
-func (b *benchSide) insert(h uint64, row int32) {
-	if (b.used+1)*4 > len(b.slots)*3 {
-		old := b.slots
-		b.slots = make([]uint64, max(1024, 2*len(old)))
-		b.used = 0
-		for _, s := range old {
-			if s != 0 {
-				b.place(s)
-			}
-		}
-	}
-	b.place(h&^(1<<32-1) | uint64(row+1))
-}
-
-// place puts a slot value in the table; the probe starts at the slot's
-// hash tag.
-func (b *benchSide) place(s uint64) {
-	mask := uint64(len(b.slots) - 1)
-	for i := (s >> 32) & mask; ; i = (i + 1) & mask {
-		if b.slots[i] == 0 {
-			b.slots[i] = s
-			b.used++
-			return
-		}
-	}
 }
 
 func (b *benchSide) at(i int32) *benchRow { return &b.chunks[i>>chunkBits][i&(1<<chunkBits-1)] }
@@ -454,19 +426,12 @@ func (b *benchSide) lookup(key string) []int32 {
 // lookupHash is lookup with the key's hash under b.seed.
 func (b *benchSide) lookupHash(key string, h uint64) []int32 {
 	b.buf = b.buf[:0]
-	if len(b.slots) == 0 {
-		return nil
-	}
-	tag := h &^ (1<<32 - 1)
-	mask := uint64(len(b.slots) - 1)
-	for i := (h >> 32) & mask; b.slots[i] != 0; i = (i + 1) & mask {
-		s := b.slots[i]
-		if s&^(1<<32-1) == tag {
-			if row := int32(s&(1<<32-1)) - 1; b.keyIs(row, key) {
-				b.buf = append(b.buf, row)
-			}
+	b.index.find(h, func(n uint32) bool {
+		if row := int32(n); b.keyIs(row, key) {
+			b.buf = append(b.buf, row)
 		}
-	}
+		return true
+	})
 	if len(b.buf) > 1 {
 		slices.Sort(b.buf)
 	}

@@ -27,47 +27,31 @@ type opCounts struct {
 	ar     arena
 	names  []ref
 	counts []int32
-	slots  []uint64
+	index  tagTable
 }
 
 // next returns how many times name was counted before, and counts it.
 func (c *opCounts) next(name string) int {
-	if (len(c.names)+1)*4 > len(c.slots)*3 {
-		if c.slots == nil {
-			c.seed, c.ar.chunk = maphash.MakeSeed(), 64<<10
-		}
-		old := c.slots
-		c.slots = make([]uint64, max(256, 2*len(old)))
-		mask := uint64(len(c.slots) - 1)
-		for _, v := range old {
-			if v == 0 {
-				continue
-			}
-			i := (v >> 32) & mask
-			for c.slots[i] != 0 {
-				i = (i + 1) & mask
-			}
-			c.slots[i] = v
-		}
+	if c.names == nil {
+		c.seed, c.ar.chunk = maphash.MakeSeed(), 64<<10
 	}
 	h := maphash.String(c.seed, name)
-	tag := h &^ (1<<32 - 1)
-	mask := uint64(len(c.slots) - 1)
-	for i := (h >> 32) & mask; ; i = (i + 1) & mask {
-		v := c.slots[i]
-		if v == 0 {
-			c.slots[i] = tag | uint64(len(c.names)+1)
-			c.names = append(c.names, c.ar.addString(name))
-			c.counts = append(c.counts, 1)
-			return 0
+	k := -1
+	c.index.find(h, func(n uint32) bool {
+		if string(c.ar.bytes(c.names[n])) == name {
+			k = int(n)
+			return false
 		}
-		if v&^(1<<32-1) == tag {
-			if k := int(v&(1<<32-1)) - 1; string(c.ar.bytes(c.names[k])) == name {
-				c.counts[k]++
-				return int(c.counts[k] - 1)
-			}
-		}
+		return true
+	})
+	if k < 0 {
+		c.index.insert(h, uint32(len(c.names)))
+		c.names = append(c.names, c.ar.addString(name))
+		c.counts = append(c.counts, 1)
+		return 0
 	}
+	c.counts[k]++
+	return int(c.counts[k] - 1)
 }
 
 func newKeyNamer(renumber, debug bool) *keyNamer {

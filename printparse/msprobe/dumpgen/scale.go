@@ -472,7 +472,8 @@ func (s *scaler) entry(pass int, st step) {
 	s.value(m.val)
 }
 
-// value writes a template value, floats scaled by a random factor.
+// value writes a template value, floats scaled by a random factor when
+// s has a random source.
 func (s *scaler) value(v *jv) {
 	e := &s.e
 	switch v.kind {
@@ -487,7 +488,7 @@ func (s *scaler) value(v *jv) {
 	case 'w':
 		e.raw(v.text)
 	case '#':
-		if strings.ContainsAny(v.text, ".eE") {
+		if s.rng != nil && strings.ContainsAny(v.text, ".eE") {
 			f, _ := strconv.ParseFloat(v.text, 64)
 			e.float(f * (1 + 0.3*s.rng.NormFloat64()))
 		} else {
@@ -541,7 +542,7 @@ func (s *scaler) writeStack(path string) error {
 			for g, grp := range st.vals {
 				e.key(st.keys[g])
 				if grp.kind != '[' || len(grp.vals) != 2 {
-					w.valueVerbatim(grp)
+					w.value(grp)
 					continue
 				}
 				e.beginArr()
@@ -550,7 +551,7 @@ func (s *scaler) writeStack(path string) error {
 					e.str(n)
 				}
 				e.end()
-				w.valueVerbatim(grp.vals[1])
+				w.value(grp.vals[1])
 				e.end()
 			}
 		} else {
@@ -561,36 +562,12 @@ func (s *scaler) writeStack(path string) error {
 			for _, x := range s.written {
 				if f, ok := frames[s.t.entries[x.tmpl].key]; ok {
 					e.key(x.name)
-					w.valueVerbatim(f)
+					w.value(f)
 				}
 			}
 		}
 		e.end()
 	})
-}
-
-// valueVerbatim writes v without scaling numbers.
-func (s *scaler) valueVerbatim(v *jv) {
-	e := &s.e
-	switch v.kind {
-	case '[':
-		e.beginArr()
-		for _, x := range v.vals {
-			s.valueVerbatim(x)
-		}
-		e.end()
-	case '{':
-		e.beginObj()
-		for i, k := range v.keys {
-			e.key(k)
-			s.valueVerbatim(v.vals[i])
-		}
-		e.end()
-	case '#':
-		e.raw(v.text)
-	default:
-		s.value(v)
-	}
 }
 
 // writeConstruct writes construct.json: every written entry with its
