@@ -200,7 +200,7 @@ type benchIndex struct {
 	n        int // entries
 	seed     maphash.Seed
 	index    tagTable // key-prefix hash -> entries
-	renumIdx []int32 // renumbered backward call index, -1 none, -2 skipped by msprobe
+	renumIdx []int32  // renumbered backward call index, -1 none, -2 skipped by msprobe
 	odd      map[string][]rowRef
 	oddEnts  map[int32]*parsedEntry
 	rows     int // rows of odd entries
