@@ -1,25 +1,19 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/layermap/layermap/cmd/htmlview"
-	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/compare"
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -70,63 +64,6 @@ func normalizeCompareArgs(args []string) ([]string, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// compareJSON is msprobe's legacy compare.json (-i).
-type compareJSON struct {
-	NPUPath           *string `json:"npu_path"`
-	BenchPath         *string `json:"bench_path"`
-	StackPath         *string `json:"stack_path"`
-	IsPrintCompareLog *bool   `json:"is_print_compare_log"`
-}
-
-func readCompareJSON(path string) (npu, bench, stack string, err error) {
-	b, err := source.ReadFile(path, source.MaxSmallJSON)
-	if err != nil {
-		return "", "", "", err
-	}
-	var c compareJSON
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if err := dec.Decode(&c); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
-			return "", "", "", &source.Error{File: path, Line: line, Expected: "a JSON object with npu_path and bench_path", Found: fmt.Sprintf("invalid JSON (%v)", err)}
-		}
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			line := 1 + strings.Count(string(b[:min(int(te.Offset), len(b))]), "\n")
-			want := "a path (string)"
-			if te.Field == "is_print_compare_log" {
-				want = "true or false"
-			}
-			return "", "", "", &source.Error{File: path, Line: line, Expected: want + " for " + te.Field, Found: "a JSON " + te.Value}
-		case errors.As(err, &te):
-			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "a JSON " + te.Value}
-		case errors.Is(err, io.EOF):
-			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "an empty file"}
-		}
-		return "", "", "", &source.Error{File: path, Line: 1, Msg: "expected a JSON object with npu_path and bench_path", Err: err}
-	}
-	if c.NPUPath == nil || c.BenchPath == nil {
-		return "", "", "", &source.Error{File: path, Line: 1, Expected: "keys npu_path and bench_path", Found: missingKeys(c)}
-	}
-	if c.StackPath != nil {
-		stack = *c.StackPath
-	}
-	return *c.NPUPath, *c.BenchPath, stack, nil
-}
-
-func missingKeys(c compareJSON) string {
-	var m []string
-	if c.NPUPath == nil {
-		m = append(m, "no npu_path")
-	}
-	if c.BenchPath == nil {
-		m = append(m, "no bench_path")
-	}
-	return strings.Join(m, " and ")
 }
 
 func isTerminal(w io.Writer) bool {
@@ -224,7 +161,7 @@ bench row, so nothing was compared), 2 bad input.`,
 				if target != "" || golden != "" {
 					return badInput(errors.New("-i compare.json and -tp/-gp exclude each other"))
 				}
-				target, golden, stackPath, err = readCompareJSON(input)
+				target, golden, stackPath, err = compare.ReadCompareJSON(input)
 				if err != nil {
 					return badInput(err)
 				}
@@ -238,46 +175,10 @@ bench row, so nothing was compared), 2 bad input.`,
 				return badInput(errors.New("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)"))
 			}
 			_ = tensorLog // msprobe's per-row tensor log; the table is the same either way
-			if sameFile(target, golden) {
-				fmt.Fprintf(s.err, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", target)
-			}
-			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath}
-			var tensorFiles []*missingTensors
-			opt.NewTensor = func(npu, bench msprobe.Paths) (compare.TensorComparer, error) {
-				tc, err := compare.NewTensorFiles(npu, bench)
-				if err != nil {
-					return nil, err
-				}
-				mt := &missingTensors{TensorComparer: tc, npu: npu, bench: bench}
-				tensorFiles = append(tensorFiles, mt)
-				return mt, nil
-			}
-			if dataMapping != "" {
-				dm, err := loadDataMapping(dataMapping)
-				if err != nil {
-					return badInput(err)
-				}
-				opt.DataMapping = dm
-			}
-			if layerMap != "" {
-				m, diags, err := mapping.Load(layerMap)
-				if err != nil {
-					return badInput(err)
-				}
-				for _, d := range diags {
-					fmt.Fprintln(s.err, d)
-				}
-				opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-					dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
-					if err != nil {
-						return nil, err
-					}
-					out := make([][2]string, len(dm))
-					for i, p := range dm {
-						out[i] = [2]string{p.NPU, p.Bench}
-					}
-					return out, nil
-				}
+			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath,
+				DataMappingFile: dataMapping, LayerMappingFile: layerMap, PairsFile: pairs, Warnings: s.err}
+			if isTerminal(s.err) {
+				opt.Progress = s.err
 			}
 			if html {
 				var mf *htmlview.MappingFile
@@ -290,36 +191,9 @@ bench row, so nothing was compared), 2 bad input.`,
 						return badInput(err)
 					}
 				}
-				opt.View = func(npu, bench msprobe.Paths) compare.ViewSink {
-					return htmlview.NewCompareSink(npu, bench, mf)
-				}
-			}
-			if pairs != "" {
-				ps, err := compare.LoadPairs(pairs)
-				if err != nil {
-					return badInput(err)
-				}
-				opt.Pairs = func(npu, bench msprobe.Paths) (map[string]string, error) {
-					return compare.PairRows(ps, npu, bench)
-				}
-			}
-			// The bench side is held in a pointer-free store the collector
-			// need not scan, so a low GC target costs little CPU and keeps
-			// the heap near its live size on multi-GB dumps.
-			defer debug.SetGCPercent(debug.SetGCPercent(25))
-			progress := isTerminal(s.err)
-			if progress {
-				opt.Progress = func(rank string, done, total int64) {
-					if rank != "" {
-						rank = " " + rank
-					}
-					fmt.Fprintf(s.err, "\rcompare%s %s", rank, progressBar(done, total))
-				}
+				opt.Views = htmlViews{mf}
 			}
 			rep, err := compare.Run(opt)
-			if progress {
-				fmt.Fprint(s.err, "\r\033[K")
-			}
 			if err != nil {
 				var de *source.Error
 				if errors.As(err, &de) {
@@ -332,52 +206,22 @@ bench row, so nothing was compared), 2 bad input.`,
 				}
 				return err
 			}
-			for _, mt := range tensorFiles {
-				mt.warn(s.err)
-			}
-			// a source the user gave is counted even when it matched nothing
-			asked := map[string]bool{"name": true, "fuzzy": fuzzy, "data_mapping": dataMapping != "", "layer_mapping": layerMap != "", "pairs": pairs != ""}
 			if format == "json" {
-				for _, r := range rep.Ranks {
-					if r.Summary == nil {
-						continue
-					}
-					for k, on := range asked {
-						if _, ok := r.Summary.MatchedBy[k]; on && k != "name" && !ok {
-							if r.Summary.MatchedBy == nil {
-								r.Summary.MatchedBy = map[string]int{}
-							}
-							r.Summary.MatchedBy[k] = 0
-						}
-					}
-				}
-				enc := json.NewEncoder(s.out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
+				err = rep.WriteJSON(s.out)
 			} else {
-				printCompareSummary(s.out, rep, asked)
+				err = rep.WriteText(s.out)
 			}
-			for _, r := range rep.Ranks {
-				if r.Summary != nil && (r.Summary.Rows == 0 || r.Summary.BenchRows == 0) {
-					// nothing compared: never report a clean run for it
-					return badInput(fmt.Errorf("%s vs %s: no valid data to compare", r.Target, r.Golden))
-				}
+			if err != nil {
+				return err
 			}
-			failed := false
-			for _, r := range rep.Ranks {
-				if r.Summary != nil && r.Summary.NPUUnmatched >= r.Summary.Rows {
-					// msprobe marks an unmatched row pass: a table of them is no clean run
-					fmt.Fprintf(s.err, "layermap: %s vs %s: expected NPU rows with a bench partner, found none of %d: nothing was compared, whatever the pass count says; check --mapping, -dm, --pairs or which dumps were paired\n",
-						r.Target, r.Golden, r.Summary.Rows)
-					failed = true
-				}
-				if r.Summary != nil && r.Summary.Error > 0 {
-					failed = true
-				}
+			if err := rep.Err(); err != nil {
+				return badInput(err)
 			}
-			if failed {
+			found, notes := rep.Findings()
+			for _, n := range notes {
+				fmt.Fprintln(s.err, "layermap:", n)
+			}
+			if found {
 				return findings()
 			}
 			return nil
@@ -418,168 +262,10 @@ bench row, so nothing was compared), 2 bad input.`,
 	return c
 }
 
-// loadDataMapping reads an msprobe data mapping yaml {npuRow: benchRow}.
-func loadDataMapping(path string) (map[string]string, error) {
-	return compare.LoadDataMapping(path)
-}
+// htmlViews makes the HTML view of each rank pair (compare --html).
+type htmlViews struct{ mf *htmlview.MappingFile }
 
-func printCompareSummary(w io.Writer, rep *compare.Report, asked map[string]bool) {
-	for _, r := range rep.Ranks {
-		s := r.Summary
-		head := "compare"
-		if r.Rank != "" {
-			head += " " + r.Rank
-		}
-		if s.Rows == 0 || s.BenchRows == 0 {
-			side := r.Target
-			if s.Rows > 0 {
-				side = r.Golden
-			}
-			fmt.Fprintf(w, "%s: no valid data found in %s (no entry msprobe can compare); no table written\n", head, side)
-			continue
-		}
-		fmt.Fprintf(w, "%s: %s mode, %d rows -> %s\n", head, s.Mode, s.Rows, strings.Join(r.Files, ", "))
-		fmt.Fprintf(w, "  result: %d pass, %d warning, %d error\n", s.Pass, s.Warning, s.Error)
-		fmt.Fprintf(w, "  unmatched: %d NPU rows without a bench row, %d bench rows not compared\n", s.NPUUnmatched, s.BenchUnmatched)
-		var srcs []string
-		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs"} {
-			if n, ok := s.MatchedBy[k]; ok || asked[k] && k != "name" {
-				srcs = append(srcs, fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), n))
-			}
-		}
-		if len(srcs) > 0 {
-			fmt.Fprintf(w, "  matched by: %s\n", strings.Join(srcs, ", "))
-		}
-		d, what := s.First, "module"
-		if d == nil {
-			d, what = s.FirstAPI, "API"
-		}
-		if d == nil {
-			fmt.Fprintln(w, "  first divergence: none (no entry with agreeing inputs and an error output)")
-			continue
-		}
-		fmt.Fprintf(w, "  first divergence (%s): %s (bench %s)\n", what, d.NPUEntry, d.BenchEntry)
-		fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, strings.Join(d.Messages, "; "))
-	}
-}
-
-// progressBar renders "[#####.....]  42% 1.2/2.9 GB", in the unit that
-// suits the total (KB, MB or GB).
-func progressBar(done, total int64) string {
-	if total <= 0 {
-		return byteSizes(done, -1)
-	}
-	done = min(done, total)
-	const width = 30
-	frac := float64(done) / float64(total)
-	n := int(frac * width)
-	return fmt.Sprintf("[%s%s] %3d%% %s", strings.Repeat("#", n), strings.Repeat(".", width-n),
-		int(frac*100), byteSizes(done, total))
-}
-
-// byteSizes renders "done/total UNIT" ("done UNIT" when total < 0).
-func byteSizes(done, total int64) string {
-	ref := max(done, total)
-	var f func(int64) string
-	unit := "KB"
-	switch {
-	case ref >= 1<<30:
-		f, unit = func(v int64) string { return fmt.Sprintf("%.1f", float64(v)/(1<<30)) }, "GB"
-	case ref >= 1<<20:
-		f, unit = func(v int64) string { return fmt.Sprint(v >> 20) }, "MB"
-	default:
-		f = func(v int64) string { return fmt.Sprint((v + 1023) >> 10) }
-	}
-	if total < 0 {
-		return f(done) + " " + unit
-	}
-	return f(done) + "/" + f(total) + " " + unit
-}
-
-// sameFile reports whether two paths name one file or folder.
-func sameFile(a, b string) bool {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
-}
-
-// missingTensors counts the tensor-mode rows whose .npy/.pt file is not in
-// dump_tensor_data: msprobe fills them with "unsupported" and says nothing
-// in the table, so a dump copied without its tensor folder looks compared.
-type missingTensors struct {
-	compare.TensorComparer
-	npu, bench    msprobe.Paths
-	rows, missing atomic.Int64
-	mu            sync.Mutex
-	example       string
-}
-
-// Metrics implements compare.TensorComparer.
-func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]compare.Metric, error) {
-	m.rows.Add(1)
-	if p := m.absent(m.npu, npu); p != "" {
-		m.note(p)
-	} else if bench != nil {
-		if p := m.absent(m.bench, bench); p != "" {
-			m.note(p)
-		}
-	}
-	return m.TensorComparer.Metrics(npu, bench, group)
-}
-
-// absent returns the path of it's tensor file when it has one that does
-// not exist ("" otherwise, also for data names msprobe refuses).
-func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
-	if it.DataName == "" || it.DataName == "-1" {
-		return ""
-	}
-	path, err := p.TensorPath(it.DataName)
-	if err != nil {
-		return ""
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return path
-	}
-	return ""
-}
-
-func (m *missingTensors) note(path string) {
-	m.missing.Add(1)
-	m.mu.Lock()
-	if m.example == "" {
-		m.example = path
-	}
-	m.mu.Unlock()
-}
-
-// Err forwards the wrapped comparer's refusal of a data_name that leaves
-// its folder (compare.Run checks for it: without this method the wrapper
-// hid it and such a dump was compared).
-func (m *missingTensors) Err() error {
-	if e, ok := m.TensorComparer.(interface{ Err() error }); ok {
-		return e.Err()
-	}
-	return nil
-}
-
-// warn prints one line when rows lacked their tensor files, and one per
-// unreadable file (the first few) with a count.
-func (m *missingTensors) warn(w io.Writer) {
-	if u, ok := m.TensorComparer.(interface{ Unreadable() (int, []error) }); ok {
-		if n, errs := u.Unreadable(); n > 0 {
-			for _, err := range errs {
-				fmt.Fprintf(w, "layermap: warning: %v\n", err)
-			}
-			fmt.Fprintf(w, "layermap: warning: %s: %d tensor-mode rows have a tensor file that cannot be read; they are marked error\n", m.npu.Dir, n)
-		}
-	}
-	n := m.missing.Load()
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
-		m.npu.Dir, n, m.rows.Load(), m.example)
+// NewView implements compare.ViewMaker.
+func (h htmlViews) NewView(npu, bench msprobe.Paths) compare.ViewSink {
+	return htmlview.NewCompareSink(npu, bench, h.mf)
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
-	"github.com/layermap/layermap/mapping/resolve"
 
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
@@ -87,20 +86,16 @@ func compareView(t testing.TB, npuDir, benchDir, mapText string) (*htmlview.View
 		if mf, err = htmlview.NewMappingFile("layer_mapping.yaml", mapText); err != nil {
 			t.Fatal(err)
 		}
-		opt.LayerMapping = func(n, b string) ([][2]string, error) {
-			dm, err := resolve.GenerateDataMapping(mf.Mapping, n, b)
-			out := make([][2]string, len(dm))
-			for i, p := range dm {
-				out[i] = [2]string{p.NPU, p.Bench}
-			}
-			return out, err
+		opt.LayerMappingFile = filepath.Join(t.TempDir(), "layer_mapping.yaml")
+		if err := os.WriteFile(opt.LayerMappingFile, []byte(mapText), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	var sink *htmlview.CompareSink
-	opt.View = func(n, b msprobe.Paths) compare.ViewSink {
+	opt.Views = compare.ViewFunc(func(n, b msprobe.Paths) compare.ViewSink {
 		sink = htmlview.NewCompareSink(n, b, mf)
 		return sink
-	}
+	})
 	rep, err := compare.Run(opt)
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
@@ -229,21 +227,7 @@ func benchChild(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &c); err != nil {
 		res.Err = err.Error()
 	} else {
-		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Now: func() time.Time { return time.Unix(0, 0) }}
-		if c.LayerMapping != "" {
-			m, _, err := mapping.Load(c.LayerMapping)
-			if err != nil {
-				res.Err = err.Error()
-			}
-			opt.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-				dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
-				out := make([][2]string, len(dm))
-				for i, p := range dm {
-					out[i] = [2]string{p.NPU, p.Bench}
-				}
-				return out, err
-			}
-		}
+		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: time.Unix(0, 0), LayerMappingFile: c.LayerMapping}
 		if res.Err == "" {
 			rep, err := Run(opt)
 			if err != nil {

@@ -2,13 +2,10 @@ package compare
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // goldenTime turns the timestamp in a golden file name into the time the
@@ -22,19 +19,6 @@ func goldenTime(t testing.TB, name string) time.Time {
 		t.Fatalf("timestamp in %s: %v", name, err)
 	}
 	return tm
-}
-
-func loadDataMapping(t testing.TB, path string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]string{}
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // diffCSV reports the first differing cells of two CSV texts.

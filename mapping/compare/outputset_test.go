@@ -57,7 +57,7 @@ func TestRunNamesNeverCollide(t *testing.T) {
 	tm := time.Date(2026, 12, 2, 12, 4, 57, 0, time.Local)
 	out := t.TempDir()
 	opt := Options{Target: filepath.Join(mr, "npu", "step0"), Golden: filepath.Join(mr, "bench", "step0"),
-		OutDir: out, Now: func() time.Time { return tm }, Workers: 1}
+		OutDir: out, Stamp: tm, Workers: 1}
 	var mu sync.Mutex
 	var reports []*Report
 	runOnce := func() {
@@ -123,8 +123,12 @@ func TestRunFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
+	lm := filepath.Join(dir, "layer_mapping.yaml")
+	if err := os.WriteFile(lm, []byte("Linear:\n  weight: weight\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = Run(Options{Target: filepath.Join(dir, "npu", "step0"), Golden: filepath.Join(dir, "bench", "step0"), OutDir: out,
-		LayerMapping: func(string, string) ([][2]string, error) { return [][2]string{{"a", "b"}}, nil }})
+		LayerMappingFile: lm})
 	var se *source.Error
 	if !errors.As(err, &se) || se.File != dump {
 		t.Fatalf("Run: %v, want an input error naming %s", err, dump)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -19,15 +18,11 @@ func TestPairsQwen(t *testing.T) {
 	q := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	pf := filepath.Join(t.TempDir(), "pairs.yaml")
 	os.WriteFile(pf, []byte("- npu: module.model.layers.0.mlp.down_proj\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2\n"), 0o644)
-	ps, err := LoadPairs(pf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(q, "npu"), Golden: filepath.Join(q, "bench"), OutDir: out,
-		DataMapping: loadDataMapping(t, filepath.Join(q, "output", "data_mapping.yaml")),
-		Pairs:       func(n, b msprobe.Paths) (map[string]string, error) { return PairRows(ps, n, b) },
-		Now:         func() time.Time { return time.Unix(0, 0) }})
+		DataMappingFile: filepath.Join(q, "output", "data_mapping.yaml"),
+		PairsFile:       pf,
+		Stamp:           time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +75,7 @@ func TestMixDirs(t *testing.T) {
 	copyFile(t, filepath.Join(s, "npu", "dump.json"), filepath.Join(root, "npu", "pynative", "step1", "rank0")) // no bench partner
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(root, "npu"), Golden: filepath.Join(root, "bench"), OutDir: out,
-		Now: func() time.Time { return time.Unix(0, 0) }})
+		Stamp: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +108,7 @@ func TestFuzzyStatisticsGolden(t *testing.T) {
 	mr := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(mr, "npu/step0/rank0/dump.json"), Golden: filepath.Join(mr, "bench/step0/rank0/dump.json"),
-		OutDir: out, Fuzzy: true, Now: func() time.Time { return time.Unix(0, 0) }})
+		OutDir: out, Fuzzy: true, Stamp: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

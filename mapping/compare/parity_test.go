@@ -6,10 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
-	"time"
 
-	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -60,7 +57,7 @@ func runParity(t *testing.T, c parityCase) {
 	out := t.TempDir()
 	opt := Options{Target: abs(c.target), Golden: abs(c.golden), OutDir: out}
 	tm := goldenTime(t, names[0])
-	opt.Now = func() time.Time { return tm }
+	opt.Stamp = tm
 	if c.opt != nil {
 		c.opt(t, &opt)
 	}
@@ -143,20 +140,7 @@ func parityCases(t *testing.T) []parityCase {
 	tensorFixture(t, filepath.Join(root, "golden/synth_tensor_pt/bench"), filepath.Join(tp, "bench"))
 	os.Remove(filepath.Join(tp, "bench/dump_tensor_data/Tensor.mixed.0.forward.output.9.pt")) // deleted on purpose in the fixture
 	layerMap := func(file string) func(t *testing.T, o *Options) {
-		return func(t *testing.T, o *Options) {
-			m, _, err := mapping.Load(filepath.Join(root, file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.LayerMapping = func(npuDir, benchDir string) ([][2]string, error) {
-				dm, err := resolve.GenerateDataMapping(m, npuDir, benchDir)
-				out := make([][2]string, len(dm))
-				for i, p := range dm {
-					out[i] = [2]string{p.NPU, p.Bench}
-				}
-				return out, err
-			}
-		}
+		return func(t *testing.T, o *Options) { o.LayerMappingFile = filepath.Join(root, file) }
 	}
 	cases := []parityCase{
 		{name: "layer_mapping", target: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu",
@@ -183,7 +167,7 @@ func parityCases(t *testing.T) []parityCase {
 			golden: "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench",
 			want:   "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output",
 			opt: func(t *testing.T, o *Options) {
-				o.DataMapping = loadDataMapping(t, filepath.Join(root, "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output/data_mapping.yaml"))
+				o.DataMappingFile = filepath.Join(root, "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output/data_mapping.yaml")
 			}},
 	}
 	return cases

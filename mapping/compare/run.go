@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping/output"
@@ -17,42 +20,56 @@ import (
 	"github.com/layermap/layermap/printparse/source"
 )
 
-// Options describe one `layermap compare` run.
+// Options describe one `layermap compare` run: the inputs as files, as
+// the command line names them. Run reads them all itself.
 type Options struct {
 	Target, Golden string // -tp / -gp: dump.json files, rank folders or step folders
 	OutDir         string // -o (default ./output)
 	XLSX           bool
 	Fuzzy          bool
-	DataMapping    map[string]string // -dm
-	// LayerMapping, when set, derives a data mapping for one rank pair
-	// (msprobe's generate_data_mapping_by_layer_mapping), as ordered
-	// [NPU row, bench row] pairs; rows matched through it count as
-	// ByLayerMap, and it is saved as data_mapping{suffix}_{ts}.yaml in the
-	// output folder as msprobe does.
-	LayerMapping func(npuDir, benchDir string) ([][2]string, error)
-	// Pairs derives explicit row pairs for one rank pair (--pairs).
-	Pairs func(npu, bench msprobe.Paths) (map[string]string, error)
-	// View, when set, adds a file beside each rank's table to the run's
-	// output set (compare --html): the ViewSink it returns for the rank
-	// pair receives the table's rows as they are written, and writes the
-	// file once the table is complete.
-	View func(npu, bench msprobe.Paths) ViewSink
-	// NewTensor builds the tensor-mode metric calculator for a rank pair.
-	NewTensor func(npu, bench msprobe.Paths) (TensorComparer, error)
+	// DataMappingFile is msprobe's row-level data mapping yaml (-dm).
+	DataMappingFile string
+	// LayerMappingFile is a layer_mapping.yaml (-lm, --mapping): Run
+	// derives each rank pair's data mapping from it as msprobe does
+	// (generate_data_mapping_by_layer_mapping, package resolve); rows
+	// matched through it count as ByLayerMap, and it is saved as
+	// data_mapping{suffix}_{ts}.yaml in the output folder as msprobe does.
+	LayerMappingFile string
+	// PairsFile holds explicit module pairs (--pairs; see LoadPairs).
+	PairsFile string
+	// Views, when set, adds a file beside each rank's table to the run's
+	// output set (compare --html): an output format this package cannot
+	// name (it lives above it), given each rank's rows as they are written.
+	Views ViewMaker
 	// StackJSON, when set, is the NPU stack.json to use instead of the one
 	// next to the NPU dump.json (compare.json's stack_path).
 	StackJSON string
-	Now       func() time.Time
-	Workers   int
-	// Progress, when set, is called now and then with the bytes of the
-	// target dump.json read so far and its size.
-	Progress func(rank string, done, total int64)
+	// Stamp is the time in the output file names; zero means now.
+	Stamp   time.Time
+	Workers int
+	// Warnings receives warning lines as layermap prints them: the layer
+	// mapping's diagnostics, -tp and -gp naming one dump, tensor files
+	// missing or unreadable. nil discards them.
+	Warnings io.Writer
+	// Progress, when set (a terminal), receives a progress bar now and
+	// then, rewritten in place with a carriage return and cleared at the
+	// end.
+	Progress io.Writer
 
+	// newTensor, when set, replaces NewTensorFiles (tests).
+	newTensor func(npu, bench msprobe.Paths) (TensorComparer, error)
 	// fullBench joins against the whole bench side in memory instead of
 	// the bench index (tests compare the two).
 	fullBench bool
 	// cache overrides how many parsed bench entries the index keeps (tests).
 	cache int
+}
+
+// inputs are the files of Options, read.
+type inputs struct {
+	dataMapping  map[string]string
+	layerMapping *mapping.Mapping
+	pairs        []mapping.ModulePair
 }
 
 // RankReport is the outcome of one rank pair.
@@ -64,9 +81,13 @@ type RankReport struct {
 	Summary *Summary `json:"summary"`
 }
 
-// Report is the outcome of a run.
+// Report is the outcome of a run. Findings and Err say how it ended;
+// WriteText and WriteJSON print it.
 type Report struct {
 	Ranks []RankReport `json:"ranks"`
+
+	asked   map[string]bool // match sources the run was given
+	tensors []*missingTensors
 }
 
 // badInput is an input problem that concerns no single file position.
@@ -97,18 +118,34 @@ func Run(opt Options) (*Report, error) {
 	if opt.OutDir == "" {
 		opt.OutDir = "./output"
 	}
-	if opt.Now == nil {
-		opt.Now = time.Now
+	if opt.Stamp.IsZero() {
+		opt.Stamp = time.Now()
 	}
-	stamp := opt.Now()
+	if opt.Warnings == nil {
+		opt.Warnings = io.Discard
+	}
+	in, err := readInputs(opt)
+	if err != nil {
+		return nil, err
+	}
+	if sameFile(opt.Target, opt.Golden) {
+		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
+	}
+	// The bench side is held in a pointer-free store the collector need
+	// not scan, so a low GC target costs little CPU and keeps the heap
+	// near its live size on multi-GB dumps.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	set := output.NewSet()
-	rep := &Report{}
-	files, err := run(opt, set, rep)
+	rep := &Report{asked: asked(opt)}
+	files, err := run(opt, in, set, rep)
+	if opt.Progress != nil {
+		fmt.Fprint(opt.Progress, "\r\033[K")
+	}
 	if err != nil {
 		set.Abort()
 		return rep, err
 	}
-	if err := set.Commit(stamp); err != nil {
+	if err := set.Commit(opt.Stamp); err != nil {
 		return rep, err
 	}
 	for i, fs := range files {
@@ -116,12 +153,52 @@ func Run(opt Options) (*Report, error) {
 			rep.Ranks[i].Files = append(rep.Ranks[i].Files, f.Path())
 		}
 	}
+	for _, mt := range rep.tensors {
+		mt.warn(opt.Warnings)
+	}
 	return rep, nil
+}
+
+// readInputs reads the mapping and pairs files the options name, writing
+// the layer mapping's diagnostics to opt.Warnings.
+func readInputs(opt Options) (inputs, error) {
+	var in inputs
+	var err error
+	if opt.DataMappingFile != "" {
+		if in.dataMapping, err = LoadDataMapping(opt.DataMappingFile); err != nil {
+			return in, err
+		}
+	}
+	if opt.LayerMappingFile != "" {
+		var diags []mapping.Diagnostic
+		if in.layerMapping, diags, err = mapping.Load(opt.LayerMappingFile); err != nil {
+			return in, asInput(err)
+		}
+		for _, d := range diags {
+			fmt.Fprintln(opt.Warnings, d)
+		}
+	}
+	if opt.PairsFile != "" {
+		if in.pairs, err = LoadPairs(opt.PairsFile); err != nil {
+			return in, err
+		}
+	}
+	return in, nil
+}
+
+// sameFile reports whether two paths name one file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // run compares into set, adding a RankReport per rank pair to rep; files
 // lists each rank's table files.
-func run(opt Options, set *output.Set, rep *Report) (files [][]*output.File, err error) {
+func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*output.File, err error) {
 	if sub := mixDirs(opt.Target, opt.Golden); len(sub) > 0 {
 		// MindSpore mix dumps (graph/ and pynative/ side by side): each
 		// common <name>/<step> pair is compared into OUT/<name>/<step>.
@@ -129,7 +206,7 @@ func run(opt Options, set *output.Set, rep *Report) (files [][]*output.File, err
 			o := opt
 			o.Target, o.Golden = filepath.Join(opt.Target, s), filepath.Join(opt.Golden, s)
 			o.OutDir = filepath.Join(opt.OutDir, s)
-			fs, err := run(o, set, rep)
+			fs, err := run(o, in, set, rep)
 			files = append(files, fs...)
 			if err != nil {
 				return files, err
@@ -149,7 +226,7 @@ func run(opt Options, set *output.Set, rep *Report) (files [][]*output.File, err
 		if dirMode {
 			suffix = "_" + p.NPU.Name
 		}
-		rr, fs, err := runRank(opt, set, p, suffix)
+		rr, fs, err := runRank(opt, in, set, rep, p, suffix)
 		if err != nil {
 			return files, err
 		}
@@ -277,8 +354,19 @@ func inputErr(err error) error {
 	return err
 }
 
+// ViewMaker makes the ViewSink of each rank pair (Options.Views).
+type ViewMaker interface {
+	NewView(npu, bench msprobe.Paths) ViewSink
+}
+
+// ViewFunc adapts a function to ViewMaker.
+type ViewFunc func(npu, bench msprobe.Paths) ViewSink
+
+// NewView calls f.
+func (f ViewFunc) NewView(npu, bench msprobe.Paths) ViewSink { return f(npu, bench) }
+
 // ViewSink receives a rank's table as it is written, then writes a file
-// beside it (Options.View).
+// beside it (Options.Views).
 type ViewSink interface {
 	RowSink
 	// Ext is the file's extension; it is named as the table otherwise.
@@ -322,7 +410,7 @@ type sink interface {
 	files() []*output.File
 }
 
-func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankReport, []*output.File, error) {
+func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, err := msprobe.Locate(p.NPU.Path)
 	if err != nil {
 		return nil, nil, asInput(fmt.Errorf("target: %w", err))
@@ -366,43 +454,45 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 		}
 		cfg.Stack = st
 	}
-	if opt.DataMapping != nil {
-		cfg.DataMapping, cfg.DataMappingSource = opt.DataMapping, ByDataMap
+	if in.dataMapping != nil {
+		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
-	if opt.LayerMapping != nil {
-		dm, err := opt.LayerMapping(np.Dir, bp.Dir)
+	if in.layerMapping != nil {
+		dm, err := resolve.GenerateDataMapping(in.layerMapping, np.Dir, bp.Dir)
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
 			return nil, nil, err
 		}
-		merged := make(map[string]string, len(dm)+len(opt.DataMapping))
-		for _, kv := range dm {
-			merged[kv[0]] = kv[1]
+		merged := make(map[string]string, len(dm)+len(in.dataMapping))
+		for _, p := range dm {
+			merged[p.NPU] = p.Bench
 		}
-		for k, v := range opt.DataMapping {
+		for k, v := range in.dataMapping {
 			merged[k] = v
 		}
 		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
 	}
-	if opt.Pairs != nil {
-		pm, err := opt.Pairs(np, bp)
+	if in.pairs != nil {
+		pm, err := PairRows(in.pairs, np, bp)
 		if err != nil {
 			return nil, nil, err
 		}
 		cfg.Pairs = pm
 	}
 	if cfg.Mode == Tensor {
-		nt := opt.NewTensor
-		if nt == nil {
-			nt = NewTensorFiles
+		newTensor := opt.newTensor
+		if newTensor == nil {
+			newTensor = NewTensorFiles
 		}
-		tc, err := nt(np, bp)
+		tc, err := newTensor(np, bp)
 		if err != nil {
 			return nil, nil, err
 		}
-		cfg.Tensor = tc
+		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
+		cfg.Tensor = mt
+		rep.tensors = append(rep.tensors, mt)
 	}
 	rank := suffix
 	if rank != "" {
@@ -410,7 +500,11 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 	}
 	nsrc := &fileSource{path: np.DumpJSON}
 	if opt.Progress != nil {
-		cfg.Progress = func(int) { opt.Progress(rank, nsrc.read.Load(), nsrc.size) }
+		head := "compare"
+		if rank != "" {
+			head += " " + rank
+		}
+		cfg.Progress = func(int) { fmt.Fprintf(opt.Progress, "\r%s %s", head, progressBar(nsrc.read.Load(), nsrc.size)) }
 	}
 	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
@@ -423,8 +517,8 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 		return nil, nil, err
 	}
 	var view ViewSink
-	if opt.View != nil {
-		view = opt.View(np, bp)
+	if opt.Views != nil {
+		view = opt.Views.NewView(np, bp)
 		sk = teeSink{sk, view}
 	}
 	// md5 mode needs an md5 key on both sides, which only a full scan
@@ -462,6 +556,7 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 			return nil, nil, err
 		}
 	}
+	rep.countAsked(sum)
 	rr := &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}
 	if sum.Rows == 0 || sum.BenchRows == 0 {
 		// msprobe writes nothing when a side has no entries ("No valid data
@@ -487,11 +582,11 @@ func runRank(opt Options, set *output.Set, p rankPair, suffix string) (*RankRepo
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set.
-func writeDataMapping(set *output.Set, dir string, name output.Name, dm [][2]string) error {
+func writeDataMapping(set *output.Set, dir string, name output.Name, dm []resolve.NamePair) error {
 	n := &yaml.Node{Kind: yaml.MappingNode}
-	for _, kv := range dm {
-		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: kv[0]},
-			&yaml.Node{Kind: yaml.ScalarNode, Value: kv[1]})
+	for _, p := range dm {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p.NPU},
+			&yaml.Node{Kind: yaml.ScalarNode, Value: p.Bench})
 	}
 	b, err := yaml.Marshal(n)
 	if err != nil {

@@ -29,7 +29,7 @@ type TensorFiles struct {
 // maxUnreadable is how many unreadable files TensorFiles keeps to name.
 const maxUnreadable = 10
 
-// NewTensorFiles is the default Options.NewTensor.
+// NewTensorFiles builds the tensor-mode metric calculator of a rank pair.
 func NewTensorFiles(npu, bench msprobe.Paths) (TensorComparer, error) {
 	return &TensorFiles{NPU: tensor.NewFolder(npu), Bench: tensor.NewFolder(bench)}, nil
 }

@@ -71,8 +71,8 @@ func TestUnreadableTensorRows(t *testing.T) {
 	out := t.TempDir()
 	var tf *TensorFiles
 	opt := Options{Target: filepath.Join(tp, "npu/dump.json"), Golden: filepath.Join(tp, "bench/dump.json"), OutDir: out,
-		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		NewTensor: func(npu, bench msprobe.Paths) (TensorComparer, error) {
+		Stamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		newTensor: func(npu, bench msprobe.Paths) (TensorComparer, error) {
 			tc, err := NewTensorFiles(npu, bench)
 			tf = tc.(*TensorFiles)
 			return tc, err

@@ -23,20 +23,20 @@ func (c *countView) WriteView(w io.Writer, rr *RankReport) error {
 	return err
 }
 
-// Options.View: the view sees every row of the table and its file is
+// Options.Views: the view sees every row of the table and its file is
 // committed beside the table, with the table's name and time stamp.
 func TestViewBesideTable(t *testing.T) {
 	dir := t.TempDir()
 	n := testkit.Testdata(t, "demo", "dumps", "llamafactory")
 	b := testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
 	var v *countView
-	rep, err := Run(Options{Target: n, Golden: b, OutDir: dir, View: func(npu, bench msprobe.Paths) ViewSink {
+	rep, err := Run(Options{Target: n, Golden: b, OutDir: dir, Views: ViewFunc(func(npu, bench msprobe.Paths) ViewSink {
 		if npu.Dir != n || bench.Dir != b {
 			t.Errorf("view of %s and %s, want the rank folders", npu.Dir, bench.Dir)
 		}
 		v = &countView{}
 		return v
-	}})
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestXLSX(t *testing.T) {
 	out := t.TempDir()
 	tm := time.Date(2026, 12, 2, 12, 2, 48, 0, time.Local)
 	rep, err := Run(Options{Target: filepath.Join(root, "npu/dump.json"), Golden: filepath.Join(root, "bench/dump.json"),
-		OutDir: out, XLSX: true, Now: func() time.Time { return tm }})
+		OutDir: out, XLSX: true, Stamp: tm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,90 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// missingTensors counts the tensor-mode rows whose .npy/.pt file is not in
+// dump_tensor_data: msprobe fills them with "unsupported" and says nothing
+// in the table, so a dump copied without its tensor folder looks compared.
+type missingTensors struct {
+	TensorComparer
+	npu, bench    msprobe.Paths
+	rows, missing atomic.Int64
+	mu            sync.Mutex
+	example       string
+}
+
+// Metrics implements TensorComparer.
+func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
+	m.rows.Add(1)
+	if p := m.absent(m.npu, npu); p != "" {
+		m.note(p)
+	} else if bench != nil {
+		if p := m.absent(m.bench, bench); p != "" {
+			m.note(p)
+		}
+	}
+	return m.TensorComparer.Metrics(npu, bench, group)
+}
+
+// absent returns the path of it's tensor file when it has one that does
+// not exist ("" otherwise, also for data names msprobe refuses).
+func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
+	if it.DataName == "" || it.DataName == "-1" {
+		return ""
+	}
+	path, err := p.TensorPath(it.DataName)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return path
+	}
+	return ""
+}
+
+func (m *missingTensors) note(path string) {
+	m.missing.Add(1)
+	m.mu.Lock()
+	if m.example == "" {
+		m.example = path
+	}
+	m.mu.Unlock()
+}
+
+// Err forwards the wrapped comparer's refusal of a data_name that leaves
+// its folder (Run checks for it: without this method the wrapper
+// hid it and such a dump was compared).
+func (m *missingTensors) Err() error {
+	if e, ok := m.TensorComparer.(interface{ Err() error }); ok {
+		return e.Err()
+	}
+	return nil
+}
+
+// warn prints one line when rows lacked their tensor files, and one per
+// unreadable file (the first few) with a count.
+func (m *missingTensors) warn(w io.Writer) {
+	if u, ok := m.TensorComparer.(interface{ Unreadable() (int, []error) }); ok {
+		if n, errs := u.Unreadable(); n > 0 {
+			for _, err := range errs {
+				fmt.Fprintf(w, "layermap: warning: %v\n", err)
+			}
+			fmt.Fprintf(w, "layermap: warning: %s: %d tensor-mode rows have a tensor file that cannot be read; they are marked error\n", m.npu.Dir, n)
+		}
+	}
+	n := m.missing.Load()
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
+		m.npu.Dir, n, m.rows.Load(), m.example)
+}
