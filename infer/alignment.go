@@ -57,6 +57,9 @@ type match struct {
 	// structural notes an N:1 pair, worded for the draft keyed by each
 	// side (the NPU and bench roles swap in the reverse draft).
 	structural [2]string
+	// grouped marks an N:1 pair of a module and a list of look-alike
+	// members it computes at once (structural says so).
+	grouped bool
 	// sizeA and sizeB are the printed sizes of a and b when both print
 	// sizes and they differ (validate's LM107).
 	sizeA, sizeB []int
@@ -68,12 +71,18 @@ type alignment struct {
 	pairs      []*match // outside-in (NPU pre-order)
 	byA        map[*printparse.Node]*match
 	byB        map[*printparse.Node]*match
+	// above marks, per side, the modules with a paired descendant.
+	above [2]map[*printparse.Node]bool
+	// engines are, per side, the modules set aside at the roots (built
+	// on first use).
+	engines [2]map[*printparse.Node]bool
 }
 
 // align aligns the two trees outside-in.
 func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 	al := &aligner{npu: npu, bench: bench, locals: map[pairKey]localScore{}, subs: map[pairKey]*sub{}, priors: priors, frees: map[freeKey][]*printparse.Node{}}
-	res := &alignment{npu: npu, bench: bench, byA: map[*printparse.Node]*match{}, byB: map[*printparse.Node]*match{}}
+	res := &alignment{npu: npu, bench: bench, byA: map[*printparse.Node]*match{}, byB: map[*printparse.Node]*match{},
+		above: [2]map[*printparse.Node]bool{{}, {}}}
 	root := &match{a: npu.tree.Root, b: bench.tree.Root, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
 	res.add(root)
 	sa, sb := startPair(npu.tree, bench.tree)
@@ -85,6 +94,7 @@ func align(npu, bench *treeIndex, priors map[pairKey]bool) *alignment {
 		m := &match{a: npu.tree.Root, b: n, score: 1, margin: 1, reasons: []string{"root"}, rootish: true}
 		res.pairs = append(res.pairs, m)
 		res.byB[n] = m
+		res.markAbove(n, benchSide)
 	}
 	res.byA[npu.tree.Root], res.byB[bench.tree.Root] = root, root
 	var expand func(a, b *printparse.Node)
@@ -137,6 +147,15 @@ func (r *alignment) add(m *match) {
 	r.pairs = append(r.pairs, m)
 	r.byA[m.a] = m
 	r.byB[m.b] = m
+	r.markAbove(m.a, npuSide)
+	r.markAbove(m.b, benchSide)
+}
+
+// markAbove records that n's ancestors have a paired descendant.
+func (r *alignment) markAbove(n *printparse.Node, on side) {
+	for p := n.Parent; p != nil && !r.above[on][p]; p = p.Parent {
+		r.above[on][p] = true
+	}
 }
 
 func siblings(n *printparse.Node) []*printparse.Node {
@@ -150,58 +169,132 @@ func siblings(n *printparse.Node) []*printparse.Node {
 // when they are clearly the same module one level apart (Megatron's
 // output_layer inside the language model against Hugging Face's lm_head
 // beside it). Both must sit in the same aligned region: the partner of the
-// nearest aligned ancestor of one is an ancestor of the other.
+// nearest aligned ancestor of one is an ancestor of the other. Candidates
+// are looked for only in the regions near each module's own.
 func (r *alignment) leftovers(al *aligner) {
 	var ua, ub []*printparse.Node
 	for _, n := range r.npu.nodes {
-		if r.byA[n] == nil && r.npu.infos[n].canon == n && !r.covered(n, npuSide) {
+		if r.byA[n] == nil && r.npu.infos[n].canon == n && !r.covered(n, npuSide) && !r.hasAlignedBelow(n, npuSide) {
 			ua = append(ua, n)
 		}
 	}
+	byRegion := map[*match][]int{}
 	for _, n := range r.bench.nodes {
-		if r.byB[n] == nil && r.bench.infos[n].canon == n && !r.covered(n, benchSide) {
-			ub = append(ub, n)
+		if r.byB[n] == nil && r.bench.infos[n].canon == n && !r.covered(n, benchSide) && !r.hasAlignedBelow(n, benchSide) {
+			if m := r.alignedAncestor(n, benchSide); m != nil {
+				byRegion[m] = append(byRegion[m], len(ub))
+				ub = append(ub, n)
+			}
 		}
 	}
 	if len(ua) == 0 || len(ub) == 0 {
 		return
 	}
-	w := make([][]float64, len(ua))
+	near := map[*match][]*match{}
+	var edges []edge
 	for i, x := range ua {
-		w[i] = make([]float64, len(ub))
-		for j, y := range ub {
-			if !r.sameRegion(x, y) {
-				continue
-			}
-			if minor(r.npu.infos[x]) || minor(r.bench.infos[y]) {
-				continue
-			}
-			l := al.local(x, y)
-			if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 || !r.kinParents(x, y) {
-				continue
-			}
-			w[i][j] = l.score
-		}
-	}
-	for i, j := range hungarian(w) {
-		if j < 0 || w[i][j] <= 0 {
+		ax := r.alignedAncestor(x, npuSide)
+		if ax == nil {
 			continue
 		}
-		x, y := ua[i], ub[j]
+		regions, ok := near[ax]
+		if !ok {
+			regions = r.nearRegions(ax)
+			near[ax] = regions
+		}
+		for _, by := range regions {
+			for _, j := range byRegion[by] {
+				y := ub[j]
+				if !r.sameRegion(x, y) || minor(r.npu.infos[x]) || minor(r.bench.infos[y]) || !r.sameListDepth(x, y) {
+					continue
+				}
+				l := al.local(x, y)
+				if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 || !r.kinParents(x, y) {
+					continue
+				}
+				edges = append(edges, edge{i, j, l.score})
+			}
+		}
+	}
+	slices.SortFunc(edges, func(p, q edge) int {
+		if p.i != q.i {
+			return p.i - q.i
+		}
+		return p.j - q.j
+	})
+	edges = slices.CompactFunc(edges, func(p, q edge) bool { return p.i == q.i && p.j == q.j })
+	rowEdges := map[int][]edge{}
+	for _, e := range edges {
+		rowEdges[e.i] = append(rowEdges[e.i], e)
+	}
+	for _, e := range assignSparse(len(ua), len(ub), edges) {
+		x, y := ua[e.i], ub[e.j]
 		if r.byA[x] != nil || r.byB[y] != nil || !r.sameRegion(x, y) {
 			continue // taken by an earlier leftover's subtree
 		}
 		l := al.local(x, y)
 		m := &match{a: x, b: y, score: l.raw, reasons: append(slices.Clip(l.reasons), "leftover"), leftover: true}
-		m.margin = w[i][j]
-		for j2 := range ub {
-			if j2 != j {
-				m.margin = math.Min(m.margin, w[i][j]-w[i][j2])
+		// the runner-up: the row's best other candidate, or nothing
+		runner := 0.0
+		for _, o := range rowEdges[e.i] {
+			if o.j != e.j {
+				runner = math.Max(runner, o.w)
 			}
 		}
+		if len(ub) == 1 {
+			runner = math.Inf(-1)
+		}
+		m.margin = math.Min(e.w, e.w-runner)
 		r.add(m)
 		r.expandIdentical(al, x, y)
 	}
+}
+
+// nearRegions are the pairs whose region a module of ax's region may find
+// its partner in: ax itself, the pairs of the two modules above ax's bench
+// module, and the pairs of the children and grandchildren of ax's NPU
+// module.
+func (r *alignment) nearRegions(ax *match) []*match {
+	out := []*match{ax}
+	for p, i := ax.b.Parent, 0; p != nil && i < 2; p, i = p.Parent, i+1 {
+		if m := r.byB[p]; m != nil {
+			out = append(out, m)
+		}
+	}
+	for _, c := range kids(ax.a) {
+		if m := r.byA[c]; m != nil {
+			out = append(out, m)
+		}
+		for _, g := range kids(c) {
+			if m := r.byA[g]; m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// sameListDepth reports whether x and y lie as many list members deep
+// below their nearest aligned ancestors: a module never pairs with
+// something inside one member of a list of look-alikes on the other side
+// (a grouped-experts module with expert 0's projection).
+func (r *alignment) sameListDepth(x, y *printparse.Node) bool {
+	depth := func(n *printparse.Node, on side) int {
+		d := 0
+		for p := n; p != nil && r.matchOf(p, on) == nil; p = p.Parent {
+			if isListMember(p) {
+				d++
+			}
+		}
+		return d
+	}
+	return depth(x, npuSide) == depth(y, benchSide)
+}
+
+// isListMember reports whether n is a member of a list (ModuleList,
+// Sequential: all siblings named by index).
+func isListMember(n *printparse.Node) bool {
+	return n.Parent != nil && isNumber(n.Name) && allNumeric(n.Parent)
 }
 
 // kinParents reports whether a leftover pair's parents allow it: when
@@ -278,22 +371,7 @@ func (r *alignment) sameRegion(x, y *printparse.Node) bool {
 
 // hasAlignedBelow reports whether some descendant of n (on side on) has a
 // partner.
-func (r *alignment) hasAlignedBelow(n *printparse.Node, on side) bool {
-	found := false
-	for _, c := range kids(n) {
-		c.Walk(func(d *printparse.Node) bool {
-			if found {
-				return false
-			}
-			if r.matchOf(d, on) != nil {
-				found = true
-				return false
-			}
-			return true
-		})
-	}
-	return found
-}
+func (r *alignment) hasAlignedBelow(n *printparse.Node, on side) bool { return r.above[on][n] }
 
 // alignedAncestor is the pair of n's nearest aligned proper ancestor (n
 // on side on), nil when none is aligned.

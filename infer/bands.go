@@ -61,7 +61,10 @@ func (r *alignment) assignBands() {
 		if m.margin < lowMargin {
 			ds = append(ds, doubt{BandCheck, fmt.Sprintf("small margin %.2f over the runner-up", round(m.margin))})
 		}
-		if m.structural[npuSide] != "" {
+		switch {
+		case m.grouped:
+			ds = append(ds, doubt{BandCheck, "N:1 grouped, msprobe dumps no list"})
+		case m.structural[npuSide] != "":
 			ds = append(ds, doubt{BandCheck, "N:1 stand-in, outputs differ"})
 		}
 		if m.sizeA != nil {

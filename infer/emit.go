@@ -668,7 +668,7 @@ func displayPath(p string) string {
 func splitIndex(n *printparse.Node) (prefix, suffix string, index int) {
 	var segs []string
 	for p := n; p != nil && p.Parent != nil; p = p.Parent {
-		if p.Repeat != nil {
+		if p.Repeat != nil || isRepeatedMember(p) {
 			prefix = strings.TrimSuffix(p.Path, p.Name)
 			suffix = strings.Join(segs, "")
 			return prefix, suffix, indexOf(p)
@@ -676,6 +676,20 @@ func splitIndex(n *printparse.Node) (prefix, suffix string, index int) {
 		segs = append([]string{"." + p.Name}, segs...)
 	}
 	return "", "", -1
+}
+
+// isRepeatedMember reports a list member with a sibling of its class: one
+// of a repeat group, printed as one or written out.
+func isRepeatedMember(n *printparse.Node) bool {
+	if !isListMember(n) {
+		return false
+	}
+	for _, c := range n.Parent.Children {
+		if c != n && c.Class == n.Class {
+			return true
+		}
+	}
+	return false
 }
 
 // build turns entries into a mapping, outside-in: classes in the order

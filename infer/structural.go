@@ -35,6 +35,17 @@ func structuralNotes(al *alignment) []string {
 		}
 	}
 	for _, m := range al.pairs {
+		if m.rootish || al.npu.infos[m.a].canon != m.a {
+			continue
+		}
+		for _, g := range []side{npuSide, benchSide} {
+			if notes := groupedNotes(al, m, g); notes[npuSide] != "" {
+				m.structural, m.grouped = notes, true
+				add(groupNote(al, m.a, notes[npuSide]))
+			}
+		}
+	}
+	for _, m := range al.pairs {
 		if notes := fusedHead(al, m); notes[npuSide] != "" {
 			m.structural = notes
 			add(groupNote(al, m.a, notes[npuSide]))
@@ -111,6 +122,20 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, fused side) (notes [2]str
 		}
 	}
 	return notes
+}
+
+// groupedNotes checks a pair whose module on side g computes at once the
+// members of a list of look-alikes on the other side (Transformer
+// Engine's TEGroupedMLP against a ModuleList of experts): an N:1 group.
+func groupedNotes(al *alignment, m *match, g side) (notes [2]string) {
+	x, list := m.node(g), m.node(g.other())
+	if len(kids(x)) == 0 || allNumeric(x) || !isLookAlikeList(al.tree(g.other()), list) {
+		return notes
+	}
+	ks := kids(list)
+	body := fmt.Sprintf("%s (%s) computes the %d members of the other side's %s (%d x %s) at once: no module pairs with one member, and msprobe never dumps the list",
+		x.Name, x.Class, len(ks), list.Name, len(ks), ks[0].Class)
+	return sideNotes(g, body)
 }
 
 // sideNotes words a note on a module of side fused for the draft keyed by

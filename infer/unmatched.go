@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -29,23 +30,17 @@ func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
 	case al.engineAtRoot(n, on):
 		return "engine wrapper, paired with the other root"
 	}
-	below := false
-	for _, c := range kids(n) {
-		c.Walk(func(d *printparse.Node) bool {
-			if aligned(d) {
-				below = true
-			}
-			return !below
-		})
+	if why := al.whyGrouped(n, on); why != "" {
+		return why
 	}
-	if below {
+	if al.hasAlignedBelow(n, on) {
 		return "extra level: looked through, its children are paired"
 	}
-	if n.Repeat != nil && n.Parent != nil && aligned(n.Parent) {
+	if (n.Repeat != nil || isRepeatedMember(n)) && aligned(n.Parent) {
 		return "layer index the other side does not have"
 	}
 	for p := n.Parent; p != nil; p = p.Parent {
-		if p.Repeat != nil {
+		if p.Repeat != nil || isRepeatedMember(p) {
 			if !aligned(p) {
 				return "inside an unpaired layer"
 			}
@@ -197,10 +192,70 @@ func fusedNorm(al *alignment, n *printparse.Node, on side) string {
 // engineAtRoot reports whether n (on side on) is an engine wrapper set
 // aside at the roots.
 func (al *alignment) engineAtRoot(n *printparse.Node, on side) bool {
-	for _, m := range al.pairs {
-		if m.rootish && m.node(on) == n {
-			return true
+	if al.engines[on] == nil {
+		al.engines[on] = map[*printparse.Node]bool{}
+		for _, m := range al.pairs {
+			if m.rootish {
+				al.engines[on][m.node(on)] = true
+			}
 		}
 	}
-	return false
+	return al.engines[on][n]
+}
+
+// whyGrouped explains n (on side on) when it belongs to a list of
+// look-alike members (experts) that the other side computes in one module
+// (Transformer Engine's TEGroupedMLP), or to that module: an N:1 group no
+// module pair expresses. "" otherwise.
+func (al *alignment) whyGrouped(n *printparse.Node, on side) string {
+	for p := n; p != nil && p.Parent != nil; p = p.Parent {
+		if al.matchOf(p, on) != nil && p != n {
+			break
+		}
+		if !isListMember(p) {
+			continue
+		}
+		if g := al.groupedBy(p.Parent, on); g != nil {
+			what := fmt.Sprintf("one of %d look-alike members", len(kids(p.Parent)))
+			if p != n {
+				what = "inside one of the look-alike members " + displayGroup(p)
+			}
+			return fmt.Sprintf("%s: the other side's %s (%s) computes them all at once (N:1 grouped, see structural)", what, displayGroup(g), g.Class)
+		}
+	}
+	if p := n.Parent; p != nil {
+		if pp := al.partner(p, on); pp != nil && al.groupedBy(pp, on.other()) != nil {
+			return fmt.Sprintf("part of a grouped module: each of the other side's %d members of %s holds its own (N:1 grouped, see structural)", len(kids(pp)), displayGroup(pp))
+		}
+	}
+	return ""
+}
+
+// groupedBy is the module the other side pairs list (on side on) with when
+// list holds look-alike members and that module is no list: it computes
+// every member at once. nil otherwise.
+func (al *alignment) groupedBy(list *printparse.Node, on side) *printparse.Node {
+	if list == nil || !isLookAlikeList(al.tree(on), list) {
+		return nil
+	}
+	g := al.partner(list, on)
+	if g == nil || len(kids(g)) == 0 || allNumeric(g) {
+		return nil
+	}
+	return g
+}
+
+// isLookAlikeList reports a list (ModuleList, Sequential) of two or more
+// members of one structure: experts, layers.
+func isLookAlikeList(t *treeIndex, n *printparse.Node) bool {
+	ks := kids(n)
+	if len(ks) < 2 || !allNumeric(n) {
+		return false
+	}
+	for _, c := range ks {
+		if !t.infos[c].member {
+			return false
+		}
+	}
+	return true
 }
