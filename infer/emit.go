@@ -22,6 +22,7 @@ type dpair struct {
 type view struct {
 	ka, kb *treeIndex // ka: the side whose classes key the YAML
 	keys   side       // the side ka is
+	al     *alignment
 	pairs  []*dpair
 	byA    map[*printparse.Node]*dpair
 	byB    map[*printparse.Node]*dpair
@@ -29,7 +30,7 @@ type view struct {
 
 // newView sees the alignment from the draft keyed by side keys.
 func newView(al *alignment, keys side) *view {
-	v := &view{ka: al.tree(keys), kb: al.tree(keys.other()), keys: keys, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
+	v := &view{ka: al.tree(keys), kb: al.tree(keys.other()), keys: keys, al: al, byA: map[*printparse.Node]*dpair{}, byB: map[*printparse.Node]*dpair{}}
 	for _, m := range al.pairs {
 		p := &dpair{a: m.node(keys), b: m.node(keys.other()), m: m}
 		v.pairs = append(v.pairs, p)
@@ -129,6 +130,9 @@ type Conflict struct {
 	Unresolved []string `json:"unresolved,omitempty"`
 
 	targets []*printparse.Node // the modules whose pairing the resolution decides
+	// alone are the modules without a partner the resolution keeps the
+	// class rule from pairing.
+	alone []*printparse.Node
 }
 
 // ConflictInstance is one place a conflicting class occurs.
@@ -203,6 +207,15 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 	for i := range d.conflicts {
 		c := &d.conflicts[i]
 		c.Proven = len(c.Unresolved) == 0
+		unintended := map[string]bool{}
+		for _, u := range d.unintended {
+			unintended[u.NPU] = true
+		}
+		for _, n := range c.alone {
+			if unintended[n.Path] {
+				c.Proven = false
+			}
+		}
 		for _, n := range c.targets {
 			if !d.proven[n] {
 				c.Proven = false
@@ -258,7 +271,7 @@ func applyTemplateForm(v *view, tm *templates.Match, entries []*entry) []*entry 
 				continue
 			}
 			e := byTarget[x]
-			if e == nil || e.pair.b.Path != h.Bench {
+			if e == nil || e.pair == nil || e.pair.b.Path != h.Bench {
 				continue
 			}
 			instPath := strings.TrimSuffix(strings.TrimSuffix(h.NPU, al.Key), ".")
@@ -396,6 +409,59 @@ func addImplicitWants(v *view, insts []*instance) {
 				kind: "pair", comment: pairComment(v.byA[n].m, v.keys), implicit: true}
 		}
 	}
+	addAloneWants(v, insts, union)
+}
+
+// addAloneWants records, for an instance whose module at a key another
+// instance renames has no partner, that it needs that key left alone
+// (identity): the class rule would pair it with whatever the rename finds
+// below its partner (a dense layer's IdentityOp pre_mlp_layernorm with the
+// real norm the MoE layers' rule names). An identity key the partner does
+// not have leaves it unmatched, as it should be; when the partner has it,
+// nothing can.
+func addAloneWants(v *view, insts []*instance, union map[string]bool) {
+	values := map[string][]string{}
+	for _, in := range insts {
+		for k, e := range in.want {
+			if union[k] && !e.identity() && !slices.Contains(values[k], e.value) {
+				values[k] = append(values[k], e.value)
+			}
+		}
+	}
+	for _, vs := range values {
+		slices.Sort(vs)
+	}
+	for _, in := range insts {
+		ip := v.partnerOf(in.node)
+		if ip == nil {
+			continue
+		}
+		for k, vs := range values {
+			if _, has := in.want[k]; has {
+				continue
+			}
+			n := in.node.Lookup(k)
+			if n == nil || v.byA[n] != nil || generic(n) || ip.Lookup(k) != nil {
+				continue
+			}
+			var hit *printparse.Node
+			for _, w := range vs {
+				if hit = ip.Lookup(w); hit != nil {
+					break
+				}
+			}
+			if hit == nil {
+				continue
+			}
+			band := BandCheck
+			if v.ka.infos[n].kind == printparse.KindIdentity {
+				band = BandSure
+			}
+			why := v.al.whyUnmatched(n, v.keys)
+			in.want[k] = &entry{anchor: in.node, key: k, value: k, target: n, kind: "alone", implicit: true,
+				comment: fmt.Sprintf("%s: no partner, %s; the line keeps the class rule from pairing it with %s (%s)", band, why, rel(hit, ip), hit.Class)}
+		}
+	}
 }
 
 // conflictingKeys are the keys whose wanted value differs between
@@ -516,7 +582,11 @@ func describeConflict(class string, clusters []*cluster, keep int, ckeys []strin
 	for _, cl := range clusters {
 		for _, in := range cl.insts {
 			for _, e := range in.want {
-				conf.targets = append(conf.targets, e.target)
+				if e.pair == nil {
+					conf.alone = append(conf.alone, e.target)
+				} else {
+					conf.targets = append(conf.targets, e.target)
+				}
 			}
 		}
 	}

@@ -1,0 +1,91 @@
+package infer
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
+)
+
+func loadSynthetic(t *testing.T, name string) (npu, bench *printparse.Tree) {
+	t.Helper()
+	load := func(f string) *printparse.Tree {
+		tr, err := printparse.Load(filepath.Join("testdata", "synthetic", name, f), printparse.Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	return load("npu.txt"), load("bench.txt")
+}
+
+// resolved maps every NPU module path to the bench path msprobe's resolver
+// sends it to with m ("" when none).
+func resolved(m *mapping.Mapping, npu, bench *printparse.Tree) map[string]string {
+	out := map[string]string{}
+	for _, p := range mapping.NewResolver(m).ResolveTree(npu, bench) {
+		if p.Bench != nil {
+			out[p.NPU.Path] = p.Bench.Path
+		} else {
+			out[p.NPU.Path] = ""
+		}
+	}
+	return out
+}
+
+// TestDenseFirstMoE: one class (TransformerLayer) whose instances differ
+// in structure (a dense first layer, MoE layers after it) is a conflict
+// resolved like the vision/text one; grouped experts are N:1 with the
+// per-expert list and never paired with one expert.
+func TestDenseFirstMoE(t *testing.T) {
+	npu, bench := loadSynthetic(t, "moe-dense-first")
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		name  string
+		draft Draft
+		class string
+	}{{"forward", r.Forward, "TransformerLayer"}, {"reverse", r.Reverse, "DeepseekV3DecoderLayer"}} {
+		found := false
+		for _, c := range d.draft.Conflicts {
+			if c.Class == d.class {
+				found = true
+				if !c.Proven || len(c.Unresolved) > 0 {
+					t.Errorf("%s: conflict %s not resolved: %s", d.name, c.Class, c.Resolution)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no conflict on %s (dense layer 0 vs MoE layers): %+v", d.name, d.class, d.draft.Conflicts)
+		}
+		if d.draft.Proven != 1 {
+			t.Errorf("%s: proven %.3f, want 1 (sidecar %v)", d.name, d.draft.Proven, d.draft.Sidecar)
+		}
+	}
+	got := resolved(r.Forward.Mapping, npu, bench)
+	if b := got["decoder.layers.0.pre_mlp_layernorm"]; b != "" {
+		t.Errorf("the dense layer's IdentityOp pre_mlp_layernorm is paired with %s, want nothing", b)
+	}
+	for _, i := range []string{"1", "2"} {
+		if b, want := got["decoder.layers."+i+".pre_mlp_layernorm"], "model.layers."+i+".post_attention_layernorm"; b != want {
+			t.Errorf("layer %s pre_mlp_layernorm -> %q, want %q", i, b, want)
+		}
+	}
+	for _, p := range r.Pairs {
+		if strings.Contains(p.Bench, ".experts.") {
+			t.Errorf("%s is paired with one expert's %s", p.NPU, p.Bench)
+		}
+		if strings.HasSuffix(p.NPU, "mlp.experts") && (p.Band == BandSure || !strings.Contains(p.Structural, "computes the 4 members")) {
+			t.Errorf("grouped experts pair %s <-> %s: band %s, note %q; want check and an N:1 grouped note", p.NPU, p.Bench, p.Band, p.Structural)
+		}
+	}
+	for _, n := range []string{"model.layers.1.mlp.experts.2", "model.layers.2.mlp.experts.0.up_proj"} {
+		if why := r.UnmatchedWhy[n]; !strings.Contains(why, "N:1 grouped") {
+			t.Errorf("%s: unmatched because %q, want the grouped explanation", n, why)
+		}
+	}
+}
