@@ -76,6 +76,8 @@ type alignment struct {
 	// engines are, per side, the modules set aside at the roots (built
 	// on first use).
 	engines [2]map[*printparse.Node]bool
+	// fused are the fused norms (see fusedNorms), found on first use.
+	fused *[]fusedNorm
 }
 
 // align aligns the two trees outside-in.

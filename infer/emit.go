@@ -748,18 +748,23 @@ func splitIndex(n *printparse.Node) (prefix, suffix string, index int) {
 	return "", "", -1
 }
 
-// isRepeatedMember reports a list member with a sibling of its class: one
-// of a repeat group, printed as one or written out.
+// isRepeatedMember reports one of a repeat group: printed as one, or,
+// in a list printed without groups, a member with a sibling of its class.
 func isRepeatedMember(n *printparse.Node) bool {
+	if n.Repeat != nil {
+		return true
+	}
 	if !isListMember(n) {
 		return false
 	}
+	same := false
 	for _, c := range n.Parent.Children {
-		if c != n && c.Class == n.Class {
-			return true
+		if c.Repeat != nil {
+			return false
 		}
+		same = same || c != n && c.Class == n.Class
 	}
-	return false
+	return same
 }
 
 // build turns entries into a mapping, outside-in: classes in the order

@@ -26,28 +26,28 @@ func WriteReport(w io.Writer, r *Result, format string) error {
 }
 
 type jsonReport struct {
-	NPU               string               `json:"npu"`
-	Bench             string               `json:"bench"`
-	Template          string               `json:"template"`
-	ReverseTemplate   string               `json:"reverse_template"`
-	Coverage          float64              `json:"coverage"`
-	Proven            float64              `json:"proven"`
-	ReverseProven     float64              `json:"reverse_proven"`
-	Mapping           map[string]any       `json:"mapping"`
-	Reverse           map[string]any       `json:"reverse"`
-	Roots             []Pair               `json:"roots"`
-	Pairs             []Pair               `json:"pairs"`
-	Unmatched         Unmatched            `json:"unmatched"`
-	UnmatchedWhy      map[string]string    `json:"unmatched_why"`
-	Conflicts         []Conflict           `json:"conflicts"`
-	ReverseConflicts  []Conflict           `json:"reverse_conflicts"`
-	Structural        []string             `json:"structural"`
-	TemplateUnapplied []string             `json:"template_unapplied"`
-	Sidecar           []mapping.ModulePair `json:"sidecar"`
-	ReverseSidecar    []mapping.ModulePair `json:"reverse_sidecar"`
-	Unintended        []mapping.ModulePair `json:"unintended"`
-	ReverseUnintended []mapping.ModulePair `json:"reverse_unintended"`
-	BandPrecision     Calibration          `json:"band_precision"`
+	NPU               string            `json:"npu"`
+	Bench             string            `json:"bench"`
+	Template          string            `json:"template"`
+	ReverseTemplate   string            `json:"reverse_template"`
+	Coverage          float64           `json:"coverage"`
+	Proven            float64           `json:"proven"`
+	ReverseProven     float64           `json:"reverse_proven"`
+	Mapping           map[string]any    `json:"mapping"`
+	Reverse           map[string]any    `json:"reverse"`
+	Roots             []Pair            `json:"roots"`
+	Pairs             []Pair            `json:"pairs"`
+	Unmatched         Unmatched         `json:"unmatched"`
+	UnmatchedWhy      map[string]string `json:"unmatched_why"`
+	Conflicts         []Conflict        `json:"conflicts"`
+	ReverseConflicts  []Conflict        `json:"reverse_conflicts"`
+	Structural        []string          `json:"structural"`
+	TemplateUnapplied []string          `json:"template_unapplied"`
+	Sidecar           []NodePair        `json:"sidecar"`
+	ReverseSidecar    []NodePair        `json:"reverse_sidecar"`
+	Unintended        []NodePair        `json:"unintended"`
+	ReverseUnintended []NodePair        `json:"reverse_unintended"`
+	BandPrecision     Calibration       `json:"band_precision"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
@@ -119,9 +119,9 @@ func nonNil(d *jsonReport) {
 			*l = []string{}
 		}
 	}
-	for _, l := range []*[]mapping.ModulePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
+	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
 		if *l == nil {
-			*l = []mapping.ModulePair{}
+			*l = []NodePair{}
 		}
 	}
 }
@@ -185,9 +185,9 @@ func writeText(w io.Writer, r *Result) error {
 	fmt.Fprintf(b, "\nprinted sizes that differ (one model in two runs prints the same; different configurations or a wrong pair):\n")
 	writeList(b, sizes)
 	fmt.Fprintf(b, "\nunmatched NPU modules (%d):\n", len(r.Unmatched.NPU))
-	writeList(b, withWhy(collapsePaths(r.Unmatched.NPU), r.UnmatchedWhy))
+	writeList(b, withWhy(r.Unmatched.NPU, r.UnmatchedWhy))
 	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
-	writeList(b, withWhy(collapsePaths(r.Unmatched.Bench), r.UnmatchedWhy))
+	writeList(b, withWhy(r.Unmatched.Bench, r.UnmatchedWhy))
 	writeConflicts(b, "conflicts", r.Forward.Conflicts)
 	writeConflicts(b, "reverse conflicts", r.Reverse.Conflicts)
 	fmt.Fprintf(b, "\ntemplate lines that did not apply:\n")
@@ -198,31 +198,39 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(b, "\nunintended, band unsure (modules without a partner that the draft still pairs):\n")
 	var un []string
-	for _, side := range []struct {
-		prefix string
-		pairs  []mapping.ModulePair
-	}{{"", r.Forward.Unintended}, {"reverse draft: ", r.Reverse.Unintended}} {
-		ps := make([]Pair, len(side.pairs))
-		for i, p := range side.pairs {
-			// Structural and Reasons carry why each module has no
-			// partner through the collapsing of repeat members.
-			ps[i] = Pair{NPU: p.NPU, Bench: p.Bench, Structural: r.UnmatchedWhy[p.NPU], Reasons: []string{r.UnmatchedWhy[p.Bench]}}
-		}
-		for _, p := range collapsePairs(ps) {
-			l := side.prefix + p.NPU + " -> " + p.Bench
-			if p.Structural != "" {
-				l += ": " + p.Structural
-			}
-			if strings.HasPrefix(p.Structural, "placeholder") || strings.HasPrefix(p.Reasons[0], "placeholder") {
-				l += "; one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them"
-			}
-			un = append(un, l)
-		}
+	for _, l := range unintendedLines(r.Forward.Unintended, r.UnmatchedWhy) {
+		un = append(un, l)
+	}
+	for _, l := range unintendedLines(r.Reverse.Unintended, r.UnmatchedWhy) {
+		un = append(un, "reverse draft: "+l)
 	}
 	writeList(b, un)
 	writeCalibration(b, BenchmarkCalibration())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// unintendedLines words the pairs msprobe makes of modules without a
+// partner, repeat members collapsed, with why each has none.
+func unintendedLines(pairs []NodePair, why map[string]string) []string {
+	ps := make([]Pair, len(pairs))
+	for i, p := range pairs {
+		// Structural and Reasons carry why each module has no partner
+		// through the collapsing of repeat members.
+		ps[i] = Pair{NPU: p.NPU, Bench: p.Bench, Structural: why[p.NPU], Reasons: []string{why[p.Bench]}}
+	}
+	var out []string
+	for _, p := range collapsePairs(ps) {
+		l := p.NPU + " -> " + p.Bench
+		if p.Structural != "" {
+			l += ": " + p.Structural
+		}
+		if strings.HasPrefix(p.Structural, "placeholder") || strings.HasPrefix(p.Reasons[0], "placeholder") {
+			l += "; one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them"
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // writeCalibration is the report's footer: what each band meant on the
@@ -266,56 +274,54 @@ func writeConflicts(b *strings.Builder, title string, cs []Conflict) {
 	}
 }
 
-// withWhy appends the reason of a collapsed path's first member.
+// withWhy writes paths with their reasons, list members collapsed level
+// by level, innermost first, where the reasons agree:
+// "a.layers.{0-7}.mlp.experts.{0-63}  why".
 func withWhy(ps []string, why map[string]string) []string {
-	out := make([]string, len(ps))
+	type item struct{ path, why string }
+	items := make([]item, len(ps))
 	for i, p := range ps {
-		first := p
-		if j := strings.Index(p, "{"); j >= 0 {
-			if k := strings.IndexAny(p[j:], "-,}"); k > 0 {
-				first = p[:j] + p[j+1:j+k] + p[j+strings.Index(p[j:], "}")+1:]
+		items[i] = item{p, why[p]}
+	}
+	for {
+		type grp struct {
+			key, why string
+			ids      []int
+		}
+		var order []*grp
+		groups := map[string]*grp{}
+		for _, it := range items {
+			k, id := indexKey(it.path)
+			if id < 0 {
+				order = append(order, &grp{key: it.path, why: it.why})
+				continue
 			}
+			g := groups[k+"\x00"+it.why]
+			if g == nil {
+				g = &grp{key: k, why: it.why}
+				groups[k+"\x00"+it.why] = g
+				order = append(order, g)
+			}
+			g.ids = append(g.ids, id)
 		}
-		if w := why[first]; w != "" {
-			out[i] = fmt.Sprintf("%-70s %s", p, w)
-		} else {
-			out[i] = p
+		if len(order) == len(items) {
+			break
+		}
+		items = items[:0]
+		for _, g := range order {
+			p := g.key
+			if g.ids != nil {
+				p = strings.Replace(g.key, "{}", printparse.IndexRange(g.ids), 1)
+			}
+			items = append(items, item{p, g.why})
 		}
 	}
-	return out
-}
-
-// collapsePaths writes repeat members once: "a.layers.{0-7}.mlp".
-func collapsePaths(ps []string) []string {
-	type grp struct {
-		key string
-		ids []int
-	}
-	var order []string
-	groups := map[string]*grp{}
-	for _, p := range ps {
-		k, id := indexKey(p)
-		if id < 0 {
-			order = append(order, p)
-			groups[p] = nil
-			continue
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.path
+		if it.why != "" {
+			out[i] = fmt.Sprintf("%-70s %s", it.path, it.why)
 		}
-		g := groups[k]
-		if g == nil {
-			g = &grp{key: k}
-			groups[k] = g
-			order = append(order, k)
-		}
-		g.ids = append(g.ids, id)
-	}
-	var out []string
-	for _, k := range order {
-		g := groups[k]
-		if g == nil {
-			out = append(out, k)
-			continue
-		}
-		out = append(out, strings.Replace(k, "{}", printparse.IndexRange(g.ids), 1))
 	}
 	return out
 }

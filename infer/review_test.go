@@ -290,7 +290,7 @@ func TestUnintendedCollapsed(t *testing.T) {
 	_, sec, _ := strings.Cut(b.String(), "\nunintended, band unsure (modules without a partner that the draft still pairs):\n")
 	sec, _, _ = strings.Cut(sec, "\n\n")
 	sec += "\n"
-	want := "  decoder.layers.{0-31}.input_layernorm -> model.layers.{0-31}.input_layernorm: placeholder (IdentityOp); " +
+	want := "  decoder.layers.{0-31}.input_layernorm -> model.layers.{0-31}.input_layernorm: placeholder (IdentityOp) of the norm self_attention.linear_qkv (TELayerNormColumnParallelLinear) applies inside the projection (see structural); " +
 		"one side is a placeholder that msprobe pairs by name: those rows will differ with no precision problem behind them\n" +
 		"  reverse draft: model.layers.{0-31}.input_layernorm -> decoder.layers.{0-31}.input_layernorm: norm fused on the other side"
 	if !strings.HasPrefix(sec, want) || strings.Count(sec, "\n") != 2 {

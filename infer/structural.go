@@ -74,10 +74,23 @@ func structuralNotes(al *alignment) []string {
 		}
 	}
 	fusedQKV(npuSide, "")
+	explained := map[*printparse.Node]bool{}
+	for _, f := range al.fusedNorms() {
+		if f.fused == npuSide {
+			explained[f.linear] = true
+			add(f.note())
+		}
+	}
+	for _, f := range al.fusedNorms() {
+		if f.fused == benchSide {
+			explained[f.linear] = true
+			add(f.note())
+		}
+	}
 	for _, on := range []side{npuSide, benchSide} {
 		t := al.tree(on)
 		for _, n := range t.nodes {
-			if t.infos[n].canon != n || t.infos[n].kind != printparse.KindLinear || !strings.Contains(n.Class, "LayerNorm") {
+			if t.infos[n].canon != n || !isNormLinear(t.infos[n]) || explained[n] {
 				continue
 			}
 			add(fmt.Sprintf("N:1 %s %s (%s) fuses its input norm into the projection: the other side's norm before it has no 1:1 partner, and this module's input is the un-normalised one",
@@ -88,13 +101,26 @@ func structuralNotes(al *alignment) []string {
 	return notes
 }
 
+// displayGroup writes n's path with every repeat-member segment as its
+// group's range, or "*" in a list printed without groups
+// ("decoder.layers.{1-46}.mlp.experts.*"): the note holds for all.
 func displayGroup(n *printparse.Node) string {
-	g := groupPaths([]*printparse.Node{n})
-	p, s, i := splitIndex(n)
-	if i >= 0 && n.Parent != nil {
-		return p + "*" + s
+	if n.Parent == nil {
+		return displayPath(n.Path)
 	}
-	return g[0]
+	var segs []string
+	for p := n; p != nil && p.Parent != nil; p = p.Parent {
+		s := p.Name
+		switch {
+		case p.Repeat != nil && p.Repeat.Count > 1:
+			s = fmt.Sprintf("{%d-%d}", p.Repeat.First, p.Repeat.Last)
+		case isRepeatedMember(p):
+			s = "*"
+		}
+		segs = append(segs, s)
+	}
+	slices.Reverse(segs)
+	return strings.Join(segs, ".")
 }
 
 func groupNote(al *alignment, n *printparse.Node, note string) string {
@@ -189,6 +215,9 @@ func fusedHead(al *alignment, m *match) (notes [2]string) {
 func splitQKV(n *printparse.Node) string {
 	var q, k, v string
 	for _, c := range kids(n) {
+		if c.Kind() != printparse.KindLinear {
+			continue // q_norm and k_norm are no projections
+		}
 		switch {
 		case strings.HasPrefix(c.Name, "q_") || c.Name == "q" || c.Name == "query":
 			q = c.Name

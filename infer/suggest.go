@@ -199,6 +199,11 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		drafts[s] = emit(newView(al, s), tc.m[s], header(al.tree(s).tree, al.tree(s.other()).tree, tc.m[s], s))
 	}
 	r.Forward, r.Reverse = drafts[npuSide].result(tc.m[npuSide]), drafts[benchSide].result(tc.m[benchSide])
+	defer func() {
+		for _, d := range []*Draft{&r.Forward, &r.Reverse} {
+			d.Mapping.Header += draftNotes(al, d.Unintended, r.UnmatchedWhy)
+		}
+	}()
 	r.Structural = notes
 	matched := 0
 	for _, m := range al.pairs {
@@ -239,6 +244,29 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// draftNotes are the draft header's last lines: what no line can say.
+// Norms one side applies inside a projection have no partner; modules
+// without a partner that msprobe still pairs by name are unsure.
+func draftNotes(al *alignment, unintended []NodePair, why map[string]string) string {
+	var b strings.Builder
+	if fs := al.fusedNorms(); len(fs) > 0 {
+		b.WriteString("\n\nNorms applied inside a projection (no line pairs them; the projection's input is the un-normalised one):")
+		for _, f := range fs {
+			fmt.Fprintf(&b, "\n  %s (%s) applies %s (%s)", displayGroup(f.linear), f.linear.Class, displayGroup(f.norm), f.norm.Class)
+			if f.placeholder != nil {
+				fmt.Fprintf(&b, "; %s (%s) is its placeholder", displayGroup(f.placeholder), f.placeholder.Class)
+			}
+		}
+	}
+	if ls := unintendedLines(unintended, why); len(ls) > 0 {
+		b.WriteString("\n\nUNSURE, msprobe pairs these by name though they have no partner (no line can stop it):")
+		for _, l := range ls {
+			b.WriteString("\n  " + l)
+		}
+	}
+	return b.String()
 }
 
 // sizesDiffer words a pair's differing printed sizes ("" when they agree

@@ -22,6 +22,9 @@ func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
 	s, other := al.tree(on), al.tree(on.other())
 	in := s.infos[n]
 	aligned := func(x *printparse.Node) bool { return al.matchOf(x, on) != nil }
+	if f, ok := al.fusedNormOf(n, on); ok && f.placeholder == in.canon {
+		return fmt.Sprintf("placeholder (%s) of the norm %s (%s) applies inside the projection (see structural)", n.Class, rel(f.linear, f.at), f.linear.Class)
+	}
 	switch {
 	case in.kind == printparse.KindIdentity:
 		return "placeholder (" + n.Class + ")"
@@ -96,7 +99,7 @@ func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
 		}
 		return "rotary embedding: the other side computes it without a module"
 	}
-	if why := fusedNorm(al, n, on); why != "" {
+	if why := fusedNormWhy(al, n, on); why != "" {
 		return why
 	}
 	if in.kind == printparse.KindEmbedding && strings.Contains(n.Name, "position") {
@@ -152,11 +155,14 @@ func commonSegments(a, b string) int {
 // TELayerNormColumnParallelLinear: input_layernorm in linear_qkv,
 // pre_mlp_layernorm in linear_fc1): the parent's unpaired norms and the
 // partner's fused projections are matched in order.
-func fusedNorm(al *alignment, n *printparse.Node, on side) string {
+func fusedNormWhy(al *alignment, n *printparse.Node, on side) string {
 	s, other := al.tree(on), al.tree(on.other())
 	p := n.Parent
 	if p == nil || s.infos[n].kind != printparse.KindNorm {
 		return ""
+	}
+	if f, ok := al.fusedNormOf(n, on); ok && f.norm == s.infos[n].canon {
+		return "norm fused on the other side: " + rel(f.linear, f.at) + " (" + f.linear.Class + ") applies it inside the projection (see structural)"
 	}
 	pp := al.partner(p, on)
 	if pp == nil {
