@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -25,7 +26,7 @@ func loadSynthetic(t *testing.T, name string) (npu, bench *printparse.Tree) {
 // sends it to with m ("" when none).
 func resolved(m *mapping.Mapping, npu, bench *printparse.Tree) map[string]string {
 	out := map[string]string{}
-	for _, p := range mapping.NewResolver(m).ResolveTree(npu, bench) {
+	for _, p := range resolve.New(m).ResolveTree(npu, bench) {
 		if p.Bench != nil {
 			out[p.NPU.Path] = p.Bench.Path
 		} else {

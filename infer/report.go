@@ -43,10 +43,10 @@ type jsonReport struct {
 	ReverseConflicts  []Conflict        `json:"reverse_conflicts"`
 	Structural        []string          `json:"structural"`
 	TemplateUnapplied []string          `json:"template_unapplied"`
-	Sidecar           []NodePair        `json:"sidecar"`
-	ReverseSidecar    []NodePair        `json:"reverse_sidecar"`
-	Unintended        []NodePair        `json:"unintended"`
-	ReverseUnintended []NodePair        `json:"reverse_unintended"`
+	Sidecar           []mapping.ModulePair        `json:"sidecar"`
+	ReverseSidecar    []mapping.ModulePair        `json:"reverse_sidecar"`
+	Unintended        []mapping.ModulePair        `json:"unintended"`
+	ReverseUnintended []mapping.ModulePair        `json:"reverse_unintended"`
 	BandPrecision     Calibration       `json:"band_precision"`
 }
 
@@ -119,9 +119,9 @@ func nonNil(d *jsonReport) {
 			*l = []string{}
 		}
 	}
-	for _, l := range []*[]NodePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
+	for _, l := range []*[]mapping.ModulePair{&d.Sidecar, &d.ReverseSidecar, &d.Unintended, &d.ReverseUnintended} {
 		if *l == nil {
-			*l = []NodePair{}
+			*l = []mapping.ModulePair{}
 		}
 	}
 }
@@ -212,7 +212,7 @@ func writeText(w io.Writer, r *Result) error {
 
 // unintendedLines words the pairs msprobe makes of modules without a
 // partner, repeat members collapsed, with why each has none.
-func unintendedLines(pairs []NodePair, why map[string]string) []string {
+func unintendedLines(pairs []mapping.ModulePair, why map[string]string) []string {
 	ps := make([]Pair, len(pairs))
 	for i, p := range pairs {
 		// Structural and Reasons carry why each module has no partner

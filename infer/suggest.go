@@ -249,7 +249,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 // draftNotes are the draft header's last lines: what no line can say.
 // Norms one side applies inside a projection have no partner; modules
 // without a partner that msprobe still pairs by name are unsure.
-func draftNotes(al *alignment, unintended []NodePair, why map[string]string) string {
+func draftNotes(al *alignment, unintended []mapping.ModulePair, why map[string]string) string {
 	var b strings.Builder
 	if fs := al.fusedNorms(); len(fs) > 0 {
 		b.WriteString("\n\nNorms applied inside a projection (no line pairs them; the projection's input is the un-normalised one):")
