@@ -26,28 +26,28 @@ func WriteReport(w io.Writer, r *Result, format string) error {
 }
 
 type jsonReport struct {
-	NPU               string            `json:"npu"`
-	Bench             string            `json:"bench"`
-	Template          string            `json:"template"`
-	ReverseTemplate   string            `json:"reverse_template"`
-	Coverage          float64           `json:"coverage"`
-	Proven            float64           `json:"proven"`
-	ReverseProven     float64           `json:"reverse_proven"`
-	Mapping           map[string]any    `json:"mapping"`
-	Reverse           map[string]any    `json:"reverse"`
-	Roots             []Pair            `json:"roots"`
-	Pairs             []Pair            `json:"pairs"`
-	Unmatched         Unmatched         `json:"unmatched"`
-	UnmatchedWhy      map[string]string `json:"unmatched_why"`
-	Conflicts         []Conflict        `json:"conflicts"`
-	ReverseConflicts  []Conflict        `json:"reverse_conflicts"`
-	Structural        []string          `json:"structural"`
-	TemplateUnapplied []string          `json:"template_unapplied"`
-	Sidecar           []mapping.ModulePair        `json:"sidecar"`
-	ReverseSidecar    []mapping.ModulePair        `json:"reverse_sidecar"`
-	Unintended        []mapping.ModulePair        `json:"unintended"`
-	ReverseUnintended []mapping.ModulePair        `json:"reverse_unintended"`
-	BandPrecision     Calibration       `json:"band_precision"`
+	NPU               string               `json:"npu"`
+	Bench             string               `json:"bench"`
+	Template          string               `json:"template"`
+	ReverseTemplate   string               `json:"reverse_template"`
+	Coverage          float64              `json:"coverage"`
+	Proven            float64              `json:"proven"`
+	ReverseProven     float64              `json:"reverse_proven"`
+	Mapping           map[string]any       `json:"mapping"`
+	Reverse           map[string]any       `json:"reverse"`
+	Roots             []Pair               `json:"roots"`
+	Pairs             []Pair               `json:"pairs"`
+	Unmatched         Unmatched            `json:"unmatched"`
+	UnmatchedWhy      map[string]string    `json:"unmatched_why"`
+	Conflicts         []Conflict           `json:"conflicts"`
+	ReverseConflicts  []Conflict           `json:"reverse_conflicts"`
+	Structural        []string             `json:"structural"`
+	TemplateUnapplied []string             `json:"template_unapplied"`
+	Sidecar           []mapping.ModulePair `json:"sidecar"`
+	ReverseSidecar    []mapping.ModulePair `json:"reverse_sidecar"`
+	Unintended        []mapping.ModulePair `json:"unintended"`
+	ReverseUnintended []mapping.ModulePair `json:"reverse_unintended"`
+	BandPrecision     Calibration          `json:"band_precision"`
 }
 
 // mappingObject is the YAML as a JSON object, as msprobe would load it.
