@@ -388,7 +388,7 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 	ra, rb := kindRanks(al.npu, fa), kindRanks(al.bench, fb)
 	var edges []edge
 	for _, e := range al.candidates(fa, fb) {
-		if !al.local(fa[e.i], fb[e.j]).ok {
+		if !al.local(fa[e.i], fb[e.j]).ok || al.memberDepth(al.npu, fa[e.i], pa) != al.memberDepth(al.bench, fb[e.j], pb) {
 			continue
 		}
 		e.w = al.weight(pa, pb, fa[e.i], fb[e.j], ra[e.i], rb[e.j])
@@ -405,6 +405,21 @@ func (al *aligner) evalFrontier(pa, pb *printparse.Node, fa, fb []*printparse.No
 	}
 	total += al.crossCredit(fa, fb, assign, usedA, usedB)
 	return total, pairs, edges
+}
+
+// memberDepth counts the look-alike list members that hold modules (layers,
+// experts; not a Sequential's leaves) from n up to top (top excluded): a
+// module pairs only with one as many members deep, never one of many
+// look-alikes with a module that has none (a projector's MLP with the
+// first of a list of mergers).
+func (al *aligner) memberDepth(t *treeIndex, n, top *printparse.Node) int {
+	d := 0
+	for p := n; p != nil && p != top; p = p.Parent {
+		if in := t.infos[p]; in.member && in.nkids > 0 {
+			d++
+		}
+	}
+	return d
 }
 
 // candidates lists the pairs of two frontiers worth weighing: all of them

@@ -284,7 +284,7 @@ func (r *alignment) sameListDepth(x, y *printparse.Node) bool {
 	depth := func(n *printparse.Node, on side) int {
 		d := 0
 		for p := n; p != nil && r.matchOf(p, on) == nil; p = p.Parent {
-			if isListMember(p) {
+			if in := r.tree(on).infos[p]; in.member && in.nkids > 0 {
 				d++
 			}
 		}
