@@ -25,7 +25,7 @@ func TestTemplatesCmd(t *testing.T) {
 		{"list", []string{"templates"}, ExitOK, "@golden", ""},
 		{"show", []string{"templates", "--show", expert.Name}, ExitOK, string(expert.Text), ""},
 		{"show with .yaml", []string{"templates", "--show", expert.Name + ".yaml"}, ExitOK, string(expert.Text), ""},
-		{"show unknown", []string{"templates", "--show", "qwen3"}, ExitBadInput, "", `no template "qwen3" (known: qwen2.5-vl_llamafactory_to_mindspeed-mm,`},
+		{"show unknown", []string{"templates", "--show", "qwen3"}, ExitBadInput, "", `no template "qwen3" (known: deepseek-v3_megatron-core_to_transformers,`},
 		{"show empty", []string{"templates", "--show", ""}, ExitBadInput, "", `no template ""`},
 		// was cobra's `unknown command "x" for "layermap templates"`
 		{"name as argument", []string{"templates", expert.Name}, ExitBadInput, "",

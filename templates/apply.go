@@ -354,8 +354,9 @@ type Match struct {
 const MinScore = 0.5
 
 // Detect returns the built-in templates that apply to the pair (npu keys
-// the YAML), best first: highest Score, then fewest misses, then expert
-// templates before seeds, then by name; finally an expert template moves
+// the YAML), best first: highest Score, then fewest misses, then most
+// applied lines (a family's template before a generic one whose lines it
+// contains), then expert templates before seeds, then by name; finally an expert template moves
 // ahead of the seed it corrects when it applies every line the seed applies
 // (at least as many hits, no more misses). Each template is also tried
 // fitted to the trees' roots (see Adapt); when that scores better, the
@@ -382,6 +383,9 @@ func Detect(npu, bench *printparse.Tree) []Match {
 		}
 		if a.Misses != b.Misses {
 			return a.Misses < b.Misses
+		}
+		if len(a.Applied) != len(b.Applied) {
+			return len(a.Applied) > len(b.Applied) // the more specific template
 		}
 		if a.Template.Kind != b.Template.Kind {
 			return a.Template.Kind == KindExpert

@@ -73,8 +73,8 @@ func wrap(t *printparse.Tree, classes ...string) *printparse.Tree {
 
 func TestAllTemplates(t *testing.T) {
 	ts := All()
-	if len(ts) != 10 {
-		t.Fatalf("All() = %d templates, want the 4 seeds and 6 expert templates", len(ts))
+	if len(ts) < 10 {
+		t.Fatalf("All() = %d templates, want at least the 4 seeds and 6 Qwen2.5 expert templates", len(ts))
 	}
 	seeds := 0
 	for _, tp := range ts {
@@ -96,6 +96,9 @@ func TestAllTemplates(t *testing.T) {
 				t.Errorf("%s: seed part differs from testdata/seed-templates/%s.yaml", tp.Name, tp.Name)
 			}
 		case KindExpert:
+			if tp.Corrects == "" {
+				break // written from conversion tables, not a seed's correction
+			}
 			if _, err := Get(tp.Corrects); err != nil {
 				t.Errorf("%s corrects %q: %v", tp.Name, tp.Corrects, err)
 			}
