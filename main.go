@@ -6,8 +6,9 @@ import (
 	"os"
 
 	"github.com/layermap/layermap/cmd"
+	"github.com/layermap/layermap/cmd/iostreams"
 )
 
 func main() {
-	os.Exit(cmd.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cmd.Run(iostreams.System(), os.Args[1:]))
 }

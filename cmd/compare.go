@@ -3,11 +3,11 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/layermap/layermap/cmd/iostreams"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -66,28 +66,22 @@ func normalizeCompareArgs(args []string) ([]string, error) {
 	return out, nil
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// CompareOptions are the flags of layermap compare (msprobe's spellings
+// accepted, see normalizeCompareArgs).
+type CompareOptions struct {
+	IO             *iostreams.IOStreams
+	Target, Golden string // -tp, -gp
+	Input          string // -i compare.json, instead of -tp and -gp
+	OutDir         string
+	XLSX, Fuzzy    bool
+	DataMapping    string // -dm
+	LayerMapping   string // -lm, --mapping
+	Pairs          string
+	HTML           bool
+	Format         string // text or json
 }
 
-func newCompareCmd(s *streams) *cobra.Command {
-	var (
-		target, golden, outDir, input string
-		stackPath                     string
-		xlsx, fuzzy, tensorLog        bool
-		dataMapping, layerMap, pairs  string
-		format                        string
-		html                          bool
-	)
-	c := &cobra.Command{
-		Use:   "compare -tp TARGET -gp GOLDEN [-o OUT] [flags]",
-		Short: "Compare two msprobe dumps and write msprobe's compare table",
-		Long: `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
+const compareLong = `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
 writes the same table msprobe compare writes, cell for cell:
 compare_result[_rankN]_{YYYYmmddHHMMSS}.csv (or .xlsx with --xlsx, rows
 filled red/yellow by msprobe's highlight rules) in the output folder.
@@ -122,7 +116,17 @@ and change nothing (the stack column is auto-detected, there is no advisor
 report), -f is -fm and -hl is --xlsx.
 
 Exit status: 0 no error rows, 1 error rows found (or no NPU row found a
-bench row, so nothing was compared), 2 bad input.`,
+bench row, so nothing was compared), 2 bad input.`
+
+// NewCmdCompare builds layermap compare; runF, when set, replaces
+// runCompare.
+func NewCmdCompare(ios *iostreams.IOStreams, runF func(*CompareOptions) error) *cobra.Command {
+	opts := &CompareOptions{IO: ios}
+	var tensorLog bool // msprobe's per-row tensor log; the table is the same either way
+	c := &cobra.Command{
+		Use:   "compare -tp TARGET -gp GOLDEN [-o OUT] [flags]",
+		Short: "Compare two msprobe dumps and write msprobe's compare table",
+		Long:  compareLong,
 		Example: `  # rank folders (or dump.json files, or step folders), paths from a layermap checkout
   layermap compare -tp testdata/demo/dumps/llamafactory -gp testdata/demo/dumps/mindspeed-mm -o out
 
@@ -134,112 +138,34 @@ bench row, so nothing was compared), 2 bad input.`,
   layermap compare -i testdata/demo/compare.json --format json -o out`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, raw []string) error {
-			args, err := normalizeCompareArgs(raw)
-			if err != nil {
-				return badInput(err)
-			}
-			if err := cmd.Flags().Parse(args); err != nil {
-				msg := err.Error()
-				for _, a := range raw {
-					// name the flag as typed: "-tp", not "--target_path"
-					if long, ok := msprobeShortFlags[a]; ok {
-						msg = strings.ReplaceAll(msg, long, a)
-					}
-				}
-				return badInput(fmt.Errorf("%s\nRun 'layermap compare --help' for usage", msg))
+			if err := parseCompareFlags(cmd, raw); err != nil {
+				return err
 			}
 			if h, _ := cmd.Flags().GetBool("help"); h {
 				return cmd.Help()
 			}
-			if cmd.Flags().NArg() > 0 {
-				return badInput(fmt.Errorf("unexpected argument %q; pass the dumps with -tp and -gp", cmd.Flags().Arg(0)))
-			}
-			if format != "text" && format != "json" {
-				return badInput(fmt.Errorf("--format: expected text or json, found %q", format))
-			}
-			if input != "" {
-				if target != "" || golden != "" {
-					return badInput(errors.New("-i compare.json and -tp/-gp exclude each other"))
-				}
-				target, golden, stackPath, err = compare.ReadCompareJSON(input)
-				if err != nil {
-					return badInput(err)
-				}
-				if stackPath != "" {
-					if _, err := os.Stat(stackPath); err != nil {
-						return badInput(fmt.Errorf("%s: stack_path: %w", input, err))
-					}
-				}
-			}
-			if target == "" || golden == "" {
-				return badInput(errors.New("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)"))
-			}
-			_ = tensorLog // msprobe's per-row tensor log; the table is the same either way
-			opt := compare.Options{Target: target, Golden: golden, OutDir: outDir, XLSX: xlsx, Fuzzy: fuzzy, StackJSON: stackPath,
-				DataMappingFile: dataMapping, LayerMappingFile: layerMap, PairsFile: pairs, Warnings: s.err}
-			if isTerminal(s.err) {
-				opt.Progress = s.err
-			}
-			if html {
-				var mf *htmlview.MappingFile
-				if layerMap != "" {
-					text, err := source.ReadFile(layerMap, source.MaxMappingYAML)
-					if err != nil {
-						return badInput(err)
-					}
-					if mf, err = htmlview.NewMappingFile(filepath.Base(layerMap), string(text)); err != nil {
-						return badInput(err)
-					}
-				}
-				opt.Views = htmlViews{mf}
-			}
-			rep, err := compare.Run(opt)
-			if err != nil {
-				var de *source.Error
-				if errors.As(err, &de) {
-					// "dump.json:LINE: expected ..., found ...", the file first
-					// (not "target: " or "read stack.json: " before it)
-					return badInput(de)
-				}
-				if errors.Is(err, os.ErrNotExist) {
-					return badInput(err)
-				}
+			if err := opts.check(cmd); err != nil {
 				return err
 			}
-			if format == "json" {
-				err = rep.WriteJSON(s.out)
-			} else {
-				err = rep.WriteText(s.out)
+			if runF != nil {
+				return runF(opts)
 			}
-			if err != nil {
-				return err
-			}
-			if err := rep.Err(); err != nil {
-				return badInput(err)
-			}
-			found, notes := rep.Findings()
-			for _, n := range notes {
-				fmt.Fprintln(s.err, "layermap:", n)
-			}
-			if found {
-				return findings()
-			}
-			return nil
+			return runCompare(opts)
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&target, "target_path", "", "NPU side: dump.json, rank folder or step folder (-tp)")
-	f.StringVar(&golden, "golden_path", "", "bench side, same kind as the target (-gp)")
-	f.StringVarP(&outDir, "output_path", "o", "./output", "output folder")
-	f.StringVarP(&input, "input", "i", "", "msprobe's legacy compare.json (npu_path, bench_path, stack_path, is_print_compare_log)")
-	f.BoolVar(&xlsx, "xlsx", false, "write .xlsx (rows highlighted red/yellow as msprobe -hl did) instead of .csv")
-	f.BoolVar(&fuzzy, "fuzzy_match", false, "match names ignoring call indices (-fm)")
-	f.StringVar(&dataMapping, "data_mapping", "", "row-level data mapping yaml {npu_row: bench_row} (-dm)")
-	f.StringVar(&layerMap, "layer_mapping", "", "layer_mapping.yaml applied as msprobe does (-lm)")
-	f.StringVar(&layerMap, "mapping", "", "same as --layer_mapping")
-	f.StringVar(&pairs, "pairs", "", "explicit module pairs: YAML list of {npu: PATH, bench: PATH}")
-	f.BoolVar(&html, "html", false, "also write the HTML view of the two dumps beside each table")
-	f.StringVar(&format, "format", "text", "summary format: text or json")
+	f.StringVar(&opts.Target, "target_path", "", "NPU side: dump.json, rank folder or step folder (-tp)")
+	f.StringVar(&opts.Golden, "golden_path", "", "bench side, same kind as the target (-gp)")
+	f.StringVarP(&opts.OutDir, "output_path", "o", "./output", "output folder")
+	f.StringVarP(&opts.Input, "input", "i", "", "msprobe's legacy compare.json (npu_path, bench_path, stack_path, is_print_compare_log)")
+	f.BoolVar(&opts.XLSX, "xlsx", false, "write .xlsx (rows highlighted red/yellow as msprobe -hl did) instead of .csv")
+	f.BoolVar(&opts.Fuzzy, "fuzzy_match", false, "match names ignoring call indices (-fm)")
+	f.StringVar(&opts.DataMapping, "data_mapping", "", "row-level data mapping yaml {npu_row: bench_row} (-dm)")
+	f.StringVar(&opts.LayerMapping, "layer_mapping", "", "layer_mapping.yaml applied as msprobe does (-lm)")
+	f.StringVar(&opts.LayerMapping, "mapping", "", "same as --layer_mapping")
+	f.StringVar(&opts.Pairs, "pairs", "", "explicit module pairs: YAML list of {npu: PATH, bench: PATH}")
+	f.BoolVar(&opts.HTML, "html", false, "also write the HTML view of the two dumps beside each table")
+	f.StringVar(&opts.Format, "format", "text", "summary format: text or json")
 	f.BoolVar(&tensorLog, "is_print_compare_log", false, "accepted for msprobe compatibility (-tensor_log)")
 	f.BoolP("help", "h", false, "help for compare")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -260,6 +186,113 @@ bench row, so nothing was compared), 2 bad input.`,
 		return pflag.NormalizedName(name)
 	})
 	return c
+}
+
+// parseCompareFlags parses msprobe's compare command line: its
+// single-dash multi-letter flags are rewritten first, and errors name the
+// flag as typed.
+func parseCompareFlags(cmd *cobra.Command, raw []string) error {
+	args, err := normalizeCompareArgs(raw)
+	if err != nil {
+		return &FlagError{err}
+	}
+	if err := cmd.Flags().Parse(args); err != nil {
+		msg := err.Error()
+		for _, a := range raw {
+			// name the flag as typed: "-tp", not "--target_path"
+			if long, ok := msprobeShortFlags[a]; ok {
+				msg = strings.ReplaceAll(msg, long, a)
+			}
+		}
+		return flagErrorf("%s\nRun 'layermap compare --help' for usage", msg)
+	}
+	return nil
+}
+
+// check validates the flags together.
+func (o *CompareOptions) check(cmd *cobra.Command) error {
+	switch {
+	case cmd.Flags().NArg() > 0:
+		return flagErrorf("unexpected argument %q; pass the dumps with -tp and -gp", cmd.Flags().Arg(0))
+	case o.Format != "text" && o.Format != "json":
+		return flagErrorf("--format: expected text or json, found %q", o.Format)
+	case o.Input != "" && (o.Target != "" || o.Golden != ""):
+		return flagErrorf("-i compare.json and -tp/-gp exclude each other")
+	case o.Input == "" && (o.Target == "" || o.Golden == ""):
+		return flagErrorf("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)")
+	}
+	return nil
+}
+
+func runCompare(opts *CompareOptions) error {
+	ios := opts.IO
+	opt := compare.Options{Target: opts.Target, Golden: opts.Golden, OutDir: opts.OutDir, XLSX: opts.XLSX, Fuzzy: opts.Fuzzy,
+		DataMappingFile: opts.DataMapping, LayerMappingFile: opts.LayerMapping, PairsFile: opts.Pairs,
+		Warnings: ios.ErrOut, Progress: ios.ProgressOut()}
+	if opts.Input != "" {
+		var err error
+		if opt.Target, opt.Golden, opt.StackJSON, err = compare.ReadCompareJSON(opts.Input); err != nil {
+			return err
+		}
+		if opt.StackJSON != "" {
+			if _, err := os.Stat(opt.StackJSON); err != nil {
+				return fmt.Errorf("%s: stack_path: %w", opts.Input, err)
+			}
+		}
+	}
+	if opts.HTML {
+		views, err := newHTMLViews(opts.LayerMapping)
+		if err != nil {
+			return err
+		}
+		opt.Views = views
+	}
+	rep, err := compare.Run(opt)
+	if err != nil {
+		var de *source.Error
+		if errors.As(err, &de) {
+			// "dump.json:LINE: expected ..., found ...", the file first
+			// (not "target: " or "read stack.json: " before it)
+			return de
+		}
+		return err
+	}
+	if opts.Format == "json" {
+		err = rep.WriteJSON(ios.Out)
+	} else {
+		err = rep.WriteText(ios.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if err := rep.Err(); err != nil {
+		return err
+	}
+	found, notes := rep.Findings()
+	for _, n := range notes {
+		fmt.Fprintln(ios.ErrOut, "layermap:", n)
+	}
+	if found {
+		return ErrFindings
+	}
+	return nil
+}
+
+// newHTMLViews prepares compare --html's view, with the layer mapping's
+// text when there is one.
+func newHTMLViews(layerMap string) (htmlViews, error) {
+	if layerMap == "" {
+		return htmlViews{}, nil
+	}
+	text, err := source.ReadFile(layerMap, source.MaxMappingYAML)
+	if err != nil {
+		return htmlViews{}, err
+	}
+	mf, err := htmlview.NewMappingFile(filepath.Base(layerMap), string(text))
+	if err != nil {
+		return htmlViews{}, err
+	}
+	return htmlViews{mf}, nil
 }
 
 // htmlViews makes the HTML view of each rank pair (compare --html).

@@ -11,7 +11,7 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-func runCompare(t *testing.T, args ...string) (int, string, string) {
+func execCompare(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Execute(append([]string{"compare"}, args...), strings.NewReader(""), &out, &errb)
@@ -135,7 +135,7 @@ func TestCompareCommand(t *testing.T) {
 			if !c.outFixed {
 				args = append(args, "-o", out)
 			}
-			code, stdout, stderr := runCompare(t, args...)
+			code, stdout, stderr := execCompare(t, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
 			}

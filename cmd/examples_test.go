@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/cmd/iostreams"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -24,7 +25,8 @@ func TestHelpExamples(t *testing.T) {
 	}
 	t.Chdir(dir)
 	cmds := map[string]string{}
-	for _, c := range newRootCmd(&streams{}).Commands() {
+	ios, _, _, _ := iostreams.Test()
+	for _, c := range NewCmdRoot(ios).Commands() {
 		cmds[c.Name()] = c.Example
 	}
 	for _, name := range []string{"suggest", "validate", "compare", "tree", "templates"} {

@@ -1,5 +1,9 @@
-// Package cmd is the layermap command line: it parses flags, calls the
-// packages that do the work and prints their results. No logic lives here.
+// Package cmd is the layermap command line, in the gh CLI's style: per
+// verb an Options struct, a NewCmdX(ios, runF) that parses flags into it
+// (tests pass runF to see what was parsed) and a plain runX(opts) that
+// calls the packages doing the work and prints their results. No logic
+// lives here. Exit statuses come from the errors the verbs return, mapped
+// in one place (exitStatus).
 package cmd
 
 import (
@@ -9,24 +13,31 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/layermap/layermap/cmd/iostreams"
 )
 
 // Version is the layermap version, set at build time with
 // -ldflags "-X github.com/layermap/layermap/cmd.Version=v1.2.3".
-var Version = "dev"
+var Version = ""
 
 // version is Version when set at build time; otherwise what the Go
 // toolchain recorded: the module version of a `go install ...@vX` build,
-// or the VCS revision (with "+dirty" for uncommitted changes) of a build
-// from a checkout.
+// or "devel" with the VCS revision (and "+dirty" for uncommitted changes)
+// of a build from a checkout; a build with neither says so, with the Go
+// version.
 func version() string {
-	if Version != "dev" {
+	if Version != "" {
 		return Version
 	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Version
+		return "devel (built without module information)"
 	}
+	return buildVersion(info)
+}
+
+func buildVersion(info *debug.BuildInfo) string {
 	if v := info.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
@@ -42,51 +53,49 @@ func version() string {
 		}
 	}
 	if rev == "" {
-		return Version
+		return "devel (" + info.GoVersion + ", built without version control information)"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	return Version + " (" + rev + dirty + ")"
+	return "devel " + rev + dirty + " (" + info.GoVersion + ")"
 }
 
 // Exit statuses shared by every command.
 const (
 	ExitOK       = 0 // ran fine, nothing found
 	ExitFindings = 1 // ran fine, found problems (validate findings, compare errors)
-	ExitBadInput = 2 // unusable input or usage error
+	ExitBadInput = 2 // unusable input, usage error or failure
 )
 
-// exitError carries an exit status through cobra's error return.
-type exitError struct {
-	code int
-	err  error // nil when the message was already printed
-}
+// FlagError is a usage error: a bad flag or argument.
+type FlagError struct{ Err error }
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// flagErrorf returns a *FlagError with a formatted message.
+func flagErrorf(format string, a ...any) error { return &FlagError{fmt.Errorf(format, a...)} }
+
+// ErrFindings says that a command ran fine and found problems, which it
+// has printed: exit status 1, nothing more printed.
+var ErrFindings = errors.New("findings")
+
+// exitStatus maps a command's error to the process exit status. It is the
+// only place that decides one: findings are 1; usage errors (*FlagError),
+// bad input (*source.Error, a missing file) and every other failure are 2.
+func exitStatus(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrFindings):
+		return ExitFindings
 	}
-	return e.err.Error()
+	return ExitBadInput
 }
 
-func (e *exitError) Unwrap() error { return e.err }
-
-// badInput wraps err so that the command exits with status 2.
-func badInput(err error) error { return &exitError{code: ExitBadInput, err: err} }
-
-// findings makes the command exit with status 1 without printing anything more.
-func findings() error { return &exitError{code: ExitFindings} }
-
-// streams is what every command writes to.
-type streams struct {
-	in  io.Reader
-	out io.Writer
-	err io.Writer
-}
-
-// newRootCmd builds the command tree.
-func newRootCmd(s *streams) *cobra.Command {
+// NewCmdRoot builds the command tree on ios.
+func NewCmdRoot(ios *iostreams.IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "layermap",
 		Short: "Draft, check and apply msprobe layer_mapping.yaml files",
@@ -100,40 +109,39 @@ and compares two msprobe dumps through the mapping.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(s.in)
-	root.SetOut(s.out)
-	root.SetErr(s.err)
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
 	root.SetVersionTemplate("layermap {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput(fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath()))
+		return flagErrorf("%w\nRun '%s --help' for usage", err, c.CommandPath())
 	})
 	root.AddCommand(
-		newTreeCmd(s),
-		newSuggestCmd(s),
-		newTemplatesCmd(s),
-		newValidateCmd(s),
-		newCompareCmd(s),
+		NewCmdTree(ios, nil),
+		NewCmdSuggest(ios, nil),
+		NewCmdTemplates(ios, nil),
+		NewCmdValidate(ios, nil),
+		NewCmdCompare(ios, nil),
 	)
 	return root
 }
 
-// Execute runs layermap with args and returns the process exit status.
-func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &streams{in: stdin, out: stdout, err: stderr}
-	root := newRootCmd(s)
+// Run runs layermap with args on ios, prints the error of a failed run
+// ("layermap: ..."), and returns the exit status.
+func Run(ios *iostreams.IOStreams, args []string) int {
+	root := NewCmdRoot(ios)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err == nil {
-		return ExitOK
+	code := exitStatus(err)
+	if err != nil && code != ExitFindings {
+		fmt.Fprintln(ios.ErrOut, "layermap:", err)
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "layermap:", ee.err)
-		}
-		return ee.code
-	}
-	// Cobra's own errors (unknown command, bad args) are usage errors.
-	fmt.Fprintln(stderr, "layermap:", err)
-	return ExitBadInput
+	return code
+}
+
+// Execute is Run on the given streams; stderr is not a terminal.
+func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ios := &iostreams.IOStreams{In: stdin, Out: stdout, ErrOut: stderr}
+	ios.SetStderrTTY(false)
+	return Run(ios, args)
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,23 +12,30 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/layermap/layermap/cmd/htmlview"
+	"github.com/layermap/layermap/cmd/iostreams"
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse"
 )
 
-func newSuggestCmd(s *streams) *cobra.Command {
-	var (
-		out, revOut, tmpl, report, pairs string
-		html, pairsIn                    string
-		reverse                          bool
-		indexNPU, indexBench             int
-	)
-	c := &cobra.Command{
-		Use:   "suggest NPU BENCH",
-		Short: "Draft msprobe's layer_mapping.yaml from two model structures",
-		Long: `suggest aligns two model structures and drafts the layer_mapping.yaml msprobe
+// SuggestOptions are the flags and arguments of layermap suggest.
+type SuggestOptions struct {
+	IO         *iostreams.IOStreams
+	NPU, Bench string // print(model) text, an msprobe dump folder, or "-"
+	Output     string // -o: the draft; "" for stdout
+	Reverse    bool
+	// ReverseOutput is -O, or the -o name with "_reverse" before ".yaml".
+	ReverseOutput        string
+	Template             string
+	Report               string // text or json
+	Pairs                string // the sidecar file
+	HTML                 string // the view
+	PairsIn              string // manual matches to read back
+	IndexNPU, IndexBench int
+}
+
+const suggestLong = `suggest aligns two model structures and drafts the layer_mapping.yaml msprobe
 needs to compare them, with a report of how sure it is of every line.
 
 NPU and BENCH are print(model) text files (logs are fine) or msprobe dump
@@ -72,7 +78,16 @@ strong prior and keeps its lines' form where they hold; none drafts from the
 structures alone; NAME forces one template ('layermap templates' lists them).
 
 Exit status: 0 when the draft was written (the report lists what it could
-not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
+not prove; use 'layermap validate' to gate CI), 2 on bad input.`
+
+// NewCmdSuggest builds layermap suggest; runF, when set, replaces
+// runSuggest.
+func NewCmdSuggest(ios *iostreams.IOStreams, runF func(*SuggestOptions) error) *cobra.Command {
+	opts := &SuggestOptions{IO: ios}
+	c := &cobra.Command{
+		Use:   "suggest NPU BENCH",
+		Short: "Draft msprobe's layer_mapping.yaml from two model structures",
+		Long:  suggestLong,
 		Example: `  # draft NPU -> bench, report on stderr (paths from a layermap checkout)
   layermap suggest testdata/demo/qwen25vl-mindspeed-mm.txt testdata/demo/qwen25vl-llamafactory.txt > layer_mapping.yaml
 
@@ -85,146 +100,179 @@ not prove; use 'layermap validate' to gate CI), 2 on bad input.`,
       -o lf_to_ms.yaml --pairs lf_pairs.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return badInput(fmt.Errorf("suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found %d arguments\nRun 'layermap suggest --help' for usage", len(args)))
+				return flagErrorf("suggest: expected two inputs, NPU and BENCH (print(model) text files or msprobe dump folders), found %d arguments\nRun 'layermap suggest --help' for usage", len(args))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if report != "text" && report != "json" {
-				return badInput(fmt.Errorf("--report must be text or json, got %q", report))
-			}
-			for _, f := range []struct{ name, path string }{{"-o", out}, {"-O", revOut}} {
-				if f.path != "" && !strings.HasSuffix(f.path, ".yaml") {
-					return badInput(fmt.Errorf("%s %s: the name must end in .yaml (msprobe refuses other names)", f.name, f.path))
-				}
-			}
-			if revOut != "" && !reverse {
-				return badInput(errors.New("-O needs --reverse"))
-			}
-			if reverse && revOut == "" {
-				if out == "" {
-					return badInput(errors.New("--reverse needs -O FILE when the draft goes to stdout"))
-				}
-				revOut = reverseName(out)
-			}
-			if err := distinctOutputs(out, revOut, pairs, html, reverse); err != nil {
-				return badInput(err)
-			}
-			if args[0] == "-" && args[1] == "-" {
-				return badInput(errors.New("suggest: expected at most one of NPU and BENCH as \"-\" (standard input), found both"))
-			}
-			npu, err := loadTree(s, args[0], "--index-npu", indexNPU)
-			if err != nil {
-				return badInput(err)
-			}
-			bench, err := loadTree(s, args[1], "--index-bench", indexBench)
-			if err != nil {
-				return badInput(err)
-			}
-			if isTerminal(s.err) {
-				// aligning a 60-layer MoE pair takes seconds: say what runs,
-				// on a terminal only, and erase it after
-				fmt.Fprintf(s.err, "suggest: aligning %d NPU and %d bench modules ...", countNodes(npu), countNodes(bench))
-			}
-			r, err := infer.Suggest(npu, bench, infer.Options{Template: tmpl})
-			if isTerminal(s.err) {
-				fmt.Fprint(s.err, "\r\033[K")
-			}
-			if err != nil {
-				return badInput(err)
-			}
-			for _, w := range r.Warnings {
-				fmt.Fprintln(s.err, "layermap: warning: "+w)
-			}
-			var manual *htmlview.ManualResult
-			if pairsIn != "" {
-				ps, err := htmlview.ReadManual(pairsIn)
-				if err != nil {
-					return badInput(err)
-				}
-				manual = htmlview.Manual(npu, bench, r.Forward.Mapping, ps)
-				r.Forward.Sidecar = append(r.Forward.Sidecar, manual.Sidecar...)
-				printManual(s.err, pairsIn, manual)
-			}
-			yml, err := r.Forward.Mapping.Marshal()
-			if err != nil {
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.NPU, opts.Bench = args[0], args[1]
+			if err := opts.check(); err != nil {
 				return err
 			}
-			var rep bytes.Buffer
-			if err := infer.WriteReport(&rep, r, report); err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			// every output is staged before any is renamed into place: a
-			// failure leaves none of them (a bad -o used to leave -O's
-			// and --pairs' files behind)
-			var files []outFile
-			if out != "" {
-				files = append(files, outFile{out, yml})
-			}
-			if reverse {
-				ry, err := r.Reverse.Mapping.Marshal()
-				if err != nil {
-					return err
-				}
-				files = append(files, outFile{revOut, ry})
-			}
-			if pairs != "" {
-				side := []struct {
-					path string
-					ps   []mapping.ModulePair
-				}{{pairs, r.Forward.Sidecar}}
-				if reverse {
-					side = append(side, struct {
-						path string
-						ps   []mapping.ModulePair
-					}{reverseName(pairs), r.Reverse.Sidecar})
-				}
-				for _, sc := range side {
-					var b bytes.Buffer
-					if err := mapping.WritePairs(&b, sc.ps); err != nil {
-						return err
-					}
-					files = append(files, outFile{sc.path, b.Bytes()})
-				}
-			}
-			if html != "" {
-				v, err := htmlview.FromSuggest(npu, bench, r)
-				if err != nil {
-					return err
-				}
-				v.AddManual(manual)
-				var b bytes.Buffer
-				if err := htmlview.Write(&b, v); err != nil {
-					return err
-				}
-				files = append(files, outFile{html, b.Bytes()})
-			}
-			if err := writeAll(files); err != nil {
-				return badInput(err)
-			}
-			if out == "" {
-				if _, err := s.out.Write(yml); err != nil {
-					return err
-				}
-				_, err = s.err.Write(rep.Bytes())
-				return err
-			}
-			_, err = s.out.Write(rep.Bytes())
-			return err
+			return runSuggest(opts)
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&out, "output", "o", "", "write the YAML to `FILE` (must end in .yaml) instead of stdout")
-	f.BoolVar(&reverse, "reverse", false, "also draft the reverse direction (BENCH classes as keys)")
-	f.StringVarP(&revOut, "reverse-output", "O", "", "write the reverse YAML to `FILE` (with --reverse)")
-	f.StringVar(&tmpl, "template", infer.TemplateAuto, "template prior: auto, none, or a template `NAME`")
-	f.StringVar(&report, "report", "text", "report format: text or json")
-	f.StringVar(&pairs, "pairs", "", "write the sidecar of pairs no YAML can express to `FILE`")
-	f.StringVar(&html, "html", "", "write the HTML view of the two trees to `FILE`")
-	f.StringVar(&pairsIn, "pairs-in", "", "read manual matches from `FILE` (the view's manual_pairs.yaml or msprobe's .vis.config)")
-	f.IntVar(&indexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
-	f.IntVar(&indexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the YAML to `FILE` (must end in .yaml) instead of stdout")
+	f.BoolVar(&opts.Reverse, "reverse", false, "also draft the reverse direction (BENCH classes as keys)")
+	f.StringVarP(&opts.ReverseOutput, "reverse-output", "O", "", "write the reverse YAML to `FILE` (with --reverse)")
+	f.StringVar(&opts.Template, "template", infer.TemplateAuto, "template prior: auto, none, or a template `NAME`")
+	f.StringVar(&opts.Report, "report", "text", "report format: text or json")
+	f.StringVar(&opts.Pairs, "pairs", "", "write the sidecar of pairs no YAML can express to `FILE`")
+	f.StringVar(&opts.HTML, "html", "", "write the HTML view of the two trees to `FILE`")
+	f.StringVar(&opts.PairsIn, "pairs-in", "", "read manual matches from `FILE` (the view's manual_pairs.yaml or msprobe's .vis.config)")
+	f.IntVar(&opts.IndexNPU, "index-npu", -1, "which dump of the NPU file to read, 0-based, when it holds several")
+	f.IntVar(&opts.IndexBench, "index-bench", -1, "which dump of the BENCH file to read, 0-based, when it holds several")
 	return c
+}
+
+// check validates the flags together and fills in ReverseOutput.
+func (o *SuggestOptions) check() error {
+	if o.Report != "text" && o.Report != "json" {
+		return flagErrorf("--report must be text or json, got %q", o.Report)
+	}
+	for _, f := range []struct{ name, path string }{{"-o", o.Output}, {"-O", o.ReverseOutput}} {
+		if f.path != "" && !strings.HasSuffix(f.path, ".yaml") {
+			return flagErrorf("%s %s: the name must end in .yaml (msprobe refuses other names)", f.name, f.path)
+		}
+	}
+	if o.ReverseOutput != "" && !o.Reverse {
+		return flagErrorf("-O needs --reverse")
+	}
+	if o.Reverse && o.ReverseOutput == "" {
+		if o.Output == "" {
+			return flagErrorf("--reverse needs -O FILE when the draft goes to stdout")
+		}
+		o.ReverseOutput = reverseName(o.Output)
+	}
+	if err := distinctOutputs(o.Output, o.ReverseOutput, o.Pairs, o.HTML, o.Reverse); err != nil {
+		return &FlagError{err}
+	}
+	if o.NPU == "-" && o.Bench == "-" {
+		return flagErrorf("suggest: expected at most one of NPU and BENCH as \"-\" (standard input), found both")
+	}
+	for _, ix := range []struct {
+		flag string
+		v    int
+	}{{"--index-npu", o.IndexNPU}, {"--index-bench", o.IndexBench}} {
+		if ix.v < -1 {
+			return flagErrorf("%s must be a 0-based dump number, got %d", ix.flag, ix.v)
+		}
+	}
+	return nil
+}
+
+func runSuggest(opts *SuggestOptions) error {
+	ios := opts.IO
+	npu, err := loadTree(ios, opts.NPU, printparse.Options{Index: opts.IndexNPU, IndexFlag: "--index-npu"}, "")
+	if err != nil {
+		return err
+	}
+	bench, err := loadTree(ios, opts.Bench, printparse.Options{Index: opts.IndexBench, IndexFlag: "--index-bench"}, "")
+	if err != nil {
+		return err
+	}
+	if p := ios.ProgressOut(); p != nil {
+		// aligning a 60-layer MoE pair takes seconds: say what runs, on
+		// a terminal only, and erase it after
+		fmt.Fprintf(p, "suggest: aligning %d NPU and %d bench modules ...", countNodes(npu), countNodes(bench))
+	}
+	r, err := infer.Suggest(npu, bench, infer.Options{Template: opts.Template})
+	if p := ios.ProgressOut(); p != nil {
+		fmt.Fprint(p, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintln(ios.ErrOut, "layermap: warning: "+w)
+	}
+	var manual *htmlview.ManualResult
+	if opts.PairsIn != "" {
+		ps, err := htmlview.ReadManual(opts.PairsIn)
+		if err != nil {
+			return err
+		}
+		manual = htmlview.Manual(npu, bench, r.Forward.Mapping, ps)
+		r.Forward.Sidecar = append(r.Forward.Sidecar, manual.Sidecar...)
+		printManual(ios.ErrOut, opts.PairsIn, manual)
+	}
+	yml, err := r.Forward.Mapping.Marshal()
+	if err != nil {
+		return err
+	}
+	var rep bytes.Buffer
+	if err := infer.WriteReport(&rep, r, opts.Report); err != nil {
+		return err
+	}
+	files, err := suggestFiles(opts, npu, bench, r, manual, yml)
+	if err != nil {
+		return err
+	}
+	if err := writeAll(files); err != nil {
+		return err
+	}
+	if opts.Output == "" {
+		if _, err := ios.Out.Write(yml); err != nil {
+			return err
+		}
+		_, err = ios.ErrOut.Write(rep.Bytes())
+		return err
+	}
+	_, err = ios.Out.Write(rep.Bytes())
+	return err
+}
+
+// suggestFiles lists the files suggest writes, as one output set: a
+// failure writes none of them (a bad -o used to leave -O's and --pairs'
+// files behind).
+func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Result, manual *htmlview.ManualResult, yml []byte) ([]outFile, error) {
+	var files []outFile
+	if opts.Output != "" {
+		files = append(files, outFile{opts.Output, yml})
+	}
+	if opts.Reverse {
+		ry, err := r.Reverse.Mapping.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, outFile{opts.ReverseOutput, ry})
+	}
+	if opts.Pairs != "" {
+		side := []struct {
+			path string
+			ps   []mapping.ModulePair
+		}{{opts.Pairs, r.Forward.Sidecar}}
+		if opts.Reverse {
+			side = append(side, struct {
+				path string
+				ps   []mapping.ModulePair
+			}{reverseName(opts.Pairs), r.Reverse.Sidecar})
+		}
+		for _, sc := range side {
+			var b bytes.Buffer
+			if err := mapping.WritePairs(&b, sc.ps); err != nil {
+				return nil, err
+			}
+			files = append(files, outFile{sc.path, b.Bytes()})
+		}
+	}
+	if opts.HTML != "" {
+		v, err := htmlview.FromSuggest(npu, bench, r)
+		if err != nil {
+			return nil, err
+		}
+		v.AddManual(manual)
+		var b bytes.Buffer
+		if err := htmlview.Write(&b, v); err != nil {
+			return nil, err
+		}
+		files = append(files, outFile{opts.HTML, b.Bytes()})
+	}
+	return files, nil
 }
 
 // countNodes counts the modules of t.
@@ -290,20 +338,6 @@ func reverseName(path string) string {
 		return strings.TrimSuffix(path, ".yaml") + "_reverse.yaml"
 	}
 	return path + "_reverse"
-}
-
-// loadTree reads one input and reports the parser's repairs on stderr.
-// flag is the option that set index, named in messages.
-func loadTree(s *streams, path, flag string, index int) (*printparse.Tree, error) {
-	if index < -1 {
-		return nil, fmt.Errorf("%s: %s must be a 0-based dump number, got %d", path, flag, index)
-	}
-	t, err := printparse.Load(path, printparse.Options{Index: index, IndexFlag: flag, Stdin: s.in})
-	if err != nil {
-		return nil, err
-	}
-	t.WriteWarnings(s.err)
-	return t, nil
 }
 
 // outFile is one output file and its content.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/cmd/iostreams"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
@@ -255,12 +256,26 @@ func TestSuggestNoProgressOffTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer errFile.Close()
-	var out bytes.Buffer
-	if code := Execute([]string{"suggest", npu, bench, "-o", filepath.Join(dir, "lm.yaml")}, strings.NewReader(""), &out, errFile); code != ExitOK {
+	ios := &iostreams.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errFile} // TTY detected, not set
+	if code := Run(ios, []string{"suggest", npu, bench, "-o", filepath.Join(dir, "lm.yaml")}); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	got, _ := os.ReadFile(errFile.Name())
 	if len(got) != 0 {
 		t.Errorf("stderr to a file holds %q, want nothing", got)
+	}
+}
+
+// On a terminal the status line is shown while aligning and erased after.
+func TestSuggestProgressOnTerminal(t *testing.T) {
+	npu, bench := pairA(t)
+	ios, _, _, errOut := iostreams.Test()
+	ios.SetStderrTTY(true)
+	if code := Run(ios, []string{"suggest", npu, bench, "-o", filepath.Join(t.TempDir(), "lm.yaml")}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "suggest: aligning 433 NPU and 307 bench modules ...\r\033[K"
+	if !strings.HasPrefix(errOut.String(), want) {
+		t.Errorf("stderr starts %q, want %q", errOut.String()[:min(errOut.Len(), 80)], want)
 	}
 }

@@ -1,23 +1,27 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/source"
 	"github.com/spf13/cobra"
+
+	"github.com/layermap/layermap/cmd/iostreams"
+	"github.com/layermap/layermap/printparse"
 )
 
-func newTreeCmd(s *streams) *cobra.Command {
-	var (
-		asJSON bool
-		depth  int
-		expand bool
-		index  int
-	)
-	c := &cobra.Command{
-		Use:   "tree INPUT",
-		Short: "Show the module tree layermap reads from a print(model) dump or msprobe dump folder",
-		Long: `tree prints the module tree layermap reads from INPUT, so you can check it
+// TreeOptions are the flags and argument of layermap tree.
+type TreeOptions struct {
+	IO     *iostreams.IOStreams
+	Input  string // print(model) text, an msprobe dump folder, or "-"
+	JSON   bool
+	Depth  int
+	Expand bool
+	Index  int
+}
+
+const treeLong = `tree prints the module tree layermap reads from INPUT, so you can check it
 before drafting a mapping.
 
 INPUT is either a text file holding PyTorch print(model) output (a log is
@@ -31,7 +35,15 @@ them ("(0-27): 28 x Qwen2DecoderLayer("), so for a clean dump it is the dump
 itself without the log noise. For an msprobe folder it is the same form of
 the dumped modules; "?" stands for a module no dump entry names (the
 model's outer wrapper). Repairs made to a damaged dump are reported on
-stderr as "file:line: warning: ...".`,
+stderr as "file:line: warning: ...".`
+
+// NewCmdTree builds layermap tree; runF, when set, replaces runTree.
+func NewCmdTree(ios *iostreams.IOStreams, runF func(*TreeOptions) error) *cobra.Command {
+	opts := &TreeOptions{IO: ios}
+	c := &cobra.Command{
+		Use:   "tree INPUT",
+		Short: "Show the module tree layermap reads from a print(model) dump or msprobe dump folder",
+		Long:  treeLong,
 		Example: `  # the tree of a MindSpeed-MM print(model) log
   layermap tree testdata/demo/qwen25vl-mindspeed-mm.txt
 
@@ -51,36 +63,59 @@ stderr as "file:line: warning: ...".`,
   layermap tree --json testdata/demo/dumps/mindspeed-mm`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badInput(fmt.Errorf("tree: expected one INPUT (a print(model) text file or an msprobe dump folder), found %d arguments\nRun 'layermap tree --help' for usage", len(args)))
+				return flagErrorf("tree: expected one INPUT (a print(model) text file or an msprobe dump folder), found %d arguments\nRun 'layermap tree --help' for usage", len(args))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if depth < 0 {
-				return badInput(fmt.Errorf("--depth must be 0 (unlimited) or more, got %d", depth))
-			}
-			if index < -1 {
-				return badInput(fmt.Errorf("--index must be a 0-based dump number, got %d", index))
-			}
-			if asJSON && depth > 0 {
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Input = args[0]
+			switch {
+			case opts.Depth < 0:
+				return flagErrorf("--depth must be 0 (unlimited) or more, got %d", opts.Depth)
+			case opts.Index < -1:
+				return flagErrorf("--index must be a 0-based dump number, got %d", opts.Index)
+			case opts.JSON && opts.Depth > 0:
 				// WriteJSON writes every node: a cut was silently ignored
-				return badInput(fmt.Errorf("--depth applies to the print(model) form; --json always holds the whole tree"))
+				return flagErrorf("--depth applies to the print(model) form; --json always holds the whole tree")
 			}
-			t, err := printparse.Load(args[0], printparse.Options{Index: index, DumpParams: asJSON, Stdin: s.in})
-			if err != nil {
-				return badInput(err)
+			if runF != nil {
+				return runF(opts)
 			}
-			t.WriteWarnings(s.err)
-			if asJSON {
-				return printparse.WriteJSON(s.out, t)
-			}
-			return printparse.Render(s.out, t, printparse.RenderOptions{Expand: expand, Depth: depth})
+			return runTree(opts)
 		},
 	}
 	f := c.Flags()
-	f.BoolVar(&asJSON, "json", false, "print the tree as JSON with every node field (repeat groups expanded; for an msprobe folder, parameter shapes too)")
-	f.IntVar(&depth, "depth", 0, "print at most `N` levels below the root (0: all; not with --json)")
-	f.BoolVar(&expand, "expand", false, "list every member of a repeat group on its own line")
-	f.IntVar(&index, "index", -1, "which dump to read when the file holds several, 0-based (-1: the only one)")
+	f.BoolVar(&opts.JSON, "json", false, "print the tree as JSON with every node field (repeat groups expanded; for an msprobe folder, parameter shapes too)")
+	f.IntVar(&opts.Depth, "depth", 0, "print at most `N` levels below the root (0: all; not with --json)")
+	f.BoolVar(&opts.Expand, "expand", false, "list every member of a repeat group on its own line")
+	f.IntVar(&opts.Index, "index", -1, "which dump to read when the file holds several, 0-based (-1: the only one)")
 	return c
+}
+
+func runTree(opts *TreeOptions) error {
+	t, err := loadTree(opts.IO, opts.Input, printparse.Options{Index: opts.Index, DumpParams: opts.JSON}, "")
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printparse.WriteJSON(opts.IO.Out, t)
+	}
+	return printparse.Render(opts.IO.Out, t, printparse.RenderOptions{Expand: opts.Expand, Depth: opts.Depth})
+}
+
+// loadTree reads one structure (printparse.Load, standard input for "-")
+// and reports the parser's repairs on stderr. role ("--npu") prefixes an
+// error that names no file position; "" for none.
+func loadTree(ios *iostreams.IOStreams, path string, o printparse.Options, role string) (*printparse.Tree, error) {
+	o.Stdin = ios.In
+	t, err := printparse.Load(path, o)
+	if err != nil {
+		var se *source.Error
+		if role == "" || errors.As(err, &se) {
+			return nil, err // "file:line: expected ..., found ...": the file says which side
+		}
+		return nil, fmt.Errorf("%s: %w", role, err)
+	}
+	t.WriteWarnings(ios.ErrOut)
+	return t, nil
 }

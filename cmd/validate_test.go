@@ -11,7 +11,7 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-func runValidate(args ...string) (int, string, string) {
+func execValidate(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := Execute(append([]string{"validate"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
@@ -80,7 +80,7 @@ func TestValidateCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := runValidate(tc.args...)
+			code, out, errOut := execValidate(tc.args...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
 			}
@@ -106,7 +106,7 @@ func TestValidateJSON(t *testing.T) {
 	c, root := testkit.Corpus(t), testkit.Root(t)
 	npu := filepath.Join(c, "prints/mindspeed/qwen2_5_vl_3b-vlmmodel-ddp-list__msprobe-docs-mindspeed-mm-qwen25vl.txt")
 	bench := filepath.Join(c, "prints/hf/qwen2_5_vl_3b-old-layout-deepspeed__msprobe-docs-llamafactory-qwen25vl.txt")
-	code, out, _ := runValidate(filepath.Join(root, "mapping/testdata/seed/dup_transformerlayer.yaml"), "--npu", npu, "--bench", bench, "--format", "json")
+	code, out, _ := execValidate(filepath.Join(root, "mapping/testdata/seed/dup_transformerlayer.yaml"), "--npu", npu, "--bench", bench, "--format", "json")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}

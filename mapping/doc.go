@@ -53,3 +53,30 @@ const (
 	CodeFileSuffix     = "LM014"
 	CodeFilePath       = "LM015"
 )
+
+// CodeInfo describes a diagnostic or finding code, for help texts.
+type CodeInfo struct {
+	Code     string
+	Severity string // "error", "warning", "info" or "error/warning"
+	Check    string // the check that reports it ("load" for Parse and Load)
+	Meaning  string
+}
+
+// LoadCodes describes the codes of Parse and Load, in code order.
+var LoadCodes = []CodeInfo{
+	{Code: CodeDuplicateClass, Severity: "error", Check: "load", Meaning: "duplicate class block: PyYAML keeps the last block only"},
+	{Code: CodeDuplicateKey, Severity: "error/warning", Check: "load", Meaning: "duplicate child key: PyYAML keeps the last value (warning when both values agree)"},
+	{Code: CodeEmptyKey, Severity: "error", Check: "load", Meaning: "empty child path"},
+	{Code: CodeEmptyValue, Severity: "error", Check: "load", Meaning: "empty bench path"},
+	{Code: CodeParen, Severity: "warning/error", Check: "load", Meaning: "value contains \"(\": msprobe cuts it there (error when what remains cannot match)"},
+	{Code: CodeSpace, Severity: "error", Check: "load", Meaning: "whitespace in a child or bench path"},
+	{Code: CodeEmptySegment, Severity: "error", Check: "load", Meaning: "empty path segment (\"a..b\", \".a\", \"a.\")"},
+	{Code: CodeIdentity, Severity: "info", Check: "load", Meaning: "identity rule (children keep their name without a rule)"},
+	{Code: CodeClassNotString, Severity: "warning", Check: "load", Meaning: "class key is not a string for PyYAML (int, bool, ...): never matches"},
+	{Code: CodeCellAlias, Severity: "info", Check: "load", Meaning: "legacy key Cell, renamed to TopLayer by msprobe"},
+	{Code: CodeCellOverrides, Severity: "error", Check: "load", Meaning: "both Cell and TopLayer: msprobe keeps Cell, the TopLayer block is lost"},
+	{Code: CodeCellNull, Severity: "warning", Check: "load", Meaning: "null Cell block: dropped by msprobe"},
+	{Code: CodeEmptyClass, Severity: "info", Check: "load", Meaning: "class block without rules"},
+	{Code: CodeFileSuffix, Severity: "error", Check: "load", Meaning: "file name does not end in .yaml: msprobe refuses it"},
+	{Code: CodeFilePath, Severity: "error", Check: "load", Meaning: "real path has characters msprobe's file check refuses"},
+}

@@ -411,93 +411,14 @@ type sink interface {
 }
 
 func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
-	np, err := msprobe.Locate(p.NPU.Path)
+	np, bp, cfg, err := rankConfig(opt, p)
 	if err != nil {
-		return nil, nil, asInput(fmt.Errorf("target: %w", err))
+		return nil, nil, err
 	}
-	bp, err := msprobe.Locate(p.Bench.Path)
-	if err != nil {
-		return nil, nil, asInput(fmt.Errorf("golden: %w", err))
+	if err := applyInputs(opt, in, set, rep, np, bp, suffix, &cfg); err != nil {
+		return nil, nil, err
 	}
-	if np.Debug != bp.Debug {
-		return nil, nil, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
-	}
-	nh, err := msprobe.ReadHeader(np.DumpJSON)
-	if err != nil {
-		return nil, nil, inputErr(err)
-	}
-	bh, err := msprobe.ReadHeader(bp.DumpJSON)
-	if err != nil {
-		return nil, nil, inputErr(err)
-	}
-	if nh.Task != bh.Task {
-		return nil, nil, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
-			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
-	}
-	cfg := Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache}
-	switch nh.Task {
-	case "tensor":
-		cfg.Mode = Tensor
-	case "statistics":
-		cfg.Mode = Statistics
-	default:
-		return nil, nil, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
-	}
-	cfg.CrossFramework = nh.Framework != bh.Framework
-	if opt.StackJSON != "" {
-		np.StackJSON = opt.StackJSON
-	}
-	if np.StackJSON != "" {
-		st, err := msprobe.ReadStack(np.StackJSON)
-		if err != nil {
-			return nil, nil, inputErr(err)
-		}
-		cfg.Stack = st
-	}
-	if in.dataMapping != nil {
-		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
-	}
-	if in.layerMapping != nil {
-		dm, err := resolve.GenerateDataMapping(in.layerMapping, np.Dir, bp.Dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
-			return nil, nil, err
-		}
-		merged := make(map[string]string, len(dm)+len(in.dataMapping))
-		for _, p := range dm {
-			merged[p.NPU] = p.Bench
-		}
-		for k, v := range in.dataMapping {
-			merged[k] = v
-		}
-		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
-	}
-	if in.pairs != nil {
-		pm, err := PairRows(in.pairs, np, bp)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg.Pairs = pm
-	}
-	if cfg.Mode == Tensor {
-		newTensor := opt.newTensor
-		if newTensor == nil {
-			newTensor = NewTensorFiles
-		}
-		tc, err := newTensor(np, bp)
-		if err != nil {
-			return nil, nil, err
-		}
-		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
-		cfg.Tensor = mt
-		rep.tensors = append(rep.tensors, mt)
-	}
-	rank := suffix
-	if rank != "" {
-		rank = rank[1:]
-	}
+	rank := strings.TrimPrefix(suffix, "_")
 	nsrc := &fileSource{path: np.DumpJSON}
 	if opt.Progress != nil {
 		head := "compare"
@@ -521,40 +442,10 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		view = opt.Views.NewView(np, bp)
 		sk = teeSink{sk, view}
 	}
-	// md5 mode needs an md5 key on both sides, which only a full scan
-	// tells; guess from the first tensor of the NPU side and rerun when the
-	// scan says otherwise.
-	if cfg.Mode == Statistics && peekMD5(np.DumpJSON) {
-		cfg.Mode = MD5
-	}
-	var sum *Summary
-	for attempt := 0; attempt < 2; attempt++ {
-		sum, err = Compare(nsrc.source(), BenchFile(bp.DumpJSON), cfg, sk)
-		if err != nil {
-			sk.Drop()
-			return nil, nil, inputErr(err)
-		}
-		if e, ok := cfg.Tensor.(interface{ Err() error }); ok && e.Err() != nil {
-			sk.Drop()
-			return nil, nil, asInput(e.Err())
-		}
-		if cfg.Mode == Tensor || nsrc.hdr.MD5 == sum.benchMD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
-			break
-		}
-		if nsrc.hdr.MD5 != sum.benchMD5 {
-			sk.Drop()
-			return nil, nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
-				np.DumpJSON, bp.DumpJSON)
-		}
-		if nsrc.hdr.MD5 {
-			cfg.Mode = MD5
-		} else {
-			cfg.Mode = Statistics
-		}
-		if err := sk.Reset(); err != nil {
-			sk.Drop()
-			return nil, nil, err
-		}
+	sum, err := compareTable(cfg, nsrc, np, bp, sk)
+	if err != nil {
+		sk.Drop()
+		return nil, nil, err
 	}
 	rep.countAsked(sum)
 	rr := &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}
@@ -579,6 +470,133 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		files = append(files, f)
 	}
 	return rr, files, nil
+}
+
+// rankConfig locates a rank pair's files and reads their headers into the
+// comparison's configuration: the mode from the task, the stack column
+// from the NPU stack.json.
+func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err error) {
+	if np, err = msprobe.Locate(p.NPU.Path); err != nil {
+		return np, bp, cfg, asInput(fmt.Errorf("target: %w", err))
+	}
+	if bp, err = msprobe.Locate(p.Bench.Path); err != nil {
+		return np, bp, cfg, asInput(fmt.Errorf("golden: %w", err))
+	}
+	if np.Debug != bp.Debug {
+		return np, bp, cfg, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
+	}
+	nh, err := msprobe.ReadHeader(np.DumpJSON)
+	if err != nil {
+		return np, bp, cfg, inputErr(err)
+	}
+	bh, err := msprobe.ReadHeader(bp.DumpJSON)
+	if err != nil {
+		return np, bp, cfg, inputErr(err)
+	}
+	if nh.Task != bh.Task {
+		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
+			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
+	}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache}
+	switch nh.Task {
+	case "tensor":
+		cfg.Mode = Tensor
+	case "statistics":
+		cfg.Mode = Statistics
+	default:
+		return np, bp, cfg, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
+	}
+	cfg.CrossFramework = nh.Framework != bh.Framework
+	if opt.StackJSON != "" {
+		np.StackJSON = opt.StackJSON
+	}
+	if np.StackJSON != "" {
+		if cfg.Stack, err = msprobe.ReadStack(np.StackJSON); err != nil {
+			return np, bp, cfg, inputErr(err)
+		}
+	}
+	return np, bp, cfg, nil
+}
+
+// applyInputs puts the run's match sources into cfg for one rank pair:
+// the data mapping, the one derived from the layer mapping (saved in the
+// set, as msprobe saves it), the explicit pairs, and the tensor comparer.
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, cfg *Config) error {
+	if in.dataMapping != nil {
+		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
+	}
+	if in.layerMapping != nil {
+		dm, err := resolve.GenerateDataMapping(in.layerMapping, np.Dir, bp.Dir)
+		if err != nil {
+			return err
+		}
+		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
+			return err
+		}
+		merged := make(map[string]string, len(dm)+len(in.dataMapping))
+		for _, p := range dm {
+			merged[p.NPU] = p.Bench
+		}
+		for k, v := range in.dataMapping {
+			merged[k] = v
+		}
+		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
+	}
+	if in.pairs != nil {
+		pm, err := PairRows(in.pairs, np, bp)
+		if err != nil {
+			return err
+		}
+		cfg.Pairs = pm
+	}
+	if cfg.Mode == Tensor {
+		newTensor := opt.newTensor
+		if newTensor == nil {
+			newTensor = NewTensorFiles
+		}
+		tc, err := newTensor(np, bp)
+		if err != nil {
+			return err
+		}
+		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
+		cfg.Tensor = mt
+		rep.tensors = append(rep.tensors, mt)
+	}
+	return nil
+}
+
+// compareTable writes the table of one rank pair into sk. md5 mode needs
+// an md5 key on both sides, which only a full scan tells: the mode is
+// guessed from the first tensor of the NPU side, and the table written
+// again when the scan says otherwise.
+func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (*Summary, error) {
+	if cfg.Mode == Statistics && peekMD5(np.DumpJSON) {
+		cfg.Mode = MD5
+	}
+	for attempt := 0; ; attempt++ {
+		sum, err := Compare(nsrc.source(), BenchFile(bp.DumpJSON), cfg, sk)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		if e, ok := cfg.Tensor.(interface{ Err() error }); ok && e.Err() != nil {
+			return nil, asInput(e.Err())
+		}
+		if attempt == 1 || cfg.Mode == Tensor || nsrc.hdr.MD5 == sum.benchMD5 && (cfg.Mode == MD5) == nsrc.hdr.MD5 {
+			return sum, nil
+		}
+		if nsrc.hdr.MD5 != sum.benchMD5 {
+			return nil, badInput("%s and %s: expected md5 on both sides or on neither (one dump was taken with summary_mode md5)",
+				np.DumpJSON, bp.DumpJSON)
+		}
+		if nsrc.hdr.MD5 {
+			cfg.Mode = MD5
+		} else {
+			cfg.Mode = Statistics
+		}
+		if err := sk.Reset(); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set.

@@ -14,6 +14,10 @@ package testkit
 import (
 	"bytes"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,4 +119,69 @@ func FirstDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// StringConstants returns the string constants declared in the non-test Go
+// files of the package in dir, by name (to check that a table describes
+// every code the package defines).
+func StringConstants(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST {
+					continue
+				}
+				for _, s := range g.Specs {
+					vs := s.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i >= len(vs.Values) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							if v, err := strconv.Unquote(lit.Value); err == nil {
+								out[n.Name] = v
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// CheckCodeTable fails the test unless codes lists, once each and in
+// order, the value of every constant named Code* whose value starts with
+// "LM" in the package in dir: a help text or table generated from codes
+// then names every code there is.
+func CheckCodeTable(tb testing.TB, dir string, codes []string) {
+	tb.Helper()
+	consts := map[string]bool{}
+	for name, v := range StringConstants(tb, dir) {
+		if strings.HasPrefix(name, "Code") && strings.HasPrefix(v, "LM") {
+			consts[v] = true
+		}
+	}
+	seen := map[string]bool{}
+	prev := ""
+	for _, c := range codes {
+		if !consts[c] || seen[c] || c <= prev {
+			tb.Errorf("code %s in the table: unknown, repeated or out of order", c)
+		}
+		seen[c], prev = true, c
+	}
+	for c := range consts {
+		if !seen[c] {
+			tb.Errorf("code %s is not in the table", c)
+		}
+	}
 }
