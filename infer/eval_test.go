@@ -4,14 +4,15 @@ package infer_test
 // labelled benchmark (testdata/benchmark, read by infer/internal/truth),
 // both directions, templates on (auto) and off (none), on the pair's own
 // structures and on its generated variants. Each draft is applied with
-// msprobe's exact resolver (mapping.NewResolver over resolve.TrieFromTree,
-// bench targets msprobe would not find in a dump count as unpaired) and
-// scored per NPU module against the ground truth: 1:1 recall, wrong pairs,
-// spurious pairs (a module with no partner paired anyway), the N:1 kinds
-// (fused, absorbed, experts) paired with an acceptable stand-in, and the
+// msprobe's exact resolver (resolve.New over resolve.TrieFromTree, bench
+// targets msprobe would not find in a dump count as unpaired) and scored per
+// NPU module against the ground truth: 1:1 recall, wrong pairs, spurious
+// pairs (a module with no partner paired anyway), the N:1 kinds (fused,
+// absorbed, experts, same) paired with an acceptable stand-in, and the
 // outcomes per confidence band.
 //
-//	go test -run Eval -v ./infer      prints the table
+//	go test -run Eval -v ./infer             prints the table
+//	go test -run Eval -v ./infer -evalfull   adds the slow full-size rows
 //
 // TestEval fails when a row falls below its floor (evalFloors: today's
 // figures, so that nothing regresses; raise them as the aligner improves)
