@@ -54,6 +54,8 @@ type match struct {
 	band     string
 	doubts   []string
 	evidence []doubt
+	// confirmed marks a pair whose dumped inputs and outputs agree.
+	confirmed bool
 	// structural notes an N:1 pair, worded for the draft keyed by each
 	// side (the NPU and bench roles swap in the reverse draft).
 	structural [2]string

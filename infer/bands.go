@@ -55,10 +55,11 @@ func (r *alignment) assignBands() {
 		if m.score < admit {
 			ds = append(ds, doubt{BandUnsure, "the template alone pairs them"})
 		}
-		if m.score < lowScore {
+		// what both dumps confirm needs no structural certainty
+		if m.score < lowScore && !m.confirmed {
 			ds = append(ds, doubt{BandCheck, fmt.Sprintf("low score %.2f", round(m.score))})
 		}
-		if m.margin < lowMargin {
+		if m.margin < lowMargin && !m.confirmed {
 			ds = append(ds, doubt{BandCheck, fmt.Sprintf("small margin %.2f over the runner-up", round(m.margin))})
 		}
 		switch {

@@ -192,6 +192,22 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			m.sizeA, m.sizeB = da, db
 		}
 	}
+	if npu.Kind == printparse.KindMsprobe && bench.Kind == printparse.KindMsprobe {
+		var eb map[string]*moduleIO
+		var errB error
+		done := make(chan struct{})
+		go func() {
+			eb, errB = dumpEvidence(bench)
+			close(done)
+		}()
+		ea, err := dumpEvidence(npu)
+		<-done
+		if err = errors.Join(err, errB); err == nil {
+			al.weighEvidence(ea, eb)
+		} else {
+			r.Warnings = append(r.Warnings, "no dumped shapes weighed: "+err.Error())
+		}
+	}
 	al.assignBands()
 	r.TemplateUnapplied = tc.explain(al)
 	drafts := [2]*draft{}
