@@ -80,6 +80,9 @@ type alignment struct {
 	engines [2]map[*printparse.Node]bool
 	// fused are the fused norms (see fusedNorms), found on first use.
 	fused *[]fusedNorm
+	// grouped and kernels memoise groupedBy and hasKernel, per side.
+	grouped [2]map[*printparse.Node]*printparse.Node
+	kernels [2]int8
 }
 
 // align aligns the two trees outside-in.

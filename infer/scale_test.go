@@ -125,6 +125,16 @@ func textTree(text, name string) func(testing.TB) *printparse.Tree {
 	return func(tb testing.TB) *printparse.Tree { return parseText(tb, text, name) }
 }
 
+func fileTree(path string) func(testing.TB) *printparse.Tree {
+	return func(tb testing.TB) *printparse.Tree {
+		t, err := printparse.Load(path, printparse.Options{Index: -1})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return t
+	}
+}
+
 func corpusText(tb testing.TB, rel string) string {
 	tb.Helper()
 	data, err := os.ReadFile(testkit.Corpus(tb, rel))
@@ -150,6 +160,11 @@ func scaleCases(tb testing.TB) []scaleCase {
 		cs = append(cs, scaleCase{fmt.Sprintf("explicit-%d", n), textTree(explicitLayers(te, n), "te.txt"), textTree(explicitLayers(hf, n), "hf.txt")})
 	}
 	cs = append(cs, scaleCase{"deepseek-v3", textTree(ds, "ds.txt"), textTree(ds, "ds.txt")})
+	// the benchmark's full-size MoE pairs: megatron-core TE against HF
+	for _, p := range []string{"deepseek-v3_mcore-te_vs_hf", "glm4.5-air_mcore-te_vs_hf", "qwen3-30b-a3b_mcore-te_vs_hf"} {
+		dir := testkit.Testdata(tb, "benchmark", p)
+		cs = append(cs, scaleCase{p, fileTree(filepath.Join(dir, "npu.txt")), fileTree(filepath.Join(dir, "bench.txt"))})
+	}
 	cs = append(cs, scaleCase{"deepseek-v3-explicit", textTree(explicitLayers(ds, 0), "ds.txt"), textTree(ds, "ds.txt")})
 	for _, n := range []int{512, 2048} {
 		cs = append(cs, scaleCase{fmt.Sprintf("dump-%d", n), dump(n, 0), dump(n, 1)})

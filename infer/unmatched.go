@@ -113,7 +113,7 @@ func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
 		return "PEFT base layer: its wrapper " + n.Parent.Name + " is paired instead (the wrapper's output adds the LoRA update)"
 	}
 	if isAttentionKernel(n) {
-		if !slices.ContainsFunc(other.nodes, isAttentionKernel) {
+		if !al.hasKernel(on.other()) {
 			return "attention kernel: the other side computes it as a function inside its attention module"
 		}
 	}
@@ -218,11 +218,8 @@ func (al *alignment) whyGrouped(n *printparse.Node, on side) string {
 		if al.matchOf(p, on) != nil && p != n {
 			break
 		}
-		if !isListMember(p) {
-			continue
-		}
 		if g := al.groupedBy(p.Parent, on); g != nil {
-			what := fmt.Sprintf("one of %d look-alike members", len(kids(p.Parent)))
+			what := fmt.Sprintf("one of %d look-alike members", len(p.Parent.Children))
 			if p != n {
 				what = "inside one of the look-alike members " + displayGroup(p)
 			}
@@ -231,7 +228,7 @@ func (al *alignment) whyGrouped(n *printparse.Node, on side) string {
 	}
 	if p := n.Parent; p != nil {
 		if pp := al.partner(p, on); pp != nil && al.groupedBy(pp, on.other()) != nil {
-			return fmt.Sprintf("part of a grouped module: each of the other side's %d members of %s holds its own (N:1 grouped, see structural)", len(kids(pp)), displayGroup(pp))
+			return fmt.Sprintf("part of a grouped module: each of the other side's %d members of %s holds its own (N:1 grouped, see structural)", len(pp.Children), displayGroup(pp))
 		}
 	}
 	return ""
@@ -239,16 +236,37 @@ func (al *alignment) whyGrouped(n *printparse.Node, on side) string {
 
 // groupedBy is the module the other side pairs list (on side on) with when
 // list holds look-alike members and that module is no list: it computes
-// every member at once. nil otherwise.
+// every member at once. nil otherwise. Memoised.
 func (al *alignment) groupedBy(list *printparse.Node, on side) *printparse.Node {
-	if list == nil || !isLookAlikeList(al.tree(on), list) {
+	if list == nil {
 		return nil
 	}
-	g := al.partner(list, on)
-	if g == nil || len(kids(g)) == 0 || allNumeric(g) {
-		return nil
+	if al.grouped[on] == nil {
+		al.grouped[on] = map[*printparse.Node]*printparse.Node{}
 	}
+	if g, ok := al.grouped[on][list]; ok {
+		return g
+	}
+	var g *printparse.Node
+	if isLookAlikeList(al.tree(on), list) {
+		if p := al.partner(list, on); p != nil && len(p.Children) > 0 && !allNumeric(p) {
+			g = p
+		}
+	}
+	al.grouped[on][list] = g
 	return g
+}
+
+// hasKernel reports whether side on has an attention kernel module
+// (isAttentionKernel). Memoised.
+func (al *alignment) hasKernel(on side) bool {
+	if al.kernels[on] == 0 {
+		al.kernels[on] = -1
+		if slices.ContainsFunc(al.tree(on).nodes, isAttentionKernel) {
+			al.kernels[on] = 1
+		}
+	}
+	return al.kernels[on] > 0
 }
 
 // isLookAlikeList reports a list (ModuleList, Sequential) of two or more
