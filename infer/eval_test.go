@@ -178,7 +178,7 @@ func runEval(t *testing.T) []evalRow {
 			}
 			jobs = append(jobs, job{p, v, !full && i == 0})
 		}
-		if *evalFull && !testing.Short() && !slices.Contains(p.Variants, truth.VariantExplicit) {
+		if *evalFull && !testing.Short() && p.PrintText() && !slices.Contains(p.Variants, truth.VariantExplicit) {
 			jobs = append(jobs, job{p, truth.VariantExplicit, false})
 		}
 	}

@@ -3,6 +3,7 @@ package truth
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,6 +50,18 @@ func parseVariant(v string) (kind string, k int, err error) {
 		}
 	}
 	return "", 0, fmt.Errorf("unknown variant %q (want %s, %s or %s:K)", v, VariantExplicit, VariantModuleDict, VariantCut)
+}
+
+// PrintText reports whether both structures are print(model) text files,
+// which the variants need (a dump folder is one already).
+func (p *Pair) PrintText() bool {
+	for _, f := range []string{p.NPUFile, p.BenchFile} {
+		st, err := os.Stat(filepath.Join(p.Dir, f))
+		if err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // Trees reads the pair's two structures.
