@@ -39,6 +39,7 @@ func TestCorpusCross(t *testing.T) {
 				}
 				name := filepath.Base(f) + "/" + filepath.Base(a) + "/" + order
 				t.Run(name, func(t *testing.T) {
+					t.Parallel()
 					r, err := Suggest(npu, bench, Options{Template: TemplateNone})
 					if err != nil {
 						t.Fatal(err)

@@ -82,6 +82,7 @@ func TestGolden(t *testing.T) {
 		for _, tmpl := range []string{TemplateNone, TemplateAuto} {
 			name := p.name + "__template_" + tmpl
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				npu, bench := p.load(t)
 				r, err := Suggest(npu, bench, Options{Template: tmpl})
 				if err != nil {
@@ -152,6 +153,7 @@ func TestCorpusSelf(t *testing.T) {
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			a, err := printparse.Load(f, printparse.Options{Index: -1})
 			if want, refused := corpusRefused[name]; refused {
 				if err == nil || !strings.Contains(err.Error(), want) {

@@ -38,6 +38,7 @@ func mutatedPrint(text string, seed uint64) string {
 // alignment may be anything, but the YAML must always make msprobe's
 // resolver reproduce it (both directions), and every conflict be proven.
 func TestMutatedPairs(t *testing.T) {
+	t.Parallel()
 	npu, bench := pairs[0].load(t)
 	texts := map[string]string{}
 	for _, side := range []struct{ name, rel string }{{"npu", pairs[0].npu}, {"bench", pairs[0].bench}} {

@@ -16,6 +16,7 @@ import (
 func TestSizesAgreeWithValidate(t *testing.T) {
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
 			npu, bench := p.load(t)
 			r, err := Suggest(npu, bench, Options{Template: TemplateAuto})
 			if err != nil {
