@@ -154,15 +154,7 @@ func (o *SuggestOptions) check() error {
 	if o.NPU == "-" && o.Bench == "-" {
 		return flagErrorf("suggest: expected at most one of NPU and BENCH as \"-\" (standard input), found both")
 	}
-	for _, ix := range []struct {
-		flag string
-		v    int
-	}{{"--index-npu", o.IndexNPU}, {"--index-bench", o.IndexBench}} {
-		if ix.v < -1 {
-			return flagErrorf("%s must be a 0-based dump number, got %d", ix.flag, ix.v)
-		}
-	}
-	return nil
+	return checkIndexes(o.IndexNPU, o.IndexBench)
 }
 
 func runSuggest(opts *SuggestOptions) error {

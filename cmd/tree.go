@@ -73,7 +73,7 @@ func NewCmdTree(ios *iostreams.IOStreams, runF func(*TreeOptions) error) *cobra.
 			case opts.Depth < 0:
 				return flagErrorf("--depth must be 0 (unlimited) or more, got %d", opts.Depth)
 			case opts.Index < -1:
-				return flagErrorf("--index must be a 0-based dump number, got %d", opts.Index)
+				return indexError("--index", opts.Index)
 			case opts.JSON && opts.Depth > 0:
 				// WriteJSON writes every node: a cut was silently ignored
 				return flagErrorf("--depth applies to the print(model) form; --json always holds the whole tree")
@@ -118,4 +118,20 @@ func loadTree(ios *iostreams.IOStreams, path string, o printparse.Options, role 
 	}
 	t.WriteWarnings(ios.ErrOut)
 	return t, nil
+}
+
+// indexError refuses an --index value that picks no dump.
+func indexError(flag string, v int) error {
+	return flagErrorf("%s must be a 0-based dump number, got %d", flag, v)
+}
+
+// checkIndexes checks --index-npu and --index-bench (-1: the only dump).
+func checkIndexes(npu, bench int) error {
+	if npu < -1 {
+		return indexError("--index-npu", npu)
+	}
+	if bench < -1 {
+		return indexError("--index-bench", bench)
+	}
+	return nil
 }

@@ -94,13 +94,8 @@ func NewCmdValidate(ios *iostreams.IOStreams, runF func(*ValidateOptions) error)
 			if opts.Format != "text" && opts.Format != "json" && opts.Format != "github" {
 				return flagErrorf("--format must be text, json or github, got %q", opts.Format)
 			}
-			for _, ix := range []struct {
-				flag string
-				v    int
-			}{{"--index-npu", opts.IndexNPU}, {"--index-bench", opts.IndexBench}} {
-				if ix.v < -1 {
-					return flagErrorf("%s must be a 0-based dump number, got %d", ix.flag, ix.v)
-				}
+			if err := checkIndexes(opts.IndexNPU, opts.IndexBench); err != nil {
+				return err
 			}
 			var err error
 			if opts.MinCoverage, err = parseCoverage(minCoverage); err != nil {

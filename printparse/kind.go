@@ -24,43 +24,17 @@ const (
 // fields (a trailing ", ") are dropped.
 func splitFields(s string) []Field {
 	var out []Field
-	depth := 0
-	var quote byte
-	start := 0
-	add := func(f string) {
+	for _, f := range scan.SplitTop(s, ',') {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			return
+			continue
 		}
 		if k := strings.IndexByte(f, '='); k > 0 && isIdent(f[:k]) {
 			out = append(out, Field{Key: f[:k], Value: strings.TrimSpace(f[k+1:])})
-			return
+			continue
 		}
 		out = append(out, Field{Value: f})
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if quote != 0 {
-			if c == quote {
-				quote = 0
-			}
-			continue
-		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				add(s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	add(s[start:])
 	return out
 }
 

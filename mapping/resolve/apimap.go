@@ -36,15 +36,32 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 // files, or step folders with one rank) and returns msprobe's api mapping
 // for m: every NPU entry in dump order, bench name or NA.
 func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	npu, err := TrieFromDump(npuDir)
+	npu, bench, _, _, err := readSides(npuDir, benchDir, false)
 	if err != nil {
-		return nil, fmt.Errorf("npu dump: %w", err)
-	}
-	bench, err := TrieFromDump(benchDir)
-	if err != nil {
-		return nil, fmt.Errorf("bench dump: %w", err)
+		return nil, err
 	}
 	return APIMapping(m, npu, bench), nil
+}
+
+// readSides builds the scope tries of two dump folders and, with rows,
+// the row names of every entry, in the same pass over each dump.json.
+func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows map[string][]string, err error) {
+	side := func(dir, name string) (*Trie, map[string][]string, error) {
+		in, r, err := readDump(dir, rows)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s dump: %w", name, err)
+		}
+		t, err := trieFromInput(in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s dump: %w", name, err)
+		}
+		return t, r, nil
+	}
+	if npu, npuRows, err = side(npuDir, "npu"); err != nil {
+		return
+	}
+	bench, benchRows, err = side(benchDir, "bench")
+	return
 }
 
 // RowsFunc returns the flattened row names (full_op_name) of one dump.json
@@ -98,21 +115,9 @@ func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
 // names (see DataMapping). msprobe's table compare with -dm of this mapping
 // is what layermap compare --mapping reproduces.
 func GenerateDataMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	npuIn, npuRows, err := readDump(npuDir, true)
+	npu, bench, npuRows, benchRows, err := readSides(npuDir, benchDir, true)
 	if err != nil {
-		return nil, fmt.Errorf("npu dump: %w", err)
-	}
-	benchIn, benchRows, err := readDump(benchDir, true)
-	if err != nil {
-		return nil, fmt.Errorf("bench dump: %w", err)
-	}
-	npu, err := trieFromInput(npuIn)
-	if err != nil {
-		return nil, fmt.Errorf("npu dump: %w", err)
-	}
-	bench, err := trieFromInput(benchIn)
-	if err != nil {
-		return nil, fmt.Errorf("bench dump: %w", err)
+		return nil, err
 	}
 	api := APIMapping(m, npu, bench)
 	return DataMapping(api,

@@ -129,12 +129,13 @@ func parseRepr(key, rest string) (Child, bool) {
 	return h, true
 }
 
-// MatchParen returns the index of the ")" matching the "(" at s[i], or -1.
-// Quoted strings are skipped when quotes is set.
-func MatchParen(s string, i int, quotes bool) int {
+// walk calls fn with each byte of s from s[from] on that is outside a
+// quoted string (' or ", skipped when quotes is set) and the bracket
+// depth after it, until fn returns false; it returns the final depth.
+func walk(s string, from int, quotes bool, fn func(k int, c byte, depth int) bool) int {
 	depth := 0
 	var quote byte
-	for k := i; k < len(s); k++ {
+	for k := from; k < len(s); k++ {
 		c := s[k]
 		if quote != 0 {
 			if c == quote {
@@ -146,39 +147,51 @@ func MatchParen(s string, i int, quotes bool) int {
 		case '\'', '"':
 			if quotes {
 				quote = c
+				continue
 			}
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
 			depth--
-			if depth == 0 {
-				return k
-			}
+		}
+		if !fn(k, c, depth) {
+			break
 		}
 	}
-	return -1
+	return depth
 }
 
-// Balance returns the change in bracket depth over s.
+// MatchParen returns the index of the ")" matching the "(" at s[i], or -1.
+// Quoted strings are skipped when quotes is set.
+func MatchParen(s string, i int, quotes bool) int {
+	at := -1
+	walk(s, i, quotes, func(k int, c byte, depth int) bool {
+		if depth == 0 && (c == ')' || c == ']' || c == '}') {
+			at = k
+			return false
+		}
+		return true
+	})
+	return at
+}
+
+// Balance returns the change in bracket depth over s, quoted strings
+// skipped.
 func Balance(s string) int {
-	d := 0
-	var quote byte
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		if quote != 0 {
-			if c == quote {
-				quote = 0
-			}
-			continue
+	return walk(s, 0, true, func(int, byte, int) bool { return true })
+}
+
+// SplitTop splits s at the sep bytes outside brackets and quoted strings:
+// "(3584,), eps=1e-06" split at ',' gives "(3584,)" and " eps=1e-06".
+func SplitTop(s string, sep byte) []string {
+	var out []string
+	start := 0
+	walk(s, 0, true, func(k int, c byte, depth int) bool {
+		if c == sep && depth == 0 {
+			out = append(out, s[start:k])
+			start = k + 1
 		}
-		switch c {
-		case '\'', '"':
-			quote = c
-		case '(', '[', '{':
-			d++
-		case ')', ']', '}':
-			d--
-		}
-	}
-	return d
+		return true
+	})
+	return append(out, s[start:])
 }

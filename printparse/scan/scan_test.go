@@ -148,3 +148,18 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestBrackets(t *testing.T) {
+	if got := SplitTop("(3584,), eps=1e-06, name='a,b', d={1: (2, 3)}", ','); !reflect.DeepEqual(got, []string{"(3584,)", " eps=1e-06", " name='a,b'", " d={1: (2, 3)}"}) {
+		t.Errorf("SplitTop = %q", got)
+	}
+	if got := MatchParen("x(a, (b), 'c)')) tail", 1, true); got != 14 {
+		t.Errorf("MatchParen with quotes = %d, want 14", got)
+	}
+	if got := MatchParen("x(it's) y)", 1, false); got != 6 {
+		t.Errorf("MatchParen without quotes = %d, want 6", got)
+	}
+	if got := Balance("Net(a=(1, 2), b='('"); got != 1 {
+		t.Errorf("Balance = %d, want 1", got)
+	}
+}
