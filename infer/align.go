@@ -129,13 +129,17 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 	al.locals[k] = l
 	if ok && !l.ok && s >= admitStruct && len(kids(a)) > 0 && len(kids(b)) > 0 {
 		// Two containers whose names say little are partners when what
-		// lies below them aligns (GPTModel "module" and Qwen2Model
-		// "model" in a Float16Module / ForCausalLM pair).
+		// lies below them aligns: most children of each hold a pair of
+		// the alignment below the two (GPTModel "module" and Qwen2Model
+		// "model" in a Float16Module / ForCausalLM pair; not
+		// TransformerBlock "decoder" and LlamaModel "model", whose
+		// embedding lies outside the block).
 		ca, cb := al.npu.infos[a].canon, al.bench.infos[b].canon
-		below := al.below(ca, cb)
-		n := min(al.npu.size[a], al.bench.size[b])
-		if frac := float64(below.count) / float64(max(n, 1)); frac >= 0.6 {
-			l.score = math.Max(l.score, admit+0.4*(frac-0.6))
+		if al.coverage(ca, cb) >= 0.6 {
+			// worth what share of the modules below aligns
+			n := min(al.npu.size[a], al.bench.size[b])
+			frac := float64(al.below(ca, cb).count) / float64(max(n, 1))
+			l.score = math.Max(l.score, admit+0.4*math.Max(0, frac-0.6))
 			l.raw = math.Max(l.raw, l.score)
 			l.ok = true
 			if !slices.Contains(l.reasons, "children") {
@@ -145,6 +149,41 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 		}
 	}
 	return l
+}
+
+// coverage is the share of the children of a (and of b, the smaller of
+// the two) that hold a pair of the alignment below the canonical pair
+// (a, b), minor modules aside.
+func (al *aligner) coverage(a, b *printparse.Node) float64 {
+	s := al.below(a, b)
+	covered := [2]map[*printparse.Node]bool{{}, {}}
+	top := func(n, under *printparse.Node) *printparse.Node {
+		for n.Parent != nil && n.Parent != under {
+			n = n.Parent
+		}
+		return n
+	}
+	for _, p := range s.pairs {
+		covered[npuSide][top(p.x, a)] = true
+		covered[benchSide][top(p.y, b)] = true
+	}
+	share := func(t *treeIndex, n *printparse.Node, on side) float64 {
+		all, hit := 0, 0
+		for _, c := range kids(n) {
+			if minor(t.infos[c]) {
+				continue
+			}
+			all++
+			if covered[on][c] {
+				hit++
+			}
+		}
+		if all == 0 {
+			return 0
+		}
+		return float64(hit) / float64(all)
+	}
+	return min(share(al.npu, a, npuSide), share(al.bench, b, benchSide))
 }
 
 // value is what pairing a with b is worth: their local similarity plus the
