@@ -90,3 +90,36 @@ func TestDenseFirstMoE(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraLevelsDoNotSteal: small extra modules or levels on one side
+// (HF's residual Dropouts, TE's core_attention level) never take a
+// parent's partner: self_attention pairs with self_attn, no dropout pairs
+// across levels, and no pair is wrong-but-sure.
+func TestExtraLevelsDoNotSteal(t *testing.T) {
+	npu, bench := loadSynthetic(t, "te-extra-levels")
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"decoder.layers.0.self_attention":             "model.layers.0.self_attn",
+		"decoder.layers.1.self_attention.linear_proj": "model.layers.1.self_attn.o_proj",
+		"decoder.layers.1.self_attention.linear_qkv":  "model.layers.1.self_attn.qkv_proj",
+		"decoder.layers.0.mlp.linear_fc1":             "model.layers.0.mlp.gate_up_proj",
+		"output_layer":                                "lm_head",
+	}
+	got := resolved(r.Forward.Mapping, npu, bench)
+	for n, b := range want {
+		if got[n] != b {
+			t.Errorf("%s -> %q, want %q", n, got[n], b)
+		}
+	}
+	for _, p := range r.Pairs {
+		if strings.Contains(p.NPU, "core_attention") || strings.Contains(p.Bench, "dropout") {
+			t.Errorf("%s is paired with %s", p.NPU, p.Bench)
+		}
+	}
+	if b := got["decoder.layers.0.self_attention.core_attention.unfused_attention.attention_dropout"]; b != "" {
+		t.Errorf("attention_dropout -> %s, want nothing", b)
+	}
+}

@@ -20,12 +20,36 @@
 // merger = projector, model = language_model = text_decoder, qkv =
 // query_key_value, ...; Levenshtein for near misses), class-name tokens,
 // leaf kind, printed shapes, child and repeat counts, and the rank among
-// siblings of the same kind. A repeat group ("(0-27): 28 x Layer") is
-// aligned once and the result applied to every index. After the walk,
-// modules left alone on both sides that are clearly the same module one
-// level apart (output_layer inside the language model, lm_head beside it)
-// are paired; their rule goes to the nearest ancestor whose partner
-// contains the target. Everything is deterministic.
+// siblings of the same kind. Minor modules (dropouts, activations,
+// placeholders) never decide the structure. After the walk, modules left
+// alone on both sides that are clearly the same module one level apart
+// (output_layer inside the language model, lm_head beside it) are paired;
+// their rule goes to the nearest ancestor whose partner contains the
+// target. Everything is deterministic.
+//
+// The cost stays near-linear in the number of modules: list members of one
+// structure (a repeat group, printed once or written out as older PyTorch,
+// ModuleDict layers and dump folders do) are aligned once through their
+// first member and the result applied to all; two lists pair their
+// members by index; a large frontier weighs only sparse candidate pairs
+// (shared names, classes or rare tokens, and a band around the diagonal)
+// and solves each connected component alone.
+//
+// Structures that no 1:1 pair expresses are found and said: a module that
+// computes a whole list of look-alikes at once (grouped experts) is N:1
+// with the list and never paired with one member; norms applied inside a
+// projection (Transformer Engine) are named with the linear that applies
+// them and the placeholder left in their place.
+//
+// # Confidence
+//
+// Every pair and every drafted line carries a band: sure, check (a doubt:
+// a small margin over the runner-up, a low score, an N:1 stand-in, sizes
+// that differ) or unsure (only a template prior pairs it, dumped shapes
+// cannot match, or msprobe pairs it by name though it has no partner).
+// When both inputs are msprobe dump folders, the dumped forward shapes and
+// statistics confirm or veto pairs. calibration.go holds each band's
+// precision on the labelled benchmark, which the report prints.
 //
 // # Emission and conflicts
 //
@@ -39,7 +63,10 @@
 // keeps the class rule and every other instance escapes it through longer
 // keys at its nearest aligned ancestor whose class occurs once — one line
 // per list index inside a repeat group, identity lines included where the
-// class rule would otherwise rename. The draft is then run through
+// class rule would otherwise rename; an instance whose module has no
+// partner where the class rule would pair it (a dense first layer's
+// placeholder norm against the MoE layers' real one) escapes the rule with
+// an identity key. The draft is then run through
 // resolve.Resolver over both trees; every aligned pair it does not reproduce
 // goes to the sidecar.
 //
