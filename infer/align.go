@@ -156,32 +156,25 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 // (a, b), minor modules aside.
 func (al *aligner) coverage(a, b *printparse.Node) float64 {
 	s := al.below(a, b)
-	covered := [2]map[*printparse.Node]bool{{}, {}}
-	top := func(n, under *printparse.Node) *printparse.Node {
-		for n.Parent != nil && n.Parent != under {
-			n = n.Parent
-		}
-		return n
-	}
-	for _, p := range s.pairs {
-		covered[npuSide][top(p.x, a)] = true
-		covered[benchSide][top(p.y, b)] = true
-	}
 	share := func(t *treeIndex, n *printparse.Node, on side) float64 {
-		all, hit := 0, 0
-		for _, c := range kids(n) {
-			if minor(t.infos[c]) {
-				continue
-			}
-			all++
-			if covered[on][c] {
-				hit++
-			}
-		}
+		all := t.infos[n].nmajor
 		if all == 0 {
 			return 0
 		}
-		return float64(hit) / float64(all)
+		hit := map[*printparse.Node]bool{}
+		for _, p := range s.pairs {
+			c := p.x
+			if on == benchSide {
+				c = p.y
+			}
+			for c.Parent != nil && c.Parent != n {
+				c = c.Parent
+			}
+			if !minor(t.infos[c]) {
+				hit[c] = true
+			}
+		}
+		return float64(len(hit)) / float64(all)
 	}
 	return min(share(al.npu, a, npuSide), share(al.bench, b, benchSide))
 }

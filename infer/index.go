@@ -17,6 +17,8 @@ type info struct {
 	kind  string
 	dims  []int
 	nkids int
+	// nmajor counts the children that are not minor modules.
+	nmajor int
 	// repeat is the count of its children's repeat group (or of its
 	// children when all are list members), 0 if none.
 	repeat  int
@@ -121,6 +123,9 @@ func indexTree(t *printparse.Tree) *treeIndex {
 	s.canonicalize()
 	for i := len(s.nodes) - 1; i > 0; i-- {
 		n := s.nodes[i]
+		if !minor(s.infos[n]) {
+			s.infos[n.Parent].nmajor++
+		}
 		if in := s.infos[n]; !in.dup {
 			s.size[n.Parent] += s.size[n]
 			if !minor(in) {
