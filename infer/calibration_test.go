@@ -5,11 +5,28 @@ import (
 	"fmt"
 	"go/format"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/layermap/layermap/infer/internal/truth"
 	"github.com/layermap/layermap/printparse/testkit"
 )
+
+// evalOnce runs the evaluation once for TestEval and TestCalibration.
+var evalOnce struct {
+	sync.Once
+	rows []evalRow
+}
+
+// sharedEval is runEval, run once per test binary.
+func sharedEval(t *testing.T) []evalRow {
+	t.Helper()
+	evalOnce.Do(func() { evalOnce.rows = runEval(t) })
+	if evalOnce.rows == nil {
+		t.Fatal("the evaluation failed in another test")
+	}
+	return evalOnce.rows
+}
 
 // TestCalibration measures the precision of each confidence band on the
 // labelled benchmark (the evaluation's rows, templates off, both
@@ -21,7 +38,8 @@ func TestCalibration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the calibration runs the whole evaluation")
 	}
-	rows := runEval(t)
+	t.Parallel()
+	rows := sharedEval(t)
 	var figs [3]struct{ correct, wrong, spurious, standin int }
 	pairs := map[string]bool{}
 	drafts := 0

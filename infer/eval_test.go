@@ -283,7 +283,8 @@ func evalTable(rows []evalRow) string {
 }
 
 func TestEval(t *testing.T) {
-	rows := runEval(t)
+	t.Parallel()
+	rows := sharedEval(t)
 	t.Log("\n" + evalTable(rows))
 	seen := map[string]bool{}
 	var suggest []string
