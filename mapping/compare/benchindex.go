@@ -60,14 +60,12 @@ func (p BenchFile) openBench(*Config) (benchSource, error) {
 type fileBench struct {
 	path  string
 	r     *msprobe.EntryReader
-	offs  []int64
-	lines []int32
+	offs  offsets
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 	_, err := msprobe.Skim(f.path, func(e *msprobe.SkimEntry) error {
-		f.offs = append(f.offs, e.Offset)
-		f.lines = append(f.lines, int32(e.Line))
+		f.offs.add(e.Offset)
 		return fn(e.Index, e.Name, e.Odd)
 	})
 	return err
@@ -75,10 +73,46 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 
 func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
 	end := int64(-1)
-	if i+1 < len(f.offs) {
-		end = f.offs[i+1]
+	if i+1 < f.offs.len() {
+		end = f.offs.at(i + 1)
 	}
-	return f.r.Read(i, f.offs[i], end, int(f.lines[i]), fn)
+	// Lines are not kept: errors count theirs from the file's start.
+	return f.r.Read(i, f.offs.at(i), end, 0, fn)
+}
+
+// offsets are the entries' byte offsets, 4 bytes an entry: an int64 base
+// per 1024 entries and uint32 offsets from it; the rare offset 4 GB or
+// more past its base (huge entries) is kept aside.
+type offsets struct {
+	base []int64
+	rel  []uint32
+	far  map[int]int64
+}
+
+const farOffset = 1<<32 - 1
+
+func (o *offsets) add(off int64) {
+	if len(o.rel)%1024 == 0 {
+		o.base = append(o.base, off)
+	}
+	d := off - o.base[len(o.base)-1]
+	if d >= farOffset {
+		if o.far == nil {
+			o.far = map[int]int64{}
+		}
+		o.far[len(o.rel)] = off
+		d = farOffset
+	}
+	o.rel = append(o.rel, uint32(d))
+}
+
+func (o *offsets) len() int { return len(o.rel) }
+
+func (o *offsets) at(i int) int64 {
+	if o.rel[i] == farOffset {
+		return o.far[i]
+	}
+	return o.base[i/1024] + int64(o.rel[i])
 }
 
 func (f *fileBench) md5() bool { return f.r.MD5() }
@@ -234,6 +268,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
 	namer := newKeyNamer(renumber, cfg.Debug)
 	var odd []int32
+	var hashes []uint64 // entry+1 by key-prefix hash, indexed when the skim is done
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ek, ok := namer.entryKey(string(name))
 		switch {
@@ -251,7 +286,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 			odd = append(odd, int32(i))
 			return nil
 		}
-		ix.index.insert(maphash.String(ix.seed, ek.prefix), uint32(i))
+		hashes = append(hashes, maphash.String(ix.seed, ek.prefix)&^(1<<32-1)|uint64(i))
 		return nil
 	})
 	if err != nil {
@@ -259,6 +294,11 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 		return nil, err
 	}
 	ix.n = len(ix.renumIdx)
+	ix.index.size(len(hashes))
+	for _, h := range hashes {
+		ix.index.insert(h, uint32(h))
+	}
+	hashes = nil
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {

@@ -61,6 +61,11 @@ func DirtyGroup(rows []*msprobe.Item) *msprobe.Item {
 	return nil
 }
 
+// StackFrames gives an entry's call stack frames (msprobe.Stacks).
+type StackFrames interface {
+	Frames(entry string) ([]string, bool)
+}
+
 // Config says how to match and judge.
 type Config struct {
 	Mode Mode
@@ -77,9 +82,9 @@ type Config struct {
 	// Pairs maps NPU row names to bench row names from explicit node pairs;
 	// it takes precedence over DataMapping and is applied the same way.
 	Pairs map[string]string
-	// Stack holds the NPU stack.json (entry name to frames); nil means no
-	// NPU_Stack_Info column.
-	Stack map[string][]string
+	// Stack gives the NPU entries' stack.json frames (msprobe.Stacks); nil
+	// means no NPU_Stack_Info column.
+	Stack StackFrames
 	// CrossFramework normalises dtypes before the dtype gate
 	// (MindSpore against PyTorch).
 	CrossFramework bool
@@ -250,7 +255,7 @@ func (a *artifactScan) result() artifacts {
 
 // forEachRow walks a side entry by entry, giving each entry's rows their
 // compare keys (op_name_update).
-func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]string,
+func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 	fn func(e *msprobe.Entry, rows []sideRow) error) error {
 	namer := newKeyNamer(renumber, cfg.Debug)
 	order := 0
@@ -269,7 +274,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack map[string][]strin
 			r := sideRow{it: e.Items[i], key: keyOf(e.Items[i].Name), order: order}
 			order++
 			if i == 0 && stack != nil {
-				if fr, ok := stack[e.Name]; ok {
+				if fr, ok := stack.Frames(e.Name); ok {
 					if len(fr) == 0 {
 						r.stack = empty
 					} else if r.stack = stacks[&fr[0]]; r.stack == nil {

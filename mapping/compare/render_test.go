@@ -7,6 +7,14 @@ import (
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
+// stackMap is a Config.Stack in a map.
+type stackMap map[string][]string
+
+func (m stackMap) Frames(name string) ([]string, bool) {
+	fr, ok := m[name]
+	return fr, ok
+}
+
 // lineSink keeps the rows given as CSV lines.
 type lineSink struct {
 	memSink
@@ -33,7 +41,7 @@ func TestLinesEqualCells(t *testing.T) {
 			npuOdd[i].Items[0].Stats[2] = msprobe.Value{Kind: msprobe.String, Text: "a,b\"c"}
 		}
 	}
-	stack := map[string][]string{}
+	stack := stackMap{}
 	for i, e := range npu {
 		switch i % 3 {
 		case 0:

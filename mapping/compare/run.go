@@ -339,7 +339,7 @@ func (f *fileSource) source() Source {
 			f.size = st.Size()
 		}
 		f.read.Store(0)
-		h, err := msprobe.Scan(countingReader{fh, &f.read}, f.path, yield)
+		h, err := msprobe.ScanReuse(countingReader{fh, &f.read}, f.path, yield)
 		f.hdr = h
 		return err
 	}
@@ -511,7 +511,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		np.StackJSON = opt.StackJSON
 	}
 	if np.StackJSON != "" {
-		if cfg.Stack, err = msprobe.ReadStack(np.StackJSON); err != nil {
+		if cfg.Stack, err = msprobe.ReadStacks(np.StackJSON); err != nil {
 			return np, bp, cfg, inputErr(err)
 		}
 	}

@@ -2,31 +2,48 @@ package compare
 
 // tagTable is an open-addressing hash table of numbers (rows, entries,
 // names) tagged with the high 32 bits of their key's hash: 8 bytes a
-// slot, pointer-free (the garbage collector does not scan it). Callers
-// check the numbers it gives against the real key.
+// slot, pointer-free (the garbage collector does not scan it), at most
+// 3/4 full. Callers check the numbers it gives against the real key.
 type tagTable struct {
 	slots []uint64 // tag | number+1; 0 is empty
 	used  int
 }
 
+// home is the first slot a tag probes (any table size).
+func (t *tagTable) home(s uint64) int { return int((s >> 32) * uint64(len(t.slots)) >> 32) }
+
+// size makes room for n numbers at once (the table then holds them at
+// about 7/10 full).
+func (t *tagTable) size(n int) {
+	if n*10/7 > len(t.slots) {
+		t.rehash(n*10/7 + 1)
+	}
+}
+
+func (t *tagTable) rehash(n int) {
+	old := t.slots
+	t.slots = make([]uint64, n)
+	t.used = 0
+	for _, s := range old {
+		if s != 0 {
+			t.place(s)
+		}
+	}
+}
+
 // insert adds number n under hash h.
 func (t *tagTable) insert(h uint64, n uint32) {
 	if (t.used+1)*4 > len(t.slots)*3 {
-		old := t.slots
-		t.slots = make([]uint64, max(1024, 2*len(old)))
-		t.used = 0
-		for _, s := range old {
-			if s != 0 {
-				t.place(s)
-			}
-		}
+		t.rehash(max(1024, 2*len(t.slots)))
 	}
 	t.place(h&^(1<<32-1) | uint64(n+1))
 }
 
 func (t *tagTable) place(s uint64) {
-	mask := uint64(len(t.slots) - 1)
-	for i := (s >> 32) & mask; ; i = (i + 1) & mask {
+	for i := t.home(s); ; i++ {
+		if i == len(t.slots) {
+			i = 0
+		}
 		if t.slots[i] == 0 {
 			t.slots[i] = s
 			t.used++
@@ -42,9 +59,15 @@ func (t *tagTable) find(h uint64, fn func(n uint32) bool) {
 		return
 	}
 	tag := h &^ (1<<32 - 1)
-	mask := uint64(len(t.slots) - 1)
-	for i := (h >> 32) & mask; t.slots[i] != 0; i = (i + 1) & mask {
-		if s := t.slots[i]; s&^(1<<32-1) == tag && !fn(uint32(s)-1) {
+	for i := t.home(h); ; i++ {
+		if i == len(t.slots) {
+			i = 0
+		}
+		s := t.slots[i]
+		if s == 0 {
+			return
+		}
+		if s&^(1<<32-1) == tag && !fn(uint32(s)-1) {
 			return
 		}
 	}

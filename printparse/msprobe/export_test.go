@@ -4,5 +4,5 @@ import "io"
 
 // ScanSequential is Scan without the decoding goroutine, for benchmarks.
 func ScanSequential(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, fn, false)
+	return scan(r, source, fn, false, false)
 }

@@ -78,11 +78,22 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // calling goroutine, in file order. A non-nil error from fn stops the scan
 // and is returned as is. On any error the returned Header is zero.
 func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1)
+	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1, false)
 }
 
-func scan(r io.Reader, source string, fn func(*Entry) error, pipelined bool) (Header, error) {
+// ScanReuse is Scan for callers that copy what they keep and need no call
+// orders: the Entry and its Items slice are reused for the next entry
+// (the strings are not: they stay valid), so that scanning allocates
+// little per row, and ForwardCallOrder and BackwardCallOrder are left 0,
+// so that no count per op name is kept: memory does not grow with the
+// file.
+func ScanReuse(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
+	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1, true)
+}
+
+func scan(r io.Reader, source string, fn func(*Entry) error, pipelined, reuse bool) (Header, error) {
 	s := &scanner{
+		reuse:  reuse,
 		lx:     newLexer(r, source),
 		debug:  filepath.Base(source) == DebugJSONName,
 		fn:     fn,
@@ -251,6 +262,8 @@ loop:
 }
 
 type scanner struct {
+	reuse  bool   // finish reuses out
+	out    []Item // the entry's items, when reused
 	lx     *lexer
 	t      *tree // tree of the entry being flattened
 	debug  bool
@@ -357,13 +370,15 @@ func (s *scanner) process(h *Header, j *job) error {
 			return nil
 		}
 	}
-	e.ForwardCallOrder = s.fwd[e.OpNoNumber]
-	e.BackwardCallOrder = s.bwd[e.OpNoNumber]
-	switch e.Direction {
-	case "forward":
-		s.fwd[e.OpNoNumber]++
-	case "backward":
-		s.bwd[e.OpNoNumber]++
+	if !s.reuse { // a count per op for the whole file: not for ScanReuse
+		e.ForwardCallOrder = s.fwd[e.OpNoNumber]
+		e.BackwardCallOrder = s.bwd[e.OpNoNumber]
+		switch e.Direction {
+		case "forward":
+			s.fwd[e.OpNoNumber]++
+		case "backward":
+			s.bwd[e.OpNoNumber]++
+		}
 	}
 	e.Index = s.index
 	s.index++
@@ -795,7 +810,13 @@ func (s *scanner) finish(name string) []Item {
 		}
 		return str[sp.off : sp.off+sp.n]
 	}
-	out := make([]Item, 0, len(s.items))
+	var out []Item
+	if s.reuse {
+		out = s.out[:0]
+		defer func() { s.out = out }()
+	} else {
+		out = make([]Item, 0, len(s.items))
+	}
 	for _, pass := range [...]string{"", StateParameters, StateOutput, StateParametersGrad} {
 		for k := range s.items {
 			pi := &s.items[k]

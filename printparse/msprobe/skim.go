@@ -342,8 +342,7 @@ func NewEntryReader(path string) (*EntryReader, error) {
 	for i := range r.blocks {
 		r.blocks[i].off = -1
 	}
-	r.s = &scanner{debug: filepath.Base(path) == DebugJSONName, intern: map[string]string{},
-		fwd: map[string]int{}, bwd: map[string]int{}}
+	r.s = &scanner{reuse: true, debug: filepath.Base(path) == DebugJSONName, intern: map[string]string{}}
 	r.p.t = &tree{}
 	return r, nil
 }
@@ -423,8 +422,45 @@ func (r *EntryReader) fill(b *fileBlock, off, end int64) ([]byte, error) {
 // of the file), flattens it and calls fn with it, unless msprobe skips the
 // entry (then fn is not called). index is given to Entry.Index; line is
 // the name's line (SkimEntry.Line) for the entry's and its rows' Line
-// fields and for errors. fn must not keep the Entry past the call.
+// fields and for errors; 0 when unknown: the Line fields then count from
+// the name's line (1) and errors are given the absolute line, counted
+// from the file's start. As with ScanReuse, the Entry and its Items are
+// reused by the next Read (their strings stay valid).
 func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) error) error {
+	if line > 0 {
+		return r.read(index, off, end, line, fn)
+	}
+	err := r.read(index, off, end, 1, fn)
+	var se *source.Error
+	if errors.As(err, &se) && se.File == r.path && se.Line > 0 {
+		base, lerr := r.lineAt(off)
+		if lerr != nil {
+			return lerr
+		}
+		se.Line += base - 1
+	}
+	return err
+}
+
+// lineAt is the line of byte off.
+func (r *EntryReader) lineAt(off int64) (int, error) {
+	buf := make([]byte, 1<<20)
+	line := 1
+	for pos := int64(0); pos < off; {
+		n, err := r.f.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
+		line += bytes.Count(buf[:n], []byte{'\n'})
+		pos += int64(n)
+		if err != nil && err != io.EOF {
+			return 0, fmt.Errorf("read dump: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return line, nil
+}
+
+func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) error) error {
 	if end < 0 {
 		end = r.size
 	}
@@ -434,10 +470,6 @@ func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) 
 	}
 	lx := &lexer{buf: b, end: len(b), line: line, source: r.path, rerr: io.EOF, read: off}
 	r.s.lx, r.s.fn, r.s.index = lx, fn, index
-	if len(r.s.fwd)+len(r.s.bwd) > 4096 {
-		clear(r.s.fwd) // call orders are not counted here
-		clear(r.s.bwd)
-	}
 	r.h.Skipped = r.h.Skipped[:0]
 	r.p.lx = lx
 	r.p.t.reset()

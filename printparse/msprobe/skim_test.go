@@ -41,6 +41,10 @@ func skimRead(path string) (out []string, odd []bool, err error) {
 			got[i] = renderEntry(e)
 			return nil
 		}); err != nil {
+			// Without the line, errors still name it.
+			if err2 := r.Read(i, refs[i].off, end, 0, func(*Entry) error { return nil }); err2 == nil || err2.Error() != err.Error() {
+				return nil, nil, fmt.Errorf("with line: %v; without: %v", err, err2)
+			}
 			return nil, nil, err
 		}
 	}

@@ -1,0 +1,273 @@
+package msprobe
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/printparse/source"
+)
+
+// Stacks is a stack.json read for lookups by entry name (see ReadStack
+// for the formats), in memory that grows by about 23 bytes per name: a
+// table of two hashes of each name (96 bits) and its frames list, each
+// distinct frames list held once. Two names share a slot only when both
+// hashes agree (odds of 2^-96 per pair).
+type Stacks struct {
+	seed   maphash.Seed
+	seed2  maphash.Seed
+	slots  []stackSlot
+	used   int
+	frames [][]string
+	dedupe map[string]int32 // frames list -> id, while reading
+}
+
+type stackSlot struct {
+	h  uint64
+	h2 uint32
+	id int32 // frames index + 1; 0 is empty
+}
+
+// Frames returns the call stack of an entry.
+func (s *Stacks) Frames(name string) ([]string, bool) {
+	if s == nil || len(s.slots) == 0 {
+		return nil, false
+	}
+	h, h2 := maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name))
+	for i := s.home(h); ; i++ {
+		if i == len(s.slots) {
+			i = 0
+		}
+		sl := &s.slots[i]
+		if sl.id == 0 {
+			return nil, false
+		}
+		if sl.h == h && sl.h2 == h2 {
+			return s.frames[sl.id-1], true
+		}
+	}
+}
+
+// Len is the number of names.
+func (s *Stacks) Len() int { return s.used }
+
+func (s *Stacks) home(h uint64) int { return int((h >> 32) * uint64(len(s.slots)) >> 32) }
+
+// set gives name the frames list id, replacing what it had.
+func (s *Stacks) set(name string, id int32) {
+	if (s.used+1)*4 > len(s.slots)*3 {
+		old := s.slots
+		s.slots = make([]stackSlot, max(64, 2*len(old)))
+		s.used = 0
+		for _, sl := range old {
+			if sl.id != 0 {
+				s.place(sl)
+			}
+		}
+	}
+	s.place(stackSlot{maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name)), id})
+}
+
+func (s *Stacks) place(n stackSlot) {
+	for i := s.home(n.h); ; i++ {
+		if i == len(s.slots) {
+			i = 0
+		}
+		sl := &s.slots[i]
+		if sl.id == 0 {
+			*sl = n
+			s.used++
+			return
+		}
+		if sl.h == n.h && sl.h2 == n.h2 {
+			sl.id = n.id
+			return
+		}
+	}
+}
+
+// errStackFallback sends ReadStacks to the whole-file reader.
+var errStackFallback = errors.New("stack.json needs the whole-file reader")
+
+// ReadStacks reads stack.json as ReadStack does, streaming: memory holds
+// one top-level member at a time (a group, or an entry's frames) and the
+// Stacks. A grouped file whose group keys repeat (Python keeps the last
+// value, at the first key's place) is read whole by ReadStack.
+func ReadStacks(path string) (*Stacks, error) {
+	s, err := readStacks(path)
+	if !errors.Is(err, errStackFallback) {
+		return s, err
+	}
+	m, err := ReadStack(path)
+	if err != nil {
+		return nil, err
+	}
+	s = newStacks()
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	ids := map[*string]int32{}
+	for _, n := range names {
+		fr := m[n]
+		var id int32
+		if len(fr) > 0 {
+			id = ids[&fr[0]]
+		}
+		if id == 0 {
+			s.frames = append(s.frames, fr)
+			id = int32(len(s.frames))
+			if len(fr) > 0 {
+				ids[&fr[0]] = id
+			}
+		}
+		s.set(n, id)
+	}
+	return s, nil
+}
+
+func newStacks() *Stacks { return &Stacks{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()} }
+
+// readStacks streams the file, reading it both ways (grouped and old
+// format) until the "0" key tells which one holds; the other stays small
+// (an old-format file has no [names, frames] pairs; a grouped one only
+// its group keys as names).
+func readStacks(path string) (*Stacks, error) {
+	f, err := source.Open(path, source.MaxTreeJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read stack.json: %w", err)
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	p := parser{lx: lx, t: &tree{}}
+	if c, ok := lx.peek(); !ok || c != '{' {
+		// Not an object: let the whole-file reader name what it is.
+		return nil, errStackFallback
+	}
+	lx.pos++
+	old, grouped := newStacks(), newStacks()
+	old.dedupe, grouped.dedupe = map[string]int32{}, map[string]int32{}
+	var oldErr, groupErr error   // the first error of each reading
+	isGrouped := false
+	keys := map[string]bool{} // group keys, while few
+	framesID := func(st *Stacks, i int32, name string) (int32, error) {
+		t := p.t
+		var fr []string
+		switch t.nodes[i].kind {
+		case kString:
+			fr = []string{t.str(t.nodes[i].text)}
+		case kArray:
+			fr = make([]string, 0, t.nodes[i].n)
+			for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+				fr = append(fr, string(t.appendPyStr(nil, c)))
+			}
+		default:
+			return 0, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
+		}
+		k := strings.Join(fr, "\x00") + "\x01" + fmt.Sprint(len(fr))
+		if id, ok := st.dedupe[k]; ok {
+			return id, nil
+		}
+		st.frames = append(st.frames, fr)
+		id := int32(len(st.frames))
+		st.dedupe[k] = id
+		return id, nil
+	}
+	c, ok := lx.peek()
+	if ok && c == '}' {
+		lx.pos++
+		return old, nil
+	}
+	var key []byte
+	for {
+		c, ok := lx.peek()
+		if !ok {
+			return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("an object key"))
+		}
+		if c != '"' {
+			return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected an object key string, found %s", lx.describe()))
+		}
+		if key, err = lx.readString(key[:0]); err != nil {
+			return nil, fmt.Errorf("read stack.json: %w", err)
+		}
+		if err := lx.expect(':', "':' after the object key"); err != nil {
+			return nil, fmt.Errorf("read stack.json: %w", err)
+		}
+		p.t.reset()
+		v, err := p.value(1, "a value")
+		if err != nil {
+			return nil, fmt.Errorf("read stack.json: %w", err)
+		}
+		t := p.t
+		name := string(key)
+		if len(keys) < 1<<12 {
+			if keys[name] {
+				return nil, errStackFallback
+			}
+			keys[name] = true
+		} else if isGrouped {
+			return nil, errStackFallback
+		}
+		if name == "0" && t.truthy(v) {
+			isGrouped = true
+		}
+		// Old format: name -> frames.
+		if t.nodes[v].kind != kNull && oldErr == nil {
+			if id, err := framesID(old, v, name); err != nil {
+				oldErr = err
+			} else {
+				old.set(name, id)
+			}
+		}
+		// Grouped: [names, frames].
+		if n := &t.nodes[v]; n.kind == kArray && n.n == 2 && groupErr == nil {
+			names := n.first
+			fr := t.nodes[names].next
+			if t.nodes[names].kind == kArray {
+				var id int32
+				for c := t.nodes[names].first; c >= 0; c = t.nodes[c].next {
+					if t.nodes[c].kind != kString {
+						continue
+					}
+					if id == 0 {
+						if t.nodes[fr].kind == kNull {
+							break
+						}
+						if id, err = framesID(grouped, fr, t.str(t.nodes[c].text)); err != nil {
+							groupErr = err
+							break
+						}
+					}
+					grouped.set(t.str(t.nodes[c].text), id)
+				}
+			}
+		}
+		c, ok = lx.peek()
+		if !ok {
+			return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("',' or '}'"))
+		}
+		lx.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			lx.pos--
+			return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected ',' or '}', found %s", lx.describe()))
+		}
+	}
+	if _, ok := lx.peek(); ok {
+		return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected end of file, found %s", lx.describe()))
+	}
+	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
+		return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("end of file"))
+	}
+	old.dedupe, grouped.dedupe = nil, nil
+	if isGrouped {
+		return grouped, groupErr
+	}
+	return old, oldErr
+}

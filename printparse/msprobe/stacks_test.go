@@ -1,0 +1,68 @@
+package msprobe
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestReadStacksLikeReadStack: the streaming reader gives every name the
+// frames the whole-file reader gives, on the corpus and on the formats'
+// corner cases, and the same errors.
+func TestReadStacksLikeReadStack(t *testing.T) {
+	var files []string
+	filepath.WalkDir(testkit.Corpus(t, "msprobe"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "stack.json" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	dir := t.TempDir()
+	for i, src := range []string{
+		`{}`,
+		`{"0": [["a", "b", 3], ["f1", "f2"]], "1": [["b", "c"], "one frame"], "2": [["d"], null], "3": [1, 2, 3], "4": "x"}`,
+		`{"0": [], "a": ["f1"], "b": null, "c": "single", "d": ["f1"]}`,
+		`{"a": ["f1", 2, null], "0": [["x"], ["y"]]}`,
+		`{"0": [["a"], ["f"]], "1": [["a"], ["g"]], "0": [["b"], ["h"]]}`,
+		`{"a": ["f"], "a": ["g"]}`,
+		`{"0": [["a"], 5]}`,
+		`{"a": 5}`,
+		`{"0": [["a"], ["f"]], "b": 5}`,
+		`[1, 2]`,
+		`{"a": ["f"]`,
+		`{"a": ["f"]} x`,
+	} {
+		p := filepath.Join(dir, string(rune('a'+i)), "stack.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(src), 0o644)
+		files = append(files, p)
+	}
+	for _, p := range files {
+		want, werr := ReadStack(p)
+		got, gerr := ReadStacks(p)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Errorf("%s: error %v, want %v", p, gerr, werr)
+			continue
+		}
+		if werr != nil {
+			continue
+		}
+		if got.Len() != len(want) {
+			t.Errorf("%s: %d names, want %d", p, got.Len(), len(want))
+		}
+		for name, fr := range want {
+			g, ok := got.Frames(name)
+			if !ok || !reflect.DeepEqual(g, fr) {
+				t.Errorf("%s: %q: %q, want %q", p, name, g, fr)
+			}
+		}
+		if _, ok := got.Frames("no such entry" + strings.Repeat("x", 3)); ok {
+			t.Errorf("%s: an unknown name has frames", p)
+		}
+	}
+}
