@@ -58,9 +58,9 @@ func (p BenchFile) openBench(*Config) (benchSource, error) {
 }
 
 type fileBench struct {
-	path  string
-	r     *msprobe.EntryReader
-	offs  offsets
+	path string
+	r    *msprobe.EntryReader
+	offs offsets
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {

@@ -151,7 +151,7 @@ func readStacks(path string) (*Stacks, error) {
 	lx.pos++
 	old, grouped := newStacks(), newStacks()
 	old.dedupe, grouped.dedupe = map[string]int32{}, map[string]int32{}
-	var oldErr, groupErr error   // the first error of each reading
+	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false
 	keys := map[string]bool{} // group keys, while few
 	framesID := func(st *Stacks, i int32, name string) (int32, error) {
