@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -81,43 +82,65 @@ func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
 }
 
 // offsets are the entries' byte offsets, 4 bytes an entry: an int64 base
-// per 1024 entries and uint32 offsets from it; the rare offset 4 GB or
-// more past its base (huge entries) is kept aside.
+// per 1024 entries and uint32 offsets from it, in chunks outside the
+// collected heap; the rare offset 4 GB or more past its base (huge
+// entries) is kept aside.
 type offsets struct {
-	base []int64
-	rel  []uint32
-	far  map[int]int64
+	base  []int64
+	rel   [][]uint32 // chunks of offChunk
+	frees []func()
+	n     int
+	far   map[int]int64
 }
 
-const farOffset = 1<<32 - 1
+const (
+	farOffset = 1<<32 - 1
+	offChunk  = 1 << 18
+)
 
 func (o *offsets) add(off int64) {
-	if len(o.rel)%1024 == 0 {
+	if o.n%1024 == 0 {
 		o.base = append(o.base, off)
+	}
+	if o.n%offChunk == 0 {
+		c, free := allocUint32s(offChunk)
+		o.rel, o.frees = append(o.rel, c), append(o.frees, free)
 	}
 	d := off - o.base[len(o.base)-1]
 	if d >= farOffset {
 		if o.far == nil {
 			o.far = map[int]int64{}
 		}
-		o.far[len(o.rel)] = off
+		o.far[o.n] = off
 		d = farOffset
 	}
-	o.rel = append(o.rel, uint32(d))
+	o.rel[o.n/offChunk][o.n%offChunk] = uint32(d)
+	o.n++
 }
 
-func (o *offsets) len() int { return len(o.rel) }
+func (o *offsets) len() int { return o.n }
 
 func (o *offsets) at(i int) int64 {
-	if o.rel[i] == farOffset {
+	r := o.rel[i/offChunk][i%offChunk]
+	if r == farOffset {
 		return o.far[i]
 	}
-	return o.base[i/1024] + int64(o.rel[i])
+	return o.base[i/1024] + int64(r)
+}
+
+func (o *offsets) release() {
+	for _, f := range o.frees {
+		f()
+	}
+	*o = offsets{}
 }
 
 func (f *fileBench) md5() bool { return f.r.MD5() }
 
-func (f *fileBench) close() { f.r.Close() }
+func (f *fileBench) close() {
+	f.r.Close()
+	f.offs.release()
+}
 
 // openBench holds a Source's entries in memory.
 func (s Source) openBench(cfg *Config) (benchSource, error) {
@@ -229,15 +252,15 @@ type parsedEntry struct {
 // benchIndex is the bench side's index (see above) and, per pass, the
 // parsed entries in use and the counts of the summary.
 type benchIndex struct {
-	src      benchSource
-	cfg      *Config
-	n        int // entries
-	seed     maphash.Seed
-	index    tagTable // key-prefix hash -> entries
-	renumIdx []int32  // renumbered backward call index, -1 none, -2 skipped by msprobe
-	odd      map[string][]rowRef
-	oddEnts  map[int32]*parsedEntry
-	rows     int // rows of odd entries
+	src     benchSource
+	cfg     *Config
+	n       int // entries
+	seed    maphash.Seed
+	index   tagTable // key-prefix hash -> entries
+	renum   wordList // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
+	odd     map[string][]rowRef
+	oddEnts map[int32]*parsedEntry
+	rows    int // rows of odd entries
 
 	// per pass
 	cache    map[int32]*parsedEntry
@@ -248,7 +271,8 @@ type benchIndex struct {
 	benchRow int              // rows of the entries parsed so far
 	matchedN int              // distinct bench rows matched
 	cands    []int
-	gen      int // lookups so far
+	gen      int            // lookups so far
+	spare    []*parsedEntry // evicted entries, for reuse
 }
 
 // cacheEntries bounds the parsed bench entries kept for the join.
@@ -268,41 +292,39 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
 	namer := newKeyNamer(renumber, cfg.Debug)
 	var odd []int32
-	var hashes []uint64 // entry+1 by key-prefix hash, indexed when the skim is done
+	var hashes wordList // key-prefix hash tag | entry, indexed when the skim is done
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
+		ix.n = i + 1
 		ek, ok := namer.entryKey(string(name))
-		switch {
-		case !ok:
-			ix.renumIdx = append(ix.renumIdx, -2)
-		case ek.renumbered:
-			ix.renumIdx = append(ix.renumIdx, int32(ek.call))
-		default:
-			ix.renumIdx = append(ix.renumIdx, -1)
-		}
 		if !ok {
 			return nil
+		}
+		if ek.renumbered {
+			ix.renum.add(uint64(i)<<32 | uint64(ek.call))
 		}
 		if isOdd {
 			odd = append(odd, int32(i))
 			return nil
 		}
-		hashes = append(hashes, maphash.String(ix.seed, ek.prefix)&^(1<<32-1)|uint64(i))
+		hashes.add(maphash.String(ix.seed, ek.prefix)&^(1<<32-1) | uint64(i))
 		return nil
 	})
 	if err != nil {
-		src.close()
+		hashes.release()
+		ix.close()
 		return nil, err
 	}
-	ix.n = len(ix.renumIdx)
-	ix.index.size(len(hashes))
-	for _, h := range hashes {
+	ix.index.offHeap = true
+	ix.index.size(hashes.len())
+	for k := range hashes.len() {
+		h := hashes.at(k)
 		ix.index.insert(h, uint32(h))
 	}
-	hashes = nil
+	hashes.release()
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {
-			src.close()
+			ix.close()
 			return nil, err
 		}
 		if e == nil {
@@ -317,24 +339,28 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	return ix, nil
 }
 
-func (ix *benchIndex) close() { ix.src.close() }
+func (ix *benchIndex) close() {
+	ix.src.close()
+	ix.index.release()
+	ix.renum.release()
+}
 
 // keyOf is the entryKey of entry i named name.
 func (ix *benchIndex) keyOf(i int32, name string) entryKey {
-	r := ix.renumIdx[i]
-	if r < 0 {
+	k, found := sort.Find(ix.renum.len(), func(k int) int { return int(int64(i) - int64(ix.renum.at(k)>>32)) })
+	if !found {
 		return entryKey{prefix: name}
 	}
 	op, cd, _ := msprobe.SplitName(name)
-	return renumbered(name, op, cd, int(r))
+	return renumbered(name, op, cd, int(uint32(ix.renum.at(k))))
 }
 
 // parse reads entry i with its rows keyed; nil when msprobe skips it.
 func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
 	var be *parsedEntry
 	err := ix.src.read(int(i), func(e *msprobe.Entry) error {
-		be = &parsedEntry{name: e.Name, key: ix.keyOf(i, e.Name), rows: make([]sideRow, len(e.Items)),
-			matched: make([]bool, len(e.Items))}
+		be = ix.newEntry(len(e.Items))
+		be.name, be.key = e.Name, ix.keyOf(i, e.Name)
 		for r := range e.Items {
 			be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
 		}
@@ -344,6 +370,20 @@ func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return be, nil
+}
+
+// newEntry is a parsedEntry for n rows, reusing an evicted one's memory.
+func (ix *benchIndex) newEntry(n int) *parsedEntry {
+	for k := len(ix.spare) - 1; k >= 0 && k >= len(ix.spare)-8; k-- {
+		if e := ix.spare[k]; cap(e.rows) >= n && cap(e.matched) >= n {
+			ix.spare[k] = ix.spare[len(ix.spare)-1]
+			ix.spare = ix.spare[:len(ix.spare)-1]
+			*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n]}
+			clear(e.matched)
+			return e
+		}
+	}
+	return &parsedEntry{rows: make([]sideRow, n, max(n, 8)), matched: make([]bool, n, max(n, 8))}
 }
 
 // reset starts a pass.
@@ -421,6 +461,11 @@ func (ix *benchIndex) evict(i int32) {
 		ix.full.set(i)
 	case n > 0:
 		ix.partial[i] = e.matched
+		e.matched = nil
+	}
+	if len(ix.spare) < 64 && e.matched != nil {
+		clear(e.rows)
+		ix.spare = append(ix.spare, e)
 	}
 }
 

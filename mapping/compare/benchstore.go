@@ -361,7 +361,7 @@ func (b *benchSide) addPlain(r *sideRow, entry int32) {
 		b.plainIdx = map[string][]int32{}
 	}
 	b.plainIdx[r.key] = append(b.plainIdx[r.key], int32(b.n))
-	b.plain = append(b.plain, sideRow{it: keep, key: r.key, order: b.n})
+	b.plain = append(b.plain, sideRow{it: keep, key: r.key})
 	b.n++
 }
 
@@ -497,7 +497,7 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 	if r.flags&(1<<fKeyName) == 0 {
 		key = b.key(i)
 	}
-	*dst = sideRow{it: it, key: key, order: int(i)}
+	*dst = sideRow{it: it, key: key}
 	return dst
 }
 

@@ -258,7 +258,6 @@ func (a *artifactScan) result() artifacts {
 func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 	fn func(e *msprobe.Entry, rows []sideRow) error) error {
 	namer := newKeyNamer(renumber, cfg.Debug)
-	order := 0
 	var buf []sideRow
 	// Entries share stacks (a stack.json group holds one frames slice):
 	// each distinct one is rendered once.
@@ -271,8 +270,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 		}
 		buf = buf[:0]
 		for i := range e.Items {
-			r := sideRow{it: e.Items[i], key: keyOf(e.Items[i].Name), order: order}
-			order++
+			r := sideRow{it: e.Items[i], key: keyOf(e.Items[i].Name)}
 			if i == 0 && stack != nil {
 				if fr, ok := stack.Frames(e.Name); ok {
 					if len(fr) == 0 {
@@ -409,16 +407,19 @@ func benchEntries(b Bench, md5 *bool) Source {
 // npuStream decodes the NPU side in its own goroutine, ahead of the join:
 // entries with their rows keyed come out of ch; stop ends it early; the
 // scan's error comes out of errc once ch is closed.
-func npuStream(npu Source, cfg *Config, renumber bool) (ch <-chan npuEntry, errc <-chan error, stop func()) {
+func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan npuEntry, errc <-chan error, stop func()) {
 	c := make(chan npuEntry, 64)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
 		err := forEachRow(npu, cfg, renumber, cfg.Stack, func(e *msprobe.Entry, rs []sideRow) error {
-			cp := make([]sideRow, len(rs))
-			copy(cp, rs)
+			b := pool.get(len(rs))
+			copy(b.rows, rs)
+			for i := range b.rows {
+				b.rows[i].owner = b
+			}
 			select {
-			case c <- npuEntry{e.Name, cp}:
+			case c <- npuEntry{e.Name, b.rows}:
 				return nil
 			case <-done:
 				return errStopped
@@ -463,7 +464,7 @@ func runPass(npu Source, cfg *Config, renumber bool, j joiner, art artifacts, si
 	sum := &Summary{Mode: cfg.Mode.String(), MatchedBy: map[string]int{}}
 	scan := newArtifactScan()
 	out := newGroupWriter(cfg, sink, sum, art)
-	ch, errc, stopNPU := npuStream(npu, cfg, renumber)
+	ch, errc, stopNPU := npuStream(npu, cfg, renumber, &out.rows)
 	type joined struct {
 		sum Summary // bench counts
 		err error
@@ -715,19 +716,55 @@ func (p *rowPool) put(grp []*outRow) {
 	}
 }
 
+// rowsPool recycles the NPU entries' row slices once their rows are
+// written (the rows of an entry are written in one group).
+type rowsPool struct {
+	mu   sync.Mutex
+	free []*rowsBuf
+}
+
+// rowsBuf is an NPU entry's rows.
+type rowsBuf struct{ rows []sideRow }
+
+func (p *rowsPool) get(n int) *rowsBuf {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := len(p.free) - 1; k >= 0 && k >= len(p.free)-8; k-- {
+		if b := p.free[k]; cap(b.rows) >= n {
+			p.free[k] = p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			b.rows = b.rows[:n]
+			return b
+		}
+	}
+	return &rowsBuf{rows: make([]sideRow, n, max(n, 8))}
+}
+
+func (p *rowsPool) put(b *rowsBuf) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < 2*maxInFlight {
+		clear(b.rows) // drop the strings for the collector
+		p.free = append(p.free, b)
+	}
+}
+
 // groupWriter collects the rows of one entry (the join's side), has
 // workers finish them (diffs, metrics, rules, cells) and writes them in
 // order (drain, the writer's side).
 type groupWriter struct {
-	cfg   *Config
-	sink  RowSink
-	sum   *Summary
-	art   artifacts
-	group []*outRow
-	pool  rowPool
+	cfg    *Config
+	sink   RowSink
+	sum    *Summary
+	art    artifacts
+	group  []*outRow
+	pool   rowPool
+	rows   rowsPool // the NPU entries' rows
+	owners []*rowsBuf
 
 	lines   LineSink // sink, when it takes lines
 	jobs    chan groupJob
+	slots   chan struct{} // one per group handed to the workers and not yet written
 	stopc   chan struct{}
 	closed  bool
 	seq     int
@@ -737,6 +774,10 @@ type groupWriter struct {
 	done    chan struct{} // closed when the workers are done
 }
 
+// maxInFlight bounds the groups between the join and the writer: the
+// workers wait for a writer that is behind.
+const maxInFlight = 256
+
 type groupJob struct {
 	seq int
 	grp []*outRow
@@ -744,6 +785,7 @@ type groupJob struct {
 
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
 	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art, jobs: make(chan groupJob, 2*cfg.Workers),
+		slots: make(chan struct{}, maxInFlight),
 		stopc: make(chan struct{}), results: map[int][]*outRow{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	g.lines, _ = sink.(LineSink)
 	var wg sync.WaitGroup
@@ -789,6 +831,11 @@ func (g *groupWriter) flushGroup() error {
 	}
 	grp := g.group
 	g.group = nil
+	select { // wait for the writer when it is behind
+	case g.slots <- struct{}{}:
+	case <-g.stopc:
+		return errStopped
+	}
 	select {
 	case g.jobs <- groupJob{g.seq, grp}:
 		g.seq++
@@ -828,7 +875,9 @@ func (g *groupWriter) drain() error {
 				break
 			}
 			next++
-			if err := g.finish(grp); err != nil {
+			err := g.finish(grp)
+			<-g.slots
+			if err != nil {
 				return err
 			}
 		}
@@ -944,6 +993,17 @@ func (g *groupWriter) finish(grp []*outRow) error {
 			g.sum.FirstAPI = d
 		}
 	}
+	// The rows' slices go back once none of them is read any more.
+	owners := g.owners[:0]
+	for _, r := range grp {
+		if o := r.npu.owner; o != nil && (len(owners) == 0 || owners[len(owners)-1] != o) {
+			owners = append(owners, o)
+		}
+	}
 	g.pool.put(grp)
+	for _, o := range owners {
+		g.rows.put(o)
+	}
+	g.owners = owners
 	return nil
 }

@@ -18,35 +18,35 @@ type keyNamer struct {
 	bwd      opCounts // backward entries seen per op
 }
 
-// opCounts counts op names exactly, in pointer-free memory (a file has
-// about one op per entry, so the garbage collector would otherwise scan a
-// map that grows with the file): the names in a byte arena, an
-// open-addressing table of hash tag | index.
+// opCounts counts op names in pointer-free memory that grows by about 24
+// bytes per name (a file has about one op per module): hashes of the name
+// (96 bits: the table's 32-bit tag and a second 64-bit hash; two names
+// would share a count only if all agreed, odds of 2^-96 per pair) and its
+// count.
 type opCounts struct {
-	seed   maphash.Seed
-	ar     arena
-	names  []ref
-	counts []int32
-	index  tagTable
+	seed, seed2 maphash.Seed
+	h2          []uint64
+	counts      []int32
+	index       tagTable
 }
 
 // next returns how many times name was counted before, and counts it.
 func (c *opCounts) next(name string) int {
-	if c.names == nil {
-		c.seed, c.ar.chunk = maphash.MakeSeed(), 64<<10
+	if c.counts == nil {
+		c.seed, c.seed2 = maphash.MakeSeed(), maphash.MakeSeed()
 	}
-	h := maphash.String(c.seed, name)
+	h, h2 := maphash.String(c.seed, name), maphash.String(c.seed2, name)
 	k := -1
 	c.index.find(h, func(n uint32) bool {
-		if string(c.ar.bytes(c.names[n])) == name {
+		if c.h2[n] == h2 {
 			k = int(n)
 			return false
 		}
 		return true
 	})
 	if k < 0 {
-		c.index.insert(h, uint32(len(c.names)))
-		c.names = append(c.names, c.ar.addString(name))
+		c.index.insert(h, uint32(len(c.counts)))
+		c.h2 = append(c.h2, h2)
 		c.counts = append(c.counts, 1)
 		return 0
 	}

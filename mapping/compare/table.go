@@ -68,7 +68,7 @@ type sideRow struct {
 	it    msprobe.Item
 	key   string
 	stack *stackCell // NPU_Stack_Info on the first row of an entry, else nil
-	order int
+	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
 }
 
 // outRow is one row of the result table.

@@ -5,8 +5,10 @@ package compare
 // slot, pointer-free (the garbage collector does not scan it), at most
 // 3/4 full. Callers check the numbers it gives against the real key.
 type tagTable struct {
-	slots []uint64 // tag | number+1; 0 is empty
-	used  int
+	slots   []uint64 // tag | number+1; 0 is empty
+	used    int
+	offHeap bool   // large tables outside the collected heap (offheap.go)
+	free    func() // releases slots
 }
 
 // home is the first slot a tag probes (any table size).
@@ -21,14 +23,29 @@ func (t *tagTable) size(n int) {
 }
 
 func (t *tagTable) rehash(n int) {
-	old := t.slots
-	t.slots = make([]uint64, n)
+	old, free := t.slots, t.free
+	if t.offHeap {
+		t.slots, t.free = allocWords(n)
+	} else {
+		t.slots = make([]uint64, n)
+	}
 	t.used = 0
 	for _, s := range old {
 		if s != 0 {
 			t.place(s)
 		}
 	}
+	if free != nil {
+		free()
+	}
+}
+
+// release frees an off-heap table; it is empty afterwards.
+func (t *tagTable) release() {
+	if t.free != nil {
+		t.free()
+	}
+	t.slots, t.used, t.free = nil, 0, nil
 }
 
 // insert adds number n under hash h.

@@ -12,81 +12,83 @@ import (
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats), in memory that grows by about 23 bytes per name: a
-// table of two hashes of each name (96 bits) and its frames list, each
-// distinct frames list held once. Two names share a slot only when both
-// hashes agree (odds of 2^-96 per pair).
+// for the formats), in 16 bytes per name: a sorted list of two hashes of
+// each name (96 bits) and its frames list, each distinct frames list held
+// once. Two names would share frames only if both hashes agreed (odds of
+// 2^-96 per pair).
 type Stacks struct {
 	seed   maphash.Seed
 	seed2  maphash.Seed
-	slots  []stackSlot
-	used   int
+	names  []stackName // sorted by (h, h2) once read
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
 }
 
-type stackSlot struct {
+type stackName struct {
 	h  uint64
 	h2 uint32
-	id int32 // frames index + 1; 0 is empty
+	id int32 // frames index + 1
+}
+
+func (a stackName) cmp(b stackName) int {
+	switch {
+	case a.h != b.h:
+		return cmpU64(a.h, b.h)
+	case a.h2 != b.h2:
+		return cmpU64(uint64(a.h2), uint64(b.h2))
+	}
+	return 0
+}
+
+func cmpU64(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+func (s *Stacks) key(name string) stackName {
+	return stackName{maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name)), 0}
 }
 
 // Frames returns the call stack of an entry.
 func (s *Stacks) Frames(name string) ([]string, bool) {
-	if s == nil || len(s.slots) == 0 {
+	if s == nil || len(s.names) == 0 {
 		return nil, false
 	}
-	h, h2 := maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name))
-	for i := s.home(h); ; i++ {
-		if i == len(s.slots) {
-			i = 0
-		}
-		sl := &s.slots[i]
-		if sl.id == 0 {
-			return nil, false
-		}
-		if sl.h == h && sl.h2 == h2 {
-			return s.frames[sl.id-1], true
-		}
+	k := s.key(name)
+	i, ok := slices.BinarySearchFunc(s.names, k, stackName.cmp)
+	if !ok {
+		return nil, false
 	}
+	return s.frames[s.names[i].id-1], true
 }
 
 // Len is the number of names.
-func (s *Stacks) Len() int { return s.used }
+func (s *Stacks) Len() int { return len(s.names) }
 
-func (s *Stacks) home(h uint64) int { return int((h >> 32) * uint64(len(s.slots)) >> 32) }
-
-// set gives name the frames list id, replacing what it had.
+// set gives name the frames list id; a later set of the same name wins.
 func (s *Stacks) set(name string, id int32) {
-	if (s.used+1)*4 > len(s.slots)*3 {
-		old := s.slots
-		s.slots = make([]stackSlot, max(64, 2*len(old)))
-		s.used = 0
-		for _, sl := range old {
-			if sl.id != 0 {
-				s.place(sl)
-			}
-		}
-	}
-	s.place(stackSlot{maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name)), id})
+	k := s.key(name)
+	k.id = id
+	s.names = append(s.names, k)
 }
 
-func (s *Stacks) place(n stackSlot) {
-	for i := s.home(n.h); ; i++ {
-		if i == len(s.slots) {
-			i = 0
+// done sorts the names, the last set of a name kept.
+func (s *Stacks) done() {
+	slices.SortStableFunc(s.names, stackName.cmp)
+	out := s.names[:0]
+	for i, n := range s.names {
+		if i+1 < len(s.names) && s.names[i+1].cmp(n) == 0 {
+			continue
 		}
-		sl := &s.slots[i]
-		if sl.id == 0 {
-			*sl = n
-			s.used++
-			return
-		}
-		if sl.h == n.h && sl.h2 == n.h2 {
-			sl.id = n.id
-			return
-		}
+		out = append(out, n)
 	}
+	s.names = slices.Clip(out)
+	s.dedupe = nil
 }
 
 // errStackFallback sends ReadStacks to the whole-file reader.
@@ -127,6 +129,7 @@ func ReadStacks(path string) (*Stacks, error) {
 		}
 		s.set(n, id)
 	}
+	s.done()
 	return s, nil
 }
 
@@ -180,6 +183,7 @@ func readStacks(path string) (*Stacks, error) {
 	c, ok := lx.peek()
 	if ok && c == '}' {
 		lx.pos++
+		old.done()
 		return old, nil
 	}
 	var key []byte
@@ -215,8 +219,8 @@ func readStacks(path string) (*Stacks, error) {
 		if name == "0" && t.truthy(v) {
 			isGrouped = true
 		}
-		// Old format: name -> frames.
-		if t.nodes[v].kind != kNull && oldErr == nil {
+		// Old format: name -> frames (moot once "0" said grouped).
+		if t.nodes[v].kind != kNull && oldErr == nil && !isGrouped {
 			if id, err := framesID(old, v, name); err != nil {
 				oldErr = err
 			} else {
@@ -265,9 +269,10 @@ func readStacks(path string) (*Stacks, error) {
 	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
 		return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("end of file"))
 	}
-	old.dedupe, grouped.dedupe = nil, nil
 	if isGrouped {
+		grouped.done()
 		return grouped, groupErr
 	}
+	old.done()
 	return old, oldErr
 }

@@ -1,0 +1,16 @@
+//go:build unix
+
+package compare
+
+import "syscall"
+
+// mapBytes maps n zeroed bytes outside the Go heap (nil on failure).
+func mapBytes(n int) []byte {
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func unmapBytes(b []byte) { syscall.Munmap(b) }
