@@ -6,8 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,7 @@ type Report struct {
 
 	asked   map[string]bool // match sources the run was given
 	tensors []*missingTensors
+	mu      sync.Mutex // rank pairs run side by side
 }
 
 // badInput is an input problem that concerns no single file position.
@@ -131,10 +133,6 @@ func Run(opt Options) (*Report, error) {
 	if sameFile(opt.Target, opt.Golden) {
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
 	}
-	// The bench side is held in a pointer-free store the collector need
-	// not scan, so a low GC target costs little CPU and keeps the heap
-	// near its live size on multi-GB dumps.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	set := output.NewSet()
 	rep := &Report{asked: asked(opt)}
 	files, err := run(opt, in, set, rep)
@@ -221,17 +219,52 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	for _, p := range pairs {
+	// Rank pairs run side by side (each one's compare is itself a
+	// pipeline); the reports come in pair order, and a failing pair stops
+	// the pairs not yet started.
+	type result struct {
+		rr  *RankReport
+		fs  []*output.File
+		err error
+	}
+	results := make([]result, len(pairs))
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	side := max(1, min(len(pairs), runtime.GOMAXPROCS(0)))
+	if opt.Views != nil {
+		side = 1 // the views' makers are not known to be safe side by side
+	}
+	sem := make(chan struct{}, side)
+	for i, p := range pairs {
 		suffix := ""
 		if dirMode {
 			suffix = "_" + p.NPU.Name
 		}
-		rr, fs, err := runRank(opt, in, set, rep, p, suffix)
-		if err != nil {
-			return files, err
+		sem <- struct{}{}
+		if failed.Load() {
+			<-sem
+			break
 		}
-		rep.Ranks = append(rep.Ranks, *rr)
-		files = append(files, fs)
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rr, fs, err := runRank(opt, in, set, rep, p, suffix)
+			results[i] = result{rr, fs, err}
+			if err != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.err != nil {
+			return files, r.err
+		}
+		if r.rr == nil {
+			break // not started: a pair before it failed
+		}
+		rep.Ranks = append(rep.Ranks, *r.rr)
+		files = append(files, r.fs)
 	}
 	return files, nil
 }
@@ -447,7 +480,9 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		sk.Drop()
 		return nil, nil, err
 	}
+	rep.mu.Lock()
 	rep.countAsked(sum)
+	rep.mu.Unlock()
 	rr := &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}
 	if sum.Rows == 0 || sum.BenchRows == 0 {
 		// msprobe writes nothing when a side has no entries ("No valid data
@@ -560,7 +595,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
 		cfg.Tensor = mt
+		rep.mu.Lock()
 		rep.tensors = append(rep.tensors, mt)
+		rep.mu.Unlock()
 	}
 	return nil
 }

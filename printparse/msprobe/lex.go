@@ -1,9 +1,11 @@
 package msprobe
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -93,6 +95,15 @@ func (l *lexer) peek() (byte, bool) {
 			case '\n':
 				l.line++
 				l.pos++
+				// Indentation: spaces eight at a time.
+				for l.pos+8 <= l.end {
+					w := binary.LittleEndian.Uint64(l.buf[l.pos:])
+					if w != 0x2020202020202020 {
+						l.pos += bits.TrailingZeros64(w^0x2020202020202020) / 8
+						break
+					}
+					l.pos += 8
+				}
 			default:
 				return c, true
 			}

@@ -26,61 +26,46 @@ func AppendPyFloat(dst []byte, f float64) []byte {
 		}
 		return append(dst, "0.0"...)
 	}
+	// Go's shortest digits are Python's, and so is its 'e' layout (two
+	// exponent digits at least). The decimal exponent is in [-4, 16)
+	// exactly when 1e-4 <= |f| < 1e16 (no double below 1e-4 has a
+	// shortest repr of 0.0001); there the digits are laid out again.
+	a := math.Abs(f)
+	if a < 1e-4 || a >= 1e16 {
+		return strconv.AppendFloat(dst, f, 'e', -1, 64)
+	}
 	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
-	if s[0] == '-' {
+	s := strconv.AppendFloat(buf[:0], a, 'e', -1, 64) // d[.ddd]e±XX, XX < 16
+	if f < 0 {
 		dst = append(dst, '-')
-		s = s[1:]
 	}
-	epos := 0
-	for s[epos] != 'e' {
-		epos++
-	}
-	exp, _ := strconv.Atoi(string(s[epos+1:]))
-	var digs [24]byte
-	digits := append(digs[:0], s[0])
-	if epos > 1 {
-		digits = append(digits, s[2:epos]...)
-	}
-	if exp >= -4 && exp < 16 {
-		// Positional: decimal point after exp+1 digits.
-		decpt := exp + 1
-		switch {
-		case decpt <= 0:
-			dst = append(dst, '0', '.')
-			for k := 0; k < -decpt; k++ {
-				dst = append(dst, '0')
-			}
-			dst = append(dst, digits...)
-		case decpt >= len(digits):
-			dst = append(dst, digits...)
-			for k := len(digits); k < decpt; k++ {
-				dst = append(dst, '0')
-			}
-			dst = append(dst, '.', '0')
-		default:
-			dst = append(dst, digits[:decpt]...)
-			dst = append(dst, '.')
-			dst = append(dst, digits[decpt:]...)
-		}
-		return dst
-	}
-	dst = append(dst, digits[0])
-	if len(digits) > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, digits[1:]...)
-	}
-	dst = append(dst, 'e')
-	if exp < 0 {
-		dst = append(dst, '-')
+	n := len(s)
+	exp := int(s[n-2]-'0')*10 + int(s[n-1]-'0')
+	if s[n-3] == '-' {
 		exp = -exp
-	} else {
-		dst = append(dst, '+')
 	}
-	if exp < 10 {
-		dst = append(dst, '0')
+	digits := s[:n-4] // d or d.ddd
+	var d1, rest []byte = digits[:1], nil
+	if len(digits) > 2 {
+		rest = digits[2:]
 	}
-	return strconv.AppendInt(dst, int64(exp), 10)
+	switch decpt := exp + 1; {
+	case decpt <= 0: // 0.000ddd
+		dst = append(dst, "0.000"[:2-decpt]...)
+		dst = append(dst, d1...)
+		dst = append(dst, rest...)
+	case decpt > len(rest): // ddd000.0
+		dst = append(dst, d1...)
+		dst = append(dst, rest...)
+		dst = append(dst, "000000000000000"[:decpt-1-len(rest)]...)
+		dst = append(dst, '.', '0')
+	default: // dd.ddd
+		dst = append(dst, d1...)
+		dst = append(dst, rest[:decpt-1]...)
+		dst = append(dst, '.')
+		dst = append(dst, rest[decpt-1:]...)
+	}
+	return dst
 }
 
 // PyFloat returns Python's repr(f) (see AppendPyFloat).

@@ -262,16 +262,18 @@ loop:
 }
 
 type scanner struct {
-	reuse  bool   // finish reuses out
-	out    []Item // the entry's items, when reused
-	lx     *lexer
-	t      *tree // tree of the entry being flattened
-	debug  bool
-	fn     func(*Entry) error
-	index  int
-	intern map[string]string
-	fwd    map[string]int
-	bwd    map[string]int
+	reuse      bool   // finish reuses out
+	out        []Item // the entry's items, when reused
+	lx         *lexer
+	t          *tree // tree of the entry being flattened
+	debug      bool
+	fn         func(*Entry) error
+	index      int
+	intern     map[string]string
+	recent     [8]string // interned strings seen last
+	nextRecent int
+	fwd        map[string]int
+	bwd        map[string]int
 
 	// Per-entry state.
 	entryName string
@@ -494,13 +496,22 @@ func (s *scanner) addString(b []byte) span {
 // internBytes returns a shared string for a frequent short value (dtype,
 // shape, ...), allocating it only the first time.
 func (s *scanner) internBytes(b []byte) string {
-	if v, ok := s.intern[string(b)]; ok {
-		return v
+	// Rows repeat the values of the rows before them: a few recent ones
+	// are checked before the map.
+	for _, v := range s.recent {
+		if v == string(b) {
+			return v
+		}
 	}
-	v := string(b)
-	if len(s.intern) < 1<<14 {
-		s.intern[v] = v
+	v, ok := s.intern[string(b)]
+	if !ok {
+		v = string(b)
+		if len(s.intern) < 1<<14 {
+			s.intern[v] = v
+		}
 	}
+	s.recent[s.nextRecent] = v
+	s.nextRecent = (s.nextRecent + 1) % len(s.recent)
 	return v
 }
 

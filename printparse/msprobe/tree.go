@@ -230,7 +230,8 @@ func (p *parser) object(depth int) (int32, error) {
 		return -1, l.errorf("expected at most %d levels of nesting, found more", maxNesting)
 	}
 	o := p.add(kObject)
-	l.pos++ // '{'
+	l.pos++           // '{'
+	var keySig uint64 // a bit per key's length and end bytes (see below)
 	if c, ok := l.peek(); ok && c == '}' {
 		l.pos++
 		return o, nil
@@ -258,7 +259,18 @@ func (p *parser) object(depth int) (int32, error) {
 			return -1, err
 		}
 		p.t.nodes[v].key = key
-		if dup := p.findKey(o, key); dup >= 0 {
+		// A key can repeat only if one with its length, first and last
+		// byte came before: most keys skip the search.
+		bit := uint64(1)
+		if k := p.t.arena[key.off : key.off+key.n]; len(k) > 0 {
+			bit <<= (uint(len(k)) + uint(k[0])*7 + uint(k[len(k)-1])*13) & 63
+		}
+		dup := int32(-1)
+		if keySig&bit != 0 {
+			dup = p.findKey(o, key)
+		}
+		keySig |= bit
+		if dup >= 0 {
 			p.replaceChild(o, dup, v)
 			if m := p.t.keys[o]; m != nil {
 				m[string(p.t.bytes(key))] = v
