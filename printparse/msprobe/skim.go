@@ -2,6 +2,8 @@ package msprobe
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"errors"
 	"fmt"
 	"io"
@@ -127,10 +129,20 @@ func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err er
 		for i < len(b) {
 			switch skimClass[b[i]] {
 			case sSpace:
-				i++
+				for i++; i < len(b) && skimClass[b[i]] == sSpace; i++ {
+				}
 			case sNewline:
 				lx.line++
 				i++
+				// Indentation: spaces eight at a time.
+				for i+8 <= len(b) {
+					w := binary.LittleEndian.Uint64(b[i:])
+					if w != 0x2020202020202020 {
+						i += bits.TrailingZeros64(w^0x2020202020202020) / 8
+						break
+					}
+					i += 8
+				}
 			case sOpen:
 				if dataName {
 					odd, dataName = true, false
@@ -191,7 +203,7 @@ func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err er
 				}
 				switch {
 				case key:
-					if esc || bytes.Contains(s, first) {
+					if esc || len(s) >= len(first) && bytes.Contains(s, first) {
 						odd = true
 					}
 					dataName = string(s) == "data_name"
