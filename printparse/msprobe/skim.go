@@ -3,10 +3,10 @@ package msprobe
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strings"
