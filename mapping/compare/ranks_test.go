@@ -31,7 +31,7 @@ func TestRanksSideBySide(t *testing.T) {
 	}
 	run := func() (*Report, error) {
 		return Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(),
-			Now: func() time.Time { return time.Unix(0, 0) }})
+			Stamp: time.Unix(0, 0)})
 	}
 	rep, err := run()
 	if err != nil {
