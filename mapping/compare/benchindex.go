@@ -3,9 +3,11 @@ package compare
 import (
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 )
@@ -47,6 +49,9 @@ type benchSource interface {
 	read(i int, fn func(*msprobe.Entry) error) error
 	// md5 reports whether an entry read so far has an md5 (md5 mode).
 	md5() bool
+	// fork returns another reader of the same entries, for another
+	// goroutine; closing it leaves this one open.
+	fork() (benchSource, error)
 	close()
 }
 
@@ -55,13 +60,14 @@ func (p BenchFile) openBench(*Config) (benchSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: string(p), r: r}, nil
+	return &fileBench{path: string(p), r: r, offs: &offsets{}}, nil
 }
 
 type fileBench struct {
-	path string
-	r    *msprobe.EntryReader
-	offs offsets
+	path   string
+	r      *msprobe.EntryReader
+	offs   *offsets // shared with forks
+	forked bool
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
@@ -137,9 +143,19 @@ func (o *offsets) release() {
 
 func (f *fileBench) md5() bool { return f.r.MD5() }
 
+func (f *fileBench) fork() (benchSource, error) {
+	r, err := msprobe.NewEntryReader(f.path)
+	if err != nil {
+		return nil, err
+	}
+	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true}, nil
+}
+
 func (f *fileBench) close() {
 	f.r.Close()
-	f.offs.release()
+	if !f.forked {
+		f.offs.release()
+	}
 }
 
 // openBench holds a Source's entries in memory.
@@ -188,6 +204,8 @@ func (m *memBench) md5() bool {
 	}
 	return false
 }
+
+func (m *memBench) fork() (benchSource, error) { return m, nil }
 
 func (m *memBench) close() {}
 
@@ -532,20 +550,67 @@ func (ix *benchIndex) match(r rowRef) {
 // finish counts the rows of the bench entries no NPU row asked for (it
 // parses them) and fills the summary's bench counts.
 func (ix *benchIndex) finish(sum *Summary) error {
+	// Skipped entries are read too: msprobe finds md5 keys in them.
+	var todo []int32
 	for i := int32(0); i < int32(ix.n); i++ {
-		if ix.fetched.get(i) || ix.oddEnts[i] != nil {
-			continue // skipped entries are read too: msprobe finds md5 keys in them
-		}
-		e, err := ix.parse(i)
-		if err != nil {
-			return err
-		}
-		if e != nil {
-			ix.benchRow += len(e.rows)
+		if !ix.fetched.get(i) && ix.oddEnts[i] == nil {
+			todo = append(todo, i)
 		}
 	}
+	rows, md5, err := countRows(ix.src, todo)
+	if err != nil {
+		return err
+	}
+	ix.benchRow += rows
 	sum.BenchRows = ix.benchRow
 	sum.BenchUnmatched = ix.benchRow - ix.matchedN
-	sum.benchMD5 = ix.src.md5()
+	sum.benchMD5 = ix.src.md5() || md5
 	return nil
+}
+
+// countRows counts the rows of entries (in file order), on as many
+// goroutines as there are cores, each with its own reader.
+func countRows(src benchSource, entries []int32) (rows int, md5 bool, err error) {
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(entries)/256))
+	type result struct {
+		rows int
+		md5  bool
+		err  error
+	}
+	res := make([]result, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		chunk := entries[p*len(entries)/parts : (p+1)*len(entries)/parts]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &res[p]
+			s := src
+			if p > 0 {
+				if s, r.err = src.fork(); r.err != nil {
+					return
+				}
+				defer s.close()
+			}
+			for _, i := range chunk {
+				if r.err = s.read(int(i), func(e *msprobe.Entry) error {
+					r.rows += len(e.Items)
+					return nil
+				}); r.err != nil {
+					r.err = fmt.Errorf("bench: %w", r.err)
+					return
+				}
+			}
+			r.md5 = s.md5()
+		}()
+	}
+	wg.Wait()
+	for _, r := range res { // the first error in file order
+		if r.err != nil {
+			return 0, false, r.err
+		}
+		rows += r.rows
+		md5 = md5 || r.md5
+	}
+	return rows, md5, nil
 }

@@ -1,6 +1,14 @@
 package compare
 
-import "testing"
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+)
 
 func TestOffsets(t *testing.T) {
 	var o offsets
@@ -36,5 +44,43 @@ func TestTagTable(t *testing.T) {
 		if !found {
 			t.Fatalf("%d not found", i)
 		}
+	}
+}
+
+// TestCountRows: the bench entries no NPU row asked for are counted on
+// several goroutines (forked readers) as one would count them.
+func TestCountRows(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := dumpgen.Write(&b, dumpgen.Options{Seed: 2, Layers: 40, Hidden: 64, MD5: true}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "dump.json")
+	os.WriteFile(p, b.Bytes(), 0o644)
+	want, n := 0, 0
+	h, err := msprobe.ScanFile(p, func(e *msprobe.Entry) error {
+		want += len(e.Items)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := BenchFile(p).openBench(&Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	if err := src.skim(func(int, []byte, bool) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var all []int32
+	for i := range n {
+		all = append(all, int32(i))
+	}
+	if len(all) < 1024 {
+		t.Fatalf("only %d entries: one goroutine would count", len(all))
+	}
+	rows, md5, err := countRows(src, all)
+	if err != nil || rows != want || md5 != h.MD5 {
+		t.Errorf("%d rows, md5 %v, %v; want %d, %v", rows, md5, err, want, h.MD5)
 	}
 }
