@@ -175,11 +175,7 @@ func (l *lexer) readString(dst []byte) ([]byte, error) {
 	for {
 		// Fast path: copy a run of plain bytes.
 		start := l.pos
-		for l.pos < l.end {
-			c := l.buf[l.pos]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
+		for l.pos < l.end && !stringStop[l.buf[l.pos]] {
 			l.pos++
 		}
 		dst = append(dst, l.buf[start:l.pos]...)
@@ -229,6 +225,16 @@ func (l *lexer) readString(dst []byte) ([]byte, error) {
 		l.pos += 2
 	}
 }
+
+// stringStop marks the bytes that end a run of plain string bytes: the
+// quote, the backslash and control characters.
+var stringStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return
+}()
 
 // ensure makes at least n bytes available at pos, reading more if needed.
 func (l *lexer) ensure(n int) bool {

@@ -864,7 +864,7 @@ func (s *scanner) finish(name string) []Item {
 // formulaStart reports whether s matches msprobe's STRING_BLACKLIST:
 // it starts with, or has after a ';', one of + - = % @ or the full-width
 // ＋ － ＝ ％ ＠.
-func formulaStart(s string) bool {
+func formulaStart[T string | []byte](s T) bool {
 	isFormula := func(r rune) bool {
 		switch r {
 		case '+', '-', '=', '%', '@', '＋', '－', '＝', '％', '＠':
@@ -872,14 +872,19 @@ func formulaStart(s string) bool {
 		}
 		return false
 	}
-	if r, _ := utf8.DecodeRuneInString(s); s != "" && isFormula(r) {
+	decode := func(s T) rune {
+		if len(s) > 0 && s[0] < utf8.RuneSelf {
+			return rune(s[0])
+		}
+		r, _ := utf8.DecodeRuneInString(string(s))
+		return r
+	}
+	if len(s) > 0 && isFormula(decode(s)) {
 		return true
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i] == ';' {
-			if r, _ := utf8.DecodeRuneInString(s[i+1:]); i+1 < len(s) && isFormula(r) {
-				return true
-			}
+		if s[i] == ';' && i+1 < len(s) && isFormula(decode(s[i+1:])) {
+			return true
 		}
 	}
 	return false
@@ -947,7 +952,7 @@ func (s *scanner) checkValue(name string, i int32, depth int) error {
 				return s.errAt(n.line, "entry %q: expected \"shape\" to be a list, found %s (msprobe refuses the dump)", name, kindName(n.kind))
 			case t.keyIs(c, "requires_grad") && n.kind != kTrue && n.kind != kFalse:
 				return s.errAt(n.line, "entry %q: expected \"requires_grad\" to be true or false, found %s (msprobe refuses the dump)", name, kindName(n.kind))
-			case n.kind == kString && formulaStart(t.str(n.text)):
+			case n.kind == kString && formulaStart(t.bytes(n.text)):
 				return s.errAt(n.line, "entry %q: expected %q to have no leading formula character (+ - = %% @; msprobe refuses it), found %q", name, t.str(n.key), t.str(n.text))
 			}
 		}
