@@ -281,16 +281,17 @@ type benchIndex struct {
 	rows    int // rows of odd entries
 
 	// per pass
-	cache    map[int32]*parsedEntry
-	clock    []int32 // cached entries, oldest first
-	fetched  bitset
-	full     bitset           // entries left the cache with every row matched
-	partial  map[int32][]bool // entries left the cache with some rows matched
-	benchRow int              // rows of the entries parsed so far
-	matchedN int              // distinct bench rows matched
-	cands    []int
-	gen      int            // lookups so far
-	spare    []*parsedEntry // evicted entries, for reuse
+	cache     map[int32]*parsedEntry
+	clock     []int32 // cached entries, oldest first
+	fetched   bitset
+	full      bitset           // entries left the cache with every row matched
+	partial   map[int32][]bool // entries left the cache with some rows matched (over 64 rows)
+	partial64 map[int32]uint64 // the same, up to 64 rows: a bit per row
+	benchRow  int              // rows of the entries parsed so far
+	matchedN  int              // distinct bench rows matched
+	cands     []int
+	gen       int            // lookups so far
+	spare     []*parsedEntry // evicted entries, for reuse
 }
 
 // cacheEntries bounds the parsed bench entries kept for the join.
@@ -410,7 +411,7 @@ func (ix *benchIndex) reset() {
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
 	ix.fetched, ix.full = make(bitset, words), make(bitset, words)
-	ix.partial = map[int32][]bool{}
+	ix.partial, ix.partial64 = map[int32][]bool{}, map[int32]uint64{}
 	ix.benchRow, ix.matchedN = 0, 0
 	for _, e := range ix.oddEnts {
 		clear(e.matched)
@@ -443,6 +444,11 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 		if m := ix.partial[i]; m != nil {
 			copy(e.matched, m)
 			delete(ix.partial, i)
+		} else if m, ok := ix.partial64[i]; ok {
+			for r := range e.matched {
+				e.matched[r] = m&(1<<r) != 0
+			}
+			delete(ix.partial64, i)
 		}
 	}
 	limit := cacheEntries
@@ -477,6 +483,14 @@ func (ix *benchIndex) evict(i int32) {
 	switch {
 	case n == len(e.matched) && n > 0:
 		ix.full.set(i)
+	case n > 0 && len(e.matched) <= 64:
+		var m uint64
+		for r, ok := range e.matched {
+			if ok {
+				m |= 1 << r
+			}
+		}
+		ix.partial64[i] = m
 	case n > 0:
 		ix.partial[i] = e.matched
 		e.matched = nil

@@ -87,7 +87,7 @@ func (s *Stacks) done() {
 		}
 		out = append(out, n)
 	}
-	s.names = slices.Clip(out)
+	s.names = out
 	s.dedupe = nil
 }
 
@@ -153,6 +153,11 @@ func readStacks(path string) (*Stacks, error) {
 	}
 	lx.pos++
 	old, grouped := newStacks(), newStacks()
+	// Room for every name at once (a name takes 40 bytes of the file at
+	// the least), so that the list does not grow by copies.
+	if st, err := f.Stat(); err == nil {
+		grouped.names = make([]stackName, 0, st.Size()/40+16)
+	}
 	old.dedupe, grouped.dedupe = map[string]int32{}, map[string]int32{}
 	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false
