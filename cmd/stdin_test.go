@@ -40,7 +40,7 @@ func TestStdinSide(t *testing.T) {
 	_, draft, _ := execIn(nil, "suggest", npu, bench)
 	t.Run("validate mapping from stdin", func(t *testing.T) {
 		code, out, errOut := execIn([]byte(draft), "validate", "-", "--npu", npu, "--bench", bench)
-		if code != ExitOK || !strings.HasPrefix(out, "<stdin>: 0 errors, 0 warnings, 3 info; coverage 223/429 (52.0%)") {
+		if code != ExitOK || !strings.HasPrefix(out, "<stdin>: 0 errors, 0 warnings, 4 info; coverage 223/429 (52.0%)") {
 			t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 		}
 	})

@@ -41,8 +41,11 @@ needs to compare them, with a report of how sure it is of every line.
 NPU and BENCH are print(model) text files (logs are fine) or msprobe dump
 folders; "-" reads one of them from standard input. The NPU side's classes key the YAML (msprobe's -tp side); BENCH is
 the other (-gp). The draft is minimal (no identity lines), outside-in, with
-a comment on every line giving its alignment score, the margin over the
-runner-up and the reasons. Classes that need different renames in
+a comment on every line giving its confidence band first ("sure:",
+"CHECK (why):" look before trusting its rows, "UNSURE (why):" nothing but a
+prior or a name supports it), then its alignment score, the margin over the
+runner-up and the reasons; 'layermap validate' reports the CHECK and UNSURE
+lines (LM111, LM112) and --report json gives every pair's band. Classes that need different renames in
 different places (MindSpeed-MM's vision and text TransformerLayer) are
 resolved with longer keys at a uniquely named ancestor and every resolution
 is proven by running msprobe's resolver over both structures. Pairs no YAML

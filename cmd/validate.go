@@ -43,6 +43,9 @@ would accept without a word:
                    bench side, and the unmatched modules of both sides (LM106)
   missing-rule     an NPU module without partner whose parent's partner has
                    unclaimed children of its kind (LM110)
+  band             drafted lines whose comment starts with CHECK (LM111, info) or
+                   UNSURE (LM112, warning: --strict fails until the word is edited
+                   after review); suggest starts every line's comment with its band
 
 NPU and BENCH are print(model) files or msprobe dump folders. "-" reads
 MAPPING or one side from standard input (layermap suggest NPU BENCH |

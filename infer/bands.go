@@ -2,22 +2,23 @@ package infer
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/layermap/layermap/mapping"
 )
 
 // Confidence bands of a pair, as every line, pair and report shows them.
 const (
 	// BandSure: the structures agree on the pair and nothing speaks
 	// against it. On layermap's benchmark no wrong pair is sure.
-	BandSure = "sure"
+	BandSure = mapping.BandSure
 	// BandCheck: a plausible pair with a doubt (a small margin over the
 	// runner-up, a low score, a fused module standing in for several,
 	// printed sizes that differ); look at it before trusting its rows.
-	BandCheck = "check"
+	BandCheck = mapping.BandCheck
 	// BandUnsure: a pair nothing but a prior or a name supports, or one
 	// the evidence contradicts (msprobe pairs a placeholder with a real
 	// module by name, dumped shapes that cannot match).
-	BandUnsure = "unsure"
+	BandUnsure = mapping.BandUnsure
 )
 
 // bandRank orders bands from sure to unsure.
@@ -78,19 +79,6 @@ func (r *alignment) assignBands() {
 			m.doubts = append(m.doubts, d.why)
 		}
 	}
-}
-
-// bandLabel is how a YAML comment starts: the band, upper case when the
-// pair needs a look, with its doubts.
-func bandLabel(band string, doubts []string) string {
-	if band == BandSure {
-		return BandSure
-	}
-	s := strings.ToUpper(band)
-	if len(doubts) > 0 {
-		s += " (" + strings.Join(doubts, "; ") + ")"
-	}
-	return s
 }
 
 // Calibration is how the confidence bands fared on layermap's labelled

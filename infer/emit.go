@@ -247,7 +247,7 @@ func pairComment(m *match, keys side) string {
 	// the same rounded figures as the report's pairs (Pair.Score), so a
 	// 0.8949 reads 0.90 in both, not 0.89 here and 0.90 there
 	s := fmt.Sprintf("score %.2f margin %.2f: %s", round(m.score), round(m.margin), strings.Join(m.reasons, ","))
-	s = bandLabel(m.band, m.doubts) + ": " + s
+	s = mapping.BandLabel(m.band, m.doubts) + ": " + s
 	if n := m.structural[keys]; n != "" {
 		s += "; " + n
 	}

@@ -168,7 +168,7 @@ func writeText(w io.Writer, r *Result) error {
 	for _, p := range pairs {
 		if p.Band != BandSure {
 			low++
-			fmt.Fprintf(b, "  %s <-> %s: %s\n", p.NPU, p.Bench, bandLabel(p.Band, p.Doubts))
+			fmt.Fprintf(b, "  %s <-> %s: %s\n", p.NPU, p.Bench, mapping.BandLabel(p.Band, p.Doubts))
 		}
 	}
 	if low == 0 {

@@ -15,4 +15,6 @@ var Codes = []mapping.CodeInfo{
 	{Code: CodeConflictResolved, Severity: "info", Check: "conflict", Meaning: "a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor"},
 	{Code: CodePartialKey, Severity: "warning", Check: "conflict", Meaning: "a rule whose child path exists under only some instances of its class"},
 	{Code: CodeMissingRule, Severity: "info", Check: "missing-rule", Meaning: "an NPU module without partner whose parent's partner has unclaimed children of its kind"},
+	{Code: CodeBandCheck, Severity: "info", Check: "band", Meaning: "a drafted line whose comment starts with CHECK: a plausible pair with a doubt, look at its rows before trusting them"},
+	{Code: CodeBandUnsure, Severity: "warning", Check: "band", Meaning: "a drafted line whose comment starts with UNSURE: nothing but a prior or a name supports it; edit the word once reviewed"},
 }

@@ -23,6 +23,8 @@
 //	LM108  conflict         info      a shared class whose rule would not fit some instances, escaped there by a longer key of an ancestor
 //	LM109  conflict         warning   a rule whose child path exists under only some instances of its class
 //	LM110  missing-rule     info      an NPU module without partner whose parent's partner has unclaimed children of its kind
+//	LM111  band             info      a drafted line whose comment starts with CHECK (layermap suggest's band)
+//	LM112  band             warning   a drafted line whose comment starts with UNSURE; edit the word once reviewed
 //
 // Coverage counts the NPU modules msprobe would dump (resolve.HasDumpEntry:
 // not the root, not containers without forward such as ModuleList in print
@@ -30,4 +32,9 @@
 // side. On msprobe dump folders this is the number of module entries
 // msprobe's own api mapping pairs. Unmatched nodes of both sides are
 // listed collapsed by repeat group ("decoder.layers.{0-27}.self_attention").
+//
+// The confidence band is the first word of the comment of every line
+// layermap suggest drafts ("sure:", "CHECK (why):", "UNSURE (why):", read
+// with mapping.ParseBand); Report.Bands counts them and LM111/LM112 point at
+// the lines that are not sure.
 package validate

@@ -29,6 +29,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.Summary())
 	fmt.Fprintf(&b, "  NPU %s, bench %s\n", r.NPU, r.Bench)
+	if r.Bands.Total() > 0 {
+		fmt.Fprintf(&b, "  drafted lines: %d sure, %d check, %d unsure\n", r.Bands.Sure, r.Bands.Check, r.Bands.Unsure)
+	}
 	last := ""
 	for _, f := range r.Findings {
 		if f.Check != last {
@@ -93,12 +96,21 @@ type jsonReport struct {
 	} `json:"summary"`
 	Findings []jsonFinding `json:"findings"`
 	Coverage jsonCoverage  `json:"coverage"`
+	// Bands counts the drafted lines per confidence band (none for a
+	// hand-written file).
+	Bands *jsonBands `json:"bands,omitempty"`
 	// Entries is the dump-entry coverage (both sides dump folders only).
 	Entries   *jsonCoverage `json:"entries,omitempty"`
 	Unmatched struct {
 		NPU   []jsonGroup `json:"npu"`
 		Bench []jsonGroup `json:"bench"`
 	} `json:"unmatched"`
+}
+
+type jsonBands struct {
+	Sure   int `json:"sure"`
+	Check  int `json:"check"`
+	Unsure int `json:"unsure"`
 }
 
 type jsonCoverage struct {
@@ -138,6 +150,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	j.Coverage = *toJSONCoverage(r.Coverage)
 	if r.Entries != nil {
 		j.Entries = toJSONCoverage(*r.Entries)
+	}
+	if r.Bands.Total() > 0 {
+		j.Bands = &jsonBands{Sure: r.Bands.Sure, Check: r.Bands.Check, Unsure: r.Bands.Unsure}
 	}
 	j.Unmatched.NPU, j.Unmatched.Bench = toJSONGroups(r.UnmatchedNPU), toJSONGroups(r.UnmatchedBench)
 	enc := json.NewEncoder(w)

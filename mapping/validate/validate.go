@@ -24,6 +24,8 @@ const (
 	CodeConflictResolved = "LM108"
 	CodePartialKey       = "LM109"
 	CodeMissingRule      = "LM110"
+	CodeBandCheck        = "LM111"
+	CodeBandUnsure       = "LM112"
 )
 
 // Check names, in report order.
@@ -36,9 +38,10 @@ const (
 	CheckCoverage   = "coverage"
 	CheckSuspicious = "suspicious-pair"
 	CheckMissing    = "missing-rule"
+	CheckBand       = "band"
 )
 
-var checkOrder = []string{CheckLoad, CheckDeadRule, CheckBadTarget, CheckShadowed, CheckConflict, CheckSuspicious, CheckMissing, CheckCoverage}
+var checkOrder = []string{CheckLoad, CheckDeadRule, CheckBadTarget, CheckShadowed, CheckConflict, CheckSuspicious, CheckMissing, CheckBand, CheckCoverage}
 
 // Finding is one problem, with a stable code and the position it concerns
 // (in the mapping file, or in the NPU structure file for suspicious pairs
@@ -88,6 +91,9 @@ type Report struct {
 	UnmatchedNPU, UnmatchedBench []Group
 	// Pairs are the resolved NPU nodes, in printed order.
 	Pairs []resolve.NodePair
+	// Bands counts the rules by the confidence band their comment starts
+	// with (layermap suggest's drafts); all zero for a hand-written file.
+	Bands Bands
 	// Entries, when both sides are msprobe dump folders, counts the NPU
 	// dump.json entries (modules and APIs) msprobe's api mapping pairs; nil
 	// otherwise. Set it with EntryCoverage.
@@ -154,6 +160,9 @@ func Check(m *mapping.Mapping, diags []mapping.Diagnostic, npu, bench *printpars
 	rep.Findings = append(rep.Findings, c.rules()...)
 	rep.Findings = append(rep.Findings, c.suspicious()...)
 	rep.Findings = append(rep.Findings, c.missing()...)
+	var bf []Finding
+	rep.Bands, bf = bands(m)
+	rep.Findings = append(rep.Findings, bf...)
 	rep.Pairs = c.pairs
 	rep.Coverage, rep.UnmatchedNPU, rep.UnmatchedBench = c.coverage()
 	if opt.MinCoverage > 0 && rep.Coverage.Ratio() < opt.MinCoverage {

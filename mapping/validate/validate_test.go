@@ -416,3 +416,57 @@ func TestDumpFolderPairsMatchMsprobe(t *testing.T) {
 		}
 	}
 }
+
+// The band each drafted line's comment starts with: CHECK and UNSURE lines
+// become LM111/LM112 findings at the line, sure lines are counted only,
+// hand-written comments are no band; in all three formats.
+func TestBands(t *testing.T) {
+	const draft = `TopLayer:
+  0.module: module  # sure: score 0.95 margin 0.56: name,class,children
+
+Float16Module:
+  module.image_encoder: visual  # CHECK (small margin 0.05 over the runner-up): score 0.80 margin 0.05: name
+  module.text_decoder: model  # UNSURE (the template alone pairs them): score 0.10 margin 0.00: template
+
+MMGPTModel:
+  embedding.word_embeddings: embed_tokens  # check later: written by hand
+  decoder.layers: layers
+`
+	rep := check(t, "", draft, mindspeedVL, hfVLOld, Options{})
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Check == CheckBand {
+			got = append(got, key(f)+" "+f.Severity.String()+" "+f.Msg)
+		}
+	}
+	want := []string{
+		"LM111@5 info Float16Module: module.image_encoder -> visual drafted as CHECK (small margin 0.05 over the runner-up): look at its rows before trusting them",
+		"LM112@6 warning Float16Module: module.text_decoder -> model drafted as UNSURE (the template alone pairs them): nothing but a prior or a name supports it; once reviewed, edit the word",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("band findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if rep.Bands != (Bands{Sure: 1, Check: 1, Unsure: 1}) {
+		t.Errorf("bands %+v", rep.Bands)
+	}
+	if rep.Failed(false) || !rep.Failed(true) {
+		t.Errorf("an UNSURE line must fail with --strict only (failed %v, strict %v)", rep.Failed(false), rep.Failed(true))
+	}
+	for _, f := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"bands.txt", func(b *bytes.Buffer) error { return rep.WriteText(b) }},
+		{"bands.json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
+		{"bands.github", func(b *bytes.Buffer) error { return rep.WriteGitHub(b) }},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(b.String(), testkit.Corpus(t)+string(filepath.Separator), "<corpus>/")
+			testkit.Golden(t, filepath.Join("testdata", f.name+".golden"), []byte(got))
+		})
+	}
+}
