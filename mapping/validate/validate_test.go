@@ -311,27 +311,28 @@ func TestRenderIndices(t *testing.T) {
 // Golden outputs of the acceptance case, corpus and testdata paths made
 // relative so that they do not depend on the checkout.
 func TestOutputGolden(t *testing.T) {
-	rep := check(t, seedMS2HF, "", mindspeedVL, hfVLOld, Options{})
+	goldenReports(t, check(t, seedMS2HF, "", mindspeedVL, hfVLOld, Options{}), "seed_ms2hf")
+}
+
+// goldenReports checks rep in the three formats against
+// testdata/NAME.{txt,json,github}.golden.
+func goldenReports(t *testing.T, rep *Report, name string) {
 	root := testkit.Corpus(t)
-	rel := func(s string) string {
-		s = strings.ReplaceAll(s, root+string(filepath.Separator), "<corpus>/")
-		return s
-	}
 	for _, f := range []struct {
-		name  string
+		ext   string
 		write func(*bytes.Buffer) error
 	}{
-		{"seed_ms2hf.txt", func(b *bytes.Buffer) error { return rep.WriteText(b) }},
-		{"seed_ms2hf.json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
-		{"seed_ms2hf.github", func(b *bytes.Buffer) error { return rep.WriteGitHub(b) }},
+		{"txt", func(b *bytes.Buffer) error { return rep.WriteText(b) }},
+		{"json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
+		{"github", func(b *bytes.Buffer) error { return rep.WriteGitHub(b) }},
 	} {
-		t.Run(f.name, func(t *testing.T) {
+		t.Run(name+"."+f.ext, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := f.write(&b); err != nil {
 				t.Fatal(err)
 			}
-			got := []byte(rel(b.String()))
-			testkit.Golden(t, filepath.Join("testdata", f.name+".golden"), got)
+			got := strings.ReplaceAll(b.String(), root+string(filepath.Separator), "<corpus>/")
+			testkit.Golden(t, filepath.Join("testdata", name+"."+f.ext+".golden"), []byte(got))
 		})
 	}
 }
@@ -452,21 +453,5 @@ MMGPTModel:
 	if rep.Failed(false) || !rep.Failed(true) {
 		t.Errorf("an UNSURE line must fail with --strict only (failed %v, strict %v)", rep.Failed(false), rep.Failed(true))
 	}
-	for _, f := range []struct {
-		name  string
-		write func(*bytes.Buffer) error
-	}{
-		{"bands.txt", func(b *bytes.Buffer) error { return rep.WriteText(b) }},
-		{"bands.json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
-		{"bands.github", func(b *bytes.Buffer) error { return rep.WriteGitHub(b) }},
-	} {
-		t.Run(f.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				t.Fatal(err)
-			}
-			got := strings.ReplaceAll(b.String(), testkit.Corpus(t)+string(filepath.Separator), "<corpus>/")
-			testkit.Golden(t, filepath.Join("testdata", f.name+".golden"), []byte(got))
-		})
-	}
+	goldenReports(t, rep, "bands")
 }
