@@ -49,6 +49,9 @@ type benchSource interface {
 	read(i int, fn func(*msprobe.Entry) error) error
 	// md5 reports whether an entry read so far has an md5 (md5 mode).
 	md5() bool
+	// rows counts the rows entry i flattens into (0 when msprobe skips
+	// it), checking it as read does.
+	rows(i int) (int, error)
 	// fork returns another reader of the same entries, for another
 	// goroutine; closing it leaves this one open.
 	fork() (benchSource, error)
@@ -143,6 +146,14 @@ func (o *offsets) release() {
 
 func (f *fileBench) md5() bool { return f.r.MD5() }
 
+func (f *fileBench) rows(i int) (int, error) {
+	end := int64(-1)
+	if i+1 < f.offs.len() {
+		end = f.offs.at(i + 1)
+	}
+	return f.r.Rows(i, f.offs.at(i), end, 0)
+}
+
 func (f *fileBench) fork() (benchSource, error) {
 	r, err := msprobe.NewEntryReader(f.path)
 	if err != nil {
@@ -204,6 +215,8 @@ func (m *memBench) md5() bool {
 	}
 	return false
 }
+
+func (m *memBench) rows(i int) (int, error) { return len(m.entries[i].Items), nil }
 
 func (m *memBench) fork() (benchSource, error) { return m, nil }
 
@@ -292,6 +305,8 @@ type benchIndex struct {
 	cands     []int
 	gen       int            // lookups so far
 	spare     []*parsedEntry // evicted entries, for reuse
+	pf        *prefetcher    // this pass\'s
+	pfMD5     bool
 }
 
 // cacheEntries bounds the parsed bench entries kept for the join.
@@ -359,6 +374,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 }
 
 func (ix *benchIndex) close() {
+	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
 	ix.renum.release()
@@ -376,9 +392,15 @@ func (ix *benchIndex) keyOf(i int32, name string) entryKey {
 
 // parse reads entry i with its rows keyed; nil when msprobe skips it.
 func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
+	return ix.parseWith(ix.src, i, ix.newEntry)
+}
+
+// parseWith is parse with a reader and an allocator of its own (the
+// prefetcher's).
+func (ix *benchIndex) parseWith(src benchSource, i int32, alloc func(n int) *parsedEntry) (*parsedEntry, error) {
 	var be *parsedEntry
-	err := ix.src.read(int(i), func(e *msprobe.Entry) error {
-		be = ix.newEntry(len(e.Items))
+	err := src.read(int(i), func(e *msprobe.Entry) error {
+		be = alloc(len(e.Items))
 		be.name, be.key = e.Name, ix.keyOf(i, e.Name)
 		for r := range e.Items {
 			be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
@@ -389,6 +411,10 @@ func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return be, nil
+}
+
+func freshEntry(n int) *parsedEntry {
+	return &parsedEntry{rows: make([]sideRow, n), matched: make([]bool, n)}
 }
 
 // newEntry is a parsedEntry for n rows, reusing an evicted one's memory.
@@ -417,9 +443,11 @@ func (ix *benchIndex) reset() {
 		clear(e.matched)
 		ix.benchRow += len(e.rows)
 	}
+	ix.pf = ix.startPrefetch()
 }
 
-// entry returns bench entry i parsed, from the cache or the file.
+// entry returns bench entry i parsed: from the cache, from the
+// prefetcher, or from the file.
 func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 	if e := ix.oddEnts[i]; e != nil {
 		return e, nil
@@ -428,8 +456,15 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 		e.gen = ix.gen
 		return e, nil
 	}
+	if e, err := ix.fromPrefetch(i); e != nil || err != nil {
+		return e, err
+	}
+	ix.pf.take(i)
 	e, err := ix.parse(i)
 	if err != nil || e == nil {
+		if err == nil {
+			ix.fetched.set(i)
+		}
 		return nil, err
 	}
 	switch {
@@ -451,11 +486,17 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 			delete(ix.partial64, i)
 		}
 	}
+	ix.cacheAdd(i, e)
+	return e, nil
+}
+
+// cacheAdd puts a parsed entry in the cache, evicting the oldest ones the
+// lookup under way has not used.
+func (ix *benchIndex) cacheAdd(i int32, e *parsedEntry) {
 	limit := cacheEntries
 	if ix.cfg.cache > 0 {
 		limit = ix.cfg.cache
 	}
-	// Evict the oldest entries the lookup under way has not used.
 	for k := len(ix.clock); len(ix.clock) >= limit && k > 0; k-- {
 		old := ix.clock[0]
 		ix.clock = ix.clock[1:]
@@ -468,7 +509,6 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 	e.gen = ix.gen
 	ix.cache[i] = e
 	ix.clock = append(ix.clock, i)
-	return e, nil
 }
 
 func (ix *benchIndex) evict(i int32) {
@@ -564,6 +604,9 @@ func (ix *benchIndex) match(r rowRef) {
 // finish counts the rows of the bench entries no NPU row asked for (it
 // parses them) and fills the summary's bench counts.
 func (ix *benchIndex) finish(sum *Summary) error {
+	if err := ix.stopPrefetch(); err != nil {
+		return err
+	}
 	// Skipped entries are read too: msprobe finds md5 keys in them.
 	var todo []int32
 	for i := int32(0); i < int32(ix.n); i++ {
@@ -578,7 +621,7 @@ func (ix *benchIndex) finish(sum *Summary) error {
 	ix.benchRow += rows
 	sum.BenchRows = ix.benchRow
 	sum.BenchUnmatched = ix.benchRow - ix.matchedN
-	sum.benchMD5 = ix.src.md5() || md5
+	sum.benchMD5 = ix.src.md5() || md5 || ix.pfMD5
 	return nil
 }
 
@@ -607,13 +650,12 @@ func countRows(src benchSource, entries []int32) (rows int, md5 bool, err error)
 				defer s.close()
 			}
 			for _, i := range chunk {
-				if r.err = s.read(int(i), func(e *msprobe.Entry) error {
-					r.rows += len(e.Items)
-					return nil
-				}); r.err != nil {
-					r.err = fmt.Errorf("bench: %w", r.err)
+				n, err := s.rows(int(i))
+				if err != nil {
+					r.err = fmt.Errorf("bench: %w", err)
 					return
 				}
+				r.rows += n
 			}
 			r.md5 = s.md5()
 		}()

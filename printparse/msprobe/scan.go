@@ -262,18 +262,21 @@ loop:
 }
 
 type scanner struct {
-	reuse      bool   // finish reuses out
-	out        []Item // the entry's items, when reused
-	lx         *lexer
-	t          *tree // tree of the entry being flattened
-	debug      bool
-	fn         func(*Entry) error
-	index      int
-	intern     map[string]string
-	recent     [8]string // interned strings seen last
-	nextRecent int
-	fwd        map[string]int
-	bwd        map[string]int
+	reuse bool // finish reuses out
+	// countOnly counts an entry's rows into rows instead of building them.
+	countOnly   bool
+	count, rows int
+	out         []Item // the entry's items, when reused
+	lx          *lexer
+	t           *tree // tree of the entry being flattened
+	debug       bool
+	fn          func(*Entry) error
+	index       int
+	intern      map[string]string
+	recent      [8]string // interned strings seen last
+	nextRecent  int
+	fwd         map[string]int
+	bwd         map[string]int
 
 	// Per-entry state.
 	entryName string
@@ -321,6 +324,7 @@ func (s *scanner) process(h *Header, j *job) error {
 	}
 
 	s.entryName = name
+	s.count, s.rows = 0, 0
 	s.items = s.items[:0]
 	s.sb = s.sb[:0]
 	s.path = append(s.path[:0], name...)
@@ -384,6 +388,10 @@ func (s *scanner) process(h *Header, j *job) error {
 	}
 	e.Index = s.index
 	s.index++
+	if s.countOnly {
+		s.rows = s.count
+		return nil
+	}
 	e.Items = s.finish(name)
 	return s.fn(&e)
 }
@@ -442,6 +450,10 @@ func (s *scanner) parse(i int32, state string, depth int, pg bool) error {
 	n := &t.nodes[i]
 	switch n.kind {
 	case kNull:
+		if s.countOnly {
+			s.count++
+			return nil
+		}
 		s.noneItem(state, n.line)
 		return nil
 	case kArray:
@@ -464,10 +476,18 @@ func (s *scanner) parse(i int32, state string, depth int, pg bool) error {
 			return nil
 		}
 		if ct := t.get(i, "class_type"); ct >= 0 && t.textIs(ct, "torch.distributed.P2POp") {
+			if s.countOnly {
+				s.count++
+				return nil
+			}
 			s.p2p(i, state)
 			return nil
 		}
 		if ty := t.get(i, "type"); ty >= 0 && t.nodes[ty].kind == kString {
+			if s.countOnly {
+				s.count++
+				return nil
+			}
 			s.leaf(i, state)
 			return nil
 		}

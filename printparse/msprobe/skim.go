@@ -454,6 +454,17 @@ func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) 
 	return err
 }
 
+// Rows is Read for readers that need only the number of rows the entry
+// flattens into (0 when msprobe skips it): the body is parsed and
+// checked as Read does, the rows are counted, not built.
+func (r *EntryReader) Rows(index int, off, end int64, line int) (int, error) {
+	r.s.countOnly = true
+	defer func() { r.s.countOnly = false }()
+	r.s.rows = 0
+	err := r.Read(index, off, end, line, func(*Entry) error { return nil })
+	return r.s.rows, err
+}
+
 // lineAt is the line of byte off.
 func (r *EntryReader) lineAt(off int64) (int, error) {
 	buf := make([]byte, 1<<20)

@@ -1,0 +1,182 @@
+package compare
+
+import (
+	"sync/atomic"
+)
+
+// The bench entries are parsed ahead of the join, in file order, by a
+// goroutine of their own (most are asked for in about file order; the
+// rest would be parsed at the end to be counted), so that the join
+// goroutine does not carry the bench side's parsing alone. The join takes
+// the prefetched entries into its cache when it misses one; an entry it
+// parses itself is marked taken and the prefetcher skips it.
+
+// prefetchAhead bounds the entries parsed ahead and not yet taken.
+const prefetchAhead = 256
+
+// prefetchKeep bounds the prefetched entries held until asked for.
+const prefetchKeep = 1024
+
+// prefetchWait is how far ahead of the last prefetched entry the join
+// waits for the prefetcher rather than parsing an entry itself.
+const prefetchWait = 64
+
+type prefetcher struct {
+	ch    chan prefetched
+	stop  chan struct{}
+	done  chan struct{}
+	taken []atomic.Uint64 // entries the join parses itself
+	held  map[int32]*parsedEntry
+	order []int32 // held, oldest first
+	last  int32   // the last entry received (join side)
+	ended bool    // ch closed (join side)
+	md5   bool    // an entry the prefetcher read had an md5
+	err   error
+}
+
+type prefetched struct {
+	i   int32
+	e   *parsedEntry // nil: msprobe skips the entry
+	err error
+}
+
+// startPrefetch starts the prefetcher of a pass (nil when the bench side
+// cannot be forked).
+func (ix *benchIndex) startPrefetch() *prefetcher {
+	src, err := ix.src.fork()
+	if err != nil {
+		return nil
+	}
+	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
+		taken: make([]atomic.Uint64, (ix.n+63)/64), last: -1, held: map[int32]*parsedEntry{}}
+	go func() {
+		defer close(pf.done)
+		defer close(pf.ch)
+		if src != ix.src {
+			defer src.close()
+		}
+		defer func() { pf.md5 = src.md5() }()
+		for i := int32(0); i < int32(ix.n); i++ {
+			if ix.oddEnts[i] != nil || pf.taken[i>>6].Load()&(1<<(i&63)) != 0 {
+				continue
+			}
+			e, err := ix.parseWith(src, i, freshEntry)
+			select {
+			case pf.ch <- prefetched{i, e, err}:
+			case <-pf.stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return pf
+}
+
+// take marks entry i parsed by the join.
+func (pf *prefetcher) take(i int32) {
+	if pf != nil {
+		pf.taken[i>>6].Or(1 << (i & 63))
+	}
+}
+
+// receive takes a prefetched entry into the index (join side).
+func (ix *benchIndex) receive(p prefetched) {
+	pf := ix.pf
+	pf.last = p.i
+	if p.err != nil {
+		pf.err = p.err
+		return
+	}
+	if ix.fetched.get(p.i) {
+		return // the join parsed it meanwhile
+	}
+	ix.fetched.set(p.i)
+	if p.e == nil {
+		return
+	}
+	ix.benchRow += len(p.e.rows)
+	// Held apart from the cache until asked for, so that entries no NPU
+	// row asks for (counted already) do not push out those in use.
+	if len(pf.order) >= prefetchKeep {
+		delete(pf.held, pf.order[0])
+		pf.order = pf.order[1:]
+	}
+	pf.held[p.i] = p.e
+	pf.order = append(pf.order, p.i)
+}
+
+// takeHeld moves a prefetched entry into the cache.
+func (ix *benchIndex) takeHeld(i int32) *parsedEntry {
+	pf := ix.pf
+	if pf == nil {
+		return nil
+	}
+	e := pf.held[i]
+	if e != nil {
+		delete(pf.held, i) // its place in order expires harmlessly
+		ix.cacheAdd(i, e)
+	}
+	return e
+}
+
+// fromPrefetch takes what the prefetcher has ready and returns entry i if
+// it came; it waits for the prefetcher when i is a little ahead of it.
+func (ix *benchIndex) fromPrefetch(i int32) (*parsedEntry, error) {
+	pf := ix.pf
+	if pf == nil {
+		return nil, nil
+	}
+	if e := ix.takeHeld(i); e != nil {
+		return e, nil
+	}
+	for !pf.ended && pf.err == nil {
+		var p prefetched
+		var ok bool
+		select {
+		case p, ok = <-pf.ch:
+		default:
+			if i <= pf.last || i-pf.last > prefetchWait {
+				return nil, nil
+			}
+			p, ok = <-pf.ch
+		}
+		if !ok {
+			pf.ended = true
+			break
+		}
+		ix.receive(p)
+		if e := ix.takeHeld(i); e != nil {
+			return e, nil
+		}
+		if p.i > i {
+			break // it skipped i
+		}
+	}
+	return nil, pf.err
+}
+
+// stopPrefetch stops the prefetcher and takes what it had parsed.
+func (ix *benchIndex) stopPrefetch() error {
+	pf := ix.pf
+	if pf == nil {
+		return nil
+	}
+	ix.pf = nil
+	select {
+	case <-pf.stop:
+	default:
+		close(pf.stop)
+	}
+	for p := range pf.ch {
+		if pf.err == nil && ix.cache != nil {
+			ix.pf = pf
+			ix.receive(p)
+			ix.pf = nil
+		}
+	}
+	<-pf.done
+	ix.pfMD5 = ix.pfMD5 || pf.md5
+	return pf.err
+}
