@@ -9,16 +9,19 @@
 // data mapping derived from a layer mapping, explicit pairs, or msprobe's
 // fuzzy match), gated by dtype, then each entry's rows get their statistics
 // diffs or tensor metrics and msprobe's rule checkers (Result,
-// Err_message) and are written in NPU dump order. The two files are parsed
-// concurrently.
+// Err_message) and are written in NPU dump order. Goroutines: the NPU
+// decode and flatten, the bench prefetch (prefetch.go), the join, the
+// workers that finish each entry's rows into CSV lines, and the writer
+// (the caller); rank pairs of a step folder run side by side.
 //
 // Memory: the NPU side is streamed; the bench side is joined through an
 // index built before the first NPU row from a skim of the bench file
 // (benchindex.go): every entry's compare-key prefix and byte offset, so
 // that each NPU row finds its bench rows whatever the two files' orders,
 // and bench entries are parsed where the join needs them. What is kept
-// per bench entry is about 30 bytes of index; the parsed entries in use
-// are cached. msprobe's fuzzy match pairs rows in order and reads the
+// per bench entry is about 16 bytes of index, outside the collected heap
+// (offheap.go); per NPU stack.json name 16 bytes; the parsed entries in
+// use are cached. msprobe's fuzzy match pairs rows in order and reads the
 // whole bench side into memory in a packed form (benchstore.go).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
