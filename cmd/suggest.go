@@ -185,13 +185,13 @@ func runSuggest(opts *SuggestOptions) error {
 	for _, w := range r.Warnings {
 		fmt.Fprintln(ios.ErrOut, "layermap: warning: "+w)
 	}
-	var manual *htmlview.ManualResult
+	var manual *infer.ManualResult
 	if opts.PairsIn != "" {
-		ps, err := htmlview.ReadManual(opts.PairsIn)
+		ps, err := infer.ReadManual(opts.PairsIn)
 		if err != nil {
 			return err
 		}
-		manual = htmlview.Manual(npu, bench, r.Forward.Mapping, ps)
+		manual = infer.Manual(npu, bench, r.Forward.Mapping, ps)
 		r.Forward.Sidecar = append(r.Forward.Sidecar, manual.Sidecar...)
 		printManual(ios.ErrOut, opts.PairsIn, manual)
 	}
@@ -224,7 +224,7 @@ func runSuggest(opts *SuggestOptions) error {
 // suggestFiles lists the files suggest writes, as one output set: a
 // failure writes none of them (a bad -o used to leave -O's and --pairs'
 // files behind).
-func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Result, manual *htmlview.ManualResult, yml []byte) ([]outFile, error) {
+func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Result, manual *infer.ManualResult, yml []byte) ([]outFile, error) {
 	var files []outFile
 	if opts.Output != "" {
 		files = append(files, outFile{opts.Output, yml})
@@ -309,7 +309,7 @@ func distinctOutputs(out, revOut, pairs, html string, reverse bool) error {
 }
 
 // printManual says what became of the manual matches of --pairs-in.
-func printManual(w io.Writer, file string, r *htmlview.ManualResult) {
+func printManual(w io.Writer, file string, r *infer.ManualResult) {
 	fmt.Fprintf(w, "manual matches (%s): %d layer_mapping lines, %d sidecar pairs, %d already made by the draft\n",
 		file, len(r.Lines), len(r.Sidecar), len(r.Covered))
 	for _, l := range r.Lines {

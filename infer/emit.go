@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -92,12 +93,8 @@ func (v *view) partnerOf(n *printparse.Node) *printparse.Node {
 // would fire at every list in the model.
 func (v *view) anchorOf(p *dpair) *printparse.Node {
 	first := true
-	for q := p.a.Parent; q != nil; q = q.Parent {
-		qp := v.byA[q]
-		if qp == nil || !(qp.b == p.b.Parent || isAncestor(qp.b, p.b)) {
-			continue
-		}
-		if first && generic(q) && rel(p.a, q) == rel(p.b, qp.b) {
+	for q, qb := range anchors(p.a, p.b, v.alignedPartner) {
+		if first && generic(q) && rel(p.a, q) == rel(p.b, qb) {
 			return q
 		}
 		first = false
@@ -106,6 +103,27 @@ func (v *view) anchorOf(p *dpair) *printparse.Node {
 		}
 	}
 	return nil
+}
+
+// alignedPartner is n's aligned partner, or nil.
+func (v *view) alignedPartner(n *printparse.Node) *printparse.Node {
+	if p := v.byA[n]; p != nil {
+		return p.b
+	}
+	return nil
+}
+
+// anchors yields, nearest first, the proper ancestors q of a whose partner
+// is a proper ancestor of b, with that partner: the places where a line
+// "class of q: rel(a, q): rel(b, partner)" can send a to b.
+func anchors(a, b *printparse.Node, partner func(*printparse.Node) *printparse.Node) iter.Seq2[*printparse.Node, *printparse.Node] {
+	return func(yield func(*printparse.Node, *printparse.Node) bool) {
+		for q := a.Parent; q != nil; q = q.Parent {
+			if qb := partner(q); qb != nil && isAncestor(qb, b) && !yield(q, qb) {
+				return
+			}
+		}
+	}
 }
 
 // Conflict is a class whose instances need different child renames.
@@ -819,10 +837,7 @@ func build(v *view, entries []*entry, header string) *mapping.Mapping {
 func (d *draft) prove(v *view) {
 	d.proven, d.failures, d.sidecar, d.unintended = map[*printparse.Node]bool{}, nil, nil, nil
 	res := resolve.New(d.m).ResolveTrie(v.ka.trie(), v.kb.tree)
-	got := map[*printparse.Node]*printparse.Node{}
-	for _, np := range res {
-		got[np.NPU] = np.Bench
-	}
+	got := partners(res)
 	for _, p := range v.pairs {
 		if p.m.rootish {
 			continue
@@ -840,4 +855,15 @@ func (d *draft) prove(v *view) {
 		}
 		d.unintended = append(d.unintended, mapping.ModulePair{NPU: np.NPU.Path, Bench: np.Bench.Path})
 	}
+}
+
+// partners maps each module the resolver pairs to its partner.
+func partners(res []resolve.NodePair) map[*printparse.Node]*printparse.Node {
+	got := make(map[*printparse.Node]*printparse.Node, len(res))
+	for _, np := range res {
+		if np.Bench != nil {
+			got[np.NPU] = np.Bench
+		}
+	}
+	return got
 }

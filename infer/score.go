@@ -37,6 +37,11 @@ var genericClasses = map[string]bool{
 	"ModuleList": true, "Sequential": true, "ModuleDict": true, "ParameterList": true, "ParameterDict": true,
 }
 
+// GenericClass reports a torch container class (ModuleList, Sequential,
+// ...) that never keys a layer_mapping rule: a rule on it would fire at
+// every such container in the model.
+func GenericClass(class string) bool { return genericClasses[class] }
+
 // paramContainers hold parameters, not modules (PEFT's lora_embedding_A):
 // they have no forward, so they never appear in a dump and pair with
 // nothing.

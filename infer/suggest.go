@@ -81,6 +81,14 @@
 //
 // Paths are full module paths as msprobe names them (list index first for
 // a list of models), without the Module./Cell. prefix and class.
+//
+// # Manual matches
+//
+// Manual turns module pairs a user matched by hand (ParseManual reads the
+// HTML view's manual_pairs.yaml and msprobe's .vis.config) into lines of a
+// mapping at the same anchors the drafter uses, each proven with the
+// resolver (it moves no other pair), and sidecar pairs where no line is
+// sound.
 package infer
 
 import (

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
@@ -315,7 +316,7 @@ func (e *encoder) resolved(v *View, j *jsonView) {
 	seen := map[string]bool{}
 	j.Generic = []int{}
 	v.NPU.Tree.Walk(func(n *printparse.Node) bool {
-		if !seen[n.Class] && resolve.NeverDumped(n.Class) {
+		if !seen[n.Class] && infer.GenericClass(n.Class) {
 			seen[n.Class] = true
 			j.Generic = append(j.Generic, e.str(n.Class))
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -158,7 +158,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if j.Map == nil || len(j.Map.Blocks) != 1 || j.Map.Blocks[0][1].(float64) != 2 || j.Map.Indent != 2 {
 		t.Errorf("mapping blocks %+v", j.Map)
 	}
-	if !resolve.NeverDumped("ModuleList") || len(j.Generic) != 1 || j.S[j.Generic[0]] != "ModuleList" {
+	if !infer.GenericClass("ModuleList") || len(j.Generic) != 1 || j.S[j.Generic[0]] != "ModuleList" {
 		t.Errorf("generic classes %v", j.Generic)
 	}
 }

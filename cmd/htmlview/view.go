@@ -13,13 +13,14 @@
 //
 // cmd builds a View with FromSuggest or FromCompare and writes it with
 // Write. Manual matches the page offers, and msprobe's own .vis.config
-// manual matches, are read back with ParseManual and turned into
-// layer_mapping lines or sidecar pairs with Manual.
+// manual matches, are read back with infer.ReadManual and turned into
+// layer_mapping lines or sidecar pairs with infer.Manual.
 package htmlview
 
 import (
 	"strings"
 
+	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
@@ -213,7 +214,7 @@ type Row struct {
 
 // AddManual shows the pairs of manual matches (suggest --pairs-in) that
 // the view does not pair yet; r may be nil.
-func (v *View) AddManual(r *ManualResult) {
+func (v *View) AddManual(r *infer.ManualResult) {
 	if r == nil {
 		return
 	}

@@ -475,7 +475,7 @@
 
   // ---- manual matching ---------------------------------------------------------
   // A manual pair becomes one layer_mapping line where a class rule is
-  // sound, a sidecar pair where it is not; htmlview.Manual does the same on
+  // sound, a sidecar pair where it is not; infer.Manual does the same on
   // the Go side, where msprobe's resolver checks each line.
   const generic = new Set(D.generic.map((i) => S[i]));
   const taken = new Set((D.map ? D.map.rules : []).map(([c, k]) => c + '\u0000' + k));

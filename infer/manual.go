@@ -1,13 +1,10 @@
-package htmlview
+package infer
 
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
@@ -16,11 +13,7 @@ import (
 	"github.com/layermap/layermap/printparse/source"
 )
 
-// The conversion of manual matches into layer_mapping lines is alignment
-// logic (infer's domain); it lives here, beside the page whose script does
-// the same steps, until infer takes it over.
-
-// ReadManual reads a manual pairs file (see ParseManual).
+// ReadManual reads a file of manual module pairs (see ParseManual).
 func ReadManual(path string) ([]mapping.ModulePair, error) {
 	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
@@ -29,80 +22,24 @@ func ReadManual(path string) ([]mapping.ModulePair, error) {
 	return ParseManual(data, path)
 }
 
-// ParseManual reads manual module pairs: the manual_pairs.yaml the page
-// offers (the sidecar pairs format, mapping.ModulePair), or msprobe's
-// .vis.config, a JSON object of NPU graph node -> bench graph node (or one
-// holding such an object under "manualMatchNodes" or "npuMatchNodes").
-// msprobe's node names are dump entry names ("Module.layers.0.mlp.MLP.forward.0");
-// a module's becomes its module path, any other name is kept as written
-// (Manual skips what names no module). name is the input in errors, which
-// are *source.Error.
+// ParseManual reads manual module pairs: the manual_pairs.yaml layermap's
+// HTML view offers (the sidecar pairs format, mapping.ParsePairs), or
+// msprobe's .vis.config (msprobe.ParseVisConfig), told apart by the JSON
+// object a .vis.config starts with. Errors are *source.Error.
 func ParseManual(data []byte, name string) ([]mapping.ModulePair, error) {
 	trim := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trim) == 0 || trim[0] != '{' {
 		return mapping.ParsePairs(data, name)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(trim, &top); err != nil {
-		return nil, jsonErr(name, data, err)
+	ms, err := msprobe.ParseVisConfig(data, name)
+	if err != nil {
+		return nil, err
 	}
-	obj := top
-	for _, k := range []string{"manualMatchNodes", "npuMatchNodes"} {
-		if raw, ok := top[k]; ok {
-			obj = nil
-			if err := json.Unmarshal(raw, &obj); err != nil {
-				return nil, &source.Error{File: name, Expected: fmt.Sprintf("%q to be an object of NPU node -> bench node", k), Found: kindOf(raw)}
-			}
-			break
-		}
-	}
-	var out []mapping.ModulePair
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		var v string
-		if err := json.Unmarshal(obj[k], &v); err != nil {
-			if _, skip := map[string]bool{"run": true, "npuUnMatchNodes": true, "benchUnMatchNodes": true, "benchMatchNodes": true}[k]; skip {
-				continue
-			}
-			return nil, &source.Error{File: name, Expected: fmt.Sprintf("a bench node name (a string) for %q", k), Found: kindOf(obj[k])}
-		}
-		out = append(out, mapping.ModulePair{NPU: visNode(k), Bench: visNode(v)})
+	out := make([]mapping.ModulePair, len(ms))
+	for i, m := range ms {
+		out[i] = mapping.ModulePair{NPU: m.NPU, Bench: m.Bench}
 	}
 	return out, nil
-}
-
-// visNode turns an msprobe graph node name into a module path when it
-// names a module.
-func visNode(name string) string {
-	if p, _, _, ok := msprobe.ModuleEntry(name); ok {
-		return p
-	}
-	return name
-}
-
-func kindOf(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	}
-	return string(t)
-}
-
-func jsonErr(name string, data []byte, err error) error {
-	if se, ok := err.(*json.SyntaxError); ok {
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return &source.Error{File: name, Line: line, Expected: "a .vis.config JSON object", Found: "invalid JSON (" + se.Error() + ")"}
-	}
-	return &source.Error{File: name, Expected: "a .vis.config JSON object of NPU node -> bench node", Found: err.Error()}
 }
 
 // ManualLine is one layer_mapping line that manual pairs need.
@@ -125,55 +62,53 @@ type ManualResult struct {
 	Skipped []string
 }
 
-// ManualComment is the comment on the lines Manual adds.
+// ManualComment is the comment on the lines Manual adds: the user's own
+// lines, so no confidence band.
 const ManualComment = "manual match"
 
 // Manual turns manual module pairs into layer_mapping lines where a class
 // rule is sound, and sidecar pairs where it is not, adding the lines to m.
 //
-// For a pair (a, b) it looks for the nearest ancestor P of a that msprobe's
-// resolver, given m, sends to an ancestor Q of b, and whose class may key
-// a rule (TopLayer for the root; never a ModuleList, Sequential or
-// ModuleDict, nor a class that already has the key). The line is
-// "P's class: a relative to P: b relative to Q". It is sound when, run
-// through the resolver over both trees, it sends a to b, every other module
-// the resolver paired before stays paired the same, and every module it now
-// pairs besides a's subtree goes to a bench module nothing else resolves
-// to — the same module at the class's other instances, as in the other
-// layers. Otherwise a longer key at a higher ancestor is tried (the root
-// last), and the pair goes to the sidecar when none is sound.
+// A line for a pair (a, b) stands where the drafter puts one (anchors):
+// at an ancestor P of a that msprobe's resolver, given m, sends to an
+// ancestor Q of b, nearest first, whose class may key a rule (TopLayer for
+// the root; never a generic container such as ModuleList, nor a class that
+// already has the key). The line is "P's class: a relative to P: b
+// relative to Q". It is sound when, run through the resolver over both
+// trees, it sends a to b, every other module the resolver paired before
+// stays paired the same, and every module it now pairs besides a's
+// subtree goes to a bench module nothing else resolves to — the same
+// module at the class's other instances, as in the other layers.
+// Otherwise the next anchor is tried (the root last), and the pair goes to
+// the sidecar when none is sound.
 //
 // Pairs are taken parents first. A pair naming a module neither tree has
 // is skipped; a pair written bench -> NPU (as .vis.config also stores the
 // reverse link) is read the right way round.
 func Manual(npu, bench *printparse.Tree, m *mapping.Mapping, pairs []mapping.ModulePair) *ManualResult {
-	ns, bs := NewSide("", npu), NewSide("", bench)
 	out := &ManualResult{}
-	order := map[*printparse.Node]int{}
-	npu.Walk(func(n *printparse.Node) bool { order[n] = len(order); return true })
+	order, npuAt, benchAt := map[*printparse.Node]int{}, map[string]*printparse.Node{}, map[string]*printparse.Node{}
+	npu.Walk(func(n *printparse.Node) bool { order[n], npuAt[n.Path] = len(order), n; return true })
+	bench.Walk(func(n *printparse.Node) bool { benchAt[n.Path] = n; return true })
 	type np struct{ a, b *printparse.Node }
 	var todo []np
-	seen := map[[2]*printparse.Node]bool{}
+	seen := map[np]bool{}
 	for _, p := range pairs {
-		a, b := ns.Lookup(p.NPU), bs.Lookup(p.Bench)
+		a, b := npuAt[p.NPU], benchAt[p.Bench]
 		if a == nil || b == nil {
-			if ra, rb := ns.Lookup(p.Bench), bs.Lookup(p.NPU); ra != nil && rb != nil {
+			if ra, rb := npuAt[p.Bench], benchAt[p.NPU]; ra != nil && rb != nil {
 				a, b = ra, rb
 			}
 		}
 		switch {
 		case a == nil:
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s -> %s: the NPU side has no module %s", p.NPU, p.Bench, p.NPU))
-			continue
 		case b == nil:
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s -> %s: the bench side has no module %s", p.NPU, p.Bench, p.Bench))
-			continue
 		case a == npu.Root || b == bench.Root:
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s -> %s: the roots are paired by msprobe itself", p.NPU, p.Bench))
-			continue
-		}
-		if !seen[[2]*printparse.Node{a, b}] {
-			seen[[2]*printparse.Node{a, b}] = true
+		case !seen[np{a, b}]:
+			seen[np{a, b}] = true
 			todo = append(todo, np{a, b})
 		}
 	}
@@ -198,31 +133,12 @@ func Manual(npu, bench *printparse.Tree, m *mapping.Mapping, pairs []mapping.Mod
 	return out
 }
 
-// resolveAll returns where msprobe's resolver sends every NPU module.
+// resolveAll returns where msprobe's resolver sends every NPU module, the
+// root to the root.
 func resolveAll(m *mapping.Mapping, npu, bench *printparse.Tree) map[*printparse.Node]*printparse.Node {
-	res := map[*printparse.Node]*printparse.Node{npu.Root: bench.Root}
-	for _, r := range resolve.New(m).ResolveTree(npu, bench) {
-		if r.Bench != nil {
-			res[r.NPU] = r.Bench
-		}
-	}
+	res := partners(resolve.New(m).ResolveTree(npu, bench))
+	res[npu.Root] = bench.Root
 	return res
-}
-
-func relPath(anc, d *printparse.Node) string {
-	if anc.Path == "" {
-		return d.Path
-	}
-	return strings.TrimPrefix(d.Path, anc.Path+".")
-}
-
-func isAncestor(a, d *printparse.Node) bool {
-	for p := d.Parent; p != nil; p = p.Parent {
-		if p == a {
-			return true
-		}
-	}
-	return false
 }
 
 // manualLine finds the sound line that sends a to b and adds it to m;
@@ -236,19 +152,11 @@ func manualLine(m *mapping.Mapping, npu, bench *printparse.Tree, res map[*printp
 	for _, t := range res {
 		targeted[t] = true
 	}
-	for p := a.Parent; p != nil; p = p.Parent {
-		q := res[p]
-		if q == nil || !isAncestor(q, b) {
-			continue
-		}
-		class := p.Class
-		if p == npu.Root {
-			class = mapping.TopLayer
-		} else if class == "" || resolve.NeverDumped(class) {
-			continue
-		}
-		key, val := relPath(p, a), relPath(q, b)
-		if taken[[2]string{class, key}] {
+	partner := func(n *printparse.Node) *printparse.Node { return res[n] }
+	for p, q := range anchors(a, b, partner) {
+		class := classOf(p)
+		key, val := rel(a, p), rel(b, q)
+		if generic(p) || taken[[2]string{class, key}] {
 			continue
 		}
 		newBlock := m.Lookup(class) == nil
@@ -288,6 +196,8 @@ func soundLine(before, after map[*printparse.Node]*printparse.Node, targeted map
 	return ext, true
 }
 
+// dropLast removes the rule Add appended to class, and the block when Add
+// created it.
 func dropLast(m *mapping.Mapping, class string, newBlock bool) {
 	c := m.Lookup(class)
 	c.Rules = c.Rules[:len(c.Rules)-1]
