@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,41 +205,72 @@ type resolver struct {
 	t     *Template
 	root  *printparse.Node
 	rules map[*printparse.Node][]rule
+	// byClass caches, per tree class, the lines that apply to it and, when
+	// none is indexed (the rules then do not depend on the node), its rules.
+	byClass map[string]classLines
+	chain   []*printparse.Node // resolve's scratch
+}
+
+type classLines struct {
+	lines []int
+	rules []rule // nil when a line is indexed
 }
 
 func newResolver(t *Template, npu *printparse.Tree) *resolver {
-	return &resolver{t: t, root: npu.Root, rules: map[*printparse.Node][]rule{}}
+	return &resolver{t: t, root: npu.Root, rules: map[*printparse.Node][]rule{}, byClass: map[string]classLines{}}
 }
 
 // rulesAt returns the rules that apply at node n, longest key first.
 func (r *resolver) rulesAt(n *printparse.Node) []rule {
-	if rs, ok := r.rules[n]; ok {
-		return rs
+	class := mapping.TopLayer
+	if n != r.root {
+		class = n.Class
 	}
-	var lines []int
-	if n == r.root {
-		for i, l := range r.t.Lines {
+	cl, ok := r.byClass[class]
+	if !ok {
+		cl.lines = r.linesFor(class, n == r.root)
+		if !slices.ContainsFunc(cl.lines, func(i int) bool { return r.t.Lines[i].Indexed() }) {
+			cl.rules = r.rulesFor(cl.lines, n)
+		}
+		r.byClass[class] = cl
+	}
+	if cl.rules != nil {
+		return cl.rules
+	}
+	rs, ok := r.rules[n]
+	if !ok {
+		rs = r.rulesFor(cl.lines, n)
+		r.rules[n] = rs
+	}
+	return rs
+}
+
+// linesFor lists the lines of a class (exact class names, or else the
+// drifted ones; TopLayer's at the root).
+func (r *resolver) linesFor(class string, root bool) []int {
+	var exact, drift []int
+	for i, l := range r.t.Lines {
+		switch {
+		case root:
 			if l.Class == mapping.TopLayer {
-				lines = append(lines, i)
-			}
-		}
-	} else {
-		var exact, drift []int
-		for i, l := range r.t.Lines {
-			switch {
-			case l.Class == mapping.TopLayer:
-			case l.Class == n.Class:
 				exact = append(exact, i)
-			case MatchClass(l.Class, n.Class):
-				drift = append(drift, i)
 			}
-		}
-		lines = exact
-		if len(lines) == 0 {
-			lines = drift
+		case l.Class == mapping.TopLayer:
+		case l.Class == class:
+			exact = append(exact, i)
+		case MatchClass(l.Class, class):
+			drift = append(drift, i)
 		}
 	}
-	var rs []rule
+	if len(exact) == 0 {
+		return drift
+	}
+	return exact
+}
+
+// rulesFor expands lines at node n, longest key first.
+func (r *resolver) rulesFor(lines []int, n *printparse.Node) []rule {
+	rs := []rule{}
 	seen := map[string]bool{}
 	for _, i := range lines {
 		l := r.t.Lines[i]
@@ -252,7 +284,6 @@ func (r *resolver) rulesAt(n *printparse.Node) []rule {
 		}
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].segs) > len(rs[j].segs) })
-	r.rules[n] = rs
 	return rs
 }
 
@@ -282,43 +313,48 @@ func expand(l Line, n *printparse.Node) [][2]string {
 // (nil when that step was the identity), the node the rule belongs to, and
 // the bench path.
 func (r *resolver) resolve(m *printparse.Node) (last *rule, inst *printparse.Node, benchPath string) {
-	segs := strings.Split(m.Path, ".")
-	var out []string
+	// the path's segments are the names of m's ancestors below the root
+	chain := r.chain[:0]
+	for n := m; n != nil && n != r.root; n = n.Parent {
+		chain = append(chain, n)
+	}
+	slices.Reverse(chain)
+	r.chain = chain
+	var out strings.Builder
 	cur := r.root
-	for i := 0; i < len(segs); {
+	for i := 0; i < len(chain); {
 		var chosen *rule
 		rs := r.rulesAt(cur)
 		for k := range rs {
-			if n := len(rs[k].segs); n <= len(segs)-i && equalSegs(rs[k].segs, segs[i:i+n]) {
+			if n := len(rs[k].segs); n <= len(chain)-i && namesAre(chain[i:i+n], rs[k].segs) {
 				chosen = &rs[k]
 				break
 			}
 		}
+		if i > 0 {
+			out.WriteByte('.')
+		}
 		step := 1
 		if chosen != nil {
 			step = len(chosen.segs)
-			out = append(out, chosen.value)
+			out.WriteString(chosen.value)
 		} else {
-			out = append(out, segs[i])
+			out.WriteString(chain[i].Name)
 		}
 		from := cur
-		for s := 0; s < step; s++ {
-			cur = cur.Child(segs[i+s])
-		}
+		cur = chain[i+step-1]
 		i += step
-		if i == len(segs) {
+		if i == len(chain) {
 			last, inst = chosen, from
 		}
-		if cur == nil { // cannot happen for a path taken from the tree
-			break
-		}
 	}
-	return last, inst, strings.Join(out, ".")
+	return last, inst, out.String()
 }
 
-func equalSegs(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
+// namesAre reports whether the nodes are named segs.
+func namesAre(ns []*printparse.Node, segs []string) bool {
+	for i, s := range segs {
+		if ns[i].Name != s {
 			return false
 		}
 	}

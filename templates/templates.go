@@ -37,8 +37,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/source"
@@ -125,15 +127,24 @@ func (t *Template) Classes() []string {
 	return out
 }
 
-// All returns every built-in template, sorted by name. Each call parses the
-// embedded files afresh, so callers may modify the result.
+// builtin parses the embedded files once.
+var builtin = sync.OnceValues(func() ([]*Template, error) { return load(files) })
+
+// All returns every built-in template, sorted by name. Each call returns
+// fresh copies, so callers may modify the result.
 func All() []*Template {
-	ts, err := load(files)
+	ts, err := builtin()
 	if err != nil {
 		// The embedded files are checked by the package tests.
 		panic(err)
 	}
-	return ts
+	out := make([]*Template, len(ts))
+	for i, t := range ts {
+		c := *t
+		c.Lines, c.Text = slices.Clone(t.Lines), slices.Clone(t.Text)
+		out[i] = &c
+	}
+	return out
 }
 
 // Names returns the names of all built-in templates, sorted.
