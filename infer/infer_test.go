@@ -164,6 +164,11 @@ func TestCorpusSelf(t *testing.T) {
 			if err != nil {
 				t.Fatalf("corpus print no longer parses: %v", err)
 			}
+			n := 0
+			a.Walk(func(*printparse.Node) bool { n++; return true })
+			if testing.Short() && n > 10000 {
+				t.Skipf("-short: %d modules (the full run drafts it)", n)
+			}
 			b, err := printparse.Load(f, printparse.Options{Index: -1})
 			if err != nil {
 				t.Fatal(err)

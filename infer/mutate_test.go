@@ -37,6 +37,7 @@ func mutatedPrint(text string, seed uint64) string {
 // TestMutatedPairs drafts pair A with one side mutated, many times: the
 // alignment may be anything, but the YAML must always make msprobe's
 // resolver reproduce it (both directions), and every conflict be proven.
+// -short tries 4 seeds of 24.
 func TestMutatedPairs(t *testing.T) {
 	t.Parallel()
 	npu, bench := pairs[0].load(t)
@@ -44,7 +45,11 @@ func TestMutatedPairs(t *testing.T) {
 	for _, side := range []struct{ name, rel string }{{"npu", pairs[0].npu}, {"bench", pairs[0].bench}} {
 		texts[side.name] = readCorpus(t, side.rel)
 	}
-	for seed := uint64(1); seed <= 24; seed++ {
+	seeds := uint64(24)
+	if testing.Short() {
+		seeds = 4 // the sweep is long under -race
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
 		for _, which := range []string{"npu", "bench"} {
 			mt := mutatedPrint(texts[which], seed)
 			if mt == texts[which] {
