@@ -71,7 +71,10 @@ const (
 // FlagError is a usage error: a bad flag or argument.
 type FlagError struct{ Err error }
 
+// Error is the usage error's message.
 func (e *FlagError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error behind the usage error.
 func (e *FlagError) Unwrap() error { return e.Err }
 
 // flagErrorf returns a *FlagError with a formatted message.

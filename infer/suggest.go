@@ -2,7 +2,7 @@
 // it aligns the NPU-side tree (whose classes key the YAML) with the bench
 // side outside-in, emits the renames an expert would write, resolves the
 // classes that need different renames in different places, and proves the
-// draft by running msprobe's resolver (package mapping) over both trees.
+// draft by running msprobe's resolver (package resolve) over both trees.
 //
 // # Alignment
 //

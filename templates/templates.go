@@ -1,6 +1,9 @@
 // Package templates holds layermap's built-in layer_mapping templates: the
-// four msprobe seed templates for Qwen2.5 and Qwen2.5-VL, verbatim, and the
-// layermap team's corrected and version-drift variants of them. It detects
+// four msprobe seed templates for Qwen2.5 and Qwen2.5-VL, verbatim, the
+// layermap team's corrected and version-drift variants of them, and both
+// directions of Llama, Qwen3, Qwen3-MoE, Mixtral, DeepSeek-V3, GLM-4.5,
+// Qwen2-VL and Qwen3-VL (megatron-core or MindSpeed-MM vs transformers, each
+// citing the conversion table it follows). It detects
 // which templates apply to a pair of module trees and evaluates every
 // template line against the trees, so that infer can use the lines as priors.
 //

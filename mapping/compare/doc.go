@@ -1,6 +1,6 @@
 // Package compare is layermap's built-in comparator: it reproduces msprobe's
 // accuracy compare table (msprobe compare -tp -gp, HEAD 8ff00da) cell for
-// cell, from two msprobe dumps read by package dump.
+// cell, from two msprobe dumps read by package msprobe (printparse/msprobe).
 //
 // Pipeline (spec: shared/docs/msprobe-compare.md): both sides are read as
 // rows keyed by msprobe's compare key (op_name_update, with backward call

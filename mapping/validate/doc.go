@@ -1,6 +1,6 @@
 // Package validate checks a layer_mapping.yaml against the two structures it
 // is meant for (print(model) trees or msprobe dump folders read by
-// printparse), with the msprobe-exact resolver of package mapping, and
+// printparse), with the msprobe-exact resolver of package resolve, and
 // reports what msprobe would do silently: rules that never fire, targets
 // that do not exist, class keys shared by instances that need different
 // child maps, and how many NPU modules get a bench partner.

@@ -56,6 +56,8 @@ func Atoi(s string) (int, bool) {
 	return n, true
 }
 
+// AllDigits reports whether s is a non-empty run of ASCII digits (a list
+// index).
 func AllDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
