@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -808,7 +809,7 @@ func (c *checker) suspicious() []Finding {
 			why = fmt.Sprintf("a %s (%s) onto a %s (%s)", nk, p.NPU.Class, bk, p.Bench.Class)
 		default:
 			nd, bd := p.NPU.Dims(), p.Bench.Dims()
-			if nd != nil && bd != nil && nk == bk && !equalInts(nd, bd) {
+			if nd != nil && bd != nil && nk == bk && !slices.Equal(nd, bd) {
 				why = fmt.Sprintf("%s sizes %v onto %v", nk, nd, bd)
 			}
 		}
@@ -838,18 +839,6 @@ func (c *checker) suspicious() []Finding {
 			Msg: fmt.Sprintf("%s -> %s pairs %s", collapse(npuNodes)[0].Path, collapse(benchNodes)[0].Path, k.why)})
 	}
 	return out
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *checker) coverage() (Coverage, []Group, []Group) {
