@@ -208,7 +208,7 @@ func checkReproduces(t *testing.T, data []byte, tree *Tree) {
 		t.Fatal(err)
 	}
 	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	src := scan.Lines(string(data))
+	src := scan.Lines(string(data)).Strings()
 	start := tree.Line - 1
 	if start < 0 || start+len(got) > len(src) {
 		t.Fatalf("dump at line %d with %d rendered lines does not fit the %d-line file", tree.Line, len(got), len(src))

@@ -23,7 +23,7 @@ func Load(path string, opts Options) (*Tree, error) {
 		if opts.Stdin == nil {
 			return nil, &source.Error{File: "<stdin>", Expected: "print(model) text on standard input", Found: "no input"}
 		}
-		data, err := source.ReadAll(opts.Stdin, "<stdin>", source.MaxText)
+		data, err := source.ReadText(opts.Stdin, "<stdin>", source.MaxText, textWhat)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func Load(path string, opts Options) (*Tree, error) {
 	if base := filepath.Base(path); base == "dump.json" || base == "construct.json" || base == "debug.json" {
 		return LoadDumpDirWith(filepath.Dir(path), do)
 	}
-	data, err := source.ReadFile(path, source.MaxText)
+	data, err := source.ReadTextFile(path, source.MaxText, textWhat)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,10 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		b.params = map[string]bool{}
 		var hdr msprobe.Header
 		hdr, err = msprobe.ScanFile(dumpFile, func(e *msprobe.Entry) error {
-			n := b.addEntry(e.Name, dumpFile)
+			n, err := b.addEntry(e.Name, dumpFile)
+			if err != nil {
+				return err
+			}
 			if n != nil && e.Direction == "forward" && !b.params[n.Path] {
 				b.params[n.Path] = true
 				n.Params = entryParams(e)
@@ -129,8 +132,11 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
 		nEntries = len(names)
-		for _, name := range names {
-			b.addEntry(name, dumpFile)
+		for i, name := range names {
+			if _, err := b.addEntry(name, dumpFile); err != nil {
+				err.Line = msprobe.EntryLine(dumpFile, i)
+				return nil, err
+			}
 		}
 	}
 	constructFile := filepath.Join(dir, "construct.json")
@@ -151,7 +157,9 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		}
 		sort.Strings(extra)
 		for _, s := range extra {
-			b.addEntry(s, constructFile)
+			if _, err := b.addEntry(s, constructFile); err != nil {
+				return nil, err
+			}
 		}
 	}
 	groupRepeats(t.Root, map[*Node]string{})
@@ -210,11 +218,16 @@ type treeBuilder struct {
 }
 
 // addEntry adds the module an entry names; it returns its node, or nil for
-// an entry that names no module.
-func (b *treeBuilder) addEntry(name, file string) *Node {
+// an entry that names no module. A module nested deeper than
+// source.MaxDepth is an error (its Line left for the caller to fill).
+func (b *treeBuilder) addEntry(name, file string) (*Node, *source.Error) {
 	path, class, _, ok := msprobe.ModuleEntry(name)
 	if !ok {
-		return nil
+		return nil, nil
+	}
+	if depth := strings.Count(path, ".") + 1; depth > source.MaxDepth {
+		return nil, &source.Error{File: file, Expected: fmt.Sprintf("modules nested at most %d deep (no real model nests more than a few dozen levels)", source.MaxDepth),
+			Found: fmt.Sprintf("entry `%s` naming a module at depth %d", scan.Clip(name), depth)}
 	}
 	n := b.node(path)
 	switch {
@@ -230,7 +243,7 @@ func (b *treeBuilder) addEntry(name, file string) *Node {
 			b.t.Warnings = append(b.t.Warnings, Warning{Msg: fmt.Sprintf("%s: module %s is named with class %s and %s; kept %s", file, path, n.Class, class, n.Class)})
 		}
 	}
-	return n
+	return n, nil
 }
 
 // node returns the node at path, creating it and its missing ancestors.

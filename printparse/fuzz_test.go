@@ -42,7 +42,7 @@ func FuzzParseText(f *testing.F) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("error is not a *source.Error: %v", err)
 			}
-			nlines := len(scan.Lines(string(data)))
+			nlines := scan.Lines(string(data)).Len()
 			if pe.Line < 0 || pe.Line > nlines+1 {
 				t.Fatalf("error line %d outside the %d-line input: %v", pe.Line, nlines, err)
 			}

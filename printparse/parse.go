@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/layermap/layermap/printparse/scan"
 	"github.com/layermap/layermap/printparse/source"
@@ -33,6 +34,9 @@ type Options struct {
 	Stdin io.Reader
 }
 
+// textWhat is what a print(model) input is expected to be.
+const textWhat = "text holding a print(model) dump"
+
 // DefaultMaxNodes is the node cap when Options.MaxNodes is 0: about 25
 // times the largest public MoE models (DeepSeek-V3 expands to ~80k).
 const DefaultMaxNodes = 2_000_000
@@ -51,13 +55,19 @@ const DefaultMaxNodes = 2_000_000
 // mbridge's memory estimator. Anything else is a *source.Error naming the
 // line.
 func ParseText(data []byte, name string, opts Options) (*Tree, error) {
+	if len(data) > source.MaxText {
+		return nil, &source.Error{File: name, Expected: "a text of at most " + source.Size(source.MaxText), Found: source.Size(int64(len(data)))}
+	}
 	src, ok := scan.Decode(data)
 	if !ok {
-		return nil, &source.Error{File: name, Expected: "text holding a print(model) dump", Found: "binary data"}
+		return nil, &source.Error{File: name, Expected: textWhat, Found: "binary data (a NUL byte in its first " + source.Size(source.TextBlock) + ")"}
 	}
 	lines := scan.Lines(src)
 	var found []*Tree
-	for i := 0; i < len(lines); {
+	for i := 0; i < lines.Len(); {
+		if i = lines.NextWith(i, '('); i < 0 { // every header holds a "("
+			break
+		}
 		h, ok := scan.FindHeader(lines, i)
 		if !ok {
 			i++
@@ -85,7 +95,7 @@ func ParseText(data []byte, name string, opts Options) (*Tree, error) {
 			e.Found = "empty input"
 		} else {
 			e.Line = scan.FirstNonBlank(lines)
-			e.Found = "`" + scan.Clip(strings.TrimSpace(lines[e.Line-1])) + "` and no dump after it"
+			e.Found = "`" + scan.Clip(strings.TrimSpace(lines.Line(e.Line-1))) + "` and no dump after it"
 		}
 		return nil, e
 	case opts.Index >= 0 && opts.Index < len(found):
@@ -186,20 +196,23 @@ type dumpParser struct {
 	base  int
 	end   int // index of the last line of the dump
 
-	mis        *mismatch
-	mismatches int
-	consistent int // lines indented like PyTorch before the first mismatch
-	resync     int // index+1 of the elision warning awaiting a resync
-	commentW   bool
+	mis          *mismatch
+	mismatches   int
+	consistent   int // lines indented like PyTorch before the first mismatch
+	resync       int // index+1 of the elision warning awaiting a resync; -1: one left out
+	dropped      int // warnings left out (maxWarnings), the first at line firstDropped
+	firstDropped int
+	commentW     bool
 
-	arena    []Node
-	nodes    int // nodes made so far
-	maxNodes int
-	cache    map[string]cached
-	names    map[*Node]map[string]*Node // child index of large parents
+	arena     []Node
+	nodes     int // nodes made so far
+	maxNodes  int
+	pathBytes int // sum of the lengths of the paths made so far (source.MaxPathBytes)
+	cache     map[string]cached
+	names     map[*Node]map[string]*Node // child index of large parents
 }
 
-func newDumpParser(src string, lines []string, h scan.Header) *dumpParser {
+func newDumpParser(src string, lines scan.Text, h scan.Header) *dumpParser {
 	return &dumpParser{src: src, sc: scan.NewScanner(lines, h), h: h, cache: make(map[string]cached)}
 }
 func (p *dumpParser) node() *Node {
@@ -217,20 +230,81 @@ func joinPath(parent, name string) string {
 	}
 	return parent + "." + name
 }
+
+// budget refuses, at line, a node at depth (levels below the root) or
+// more path bytes than the budgets allow (source.MaxDepth,
+// source.MaxPathBytes): paths are what a deep tree costs.
+func (p *dumpParser) budget(line, depth, pathBytes int, parent *Node) error {
+	if depth > source.MaxDepth {
+		return p.errf(line, fmt.Sprintf("modules nested at most %d deep (no real model nests more than a few dozen levels)", source.MaxDepth),
+			fmt.Sprintf("a module at depth %d inside %s", depth, describe(parent)))
+	}
+	if p.pathBytes += pathBytes; p.pathBytes > source.MaxPathBytes {
+		return p.errf(line, "module paths of at most "+source.Size(source.MaxPathBytes)+" in all (real models need a few MB)",
+			"more, at a module inside "+describe(parent))
+	}
+	return nil
+}
+
+// maxWarnings bounds the warnings kept per dump: a text of a million
+// "..." lines is not worth a million messages (nor their memory).
+const maxWarnings = 1000
+
 func (p *dumpParser) warn(line int, format string, args ...any) {
+	if p.full(line) {
+		return
+	}
 	p.tree.Warnings = append(p.tree.Warnings, Warning{Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// always records a warning whatever the count: the once-per-dump
+// summaries.
+func (p *dumpParser) always(line int, format string, args ...any) {
+	p.tree.Warnings = append(p.tree.Warnings, Warning{Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// full reports whether no more warnings are kept, counting the one at
+// line that is left out. Callers whose message costs work ask first.
+func (p *dumpParser) full(line int) bool {
+	if len(p.tree.Warnings) < maxWarnings {
+		return false
+	}
+	if p.dropped == 0 {
+		p.firstDropped = line
+	}
+	p.dropped++
+	return true
 }
 func (p *dumpParser) errf(line int, expected, found string) error {
 	return &source.Error{File: p.src, Line: line, Expected: expected, Found: found}
 }
 func (p *dumpParser) top() *frame { return &p.stack[len(p.stack)-1] }
 
+// checkUTF8 refuses line num (1-based) of the dump when it is not UTF-8:
+// Python prints UTF-8, and a name read around a bad byte would be wrong
+// ("Mod\xffel(" is not class "el").
+func (p *dumpParser) checkUTF8(num int) error {
+	raw := p.sc.Raw(num - 1)
+	if utf8.ValidString(raw) {
+		return nil
+	}
+	k := scan.Invalid(raw)
+	if k < 0 {
+		return nil
+	}
+	return &source.Error{File: p.src, Line: num, Col: k + 1, Expected: "UTF-8 text",
+		Found: fmt.Sprintf("byte 0x%02x, which is not UTF-8, in `%s`", raw[k], scan.Clip(raw))}
+}
+
 // parse reads the dump that starts at p.h.Line.
 func (p *dumpParser) parse() (*Tree, error) {
 	h := p.h
+	if scan.Invalid(h.Class) >= 0 {
+		return nil, p.checkUTF8(h.Line + 1)
+	}
 	p.tree = &Tree{Source: p.src, Kind: KindPrint, List: h.List, Line: h.Line + 1}
 	if h.Comment {
-		p.warn(h.Line+1, "this is not nn.Module.__repr__ output: its `/* n_params=... */` annotations (mbridge memory-estimator style) were removed and the tree read from the rest; it prints no extra_repr, so no shapes")
+		p.always(h.Line+1, "this is not nn.Module.__repr__ output: its `/* n_params=... */` annotations (mbridge memory-estimator style) were removed and the tree read from the rest; it prints no extra_repr, so no shapes")
 	}
 	// The root line's column is 0 once a per-line prefix is removed; with a
 	// first-line-only prefix take it from the first body line.
@@ -279,7 +353,10 @@ func (p *dumpParser) parse() (*Tree, error) {
 // is not part of the dump, which ended before it.
 func (p *dumpParser) handle(l scan.Line) (done, stop bool, err error) {
 	c := l.Text
-	if p.resync > 0 && (c[0] == '(' || c[0] == ')') {
+	if err := p.checkUTF8(l.Num); err != nil {
+		return false, false, err
+	}
+	if p.resync != 0 && (c[0] == '(' || c[0] == ')') {
 		if err := p.resyncTo(l); err != nil {
 			return false, false, err
 		}
@@ -305,6 +382,10 @@ func (p *dumpParser) handle(l scan.Line) (done, stop bool, err error) {
 	case scan.IsEllipsis(c):
 		n := top.n
 		n.Elisions = append(n.Elisions, Elision{Line: l.Num, Text: c, Before: len(n.Children)})
+		if p.full(l.Num) {
+			p.resync = -1
+			return false, false, nil
+		}
 		p.warn(l.Num, "`%s` stands for lines left out of the dump: the subtree of %s is incomplete", scan.Clip(c), describe(n))
 		p.resync = len(p.tree.Warnings)
 		return false, false, nil
@@ -335,7 +416,10 @@ func (p *dumpParser) handle(l scan.Line) (done, stop bool, err error) {
 // resyncTo closes the nodes that an elision swallowed the end of, judging by
 // the indentation of the first line after it.
 func (p *dumpParser) resyncTo(l scan.Line) error {
-	w := &p.tree.Warnings[p.resync-1]
+	var w *Warning // nil: the elision's warning was left out
+	if p.resync > 0 {
+		w = &p.tree.Warnings[p.resync-1]
+	}
 	p.resync = 0
 	if p.mismatches > 0 || l.Marker || (l.Indent-p.base)%2 != 0 || l.Indent < p.base {
 		return nil
@@ -356,7 +440,7 @@ func (p *dumpParser) resyncTo(l scan.Line) error {
 			return err
 		}
 	}
-	if len(closed) > 0 {
+	if len(closed) > 0 && w != nil {
 		w.Msg += "; judging by the indentation of line " + strconv.Itoa(l.Num) + ", " + strings.Join(closed, ", ") + " end inside the omitted lines"
 	}
 	return nil
@@ -382,7 +466,46 @@ func describe(n *Node) string {
 		segs = append(segs, seg)
 	}
 	slices.Reverse(segs)
-	return strings.Join(segs, ".") + " (" + cls + ")"
+	return clipPath(segs) + " (" + cls + ")"
+}
+
+// clipPath joins path segments for a message, leaving out the middle of
+// a deep path ("a.b.c.d.e.f.…(4090 more).u.v.w.x.y.z") and, when that is
+// still long, keeping fewer and shorter segments, so that a message stays
+// one short line however the input nests.
+func clipPath(segs []string) string {
+	if s := joinClipped(segs, 6, 80); len(s) <= 160 {
+		return s
+	}
+	return joinClipped(segs, 2, 24)
+}
+
+func joinClipped(segs []string, keep, width int) string {
+	clipSeg := func(s string) string {
+		if len(s) > width {
+			k := width
+			for k > 0 && s[k]&0xC0 == 0x80 {
+				k--
+			}
+			return s[:k] + "…"
+		}
+		return s
+	}
+	var b strings.Builder
+	for i, s := range segs {
+		if i == keep && len(segs) > 2*keep+4 {
+			fmt.Fprintf(&b, ".…(%d more)", len(segs)-2*keep)
+			for _, s := range segs[len(segs)-keep:] {
+				b.WriteString("." + clipSeg(s))
+			}
+			break
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(clipSeg(s))
+	}
+	return b.String()
 }
 
 // checkIndent records a line whose indentation is not 2 per level.
@@ -404,7 +527,7 @@ func (p *dumpParser) checkIndent(l scan.Line, want int, what func() string) {
 func (p *dumpParser) pop() error {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
-	if n := f.n; len(n.Extra) == 1 && len(n.Children) == 0 && len(n.Elisions) == 0 && f.depth >= 0 {
+	if n := f.n; len(n.Extra) == 1 && len(n.Children) == 0 && len(n.Elisions) == 0 && f.depth >= 0 && !p.full(n.Line) {
 		p.warn(n.Line, "%s spreads one extra_repr line and no children over several lines, which nn.Module.__repr__ never does; kept the line as its extra_repr", describe(n))
 	}
 	if f.template {
@@ -450,7 +573,7 @@ func (p *dumpParser) closer(l scan.Line) (done, stop bool, err error) {
 	}
 	if len(p.stack) == 1 && p.h.List {
 		if rest != "]" {
-			p.warn(l.Num, "the list of models ends without `]`; assumed it ends here")
+			p.always(l.Num, "the list of models ends without `]`; assumed it ends here")
 		}
 		p.stack = p.stack[:0]
 		return true, false, nil
@@ -489,6 +612,9 @@ func (p *dumpParser) child(l scan.Line, h scan.Child) error {
 		name = strconv.Itoa(h.First)
 	}
 	*n = Node{Name: name, Path: joinPath(parent.Path, name), Class: h.Class, Parent: parent, Line: l.Num, None: h.None}
+	if err := p.budget(l.Num, top.depth+1, len(n.Path), parent); err != nil {
+		return err
+	}
 	if h.Count > 0 {
 		n.Repeat = &Repeat{First: h.First, Last: h.Last, Count: h.Count, Line: l.Num}
 	}
@@ -506,7 +632,7 @@ func (p *dumpParser) child(l scan.Line, h scan.Child) error {
 	case h.Leaf:
 		if h.Body != "" {
 			p.setExtra(n, h.Body)
-			if h.Body == "..." || h.Body == "…" {
+			if (h.Body == "..." || h.Body == "…") && !p.full(l.Num) {
 				p.warn(l.Num, "`%s(...)`: the body of %s was left out of the dump; its children are unknown", h.Class, describe(n))
 			}
 		}
@@ -590,6 +716,9 @@ func (p *dumpParser) custom(l scan.Line, n *Node, h scan.Child) error {
 	for _, e := range extra {
 		n.Fields = append(n.Fields, splitFields(e)...)
 	}
+	if p.full(start) {
+		return nil
+	}
 	msg := fmt.Sprintf("%s prints a custom repr over lines %d-%d, with module reprs inside its arguments; it is kept as one leaf", describe(n), start, p.sc.Pos+1)
 	if len(inner) > 0 {
 		msg += " and the modules inside it (" + strings.Join(inner, ", ") + ") are not in the tree"
@@ -625,8 +754,8 @@ func (p *dumpParser) expand(n *Node) error {
 	if r.Count <= 1 {
 		return nil
 	}
-	size := 0
-	n.Walk(func(*Node) bool { size++; return true })
+	size, paths := 0, 0
+	n.Walk(func(m *Node) bool { size++; paths += len(m.Path); return true })
 	if r.Count-1 > p.maxNodes {
 		// size*(Count-1) could overflow: say no more than the group's size
 		return p.errf(r.Line, fmt.Sprintf("at most %d modules after expanding repeat groups", p.maxNodes),
@@ -639,6 +768,10 @@ func (p *dumpParser) expand(n *Node) error {
 	parent.Children = slices.Grow(parent.Children, r.Count-1)
 	for i := r.First + 1; i <= r.Last; i++ {
 		name := strconv.Itoa(i)
+		// a member's paths are the first's with another name at n's level
+		if err := p.budget(r.Line, 0, paths+size*(len(name)-len(n.Name)), parent); err != nil {
+			return err
+		}
 		if first := p.duplicate(parent, name); first != nil {
 			return p.errf(r.Line, "a child name not used before in "+describe(parent)+" (nn.Module children have unique names)",
 				"`("+name+")` again in `("+strconv.Itoa(r.First)+"-"+strconv.Itoa(r.Last)+")` (first at line "+strconv.Itoa(first.Line)+")")
@@ -696,17 +829,21 @@ func (p *dumpParser) finish() (*Tree, error) {
 	}
 	if p.mismatches > 0 {
 		m := p.mis
-		p.warn(m.line, "indentation is not 2 spaces per level (here column %d, expected %d; %d such lines); the structure was read from the parentheses", m.got, m.want, p.mismatches)
+		p.always(m.line, "indentation is not 2 spaces per level (here column %d, expected %d; %d such lines); the structure was read from the parentheses", m.got, m.want, p.mismatches)
 	}
 	p.finalWarnings()
 	return p.tree, nil
 }
 func (p *dumpParser) finalWarnings() {
+	if p.dropped > 0 {
+		p.tree.Warnings = append(p.tree.Warnings, Warning{Line: p.firstDropped,
+			Msg: fmt.Sprintf("%d more warnings from here on were left out (the first %d are shown)", p.dropped, maxWarnings)})
+	}
 	if p.sc.Blank > 0 {
-		p.warn(p.sc.FirstBlank, "ignored %d blank lines inside the dump (PyTorch prints none)", p.sc.Blank)
+		p.always(p.sc.FirstBlank, "ignored %d blank lines inside the dump (PyTorch prints none)", p.sc.Blank)
 	}
 	if p.sc.Skipped > 0 {
-		p.warn(p.sc.FirstSkip, "skipped %d lines inside the dump that lack its `%s` prefix", p.sc.Skipped, strings.TrimSpace(p.h.Prefix))
+		p.always(p.sc.FirstSkip, "skipped %d lines inside the dump that lack its `%s` prefix", p.sc.Skipped, strings.TrimSpace(p.h.Prefix))
 	}
 	sortWarnings(p.tree.Warnings)
 }
@@ -746,15 +883,13 @@ func (p *dumpParser) finishOpen(stop scan.Line) (*Tree, error) {
 		top := p.top()
 		return nil, p.errf(last+1, "`)` closing "+describe(top.n)+" from line "+strconv.Itoa(top.n.Line), found)
 	}
-	var open []string
-	for i := len(p.stack) - 1; i >= 0; i-- {
-		f := p.stack[i]
-		if f.depth < 0 {
-			continue
+	open := 0 // open modules (the synthetic root of a list aside)
+	for _, f := range p.stack {
+		if f.depth >= 0 {
+			open++
 		}
-		open = append(open, describe(f.n)+" from line "+strconv.Itoa(f.n.Line))
 	}
-	if len(open) > 1 {
+	if open > 1 {
 		// More than the final ")" is missing: the dump was cut off and
 		// whatever followed (more children, more layers) is unknown.
 		top := p.top()
@@ -762,8 +897,9 @@ func (p *dumpParser) finishOpen(stop scan.Line) (*Tree, error) {
 		if stop.Num > 0 {
 			at = stop.Num
 		}
-		return nil, p.errf(at, fmt.Sprintf("`)` closing %s from line %d (the dump is cut off with %d modules open)", describe(top.n), top.n.Line, len(open)), found)
+		return nil, p.errf(at, fmt.Sprintf("`)` closing %s from line %d (the dump is cut off with %d modules open)", describe(top.n), top.n.Line, open), found)
 	}
+	last1 := p.top().n // the one module open
 	for len(p.stack) > 0 {
 		if err := p.pop(); err != nil {
 			return nil, err
@@ -777,7 +913,7 @@ func (p *dumpParser) finishOpen(stop scan.Line) (*Tree, error) {
 	if p.h.List {
 		closer = "`)]`"
 	}
-	p.warn(last+1, "%s without the closing %s of %s; assumed it ends at line %d", what, closer, open[0], last+1)
+	p.always(last+1, "%s without the closing %s of %s from line %d; assumed it ends at line %d", what, closer, describe(last1), last1.Line, last+1)
 	p.finalWarnings()
 	return p.tree, nil
 }

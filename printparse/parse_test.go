@@ -171,7 +171,7 @@ func TestParseTextErrors(t *testing.T) {
 		want  string // the whole error text
 	}{
 		{"empty", "", -1, "in.txt: expected a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines), found empty input"},
-		{"binary", "\x7fELF\x02\x01\x01\x00\x00M(\n  (a): A()\n)\n", -1, "in.txt: expected text holding a print(model) dump, found binary data"},
+		{"binary", "\x7fELF\x02\x01\x01\x00\x00M(\n  (a): A()\n)\n", -1, "in.txt: expected text holding a print(model) dump, found binary data (a NUL byte in its first 8 KiB)"},
 		{"no dump", "hello\nworld\n", -1, "in.txt:1: expected a print(model) dump (a line ending in `ClassName(` followed by `  (name): ...` lines), found `hello` and no dump after it"},
 		{"several dumps", two, -1, "in.txt: expected one print(model) dump; pass --index N (0-based) to pick one, found 2: #0 at line 1 Net, #1 at line 5 [Other]"},
 		{"index out of range", two, 2, "in.txt: expected dump #2 (--index is 0-based), found 2: #0 at line 1 Net, #1 at line 5 [Other]"},

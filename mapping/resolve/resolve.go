@@ -180,18 +180,200 @@ func (r *Resolver) ResolveTree(npu, bench *printparse.Tree) []NodePair {
 
 // ResolveTrie is ResolveTree on a trie already built with TrieFromTree, for
 // callers that resolve the same NPU tree with several mappings.
+//
+// Items come parents first, so each rewrite starts from the previous one:
+// only the steps a key could reach past the common prefix are redone (a
+// key of k segments reaches k segments on), and the bench node of each
+// step is kept with it. A deep or wide tree costs its size, not depth
+// squared or children squared.
 func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
 	out := make([]NodePair, 0, len(npu.Items))
-	for _, it := range npu.Items {
-		var fired []*mapping.Rule
-		segs := r.run(npu, it.Scope(), nil, &fired)
-		p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
-		if bench != nil && bench.Root != nil {
-			p.Bench = lookupSegs(bench.Root, segs)
+	maxKey := 1
+	for _, byPrefix := range r.rules {
+		for _, cs := range byPrefix {
+			for _, c := range cs {
+				maxKey = max(maxKey, c.level)
+			}
 		}
-		out = append(out, p)
+	}
+	var benchRoot *printparse.Node
+	if bench != nil {
+		benchRoot = bench.Root
+	}
+	w := trieWalk{r: r, maxKey: maxKey, bench: benchRoot, index: map[*printparse.Node]map[string]*printparse.Node{}}
+	for _, it := range npu.Items {
+		if it.node == nil || it.node.trie != npu {
+			// not placed in this trie: the plain rewrite
+			var fired []*mapping.Rule
+			segs := r.run(npu, it.Scope(), nil, &fired)
+			p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
+			if benchRoot != nil {
+				p.Bench = lookupSegs(benchRoot, segs)
+			}
+			out = append(out, p)
+			continue
+		}
+		w.moveTo(it.node)
+		out = append(out, w.pair(it))
 	}
 	return out
+}
+
+// trieWalk rewrites the paths of trie nodes visited parents first,
+// keeping the path and the steps of the last node.
+type trieWalk struct {
+	r      *Resolver
+	maxKey int
+	bench  *printparse.Node // bench root, nil for none
+	path   []*TrieNode      // path[i]: the node at depth i (path[0] the root)
+	steps  []walkStep
+	index  map[*printparse.Node]map[string]*printparse.Node // children of wide bench nodes
+}
+
+// walkStep is one step of convert_scope: from depth start, n segments
+// consumed, the bench segments appended, the rule (nil: identity) and
+// the bench node reached (nil: none).
+type walkStep struct {
+	start, n int
+	bench    []string
+	rule     *mapping.Rule
+	node     *printparse.Node
+}
+
+// moveTo makes n the current node: the path is cut to the deepest
+// ancestor of n it holds, then extended, and the steps that may change
+// are redone.
+func (w *trieWalk) moveTo(n *TrieNode) {
+	var add []*TrieNode
+	x := n
+	for x != nil && !(x.depth < len(w.path) && w.path[x.depth] == x) {
+		add = append(add, x)
+		x = x.Parent
+	}
+	common := len(w.path)
+	if x != nil {
+		common = x.depth + 1
+	}
+	w.path = w.path[:common]
+	for i := len(add) - 1; i >= 0; i-- {
+		w.path = append(w.path, add[i])
+	}
+	// the segments of the common prefix are path[1:common]: steps wholly
+	// within it, and no key of theirs reaching past it, are kept
+	k := len(w.steps)
+	for k > 0 && w.steps[k-1].start+w.maxKey > common-1 {
+		k--
+	}
+	w.steps = w.steps[:k]
+	d := len(w.path) - 1 // segments of n's scope
+	i := 0
+	if k > 0 {
+		i = w.steps[k-1].start + w.steps[k-1].n
+	}
+	for i < d {
+		cur := w.path[i]
+		curType := cur.Type
+		st := walkStep{start: i, n: 1}
+		seg := w.path[i+1].Segment
+		for _, c := range w.r.rules[curType][seg] {
+			if c.level <= d-i && w.keyAt(c.segs, i+1) || c.level > d-i && w.joinedIs(c.key, i+1, d+1) {
+				st.n, st.bench, st.rule = c.level, c.tsegs, c.rule
+				break
+			}
+		}
+		if st.rule == nil {
+			st.bench = []string{seg}
+		}
+		from := w.bench
+		if k := len(w.steps); k > 0 {
+			from = w.steps[k-1].node
+		}
+		st.node = w.lookup(from, st.bench)
+		w.steps = append(w.steps, st)
+		i += st.n
+	}
+}
+
+// joinedIs reports whether the segments of path[from:to] joined by "."
+// equal key (keyMatches for a key longer than the rest of the scope: it can
+// match only when a segment holds a dot).
+func (w *trieWalk) joinedIs(key string, from, to int) bool {
+	segs := make([]string, 0, to-from)
+	for _, n := range w.path[from:to] {
+		segs = append(segs, n.Segment)
+	}
+	return strings.Join(segs, ".") == key
+}
+
+func (w *trieWalk) keyAt(segs []string, at int) bool {
+	for j, s := range segs {
+		if w.path[at+j].Segment != s {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup descends from n through segs, nil when a segment is missing;
+// children of wide nodes are found through an index.
+func (w *trieWalk) lookup(n *printparse.Node, segs []string) *printparse.Node {
+	for _, s := range segs {
+		if n == nil {
+			return nil
+		}
+		if len(n.Children) <= 16 {
+			n = n.Child(s)
+			continue
+		}
+		idx := w.index[n]
+		if idx == nil {
+			idx = make(map[string]*printparse.Node, len(n.Children))
+			for _, c := range n.Children {
+				if _, ok := idx[c.Name]; !ok {
+					idx[c.Name] = c
+				}
+			}
+			w.index[n] = idx
+		}
+		n = idx[s]
+	}
+	return n
+}
+
+// pair is the NodePair of item it at the current node.
+func (w *trieWalk) pair(it *Item) NodePair {
+	size, fired := 0, 0
+	for _, s := range w.steps {
+		size += len(s.bench)
+		if s.rule != nil {
+			fired++
+		}
+	}
+	var b strings.Builder
+	b.Grow(size * 8)
+	var rules []*mapping.Rule
+	if fired > 0 {
+		rules = make([]*mapping.Rule, 0, fired)
+	}
+	for i, s := range w.steps {
+		for j, seg := range s.bench {
+			if i > 0 || j > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(seg)
+		}
+		if s.rule != nil {
+			rules = append(rules, s.rule)
+		}
+	}
+	p := NodePair{NPU: it.Node, BenchPath: b.String(), Rules: rules}
+	if w.bench != nil {
+		p.Bench = w.bench
+		if len(w.steps) > 0 {
+			p.Bench = w.steps[len(w.steps)-1].node
+		}
+	}
+	return p
 }
 
 func lookupSegs(n *printparse.Node, segs []string) *printparse.Node {

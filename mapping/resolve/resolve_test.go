@@ -3,7 +3,9 @@ package resolve
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,4 +241,74 @@ func FuzzNew(f *testing.F) {
 		r := New(m)
 		r.ConvertScope(NewTrie("npu"), []string{"0", "module", "decoder"})
 	})
+}
+
+// ResolveTrie (incremental, items parents first) gives what convert_scope
+// gives item by item, for mappings of keys spanning 1 to 3 segments drawn
+// from the trees themselves, on a deep chain and on the corpus pair.
+func TestResolveTrieIncremental(t *testing.T) {
+	chain := &printparse.Tree{Root: &printparse.Node{Class: "Root"}}
+	n := chain.Root
+	for i := range 300 {
+		c := &printparse.Node{Name: []string{"a", "b", "layers", "0"}[i%4], Class: []string{"A", "B", "ModuleList", "Layer"}[i%4], Parent: n}
+		c.Path = strings.TrimPrefix(n.Path+"."+c.Name, ".")
+		n.Children = append(n.Children, c, &printparse.Node{Name: "x", Class: "X", Parent: n, Path: strings.TrimPrefix(n.Path+".x", ".")})
+		n = c
+	}
+	trees := []*printparse.Tree{chain, loadPrint(t, mindspeedVL), loadPrint(t, hfVLOld)}
+	firedRules, multi := 0, 0
+	for ti, npu := range trees {
+		for seed := range 20 {
+			rng := rand.New(rand.NewPCG(uint64(ti), uint64(seed)))
+			var nodes []*printparse.Node
+			npu.Walk(func(n *printparse.Node) bool { nodes = append(nodes, n); return true })
+			var y strings.Builder
+			byClass := map[string][]string{}
+			for range 12 {
+				n := nodes[rng.IntN(len(nodes))]
+				var segs []string
+				m := n
+				for k := 0; k < 1+rng.IntN(3) && len(m.Children) > 0; k++ {
+					m = m.Children[rng.IntN(len(m.Children))]
+					segs = append(segs, m.Name)
+				}
+				if len(segs) == 0 {
+					continue
+				}
+				cls := n.Class
+				if n.Parent == nil || cls == "" {
+					cls = mapping.TopLayer
+				}
+				byClass[cls] = append(byClass[cls], fmt.Sprintf("  %s: t%d.u", strings.Join(segs, "."), rng.IntN(5)))
+			}
+			for cls, lines := range byClass {
+				fmt.Fprintf(&y, "%s:\n%s\n", cls, strings.Join(slices.Compact(lines), "\n"))
+			}
+			m, _, err := mapping.Parse([]byte(y.String()), "gen.yaml")
+			if err != nil {
+				continue // a generated key repeated within a class
+			}
+			r := New(m)
+			trie := TrieFromTree(npu)
+			got := r.ResolveTrie(trie, npu)
+			for i, it := range trie.Items {
+				segs, fired := r.ConvertScope(trie, it.Scope())
+				want := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired, Bench: lookupSegs(npu.Root, segs)}
+				g := got[i]
+				firedRules += len(fired)
+				for _, f := range fired {
+					if strings.Contains(f.Key, ".") {
+						multi++
+					}
+				}
+				if g.NPU != want.NPU || g.BenchPath != want.BenchPath || g.Bench != want.Bench || !slices.Equal(g.Rules, want.Rules) {
+					t.Fatalf("tree %d seed %d, %s: got %s %v %d rules, want %s %v %d rules\n%s", ti, seed, it.Name,
+						g.BenchPath, g.Bench != nil, len(g.Rules), want.BenchPath, want.Bench != nil, len(want.Rules), y.String())
+				}
+			}
+		}
+	}
+	if firedRules < 1000 || multi < 100 {
+		t.Errorf("the generated mappings fired %d rules, %d of multi-segment keys: the test checks too little", firedRules, multi)
+	}
 }

@@ -71,15 +71,24 @@ type TrieNode struct {
 	children map[string]*TrieNode
 	// Items by state, each in insertion order (nil when none).
 	Items map[string][]*Item
+
+	depth int   // segments below the root
+	trie  *Trie // the trie the node belongs to
 }
 
 // NewTrie returns a trie with only its TopLayer root.
 func NewTrie(source string) *Trie {
-	return &Trie{Root: newTrieNode("", mapping.TopLayer, nil), Source: source}
+	t := &Trie{Root: newTrieNode("", mapping.TopLayer, nil), Source: source}
+	t.Root.trie = t
+	return t
 }
 
 func newTrieNode(seg, typ string, parent *TrieNode) *TrieNode {
-	return &TrieNode{Segment: seg, Type: typ, Parent: parent}
+	n := &TrieNode{Segment: seg, Type: typ, Parent: parent}
+	if parent != nil {
+		n.depth, n.trie = parent.depth+1, parent.trie
+	}
+	return n
 }
 
 // Child returns the child called seg, or nil.
@@ -189,27 +198,28 @@ func TrieFromTree(t *printparse.Tree) *Trie {
 	if t.Root == nil {
 		return tr
 	}
-	var walk func(n *printparse.Node, tn *TrieNode, scope []string)
-	walk = func(n *printparse.Node, tn *TrieNode, scope []string) {
+	// Items keep no scope of their own (Scope splits FullScope when asked):
+	// a copy per node would cost depth squared on a deep tree.
+	var walk func(n *printparse.Node, tn *TrieNode)
+	walk = func(n *printparse.Node, tn *TrieNode) {
 		for _, ch := range n.Children {
 			if ch.None {
 				continue
 			}
-			cs := append(scope[:len(scope):len(scope)], ch.Name)
 			typ := ch.Class
 			untyped := !HasDumpEntry(t, ch)
 			if untyped {
 				typ = ch.Name
 			}
 			ctn := tn.child(ch.Name)
-			tr.add(ctn, &Item{Name: ch.Path, State: StateForward, Type: typ, FullScope: mapping.TopLayer + "." + ch.Path, Node: ch, scope: cs})
+			tr.add(ctn, &Item{Name: ch.Path, State: StateForward, Type: typ, FullScope: mapping.TopLayer + "." + ch.Path, Node: ch})
 			if untyped {
 				ctn.Typed = false
 			}
-			walk(ch, ctn, cs)
+			walk(ch, ctn)
 		}
 	}
-	walk(t.Root, tr.Root, nil)
+	walk(t.Root, tr.Root)
 	return tr
 }
 

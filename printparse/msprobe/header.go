@@ -223,6 +223,30 @@ func EntryNames(dumpJSONPath string) ([]string, error) {
 	return names, nil
 }
 
+// EntryLine returns the line of the member of "data" at index (0-based) in
+// file order, or 0 when the file cannot tell: for messages about an entry
+// found by a reader that keeps no lines (EntryNames).
+func EntryLine(dumpJSONPath string, index int) int {
+	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	lx := newLexer(f, dumpJSONPath)
+	line, k := 0, 0
+	readTop(lx, &Header{}, func() error {
+		return forEachDataKey(lx, func(_ []byte, l int) error {
+			if k == index {
+				line = l
+				return errStop
+			}
+			k++
+			return lx.skipValue("an entry body")
+		})
+	})
+	return line
+}
+
 // forEachDataKey walks the "data" object: for each member it reads the key
 // and calls fn, which must consume the member's value.
 func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {

@@ -1,6 +1,9 @@
 package scan
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Header describes the first line of one dump.
 type Header struct {
@@ -16,8 +19,8 @@ type Header struct {
 // FindHeader reports whether lines[i] starts a dump: it ends in
 // "Class(" (after an optional prefix and "[") and a "(name): ..." line
 // follows within a few lines.
-func FindHeader(lines []string, i int) (Header, bool) {
-	l := Rstrip(lines[i])
+func FindHeader(lines Text, i int) (Header, bool) {
+	l := Rstrip(lines.Line(i))
 	if l == "" || l[len(l)-1] != '(' {
 		return Header{}, false
 	}
@@ -31,8 +34,19 @@ func FindHeader(lines []string, i int) (Header, bool) {
 		t, h.Comment = Rstrip(u[:k]), true
 	}
 	j := len(t)
-	for j > 0 && isClassByte(t[j-1]) {
-		j--
+	for j > 0 {
+		if c := t[j-1]; c < utf8.RuneSelf {
+			if !isClassByte(c) {
+				break
+			}
+			j--
+			continue
+		}
+		r, size := utf8.DecodeLastRuneInString(t[:j])
+		if !identRune(r) {
+			break
+		}
+		j -= size
 	}
 	if n := ClassToken(t[j:]); n == 0 || n != len(t)-j {
 		return Header{}, false
@@ -48,8 +62,8 @@ func FindHeader(lines []string, i int) (Header, bool) {
 	}
 	// Find the first body line and decide whether the prefix repeats.
 	seen := 0
-	for k := i + 1; k < len(lines) && seen < 4 && k <= i+12; k++ {
-		b := Rstrip(lines[k])
+	for k := i + 1; k < lines.Len() && seen < 4 && k <= i+12; k++ {
+		b := Rstrip(lines.Line(k))
 		if strings.TrimSpace(b) == "" {
 			continue
 		}

@@ -28,7 +28,7 @@ func TestDecodeAndLines(t *testing.T) {
 			t.Errorf("Decode(%q) ok = %v", tc.data, ok)
 			continue
 		}
-		if got := Lines(src); ok && !reflect.DeepEqual(got, tc.want) {
+		if got := Lines(src).Strings(); ok && !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Lines(Decode(%q)) = %q, want %q", tc.data, got, tc.want)
 		}
 	}
@@ -132,9 +132,9 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		lines := Lines(src)
-		for i := range lines {
-			ParseChild(strings.TrimLeft(lines[i], " \t"))
-			Balance(lines[i])
+		for i := range lines.Len() {
+			ParseChild(strings.TrimLeft(lines.Line(i), " \t"))
+			Balance(lines.Line(i))
 			h, ok := FindHeader(lines, i)
 			if !ok {
 				continue
@@ -161,5 +161,37 @@ func TestBrackets(t *testing.T) {
 	}
 	if got := Balance("Net(a=(1, 2), b='('"); got != 1 {
 		t.Errorf("Balance = %d, want 1", got)
+	}
+}
+
+func TestNextWith(t *testing.T) {
+	lines := Lines("a\n\nb(\nc\r\n(d\n\n" + strings.Repeat("x\n", 100) + "y(")
+	for _, tc := range []struct{ from, want int }{{0, 2}, {2, 2}, {3, 4}, {5, 106}, {106, 106}, {107, -1}} {
+		if got := lines.NextWith(tc.from, '('); got != tc.want {
+			t.Errorf("NextWith(%d) = %d, want %d", tc.from, got, tc.want)
+		}
+	}
+	if got := Lines("").Len(); got != 0 {
+		t.Errorf("Lines(\"\").Len() = %d", got)
+	}
+}
+
+func TestClassTokenUnicode(t *testing.T) {
+	for s, want := range map[string]int{
+		"Linear(":      6,
+		"lora.Linear(": 11,
+		"Modèl(":       6, // Python 3 identifiers may be Unicode
+		"模型(":          6, // two 3-byte letters
+		"Mod\xffel(":   6, // invalid UTF-8 stays in the name: the parser reports it
+		"：Model(":      0, // a full-width colon is no identifier
+		"2Model(":      0,
+		"_x.(":         2,
+	} {
+		if got := ClassToken(s); got != want {
+			t.Errorf("ClassToken(%q) = %d, want %d", s, got, want)
+		}
+	}
+	if got := Invalid("ok é \xff"); got != 6 {
+		t.Errorf("Invalid = %d, want 6", got)
 	}
 }

@@ -14,7 +14,7 @@ type Line struct {
 // the per-line prefix, mbridge's comments and the indentation, and counts
 // the blank lines and the lines foreign to the dump it passes over.
 type Scanner struct {
-	lines []string
+	lines Text
 	h     Header
 	// Pos is the index of the current line; the parser moves it.
 	Pos int
@@ -26,18 +26,21 @@ type Scanner struct {
 }
 
 // NewScanner returns a Scanner over lines for the dump h starts.
-func NewScanner(lines []string, h Header) *Scanner {
+func NewScanner(lines Text, h Header) *Scanner {
 	return &Scanner{lines: lines, h: h}
 }
 
+// Raw returns line i as it is in the text.
+func (s *Scanner) Raw(i int) string { return s.lines.Line(i) }
+
 // Len is the number of lines of the whole text.
-func (s *Scanner) Len() int { return len(s.lines) }
+func (s *Scanner) Len() int { return s.lines.Len() }
 
 // Line returns body line i with prefix, comments and indentation removed;
 // ok is false for blank lines and lines foreign to the dump, which count
 // in Blank and Skipped when count is set.
 func (s *Scanner) Line(i int, count bool) (Line, bool) {
-	raw := s.lines[i]
+	raw := s.lines.Line(i)
 	if s.h.Prefix != "" {
 		if !hasPrefix(raw, s.h.Prefix, s.h.Loose) {
 			if strings.TrimSpace(raw) != "" && !strings.HasPrefix(s.h.Prefix, Rstrip(raw)) {
@@ -84,11 +87,11 @@ func (s *Scanner) Line(i int, count bool) (Line, bool) {
 // the dump's per-line prefix (the terminal wrapped the launcher's output)
 // is returned as it is.
 func (s *Scanner) Peek() (Line, bool) {
-	for k := s.Pos + 1; k < len(s.lines); k++ {
+	for k := s.Pos + 1; k < s.lines.Len(); k++ {
 		if l, ok := s.Line(k, false); ok {
 			return l, true
 		}
-		raw := Rstrip(s.lines[k])
+		raw := Rstrip(s.lines.Line(k))
 		if t := strings.TrimLeft(raw, " \t"); t != "" {
 			if s.h.Prefix == "" || hasPrefix(raw, s.h.Prefix, s.h.Loose) {
 				return Line{}, false

@@ -15,12 +15,14 @@
 package source
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // Error is bad input: a file (and where known the line and column) and
@@ -106,6 +108,22 @@ const (
 	// MaxDumpJSON bounds dump.json and debug.json, which are streamed
 	// (memory does not grow with the file): real dumps reach tens of GB.
 	MaxDumpJSON = 1 << 40
+
+	// MaxDepth bounds how deep modules nest in a model structure (a
+	// print(model) text, the module names of an msprobe dump) and how deep
+	// JSON values nest. Real models nest 3 to 12 levels (the deepest in
+	// the corpus: 11); nn.Module.__repr__ and msprobe's forward hooks
+	// recurse in Python once or more per level, so Python's default
+	// recursion limit (1000) stops both near 1,000 levels. A deeper input
+	// is not a model's, and work on paths grows with depth times nodes.
+	MaxDepth = 4096
+	// MaxPathBytes bounds the sum of the lengths of all module paths of a
+	// structure ("model.layers.0.mlp" counts 18), which is what a tree of
+	// named nodes holds in memory. The largest real structures, DeepSeek-V3
+	// (~150k modules, paths of ~40 bytes) or 100 layers of 256 experts
+	// (~130k modules), hold 5 to 8 MB; the node budget (2M modules) at 128
+	// bytes per path is 256 MiB.
+	MaxPathBytes = 256 << 20
 )
 
 // Open opens path for reading. It refuses at once anything but a regular
@@ -199,10 +217,20 @@ func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
 func readAll(r io.Reader, name string, limit, size int64) ([]byte, error) {
 	if limit > 0 {
 		size = min(size, limit+1)
-		r = io.LimitReader(r, limit+1)
 	}
-	b := make([]byte, 0, size)
+	return readInto(r, name, limit, make([]byte, 0, size))
+}
+
+// readInto appends what is left of r to b, refusing more than limit bytes
+// in all (limit <= 0: no limit).
+func readInto(r io.Reader, name string, limit int64, b []byte) ([]byte, error) {
+	if limit > 0 {
+		r = io.LimitReader(r, limit+1-int64(len(b)))
+	}
 	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err != nil {
@@ -211,14 +239,76 @@ func readAll(r io.Reader, name string, limit, size int64) ([]byte, error) {
 			}
 			return nil, &Error{File: name, Err: err}
 		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
 	}
 	if limit > 0 && int64(len(b)) > limit {
 		return nil, &Error{File: name, Expected: "at most " + Size(limit), Found: "more"}
 	}
 	return b, nil
+}
+
+// TextBlock is how much of a text input is read and checked (Binary)
+// before the rest is buffered.
+const TextBlock = 8192
+
+// Binary reports whether head, the first bytes of an input, is binary
+// data rather than text: a NUL byte in its first TextBlock bytes, unless
+// it starts with a UTF-16 or UTF-32 byte-order mark (such text holds NULs).
+func Binary(head []byte) bool {
+	if b := BOM(head); strings.Contains(b, "UTF-16") || strings.Contains(b, "UTF-32") {
+		return false
+	}
+	return bytes.IndexByte(head[:min(len(head), TextBlock)], 0) >= 0
+}
+
+// ReadText reads a text input whole, like ReadAll, but looks at its first
+// TextBlock bytes before buffering the rest: binary data (Binary) is an
+// *Error at once, "expected WHAT, found binary data", so /dev/zero or a
+// 3 GB archive costs one block. what names the text ("text holding a
+// print(model) dump").
+func ReadText(r io.Reader, name string, limit int64, what string) ([]byte, error) {
+	return readText(r, name, limit, 0, what)
+}
+
+// ReadTextFile is ReadFile for text: a regular file only (Open), refused
+// as binary (see ReadText) before its size is judged or it is buffered.
+func ReadTextFile(path string, limit int64, what string) ([]byte, error) {
+	f, err := Open(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return readText(f, path, limit, size, what)
+}
+
+func readText(r io.Reader, name string, limit, size int64, what string) ([]byte, error) {
+	head := make([]byte, TextBlock)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, &Error{File: name, Err: err}
+	}
+	if Binary(head[:n]) {
+		return nil, &Error{File: name, Expected: what, Found: "binary data (a NUL byte in its first " + Size(TextBlock) + ")"}
+	}
+	if limit > 0 && size > limit {
+		return nil, &Error{File: name, Expected: "a file of at most " + Size(limit), Found: Size(size)}
+	}
+	if n < TextBlock {
+		return head[:n], nil
+	}
+	b := head
+	if size >= int64(n) {
+		c := size + 1
+		if limit > 0 {
+			c = min(c, limit+1)
+		}
+		b = make([]byte, n, c)
+		copy(b, head)
+	}
+	return readInto(r, name, limit, b)
 }
 
 // BOM names the byte-order mark data starts with ("a UTF-8 byte-order

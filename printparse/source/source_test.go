@@ -108,3 +108,54 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestReadText(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("a line of text\n", 2*TextBlock/15)
+	utf16 := "\xff\xfeM\x00(\x00\n\x00"
+	tests := []struct {
+		name, data string
+		limit      int64
+		want       string // error text, "" for none
+	}{
+		{"short text", "Net(\n)\n", 0, ""},
+		{"text longer than a block", text, 0, ""},
+		{"UTF-16 with a BOM holds NULs", utf16, 0, ""},
+		{"binary in the first block", "PK\x03\x04\x00rest", 0, "expected T, found binary data (a NUL byte in its first 8 KiB)"},
+		{"binary checked before the size", "\x00" + text, 10, "expected T, found binary data"},
+		{"over the budget", text, int64(len(text) - 1), "expected a file of at most"},
+		{"exactly the budget", text, int64(len(text)), ""},
+	}
+	for _, tc := range tests {
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+		if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, via := range []string{"file", "reader"} {
+			var b []byte
+			var err error
+			if via == "file" {
+				b, err = ReadTextFile(p, tc.limit, "T")
+			} else {
+				b, err = ReadText(strings.NewReader(tc.data), p, tc.limit, "T")
+			}
+			switch {
+			case tc.want == "" && (err != nil || string(b) != tc.data):
+				t.Errorf("%s (%s): %d bytes, %v; want the data back", tc.name, via, len(b), err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				if via == "reader" && strings.Contains(tc.want, "a file of at most") && err != nil {
+					continue // a reader has no size to judge first: "at most N, found more"
+				}
+				t.Errorf("%s (%s): %v; want %q", tc.name, via, err, tc.want)
+			}
+		}
+	}
+}
+
+func TestBinary(t *testing.T) {
+	for s, want := range map[string]bool{"": false, "text": false, "a\x00b": true, "\xff\xfeM\x00": false, "\xfe\xff\x00M": false, "\xef\xbb\xbf\x00": true} {
+		if got := Binary([]byte(s)); got != want {
+			t.Errorf("Binary(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
