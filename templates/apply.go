@@ -113,14 +113,7 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 	}
 	byKey := map[akey]*AppliedLine{}
 	var order []akey
-	npu.Root.Walk(func(m *printparse.Node) bool {
-		if m == npu.Root {
-			return true
-		}
-		rule, inst, benchPath := r.resolve(m)
-		if rule == nil {
-			return true
-		}
+	r.walk(func(m *printparse.Node, rule *rule, inst *printparse.Node, benchPath func() string) {
 		cls := ""
 		if inst != npu.Root {
 			cls = inst.Class
@@ -133,13 +126,13 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 			byKey[k] = a
 			order = append(order, k)
 		}
-		h := Hit{NPU: m.Path, Bench: benchPath}
-		if bench.Lookup(benchPath) != nil {
+		bp := benchPath()
+		h := Hit{NPU: m.Path, Bench: bp}
+		if bench.Lookup(bp) != nil {
 			a.Hits = append(a.Hits, h)
 		} else {
 			a.Misses = append(a.Misses, h)
 		}
-		return true
 	})
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i].line != order[j].line {
@@ -208,7 +201,6 @@ type resolver struct {
 	// byClass caches, per tree class, the lines that apply to it and, when
 	// none is indexed (the rules then do not depend on the node), its rules.
 	byClass map[string]classLines
-	chain   []*printparse.Node // resolve's scratch
 }
 
 type classLines struct {
@@ -309,46 +301,78 @@ func expand(l Line, n *printparse.Node) [][2]string {
 	return out
 }
 
-// resolve rewrites m's path. It returns the rule used for the last step
-// (nil when that step was the identity), the node the rule belongs to, and
-// the bench path.
-func (r *resolver) resolve(m *printparse.Node) (last *rule, inst *printparse.Node, benchPath string) {
-	// the path's segments are the names of m's ancestors below the root
-	chain := r.chain[:0]
-	for n := m; n != nil && n != r.root; n = n.Parent {
-		chain = append(chain, n)
+// step is one step of a path's rewrite: from the node at depth start, a
+// rule (nil: the identity) consumed n segments and appended value.
+type step struct {
+	start, n int
+	rule     *rule
+	value    string
+}
+
+// walk rewrites the path of every NPU module below the root, parents
+// first, and calls fn for each module whose last rewrite step used a rule:
+// the rule, the node the rule belongs to, and the bench path (built on
+// demand). The rewrite is msprobe's, from the root: at each node reached,
+// the longest rule of its class whose key equals the next segments, else
+// the identity (see Apply). A child's rewrite is its parent's with only
+// the last steps redone (those a key of maxKey segments could reach past
+// the parent's end), so a deep tree costs its size, not depth squared.
+func (r *resolver) walk(fn func(m *printparse.Node, last *rule, inst *printparse.Node, benchPath func() string)) {
+	maxKey := 1
+	for _, l := range r.t.Lines {
+		maxKey = max(maxKey, strings.Count(l.Key, ".")+1)
 	}
-	slices.Reverse(chain)
-	r.chain = chain
-	var out strings.Builder
-	cur := r.root
-	for i := 0; i < len(chain); {
-		var chosen *rule
-		rs := r.rulesAt(cur)
-		for k := range rs {
-			if n := len(rs[k].segs); n <= len(chain)-i && namesAre(chain[i:i+n], rs[k].segs) {
-				chosen = &rs[k]
-				break
+	var path []*printparse.Node // path[i]: the node at depth i (path[0] is the root)
+	var steps []step
+	var visit func(m *printparse.Node)
+	visit = func(m *printparse.Node) {
+		d := len(path) // m's depth: its path segments are the names of path[1:] and m
+		path = append(path, m)
+		// keep the parent's steps that start before d-maxKey: no key
+		// reaches past the parent's end from there
+		k := len(steps)
+		for k > 0 && steps[k-1].start > d-1-maxKey {
+			k--
+		}
+		saved := append([]step(nil), steps[k:]...)
+		steps = steps[:k]
+		i := 0
+		if k > 0 {
+			i = steps[k-1].start + steps[k-1].n
+		}
+		for i < d {
+			rs := r.rulesAt(path[i])
+			st := step{start: i, n: 1, value: path[i+1].Name}
+			for j := range rs {
+				if n := len(rs[j].segs); n <= d-i && namesAre(path[i+1:i+1+n], rs[j].segs) {
+					st.n, st.rule, st.value = n, &rs[j], rs[j].value
+					break
+				}
+			}
+			steps = append(steps, st)
+			i += st.n
+		}
+		if d > 0 {
+			if last := steps[len(steps)-1]; last.rule != nil {
+				fn(m, last.rule, path[last.start], func() string {
+					var b strings.Builder
+					for i, s := range steps {
+						if i > 0 {
+							b.WriteByte('.')
+						}
+						b.WriteString(s.value)
+					}
+					return b.String()
+				})
 			}
 		}
-		if i > 0 {
-			out.WriteByte('.')
+		for _, c := range m.Children {
+			visit(c)
 		}
-		step := 1
-		if chosen != nil {
-			step = len(chosen.segs)
-			out.WriteString(chosen.value)
-		} else {
-			out.WriteString(chain[i].Name)
-		}
-		from := cur
-		cur = chain[i+step-1]
-		i += step
-		if i == len(chain) {
-			last, inst = chosen, from
-		}
+		steps = append(steps[:k], saved...)
+		path = path[:d]
 	}
-	return last, inst, out.String()
+	visit(r.root)
 }
 
 // namesAre reports whether the nodes are named segs.
