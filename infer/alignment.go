@@ -62,6 +62,9 @@ type match struct {
 	// grouped marks an N:1 pair of a module and a list of look-alike
 	// members it computes at once (structural says so).
 	grouped bool
+	// group is the N:1 group the pair stands in for (nil for 1:1): the
+	// module on one side and the members it computes on the other.
+	group *nGroup
 	// sizeA and sizeB are the printed sizes of a and b when both print
 	// sizes and they differ (validate's LM107).
 	sizeA, sizeB []int
@@ -80,6 +83,9 @@ type alignment struct {
 	engines [2]map[*printparse.Node]bool
 	// fused are the fused norms (see fusedNorms), found on first use.
 	fused *[]fusedNorm
+	// qkv are the fused q/k/v projections without a 1:1 partner, each
+	// against the split projections of its aligned parent's partner.
+	qkv []*nGroup
 	// grouped and kernels memoise groupedBy and hasKernel, per side.
 	grouped [2]map[*printparse.Node]*printparse.Node
 	kernels [2]int8

@@ -222,6 +222,7 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 		d.m = build(v, entries, header)
 		d.prove(v)
 	}
+	d.addGroups(v)
 	for i := range d.conflicts {
 		c := &d.conflicts[i]
 		c.Proven = len(c.Unresolved) == 0
@@ -241,6 +242,32 @@ func emit(v *view, tmpl *templates.Match, header string) *draft {
 		}
 	}
 	return d
+}
+
+// addGroups puts the alignment's N:1 groups into the sidecar (no
+// layer_mapping line expresses one), each in place of the 1:1 pair that
+// stands in for it.
+func (d *draft) addGroups(v *view) {
+	gs := v.al.groups()
+	if len(gs) == 0 {
+		return
+	}
+	covered := map[string]bool{}
+	var groups []mapping.ModulePair
+	for _, g := range gs {
+		p := g.modulePair(v.keys)
+		for _, n := range p.NPUModules() {
+			covered[n] = true
+		}
+		groups = append(groups, p)
+	}
+	keep := d.sidecar[:0]
+	for _, p := range d.sidecar {
+		if !covered[p.NPU] {
+			keep = append(keep, p)
+		}
+	}
+	d.sidecar = append(keep, groups...)
 }
 
 // withNote inserts note into a line's comment after its band, which

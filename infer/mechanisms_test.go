@@ -83,6 +83,33 @@ func TestDenseFirstMoE(t *testing.T) {
 		if strings.HasSuffix(p.NPU, "mlp.experts") && (p.Band == BandSure || !strings.Contains(p.Structural, "computes the 4 members")) {
 			t.Errorf("grouped experts pair %s <-> %s: band %s, note %q; want check and an N:1 grouped note", p.NPU, p.Bench, p.Band, p.Structural)
 		}
+		if strings.HasSuffix(p.NPU, "mlp.experts") && (p.Kind != mapping.KindExperts || len(p.BenchParts) != 4 || p.BenchParts[3] != p.Bench+".3") {
+			t.Errorf("grouped experts pair %s <-> %s: kind %q, bench parts %v; want experts and the 4 members", p.NPU, p.Bench, p.Kind, p.BenchParts)
+		}
+	}
+	// the sidecars hold the groups, keyed by each draft's side
+	for _, sc := range []struct {
+		name  string
+		pairs []mapping.ModulePair
+		npu   bool
+	}{{"forward", r.Forward.Sidecar, true}, {"reverse", r.Reverse.Sidecar, false}} {
+		n := 0
+		for _, p := range sc.pairs {
+			if p.Kind != mapping.KindExperts {
+				continue
+			}
+			n++
+			whole, parts := p.NPU, p.BenchParts
+			if !sc.npu {
+				whole, parts = p.Bench, p.NPUParts
+			}
+			if !strings.HasSuffix(whole, "mlp.experts") || len(parts) != 4 {
+				t.Errorf("%s sidecar group %s: want the grouped module against 4 experts", sc.name, p)
+			}
+		}
+		if n != 2 {
+			t.Errorf("%s sidecar: %d experts groups, want 2 (MoE layers 1 and 2): %v", sc.name, n, sc.pairs)
+		}
 	}
 	for _, n := range []string{"model.layers.1.mlp.experts.2", "model.layers.2.mlp.experts.0.up_proj"} {
 		if why := r.UnmatchedWhy[n]; !strings.Contains(why, "N:1 grouped") {

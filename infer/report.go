@@ -194,7 +194,7 @@ func writeText(w io.Writer, r *Result) error {
 	writeList(b, r.TemplateUnapplied)
 	fmt.Fprintf(b, "\nsidecar (pairs no YAML line expresses): %d, reverse: %d\n", len(r.Forward.Sidecar), len(r.Reverse.Sidecar))
 	for _, p := range r.Forward.Sidecar {
-		fmt.Fprintf(b, "  %s <-> %s\n", p.NPU, p.Bench)
+		fmt.Fprintf(b, "  %s\n", p)
 	}
 	fmt.Fprintf(b, "\nunintended, band unsure (modules without a partner that the draft still pairs):\n")
 	var un []string

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -27,8 +28,10 @@ func structuralNotes(al *alignment) []string {
 			continue
 		}
 		for _, fused := range []side{npuSide, benchSide} {
-			if notes := fusedGateUp(al, m.node(fused), m.node(fused.other()), fused); notes[npuSide] != "" {
+			if notes, gate := fusedGateUp(al, m.node(fused), m.node(fused.other()), fused); notes[npuSide] != "" {
 				m.structural = notes
+				y := m.node(fused.other())
+				m.group = &nGroup{kind: mapping.KindGateUp, one: fused, whole: m.node(fused), members: []*printparse.Node{gate, y}}
 				add(groupNote(al, m.a, notes[npuSide]))
 				break
 			}
@@ -41,6 +44,7 @@ func structuralNotes(al *alignment) []string {
 		for _, g := range []side{npuSide, benchSide} {
 			if notes := groupedNotes(al, m, g); notes[npuSide] != "" {
 				m.structural, m.grouped = notes, true
+				m.group = &nGroup{kind: mapping.KindExperts, one: g, whole: m.node(g), members: kids(m.node(g.other()))}
 				add(groupNote(al, m.a, notes[npuSide]))
 			}
 		}
@@ -51,11 +55,12 @@ func structuralNotes(al *alignment) []string {
 			add(groupNote(al, m.a, notes[npuSide]))
 		}
 	}
-	// Broadcast notes to repeat members.
+	// Broadcast notes (and groups) to repeat members.
 	for _, m := range al.pairs {
 		if m.structural[npuSide] == "" {
 			if c := al.byA[al.npu.infos[m.a].canon]; c != nil && c != m {
 				m.structural = c.structural
+				m.group = c.group.instance(m)
 			}
 		}
 	}
@@ -63,12 +68,15 @@ func structuralNotes(al *alignment) []string {
 	fusedQKV := func(on side, word string) {
 		t := al.tree(on)
 		for _, n := range t.nodes {
-			if al.matchOf(n, on) != nil || t.infos[n].canon != n || !hasToken(t.infos[n].name, "qkv") {
+			if al.matchOf(n, on) != nil || !hasToken(t.infos[n].name, "qkv") {
 				continue
 			}
 			if p := al.alignedAncestor(n, on); p != nil && p.node(on) == n.Parent {
-				if split := splitQKV(p.node(on.other())); split != "" {
-					add(fmt.Sprintf("N:1 %s%s fuses %s: no 1:1 partner, left unmatched", word, displayGroup(n), split))
+				if q, k, v := splitQKVNodes(p.node(on.other())); q != nil {
+					al.qkv = append(al.qkv, &nGroup{kind: mapping.KindQKV, one: on, whole: n, members: []*printparse.Node{q, k, v}, layout: qkvLayout(n)})
+					if t.infos[n].canon == n {
+						add(fmt.Sprintf("N:1 %s%s fuses %s, %s and %s: no 1:1 partner, left unmatched", word, displayGroup(n), q.Name, k.Name, v.Name))
+					}
 				}
 			}
 		}
@@ -131,10 +139,10 @@ func groupNote(al *alignment, n *printparse.Node, note string) string {
 // side) for a gated MLP fused on x's side: y is "up" and an unpaired "gate"
 // sibling of y exists. It returns the note worded for the draft keyed by
 // each side (the NPU and bench roles swap in the reverse draft).
-func fusedGateUp(al *alignment, x, y *printparse.Node, fused side) (notes [2]string) {
+func fusedGateUp(al *alignment, x, y *printparse.Node, fused side) (notes [2]string, gate *printparse.Node) {
 	xi, yi := al.tree(fused).infos[x], al.tree(fused.other()).infos[y]
 	if !hasToken(xi.name, "up") || !hasToken(yi.name, "up") || y.Parent == nil {
-		return notes
+		return notes, nil
 	}
 	for _, s := range kids(y.Parent) {
 		if s == y {
@@ -144,10 +152,10 @@ func fusedGateUp(al *alignment, x, y *printparse.Node, fused side) (notes [2]str
 		if !paired && hasToken(si.name, "gate") {
 			body := fmt.Sprintf("%s fuses %s and %s (gated MLP); paired with %s as an expert would, outputs differ in shape",
 				x.Name, s.Name, y.Name, y.Name)
-			return sideNotes(fused, body)
+			return sideNotes(fused, body), s
 		}
 	}
-	return notes
+	return notes, nil
 }
 
 // groupedNotes checks a pair whose module on side g computes at once the
@@ -211,26 +219,103 @@ func fusedHead(al *alignment, m *match) (notes [2]string) {
 	return sideNotes(fused, body)
 }
 
-// splitQKV reports the separate q/k/v projections among n's children.
-func splitQKV(n *printparse.Node) string {
-	var q, k, v string
+// splitQKVNodes finds the separate q, k and v projections among n's
+// children (all three, or none).
+func splitQKVNodes(n *printparse.Node) (q, k, v *printparse.Node) {
 	for _, c := range kids(n) {
 		if c.Kind() != printparse.KindLinear {
 			continue // q_norm and k_norm are no projections
 		}
 		switch {
 		case strings.HasPrefix(c.Name, "q_") || c.Name == "q" || c.Name == "query":
-			q = c.Name
+			q = c
 		case strings.HasPrefix(c.Name, "k_") || c.Name == "k" || c.Name == "key":
-			k = c.Name
+			k = c
 		case strings.HasPrefix(c.Name, "v_") || c.Name == "v" || c.Name == "value":
-			v = c.Name
+			v = c
 		}
 	}
-	if q != "" && k != "" && v != "" {
-		return q + ", " + k + " and " + v
+	if q == nil || k == nil || v == nil {
+		return nil, nil, nil
 	}
-	return ""
+	return q, k, v
+}
+
+// qkvLayout guesses a fused qkv projection's head layout: Megatron's
+// linear_qkv (and GPT-NeoX's query_key_value) interleave q, k and v per
+// query group; a plain fused Linear (Qwen2.5-VL's vision qkv, GPT-2's
+// c_attn) holds [q; k; v].
+func qkvLayout(n *printparse.Node) string {
+	if n.Name == "linear_qkv" || n.Name == "query_key_value" || strings.Contains(n.Class, "ParallelLinear") {
+		return mapping.LayoutInterleaved
+	}
+	return mapping.LayoutBlocked
+}
+
+// nGroup is an N:1 group: whole, on side one, computes members (the other
+// side's modules, in the order whole concatenates their outputs) at once.
+type nGroup struct {
+	kind    string // mapping.Kind*
+	one     side
+	whole   *printparse.Node
+	members []*printparse.Node
+	layout  string // qkv only
+}
+
+// instance is g for another instance m of the pair g was found on (a
+// repeat member): the members of the same names on m's side.
+func (g *nGroup) instance(m *match) *nGroup {
+	if g == nil {
+		return nil
+	}
+	out := &nGroup{kind: g.kind, one: g.one, whole: m.node(g.one), layout: g.layout}
+	other := m.node(g.one.other())
+	switch g.kind {
+	case mapping.KindExperts:
+		out.members = kids(other)
+	default:
+		if other.Parent == nil {
+			return nil
+		}
+		for _, x := range g.members {
+			c := other.Parent.Child(x.Name)
+			if c == nil {
+				return nil
+			}
+			out.members = append(out.members, c)
+		}
+	}
+	return out
+}
+
+// modulePair is g as a sidecar group, in the draft keyed by side keys.
+func (g *nGroup) modulePair(keys side) mapping.ModulePair {
+	parts := make([]string, len(g.members))
+	for i, m := range g.members {
+		parts[i] = m.Path
+	}
+	p := mapping.ModulePair{Kind: g.kind, Layout: g.layout}
+	if g.one == npuSide {
+		p.NPU, p.BenchParts = g.whole.Path, parts
+	} else {
+		p.NPUParts, p.Bench = parts, g.whole.Path
+	}
+	if keys == benchSide {
+		p = p.Swap()
+	}
+	return p
+}
+
+// groups are the alignment's N:1 groups: the pairs standing in for one,
+// and the unpaired fused qkv projections.
+func (al *alignment) groups() []*nGroup {
+	var out []*nGroup
+	for _, m := range al.pairs {
+		if m.group != nil {
+			out = append(out, m.group)
+		}
+	}
+	return append(out, al.qkv...)
 }
 
 func hasToken(ts []string, t string) bool { return slices.Contains(ts, t) }

@@ -190,6 +190,14 @@ type Pair struct {
 	Doubts []string `json:"doubts,omitempty"`
 	// Structural notes an N:1 pair (fused on one side).
 	Structural string `json:"structural,omitempty"`
+	// Kind is the N:1 group the pair stands in for (mapping.KindGateUp,
+	// KindExperts, ...; "" for a 1:1 pair); NPUParts or BenchParts lists
+	// the group's many side in concatenation order (the stand-in partner
+	// among them, or, for experts, the list's members). The drafts'
+	// sidecars hold the group.
+	Kind       string   `json:"kind,omitempty"`
+	NPUParts   []string `json:"npu_parts,omitempty"`
+	BenchParts []string `json:"bench_parts,omitempty"`
 	// SizesDiffer says the two modules print different sizes (in and
 	// out features, embedding count and dimension, normalized shape):
 	// "NPU [256 64], bench [4096 1024]". Two runs of one model print the
@@ -266,7 +274,15 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			continue
 		}
 		matched++
-		r.Pairs = append(r.Pairs, Pair{
+		var kind string
+		var parts [2][]string
+		if g := m.group; g != nil {
+			kind = g.kind
+			for _, x := range g.members {
+				parts[g.one.other()] = append(parts[g.one.other()], x.Path)
+			}
+		}
+		r.Pairs = append(r.Pairs, Pair{Kind: kind, NPUParts: parts[npuSide], BenchParts: parts[benchSide],
 			NPU: m.a.Path, Bench: m.b.Path, NPUClass: m.a.Class, BenchClass: m.b.Class,
 			Score: round(m.score), Margin: round(m.margin), Reasons: m.reasons,
 			Band: m.band, Doubts: m.doubts, Structural: m.structural[npuSide], SizesDiffer: sizesDiffer(m, npuSide),

@@ -52,7 +52,7 @@ func (al *alignment) whyUnmatched(n *printparse.Node, on side) string {
 	}
 	if p := n.Parent; p != nil {
 		pp := al.partner(p, on)
-		if pp != nil && splitQKV(p) != "" && strings.Contains(splitQKV(p), n.Name) {
+		if q, k, v := splitQKVNodes(p); pp != nil && (n == q || n == k || n == v) {
 			for _, c := range kids(pp) {
 				if strings.Contains(c.Name, "qkv") || strings.Contains(c.Name, "query_key_value") {
 					return "split q/k/v: the other side fuses them in " + c.Name + " (see structural)"

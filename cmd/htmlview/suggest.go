@@ -3,10 +3,12 @@ package htmlview
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/layermap/layermap/infer"
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 )
 
@@ -37,8 +39,13 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 		if len(p.Doubts) > 0 {
 			q.Note = joinNote(q.Note, "doubts: "+strings.Join(p.Doubts, "; "))
 		}
-		if p.Structural != "" {
+		if p.Structural != "" || p.Kind != "" {
 			q.Kind = Fused
+		}
+		if p.Kind != "" && p.Kind != mapping.KindExperts {
+			// the parts of an N:1 group join the pair (an experts
+			// list is drawn as the one node it is)
+			q.NPU, q.Bench = withParts(v.NPU, q.NPU, p.NPUParts), withParts(v.Bench, q.Bench, p.BenchParts)
 		}
 		if p.SizesDiffer != "" {
 			q.Note = joinNote(q.Note, "printed sizes differ: "+p.SizesDiffer)
@@ -94,14 +101,24 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 	return v, nil
 }
 
-// fusedMembers draws an N:1 pair as such: infer pairs the fused module
-// with one of the modules it fuses (up_proj for linear_fc1) and names them
-// all in the pair's note ("fuses gate_proj and up_proj"); the unpaired
-// siblings the note names join the pair.
+// withParts adds a group's parts (paths on side s) to a pair's nodes.
+func withParts(s *Side, ns []*printparse.Node, parts []string) []*printparse.Node {
+	for _, path := range parts {
+		if n := s.Lookup(path); n != nil && !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+// fusedMembers draws an N:1 pair infer gave no parts for as such: infer
+// pairs the fused module with one of the modules it fuses and names them
+// all in the pair's note; the unpaired siblings the note names join the
+// pair.
 func fusedMembers(v *View, paired map[*printparse.Node]bool) {
 	for i := range v.Pairs {
 		p := &v.Pairs[i]
-		if p.Kind != Fused || p.Note == "" {
+		if p.Kind != Fused || p.Note == "" || len(p.NPU) > 1 || len(p.Bench) > 1 {
 			continue
 		}
 		words := map[string]bool{}

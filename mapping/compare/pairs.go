@@ -122,6 +122,9 @@ func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 		}
 	}
 	for _, p := range pairs {
+		if p.Group() {
+			continue // compared by the fused plan
+		}
 		for _, dir := range [...]string{"forward", "backward"} {
 			ne, be := nc[p.NPU+"|"+dir], bc[p.Bench+"|"+dir]
 			for k := 0; k < len(ne) && k < len(be); k++ {
