@@ -107,6 +107,9 @@ type Config struct {
 	cache int
 	// trace, when set, records how the bench side was joined (tests).
 	trace *joinTrace
+	// fused, when set, compares N:1 groups and tensor-parallel shards
+	// (fused.go).
+	fused *fusedPlan
 }
 
 // joinTrace records the bench strategy of a Compare call.
@@ -162,6 +165,13 @@ type Summary struct {
 	// table again.
 	Passes    int            `json:"passes"`
 	MatchedBy map[string]int `json:"matched_by"`
+	// Compared counts the rows with a bench partner and ComparedResults
+	// their Results: msprobe marks a row without one pass, so Pass alone
+	// counts rows never compared.
+	Compared        int    `json:"compared"`
+	ComparedResults Counts `json:"compared_results"`
+	// Fused counts, per N:1 group kind, the rows a group touched.
+	Fused map[string]*FusedCounts `json:"fused,omitempty"`
 	First     *Divergence    `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
@@ -360,12 +370,17 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		var sum *Summary
 		var scan *artifactScan
 		var err error
+		var j joiner
 		if indexed {
 			ix.reset()
-			sum, scan, err = runPass(npu, &cfg, renumber, &indexJoin{ix: ix, cfg: &cfg}, assumed, sink)
+			j = &indexJoin{ix: ix, cfg: &cfg}
 		} else {
-			sum, scan, err = runPass(npu, &cfg, renumber, newStoreJoin(bs, &cfg), assumed, sink)
+			j = newStoreJoin(bs, &cfg)
 		}
+		if j, err = fusedJoiner(j, &cfg); err != nil {
+			return nil, err
+		}
+		sum, scan, err = runPass(npu, &cfg, renumber, j, assumed, sink)
 		if cfg.trace != nil {
 			if indexed {
 				cfg.trace.indexedPasses++
@@ -912,7 +927,7 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 				b = &r.bench.it
 			}
 			var err error
-			if r.met, err = g.cfg.Tensor.Metrics(&r.npu.it, b, group); err != nil {
+			if r.met, err = tensorMetrics(g.cfg.Tensor, r, b, group); err != nil {
 				r.readErr = "error: " + err.Error()
 			}
 		}
@@ -949,29 +964,7 @@ func (r *outRow) statDiffs() {
 
 // finish counts a prepared group and writes it, in table order.
 func (g *groupWriter) finish(grp []*outRow) error {
-	var inputsOK, outputBad = true, -1
-	for i, r := range grp {
-		g.sum.Rows++
-		switch r.result {
-		case ResultPass:
-			g.sum.Pass++
-		case ResultWarning:
-			g.sum.Warning++
-		case ResultError:
-			g.sum.Error++
-		}
-		if r.bench == nil {
-			g.sum.NPUUnmatched++
-		} else {
-			g.sum.MatchedBy[r.source.String()]++
-		}
-		if r.output {
-			if outputBad < 0 && r.result == ResultError && r.bench != nil {
-				outputBad = i
-			}
-		} else if r.bench == nil || r.result == ResultError {
-			inputsOK = false
-		}
+	for _, r := range grp {
 		var err error
 		if g.lines != nil {
 			err = g.lines.Line(r.line, RowMark{r.result, r.color})
@@ -982,17 +975,7 @@ func (g *groupWriter) finish(grp []*outRow) error {
 			return err
 		}
 	}
-	if inputsOK && outputBad >= 0 {
-		r := grp[outputBad]
-		d := &Divergence{NPUEntry: r.npu.it.Entry, BenchEntry: r.bench.it.Entry, Row: r.npu.it.Name,
-			BenchRow: r.bench.it.Name, Messages: append([]string(nil), r.msgs...),
-			Module: strings.HasPrefix(r.npu.it.Entry, "Module.") || strings.HasPrefix(r.npu.it.Entry, "Cell.")}
-		if d.Module && g.sum.First == nil {
-			g.sum.First = d
-		} else if !d.Module && g.sum.FirstAPI == nil {
-			g.sum.FirstAPI = d
-		}
-	}
+	g.sum.tally(grp)
 	// The rows' slices go back once none of them is read any more.
 	owners := g.owners[:0]
 	for _, r := range grp {

@@ -96,9 +96,17 @@ func str2float(s string) float64 {
 }
 
 // judge fills Result and Err_message of one API group (the rows of one
-// dump entry) with msprobe's rule checkers for the mode.
-// r.output must be set.
+// dump entry) with msprobe's rule checkers for the mode, then adds what an
+// N:1 group did with each row. r.output must be set.
 func judge(mode Mode, group []*outRow, sc *scratch) {
+	rules(mode, group, sc)
+	for _, r := range group {
+		r.fusedNote()
+	}
+}
+
+// rules are msprobe's rule checkers.
+func rules(mode Mode, group []*outRow, sc *scratch) {
 	inputs, outputs := sc.inputs[:0], sc.outputs[:0]
 	for _, r := range group {
 		r.result, r.msgs = ResultPass, r.msgs[:0]

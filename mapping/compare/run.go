@@ -36,8 +36,16 @@ type Options struct {
 	// matched through it count as ByLayerMap, and it is saved as
 	// data_mapping{suffix}_{ts}.yaml in the output folder as msprobe does.
 	LayerMappingFile string
-	// PairsFile holds explicit module pairs (--pairs; see LoadPairs).
+	// PairsFile holds explicit module pairs (--pairs; see LoadPairs); its
+	// N:1 groups are compared combined (fused.go).
 	PairsFile string
+	// NoFused turns N:1 groups off: the sidecar's groups are left out
+	// and a mapped pair whose shapes show a fused module is compared as
+	// msprobe compares it.
+	NoFused bool
+	// TP names the tensor-parallel size of each side when they differ
+	// (--tp): shards of one side are compared combined (tp.go).
+	TP TPSizes
 	// Views, when set, adds a file beside each rank's table to the run's
 	// output set (compare --html): an output format this package cannot
 	// name (it lives above it), given each rank's rows as they are written.
@@ -212,7 +220,7 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 		}
 		return files, nil
 	}
-	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden)
+	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden, opt.TP)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +305,10 @@ func mixDirs(target, golden string) []string {
 
 type rankPair struct {
 	NPU, Bench msprobe.RankDir
+	tp         *tpPlan // the shards compared with this pair (--tp)
 }
 
-func rankPairs(target, golden string) ([]rankPair, bool, error) {
+func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 	ts, err := os.Stat(target)
 	if err != nil {
 		return nil, false, badInput("target: %v", err)
@@ -312,7 +321,7 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
 	}
 	if !ts.IsDir() {
-		return []rankPair{{msprobe.RankDir{Path: filepath.Dir(target)}, msprobe.RankDir{Path: filepath.Dir(golden)}}}, false, nil
+		return []rankPair{{NPU: msprobe.RankDir{Path: filepath.Dir(target)}, Bench: msprobe.RankDir{Path: filepath.Dir(golden)}}}, false, nil
 	}
 	isRank := func(d string) bool {
 		_, e1 := os.Stat(filepath.Join(d, msprobe.DumpJSONName))
@@ -320,7 +329,7 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 		return e1 == nil || e2 == nil
 	}
 	if isRank(target) && isRank(golden) {
-		return []rankPair{{msprobe.RankDir{Path: target}, msprobe.RankDir{Path: golden}}}, false, nil
+		return []rankPair{{NPU: msprobe.RankDir{Path: target}, Bench: msprobe.RankDir{Path: golden}}}, false, nil
 	}
 	tr, err := msprobe.StepRanks(target)
 	if err != nil {
@@ -330,13 +339,20 @@ func rankPairs(target, golden string) ([]rankPair, bool, error) {
 	if err != nil {
 		return nil, false, asInput(fmt.Errorf("golden: %w", err))
 	}
+	if tp != (TPSizes{}) && tp.NPU != tp.Bench {
+		pairs, plans, err := tpRankPairs(tp, tr, gr)
+		for i := range pairs {
+			pairs[i].tp = plans[i]
+		}
+		return pairs, true, err
+	}
 	rp, err := msprobe.PairRanks(tr, gr)
 	if err != nil {
 		return nil, false, asInput(err)
 	}
 	out := make([]rankPair, len(rp))
 	for i, p := range rp {
-		out[i] = rankPair{p.NPU, p.Bench}
+		out[i] = rankPair{NPU: p.NPU, Bench: p.Bench}
 	}
 	return out, true, nil
 }
@@ -448,7 +464,7 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := applyInputs(opt, in, set, rep, np, bp, suffix, &cfg); err != nil {
+	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg); err != nil {
 		return nil, nil, err
 	}
 	rank := strings.TrimPrefix(suffix, "_")
@@ -556,7 +572,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 // applyInputs puts the run's match sources into cfg for one rank pair:
 // the data mapping, the one derived from the layer mapping (saved in the
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
-func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, cfg *Config) error {
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config) error {
 	if in.dataMapping != nil {
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
@@ -583,6 +599,20 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return err
 		}
 		cfg.Pairs = pm
+	}
+	var groups []mapping.ModulePair
+	for _, p := range in.pairs {
+		if p.Group() {
+			groups = append(groups, p)
+		}
+	}
+	if opt.NoFused {
+		groups = nil
+	}
+	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.DataMapping != nil || cfg.Pairs != nil)
+	var err error
+	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp); err != nil {
+		return err
 	}
 	if cfg.Mode == Tensor {
 		newTensor := opt.newTensor

@@ -57,10 +57,11 @@ const (
 	ByDataMap              // -dm data mapping
 	ByLayerMap             // the data mapping derived from --mapping
 	ByPairs                // explicit node pairs (--pairs)
+	ByGroup                // an N:1 group (fused.go)
 )
 
 func (s MatchSource) String() string {
-	return [...]string{"unmatched", "name", "fuzzy", "data_mapping", "layer_mapping", "pairs"}[s]
+	return [...]string{"unmatched", "name", "fuzzy", "data_mapping", "layer_mapping", "pairs", "group"}[s]
 }
 
 // sideRow is one flattened row of one side with its compare key.
@@ -69,6 +70,7 @@ type sideRow struct {
 	key   string
 	stack *stackCell // NPU_Stack_Info on the first row of an entry, else nil
 	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
+	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
 }
 
 // outRow is one row of the result table.

@@ -54,7 +54,12 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, erro
 	if group != nil && strings.Contains(npu.Name, "output") {
 		opts.NPUValidLen = tf.validLen(group)
 	}
-	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
+	return tf.record(tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts))
+}
+
+// record keeps a comparison's refused name or unreadable file and returns
+// its cells.
+func (tf *TensorFiles) record(m tensor.Metrics, err error) ([6]Metric, error) {
 	var rowErr error
 	switch {
 	case err != nil:
@@ -81,6 +86,32 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, erro
 		}
 	}
 	return out, rowErr
+}
+
+// CombinedMetrics implements CombinedComparer: the parts' files are
+// combined as they stream (tensor.CompareCombined).
+func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
+	parts := func(ps []TensorPart, own *tensor.Folder) []tensor.Part {
+		out := make([]tensor.Part, len(ps))
+		for i, p := range ps {
+			out[i] = tensor.Part{Folder: own, DataName: dataName(&p.Item)}
+			if p.Rank != nil {
+				out[i].Folder = tensor.NewFolder(*p.Rank)
+			}
+		}
+		return out
+	}
+	c := tensor.Combine{Axis: how.Axis, Stack: how.Stack, Sum: how.Sum}
+	np, bp := parts(npu, tf.NPU), parts(bench, tf.Bench)
+	nc, bc := tensor.Combine{}, tensor.Combine{}
+	if len(np) > 1 {
+		nc = c
+	}
+	if len(bp) > 1 {
+		bc = c
+	}
+	m, err := tensor.CompareCombined(np, bp, nc, bc, tensor.Options{NPUName: npuName, BenchName: benchName})
+	return tf.record(m, err)
 }
 
 // validLen is msprobe's dirty_valid_len of an NPU entry from its group

@@ -1,0 +1,478 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// N:1 groups in the comparison.
+//
+// A group pairs one module on one side with several on the other (a
+// fused gate/up projection, a fused qkv, grouped experts, see
+// mapping.ModulePair). Its calls are paired by position (the k-th call of
+// the single module with the k-th call of each part, per direction), and
+// so are the APIs called directly in them (the k-th call of an API in the
+// single module's call with the k-th call of that API in each part's).
+//
+// When the parts are on the bench side, each NPU row of the single
+// module gets a bench row built from the parts' rows of the same suffix
+// (see combine.go), compared as one row and named "[part ; part]".
+// When the parts are on the NPU side, each part's rows stay in the table:
+// an input the parts share is compared with the single module's; the
+// rest are marked as parts and, after the last part's rows, one combined
+// NPU row per suffix is compared with the single module's row. Rows no
+// exact combination exists for are "fused: inputs only": not compared,
+// never an error. The table is msprobe's; Err_message says what was
+// combined.
+
+// fusedStatus is what the fusion did with a row.
+type fusedStatus uint8
+
+const (
+	fusedCombined   fusedStatus = iota + 1 // compared with the other side's parts combined
+	fusedShared                            // an input the parts share, compared 1:1
+	fusedInputsOnly                        // no exact combination: not compared
+	fusedPart                              // an NPU part: compared in the combined row
+)
+
+// fusedRow marks a row the fusion touched (sideRow.fused).
+type fusedRow struct {
+	kind   string
+	status fusedStatus
+	msg    string // the Err_message line
+	comb   combination
+	// parts are the combined side's items (tensor mode reads their files)
+	parts []msprobe.Item
+	// npuSide: the NPU side holds the parts
+	npuSide bool
+	// rankDirs are the folders of parts[1:] when they are other ranks'
+	// (tensor-parallel shards); parts of a group are the row's side's own.
+	rankDirs []msprobe.Paths
+}
+
+// groupCall is one call of an N:1 group: the entries of both sides.
+type groupCall struct {
+	kind      string
+	npuMany   bool
+	npu       []string // NPU entry names: the single module's, or the parts' in order
+	bench     []string // bench entry names
+	benchKeys []string // their compare-key prefixes
+	dir       string
+}
+
+// fusedPlan is what a rank pair's comparison knows of N:1 groups.
+type fusedPlan struct {
+	calls map[string]*groupCall // NPU entry -> the group call it is in
+	// Groups are the groups applied: the sidecar's and those the dumps'
+	// shapes showed behind a mapped pair.
+	Groups []mapping.ModulePair
+	// Detected are the groups among them the shapes showed.
+	Detected []mapping.ModulePair
+	// Unknown are sidecar groups with a module that has no call in its
+	// dump.
+	Unknown []mapping.ModulePair
+	tp      *tpPlan
+}
+
+func (pl *fusedPlan) empty() bool { return pl == nil || len(pl.calls) == 0 && pl.tp == nil }
+
+// addGroup pairs the calls of a group; false when a module has none.
+func (pl *fusedPlan) addGroup(g mapping.ModulePair, nn, bn *dumpNames) bool {
+	nm, bm := g.NPUModules(), g.BenchModules()
+	any := false
+	for _, dir := range [...]string{"forward", "backward", msprobe.StateParametersGrad} {
+		nc, bc := make([][]int32, len(nm)), make([][]int32, len(bm))
+		n := -1
+		for i, m := range nm {
+			nc[i] = nn.moduleCalls(m, dir)
+			if n < 0 || len(nc[i]) < n {
+				n = len(nc[i])
+			}
+		}
+		for i, m := range bm {
+			bc[i] = bn.moduleCalls(m, dir)
+			n = min(n, len(bc[i]))
+		}
+		for k := 0; k < n; k++ {
+			c := &groupCall{kind: g.Kind, npuMany: len(nm) > 1, dir: dir}
+			for i := range nm {
+				c.npu = append(c.npu, nn.names[nc[i][k]])
+			}
+			for i := range bm {
+				c.bench = append(c.bench, bn.names[bc[i][k]])
+				c.benchKeys = append(c.benchKeys, bn.keyPrefix(bc[i][k]))
+			}
+			if pl.register(c) && dir != msprobe.StateParametersGrad {
+				pl.addChildren(c, nn, bn)
+			}
+			any = true
+		}
+	}
+	if any {
+		pl.Groups = append(pl.Groups, g)
+	}
+	return any
+}
+
+// register files a call under its NPU entries; false when one of them is
+// in a group already (the first group wins).
+func (pl *fusedPlan) register(c *groupCall) bool {
+	for _, e := range c.npu {
+		if pl.calls[e] != nil {
+			return false
+		}
+	}
+	for _, e := range c.npu {
+		pl.calls[e] = c
+	}
+	return true
+}
+
+// addChildren pairs the APIs called directly in a group call: the i-th
+// call of an API in the single module's entry with the i-th call of it
+// in each part's.
+func (pl *fusedPlan) addChildren(c *groupCall, nn, bn *dumpNames) {
+	nk := make([]map[string][]int32, len(c.npu))
+	for i, e := range c.npu {
+		nk[i] = nn.apiChildren(e)
+	}
+	bk := make([]map[string][]int32, len(c.bench))
+	for i, e := range c.bench {
+		bk[i] = bn.apiChildren(e)
+	}
+	for api, calls := range nk[0] {
+		for k := range calls {
+			cc := &groupCall{kind: c.kind, npuMany: c.npuMany, dir: apiDir(api)}
+			ok := true
+			for i := range nk {
+				if k >= len(nk[i][api]) {
+					ok = false
+					break
+				}
+				cc.npu = append(cc.npu, nn.names[nk[i][api][k]])
+			}
+			for i := range bk {
+				if !ok || k >= len(bk[i][api]) {
+					ok = false
+					break
+				}
+				cc.bench = append(cc.bench, bn.names[bk[i][api][k]])
+				cc.benchKeys = append(cc.benchKeys, bn.keyPrefix(bk[i][api][k]))
+			}
+			if ok {
+				pl.register(cc)
+			}
+		}
+	}
+}
+
+// apiDir is the direction of an apiKey ("op|forward").
+func apiDir(key string) string {
+	_, d, _ := strings.Cut(key, "|")
+	return d
+}
+
+// benchRower gives the bench rows of a compare key (no dtype gate),
+// marking them matched when mark is set.
+type benchRower interface {
+	benchRows(key string, mark bool, fn func(*sideRow)) error
+}
+
+func (j *indexJoin) benchRows(key string, mark bool, fn func(*sideRow)) error {
+	var err error
+	if j.refs, err = j.ix.lookup(key, j.refs); err != nil {
+		return err
+	}
+	for _, ref := range j.refs {
+		_, b := j.ix.row(ref)
+		if mark {
+			j.ix.match(ref)
+		}
+		fn(b)
+	}
+	return nil
+}
+
+func (j *storeJoin) benchRows(key string, mark bool, fn func(*sideRow)) error {
+	for _, bi := range j.bs.lookup(key) {
+		if mark {
+			j.bs.matched[bi] = true
+		}
+		fn(j.bs.rowInto(&j.tmp, bi))
+	}
+	return nil
+}
+
+// fusedJoin joins the rows of group calls (and tensor-parallel shards)
+// itself and hands every other row to the join it wraps.
+type fusedJoin struct {
+	inner joiner
+	br    benchRower
+	cfg   *Config
+	plan  *fusedPlan
+	// pending holds, per NPU-many call, the parts' rows seen so far.
+	pending map[*groupCall]*partRows
+	tp      *tpJoin
+}
+
+// partRows are the rows of an NPU-many call's parts, by row suffix.
+type partRows struct {
+	rows  map[string][]*msprobe.Item // suffix -> item per part
+	order []string                   // suffixes in first-seen order
+	seen  map[string]bool            // parts whose entry is done
+}
+
+// fusedJoiner wraps a pass's join with the plan (nil plan: j itself).
+func fusedJoiner(j joiner, cfg *Config) (joiner, error) {
+	pl := cfg.fused
+	if pl.empty() {
+		return j, nil
+	}
+	br, ok := j.(benchRower)
+	if !ok {
+		return j, nil // msprobe's fuzzy match pairs rows in order: no groups
+	}
+	f := &fusedJoin{inner: j, br: br, cfg: cfg, plan: pl, pending: map[*groupCall]*partRows{}}
+	if pl.tp != nil {
+		var err error
+		if f.tp, err = pl.tp.join(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
+	c := f.plan.calls[n.it.Entry]
+	if c == nil || !msprobe.NormalRow(n.it.Entry, n.it.Name) {
+		if f.tp != nil {
+			return f.inner.row(n, f.tp.emit(n, emit))
+		}
+		return f.inner.row(n, emit)
+	}
+	suffix := n.it.Name[len(n.it.Entry):]
+	if !c.npuMany {
+		return f.wholeRow(c, n, suffix, emit)
+	}
+	if err := f.partRow(c, n, suffix, emit); err != nil {
+		return err
+	}
+	if o := n.owner; o != nil && n == &o.rows[len(o.rows)-1] {
+		p := f.pending[c]
+		p.seen[n.it.Entry] = true
+		if len(p.seen) == len(c.npu) {
+			delete(f.pending, c)
+			return f.combined(c, p, n.it.Entry, emit)
+		}
+	}
+	return nil
+}
+
+func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
+	if f.tp != nil {
+		f.tp.close()
+	}
+	return f.inner.end(emit, sum)
+}
+
+// lookupParts returns the bench rows of suffix in each of c's bench
+// entries (nil where one has none).
+func (f *fusedJoin) lookupParts(c *groupCall, suffix string, mark bool) ([]*msprobe.Item, int, error) {
+	parts := make([]*msprobe.Item, len(c.benchKeys))
+	found := 0
+	for i, k := range c.benchKeys {
+		err := f.br.benchRows(k+suffix, mark, func(b *sideRow) {
+			if parts[i] == nil {
+				it := b.it
+				parts[i] = &it
+				found++
+			}
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return parts, found, nil
+}
+
+// wholeRow compares a row of the single NPU module of a group with the
+// bench parts' rows of its suffix.
+func (f *fusedJoin) wholeRow(c *groupCall, n *sideRow, suffix string, emit rowEmit) error {
+	parts, found, err := f.lookupParts(c, suffix, true)
+	if err != nil {
+		return err
+	}
+	switch {
+	case found == 0:
+		return emit(n, nil, Unmatched)
+	case found < len(parts):
+		n.fused = &fusedRow{kind: c.kind, status: fusedInputsOnly,
+			msg: fmt.Sprintf("fused: inputs only (%s: %d of the %d bench parts have this row)", c.kind, found, len(parts))}
+		return emit(n, nil, Unmatched)
+	}
+	role := roleOf(&n.it, c.dir)
+	comb := f.decide(c.kind, role, &n.it, parts)
+	switch comb.how {
+	case howSame:
+		b := &sideRow{it: *parts[0]}
+		b.fused = &fusedRow{kind: c.kind, status: fusedShared,
+			msg: fmt.Sprintf("fused: %s, an input the %d bench parts share, compared with the first", c.kind, len(parts))}
+		return emit(n, b, ByGroup)
+	case howConcat, howSum:
+		it, ok := combinedItem(comb, parts, groupName(parts), f.cfg.Mode != Tensor)
+		if ok {
+			b := &sideRow{it: it}
+			b.fused = f.combinedRow(c.kind, comb, parts, false)
+			return emit(n, b, ByGroup)
+		}
+	}
+	n.fused = inputsOnly(c.kind, role, comb)
+	return emit(n, nil, Unmatched)
+}
+
+// decide is decide with the mode's limits: md5 mode combines nothing
+// (a hash of a concatenation is not in its parts' hashes).
+func (f *fusedJoin) decide(kind string, r rowRole, whole *msprobe.Item, parts []*msprobe.Item) combination {
+	c := decide(kind, r, whole, parts)
+	if f.cfg.Mode == MD5 && c.how != howSame {
+		return combination{}
+	}
+	return c
+}
+
+// combinedRow is the fused mark of a combined row.
+func (f *fusedJoin) combinedRow(kind string, c combination, parts []*msprobe.Item, npuSide bool) *fusedRow {
+	side := "bench"
+	if npuSide {
+		side = "NPU"
+	}
+	how := "summed"
+	if c.how == howConcat {
+		how = fmt.Sprintf("concatenated along axis %d", c.axis)
+		if c.stack {
+			how = "stacked"
+		}
+	}
+	r := &fusedRow{kind: kind, status: fusedCombined, comb: c, npuSide: npuSide,
+		msg: fmt.Sprintf("fused: %s, %s row = its %d parts %s", kind, side, len(parts), how)}
+	if f.cfg.Mode == Tensor {
+		for _, p := range parts {
+			r.parts = append(r.parts, *p)
+		}
+	}
+	return r
+}
+
+// inputsOnly marks a row no exact combination exists for.
+func inputsOnly(kind string, r rowRole, c combination) *fusedRow {
+	why := "the shapes do not show how the parts combine"
+	if r == roleGradIn {
+		why = "the gradient of a shared input is the sum of the parts', which statistics do not give"
+	}
+	return &fusedRow{kind: kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", kind, why)}
+}
+
+// partRow handles a row of an NPU part: a shared input is compared with
+// the single bench module's row now; a row the parts combine into is
+// kept for the combined row.
+func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmit) error {
+	p := f.pending[c]
+	if p == nil {
+		p = &partRows{rows: map[string][]*msprobe.Item{}, seen: map[string]bool{}}
+		f.pending[c] = p
+	}
+	role := roleOf(&n.it, c.dir)
+	w := wants(c.kind, role)
+	if w == howSame {
+		var whole *msprobe.Item
+		if err := f.br.benchRows(c.benchKeys[0]+suffix, false, func(b *sideRow) {
+			if whole == nil {
+				it := b.it
+				whole = &it
+			}
+		}); err != nil {
+			return err
+		}
+		if whole == nil {
+			return emit(n, nil, Unmatched)
+		}
+		if whole.Shape == n.it.Shape {
+			var b *sideRow
+			err := f.br.benchRows(c.benchKeys[0]+suffix, true, func(r *sideRow) {
+				if b == nil {
+					b = &sideRow{it: r.it}
+				}
+			})
+			if err != nil {
+				return err
+			}
+			b.fused = &fusedRow{kind: c.kind, status: fusedShared,
+				msg: fmt.Sprintf("fused: %s, an input the %d NPU parts share, compared with the bench module's", c.kind, len(c.npu))}
+			return emit(n, b, ByGroup)
+		}
+	}
+	if f.cfg.Mode == MD5 || w == howSum && f.cfg.Mode != Tensor {
+		n.fused = inputsOnly(c.kind, role, combination{})
+		return emit(n, nil, Unmatched)
+	}
+	i := 0
+	for i < len(c.npu) && c.npu[i] != n.it.Entry {
+		i++
+	}
+	if p.rows[suffix] == nil {
+		p.rows[suffix] = make([]*msprobe.Item, len(c.npu))
+		p.order = append(p.order, suffix)
+	}
+	it := n.it
+	p.rows[suffix][i] = &it
+	n.fused = &fusedRow{kind: c.kind, status: fusedPart, npuSide: true,
+		msg: fmt.Sprintf("fused: %s, part %d of %d: compared in the combined row [%s ; ...]", c.kind, i+1, len(c.npu), strings.TrimPrefix(c.npu[0], "Module."))}
+	return emit(n, nil, Unmatched)
+}
+
+// combined emits the combined rows of an NPU-many call once its last
+// part's rows are in: per suffix every part has, the parts combined
+// against the single bench module's row. Their entry is entry (the last
+// part's), so they join its group in the table.
+func (f *fusedJoin) combined(c *groupCall, p *partRows, entry string, emit rowEmit) error {
+	for _, suffix := range p.order {
+		items := p.rows[suffix]
+		complete := true
+		for _, it := range items {
+			complete = complete && it != nil
+		}
+		if !complete {
+			continue
+		}
+		var whole *sideRow
+		if err := f.br.benchRows(c.benchKeys[0]+suffix, true, func(b *sideRow) {
+			if whole == nil {
+				whole = &sideRow{it: b.it}
+			}
+		}); err != nil {
+			return err
+		}
+		if whole == nil {
+			continue
+		}
+		role := roleOf(items[0], c.dir)
+		comb := f.decide(c.kind, role, &whole.it, items)
+		if comb.how != howConcat && comb.how != howSum {
+			continue
+		}
+		it, ok := combinedItem(comb, items, groupName(items), f.cfg.Mode != Tensor)
+		if !ok {
+			continue
+		}
+		it.Entry = entry
+		n := &sideRow{it: it}
+		n.fused = f.combinedRow(c.kind, comb, items, true)
+		if err := emit(n, whole, ByGroup); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package compare
+
+import (
+	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// dumpNames is what the N:1 plan needs of one dump's entries without
+// parsing them: every name in file order with its compare-key prefix
+// (renumbered for backward entries), each module's calls per direction,
+// and construct.json's parents. It is built only for runs that compare
+// groups.
+type dumpNames struct {
+	names  []string
+	prefix map[int32]string   // renumbered compare-key prefixes
+	calls  map[string][]int32 // "path|dir" -> module entries, file order
+	index  map[string]int32   // entry name -> position
+	parent map[string]string  // construct.json (nil without one)
+	kids   map[string][]int32 // parent entry -> API entries called in it (built on first use)
+}
+
+// readNames skims a dump.json (and reads construct.json beside it).
+func readNames(p msprobe.Paths, cfg *Config) (*dumpNames, error) {
+	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
+	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
+	if _, err := msprobe.Skim(p.DumpJSON, func(e *msprobe.SkimEntry) error {
+		name := string(e.Name)
+		i := int32(len(d.names))
+		d.names = append(d.names, name)
+		d.index[name] = i
+		ek, ok := namer.entryKey(name)
+		if ok && ek.renumbered {
+			d.prefix[i] = ek.prefix
+		}
+		if path, _, dir, ok := msprobe.ModuleEntry(name); ok {
+			d.calls[path+"|"+dir] = append(d.calls[path+"|"+dir], i)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if p.ConstructJSON != "" {
+		var err error
+		if d.parent, err = msprobe.ReadConstruct(p.ConstructJSON); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// keyPrefix is entry i's compare-key prefix.
+func (d *dumpNames) keyPrefix(i int32) string {
+	if p, ok := d.prefix[i]; ok {
+		return p
+	}
+	return d.names[i]
+}
+
+// moduleCalls lists a module's entries of one direction ("forward",
+// "backward", "parameters_grad") in file order.
+func (d *dumpNames) moduleCalls(path, dir string) []int32 { return d.calls[path+"|"+dir] }
+
+// apiChildren lists the API entries construct.json places directly in
+// entry (not modules), by API and direction ("Functional.linear|forward"),
+// each list in file order.
+func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
+	if d.parent == nil {
+		return nil
+	}
+	if d.kids == nil {
+		d.kids = map[string][]int32{}
+		for i, n := range d.names {
+			if par := d.parent[n]; par != "" && !isModule(n) {
+				d.kids[par] = append(d.kids[par], int32(i))
+			}
+		}
+	}
+	out := map[string][]int32{}
+	for _, c := range d.kids[entry] {
+		k := apiKey(d.names[c])
+		out[k] = append(out[k], c)
+	}
+	return out
+}
+
+// siblings lists the modules with calls in direction dir whose path has
+// the same parent path as path (path excluded), in the order of their
+// first call.
+func (d *dumpNames) siblings(path, dir string) []string {
+	parent := ""
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		parent = path[:i+1]
+	}
+	type first struct {
+		path string
+		at   int32
+	}
+	var out []first
+	for k, calls := range d.calls {
+		p, dr, _ := strings.Cut(k, "|")
+		if dr != dir || p == path || !strings.HasPrefix(p, parent) || strings.Contains(p[len(parent):], ".") {
+			continue
+		}
+		out = append(out, first{p, calls[0]})
+	}
+	// file order of the first calls
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].at < out[j-1].at; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	paths := make([]string, len(out))
+	for i, f := range out {
+		paths[i] = f.path
+	}
+	return paths
+}

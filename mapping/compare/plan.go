@@ -1,0 +1,280 @@
+package compare
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// planFused builds a rank pair's N:1 plan: the sidecar's groups, the
+// groups the dumps' shapes show behind mapped pairs (detect), and the
+// tensor-parallel shards. nil when there is nothing to combine.
+func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan) (*fusedPlan, error) {
+	if len(groups) == 0 && !detect && tp == nil {
+		return nil, nil
+	}
+	pl := &fusedPlan{calls: map[string]*groupCall{}, tp: tp}
+	if len(groups) == 0 && !detect {
+		return pl, nil
+	}
+	nn, err := readNames(np, cfg)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	bn, err := readNames(bp, cfg)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	for _, g := range groups {
+		if !pl.addGroup(g, nn, bn) {
+			pl.Unknown = append(pl.Unknown, g)
+		}
+	}
+	if detect {
+		found, err := detectGroups(cfg, np, bp, nn, bn, pl)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range found {
+			pl.addGroup(g, nn, bn)
+			pl.Detected = append(pl.Detected, g)
+		}
+	}
+	return pl, nil
+}
+
+// detectGroups finds the N:1 groups a mapping implies without saying
+// so. A mapping line may pair a fused module with one of its parts
+// (MindSpeed's linear_fc1 with LLaMA-Factory's up_proj): the first
+// forward outputs of the pair then differ along one axis. The other parts
+// are the partner's siblings (modules of the same parent) whose first
+// forward call read the very same input (equal shape and statistics: the
+// tensor all parts read) and whose outputs differ from the partner's only
+// along that axis; exactly one set of them must make up the difference.
+// The group's parts are in the order of their first calls, its kind
+// named by the parts' names. Both directions: the fused module may be on
+// either side.
+func detectGroups(cfg *Config, np, bp msprobe.Paths, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
+	nix, err := newBenchIndex(BenchFile(np.DumpJSON), cfg, !cfg.Fuzzy)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer nix.close()
+	bix, err := newBenchIndex(BenchFile(bp.DumpJSON), cfg, !cfg.Fuzzy)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	defer bix.close()
+	nix.reset()
+	bix.reset()
+	var refs []rowRef
+	var ferr error
+	row := func(ix *benchIndex, key string) *msprobe.Item {
+		if ferr != nil {
+			return nil
+		}
+		if refs, ferr = ix.lookup(key, refs); ferr != nil || len(refs) == 0 {
+			return nil
+		}
+		_, r := ix.row(refs[0])
+		it := r.it
+		return &it
+	}
+	var keys []string
+	for k := range nn.calls {
+		if strings.HasSuffix(k, "|forward") {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return int(nn.calls[a][0] - nn.calls[b][0]) })
+	var out []mapping.ModulePair
+	taken := [2]map[string]bool{{}, {}}
+	for _, k := range keys {
+		path := strings.TrimSuffix(k, "|forward")
+		first := nn.calls[k][0]
+		if taken[0][path] || pl.calls[nn.names[first]] != nil {
+			continue
+		}
+		o := row(nix, nn.keyPrefix(first)+".output.0")
+		if o == nil {
+			continue
+		}
+		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, cfg)
+		if src == ByName {
+			continue // not a mapped pair
+		}
+		b := row(bix, key)
+		if b == nil {
+			continue
+		}
+		axis, npuBigger := differAxis(o.Shape, b.Shape)
+		if axis < 0 {
+			continue
+		}
+		bpath, _, bdir, ok := msprobe.ModuleEntry(b.Entry)
+		if !ok || bdir != "forward" || taken[1][bpath] {
+			continue
+		}
+		var g mapping.ModulePair
+		if npuBigger {
+			call := slices.Index(bn.calls[bpath+"|forward"], bn.index[b.Entry])
+			parts := findParts(bn, bix, row, bpath, call, axis, dims(o.Shape)[axis])
+			if parts == nil {
+				continue
+			}
+			g = mapping.ModulePair{NPU: path, BenchParts: parts, Kind: kindOfParts(parts)}
+		} else {
+			parts := findParts(nn, nix, row, path, 0, axis, dims(b.Shape)[axis])
+			if parts == nil {
+				continue
+			}
+			g = mapping.ModulePair{NPUParts: parts, Bench: bpath, Kind: kindOfParts(parts)}
+		}
+		for _, m := range g.NPUModules() {
+			taken[0][m] = true
+		}
+		for _, m := range g.BenchModules() {
+			taken[1][m] = true
+		}
+		out = append(out, g)
+	}
+	return out, ferr
+}
+
+func dims(s string) []int {
+	d, _ := parseShape(s)
+	return d
+}
+
+// differAxis is the one axis along which two shapes of the same rank
+// differ (-1: none or several), and whether a's size is the larger there.
+func differAxis(a, b string) (int, bool) {
+	da, ok1 := parseShape(a)
+	db, ok2 := parseShape(b)
+	if !ok1 || !ok2 || len(da) != len(db) {
+		return -1, false
+	}
+	axis := -1
+	for i := range da {
+		if da[i] != db[i] {
+			if axis >= 0 {
+				return -1, false
+			}
+			axis = i
+		}
+	}
+	if axis < 0 {
+		return -1, false
+	}
+	return axis, da[axis] > db[axis]
+}
+
+// findParts finds the parts of a group whose known part is member (its
+// call-th forward call): member and the siblings that read the same input
+// and whose outputs add up with member's to size along axis. nil when no
+// set, or more than one, makes up the size.
+func findParts(d *dumpNames, ix *benchIndex, row func(*benchIndex, string) *msprobe.Item, member string, call, axis, size int) []string {
+	calls := d.moduleCalls(member, "forward")
+	if call < 0 || call >= len(calls) {
+		return nil
+	}
+	in0, out0 := row(ix, d.keyPrefix(calls[call])+".input.0"), row(ix, d.keyPrefix(calls[call])+".output.0")
+	if in0 == nil || out0 == nil {
+		return nil
+	}
+	need := size - dims(out0.Shape)[axis]
+	type cand struct {
+		path string
+		size int
+		at   int32
+	}
+	var cands []cand
+	for _, s := range d.siblings(member, "forward") {
+		sc := d.moduleCalls(s, "forward")
+		if len(sc) <= call {
+			continue
+		}
+		si, so := row(ix, d.keyPrefix(sc[call])+".input.0"), row(ix, d.keyPrefix(sc[call])+".output.0")
+		if si == nil || so == nil || si.Shape != in0.Shape || !sameStats(si, in0) {
+			continue
+		}
+		if a, _ := differAxis(so.Shape, out0.Shape); a != axis && so.Shape != out0.Shape {
+			continue
+		}
+		cands = append(cands, cand{s, dims(so.Shape)[axis], sc[0]})
+	}
+	if len(cands) == 0 || len(cands) > 16 || need <= 0 {
+		return nil
+	}
+	found, best := -1, 0
+	for mask := 1; mask < 1<<len(cands); mask++ {
+		sum := 0
+		for i, c := range cands {
+			if mask&(1<<i) != 0 {
+				sum += c.size
+			}
+		}
+		if sum != need {
+			continue
+		}
+		if found >= 0 {
+			return nil // ambiguous
+		}
+		found, best = mask, mask
+	}
+	if found < 0 {
+		return nil
+	}
+	parts := []cand{{member, 0, calls[0]}}
+	for i, c := range cands {
+		if best&(1<<i) != 0 {
+			parts = append(parts, c)
+		}
+	}
+	slices.SortFunc(parts, func(a, b cand) int { return int(a.at - b.at) })
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = p.path
+	}
+	return out
+}
+
+// sameStats reports whether two items hold the same four statistics.
+func sameStats(a, b *msprobe.Item) bool {
+	for i := range a.Stats {
+		x, y := a.Stats[i], b.Stats[i]
+		if x.Kind != y.Kind || x.Num != y.Num && !(x.Num != x.Num && y.Num != y.Num) {
+			return false
+		}
+	}
+	return true
+}
+
+// kindOfParts names a group by its parts' last names: gate and up make a
+// gated MLP, q/k/v an attention projection, anything else "fused".
+func kindOfParts(parts []string) string {
+	has := func(pred func(string) bool) bool {
+		for _, p := range parts {
+			if pred(p[strings.LastIndexByte(p, '.')+1:]) {
+				return true
+			}
+		}
+		return false
+	}
+	token := func(t string) func(string) bool {
+		return func(n string) bool { return slices.Contains(strings.Split(n, "_"), t) }
+	}
+	switch {
+	case has(token("gate")) && has(token("up")):
+		return mapping.KindGateUp
+	case has(qkvName("q", "query")) && has(qkvName("k", "key")) && has(qkvName("v", "value")):
+		return mapping.KindQKV
+	}
+	return mapping.KindFused
+}
+
+func qkvName(short, long string) func(string) bool {
+	return func(n string) bool { return n == short || n == long || strings.HasPrefix(n, short+"_") }
+}

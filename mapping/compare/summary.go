@@ -1,0 +1,174 @@
+package compare
+
+import (
+	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// Counts are Result counts.
+type Counts struct {
+	Pass    int `json:"pass"`
+	Warning int `json:"warning"`
+	Error   int `json:"error"`
+}
+
+func (c *Counts) add(result string) {
+	switch result {
+	case ResultPass:
+		c.Pass++
+	case ResultWarning:
+		c.Warning++
+	case ResultError:
+		c.Error++
+	}
+}
+
+// FusedCounts are the rows an N:1 group kind touched.
+type FusedCounts struct {
+	// Combined rows were compared with the other side's parts combined.
+	Combined int `json:"combined"`
+	// Shared rows are inputs the parts share, compared 1:1.
+	Shared int `json:"shared"`
+	// InputsOnly rows have no exact combination: not compared.
+	InputsOnly int `json:"inputs_only"`
+	// Parts are NPU parts' rows, compared in a combined row.
+	Parts int `json:"parts"`
+}
+
+// tally counts a written group into the summary and follows the first
+// divergence.
+func (s *Summary) tally(grp []*outRow) {
+	inputsOK, outputBad := true, -1
+	for i, r := range grp {
+		s.Rows++
+		switch r.result {
+		case ResultPass:
+			s.Pass++
+		case ResultWarning:
+			s.Warning++
+		case ResultError:
+			s.Error++
+		}
+		f := r.fusedMark()
+		if f != nil {
+			if s.Fused == nil {
+				s.Fused = map[string]*FusedCounts{}
+			}
+			fc := s.Fused[f.kind]
+			if fc == nil {
+				fc = &FusedCounts{}
+				s.Fused[f.kind] = fc
+			}
+			switch f.status {
+			case fusedCombined:
+				fc.Combined++
+			case fusedShared:
+				fc.Shared++
+			case fusedInputsOnly:
+				fc.InputsOnly++
+			case fusedPart:
+				fc.Parts++
+			}
+		}
+		compared := r.bench != nil
+		switch {
+		case compared:
+			s.Compared++
+			s.ComparedResults.add(r.result)
+			s.MatchedBy[r.source.String()]++
+		case f == nil:
+			s.NPUUnmatched++
+		}
+		if r.output {
+			if outputBad < 0 && r.result == ResultError && compared {
+				outputBad = i
+			}
+		} else if !compared && f == nil || r.result == ResultError {
+			inputsOK = false
+		}
+	}
+	if inputsOK && outputBad >= 0 {
+		r := grp[outputBad]
+		d := &Divergence{NPUEntry: r.npu.it.Entry, BenchEntry: r.bench.it.Entry, Row: r.npu.it.Name,
+			BenchRow: r.bench.it.Name, Messages: append([]string(nil), r.msgs...),
+			Module: strings.HasPrefix(r.npu.it.Entry, "Module.") || strings.HasPrefix(r.npu.it.Entry, "Cell.")}
+		if d.Module && s.First == nil {
+			s.First = d
+		} else if !d.Module && s.FirstAPI == nil {
+			s.FirstAPI = d
+		}
+	}
+}
+
+// fusedMark is the fusion's mark on a row (either side), or nil.
+func (r *outRow) fusedMark() *fusedRow {
+	if r.npu.fused != nil {
+		return r.npu.fused
+	}
+	if r.bench != nil {
+		return r.bench.fused
+	}
+	return nil
+}
+
+// fusedNote appends the fusion's Err_message line to a judged row.
+func (r *outRow) fusedNote() {
+	if f := r.fusedMark(); f != nil {
+		r.msgs = append(r.msgs, f.msg)
+	}
+}
+
+// tensorMetrics computes a row's tensor metrics: a combined row's from its
+// parts' files (the comparer must combine), any other row's as the
+// comparer does.
+func tensorMetrics(tc TensorComparer, r *outRow, bench, group *msprobe.Item) ([6]Metric, error) {
+	f := r.fusedMark()
+	if f == nil || f.status != fusedCombined {
+		return tc.Metrics(&r.npu.it, bench, group)
+	}
+	cc, ok := tc.(CombinedComparer)
+	if !ok {
+		var m [6]Metric
+		for i := range m {
+			m[i] = Metric{Text: "N/A"}
+		}
+		return m, nil
+	}
+	one := func(it *msprobe.Item) []TensorPart { return []TensorPart{{Item: *it}} }
+	npu, benchParts := one(&r.npu.it), one(bench)
+	parts := make([]TensorPart, len(f.parts))
+	for i, it := range f.parts {
+		parts[i].Item = it
+		if i > 0 && i-1 < len(f.rankDirs) {
+			parts[i].Rank = &f.rankDirs[i-1]
+		}
+	}
+	if f.npuSide {
+		npu = parts
+	} else {
+		benchParts = parts
+	}
+	how := Combination{Axis: f.comb.axis, Stack: f.comb.stack, Sum: f.comb.how == howSum}
+	return cc.CombinedMetrics(npu, benchParts, how, r.npu.it.Name, bench.Name)
+}
+
+// TensorPart is one tensor of a combined row: a row's item and, for
+// another rank's shard, that rank's files (nil: the row's side's own).
+type TensorPart struct {
+	Item msprobe.Item
+	Rank *msprobe.Paths
+}
+
+// Combination says how a combined row's parts make one tensor:
+// concatenated along Axis (stack: along a new leading axis) or summed.
+type Combination struct {
+	Axis       int
+	Stack, Sum bool
+}
+
+// CombinedComparer is a TensorComparer that also compares rows whose
+// one side is several tensors combined by how (the other side is one).
+type CombinedComparer interface {
+	CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error)
+}
