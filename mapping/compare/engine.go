@@ -172,7 +172,7 @@ type Summary struct {
 	ComparedResults Counts `json:"compared_results"`
 	// Fused counts, per N:1 group kind, the rows a group touched.
 	Fused map[string]*FusedCounts `json:"fused,omitempty"`
-	First     *Divergence    `json:"first_divergence,omitempty"`
+	First *Divergence             `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
 	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`

@@ -80,10 +80,10 @@ func tpRankPairs(tp TPSizes, npu, bench []msprobe.RankDir) (pairs []rankPair, pl
 // tpJoin looks up the shards of a pass: an index over each sibling rank's
 // dump.json, keyed as the bench side is.
 type tpJoin struct {
-	p     *tpPlan
-	cfg   *Config
-	ix    []*benchIndex
-	refs  []rowRef
+	p    *tpPlan
+	cfg  *Config
+	ix   []*benchIndex
+	refs []rowRef
 }
 
 func (p *tpPlan) join(cfg *Config) (*tpJoin, error) {

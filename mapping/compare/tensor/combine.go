@@ -97,7 +97,9 @@ func combinedOperand(files []*File, how Combine) (operand, error) {
 			}
 		}
 		return operand{dtype: dtype, shape: squeezed(first.Shape), size: first.Size(),
-			open: func() (stream, error) { return openAll(files, func(ss []stream) stream { return &sumStream{parts: ss} }) }}, nil
+			open: func() (stream, error) {
+				return openAll(files, func(ss []stream) stream { return &sumStream{parts: ss} })
+			}}, nil
 	}
 	axis := how.Axis
 	shape := slices.Clone(first.Shape)
