@@ -79,6 +79,9 @@ type CompareOptions struct {
 	Pairs          string
 	HTML           bool
 	Format         string // text or json
+	Fused          bool   // N:1 groups compared combined (--fused, default on)
+	TP             string // --tp-size NPU,BENCH tensor-parallel sizes
+	Strict         bool   // mapping-health findings fail the run
 }
 
 const compareLong = `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
@@ -107,16 +110,39 @@ table rows of a selected module, and manual matching that offers the
 layer_mapping lines to add. It is part of the run's files: all are written
 or none.
 
-A summary follows on stdout: rows, pass/warning/error counts, unmatched rows
-on both sides, rows matched by each source, and the first module (in NPU
-execution order) whose inputs agree and whose outputs are marked error.
+N:1 groups are compared exactly (--fused, on by default): one module on one
+side computing what several compute on the other (MindSpeed's linear_fc1 =
+LLaMA-Factory's [gate_proj ; up_proj], a fused qkv, grouped experts). The
+groups come from the --pairs sidecar (suggest writes them) and from the
+dumps themselves: a mapped pair whose outputs differ along one axis while
+siblings of the smaller one read the very same input makes up a group. The
+parts' statistics are combined (Max/Min, Mean by element count, Norm as the
+root of the summed squares; tensor mode concatenates the files) and compared
+as one row, named "[part ; part]", its Err_message saying so; rows with no
+exact combination (the gradient of the shared input, a sum) are marked
+"fused: inputs only" and not compared. --tp-size NPU,BENCH compares ranks of
+different tensor-parallel sizes, the shards of one side combined.
+--fused=false writes msprobe's own table.
+
+With a layer mapping, its health against the two dumps comes first in the
+summary: validate's checks (dead classes and keys, bad targets, missing
+rules) and pairs naming no module, each with file:line, and the rows each
+rule sends to a bench name no entry has; --strict makes a warning or error
+finding exit 1.
+
+A summary follows on stdout: rows, pass/warning/error counts (msprobe's
+Result column, which passes rows never compared), the rows compared and
+their results, unmatched rows on both sides, rows matched by each source,
+the N:1 rows per kind, and the first module (in NPU execution order) whose
+inputs agree and whose outputs are marked error.
 
 The legacy compare.json command line works as is: -s and -c are accepted
 and change nothing (the stack column is auto-detected, there is no advisor
 report), -f is -fm and -hl is --xlsx.
 
 Exit status: 0 no error rows, 1 error rows found (or no NPU row found a
-bench row, so nothing was compared), 2 bad input.`
+bench row, so nothing was compared, or --strict and a mapping-health
+finding), 2 bad input.`
 
 // NewCmdCompare builds layermap compare; runF, when set, replaces
 // runCompare.
@@ -166,6 +192,9 @@ func NewCmdCompare(ios *iostreams.IOStreams, runF func(*CompareOptions) error) *
 	f.StringVar(&opts.Pairs, "pairs", "", "explicit module pairs: YAML list of {npu: PATH, bench: PATH}")
 	f.BoolVar(&opts.HTML, "html", false, "also write the HTML view of the two dumps beside each table")
 	f.StringVar(&opts.Format, "format", "text", "summary format: text or json")
+	f.BoolVar(&opts.Fused, "fused", true, "compare N:1 groups (fused modules, grouped experts) combined; false: msprobe's table")
+	f.StringVar(&opts.TP, "tp-size", "", "tensor-parallel sizes of target and golden, NPU,BENCH (e.g. 2,1): shards compared combined")
+	f.BoolVar(&opts.Strict, "strict", false, "mapping-health warnings and errors make the run exit 1")
 	f.BoolVar(&tensorLog, "is_print_compare_log", false, "accepted for msprobe compatibility (-tensor_log)")
 	f.BoolP("help", "h", false, "help for compare")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -221,14 +250,33 @@ func (o *CompareOptions) check(cmd *cobra.Command) error {
 	case o.Input == "" && (o.Target == "" || o.Golden == ""):
 		return flagErrorf("expected both -tp TARGET and -gp GOLDEN (or -i compare.json)")
 	}
+	if _, err := parseTP(o.TP); err != nil {
+		return flagErrorf("--tp-size: %v", err)
+	}
 	return nil
+}
+
+// parseTP reads --tp-size NPU,BENCH.
+func parseTP(s string) (compare.TPSizes, error) {
+	if s == "" {
+		return compare.TPSizes{}, nil
+	}
+	var tp compare.TPSizes
+	a, b, ok := strings.Cut(s, ",")
+	_, err1 := fmt.Sscan(a, &tp.NPU)
+	_, err2 := fmt.Sscan(b, &tp.Bench)
+	if !ok || err1 != nil || err2 != nil || tp.NPU <= 0 || tp.Bench <= 0 {
+		return tp, fmt.Errorf("expected two positive sizes NPU,BENCH (e.g. 2,1), found %q", s)
+	}
+	return tp, nil
 }
 
 func runCompare(opts *CompareOptions) error {
 	ios := opts.IO
 	opt := compare.Options{Target: opts.Target, Golden: opts.Golden, OutDir: opts.OutDir, XLSX: opts.XLSX, Fuzzy: opts.Fuzzy,
 		DataMappingFile: opts.DataMapping, LayerMappingFile: opts.LayerMapping, PairsFile: opts.Pairs,
-		Warnings: ios.ErrOut, Progress: ios.ProgressOut()}
+		NoFused: !opts.Fused, Strict: opts.Strict, Warnings: ios.ErrOut, Progress: ios.ProgressOut()}
+	opt.TP, _ = parseTP(opts.TP)
 	if opts.Input != "" {
 		var err error
 		if opt.Target, opt.Golden, opt.StackJSON, err = compare.ReadCompareJSON(opts.Input); err != nil {

@@ -86,16 +86,18 @@ func TestNewCmdValidate(t *testing.T) {
 }
 
 func TestNewCmdCompare(t *testing.T) {
-	o, err := parse(t, NewCmdCompare, "-tp", "n", "-gp", "b", "-o", "out", "-fm", "-lm", "m.yaml", "-dm", "d.yaml", "--pairs", "p.yaml", "-hl", "-s")
+	o, err := parse(t, NewCmdCompare, "-tp", "n", "-gp", "b", "-o", "out", "-fm", "-lm", "m.yaml", "-dm", "d.yaml", "--pairs", "p.yaml", "-hl", "-s",
+		"--tp-size", "2,1", "--strict")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := CompareOptions{IO: o.IO, Target: "n", Golden: "b", OutDir: "out", Fuzzy: true, XLSX: true,
-		LayerMapping: "m.yaml", DataMapping: "d.yaml", Pairs: "p.yaml", Format: "text"}
+		LayerMapping: "m.yaml", DataMapping: "d.yaml", Pairs: "p.yaml", Format: "text", Fused: true, TP: "2,1", Strict: true}
 	if *o != want {
 		t.Errorf("%+v, want %+v", *o, want)
 	}
-	for _, args := range [][]string{{"-tp", "n"}, {"-i", "c.json", "-tp", "n"}, {"-tp", "n", "-gp", "b", "--format", "xml"}, {"-tp", "n", "-gp", "b", "extra"}, {"-cm", "x"}} {
+	for _, args := range [][]string{{"-tp", "n"}, {"-i", "c.json", "-tp", "n"}, {"-tp", "n", "-gp", "b", "--format", "xml"}, {"-tp", "n", "-gp", "b", "extra"}, {"-cm", "x"},
+		{"-tp", "n", "-gp", "b", "--tp-size", "2"}, {"-tp", "n", "-gp", "b", "--tp-size", "0,1"}} {
 		if _, err := parse(t, NewCmdCompare, args...); !isFlagError(err) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}

@@ -166,32 +166,44 @@ func WritePairs(w io.Writer, pairs []ModulePair) error {
 
 // ReadPairs reads a module pairs file (see ModulePair).
 func ReadPairs(path string) ([]ModulePair, error) {
+	ps, _, err := ReadPairsAt(path)
+	return ps, err
+}
+
+// ReadPairsAt reads a module pairs file and where each pair starts.
+func ReadPairsAt(path string) ([]ModulePair, []Pos, error) {
 	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
-		return nil, fmt.Errorf("module pairs: %w", err)
+		return nil, nil, fmt.Errorf("module pairs: %w", err)
 	}
-	return ParsePairs(data, path)
+	return parsePairs(data, path)
 }
 
 // ParsePairs parses a module pairs file; name names the input in errors,
 // which are one line, "source:line: expected ..., found ...".
 func ParsePairs(data []byte, name string) ([]ModulePair, error) {
+	ps, _, err := parsePairs(data, name)
+	return ps, err
+}
+
+func parsePairs(data []byte, name string) ([]ModulePair, []Pos, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &source.Error{File: name, Err: err}
+		return nil, nil, &source.Error{File: name, Err: err}
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	list := doc.Content[0]
 	if list.Kind != yaml.SequenceNode {
-		return nil, source.Errorf(name, list.Line, "expected a list of {npu, bench} pairs, found %s", Describe(list))
+		return nil, nil, source.Errorf(name, list.Line, "expected a list of {npu, bench} pairs, found %s", Describe(list))
 	}
 	var out []ModulePair
+	var pos []Pos
 	first := map[string]int{} // npu path -> line of its first pair
 	for _, it := range list.Content {
 		if it.Kind != yaml.MappingNode {
-			return nil, source.Errorf(name, it.Line, "expected a {npu: PATH, bench: PATH} map, found %s", Describe(it))
+			return nil, nil, source.Errorf(name, it.Line, "expected a {npu: PATH, bench: PATH} map, found %s", Describe(it))
 		}
 		var p ModulePair
 		for i := 0; i+1 < len(it.Content); i += 2 {
@@ -200,7 +212,7 @@ func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 			case "npu", "bench":
 				one, parts, err := pairSide(name, k.Value, v)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if k.Value == "npu" {
 					p.NPU, p.NPUParts = one, parts
@@ -209,45 +221,46 @@ func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 				}
 			case "kind", "layout":
 				if v.Kind != yaml.ScalarNode {
-					return nil, source.Errorf(name, v.Line, "expected a word for %s, found %s", k.Value, Describe(v))
+					return nil, nil, source.Errorf(name, v.Line, "expected a word for %s, found %s", k.Value, Describe(v))
 				}
 				if k.Value == "kind" {
 					if !slices.Contains(groupKinds, v.Value) {
-						return nil, source.Errorf(name, v.Line, "expected kind %s, found %q", strings.Join(groupKinds, ", "), v.Value)
+						return nil, nil, source.Errorf(name, v.Line, "expected kind %s, found %q", strings.Join(groupKinds, ", "), v.Value)
 					}
 					p.Kind = v.Value
 				} else {
 					if v.Value != LayoutBlocked && v.Value != LayoutInterleaved {
-						return nil, source.Errorf(name, v.Line, "expected layout %s or %s, found %q", LayoutBlocked, LayoutInterleaved, v.Value)
+						return nil, nil, source.Errorf(name, v.Line, "expected layout %s or %s, found %q", LayoutBlocked, LayoutInterleaved, v.Value)
 					}
 					p.Layout = v.Value
 				}
 			default:
-				return nil, source.Errorf(name, k.Line, "expected key npu, bench, kind or layout, found %q", k.Value)
+				return nil, nil, source.Errorf(name, k.Line, "expected key npu, bench, kind or layout, found %q", k.Value)
 			}
 		}
 		if p.NPU == "" && len(p.NPUParts) == 0 || p.Bench == "" && len(p.BenchParts) == 0 {
-			return nil, source.Errorf(name, it.Line, "expected both npu and bench paths, found npu %q bench %q", p.NPU, p.Bench)
+			return nil, nil, source.Errorf(name, it.Line, "expected both npu and bench paths, found npu %q bench %q", p.NPU, p.Bench)
 		}
 		switch {
 		case len(p.NPUParts) > 0 && len(p.BenchParts) > 0:
-			return nil, source.Errorf(name, it.Line, "expected one module on one side of a group, found lists on both")
+			return nil, nil, source.Errorf(name, it.Line, "expected one module on one side of a group, found lists on both")
 		case p.Group() && p.Kind == "":
-			return nil, source.Errorf(name, it.Line, "expected a kind (%s) for a group of modules", strings.Join(groupKinds, ", "))
+			return nil, nil, source.Errorf(name, it.Line, "expected a kind (%s) for a group of modules", strings.Join(groupKinds, ", "))
 		case !p.Group() && p.Kind != "":
-			return nil, source.Errorf(name, it.Line, "expected a list of modules on one side of a %s group, found one module on each", p.Kind)
+			return nil, nil, source.Errorf(name, it.Line, "expected a list of modules on one side of a %s group, found one module on each", p.Kind)
 		case p.Layout != "" && p.Kind != KindQKV:
-			return nil, source.Errorf(name, it.Line, "expected layout only in a qkv group, found it in kind %q", p.Kind)
+			return nil, nil, source.Errorf(name, it.Line, "expected layout only in a qkv group, found it in kind %q", p.Kind)
 		}
 		for _, n := range p.NPUModules() {
 			if l, dup := first[n]; dup {
-				return nil, source.Errorf(name, it.Line, "expected each npu path once, found %q again (first at line %d)", n, l)
+				return nil, nil, source.Errorf(name, it.Line, "expected each npu path once, found %q again (first at line %d)", n, l)
 			}
 			first[n] = it.Line
 		}
 		out = append(out, p)
+		pos = append(pos, Pos{File: name, Line: it.Line, Col: it.Column})
 	}
-	return out, nil
+	return out, pos, nil
 }
 
 // pairSide reads one side of a pair: a module path, or a list of two or

@@ -110,6 +110,10 @@ type Config struct {
 	// fused, when set, compares N:1 groups and tensor-parallel shards
 	// (fused.go).
 	fused *fusedPlan
+	// nowhere maps the NPU entries a layer_mapping rule sends to no bench
+	// entry to the rule (nowhereRules, health.go).
+	nowhere      map[string]int32
+	nowhereRules []Nowhere
 }
 
 // joinTrace records the bench strategy of a Compare call.
@@ -172,6 +176,9 @@ type Summary struct {
 	ComparedResults Counts `json:"compared_results"`
 	// Fused counts, per N:1 group kind, the rows a group touched.
 	Fused map[string]*FusedCounts `json:"fused,omitempty"`
+	// SentNowhere counts, per layer_mapping rule, the NPU rows it renamed
+	// to a bench name no entry has (mapping health).
+	SentNowhere []Nowhere `json:"sent_nowhere,omitempty"`
 	First *Divergence             `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
@@ -975,7 +982,7 @@ func (g *groupWriter) finish(grp []*outRow) error {
 			return err
 		}
 	}
-	g.sum.tally(grp)
+	g.sum.tally(grp, g.cfg)
 	// The rows' slices go back once none of them is read any more.
 	owners := g.owners[:0]
 	for _, r := range grp {

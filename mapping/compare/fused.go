@@ -56,6 +56,7 @@ type fusedRow struct {
 // groupCall is one call of an N:1 group: the entries of both sides.
 type groupCall struct {
 	kind      string
+	layout    string // qkv: the fused side's head layout ("" unknown)
 	npuMany   bool
 	npu       []string // NPU entry names: the single module's, or the parts' in order
 	bench     []string // bench entry names
@@ -97,7 +98,7 @@ func (pl *fusedPlan) addGroup(g mapping.ModulePair, nn, bn *dumpNames) bool {
 			n = min(n, len(bc[i]))
 		}
 		for k := 0; k < n; k++ {
-			c := &groupCall{kind: g.Kind, npuMany: len(nm) > 1, dir: dir}
+			c := &groupCall{kind: g.Kind, layout: g.Layout, npuMany: len(nm) > 1, dir: dir}
 			for i := range nm {
 				c.npu = append(c.npu, nn.names[nc[i][k]])
 			}
@@ -145,7 +146,7 @@ func (pl *fusedPlan) addChildren(c *groupCall, nn, bn *dumpNames) {
 	}
 	for api, calls := range nk[0] {
 		for k := range calls {
-			cc := &groupCall{kind: c.kind, npuMany: c.npuMany, dir: apiDir(api)}
+			cc := &groupCall{kind: c.kind, layout: c.layout, npuMany: c.npuMany, dir: apiDir(api)}
 			ok := true
 			for i := range nk {
 				if k >= len(nk[i][api]) {
@@ -314,7 +315,7 @@ func (f *fusedJoin) wholeRow(c *groupCall, n *sideRow, suffix string, emit rowEm
 		return emit(n, nil, Unmatched)
 	}
 	role := roleOf(&n.it, c.dir)
-	comb := f.decide(c.kind, role, &n.it, parts)
+	comb := f.decide(c, role, &n.it, parts)
 	switch comb.how {
 	case howSame:
 		b := &sideRow{it: *parts[0]}
@@ -329,15 +330,22 @@ func (f *fusedJoin) wholeRow(c *groupCall, n *sideRow, suffix string, emit rowEm
 			return emit(n, b, ByGroup)
 		}
 	}
-	n.fused = inputsOnly(c.kind, role, comb)
+	n.fused = f.inputsOnly(c, role)
 	return emit(n, nil, Unmatched)
 }
 
 // decide is decide with the mode's limits: md5 mode combines nothing
-// (a hash of a concatenation is not in its parts' hashes).
-func (f *fusedJoin) decide(kind string, r rowRole, whole *msprobe.Item, parts []*msprobe.Item) combination {
-	c := decide(kind, r, whole, parts)
-	if f.cfg.Mode == MD5 && c.how != howSame {
+// (a hash of a concatenation is not in its parts' hashes); tensor mode
+// concatenates q, k and v only when the fused side holds them blocked
+// ([q; k; v]): interleaved per query group, the elements' order needs
+// the head count, which the dump does not hold. (The statistics do not
+// depend on the order: statistics mode combines either layout.)
+func (f *fusedJoin) decide(gc *groupCall, r rowRole, whole *msprobe.Item, parts []*msprobe.Item) combination {
+	c := decide(gc.kind, r, whole, parts)
+	switch {
+	case f.cfg.Mode == MD5 && c.how != howSame:
+		return combination{}
+	case f.cfg.Mode == Tensor && gc.kind == kindQKV && gc.layout != mapping.LayoutBlocked && c.how == howConcat:
 		return combination{}
 	}
 	return c
@@ -367,12 +375,17 @@ func (f *fusedJoin) combinedRow(kind string, c combination, parts []*msprobe.Ite
 }
 
 // inputsOnly marks a row no exact combination exists for.
-func inputsOnly(kind string, r rowRole, c combination) *fusedRow {
+func (f *fusedJoin) inputsOnly(c *groupCall, r rowRole) *fusedRow {
 	why := "the shapes do not show how the parts combine"
-	if r == roleGradIn {
+	switch {
+	case f.cfg.Mode == MD5:
+		why = "an md5 of the whole is not in its parts' md5s"
+	case r == roleGradIn:
 		why = "the gradient of a shared input is the sum of the parts', which statistics do not give"
+	case f.cfg.Mode == Tensor && c.kind == kindQKV && c.layout != mapping.LayoutBlocked:
+		why = "q, k and v interleaved per query group: the element order needs the head count, which the dump does not hold"
 	}
-	return &fusedRow{kind: kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", kind, why)}
+	return &fusedRow{kind: c.kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", c.kind, why)}
 }
 
 // partRow handles a row of an NPU part: a shared input is compared with
@@ -414,8 +427,9 @@ func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmi
 			return emit(n, b, ByGroup)
 		}
 	}
-	if f.cfg.Mode == MD5 || w == howSum && f.cfg.Mode != Tensor {
-		n.fused = inputsOnly(c.kind, role, combination{})
+	if f.cfg.Mode == MD5 || w == howSum && f.cfg.Mode != Tensor ||
+		f.cfg.Mode == Tensor && c.kind == kindQKV && c.layout != mapping.LayoutBlocked && w == howConcat {
+		n.fused = f.inputsOnly(c, role)
 		return emit(n, nil, Unmatched)
 	}
 	i := 0
@@ -459,7 +473,7 @@ func (f *fusedJoin) combined(c *groupCall, p *partRows, entry string, emit rowEm
 			continue
 		}
 		role := roleOf(items[0], c.dir)
-		comb := f.decide(c.kind, role, &whole.it, items)
+		comb := f.decide(c, role, &whole.it, items)
 		if comb.how != howConcat && comb.how != howSum {
 			continue
 		}

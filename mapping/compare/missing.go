@@ -35,6 +35,17 @@ func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, er
 	return m.TensorComparer.Metrics(npu, bench, group)
 }
 
+// CombinedMetrics implements CombinedComparer when the wrapped comparer
+// does (a combined row counts as one).
+func (m *missingTensors) CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
+	m.rows.Add(1)
+	cc, ok := m.TensorComparer.(CombinedComparer)
+	if !ok {
+		return naMetrics(), nil
+	}
+	return cc.CombinedMetrics(npu, bench, how, npuName, benchName)
+}
+
 // absent returns the path of it's tensor file when it has one that does
 // not exist ("" otherwise, also for data names msprobe refuses).
 func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {

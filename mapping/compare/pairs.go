@@ -88,16 +88,23 @@ func isModule(entry string) bool {
 // counts the rows each source matched, and a pairs file that matches no
 // row at all makes compare exit 1.
 func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, error) {
+	rows, _, err := pairRows(pairs, npu, bench)
+	return rows, err
+}
+
+// pairRows is PairRows; known tells, per pair, whether every module it
+// names has an entry in this rank pair's dumps.
+func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, []bool, error) {
 	if len(pairs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ni, err := indexSide(npu)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bi, err := indexSide(bench)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	calls := func(si *sideIndex) map[string][]string {
 		m := map[string][]string{}
@@ -109,6 +116,13 @@ func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 		return m
 	}
 	nc, bc := calls(ni), calls(bi)
+	has := func(c map[string][]string) func(string) bool {
+		return func(path string) bool { return len(c[path+"|forward"])+len(c[path+"|backward"]) > 0 }
+	}
+	known := make([]bool, len(pairs))
+	for i, p := range pairs {
+		known[i] = pairKnown(p, has(nc), has(bc))
+	}
 	out := map[string]string{}
 	pairEntry := func(ne, be string) {
 		bySuffix := map[string]string{}
@@ -150,7 +164,7 @@ func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 			}
 		}
 	}
-	return out, nil
+	return out, known, nil
 }
 
 // LoadDataMapping reads msprobe's data mapping yaml (-dm): a mapping from

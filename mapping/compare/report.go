@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/source"
@@ -58,6 +59,10 @@ func (rep *Report) Findings() (found bool, notes []string) {
 			found = true
 		}
 	}
+	if rep.strict && rep.healthFailed() {
+		notes = append(notes, fmt.Sprintf("--strict: the mapping has %d health findings (see the summary)", len(rep.Health)))
+		found = true
+	}
 	return found, notes
 }
 
@@ -73,6 +78,12 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 // match source found (a source the run was given shows even at 0), and
 // the first divergence.
 func (rep *Report) WriteText(w io.Writer) error {
+	if len(rep.Health) > 0 {
+		fmt.Fprintf(w, "mapping health: %d findings against the dumps\n", len(rep.Health))
+		for _, f := range rep.Health {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
 	for _, r := range rep.Ranks {
 		s := r.Summary
 		head := "compare"
@@ -89,7 +100,17 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%s: %s mode, %d rows -> %s\n", head, s.Mode, s.Rows, strings.Join(r.Files, ", "))
 		fmt.Fprintf(w, "  result: %d pass, %d warning, %d error\n", s.Pass, s.Warning, s.Error)
+		fmt.Fprintf(w, "  compared: %d rows (%d pass, %d warning, %d error); not compared: %d", s.Compared,
+			s.ComparedResults.Pass, s.ComparedResults.Warning, s.ComparedResults.Error, s.Rows-s.Compared)
+		if n := s.Rows - s.Compared - s.NPUUnmatched; n > 0 {
+			fmt.Fprintf(w, " (%d of them N:1 parts and inputs-only rows)", n)
+		}
+		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  unmatched: %d NPU rows without a bench row, %d bench rows not compared\n", s.NPUUnmatched, s.BenchUnmatched)
+		for _, n := range s.SentNowhere {
+			fmt.Fprintf(w, "    %d rows (%d entries) sent nowhere by %s (%s)\n", n.Rows, n.Entries, n.Pos, n.Rule)
+		}
+		writeFused(w, r)
 		var srcs []string
 		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs"} {
 			if n, ok := s.MatchedBy[k]; ok {
@@ -144,4 +165,31 @@ func byteSizes(done, total int64) string {
 		return f(done) + " " + unit
 	}
 	return f(done) + "/" + f(total) + " " + unit
+}
+
+// writeFused writes the N:1 groups and shards of a rank pair and the rows
+// they touched, per kind.
+func writeFused(w io.Writer, r RankReport) {
+	s := r.Summary
+	if len(s.Fused) == 0 && len(r.Groups) == 0 && r.Shards == "" {
+		return
+	}
+	kinds := make([]string, 0, len(s.Fused))
+	for k := range s.Fused {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var parts []string
+	for _, k := range kinds {
+		c := s.Fused[k]
+		parts = append(parts, fmt.Sprintf("%s %d combined, %d shared inputs, %d inputs only, %d parts", k, c.Combined, c.Shared, c.InputsOnly, c.Parts))
+	}
+	head := fmt.Sprintf("  fused: %d N:1 groups", len(r.Groups))
+	if r.Shards != "" {
+		head += ", " + r.Shards + " as one (tensor parallel)"
+	}
+	if len(parts) > 0 {
+		head += "; rows: " + strings.Join(parts, "; ")
+	}
+	fmt.Fprintln(w, head)
 }

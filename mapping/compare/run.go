@@ -44,8 +44,11 @@ type Options struct {
 	// msprobe compares it.
 	NoFused bool
 	// TP names the tensor-parallel size of each side when they differ
-	// (--tp): shards of one side are compared combined (tp.go).
+	// (--tp-size): shards of one side are compared combined (tp.go).
 	TP TPSizes
+	// Strict makes a mapping-health finding (error or warning) a problem
+	// of the run (Report.Findings: exit status 1).
+	Strict bool
 	// Views, when set, adds a file beside each rank's table to the run's
 	// output set (compare --html): an output format this package cannot
 	// name (it lives above it), given each rank's rows as they are written.
@@ -79,6 +82,7 @@ type inputs struct {
 	dataMapping  map[string]string
 	layerMapping *mapping.Mapping
 	pairs        []mapping.ModulePair
+	pairsPos     []mapping.Pos
 }
 
 // RankReport is the outcome of one rank pair.
@@ -88,12 +92,24 @@ type RankReport struct {
 	Golden  string   `json:"golden"`
 	Files   []string `json:"files"`
 	Summary *Summary `json:"summary"`
+	// Groups are the N:1 groups compared combined (the sidecar's and the
+	// ones the shapes showed behind mapped pairs); Shards names the
+	// tensor-parallel ranks compared as one.
+	Groups []mapping.ModulePair `json:"groups,omitempty"`
+	Shards string               `json:"shards,omitempty"`
+
+	health   []Finding
+	lacking  []bool // pairs naming a module this rank pair lacks
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
 // WriteText and WriteJSON print it.
 type Report struct {
 	Ranks []RankReport `json:"ranks"`
+	// Health are the mapping's and pairs file's problems against the
+	// dumps (mapping health), in every rank pair.
+	Health []Finding `json:"health"`
+	strict bool
 
 	asked   map[string]bool // match sources the run was given
 	tensors []*missingTensors
@@ -142,8 +158,11 @@ func Run(opt Options) (*Report, error) {
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
 	}
 	set := output.NewSet()
-	rep := &Report{asked: asked(opt)}
+	rep := &Report{asked: asked(opt), strict: opt.Strict}
 	files, err := run(opt, in, set, rep)
+	if err == nil {
+		rep.mergeHealth(in)
+	}
 	if opt.Progress != nil {
 		fmt.Fprint(opt.Progress, "\r\033[K")
 	}
@@ -185,8 +204,8 @@ func readInputs(opt Options) (inputs, error) {
 		}
 	}
 	if opt.PairsFile != "" {
-		if in.pairs, err = LoadPairs(opt.PairsFile); err != nil {
-			return in, err
+		if in.pairs, in.pairsPos, err = mapping.ReadPairsAt(opt.PairsFile); err != nil {
+			return in, asInput(err)
 		}
 	}
 	return in, nil
@@ -305,7 +324,7 @@ func mixDirs(target, golden string) []string {
 
 type rankPair struct {
 	NPU, Bench msprobe.RankDir
-	tp         *tpPlan // the shards compared with this pair (--tp)
+	tp         *tpPlan // the shards compared with this pair (--tp-size)
 }
 
 func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
@@ -464,7 +483,8 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg); err != nil {
+	rr := &RankReport{}
+	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr); err != nil {
 		return nil, nil, err
 	}
 	rank := strings.TrimPrefix(suffix, "_")
@@ -499,7 +519,13 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	rep.mu.Lock()
 	rep.countAsked(sum)
 	rep.mu.Unlock()
-	rr := &RankReport{Rank: rank, Target: np.DumpJSON, Golden: bp.DumpJSON, Summary: sum}
+	rr.Rank, rr.Target, rr.Golden, rr.Summary = rank, np.DumpJSON, bp.DumpJSON, sum
+	if cfg.fused != nil {
+		rr.Groups = cfg.fused.Groups
+		if cfg.fused.tp != nil {
+			rr.Shards = cfg.fused.tp.String()
+		}
+	}
 	if sum.Rows == 0 || sum.BenchRows == 0 {
 		// msprobe writes nothing when a side has no entries ("No valid data
 		// found") or nothing could be compared.
@@ -572,7 +598,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 // applyInputs puts the run's match sources into cfg for one rank pair:
 // the data mapping, the one derived from the layer mapping (saved in the
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
-func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config) error {
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) error {
 	if in.dataMapping != nil {
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
@@ -593,12 +619,22 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
 	}
+	if in.layerMapping != nil {
+		h, err := checkMapping(in.layerMapping, np, bp)
+		if err != nil {
+			return err
+		}
+		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
+	}
 	if in.pairs != nil {
-		pm, err := PairRows(in.pairs, np, bp)
+		pm, known, err := pairRows(in.pairs, np, bp)
 		if err != nil {
 			return err
 		}
 		cfg.Pairs = pm
+		for _, k := range known {
+			rr.lacking = append(rr.lacking, !k)
+		}
 	}
 	var groups []mapping.ModulePair
 	for _, p := range in.pairs {

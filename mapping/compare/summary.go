@@ -38,7 +38,10 @@ type FusedCounts struct {
 
 // tally counts a written group into the summary and follows the first
 // divergence.
-func (s *Summary) tally(grp []*outRow) {
+func (s *Summary) tally(grp []*outRow, cfg *Config) {
+	if s.SentNowhere == nil && len(cfg.nowhereRules) > 0 {
+		s.SentNowhere = append([]Nowhere(nil), cfg.nowhereRules...)
+	}
 	inputsOK, outputBad := true, -1
 	for i, r := range grp {
 		s.Rows++
@@ -79,6 +82,9 @@ func (s *Summary) tally(grp []*outRow) {
 			s.MatchedBy[r.source.String()]++
 		case f == nil:
 			s.NPUUnmatched++
+			if k, ok := cfg.nowhere[r.npu.it.Entry]; ok {
+				s.SentNowhere[k].Rows++
+			}
 		}
 		if r.output {
 			if outputBad < 0 && r.result == ResultError && compared {
@@ -129,11 +135,7 @@ func tensorMetrics(tc TensorComparer, r *outRow, bench, group *msprobe.Item) ([6
 	}
 	cc, ok := tc.(CombinedComparer)
 	if !ok {
-		var m [6]Metric
-		for i := range m {
-			m[i] = Metric{Text: "N/A"}
-		}
-		return m, nil
+		return naMetrics(), nil
 	}
 	one := func(it *msprobe.Item) []TensorPart { return []TensorPart{{Item: *it}} }
 	npu, benchParts := one(&r.npu.it), one(bench)
@@ -171,4 +173,13 @@ type Combination struct {
 // one side is several tensors combined by how (the other side is one).
 type CombinedComparer interface {
 	CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error)
+}
+
+// naMetrics are the cells of a row whose metrics cannot be computed.
+func naMetrics() [6]Metric {
+	var m [6]Metric
+	for i := range m {
+		m[i] = Metric{Text: "N/A"}
+	}
+	return m
 }

@@ -38,18 +38,18 @@ type tpPlan struct {
 // of its shards on the other side; plans gives each pair's shards.
 func tpRankPairs(tp TPSizes, npu, bench []msprobe.RankDir) (pairs []rankPair, plans []*tpPlan, err error) {
 	if tp.NPU <= 0 || tp.Bench <= 0 {
-		return nil, nil, badInput("--tp: expected two positive sizes, found %d,%d", tp.NPU, tp.Bench)
+		return nil, nil, badInput("--tp-size: expected two positive sizes, found %d,%d", tp.NPU, tp.Bench)
 	}
 	few, many, small, large, npuMany := bench, npu, tp.Bench, tp.NPU, true
 	if tp.Bench > tp.NPU {
 		few, many, small, large, npuMany = npu, bench, tp.NPU, tp.Bench, false
 	}
 	if large%small != 0 {
-		return nil, nil, badInput("--tp %d,%d: expected one size to divide the other", tp.NPU, tp.Bench)
+		return nil, nil, badInput("--tp-size %d,%d: expected one size to divide the other", tp.NPU, tp.Bench)
 	}
 	k := large / small
 	if len(few)%small != 0 || len(many)%large != 0 || len(few)/small != len(many)/large {
-		return nil, nil, badInput("--tp %d,%d: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found %d target and %d golden ranks",
+		return nil, nil, badInput("--tp-size %d,%d: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found %d target and %d golden ranks",
 			tp.NPU, tp.Bench, len(npu), len(bench))
 	}
 	for i, r := range few {

@@ -1,0 +1,548 @@
+package compare
+
+import (
+	"fmt"
+	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// Fixtures for each kind of N:1 group, derived from the demo dumps: the
+// tensors of the parts are real rows of the LLaMA-Factory dump (their
+// statistics and shapes), the whole is computed from them here.
+
+// demoLeaves returns the leaves of the demo LLaMA-Factory dump with the
+// given shape, in dump order (the raw material of the fixtures).
+func demoLeaves(t testing.TB, shape string) []*jnode {
+	doc := readJ(t, testkit.Testdata(t, "demo", "dumps", "llamafactory", "dump.json"))
+	ls := leaves(doc)
+	var names []string
+	for n, l := range ls {
+		if l.get("shape") != nil && shapeText(l) == shape {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := make([]*jnode, len(names))
+	for i, n := range names {
+		out[i] = ls[n].clone()
+	}
+	return out
+}
+
+func shapeText(l *jnode) string {
+	var s []string
+	for _, d := range l.get("shape").arr {
+		s = append(s, string(d.raw))
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// withShape is l with shape dims (its statistics kept).
+func withShape(l *jnode, dims ...int) *jnode {
+	c := l.clone()
+	sh := &jnode{isArr: true, arr: []*jnode{}}
+	for _, d := range dims {
+		sh.arr = append(sh.arr, jnum(float64(d)))
+	}
+	c.set("shape", sh)
+	return c
+}
+
+// joinLeaves is the leaf of ls concatenated along axis (stack: along a
+// new leading axis), computed independently of combine.go.
+func joinLeaves(t testing.TB, axis int, stack bool, ls ...*jnode) *jnode {
+	out := ls[0].clone()
+	var dims []float64
+	for _, d := range ls[0].get("shape").arr {
+		dims = append(dims, d.float(t))
+	}
+	mx, mn, sum, sq, n := math.Inf(-1), math.Inf(1), 0.0, 0.0, 0.0
+	for i, l := range ls {
+		k := 1.0
+		for j, d := range l.get("shape").arr {
+			k *= d.float(t)
+			if i > 0 && j == axis && !stack {
+				dims[axis] += d.float(t)
+			}
+		}
+		mx, mn = math.Max(mx, l.get("Max").float(t)), math.Min(mn, l.get("Min").float(t))
+		sum += l.get("Mean").float(t) * k
+		sq += l.get("Norm").float(t) * l.get("Norm").float(t)
+		n += k
+	}
+	if stack {
+		dims = append([]float64{float64(len(ls))}, dims...)
+	}
+	sh := &jnode{isArr: true, arr: []*jnode{}}
+	for _, d := range dims {
+		sh.arr = append(sh.arr, jnum(d))
+	}
+	out.set("shape", sh)
+	out.set("Max", jnum(mx))
+	out.set("Min", jnum(mn))
+	out.set("Mean", jnum(sum/n))
+	out.set("Norm", jnum(math.Sqrt(sq)))
+	return out
+}
+
+// fxEntry is one dump entry of a fixture.
+type fxEntry struct {
+	name    string
+	in, out []*jnode
+	params  map[string]*jnode
+}
+
+func (e fxEntry) node() *jnode {
+	body := &jnode{obj: true}
+	arr := func(ls []*jnode) *jnode { return &jnode{isArr: true, arr: append([]*jnode{}, ls...)} }
+	body.set("input_args", arr(e.in))
+	body.set("input_kwargs", &jnode{obj: true})
+	body.set("output", arr(e.out))
+	if len(e.params) > 0 {
+		p := &jnode{obj: true}
+		var ks []string
+		for k := range e.params {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			p.set(k, e.params[k])
+		}
+		body.set("parameters", p)
+	}
+	return body
+}
+
+// writeFixture writes a rank folder holding a statistics dump of entries.
+func writeFixture(t testing.TB, dir string, entries ...fxEntry) string {
+	t.Helper()
+	return writeFixtureTask(t, dir, "statistics", entries...)
+}
+
+// writeFixtureTask writes a rank folder holding a dump of task.
+func writeFixtureTask(t testing.TB, dir, task string, entries ...fxEntry) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := &jnode{obj: true}
+	doc.set("task", jstr(task))
+	doc.set("level", jstr("mix"))
+	doc.set("framework", jstr("pytorch"))
+	doc.set("dump_data_dir", &jnode{raw: []byte("null")})
+	data := &jnode{obj: true}
+	for _, e := range entries {
+		data.set(e.name, e.node())
+	}
+	doc.set("data", data)
+	writeJ(t, filepath.Join(dir, "dump.json"), doc)
+	return dir
+}
+
+// writePairs writes a sidecar file.
+func writePairs(t testing.TB, dir string, ps ...mapping.ModulePair) string {
+	t.Helper()
+	path := filepath.Join(dir, "pairs.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := mapping.WritePairs(f, ps); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// kindCase is one kind of N:1 group: the two dumps, the sidecar, what
+// each row must say.
+type kindCase struct {
+	name         string
+	npu, bench   []fxEntry
+	pairs        []mapping.ModulePair
+	kind         string
+	counts       FusedCounts
+	rows         map[string]string // NPU Name (prefix) -> Err_message substring
+	npuRowsExtra int               // combined NPU rows added to the table
+}
+
+func runKind(t *testing.T, c kindCase) (*Summary, [][]string) {
+	dir := t.TempDir()
+	npu := writeFixture(t, filepath.Join(dir, "npu"), c.npu...)
+	bench := writeFixture(t, filepath.Join(dir, "bench"), c.bench...)
+	opt := Options{Target: npu, Golden: bench, OutDir: t.TempDir(), Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	if len(c.pairs) > 0 {
+		opt.PairsFile = writePairs(t, dir, c.pairs...)
+	}
+	rep, err := Run(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Ranks[0].Summary, readTable(t, rep.Ranks[0].Files[0])
+}
+
+func TestFusedKinds(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	w := demoLeaves(t, "[8]")
+	if len(x) < 12 || len(w) < 8 {
+		t.Fatalf("demo dump: %d [2, 8] and %d [8] leaves", len(x), len(w))
+	}
+	fwd := func(path, class string, in, out *jnode, params map[string]*jnode) fxEntry {
+		return fxEntry{name: "Module." + path + "." + class + ".forward.0", in: []*jnode{in}, out: []*jnode{out}, params: params}
+	}
+	bwd := func(path, class string, gradOut, gradIn *jnode) fxEntry {
+		return fxEntry{name: "Module." + path + "." + class + ".backward.0", in: []*jnode{gradOut}, out: []*jnode{gradIn}}
+	}
+	// gate/up: one input x, two projections; gradients: of the outputs
+	// (concatenated), of x (summed over the parts: not in the statistics)
+	gate := map[string]*jnode{"weight": w[0], "bias": w[1]}
+	up := map[string]*jnode{"weight": w[2], "bias": w[3]}
+	fc1 := map[string]*jnode{"weight": joinLeaves(t, 0, false, w[0], w[2]), "bias": joinLeaves(t, 0, false, w[1], w[3])}
+	gateUpBench := []fxEntry{
+		fwd("model.layers.0.mlp.gate_proj", "Linear", x[0], x[1], gate),
+		fwd("model.layers.0.mlp.up_proj", "Linear", x[0], x[2], up),
+		bwd("model.layers.0.mlp.up_proj", "Linear", x[3], x[4]),
+		bwd("model.layers.0.mlp.gate_proj", "Linear", x[5], x[6]),
+	}
+	gateUpNPU := []fxEntry{
+		fwd("decoder.layers.0.mlp.linear_fc1", "ColumnParallelLinear", x[0], joinLeaves(t, 1, false, x[1], x[2]), fc1),
+		bwd("decoder.layers.0.mlp.linear_fc1", "ColumnParallelLinear", joinLeaves(t, 1, false, x[5], x[3]), x[7]),
+	}
+	// qkv with grouped-query sizes: q [2, 8], k and v [2, 4]
+	k4, v4 := withShape(x[8], 2, 4), withShape(x[9], 2, 4)
+	qkvBench := []fxEntry{
+		fwd("model.layers.0.self_attn.q_proj", "Linear", x[0], x[10], nil),
+		fwd("model.layers.0.self_attn.k_proj", "Linear", x[0], k4, nil),
+		fwd("model.layers.0.self_attn.v_proj", "Linear", x[0], v4, nil),
+	}
+	qkvNPU := []fxEntry{fwd("decoder.layers.0.self_attention.linear_qkv", "ColumnParallelLinear", x[0], joinLeaves(t, 1, false, x[10], k4, v4), nil)}
+	// experts: the grouped module gets the tokens of every expert
+	expertsBench := []fxEntry{
+		fwd("model.layers.0.mlp.experts.0", "Qwen3MoeMLP", x[0], x[1], nil),
+		fwd("model.layers.0.mlp.experts.1", "Qwen3MoeMLP", x[2], x[3], nil),
+		fwd("model.layers.0.mlp.experts.2", "Qwen3MoeMLP", x[4], x[5], nil),
+		bwd("model.layers.0.mlp.experts.2", "Qwen3MoeMLP", x[6], x[7]),
+		bwd("model.layers.0.mlp.experts.1", "Qwen3MoeMLP", x[8], x[9]),
+		bwd("model.layers.0.mlp.experts.0", "Qwen3MoeMLP", x[10], x[11]),
+	}
+	expertsNPU := []fxEntry{
+		fwd("decoder.layers.0.mlp.experts", "TEGroupedMLP", joinLeaves(t, 0, false, x[0], x[2], x[4]), joinLeaves(t, 0, false, x[1], x[3], x[5]), nil),
+		bwd("decoder.layers.0.mlp.experts", "TEGroupedMLP", joinLeaves(t, 0, false, x[10], x[8], x[6]), joinLeaves(t, 0, false, x[11], x[9], x[7])),
+	}
+	experts := []string{"model.layers.0.mlp.experts.0", "model.layers.0.mlp.experts.1", "model.layers.0.mlp.experts.2"}
+	cases := []kindCase{
+		{
+			name: "gate_up, fused on the NPU side", npu: gateUpNPU, bench: gateUpBench, kind: mapping.KindGateUp,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.mlp.linear_fc1", BenchParts: []string{"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}, Kind: mapping.KindGateUp}},
+			counts: FusedCounts{Combined: 4, Shared: 1, InputsOnly: 1},
+			rows: map[string]string{
+				".forward.0.input.0":         "an input the 2 bench parts share",
+				".forward.0.output.0":        "bench row = its 2 parts concatenated along axis 1",
+				".forward.0.parameters.bias": "concatenated along axis 0",
+				".backward.0.input.0":        "concatenated along axis 1",
+				".backward.0.output.0":       "fused: inputs only (gate_up: the gradient of a shared input is the sum",
+			},
+		},
+		{
+			name: "gate_up, fused on the bench side", npu: gateUpBench, bench: gateUpNPU, kind: mapping.KindGateUp,
+			pairs:  []mapping.ModulePair{{NPUParts: []string{"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"}, Bench: "decoder.layers.0.mlp.linear_fc1", Kind: mapping.KindGateUp}},
+			counts: FusedCounts{Combined: 4, Shared: 2, InputsOnly: 2, Parts: 8}, npuRowsExtra: 4,
+			rows: map[string]string{
+				"Module.model.layers.0.mlp.up_proj.Linear.forward.0.output.0":      "part 2 of 2",
+				"Module.model.layers.0.mlp.gate_proj.Linear.forward.0.input.0":     "an input the 2 NPU parts share",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.forward.0.output.0":   "NPU row = its 2 parts concatenated along axis 1",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.backward.0.input.0":   "NPU row = its 2 parts concatenated along axis 1",
+				"Module.model.layers.0.mlp.gate_proj.Linear.backward.0.output.0":   "fused: inputs only",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.forward.0.parameters": "concatenated along axis 0",
+			},
+		},
+		{
+			name: "qkv, three parts of two sizes", npu: qkvNPU, bench: qkvBench, kind: mapping.KindQKV,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.self_attention.linear_qkv", BenchParts: []string{"model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj", "model.layers.0.self_attn.v_proj"}, Kind: mapping.KindQKV, Layout: mapping.LayoutInterleaved}},
+			counts: FusedCounts{Combined: 1, Shared: 1},
+			rows:   map[string]string{".forward.0.output.0": "bench row = its 3 parts concatenated along axis 1"},
+		},
+		{
+			name: "grouped experts", npu: expertsNPU, bench: expertsBench, kind: mapping.KindExperts,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.mlp.experts", BenchParts: experts, Kind: mapping.KindExperts}},
+			counts: FusedCounts{Combined: 4},
+			rows: map[string]string{
+				".forward.0.input.0":   "bench row = its 3 parts concatenated along axis 0",
+				".backward.0.output.0": "bench row = its 3 parts concatenated along axis 0",
+			},
+		},
+		{
+			// a 1:1 pair of a fused module with one part: the shapes show
+			// the group
+			name: "fused, found behind a 1:1 pair", npu: gateUpNPU, bench: gateUpBench, kind: mapping.KindGateUp,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.mlp.linear_fc1", Bench: "model.layers.0.mlp.up_proj"}},
+			counts: FusedCounts{Combined: 4, Shared: 1, InputsOnly: 1},
+			rows:   map[string]string{".forward.0.output.0": "bench row = its 2 parts concatenated along axis 1"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, rows := runKind(t, c)
+			if s.Error != 0 || s.Warning != 0 {
+				t.Errorf("%d error, %d warning rows, want none", s.Error, s.Warning)
+			}
+			if got := s.Fused[c.kind]; got == nil || *got != c.counts {
+				t.Errorf("fused %s: %+v, want %+v", c.kind, got, c.counts)
+			}
+			npuRows := 0
+			for _, e := range c.npu {
+				npuRows += len(e.in) + len(e.out) + len(e.params)
+			}
+			if s.Rows != npuRows+c.npuRowsExtra {
+				t.Errorf("%d rows, want %d NPU rows + %d combined", s.Rows, npuRows, c.npuRowsExtra)
+			}
+			msg, res := col(rows, "Err_message"), col(rows, "Result")
+			for suffix, want := range c.rows {
+				found := false
+				for _, r := range rows[1:] {
+					if strings.HasSuffix(r[0], suffix) || strings.HasPrefix(r[0], suffix) {
+						found = true
+						if !strings.Contains(r[msg], want) || r[res] != "pass" {
+							t.Errorf("row %s: %s %s, want pass and %q", r[0], r[res], r[msg], want)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no row %s in\n%s", suffix, dumpCol(rows, 0))
+				}
+			}
+		})
+	}
+}
+
+func dumpCol(rows [][]string, c int) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintln(&b, r[c])
+	}
+	return b.String()
+}
+
+// TestFusedTP compares ranks of different tensor-parallel sizes: TP 2
+// against TP 1 and the other way round, two replicas each. A
+// column-parallel projection's weight and output are split along their
+// last axis, a sequence-parallel norm's output along the first; the
+// input and a replicated output are whole on every rank.
+func TestFusedTP(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	w := demoLeaves(t, "[8]")
+	// shard s of replica r
+	shard := func(r, s int) []fxEntry {
+		i := 4*r + 2*s
+		return []fxEntry{
+			{name: "Module.decoder.layers.0.mlp.linear_fc1.ColumnParallelLinear.forward.0", in: []*jnode{x[r]},
+				out: []*jnode{x[2+i]}, params: map[string]*jnode{"weight": w[i]}},
+			{name: "Module.decoder.layers.0.pre_mlp_layernorm.RMSNorm.forward.0", in: []*jnode{x[r]}, out: []*jnode{x[3+i]}},
+			{name: "Module.decoder.layers.0.mlp.linear_fc2.RowParallelLinear.forward.0", in: []*jnode{x[r]}, out: []*jnode{x[10+r]}},
+		}
+	}
+	whole := func(r int) []fxEntry {
+		a, b := shard(r, 0), shard(r, 1)
+		return []fxEntry{
+			{name: a[0].name, in: a[0].in, out: []*jnode{joinLeaves(t, 1, false, a[0].out[0], b[0].out[0])},
+				params: map[string]*jnode{"weight": joinLeaves(t, 0, false, a[0].params["weight"], b[0].params["weight"])}},
+			{name: a[1].name, in: a[1].in, out: []*jnode{joinLeaves(t, 0, false, a[1].out[0], b[1].out[0])}},
+			a[2],
+		}
+	}
+	dir := t.TempDir()
+	sharded, single := filepath.Join(dir, "tp2", "step0"), filepath.Join(dir, "tp1", "step0")
+	for r := 0; r < 2; r++ {
+		for s := 0; s < 2; s++ {
+			writeFixture(t, filepath.Join(sharded, fmt.Sprintf("rank%d", 2*r+s)), shard(r, s)...)
+		}
+		writeFixture(t, filepath.Join(single, fmt.Sprintf("rank%d", r)), whole(r)...)
+	}
+	for _, c := range []struct {
+		name            string
+		target, golden  string
+		tp              TPSizes
+		tables, combine int
+	}{
+		{"NPU TP 2, bench TP 1", sharded, single, TPSizes{2, 1}, 2, 3},
+		{"NPU TP 1, bench TP 2", single, sharded, TPSizes{1, 2}, 2, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Run(Options{Target: c.target, Golden: c.golden, OutDir: t.TempDir(), TP: c.tp,
+				Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Ranks) != c.tables {
+				t.Fatalf("%d tables, want %d", len(rep.Ranks), c.tables)
+			}
+			for _, rr := range rep.Ranks {
+				s := rr.Summary
+				if s.Error != 0 || s.NPUUnmatched != 0 || s.Fused[kindTP] == nil || s.Fused[kindTP].Combined != c.combine {
+					t.Errorf("%s: %d error, %d unmatched, tp %+v; want %d rows combined, no error", rr.Rank, s.Error, s.NPUUnmatched, s.Fused[kindTP], c.combine)
+				}
+				rows := readTable(t, rr.Files[0])
+				msg := col(rows, "Err_message")
+				for _, r := range rows[1:] {
+					combined := strings.Contains(r[msg], "fused: tp")
+					if want := strings.Contains(r[0], "output") && !strings.Contains(r[0], "fc2") || strings.Contains(r[0], "weight"); combined != want {
+						t.Errorf("%s: %s: %s", rr.Rank, r[0], r[msg])
+					}
+				}
+			}
+		})
+	}
+	if _, err := Run(Options{Target: sharded, Golden: single, OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "rank folder counts differ") {
+		t.Errorf("without --tp-size: %v, want the rank count error", err)
+	}
+	if _, err := Run(Options{Target: sharded, Golden: single, OutDir: t.TempDir(), TP: TPSizes{3, 1}}); err == nil || !strings.Contains(err.Error(), "--tp-size 3,1") {
+		t.Errorf("--tp-size 3,1: %v, want an error naming the sizes", err)
+	}
+}
+
+// TestFusedTensor: in tensor mode the parts' files are combined as they
+// stream: outputs and weights concatenated, the gradient of the shared
+// input summed; every combined row matches exactly.
+func TestFusedTensor(t *testing.T) {
+	dir := t.TempDir()
+	type tns struct {
+		shape []int
+		vals  []float64
+	}
+	seq := func(shape []int, from, step float64) tns {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = from + step*float64(i)
+		}
+		return tns{shape, v}
+	}
+	// cat concatenates along the last axis of 2-d tensors, or axis 0
+	cat := func(axis int, ts ...tns) tns {
+		if axis == 0 {
+			out := tns{append([]int{0}, ts[0].shape[1:]...), nil}
+			for _, t := range ts {
+				out.shape[0] += t.shape[0]
+				out.vals = append(out.vals, t.vals...)
+			}
+			return out
+		}
+		rows := ts[0].shape[0]
+		out := tns{[]int{rows, 0}, nil}
+		for _, t := range ts {
+			out.shape[1] += t.shape[1]
+		}
+		for r := 0; r < rows; r++ {
+			for _, t := range ts {
+				c := t.shape[1]
+				out.vals = append(out.vals, t.vals[r*c:(r+1)*c]...)
+			}
+		}
+		return out
+	}
+	sum := func(a, b tns) tns {
+		out := tns{a.shape, make([]float64, len(a.vals))}
+		for i := range a.vals {
+			out.vals[i] = a.vals[i] + b.vals[i]
+		}
+		return out
+	}
+	leaf := func(side, row string, x tns) *jnode {
+		b, err := tensortest.PTBytes("torch.float32", x.shape, x.vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := filepath.Join(dir, side, "dump_tensor_data")
+		os.MkdirAll(data, 0o755)
+		if err := os.WriteFile(filepath.Join(data, row+".pt"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mx, mn, s, sq := math.Inf(-1), math.Inf(1), 0.0, 0.0
+		for _, v := range x.vals {
+			mx, mn, s, sq = math.Max(mx, v), math.Min(mn, v), s+v, sq+v*v
+		}
+		l := withShape(&jnode{obj: true}, x.shape...)
+		l.keys, l.vals = append([]string{"type", "dtype"}, l.keys...), append([]*jnode{jstr("torch.Tensor"), jstr("torch.float32")}, l.vals...)
+		l.set("Max", jnum(mx))
+		l.set("Min", jnum(mn))
+		l.set("Mean", jnum(s/float64(len(x.vals))))
+		l.set("Norm", jnum(math.Sqrt(sq)))
+		l.set("requires_grad", &jnode{raw: []byte("true")})
+		l.set("data_name", jstr(row+".pt"))
+		return l
+	}
+	x := seq([]int{2, 3}, -1, 0.25)
+	wg, wu := seq([]int{2, 3}, 0.5, 0.125), seq([]int{2, 3}, -0.5, 0.0625)
+	og, ou := seq([]int{2, 2}, 1, 0.5), seq([]int{2, 2}, -2, 0.75)
+	gg, gu := seq([]int{2, 2}, 0.25, 0.25), seq([]int{2, 2}, -0.75, 0.5)
+	xg, xu := seq([]int{2, 3}, 0.125, 0.125), seq([]int{2, 3}, 1, -0.25)
+	entry := func(side, path, class, dir string, in, out tns, w *tns) fxEntry {
+		name := "Module." + path + "." + class + "." + dir + ".0"
+		e := fxEntry{name: name, in: []*jnode{leaf(side, name+".input.0", in)}, out: []*jnode{leaf(side, name+".output.0", out)}}
+		if w != nil {
+			e.params = map[string]*jnode{"weight": leaf(side, name+".parameters.weight", *w)}
+		}
+		return e
+	}
+	bench := []fxEntry{
+		entry("bench", "mlp.gate_proj", "Linear", "forward", x, og, &wg),
+		entry("bench", "mlp.up_proj", "Linear", "forward", x, ou, &wu),
+		entry("bench", "mlp.up_proj", "Linear", "backward", gu, xu, nil),
+		entry("bench", "mlp.gate_proj", "Linear", "backward", gg, xg, nil),
+	}
+	w := cat(0, wg, wu)
+	npu := []fxEntry{
+		entry("npu", "mlp.linear_fc1", "ColumnParallelLinear", "forward", x, cat(1, og, ou), &w),
+		entry("npu", "mlp.linear_fc1", "ColumnParallelLinear", "backward", cat(1, gg, gu), sum(xg, xu), nil),
+	}
+	writeFixtureTask(t, filepath.Join(dir, "npu"), "tensor", npu...)
+	writeFixtureTask(t, filepath.Join(dir, "bench"), "tensor", bench...)
+	pairs := writePairs(t, dir, mapping.ModulePair{NPU: "mlp.linear_fc1", BenchParts: []string{"mlp.gate_proj", "mlp.up_proj"}, Kind: mapping.KindGateUp})
+	rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(), PairsFile: pairs,
+		Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Ranks[0].Summary
+	if got := s.Fused[mapping.KindGateUp]; s.Error != 0 || got == nil || *got != (FusedCounts{Combined: 4, Shared: 1}) {
+		t.Errorf("%d error rows, fused %+v; want 4 combined (weight, output, both gradients) and the shared input", s.Error, got)
+	}
+	rows := readTable(t, rep.Ranks[0].Files[0])
+	cos, maxAbs, msg := col(rows, "Cosine"), col(rows, "MaxAbsErr"), col(rows, "Err_message")
+	for _, r := range rows[1:] {
+		if r[cos] != "1.0" || r[maxAbs] != "0.0" {
+			t.Errorf("%s: Cosine %s, MaxAbsErr %s, want 1.0 and 0.0 (%s)", r[0], r[cos], r[maxAbs], r[msg])
+		}
+	}
+	if !strings.Contains(strings.Join(rows[len(rows)-1], ","), "summed") {
+		t.Errorf("gradient of the input: %v, want its parts summed", rows[len(rows)-1])
+	}
+	// the same tensors as a qkv group: blocked concatenates, interleaved
+	// per query group cannot be laid out without the head count
+	for _, c := range []struct {
+		layout string
+		want   FusedCounts
+	}{{mapping.LayoutBlocked, FusedCounts{Combined: 4, Shared: 1}}, {mapping.LayoutInterleaved, FusedCounts{Combined: 1, Shared: 1, InputsOnly: 3}}} {
+		pairs := writePairs(t, t.TempDir(), mapping.ModulePair{NPU: "mlp.linear_fc1", BenchParts: []string{"mlp.gate_proj", "mlp.up_proj"}, Kind: mapping.KindQKV, Layout: c.layout})
+		rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(), PairsFile: pairs,
+			Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := rep.Ranks[0].Summary; s.Error != 0 || s.Fused[mapping.KindQKV] == nil || *s.Fused[mapping.KindQKV] != c.want {
+			t.Errorf("qkv %s: %d error rows, fused %+v, want %+v", c.layout, s.Error, s.Fused[mapping.KindQKV], c.want)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package compare
+
+import (
+	"fmt"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/mapping/validate"
+	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// Mapping health: before comparing, the layer mapping is checked against
+// the two dumps with validate's checks (dead classes and keys, bad
+// targets, shadowed rules, conflicts, missing rules), the pairs file's
+// entries against the modules the dumps hold, and the rows each rule
+// sends to a bench name no entry has are counted. A run with several
+// rank pairs reports a finding only when every rank pair has it (with
+// pipeline parallelism a rank holds some layers only).
+
+// Finding is one mapping-health problem, positioned in the mapping or
+// pairs file.
+type Finding struct {
+	Pos      string `json:"pos"`
+	Severity string `json:"severity"` // error, warning, info
+	Code     string `json:"code"`     // validate's LM code, or "pairs"
+	Msg      string `json:"msg"`
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s: %s %s: %s", f.Pos, f.Severity, f.Code, f.Msg)
+}
+
+// Nowhere counts the NPU rows a layer_mapping rule renamed to a bench
+// name no bench entry has: the rule fired, the row found no partner.
+type Nowhere struct {
+	Pos     string `json:"pos"`
+	Rule    string `json:"rule"`
+	Entries int    `json:"entries"`
+	Rows    int    `json:"rows"`
+}
+
+// rankHealth checks a rank pair's inputs: validate's findings, the
+// rules that send entries nowhere (entry -> index in nowhere), the pairs
+// that name a module this rank pair lacks.
+type rankHealth struct {
+	findings []Finding
+	nowhere  []Nowhere
+	entries  map[string]int32
+}
+
+// checkMapping runs validate's checks on m against the two dump folders
+// and finds the entries a rule sends nowhere.
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*rankHealth, error) {
+	h := &rankHealth{entries: map[string]int32{}}
+	// validate's checks need module trees: a dump of APIs only (level
+	// L1) has none, and nothing for a layer mapping to check
+	nt, err1 := printparse.LoadDumpDir(np.Dir)
+	bt, err2 := printparse.LoadDumpDir(bp.Dir)
+	if err1 == nil && err2 == nil {
+		rep := validate.Check(m, nil, nt, bt, validate.Options{})
+		for _, f := range rep.Findings {
+			h.findings = append(h.findings, Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg})
+		}
+	}
+	npu, err := resolve.TrieFromDump(np.Dir)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	bench, err := resolve.TrieFromDump(bp.Dir)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	r := resolve.New(m)
+	byRule := map[*mapping.Rule]int32{}
+	for _, it := range npu.Items {
+		b, fired := r.Resolve(npu, bench, it)
+		if b != nil {
+			continue
+		}
+		var rule *mapping.Rule
+		for _, f := range fired {
+			if f.Class != nil && f.Class.Class != "TopLayer" {
+				rule = f // the last one: the most specific
+			}
+		}
+		if rule == nil {
+			continue
+		}
+		i, ok := byRule[rule]
+		if !ok {
+			i = int32(len(h.nowhere))
+			byRule[rule] = i
+			h.nowhere = append(h.nowhere, Nowhere{Pos: rule.KeyPos.String(), Rule: rule.String()})
+		}
+		h.nowhere[i].Entries++
+		h.entries[it.Name] = i
+	}
+	return h, nil
+}
+
+// health merges the rank pairs' checks: findings every rank pair has.
+func mergeFindings(all [][]Finding) []Finding {
+	if len(all) == 0 {
+		return nil
+	}
+	count := map[string]int{}
+	for _, fs := range all {
+		seen := map[string]bool{}
+		for _, f := range fs {
+			if k := f.String(); !seen[k] {
+				seen[k] = true
+				count[k]++
+			}
+		}
+	}
+	var out []Finding
+	for _, f := range all[0] {
+		if count[f.String()] == len(all) {
+			out = append(out, f)
+			count[f.String()] = 0
+		}
+	}
+	return out
+}
+
+// pairFindings lists the pairs that name a module no rank pair's dump
+// has (unknown[i] is the count of rank pairs lacking pair i).
+func pairFindings(pairs []mapping.ModulePair, pos []mapping.Pos, lacking []int, ranks int) []Finding {
+	var out []Finding
+	for i, p := range pairs {
+		if ranks == 0 || lacking[i] < ranks {
+			continue
+		}
+		out = append(out, Finding{Pos: pos[i].String(), Severity: "warning", Code: "pairs",
+			Msg: fmt.Sprintf("pair %s names a module without an entry in the dumps: it pairs nothing", p)})
+	}
+	return out
+}
+
+// moduleHas reports whether a dump's entry index has calls of a module.
+func pairKnown(p mapping.ModulePair, npuHas, benchHas func(path string) bool) bool {
+	for _, m := range p.NPUModules() {
+		if !npuHas(m) {
+			return false
+		}
+	}
+	for _, m := range p.BenchModules() {
+		if !benchHas(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeHealth puts the findings every rank pair has into the report,
+// then the pairs no rank pair's dumps know.
+func (rep *Report) mergeHealth(in inputs) {
+	var all [][]Finding
+	lacking := make([]int, len(in.pairs))
+	ranks := 0
+	for _, r := range rep.Ranks {
+		all = append(all, r.health)
+		if r.lacking != nil {
+			ranks++
+			for i, l := range r.lacking {
+				if l {
+					lacking[i]++
+				}
+			}
+		}
+	}
+	rep.Health = append(mergeFindings(all), pairFindings(in.pairs, in.pairsPos, lacking, ranks)...)
+	if rep.Health == nil {
+		rep.Health = []Finding{}
+	}
+}
+
+// healthFailed reports whether a finding is an error or a warning.
+func (rep *Report) healthFailed() bool {
+	for _, f := range rep.Health {
+		if f.Severity == "error" || f.Severity == "warning" {
+			return true
+		}
+	}
+	return false
+}
