@@ -178,8 +178,8 @@ type Summary struct {
 	Fused map[string]*FusedCounts `json:"fused,omitempty"`
 	// SentNowhere counts, per layer_mapping rule, the NPU rows it renamed
 	// to a bench name no entry has (mapping health).
-	SentNowhere []Nowhere `json:"sent_nowhere,omitempty"`
-	First *Divergence             `json:"first_divergence,omitempty"`
+	SentNowhere []Nowhere   `json:"sent_nowhere,omitempty"`
+	First       *Divergence `json:"first_divergence,omitempty"`
 	// Module divergence is preferred; FirstAPI holds the first API-level
 	// one when no module entry diverges first.
 	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`

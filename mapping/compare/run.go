@@ -98,8 +98,8 @@ type RankReport struct {
 	Groups []mapping.ModulePair `json:"groups,omitempty"`
 	Shards string               `json:"shards,omitempty"`
 
-	health   []Finding
-	lacking  []bool // pairs naming a module this rank pair lacks
+	health  []Finding
+	lacking []bool // pairs naming a module this rank pair lacks
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
