@@ -33,6 +33,9 @@ const (
 	// priorBonus is added to the local similarity of a pair a template
 	// implies.
 	priorBonus = 0.5
+	// sizeConflict is what printed sizes that differ take off a
+	// candidate's worth when margins are measured.
+	sizeConflict = 0.2
 	// lowScore and lowMargin flag low-confidence pairs.
 	lowScore  = 0.55
 	lowMargin = 0.08
@@ -120,7 +123,7 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 	}
 	s, r, ok := local(ia, ib)
 	raw := s
-	if al.priors[k] {
+	if al.priors[k] && !never(ia, ib) {
 		s = math.Min(1, s+priorBonus)
 		ok = true
 		r = append(r, "template")
@@ -135,7 +138,7 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 		// TransformerBlock "decoder" and LlamaModel "model", whose
 		// embedding lies outside the block).
 		ca, cb := al.npu.infos[a].canon, al.bench.infos[b].canon
-		if al.coverage(ca, cb) >= 0.6 {
+		if al.coverage(ca, cb) >= 0.6 || al.wrapsWhole(ca, cb) {
 			// worth what share of the modules below aligns
 			n := min(al.npu.size[a], al.bench.size[b])
 			frac := float64(al.below(ca, cb).count) / float64(max(n, 1))
@@ -155,6 +158,12 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 // the two) that hold a pair of the alignment below the canonical pair
 // (a, b), minor modules aside.
 func (al *aligner) coverage(a, b *printparse.Node) float64 {
+	sa, sb := al.shares(a, b)
+	return min(sa, sb)
+}
+
+// shares are coverage's two shares: of a's children and of b's.
+func (al *aligner) shares(a, b *printparse.Node) (float64, float64) {
 	s := al.below(a, b)
 	share := func(t *treeIndex, n *printparse.Node, on side) float64 {
 		all := t.infos[n].nmajor
@@ -170,13 +179,32 @@ func (al *aligner) coverage(a, b *printparse.Node) float64 {
 			for c.Parent != nil && c.Parent != n {
 				c = c.Parent
 			}
-			if !minor(t.infos[c]) {
+			if decides(t.infos[c]) {
 				hit[c] = true
 			}
 		}
 		return float64(len(hit)) / float64(all)
 	}
-	return min(share(al.npu, a, npuSide), share(al.bench, b, benchSide))
+	return share(al.npu, a, npuSide), share(al.bench, b, benchSide)
+}
+
+// wrapsWhole reports whether one of a and b is a whole-model wrapper
+// (Float16Module) whose one child holds pairs below the two, and at least
+// half of the other's children do: the wrapper computes what the other
+// module computes, though not every child of the other pairs below the
+// two (a ForCausalLM's lm_head pairs with the output layer inside the
+// wrapped model, across a level).
+func (al *aligner) wrapsWhole(a, b *printparse.Node) bool {
+	ia, ib := al.npu.infos[a], al.bench.infos[b]
+	wa, wb := ia.wrapper && ia.nkids == 1, ib.wrapper && ib.nkids == 1
+	if wa == wb {
+		return false
+	}
+	sa, sb := al.shares(a, b)
+	if wb {
+		sa, sb = sb, sa
+	}
+	return sa >= 0.6 && sb >= 0.5
 }
 
 // value is what pairing a with b is worth: their local similarity plus the
@@ -201,9 +229,28 @@ func (al *aligner) below(a, b *printparse.Node) *sub {
 	s := &sub{}
 	al.subs[k] = s // guards against cycles; filled below
 	fa, fb := kids(a), kids(b)
+	if al.npu.infos[a].adapter || al.bench.infos[b].adapter {
+		fa, fb = nil, nil // aligned as the module it adapts, a leaf
+	}
 	if len(fa) == 0 || len(fb) == 0 {
 		s.done = true
 		return s
+	}
+	// One module under each: a wrapper of one module against a module
+	// with children of its own is looked through (see wrapsAgainst), as
+	// often as it takes (a PEFT model holding a LoraModel holding a
+	// ForCausalLM holding the model).
+	for len(fa) == 1 && len(fb) == 1 {
+		x, y := al.npu.infos[fa[0]], al.bench.infos[fb[0]]
+		switch {
+		case wrapsAgainst(x, y) && al.canDissolve(al.npu, fa[0], a):
+			fa = kids(fa[0])
+			continue
+		case wrapsAgainst(y, x) && al.canDissolve(al.bench, fb[0], b):
+			fb = kids(fb[0])
+			continue
+		}
+		break
 	}
 	var best float64
 	var pairs []frontierPair
@@ -251,6 +298,12 @@ func (al *aligner) dissolve(a, b *printparse.Node, fa, fb []*printparse.Node, be
 			for _, p := range pairs {
 				usedA[p.x], usedB[p.y] = true, true
 			}
+		}
+		// A whole-model wrapper facing one module it wraps whole is its
+		// partner (msprobe's Float16Module convention), not looked
+		// through.
+		if len(fa) == 1 && len(fb) == 1 && al.wrapsWhole(fa[0], fb[0]) {
+			return fa, fb, best, pairs, edges
 		}
 		for i, x := range fa {
 			if !usedA[x] && al.canDissolve(al.npu, x, a) {
@@ -675,6 +728,17 @@ func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
 		}
 		return l.score + orderWeight/2*(1-math.Min(1, math.Abs(ra[i]-rb[j])))
 	}
+	// rival is a candidate's worth as a runner-up. Printed sizes that
+	// differ make a pair doubtful on their own (see assignBands): such a
+	// candidate is a weak runner-up (kv_b_proj is not the runner-up of the
+	// projection sized like kv_a_proj_with_mqa).
+	rival := func(i, j int) float64 {
+		v := adj(i, j)
+		if da, db := al.npu.infos[fa[i]].dims, al.bench.infos[fb[j]].dims; len(da) > 0 && len(db) > 0 && !slices.Equal(da, db) {
+			v -= sizeConflict
+		}
+		return v
+	}
 	// Row and column maxima, with the argmax, so that each pair's
 	// runner-up is found in O(1).
 	type top2 struct {
@@ -708,14 +772,14 @@ func (al *aligner) margins(a, b *printparse.Node, s *sub) []float64 {
 	if len(fa)*len(fb) <= denseLimit {
 		for i := range fa {
 			for j := range fb {
-				v := adj(i, j)
+				v := rival(i, j)
 				push(&rows[i], v, j)
 				push(&cols[j], v, i)
 			}
 		}
 	} else {
 		for _, e := range s.edges {
-			v := adj(e.i, e.j)
+			v := rival(e.i, e.j)
 			push(&rows[e.i], v, e.j)
 			push(&cols[e.j], v, e.i)
 		}

@@ -9,20 +9,25 @@ import (
 
 // startPair is where the outside-in walk starts: the roots, after the
 // training engines on top of either model (DistributedDataParallel,
-// DeepSpeedEngine, FSDP, a list of models) are set aside. When both sides
-// have engines the innermost engines pair (their children are the models);
-// when one side has them its model pairs with the other side's root.
+// DeepSpeedEngine, FSDP, a PEFT model and its tuner, a list of models, a
+// root that holds one module) are set aside. When both sides have engines
+// the innermost engines pair (their children are the models); when one
+// side has them its model pairs with the other side's root.
 func startPair(npu, bench *printparse.Tree) (a, b *printparse.Node) {
 	descend := func(t *printparse.Tree) (last *printparse.Node, engines int) {
 		n := t.Root
 		for {
 			k := kids(n)
-			isEngine := (n.Parent == nil && n.Class == "") || engineClasses[n.Class]
-			if !isEngine || len(k) != 1 {
+			// Below the root only engines are walked into. The root is
+			// set aside like an engine when it holds the model whole: a
+			// list of model chunks (class ""), or one child (a
+			// framework's training module).
+			engine := n != t.Root || n.Class == "" || len(k) == 1 || isEngine(n.Class)
+			if !engine || len(k) != 1 {
 				return n, engines
 			}
 			engines++
-			if !engineClasses[k[0].Class] {
+			if !engineChild(n, k[0]) {
 				return n, engines
 			}
 			n = k[0]
@@ -222,10 +227,18 @@ func (r *alignment) leftovers(al *aligner) {
 					continue
 				}
 				l := al.local(x, y)
-				if !l.ok || l.score < admitLeftover || nameSim(al.npu.infos[x], al.bench.infos[y]) < 0.5 || !r.kinParents(x, y) {
+				// Across levels, where a module sits says more than its
+				// name: the paths decide when they share a word.
+				n := nameSim(al.npu.infos[x], al.bench.infos[y])
+				ps := r.pathSim(x, y)
+				if ps == 0 {
+					ps = n
+				}
+				w := l.score + wName*(ps-n)
+				if !l.ok || w < admitLeftover || ps < 0.5 || !r.kinParents(x, y) {
 					continue
 				}
-				edges = append(edges, edge{i, j, l.score})
+				edges = append(edges, edge{i, j, w})
 			}
 		}
 	}
@@ -259,6 +272,52 @@ func (r *alignment) leftovers(al *aligner) {
 		}
 		m.margin = math.Min(e.w, e.w-runner)
 		r.add(m)
+		r.expandIdentical(al, x, y)
+		r.broadcast(al, m)
+	}
+}
+
+// pathSim compares the paths of x (NPU) and y (bench) below the nearest
+// pair that holds both: a module found across levels is told apart from
+// its look-alikes by where it sits (the norm inside the attention's output
+// projection and the HF layer's post_attention_layernorm).
+func (r *alignment) pathSim(x, y *printparse.Node) float64 {
+	for p := x.Parent; p != nil; p = p.Parent {
+		if m := r.byA[p]; m != nil && isAncestor(m.b, y) {
+			return tokenSim(pathTokens(rel(x, p)), pathTokens(rel(y, m.b)))
+		}
+	}
+	return 0
+}
+
+// broadcast applies a leftover pair found inside the canonical member of
+// a list (layer 0) to every member pair of the same two structures, as the
+// walk does for the pairs it finds: a repeated class is aligned once and
+// paired alike in every instance.
+func (r *alignment) broadcast(al *aligner, m *match) {
+	member := func(t *treeIndex, n *printparse.Node) *printparse.Node {
+		for p := n.Parent; p != nil; p = p.Parent {
+			if in := t.infos[p]; in.member && in.canon == p {
+				return p
+			}
+		}
+		return nil
+	}
+	ma, mb := member(r.npu, m.a), member(r.bench, m.b)
+	if ma == nil || mb == nil {
+		return
+	}
+	for _, p := range slices.Clone(r.pairs) {
+		if p.a == ma || r.npu.infos[p.a].canon != ma || r.bench.infos[p.b].canon != mb {
+			continue
+		}
+		x, y := r.npu.instance(p.a, ma, m.a), r.bench.instance(p.b, mb, m.b)
+		if x == nil || y == nil || r.byA[x] != nil || r.byB[y] != nil {
+			continue
+		}
+		c := *m
+		c.a, c.b = x, y
+		r.add(&c)
 		r.expandIdentical(al, x, y)
 	}
 }

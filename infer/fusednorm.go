@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/layermap/layermap/printparse"
@@ -22,9 +23,26 @@ type fusedNorm struct {
 	placeholder *printparse.Node // on side fused, nil when none is left
 }
 
-// isNormLinear reports a projection that applies its input norm itself.
+// isNormLinear reports a projection that applies its input norm itself: a
+// norm-named linear class without a norm module of its own (one with a
+// norm child applies that norm after the projection: postNorm).
 func isNormLinear(in *info) bool {
-	return in.kind == printparse.KindLinear && strings.Contains(in.node.Class, "LayerNorm")
+	return in.kind == printparse.KindLinear && strings.Contains(in.node.Class, "LayerNorm") && postNorm(in.node) == nil
+}
+
+// postNorm is the norm module a projection holds and applies to its own
+// output (Megatron-Bridge's TERowParallelLinearLayerNorm.post_layernorm),
+// nil when it holds none.
+func postNorm(n *printparse.Node) *printparse.Node {
+	if n.Kind() != printparse.KindLinear {
+		return nil
+	}
+	for _, c := range kids(n) {
+		if c.Kind() == printparse.KindNorm {
+			return c
+		}
+	}
+	return nil
 }
 
 // fusedNorms finds the fused norms of every aligned pair of canonical
@@ -94,7 +112,11 @@ func (al *alignment) fusedAt(m *match, fused side) []fusedNorm {
 			if fused == benchSide {
 				a, b = b, a
 			}
-			if s := nameSim(a, b); !used[h] && s >= best {
+			// the own names' words count too: pre_mlp_layernorm is the
+			// placeholder of pre_feedforward_layernorm, though the phrase
+			// table reads it as Llama's post_attention_layernorm
+			s := math.Max(nameSim(a, b), tokenSim(pathTokens(a.node.Name), pathTokens(b.node.Name)))
+			if !used[h] && s >= best {
 				best, out[i].placeholder = s, h
 			}
 		}

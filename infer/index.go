@@ -17,13 +17,23 @@ type info struct {
 	kind  string
 	dims  []int
 	nkids int
-	// nmajor counts the children that are not minor modules.
+	// nmajor counts the children that decide structure (see decides).
 	nmajor int
 	// repeat is the count of its children's repeat group (or of its
 	// children when all are list members), 0 if none.
 	repeat  int
 	numeric bool // name is a list index
 	wrapper bool
+	// wraps marks a module with one child that is a module with children
+	// of its own, not a list: a wrapper of that module whatever its class
+	// (PEFT's PeftModel and LoraModel, a ForCausalLM holding only its base
+	// model, a framework's training module).
+	wraps bool
+	// adapter marks a module that adapts the module it holds as
+	// base_layer (PEFT's lora.Linear, lora.Embedding: base_layer(x) plus
+	// the adapter's update). It is aligned as that module, a leaf: what it
+	// holds is the adapter's inside.
+	adapter bool
 	// member marks a list member that has siblings of the same structure
 	// (a repeat group, printed as one or written out): it is aligned
 	// through its canonical member and never looked through.
@@ -101,7 +111,7 @@ func indexTree(t *printparse.Tree) *treeIndex {
 		in := &info{node: n, canon: n, kind: n.Kind(), dims: n.Dims(), numeric: isNumber(n.Name), depth: depth, pos: pos}
 		in.name = tok(n.Name, nameStop, nameTok)
 		in.class = tok(n.Class, classStop, classTok)
-		in.wrapper = wrapperClasses[n.Class] || strings.HasPrefix(n.Class, "FSDP") && strings.Contains(n.Class, "Wrapper")
+		in.wrapper = isWrapper(n.Class)
 		for _, c := range n.Children {
 			if !c.None {
 				in.nkids++
@@ -113,6 +123,10 @@ func indexTree(t *printparse.Tree) *treeIndex {
 		if in.repeat == 0 && in.nkids > 1 && allNumeric(n) {
 			in.repeat = in.nkids
 		}
+		if base := n.Child("base_layer"); base != nil && !base.None {
+			in.adapter = true
+			in.kind, in.dims, in.nkids = base.Kind(), base.Dims(), 0
+		}
 		s.infos[n] = in
 		s.classCount[n.Class]++
 		for i, c := range n.Children {
@@ -123,8 +137,11 @@ func indexTree(t *printparse.Tree) *treeIndex {
 	s.canonicalize()
 	for i := len(s.nodes) - 1; i > 0; i-- {
 		n := s.nodes[i]
-		if !minor(s.infos[n]) {
+		if decides(s.infos[n]) && !s.infos[n.Parent].adapter {
 			s.infos[n.Parent].nmajor++
+		}
+		if p := s.infos[n.Parent]; p.nkids == 1 && !n.None {
+			p.wraps = s.infos[n].nkids > 0 && !allNumeric(n)
 		}
 		if in := s.infos[n]; !in.dup {
 			s.size[n.Parent] += s.size[n]

@@ -150,3 +150,49 @@ func TestExtraLevelsDoNotSteal(t *testing.T) {
 		t.Errorf("attention_dropout -> %s, want nothing", b)
 	}
 }
+
+// TestWrappedPostNorm: wrappers nobody listed (megatron-core's torch FSDP2
+// wrapper with FSDP-prefixed classes, a PEFT model and its tuner) are set
+// aside or looked through; a norm a projection holds and applies to its
+// output pairs with the bench layer's post norm in every layer, and the
+// projection's pair says it is N:1; a LoRA adapter pairs as the module it
+// adapts.
+func TestWrappedPostNorm(t *testing.T) {
+	npu, bench := loadSynthetic(t, "wrapped-postnorm")
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g, h = "0.module.module", "base_model.model.model"
+	want := map[string]string{
+		"0.module":                       "base_model.model",
+		g:                                h,
+		g + ".embedding.word_embeddings": h + ".embed_tokens",
+		g + ".decoder.layers":            h + ".layers",
+		g + ".decoder.final_layernorm":   h + ".norm",
+		g + ".output_layer":              "base_model.model.lm_head",
+		g + ".decoder.layers.0.self_attention.linear_proj.post_layernorm": h + ".layers.0.post_attention_layernorm",
+		g + ".decoder.layers.2.self_attention.linear_proj.post_layernorm": h + ".layers.2.post_attention_layernorm",
+		g + ".decoder.layers.1.mlp.linear_fc2.post_layernorm":             h + ".layers.1.post_feedforward_layernorm",
+		g + ".decoder.layers.2.mlp.linear_fc2.post_layernorm":             h + ".layers.2.post_feedforward_layernorm",
+		g + ".embedding": "",
+		g + ".decoder":   "",
+	}
+	got := resolved(r.Forward.Mapping, npu, bench)
+	for n, b := range want {
+		if got[n] != b {
+			t.Errorf("forward: %s -> %q, want %q", n, got[n], b)
+		}
+	}
+	rev := resolved(r.Reverse.Mapping, bench, npu)
+	for n, b := range want {
+		if b != "" && rev[b] != n {
+			t.Errorf("reverse: %s -> %q, want %q", b, rev[b], n)
+		}
+	}
+	for _, p := range r.Pairs {
+		if strings.HasSuffix(p.NPU, "linear_proj") && p.Band == BandSure {
+			t.Errorf("%s <-> %s is sure; its post-norm makes it N:1", p.NPU, p.Bench)
+		}
+	}
+}

@@ -31,6 +31,39 @@ var engineClasses = map[string]bool{
 	"DistributedDataParallel": true, "DeepSpeedEngine": true, "FullyShardedDataParallel": true, "DataParallel": true,
 }
 
+// isEngine reports whether class is a training engine: one of
+// engineClasses, or any data-parallel wrapper, which frameworks name
+// "...DataParallel" (megatron-core's TorchFullyShardedDataParallel).
+func isEngine(class string) bool {
+	c := unsharded(class)
+	return engineClasses[c] || strings.HasSuffix(c, "DataParallel")
+}
+
+// engineChild reports whether c, the one child of the engine n, is an
+// engine too: a training engine, or the tuner a PEFT model holds as
+// "base_model" (LoraModel), which calls the model it wraps and nothing
+// else.
+func engineChild(n, c *printparse.Node) bool {
+	return isEngine(c.Class) || strings.HasPrefix(n.Class, "PeftModel") && c.Name == "base_model" && len(kids(c)) == 1
+}
+
+// isWrapper reports whether class wraps a whole model (wrapperClasses),
+// under FSDP2's class prefix too.
+func isWrapper(class string) bool {
+	c := unsharded(class)
+	return wrapperClasses[c] || isEngine(c) || strings.HasPrefix(class, "FSDP") && strings.Contains(class, "Wrapper")
+}
+
+// unsharded is class without the "FSDP" prefix torch's fully_shard gives
+// the class of every module it shards (FSDPFloat16Module is a
+// Float16Module).
+func unsharded(class string) string {
+	if c, ok := strings.CutPrefix(class, "FSDP"); ok && c != "" && c[0] >= 'A' && c[0] <= 'Z' {
+		return c
+	}
+	return class
+}
+
 // genericClasses are torch containers: they never key a YAML rule, because
 // a rule on them would fire at every such container in the model.
 var genericClasses = map[string]bool{
@@ -129,16 +162,10 @@ func structSim(a, b *info) float64 {
 // the reason codes that contributed; ok is false when they may never be
 // partners.
 func local(a, b *info) (score float64, reasons []string, ok bool) {
+	if never(a, b) {
+		return 0, nil, false
+	}
 	k := kindSim(a, b)
-	if k < 0 {
-		return 0, nil, false
-	}
-	if isRotary(a) != isRotary(b) {
-		// A rotary embedding computes cos/sin tables; it is not a learned
-		// position table nor anything else (position_embeddings is not
-		// Qwen2RotaryEmbedding).
-		return 0, nil, false
-	}
 	n, c, st := nameSim(a, b), classSim(a, b), structSim(a, b)
 	if n < 0.2 && !a.numeric && !b.numeric && (a.nkids == 0 || b.nkids == 0) {
 		// Two leaves with unrelated names are not partners on kind alone
@@ -189,6 +216,30 @@ func minor(in *info) bool {
 	}
 	return false
 }
+
+// wrapsAgainst reports whether w wraps one module (see info.wraps) of
+// another class than m, which has several children of its own: m's
+// partner is then what w wraps, not w (GPTModel and ChatGLMModel, not the
+// ForCausalLM holding only ChatGLMModel). Known whole-model wrappers
+// (Float16Module) keep their convention, and so does a module of m's
+// class (legacy Megatron's GPTModel holding its language model).
+func wrapsAgainst(w, m *info) bool {
+	return w.wraps && !w.wrapper && m.nmajor >= 2 && classSim(w, m) < 0.6
+}
+
+// never reports the pairs no evidence makes partners, a template's
+// included: a placeholder and a real module, parameters and a module, a
+// rotary embedding (a table of cos/sin, not a learned position table) and
+// anything else.
+func never(a, b *info) bool {
+	return kindSim(a, b) < 0 || isRotary(a) != isRotary(b)
+}
+
+// decides reports whether a child counts when the share of a module's
+// children that align is measured: not a minor module, and not a rotary
+// embedding (a table of cos/sin that one side keeps at the model level and
+// the other inside each attention, or computes without a module).
+func decides(in *info) bool { return !minor(in) && !isRotary(in) }
 
 // isRotary reports whether a module is a rotary position embedding, by
 // its name or class (rotary_pos_emb, Qwen2RotaryEmbedding, Llama3ScaledRoPE).

@@ -55,6 +55,29 @@ func structuralNotes(al *alignment) []string {
 			add(groupNote(al, m.a, notes[npuSide]))
 		}
 	}
+	// a projection that normalises its own output against one that does
+	// not: the partner's output is the norm's input
+	for _, m := range al.pairs {
+		if m.rootish || al.npu.infos[m.a].canon != m.a || m.structural[npuSide] != "" {
+			continue
+		}
+		for _, on := range []side{npuSide, benchSide} {
+			x, y := m.node(on), m.node(on.other())
+			n := postNorm(x)
+			if n == nil || postNorm(y) != nil {
+				continue
+			}
+			for _, keys := range []side{npuSide, benchSide} {
+				word := "NPU"
+				if on != keys {
+					word = "bench"
+				}
+				m.structural[keys] = fmt.Sprintf("N:1: %s %s applies its %s (%s) to its output: it computes %s and the norm after it, outputs differ", word, x.Name, n.Name, n.Class, y.Name)
+			}
+			add(groupNote(al, m.a, m.structural[npuSide]))
+			break
+		}
+	}
 	// Broadcast notes (and groups) to repeat members.
 	for _, m := range al.pairs {
 		if m.structural[npuSide] == "" {

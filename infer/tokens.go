@@ -44,6 +44,7 @@ var phrases = []struct{ from, to string }{
 	{"feed_forward", "mlp"},
 	{"block_sparse_moe", "mlp"}, // HF Mixtral's MoE block, Megatron's "mlp" (MoELayer)
 	{"output_proj", "proj_out"},
+	{"wqkv", "qkv"},
 	{"wq", "q_proj"},
 	{"wk", "k_proj"},
 	{"wv", "v_proj"},
@@ -160,6 +161,25 @@ func tokenize(name string, stop map[string]bool) []string {
 			w = t
 		}
 		if stop[w] || (isNumber(w) && stop["_digits"]) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// pathTokens splits a dotted module path into its words, synonyms applied
+// but no phrase rewritten: a phrase names a module's role in its own
+// parent (post_attention_layernorm is Llama's pre-MLP norm), while a path
+// across levels says where the module sits (the norm inside the attention's
+// output projection is the one after attention).
+func pathTokens(path string) []string {
+	var out []string
+	for _, w := range splitWords(snake(path)) {
+		if t, ok := synonyms[w]; ok {
+			w = t
+		}
+		if nameStop[w] || isNumber(w) {
 			continue
 		}
 		out = append(out, w)

@@ -38,6 +38,8 @@ func TestTokenize(t *testing.T) {
 		{"model", []string{"lm"}},
 		// Meta's Llama reference code and torchtune
 		{"wq", []string{"q", "proj"}},
+		{"wqkv", []string{"qkv"}}, // InternLM2's fused projection, as linear_qkv
+		{"linear_qkv", []string{"qkv"}},
 		{"wo", []string{"proj", "out"}},
 		{"output_proj", []string{"proj", "out"}},
 		{"feed_forward", []string{"mlp"}},
@@ -227,5 +229,32 @@ func TestSeedTemplateCorrected(t *testing.T) {
 	}
 	if r.Forward.Template != "qwen2.5-vl_mindspeed-mm_to_llamafactory" || r.Forward.Proven != 1 || len(r.Forward.Conflicts) != 2 {
 		t.Errorf("template %q proven %v conflicts %v", r.Forward.Template, r.Forward.Proven, r.Forward.Conflicts)
+	}
+}
+
+func TestEngineNames(t *testing.T) {
+	for _, tc := range []struct {
+		class         string
+		engine, wraps bool
+		unsharded     string
+	}{
+		{"DistributedDataParallel", true, true, "DistributedDataParallel"},
+		{"TorchFullyShardedDataParallel", true, true, "TorchFullyShardedDataParallel"},
+		{"FSDPFloat16Module", false, true, "Float16Module"},
+		{"FSDPTransformerLayer", false, false, "TransformerLayer"},
+		{"FSDP", false, false, "FSDP"},
+		{"FSDPtiny", false, false, "FSDPtiny"},
+		{"Float16Module", false, true, "Float16Module"},
+		{"GPTModel", false, false, "GPTModel"},
+	} {
+		if got := isEngine(tc.class); got != tc.engine {
+			t.Errorf("isEngine(%q) = %v", tc.class, got)
+		}
+		if got := isWrapper(tc.class); got != tc.wraps {
+			t.Errorf("isWrapper(%q) = %v", tc.class, got)
+		}
+		if got := unsharded(tc.class); got != tc.unsharded {
+			t.Errorf("unsharded(%q) = %q", tc.class, got)
+		}
 	}
 }
