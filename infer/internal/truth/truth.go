@@ -42,7 +42,8 @@
 //
 // Kinds: 1:1 (the partner computes the same function of the same input),
 // fused (the NPU module computes several bench modules at once: linear_qkv
-// = q_proj+k_proj+v_proj, linear_fc1 = gate_proj+up_proj), absorbed (an NPU
+// = q_proj+k_proj+v_proj, linear_fc1 = gate_proj+up_proj; or one bench module
+// and more: a linear that applies a post-norm of its own), absorbed (an NPU
 // placeholder, IdentityOp, whose norm the NPU linear "into" applies inside
 // it; the bench norm is recorded; "absorbed_by" is the same seen from the
 // side with the real norm: the bench linear applies it, the bench
@@ -366,8 +367,10 @@ func (r *rule) readN1(vn *yaml.Node, pat func(*yaml.Node) (pattern, error), errf
 		return errf(vn, "expected absorbed: one bench norm, and into: the NPU linear")
 	case r.kind != Absorbed && r.kind != Same && r.into.text != "":
 		return errf(vn, "expected into only with absorbed")
-	case (r.kind == Fused || r.kind == OneToOne) && len(r.bench) < 2:
-		return errf(vn, "expected at least two bench modules in a %s rule", map[string]string{Fused: "fused", OneToOne: "alt"}[r.kind])
+	case r.kind == Fused && len(r.bench) < 1:
+		return errf(vn, "expected at least one bench module in a fused rule")
+	case r.kind == OneToOne && len(r.bench) < 2:
+		return errf(vn, "expected at least two bench modules in an alt rule")
 	}
 	return nil
 }
