@@ -22,6 +22,7 @@ import (
 var msprobeShortFlags = map[string]string{
 	"-tp": "--target_path", "-gp": "--golden_path", "-fm": "--fuzzy_match",
 	"-dm": "--data_mapping", "-lm": "--layer_mapping", "-tensor_log": "--is_print_compare_log",
+	"-da": "--diff_analyze",
 	// the legacy compare.json CLI's (msprobe-compare.md §2.3): -f after
 	// compare is --fuzzy_match, -hl fills the xlsx red/yellow
 	"-f": "--fuzzy_match", "-hl": "--xlsx", "--highlight": "--xlsx",
@@ -35,8 +36,6 @@ var msprobeIgnored = map[string]bool{"-s": true, "--stack_mode": true, "-c": tru
 // msprobeUnsupported are msprobe compare flags layermap does not implement.
 var msprobeUnsupported = map[string]string{
 	"-cm": "cell mapping", "--cell_mapping": "cell mapping", "-am": "api mapping", "--api_mapping": "api mapping",
-	"-da":                "first-divergence analysis JSON (layermap prints the first divergence in its summary)",
-	"--diff_analyze":     "first-divergence analysis JSON (layermap prints the first divergence in its summary)",
 	"--consistent_check": "train/infer consistency check",
 }
 
@@ -82,6 +81,7 @@ type CompareOptions struct {
 	Fused          bool   // N:1 groups compared combined (--fused, default on)
 	TP             string // --tp-size NPU,BENCH tensor-parallel sizes
 	Strict         bool   // mapping-health findings fail the run
+	DiffAnalyze    bool   // -da: msprobe's first-divergence JSON files
 }
 
 const compareLong = `compare compares an NPU (target) msprobe dump with a bench (golden) dump and
@@ -129,6 +129,16 @@ summary: validate's checks (dead classes and keys, bad targets, missing
 rules) and pairs naming no module, each with file:line, and the rows each
 rule sends to a bench name no entry has; --strict makes a warning or error
 finding exit 1.
+
+The first divergence is noise-aware and classified: a compared output
+differs when its statistics differ by more than its dtype's noise floor
+(bfloat16 2^-7, float16 2^-10, float32 1e-5); per direction the first
+entry whose outputs differ is a root cause (its inputs agree), inherited
+(its inputs differ already) or absorbed (its enclosing module's outputs
+agree), with its bench partner, enclosing module and stack line.
+--diff_analyze (-da) writes msprobe's first-divergence files instead of the
+tables, byte for byte as msprobe does, with the mapping, pairs and N:1
+groups applied (msprobe's own -da ignores mappings).
 
 A summary follows on stdout: rows, pass/warning/error counts (msprobe's
 Result column, which passes rows never compared), the rows compared and
@@ -195,6 +205,7 @@ func NewCmdCompare(ios *iostreams.IOStreams, runF func(*CompareOptions) error) *
 	f.BoolVar(&opts.Fused, "fused", true, "compare N:1 groups (fused modules, grouped experts) combined; false: msprobe's table")
 	f.StringVar(&opts.TP, "tp-size", "", "tensor-parallel sizes of target and golden, NPU,BENCH (e.g. 2,1): shards compared combined")
 	f.BoolVar(&opts.Strict, "strict", false, "mapping-health warnings and errors make the run exit 1")
+	f.BoolVar(&opts.DiffAnalyze, "diff_analyze", false, "msprobe's -da: per rank compare_result_rank{N}_{ts}.json instead of the table, then diff_analyze_{ns}.json (the first divergence across ranks), mapping applied")
 	f.BoolVar(&tensorLog, "is_print_compare_log", false, "accepted for msprobe compatibility (-tensor_log)")
 	f.BoolP("help", "h", false, "help for compare")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -211,6 +222,8 @@ func NewCmdCompare(ios *iostreams.IOStreams, runF func(*CompareOptions) error) *
 			name = "data_mapping"
 		case "layer-mapping":
 			name = "layer_mapping"
+		case "diff-analyze":
+			name = "diff_analyze"
 		}
 		return pflag.NormalizedName(name)
 	})
@@ -275,7 +288,7 @@ func runCompare(opts *CompareOptions) error {
 	ios := opts.IO
 	opt := compare.Options{Target: opts.Target, Golden: opts.Golden, OutDir: opts.OutDir, XLSX: opts.XLSX, Fuzzy: opts.Fuzzy,
 		DataMappingFile: opts.DataMapping, LayerMappingFile: opts.LayerMapping, PairsFile: opts.Pairs,
-		NoFused: !opts.Fused, Strict: opts.Strict, Warnings: ios.ErrOut, Progress: ios.ProgressOut()}
+		NoFused: !opts.Fused, Strict: opts.Strict, DiffAnalyze: opts.DiffAnalyze, Warnings: ios.ErrOut, Progress: ios.ProgressOut()}
 	opt.TP, _ = parseTP(opts.TP)
 	if opts.Input != "" {
 		var err error

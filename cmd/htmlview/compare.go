@@ -226,14 +226,19 @@ func FromCompare(in CompareInput) (*View, error) {
 			}
 			v.Summary.Facts = append(v.Summary.Facts, [2]string{"matched by", strings.Join(by, ", ")})
 		}
-		d := s.First
-		if d == nil {
-			d = s.FirstAPI
+		v.Summary.Facts = append(v.Summary.Facts, [2]string{"compared rows",
+			fmt.Sprintf("%d: %d pass, %d warning, %d error", s.Compared, s.ComparedResults.Pass, s.ComparedResults.Warning, s.ComparedResults.Error)})
+		for _, k := range slices.Sorted(maps.Keys(s.Fused)) {
+			c := s.Fused[k]
+			v.Summary.Facts = append(v.Summary.Facts, [2]string{"N:1 " + k,
+				fmt.Sprintf("%d rows combined, %d shared inputs, %d inputs only, %d parts", c.Combined, c.Shared, c.InputsOnly, c.Parts)})
 		}
-		if d != nil {
+		if d := s.First; d != nil {
+			// the classified first divergence: its class and why first
 			nm, _ := ns.module(v.NPU, d.NPUEntry)
 			bm, _ := bs.module(v.Bench, d.BenchEntry)
-			v.Summary.First = &Divergence{NPU: nm, Bench: bm, NPUEntry: d.NPUEntry, BenchEntry: d.BenchEntry, Row: d.Row, Messages: d.Messages}
+			msgs := append([]string{fmt.Sprintf("%s, %s: %s", d.Direction, strings.ReplaceAll(d.Class, "_", " "), d.Why)}, d.Messages...)
+			v.Summary.First = &Divergence{NPU: nm, Bench: bm, NPUEntry: d.NPUEntry, BenchEntry: d.BenchEntry, Row: d.Row, Messages: msgs}
 		}
 	}
 	v.Summary.Notes = append(v.Summary.Notes, "Module colours: the worst Result of the module's output rows (all its rows when it has no output row); the bench module shows its NPU partner's. A dot marks a warning or error inside: in a submodule, or in the output of an API call the module makes.")

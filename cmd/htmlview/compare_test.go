@@ -31,9 +31,13 @@ func TestFromCompare(t *testing.T) {
 		t.Error("q_proj has no bench row (linear_qkv fuses it), yet it is paired")
 	}
 	norm2 := v.NPU.Lookup("module.visual.blocks.1.norm2")
+	// the classified first divergence: the patch embedding's projection
+	// (inputs agree, weights and outputs do not)
+	proj := v.NPU.Lookup("module.visual.patch_embed.proj")
 	f := v.Summary.First
-	if f == nil || f.NPU != norm2 || f.Bench == nil || f.Bench.Path != pairs[norm2.Path] || f.NPUEntry != "Tensor.mean.3.forward" {
-		t.Fatalf("first divergence %+v, want Tensor.mean.3.forward in %s", f, norm2.Path)
+	if f == nil || f.NPU != proj || f.Bench == nil || f.Bench.Path != pairs[proj.Path] || f.NPUEntry != "Module.module.visual.patch_embed.proj.Conv3d.forward.0" ||
+		len(f.Messages) == 0 || !strings.HasPrefix(f.Messages[0], "forward, root cause: ") {
+		t.Fatalf("first divergence %+v, want the root cause %s", f, proj.Path)
 	}
 	if v.NPU.Result[norm2] != htmlview.Pass || v.NPU.Inner[norm2] != htmlview.Error {
 		t.Errorf("norm2: result %d, inner %d; want pass (its outputs agree) and error inside (Tensor.mean)", v.NPU.Result[norm2], v.NPU.Inner[norm2])

@@ -114,6 +114,9 @@ type Config struct {
 	// entry to the rule (nowhereRules, health.go).
 	nowhere      map[string]int32
 	nowhereRules []Nowhere
+	// da, when set, receives the table as msprobe's -da per-rank JSON
+	// (da.go).
+	da *daRank
 }
 
 // joinTrace records the bench strategy of a Compare call.
@@ -144,17 +147,6 @@ type RowMark struct {
 	Color  Color
 }
 
-// Divergence is the first mapped entry, in NPU execution order, whose
-// inputs agree and whose outputs do not.
-type Divergence struct {
-	NPUEntry   string   `json:"npu_entry"`
-	BenchEntry string   `json:"bench_entry"`
-	Row        string   `json:"row"`       // first output row msprobe's rules mark error
-	BenchRow   string   `json:"bench_row"` // its bench partner
-	Messages   []string `json:"messages"`
-	Module     bool     `json:"module"` // a module entry (else an API entry)
-}
-
 // Summary counts what Compare found.
 type Summary struct {
 	Mode           string `json:"mode"`
@@ -178,11 +170,13 @@ type Summary struct {
 	Fused map[string]*FusedCounts `json:"fused,omitempty"`
 	// SentNowhere counts, per layer_mapping rule, the NPU rows it renamed
 	// to a bench name no entry has (mapping health).
-	SentNowhere []Nowhere   `json:"sent_nowhere,omitempty"`
-	First       *Divergence `json:"first_divergence,omitempty"`
-	// Module divergence is preferred; FirstAPI holds the first API-level
-	// one when no module entry diverges first.
-	FirstAPI *Divergence `json:"first_api_divergence,omitempty"`
+	SentNowhere []Nowhere `json:"sent_nowhere,omitempty"`
+	// First is the first divergence (divergence.go): the forward root
+	// cause, else the backward one, else the first inherited or absorbed
+	// one; Divergences holds, per direction, the first of each class.
+	First       *Divergence   `json:"first_divergence,omitempty"`
+	Divergences []*Divergence `json:"divergences,omitempty"`
+	div         divergences
 
 	benchMD5 bool // the bench side has an md5 (see msprobe.Header.MD5)
 }

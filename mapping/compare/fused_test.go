@@ -226,8 +226,8 @@ func TestFusedDemo(t *testing.T) {
 	if s.Error != 0 || s.Warning != 0 {
 		t.Errorf("fused: %d error, %d warning rows, want none", s.Error, s.Warning)
 	}
-	if s.First != nil || s.FirstAPI != nil {
-		t.Errorf("fused: first divergence %+v / %+v, want none", s.First, s.FirstAPI)
+	if s.First != nil || len(s.Divergences) != 0 {
+		t.Errorf("fused: first divergence %+v, want none", s.Divergences)
 	}
 	fc := s.Fused[mapping.KindGateUp]
 	if fc == nil || fc.Combined == 0 || fc.InputsOnly != 0 {

@@ -120,16 +120,27 @@ func (rep *Report) WriteText(w io.Writer) error {
 		if len(srcs) > 0 {
 			fmt.Fprintf(w, "  matched by: %s\n", strings.Join(srcs, ", "))
 		}
-		d, what := s.First, "module"
-		if d == nil {
-			d, what = s.FirstAPI, "API"
-		}
-		if d == nil {
-			fmt.Fprintln(w, "  first divergence: none (no entry with agreeing inputs and an error output)")
+		if len(s.Divergences) == 0 {
+			fmt.Fprintln(w, "  first divergence: none (no compared output beyond its dtype's noise floor)")
 			continue
 		}
-		fmt.Fprintf(w, "  first divergence (%s): %s (bench %s)\n", what, d.NPUEntry, d.BenchEntry)
-		fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, strings.Join(d.Messages, "; "))
+		for _, d := range s.Divergences {
+			what := "API"
+			if d.Module {
+				what = "module"
+			}
+			fmt.Fprintf(w, "  first divergence, %s, %s (%s): %s (bench %s)\n", d.Direction, strings.ReplaceAll(d.Class, "_", " "), what, d.NPUEntry, d.BenchEntry)
+			fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, d.Why)
+			if len(d.Messages) > 0 {
+				fmt.Fprintf(w, "    %s\n", strings.Join(d.Messages, "; "))
+			}
+			if d.Enclosing != "" {
+				fmt.Fprintf(w, "    in %s (bench %s)\n", d.Enclosing, d.BenchEnclosing)
+			}
+			if d.Stack != "" {
+				fmt.Fprintf(w, "    at %s\n", strings.ReplaceAll(d.Stack, "\n", " "))
+			}
+		}
 	}
 	return nil
 }

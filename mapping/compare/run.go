@@ -49,6 +49,11 @@ type Options struct {
 	// Strict makes a mapping-health finding (error or warning) a problem
 	// of the run (Report.Findings: exit status 1).
 	Strict bool
+	// DiffAnalyze is msprobe's -da (da.go): per rank pair the table as
+	// compare_result_rank{N}_{ts}.json instead of CSV (statistics, also
+	// for tensor dumps), then diff_analyze_{ns}.json, the first divergence
+	// across the ranks, with the mapping applied.
+	DiffAnalyze bool
 	// Views, when set, adds a file beside each rank's table to the run's
 	// output set (compare --html): an output format this package cannot
 	// name (it lives above it), given each rank's rows as they are written.
@@ -99,7 +104,8 @@ type RankReport struct {
 	Shards string               `json:"shards,omitempty"`
 
 	health  []Finding
-	lacking []bool // pairs naming a module this rank pair lacks
+	lacking []bool  // pairs naming a module this rank pair lacks
+	da      *daRank // -da: the rank's per-rank JSON
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
@@ -109,7 +115,11 @@ type Report struct {
 	// Health are the mapping's and pairs file's problems against the
 	// dumps (mapping health), in every rank pair.
 	Health []Finding `json:"health"`
-	strict bool
+	// DiffAnalyze is the -da search's file across the ranks ("" when it
+	// found no diff, or without -da).
+	DiffAnalyze string `json:"diff_analyze,omitempty"`
+	strict      bool
+	daFile      *output.File // -da: the search's file
 
 	asked   map[string]bool // match sources the run was given
 	tensors []*missingTensors
@@ -166,12 +176,18 @@ func Run(opt Options) (*Report, error) {
 	if opt.Progress != nil {
 		fmt.Fprint(opt.Progress, "\r\033[K")
 	}
+	if err == nil && opt.DiffAnalyze {
+		err = writeDiffAnalyze(opt, set, rep)
+	}
 	if err != nil {
 		set.Abort()
 		return rep, err
 	}
 	if err := set.Commit(opt.Stamp); err != nil {
 		return rep, err
+	}
+	if rep.daFile != nil {
+		rep.DiffAnalyze = rep.daFile.Path()
 	}
 	for i, fs := range files {
 		for _, f := range fs {
@@ -498,9 +514,22 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	}
 	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
-	if opt.XLSX {
+	switch {
+	case opt.DiffAnalyze:
+		if cfg.Mode == Tensor {
+			cfg.Mode = Statistics // msprobe's -da reads no tensor file
+		}
+		name.Suffix = ".json"
+		f, err := set.Create(opt.OutDir, name, resultMode)
+		if err != nil {
+			return nil, nil, err
+		}
+		rr.da = newDARank(f, daRankName(p.NPU), cfg.Stack)
+		cfg.da = rr.da
+		sk = &daSink{rr.da}
+	case opt.XLSX:
 		sk, err = NewXLSXSink(set, opt.OutDir, name)
-	} else {
+	default:
 		sk, err = NewCSVSink(set, opt.OutDir, name)
 	}
 	if err != nil {
@@ -512,6 +541,9 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		sk = teeSink{sk, view}
 	}
 	sum, err := compareTable(cfg, nsrc, np, bp, sk)
+	if err == nil {
+		err = inputErr(sum.classify(np, bp, cfg.Stack))
+	}
 	if err != nil {
 		sk.Drop()
 		return nil, nil, err

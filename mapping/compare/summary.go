@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"strings"
-
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -42,8 +40,7 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 	if s.SentNowhere == nil && len(cfg.nowhereRules) > 0 {
 		s.SentNowhere = append([]Nowhere(nil), cfg.nowhereRules...)
 	}
-	inputsOK, outputBad := true, -1
-	for i, r := range grp {
+	for _, r := range grp {
 		s.Rows++
 		switch r.result {
 		case ResultPass:
@@ -86,25 +83,42 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 				s.SentNowhere[k].Rows++
 			}
 		}
-		if r.output {
-			if outputBad < 0 && r.result == ResultError && compared {
-				outputBad = i
-			}
-		} else if !compared && f == nil || r.result == ResultError {
-			inputsOK = false
+	}
+	s.div.add(grp, cfg.Mode)
+	if cfg.da != nil {
+		cfg.da.add(grp, cfg.Mode, cfg.Stack != nil)
+	}
+}
+
+// classify names the first divergences once the table is written (see
+// divergence.go): construct.json parents and stack frames locate them.
+func (s *Summary) classify(np, bp msprobe.Paths, frames StackFrames) error {
+	if len(s.div.cands) == 0 {
+		return nil
+	}
+	var parent, benchParent map[string]string
+	var err error
+	if np.ConstructJSON != "" {
+		if parent, err = msprobe.ReadConstruct(np.ConstructJSON); err != nil {
+			return err
 		}
 	}
-	if inputsOK && outputBad >= 0 {
-		r := grp[outputBad]
-		d := &Divergence{NPUEntry: r.npu.it.Entry, BenchEntry: r.bench.it.Entry, Row: r.npu.it.Name,
-			BenchRow: r.bench.it.Name, Messages: append([]string(nil), r.msgs...),
-			Module: strings.HasPrefix(r.npu.it.Entry, "Module.") || strings.HasPrefix(r.npu.it.Entry, "Cell.")}
-		if d.Module && s.First == nil {
+	if bp.ConstructJSON != "" {
+		if benchParent, err = msprobe.ReadConstruct(bp.ConstructJSON); err != nil {
+			return err
+		}
+	}
+	s.Divergences = s.div.classify(parent, benchParent, frames)
+	for _, d := range s.Divergences {
+		if d.Class == ClassRootCause {
 			s.First = d
-		} else if !d.Module && s.FirstAPI == nil {
-			s.FirstAPI = d
+			break
 		}
 	}
+	if s.First == nil && len(s.Divergences) > 0 {
+		s.First = s.Divergences[0]
+	}
+	return nil
 }
 
 // fusedMark is the fusion's mark on a row (either side), or nil.

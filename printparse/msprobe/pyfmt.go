@@ -226,45 +226,51 @@ func PyStrList(items []string) string {
 // JSONDumps renders a list of strings as Python's json.dumps does by
 // default: ", " separators and non-ASCII escaped as \uXXXX.
 func JSONDumps(items []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
+	b := []byte{'['}
 	for i, s := range items {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteByte('"')
-		for _, r := range s {
-			switch r {
-			case '"':
-				b.WriteString(`\"`)
-			case '\\':
-				b.WriteString(`\\`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			case '\b':
-				b.WriteString(`\b`)
-			case '\f':
-				b.WriteString(`\f`)
-			default:
-				if r < 0x20 || r > 0x7e {
-					if r > 0xffff {
-						r -= 0x10000
-						b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(0xd800+(r>>10)), 16)[1:])
-						b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(0xdc00+(r&0x3ff)), 16)[1:])
-						continue
-					}
-					b.WriteString(`\u` + strconv.FormatInt(0x10000|int64(r), 16)[1:])
+		b = AppendJSONString(b, s)
+	}
+	return string(append(b, ']'))
+}
+
+// AppendJSONString appends s as Python's json module writes a string by
+// default (ensure_ascii): quoted, with \" \\ \n \r \t \b \f, and every
+// other character outside space..tilde as \uXXXX (UTF-16 surrogate pairs
+// above U+FFFF).
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b = append(b, `\"`...)
+		case '\\':
+			b = append(b, `\\`...)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\b':
+			b = append(b, `\b`...)
+		case '\f':
+			b = append(b, `\f`...)
+		default:
+			if r < 0x20 || r > 0x7e {
+				if r > 0xffff {
+					r -= 0x10000
+					b = append(b, `\u`+strconv.FormatInt(0x10000|int64(0xd800+(r>>10)), 16)[1:]...)
+					b = append(b, `\u`+strconv.FormatInt(0x10000|int64(0xdc00+(r&0x3ff)), 16)[1:]...)
 					continue
 				}
-				b.WriteRune(r)
+				b = append(b, `\u`+strconv.FormatInt(0x10000|int64(r), 16)[1:]...)
+				continue
 			}
+			b = utf8.AppendRune(b, r)
 		}
-		b.WriteByte('"')
 	}
-	b.WriteByte(']')
-	return b.String()
+	return append(b, '"')
 }

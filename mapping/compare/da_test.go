@@ -1,0 +1,104 @@
+package compare
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestDiffAnalyzeGolden: -da writes msprobe's per-rank JSON and the
+// search across ranks byte for byte as msprobe did on synth_multirank
+// (golden output_diff_analyze/), and no CSV.
+func TestDiffAnalyzeGolden(t *testing.T) {
+	root := testkit.Corpus(t, "msprobe", "golden", "synth_multirank")
+	out := t.TempDir()
+	rep, err := Run(Options{Target: filepath.Join(root, "npu", "step0"), Golden: filepath.Join(root, "bench", "step0"), OutDir: out,
+		DiffAnalyze: true, Stamp: time.Date(2026, 12, 2, 12, 5, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(root, "output_diff_analyze")
+	for rank, want := range map[string]string{"rank0": "compare_result_rank0_20261202120500.json", "rank1": "compare_result_rank1_20261202120501.json"} {
+		var got string
+		for _, r := range rep.Ranks {
+			if r.Rank == rank {
+				got = r.Files[0]
+			}
+		}
+		checkSame(t, got, filepath.Join(golden, want))
+	}
+	wants, _ := filepath.Glob(filepath.Join(golden, "diff_analyze_*.json"))
+	if rep.DiffAnalyze == "" || len(wants) != 1 {
+		t.Fatalf("diff_analyze file %q, golden %v", rep.DiffAnalyze, wants)
+	}
+	checkSame(t, rep.DiffAnalyze, wants[0])
+	csvs, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(csvs) != 0 {
+		t.Errorf("-da wrote tables %v, want none (msprobe writes the JSON instead)", csvs)
+	}
+}
+
+func checkSame(t *testing.T, got, want string) {
+	t.Helper()
+	g, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g, w) {
+		gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+		for i := 0; i < len(gl) && i < len(wl); i++ {
+			if gl[i] != wl[i] {
+				t.Errorf("%s differs from %s at line %d:\n got  %q\n want %q", filepath.Base(got), filepath.Base(want), i+1, gl[i], wl[i])
+				return
+			}
+		}
+		t.Errorf("%s: %d lines, golden %s: %d", filepath.Base(got), len(gl), filepath.Base(want), len(wl))
+	}
+}
+
+// TestDiffAnalyzeMapped: -da through a layer mapping (msprobe's own -da
+// ignores mappings): the per-rank JSON pairs the mapped rows, and the
+// fused pair that agrees everywhere has no diff to report.
+func TestDiffAnalyzeMapped(t *testing.T) {
+	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	out := t.TempDir()
+	rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"), OutDir: out,
+		LayerMappingFile: filepath.Join(root, "layer_mapping.yaml"), DiffAnalyze: true, Stamp: time.Date(2026, 12, 2, 12, 5, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rep.Ranks[0].Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := `"Bench Name": "Module.0.module.module.text_decoder.decoder.layers.0.self_attention.linear_proj.RowParallelLinear.forward.0.input.0"`
+	if !bytes.Contains(b, []byte(mapped)) {
+		t.Errorf("per-rank JSON lacks the mapped row %s", mapped)
+	}
+	d, err := os.ReadFile(rep.DiffAnalyze)
+	if err != nil || !bytes.HasPrefix(d, []byte("{\n  \"rank_0\": [\n    {\n      \"op_name\": ")) {
+		t.Errorf("diff_analyze %s: %v\n%.200s", rep.DiffAnalyze, err, d)
+	}
+	npu, bench, lm := fusedDemo(t)
+	rep, err = Run(Options{Target: npu, Golden: bench, OutDir: t.TempDir(), LayerMappingFile: lm, DiffAnalyze: true,
+		Stamp: time.Date(2026, 12, 2, 12, 5, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.DiffAnalyze != "" {
+		t.Errorf("the fused pair that agrees everywhere: diff_analyze %s, want none", rep.DiffAnalyze)
+	}
+	b, _ = os.ReadFile(rep.Ranks[0].Files[0])
+	if !bytes.Contains(b, []byte(`"Bench Name": "[Module.module.visual.blocks.0.mlp.gate_proj.Linear.forward.0.output.0 ; Module.module.visual.blocks.0.mlp.up_proj.Linear.forward.0.output.0]"`)) {
+		t.Errorf("per-rank JSON lacks the combined fc1 output row")
+	}
+}

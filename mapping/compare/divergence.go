@@ -1,0 +1,334 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// The first divergence, mapping-aware and noise-aware.
+//
+// A compared row deviates when its two sides differ by more than two
+// correct runs of the model can: the noise floor of its dtype, a relative
+// difference of its statistics (Max, Min and Mean relative to the larger
+// of the value and the tensor's RMS, Norm relative to itself; in tensor
+// mode also 1 - Cosine). The floors:
+//
+//   - bfloat16: 2^-7 (7.8e-3). bf16 keeps 8 significant bits (unit
+//     roundoff u = 2^-8); each side rounds its outputs once, so two
+//     correct kernels differ by up to 2u in a value, and a statistic
+//     built from them (a maximum is one value) by as much.
+//   - float16: 2^-10 (9.8e-4): 2u of its 11 significant bits.
+//   - float32: 1e-5. Its roundoff (2^-24) is not what separates two
+//     devices: the order of summation is. A reduction of K terms in
+//     another order differs by about sqrt(K)·u, 1e-5 for K up to ~3e4,
+//     the widest reductions of the models compared (hidden and
+//     intermediate sizes).
+//   - float64: 1e-12; integers and booleans: exact.
+//
+// A row of mixed dtypes gets the coarser floor; md5 mode compares
+// hashes, exactly.
+//
+// Per entry (a module's or an API's call) and direction, the inputs (in
+// backward: the gradients of the outputs) and the parameters are told
+// apart from the outputs. An entry whose outputs deviate is:
+//
+//   - root cause: its compared inputs agree (its parameters may not: a
+//     parameter that differs is a cause of its own);
+//   - inherited: its inputs deviate already, so the divergence comes from
+//     upstream, where nothing compared shows it (not dumped, not mapped);
+//   - absorbed: a root cause whose enclosing module (construct.json)
+//     has agreeing outputs: the deviation does not leave the module
+//     (a norm or a saturating activation absorbs it).
+//
+// The first divergence of each direction is the first root cause in NPU
+// execution order, else the first inherited one, else the first absorbed
+// one; Summary.First is the forward one (else the backward one).
+
+// Divergence classes.
+const (
+	ClassRootCause = "root_cause"
+	ClassInherited = "inherited"
+	ClassAbsorbed  = "absorbed"
+)
+
+// Divergence is a classified divergence: an entry whose compared outputs
+// differ beyond the noise floor.
+type Divergence struct {
+	Direction  string `json:"direction"` // forward or backward
+	Class      string `json:"class"`     // root_cause, inherited or absorbed
+	NPUEntry   string `json:"npu_entry"`
+	BenchEntry string `json:"bench_entry"`
+	// Row is the output row that deviates most, BenchRow its partner (a
+	// combined row of an N:1 group is named "[a ; b]").
+	Row      string `json:"row"`
+	BenchRow string `json:"bench_row"`
+	// Messages are the row's Err_message lines (msprobe's rules and the
+	// N:1 notes).
+	Messages []string `json:"messages"`
+	Module   bool     `json:"module"` // a module entry (else an API entry)
+	// Dtype and NoiseFloor are the row's; Deviation and InputDeviation are
+	// the outputs' and the inputs' largest relative differences.
+	Dtype          string  `json:"dtype"`
+	NoiseFloor     float64 `json:"noise_floor"`
+	Deviation      float64 `json:"deviation"`
+	InputDeviation float64 `json:"input_deviation"`
+	// ParamsDiffer says the entry's parameters deviate too.
+	ParamsDiffer bool `json:"params_differ,omitempty"`
+	// Enclosing and BenchEnclosing are the modules the entries were called
+	// in (construct.json), for API entries and nested modules.
+	Enclosing      string `json:"enclosing,omitempty"`
+	BenchEnclosing string `json:"bench_enclosing,omitempty"`
+	// Stack is the first frame of the NPU entry's stack outside the
+	// frameworks (stack.json): the user's line that called it.
+	Stack string `json:"stack,omitempty"`
+	// Why says in words what the class means for this entry.
+	Why string `json:"why"`
+}
+
+// noiseFloor is the relative difference two correct runs can show in a
+// value of dtype (see above); 0 for exact types.
+func noiseFloor(dtype string) float64 {
+	d := strings.ToLower(dtype)
+	switch {
+	case strings.Contains(d, "bfloat16"):
+		return 1.0 / 128
+	case strings.Contains(d, "float16") || strings.Contains(d, "half"):
+		return 1.0 / 1024
+	case strings.Contains(d, "float64") || strings.Contains(d, "double"):
+		return 1e-12
+	case strings.Contains(d, "float"):
+		return 1e-5
+	}
+	return 0
+}
+
+// rowDeviation is how far a compared row's two sides are apart, in units
+// of its noise floor (> 1: beyond noise), and the floor.
+func rowDeviation(r *outRow, mode Mode) (dev, floor float64) {
+	n, b := &r.npu.it, &r.bench.it
+	floor = math.Max(noiseFloor(n.Dtype), noiseFloor(b.Dtype))
+	if mode == MD5 {
+		if r.npuMD5() != r.benchMD5() {
+			return math.Inf(1), floor
+		}
+		return 0, floor
+	}
+	var x, y [4]float64
+	for i := 0; i < 4; i++ {
+		var ok1, ok2 bool
+		x[i], ok1 = statNum(n.Stats[i])
+		y[i], ok2 = statNum(b.Stats[i])
+		if !ok1 || !ok2 {
+			// scalars and texts: equal or not
+			if n.Stats[i].Text != b.Stats[i].Text || n.Stats[i].Kind != b.Stats[i].Kind {
+				return math.Inf(1), floor
+			}
+			x[i], y[i] = 0, 0
+		}
+	}
+	d := 0.0
+	count := 1.0
+	if dims, ok := parseShape(b.Shape); ok {
+		count = math.Max(1, float64(numel(dims)))
+	}
+	rms := math.Abs(y[3]) / math.Sqrt(count)
+	rel := func(a, b, scale float64) float64 {
+		switch {
+		case math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0):
+			if a == b || math.IsNaN(a) && math.IsNaN(b) {
+				return 0
+			}
+			return math.Inf(1)
+		case a == b:
+			return 0
+		case scale == 0:
+			return math.Inf(1)
+		}
+		return math.Abs(a-b) / scale
+	}
+	d = math.Max(d, rel(x[0], y[0], math.Max(math.Abs(y[0]), rms)))
+	d = math.Max(d, rel(x[1], y[1], math.Max(math.Abs(y[1]), rms)))
+	d = math.Max(d, rel(x[2], y[2], rms))
+	d = math.Max(d, rel(x[3], y[3], math.Abs(y[3])))
+	if mode == Tensor {
+		if c, ok := r.met[0].num(); ok {
+			d = math.Max(d, 1-c)
+		}
+	}
+	switch {
+	case d == 0:
+		return 0, floor
+	case floor == 0:
+		return math.Inf(1), floor
+	}
+	return d / floor, floor
+}
+
+// entryDev is what the divergence search keeps of a compared entry that
+// deviates somewhere.
+type entryDev struct {
+	dir                  string
+	npu, bench           string
+	row, benchRow, dtype string
+	floor                float64
+	in, params, out      float64 // largest deviations, in floors
+	inCompared           bool
+	msgs                 []string
+	module               bool
+}
+
+// divergences follows the entries of one pass (Summary.tally) and keeps
+// what the classification needs: the deviating entries (the first
+// maxCandidates per direction) and whether each compared module's
+// outputs deviate.
+type divergences struct {
+	cands  map[string][]*entryDev // direction -> candidates in order
+	modOut map[string]bool        // module entry -> its compared outputs deviate
+}
+
+const maxCandidates = 256
+
+// add looks at one written group (the rows of one NPU entry).
+func (dv *divergences) add(grp []*outRow, mode Mode) {
+	e := &entryDev{npu: grp[0].npu.it.Entry}
+	_, _, e.dir = msprobe.SplitName(e.npu)
+	if e.dir != "forward" && e.dir != "backward" {
+		return
+	}
+	e.module = strings.HasPrefix(e.npu, "Module.") || strings.HasPrefix(e.npu, "Cell.")
+	outCompared := false
+	for _, r := range grp {
+		if r.bench == nil {
+			continue
+		}
+		dev, floor := rowDeviation(r, mode)
+		switch {
+		case r.output:
+			outCompared = true
+			if dev > e.out || e.row == "" {
+				e.out, e.row, e.benchRow, e.bench, e.floor = dev, r.npu.it.Name, r.bench.it.Name, r.bench.it.Entry, floor
+				e.dtype = r.npu.it.Dtype
+				e.msgs = append(e.msgs[:0], r.msgs...)
+			}
+		case r.npu.it.State == msprobe.StateParameters:
+			e.params = math.Max(e.params, dev)
+		default:
+			e.inCompared = true
+			e.in = math.Max(e.in, dev)
+		}
+	}
+	if !outCompared {
+		return
+	}
+	if dv.modOut == nil {
+		dv.modOut, dv.cands = map[string]bool{}, map[string][]*entryDev{}
+	}
+	if e.module {
+		dv.modOut[e.npu] = e.out > 1
+	}
+	if e.out > 1 && len(dv.cands[e.dir]) < maxCandidates {
+		e.msgs = append([]string(nil), e.msgs...)
+		dv.cands[e.dir] = append(dv.cands[e.dir], e)
+	}
+}
+
+// classify names the first divergence of each direction. parent gives
+// construct.json parents (nil without one), benchParent the bench side's,
+// frames the NPU stack frames.
+func (dv *divergences) classify(parent, benchParent map[string]string, frames StackFrames) []*Divergence {
+	var out []*Divergence
+	for _, dir := range [...]string{"forward", "backward"} {
+		var first [3]*Divergence // root cause, inherited, absorbed
+		for _, e := range dv.cands[dir] {
+			if !e.inCompared {
+				continue // nothing to tell where it came from
+			}
+			d := &Divergence{Direction: dir, NPUEntry: e.npu, BenchEntry: e.bench, Row: e.row, BenchRow: e.benchRow,
+				Messages: e.msgs, Module: e.module, Dtype: e.dtype, NoiseFloor: e.floor,
+				Deviation: round3(e.out * e.floor), InputDeviation: round3(e.in * e.floor), ParamsDiffer: e.params > 1}
+			if d.Messages == nil {
+				d.Messages = []string{}
+			}
+			d.Enclosing, d.BenchEnclosing = parent[e.npu], benchParent[e.bench]
+			if frames != nil {
+				if fr, ok := frames.Frames(e.npu); ok {
+					d.Stack = userFrame(fr)
+				}
+			}
+			slot := 0
+			switch {
+			case e.in > 1:
+				d.Class, slot = ClassInherited, 1
+				d.Why = fmt.Sprintf("its inputs already differ (%.3g, %.3g times the %s noise floor): the divergence comes from upstream, where nothing compared shows it", d.InputDeviation, e.in, floorName(e.dtype))
+			default:
+				d.Class = ClassRootCause
+				d.Why = fmt.Sprintf("its inputs agree within the %s noise floor (%.3g) and its outputs differ by %.3g (%.3g times the floor)", floorName(e.dtype), e.floor, d.Deviation, e.out)
+				if d.ParamsDiffer {
+					d.Why += "; its parameters differ too"
+				}
+				if m, ok := enclosingModule(parent, e.npu, dv.modOut); ok && !dv.modOut[m] {
+					d.Class, slot = ClassAbsorbed, 2
+					d.Why += "; absorbed downstream: the outputs of its enclosing module " + m + " agree"
+				}
+			}
+			if first[slot] == nil {
+				first[slot] = d
+			}
+		}
+		for _, d := range first {
+			if d != nil {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// enclosingModule is the nearest module around entry whose outputs were
+// compared.
+func enclosingModule(parent map[string]string, entry string, compared map[string]bool) (string, bool) {
+	seen := 0
+	for p := parent[entry]; p != "" && seen < 1000; p = parent[p] {
+		if _, ok := compared[p]; ok {
+			return p, true
+		}
+		seen++
+	}
+	return "", false
+}
+
+// userFrame is the first stack frame outside the frameworks' and
+// msprobe's own files, else the first.
+func userFrame(fr []string) string {
+	for _, f := range fr {
+		if !strings.Contains(f, "site-packages/") && !strings.Contains(f, "dist-packages/") && !strings.Contains(f, "msprobe") {
+			return f
+		}
+	}
+	if len(fr) > 0 {
+		return fr[0]
+	}
+	return ""
+}
+
+func floorName(dtype string) string {
+	if dtype == "" {
+		return "row's"
+	}
+	return dtype
+}
+
+func round3(f float64) float64 {
+	if math.IsInf(f, 0) || math.IsNaN(f) || f == 0 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return -1 // not a number: the sides disagree on NaN/inf or on a non-numeric value
+		}
+		return 0
+	}
+	e := math.Floor(math.Log10(math.Abs(f)))
+	p := math.Pow(10, 3-e)
+	return math.Round(f*p) / p
+}

@@ -1,0 +1,133 @@
+package compare
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scaled is leaf l with its statistics scaled by 1+rel (and dtype set).
+func scaled(t testing.TB, l *jnode, rel float64, dtype string) *jnode {
+	c := l.clone()
+	for _, k := range []string{"Max", "Min", "Mean", "Norm"} {
+		c.set(k, jnum(c.get(k).float(t)*(1+rel)))
+	}
+	c.set("dtype", jstr(dtype))
+	return c
+}
+
+// writeExtras writes construct.json (entry -> parent) and stack.json
+// (every entry at one user line) beside a fixture's dump.json.
+func writeExtras(t testing.TB, dir string, parent map[string]string, entries []fxEntry) {
+	t.Helper()
+	b, _ := json.Marshal(parent)
+	if err := os.WriteFile(filepath.Join(dir, "construct.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.name)
+	}
+	stack := map[string]any{"0": []any{names, []string{
+		"File /usr/lib/python3/dist-packages/torch/nn/modules/module.py, line 1201, in _call_impl, \n result = hook(self, input)",
+		"File /home/user/train.py, line 42, in forward, \n y = self.block(x)"}}}
+	b, _ = json.Marshal(stack)
+	if err := os.WriteFile(filepath.Join(dir, "stack.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDivergenceClasses: a fixture per class, derived from the demo
+// dump's tensors: a root cause (inputs agree, outputs beyond the noise
+// floor, the enclosing module's outputs too), the divergence it leaves
+// downstream (inherited), an API whose deviation its module absorbs, a
+// deviation under the bf16 floor that is none, and the backward pass
+// told apart from the forward one.
+func TestDivergenceClasses(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	const bf, f32 = "torch.bfloat16", "torch.float32"
+	fwd := func(name string, in, out *jnode) fxEntry {
+		return fxEntry{name: name, in: []*jnode{in}, out: []*jnode{out}}
+	}
+	type side struct{ entries []fxEntry }
+	mk := func(dev map[string]float64) []fxEntry {
+		d := func(k string) float64 { return dev[k] }
+		return []fxEntry{
+			// layer 0: its norm's API deviates, the norm's output agrees
+			fwd("Tensor.pow.0.forward", scaled(t, x[0], 0, bf), scaled(t, x[1], d("pow"), bf)),
+			fwd("Module.layers.0.norm.RMSNorm.forward.0", scaled(t, x[0], 0, bf), scaled(t, x[2], 0, bf)),
+			// layer 0's mlp: a deviation under bf16's floor (2^-7)
+			fwd("Module.layers.0.mlp.MLP.forward.0", scaled(t, x[2], 0, bf), scaled(t, x[3], d("mlp0"), bf)),
+			// layer 1's attention: the root cause, its layer deviates too
+			fwd("Module.layers.1.attn.Attention.forward.0", scaled(t, x[3], 0, bf), scaled(t, x[4], d("attn1"), bf)),
+			fwd("Module.layers.1.Layer.forward.0", scaled(t, x[3], 0, bf), scaled(t, x[5], d("layer1"), bf)),
+			// layer 2 reads layer 1's output: inherited
+			fwd("Module.layers.2.Layer.forward.0", scaled(t, x[5], d("layer1"), bf), scaled(t, x[6], d("layer2"), bf)),
+			// backward: a root cause of its own, in float32
+			fwd("Module.layers.2.Layer.backward.0", scaled(t, x[7], 0, f32), scaled(t, x[8], d("bwd"), f32)),
+		}
+	}
+	parent := map[string]string{
+		"Tensor.pow.0.forward":                     "Module.layers.0.norm.RMSNorm.forward.0",
+		"Module.layers.1.attn.Attention.forward.0": "Module.layers.1.Layer.forward.0",
+	}
+	dir := t.TempDir()
+	bench := mk(nil)
+	npu := mk(map[string]float64{"pow": 0.05, "mlp0": 0.003, "attn1": 0.02, "layer1": 0.03, "layer2": 0.04, "bwd": 1e-4})
+	writeFixture(t, filepath.Join(dir, "npu"), npu...)
+	writeExtras(t, filepath.Join(dir, "npu"), parent, npu)
+	writeFixture(t, filepath.Join(dir, "bench"), bench...)
+	writeExtras(t, filepath.Join(dir, "bench"), parent, bench)
+	rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(),
+		Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Ranks[0].Summary
+	got := map[string]*Divergence{}
+	for _, d := range s.Divergences {
+		got[d.Direction+" "+d.Class] = d
+	}
+	want := map[string]string{
+		"forward root_cause":  "Module.layers.1.attn.Attention.forward.0",
+		"forward inherited":   "Module.layers.2.Layer.forward.0",
+		"forward absorbed":    "Tensor.pow.0.forward",
+		"backward root_cause": "Module.layers.2.Layer.backward.0",
+	}
+	for k, entry := range want {
+		if d := got[k]; d == nil || d.NPUEntry != entry {
+			t.Errorf("%s: %+v, want %s", k, d, entry)
+		}
+	}
+	if len(s.Divergences) != len(want) {
+		t.Errorf("%d divergences, want %d: %+v", len(s.Divergences), len(want), s.Divergences)
+	}
+	if f := s.First; f == nil || f.NPUEntry != want["forward root_cause"] || f.Enclosing != "Module.layers.1.Layer.forward.0" ||
+		f.BenchEnclosing != "Module.layers.1.Layer.forward.0" || !strings.Contains(f.Stack, "/home/user/train.py, line 42") || f.NoiseFloor != 1.0/128 {
+		t.Errorf("first divergence %+v: want the attention, its layer as enclosing module on both sides, the user's stack line and bf16's floor", f)
+	}
+	if d := got["forward absorbed"]; d != nil && !strings.Contains(d.Why, "Module.layers.0.norm.RMSNorm.forward.0") {
+		t.Errorf("absorbed: %s, want the enclosing norm named", d.Why)
+	}
+	// the same pair compared with itself: nothing diverges
+	rep, err = Run(Options{Target: filepath.Join(dir, "bench"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(),
+		Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Ranks[0].Summary; s.First != nil || len(s.Divergences) > 0 {
+		t.Errorf("a dump against itself: %+v", s.Divergences)
+	}
+}
+
+func TestNoiseFloor(t *testing.T) {
+	for dtype, want := range map[string]float64{"torch.bfloat16": 1.0 / 128, "BFloat16": 1.0 / 128, "torch.float16": 1.0 / 1024,
+		"Float16": 1.0 / 1024, "torch.float32": 1e-5, "Float32": 1e-5, "torch.float64": 1e-12, "torch.int64": 0, "<class 'int'>": 0} {
+		if got := noiseFloor(dtype); got != want {
+			t.Errorf("noiseFloor(%s) = %g, want %g", dtype, got, want)
+		}
+	}
+}
