@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"strings"
 
@@ -130,10 +131,7 @@ func rowDeviation(r *outRow, mode Mode) (dev, floor float64) {
 		}
 	}
 	d := 0.0
-	count := 1.0
-	if dims, ok := parseShape(b.Shape); ok {
-		count = math.Max(1, float64(numel(dims)))
-	}
+	count := math.Max(1, float64(shapeNumel(b.Shape)))
 	rms := math.Abs(y[3]) / math.Sqrt(count)
 	rel := func(a, b, scale float64) float64 {
 		switch {
@@ -182,18 +180,52 @@ type entryDev struct {
 
 // divergences follows the entries of one pass (Summary.tally) and keeps
 // what the classification needs: the deviating entries (the first
-// maxCandidates per direction) and whether each compared module's
-// outputs deviate.
+// maxCandidates per direction) and, once one is found, whether each
+// compared module's outputs deviate (msprobe dumps a module after the
+// calls inside it, so the modules enclosing a candidate come after it; a
+// run without a deviation keeps nothing).
 type divergences struct {
-	cands  map[string][]*entryDev // direction -> candidates in order
-	modOut map[string]bool        // module entry -> its compared outputs deviate
+	cands   map[string][]*entryDev // direction -> candidates in order
+	modOut  map[uint64]bool        // module entry (hash) -> its compared outputs deviate
+	seed    maphash.Seed
+	scratch entryDev
+}
+
+// maxModules bounds the module statuses kept after the first candidate
+// (memory stays flat in the dump's length; a candidate whose enclosing
+// module comes later is not checked for absorption).
+const maxModules = 1 << 16
+
+func (dv *divergences) modKey(entry string) uint64 { return maphash.String(dv.seed, entry) }
+
+// shapeNumel is the element count of a shape text ("[2, 8]"), 1 when it
+// is not one; no allocation.
+func shapeNumel(s string) int {
+	if len(s) < 2 || s[0] != '[' {
+		return 1
+	}
+	n, cur, digits := 1, 0, false
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			cur, digits = cur*10+int(c-'0'), true
+		case c == ',' || c == ']':
+			if digits {
+				n *= cur
+			}
+			cur, digits = 0, false
+		}
+	}
+	return n
 }
 
 const maxCandidates = 256
 
 // add looks at one written group (the rows of one NPU entry).
 func (dv *divergences) add(grp []*outRow, mode Mode) {
-	e := &entryDev{npu: grp[0].npu.it.Entry}
+	e := &dv.scratch
+	*e = entryDev{npu: grp[0].npu.it.Entry, msgs: e.msgs[:0]}
 	_, _, e.dir = msprobe.SplitName(e.npu)
 	if e.dir != "forward" && e.dir != "backward" {
 		return
@@ -223,15 +255,16 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 	if !outCompared {
 		return
 	}
-	if dv.modOut == nil {
-		dv.modOut, dv.cands = map[string]bool{}, map[string][]*entryDev{}
+	if e.out > 1 && dv.cands == nil {
+		dv.modOut, dv.cands, dv.seed = map[uint64]bool{}, map[string][]*entryDev{}, maphash.MakeSeed()
 	}
-	if e.module {
-		dv.modOut[e.npu] = e.out > 1
+	if e.module && dv.modOut != nil && len(dv.modOut) < maxModules {
+		dv.modOut[dv.modKey(e.npu)] = e.out > 1
 	}
 	if e.out > 1 && len(dv.cands[e.dir]) < maxCandidates {
-		e.msgs = append([]string(nil), e.msgs...)
-		dv.cands[e.dir] = append(dv.cands[e.dir], e)
+		c := *e
+		c.msgs = append([]string(nil), e.msgs...)
+		dv.cands[e.dir] = append(dv.cands[e.dir], &c)
 	}
 }
 
@@ -269,7 +302,7 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 				if d.ParamsDiffer {
 					d.Why += "; its parameters differ too"
 				}
-				if m, ok := enclosingModule(parent, e.npu, dv.modOut); ok && !dv.modOut[m] {
+				if m, ok := dv.enclosingModule(parent, e.npu); ok && !dv.modOut[dv.modKey(m)] {
 					d.Class, slot = ClassAbsorbed, 2
 					d.Why += "; absorbed downstream: the outputs of its enclosing module " + m + " agree"
 				}
@@ -289,10 +322,10 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 
 // enclosingModule is the nearest module around entry whose outputs were
 // compared.
-func enclosingModule(parent map[string]string, entry string, compared map[string]bool) (string, bool) {
+func (dv *divergences) enclosingModule(parent map[string]string, entry string) (string, bool) {
 	seen := 0
 	for p := parent[entry]; p != "" && seen < 1000; p = parent[p] {
-		if _, ok := compared[p]; ok {
+		if _, ok := dv.modOut[dv.modKey(p)]; ok {
 			return p, true
 		}
 		seen++

@@ -117,6 +117,9 @@ type Config struct {
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank
+	// construct are the two sides' construct.json files ("" for none):
+	// the first divergence's enclosing modules.
+	construct [2]string
 }
 
 // joinTrace records the bench strategy of a Compare call.
@@ -395,6 +398,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		got := scan.result()
 		if got == assumed || pass > 0 {
 			sum.Passes = pass + 1
+			if err := sum.classify(cfg.construct[0], cfg.construct[1], cfg.Stack); err != nil {
+				return nil, err
+			}
 			return sum, nil
 		}
 		if err := sink.Reset(); err != nil {

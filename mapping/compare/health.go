@@ -49,10 +49,39 @@ type rankHealth struct {
 	entries  map[string]int32
 }
 
-// checkMapping runs validate's checks on m against the two dump folders
-// and finds the entries a rule sends nowhere.
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*rankHealth, error) {
+// checkMapping derives a rank pair's data mapping from m (msprobe's
+// generate_data_mapping_by_layer_mapping) and, on the way, its health:
+// validate's checks against the two dump folders and the entries a rule
+// sends nowhere. Each dump is read once for both.
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) ([]resolve.NamePair, *rankHealth, error) {
+	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	h := &rankHealth{entries: map[string]int32{}}
+	byRule := map[*mapping.Rule]int32{}
+	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it, b *resolve.Item, fired []*mapping.Rule) {
+		if b != nil {
+			return
+		}
+		var rule *mapping.Rule
+		for _, f := range fired {
+			if f.Class != nil && f.Class.Class != "TopLayer" {
+				rule = f // the last one: the most specific
+			}
+		}
+		if rule == nil {
+			return
+		}
+		i, ok := byRule[rule]
+		if !ok {
+			i = int32(len(h.nowhere))
+			byRule[rule] = i
+			h.nowhere = append(h.nowhere, Nowhere{Pos: rule.KeyPos.String(), Rule: rule.String()})
+		}
+		h.nowhere[i].Entries++
+		h.entries[it.Name] = i
+	})
 	// validate's checks need module trees: a dump of APIs only (level
 	// L1) has none, and nothing for a layer mapping to check
 	nt, err1 := printparse.LoadDumpDir(np.Dir)
@@ -63,40 +92,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*rankHealth, error)
 			h.findings = append(h.findings, Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg})
 		}
 	}
-	npu, err := resolve.TrieFromDump(np.Dir)
-	if err != nil {
-		return nil, asInput(err)
-	}
-	bench, err := resolve.TrieFromDump(bp.Dir)
-	if err != nil {
-		return nil, asInput(err)
-	}
-	r := resolve.New(m)
-	byRule := map[*mapping.Rule]int32{}
-	for _, it := range npu.Items {
-		b, fired := r.Resolve(npu, bench, it)
-		if b != nil {
-			continue
-		}
-		var rule *mapping.Rule
-		for _, f := range fired {
-			if f.Class != nil && f.Class.Class != "TopLayer" {
-				rule = f // the last one: the most specific
-			}
-		}
-		if rule == nil {
-			continue
-		}
-		i, ok := byRule[rule]
-		if !ok {
-			i = int32(len(h.nowhere))
-			byRule[rule] = i
-			h.nowhere = append(h.nowhere, Nowhere{Pos: rule.KeyPos.String(), Rule: rule.String()})
-		}
-		h.nowhere[i].Entries++
-		h.entries[it.Name] = i
-	}
-	return h, nil
+	return sides.DataMappingOf(api), h, nil
 }
 
 // health merges the rank pairs' checks: findings every rank pair has.

@@ -16,8 +16,10 @@ type dumpNames struct {
 	prefix map[int32]string   // renumbered compare-key prefixes
 	calls  map[string][]int32 // "path|dir" -> module entries, file order
 	index  map[string]int32   // entry name -> position
-	parent map[string]string  // construct.json (nil without one)
-	kids   map[string][]int32 // parent entry -> API entries called in it (built on first use)
+	construct string             // construct.json ("" without one)
+	parent    map[string]string  // construct.json, read on first use
+	kids      map[string][]int32 // parent entry -> API entries called in it (built on first use)
+	err       error
 }
 
 // readNames skims a dump.json (and reads construct.json beside it).
@@ -40,12 +42,7 @@ func readNames(p msprobe.Paths, cfg *Config) (*dumpNames, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if p.ConstructJSON != "" {
-		var err error
-		if d.parent, err = msprobe.ReadConstruct(p.ConstructJSON); err != nil {
-			return nil, err
-		}
-	}
+	d.construct = p.ConstructJSON
 	return d, nil
 }
 
@@ -65,10 +62,13 @@ func (d *dumpNames) moduleCalls(path, dir string) []int32 { return d.calls[path+
 // entry (not modules), by API and direction ("Functional.linear|forward"),
 // each list in file order.
 func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
-	if d.parent == nil {
+	if d.construct == "" || d.err != nil {
 		return nil
 	}
 	if d.kids == nil {
+		if d.parent, d.err = msprobe.ReadConstruct(d.construct); d.err != nil {
+			return nil
+		}
 		d.kids = map[string][]int32{}
 		for i, n := range d.names {
 			if par := d.parent[n]; par != "" && !isModule(n) {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -32,6 +33,9 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 			pl.Unknown = append(pl.Unknown, g)
 		}
 	}
+	if err := errors.Join(nn.err, bn.err); err != nil {
+		return nil, inputErr(err)
+	}
 	if detect {
 		found, err := detectGroups(cfg, np, bp, nn, bn, pl)
 		if err != nil {
@@ -40,6 +44,9 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 		for _, g := range found {
 			pl.addGroup(g, nn, bn)
 			pl.Detected = append(pl.Detected, g)
+		}
+		if err := errors.Join(nn.err, bn.err); err != nil {
+			return nil, inputErr(err)
 		}
 	}
 	return pl, nil

@@ -540,10 +540,8 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		view = opt.Views.NewView(np, bp)
 		sk = teeSink{sk, view}
 	}
+	cfg.construct = [2]string{np.ConstructJSON, bp.ConstructJSON}
 	sum, err := compareTable(cfg, nsrc, np, bp, sk)
-	if err == nil {
-		err = inputErr(sum.classify(np, bp, cfg.Stack))
-	}
 	if err != nil {
 		sk.Drop()
 		return nil, nil, err
@@ -635,10 +633,11 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
 	if in.layerMapping != nil {
-		dm, err := resolve.GenerateDataMapping(in.layerMapping, np.Dir, bp.Dir)
+		dm, h, err := checkMapping(in.layerMapping, np, bp)
 		if err != nil {
 			return err
 		}
+		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
 		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
 			return err
 		}
@@ -650,13 +649,6 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			merged[k] = v
 		}
 		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
-	}
-	if in.layerMapping != nil {
-		h, err := checkMapping(in.layerMapping, np, bp)
-		if err != nil {
-			return err
-		}
-		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
 	}
 	if in.pairs != nil {
 		pm, known, err := pairRows(in.pairs, np, bp)
@@ -734,19 +726,49 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 	}
 }
 
-// writeDataMapping adds a derived data mapping, as YAML, to the set.
+// writeDataMapping adds a derived data mapping, as YAML, to the set: as
+// yaml.v3 writes a mapping node of the pairs (the names that YAML writes
+// plain, row names all, are written directly; any other pair goes
+// through the encoder).
 func writeDataMapping(set *output.Set, dir string, name output.Name, dm []resolve.NamePair) error {
-	n := &yaml.Node{Kind: yaml.MappingNode}
+	var b []byte
+	if len(dm) == 0 {
+		b = []byte("{}\n")
+	}
 	for _, p := range dm {
-		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p.NPU},
-			&yaml.Node{Kind: yaml.ScalarNode, Value: p.Bench})
+		if plainYAML(p.NPU) && plainYAML(p.Bench) {
+			b = append(append(append(append(b, p.NPU...), ": "...), p.Bench...), '\n')
+			continue
+		}
+		n := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p.NPU}, {Kind: yaml.ScalarNode, Value: p.Bench}}}
+		one, err := yaml.Marshal(n)
+		if err != nil {
+			return err
+		}
+		b = append(b, one...)
 	}
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	_, err = set.WriteFile(dir, name, b, resultMode)
+	_, err := set.WriteFile(dir, name, b, resultMode)
 	return err
+}
+
+// plainYAML reports a string yaml.v3 writes as a plain scalar on one
+// line: a letter first, then letters, digits and . _ - / only, and no
+// word YAML reads as a bool or null.
+func plainYAML(s string) bool {
+	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') || len(s) > 1000 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return false
+	}
+	return true
 }
 
 var errPeeked = errors.New("peeked")

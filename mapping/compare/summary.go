@@ -92,19 +92,21 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 
 // classify names the first divergences once the table is written (see
 // divergence.go): construct.json parents and stack frames locate them.
-func (s *Summary) classify(np, bp msprobe.Paths, frames StackFrames) error {
+// The tracker is dropped once done (Summary values compare equal).
+func (s *Summary) classify(construct, benchConstruct string, frames StackFrames) error {
+	defer func() { s.div = divergences{} }()
 	if len(s.div.cands) == 0 {
 		return nil
 	}
 	var parent, benchParent map[string]string
 	var err error
-	if np.ConstructJSON != "" {
-		if parent, err = msprobe.ReadConstruct(np.ConstructJSON); err != nil {
+	if construct != "" {
+		if parent, err = msprobe.ReadConstruct(construct); err != nil {
 			return err
 		}
 	}
-	if bp.ConstructJSON != "" {
-		if benchParent, err = msprobe.ReadConstruct(bp.ConstructJSON); err != nil {
+	if benchConstruct != "" {
+		if benchParent, err = msprobe.ReadConstruct(benchConstruct); err != nil {
 			return err
 		}
 	}

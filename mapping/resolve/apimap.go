@@ -19,10 +19,19 @@ type NamePair struct {
 // prepared tries: every NPU item in dump order with its bench partner's
 // name or NA. A nil mapping behaves like bare -lm (no rules).
 func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
+	return APIMappingWith(m, npu, bench, nil)
+}
+
+// APIMappingWith is APIMapping; each, when set, also sees every NPU item's
+// resolution: its bench item (nil for none) and the rules that fired.
+func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item, fired []*mapping.Rule)) []NamePair {
 	r := New(m)
 	out := make([]NamePair, 0, len(npu.Items))
 	for _, it := range npu.Items {
-		b, _ := r.Resolve(npu, bench, it)
+		b, fired := r.Resolve(npu, bench, it)
+		if each != nil {
+			each(it, b, fired)
+		}
 		name := NA
 		if b != nil {
 			name = b.Name
@@ -41,6 +50,30 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 		return nil, err
 	}
 	return APIMapping(m, npu, bench), nil
+}
+
+// Sides are two dump folders as the layer mapping reads them: the scope
+// tries and, per entry, its row names.
+type Sides struct {
+	NPU, Bench         *Trie
+	NPURows, BenchRows map[string][]string
+}
+
+// ReadSides reads two dump folders once for everything a mapped compare
+// derives from them: the tries (api mapping, resolution of each entry)
+// and the row names (data mapping).
+func ReadSides(npuDir, benchDir string) (*Sides, error) {
+	npu, bench, nr, br, err := readSides(npuDir, benchDir, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Sides{NPU: npu, Bench: bench, NPURows: nr, BenchRows: br}, nil
+}
+
+// DataMappingOf expands an api mapping of these sides into msprobe's data
+// mapping (see DataMapping).
+func (s *Sides) DataMappingOf(api []NamePair) []NamePair {
+	return DataMapping(api, func(e string) []string { return s.NPURows[e] }, func(e string) []string { return s.BenchRows[e] })
 }
 
 // readSides builds the scope tries of two dump folders and, with rows,

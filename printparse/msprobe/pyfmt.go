@@ -226,7 +226,11 @@ func PyStrList(items []string) string {
 // JSONDumps renders a list of strings as Python's json.dumps does by
 // default: ", " separators and non-ASCII escaped as \uXXXX.
 func JSONDumps(items []string) string {
-	b := []byte{'['}
+	n := 2
+	for _, s := range items {
+		n += len(s) + 4
+	}
+	b := append(make([]byte, 0, n), '[')
 	for i, s := range items {
 		if i > 0 {
 			b = append(b, ", "...)
