@@ -12,10 +12,10 @@ import (
 // and construct.json's parents. It is built only for runs that compare
 // groups.
 type dumpNames struct {
-	names  []string
-	prefix map[int32]string   // renumbered compare-key prefixes
-	calls  map[string][]int32 // "path|dir" -> module entries, file order
-	index  map[string]int32   // entry name -> position
+	names     []string
+	prefix    map[int32]string   // renumbered compare-key prefixes
+	calls     map[string][]int32 // "path|dir" -> module entries, file order
+	index     map[string]int32   // entry name -> position
 	construct string             // construct.json ("" without one)
 	parent    map[string]string  // construct.json, read on first use
 	kids      map[string][]int32 // parent entry -> API entries called in it (built on first use)
