@@ -98,15 +98,42 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 	if len(s.div.cands) == 0 {
 		return nil
 	}
-	var parent, benchParent map[string]string
+	parent, benchParent := map[string]string{}, map[string]string{}
 	var err error
 	if construct != "" {
-		if parent, err = msprobe.ReadConstruct(construct); err != nil {
-			return err
+		// the candidates' parents, then theirs while no compared module
+		// encloses them (a few rounds over the file at most)
+		want := map[string]bool{}
+		for _, cs := range s.div.cands {
+			for _, c := range cs {
+				want[c.npu] = true
+			}
+		}
+		for round := 0; round < 3 && len(want) > 0; round++ {
+			got, err := msprobe.ReadParents(construct, want)
+			if err != nil {
+				return err
+			}
+			next := map[string]bool{}
+			for e, p := range got {
+				parent[e] = p
+				if _, compared := s.div.modOut[s.div.modKey(p)]; p != "" && !compared {
+					if _, known := parent[p]; !known {
+						next[p] = true
+					}
+				}
+			}
+			want = next
 		}
 	}
 	if benchConstruct != "" {
-		if benchParent, err = msprobe.ReadConstruct(benchConstruct); err != nil {
+		want := map[string]bool{}
+		for _, cs := range s.div.cands {
+			for _, c := range cs {
+				want[c.bench] = true
+			}
+		}
+		if benchParent, err = msprobe.ReadParents(benchConstruct, want); err != nil {
 			return err
 		}
 	}

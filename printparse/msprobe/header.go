@@ -462,3 +462,92 @@ func ReadStack(path string) (map[string][]string, error) {
 	}
 	return m, nil
 }
+
+// ReadParents streams construct.json and returns the parents of the
+// entries want accepts (as ReadConstruct gives them), keeping nothing
+// else: the few entries a compare run asks about, whatever the file's
+// size.
+func ReadParents(path string, want map[string]bool) (map[string]string, error) {
+	f, err := source.Open(path, source.MaxTreeJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read construct.json: %w", err)
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	out := map[string]string{}
+	if err := lx.expect('{', "an object of entry -> parent"); err != nil {
+		return nil, err
+	}
+	var key, val []byte
+	for first := true; ; first = false {
+		c, ok := lx.peek()
+		if !ok {
+			return nil, lx.atEOF("'}'")
+		}
+		if c == '}' && first {
+			lx.pos++
+			break
+		}
+		if c != '"' {
+			return nil, lx.errorf("expected an entry name, found %s", lx.describe())
+		}
+		if key, err = lx.readString(key[:0]); err != nil {
+			return nil, err
+		}
+		if err := lx.expect(':', "':'"); err != nil {
+			return nil, err
+		}
+		if !want[string(key)] || string(key) == megatronKey {
+			if err := lx.skipValue("a parent"); err != nil {
+				return nil, err
+			}
+		} else {
+			k := string(key)
+			c, _ := lx.peek()
+			list := c == '[' // Megatron: [parent, microStep]
+			if list {
+				lx.pos++
+				c, _ = lx.peek()
+			}
+			parent := ""
+			switch {
+			case c == '"':
+				if val, err = lx.readString(val[:0]); err != nil {
+					return nil, err
+				}
+				parent = string(val)
+			case lx.literal("null"):
+			default:
+				return nil, lx.errorf("entry %q: expected a parent entry name or null, found %s", k, lx.describe())
+			}
+			out[k] = parent
+			for list {
+				c, _ := lx.peek()
+				lx.pos++
+				if c == ']' {
+					break
+				}
+				if c != ',' {
+					lx.pos--
+					return nil, lx.errorf("entry %q: expected ',' or ']', found %s", k, lx.describe())
+				}
+				if err := lx.skipValue("a micro step"); err != nil {
+					return nil, err
+				}
+			}
+		}
+		c, ok = lx.peek()
+		if !ok {
+			return nil, lx.atEOF("',' or '}'")
+		}
+		lx.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			lx.pos--
+			return nil, lx.errorf("expected ',' or '}', found %s", lx.describe())
+		}
+	}
+	return out, nil
+}

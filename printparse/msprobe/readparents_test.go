@@ -1,0 +1,74 @@
+package msprobe
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestReadParentsLikeReadConstruct: streaming the parents of some entries
+// gives what ReadConstruct gives for them, on the corpus construct.json
+// files and on the Megatron variant.
+func TestReadParentsLikeReadConstruct(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testkit.Testdata(t, "demo", "dumps"), "*", "construct.json"))
+	dir := t.TempDir()
+	meg := filepath.Join(dir, "construct.json")
+	os.WriteFile(meg, []byte(`{"a.0.forward": ["Module.m.M.forward.0", 3], "megatron_micro_step_number": 2, "b.0.forward": [null, 1], "c": null}`), 0o644)
+	files = append(files, meg)
+	if len(files) < 3 {
+		t.Fatalf("construct files: %v", files)
+	}
+	for _, f := range files {
+		all, err := ReadConstruct(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		for k := range all {
+			if strings.Contains(k, ".0.") || k == "c" {
+				want[k] = true
+			}
+		}
+		got, err := ReadParents(f, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for k, v := range all {
+			if strings.Contains(k, ".0.") || k == "c" {
+				n++
+				if got[k] != v {
+					t.Errorf("%s: %s: %q, ReadConstruct %q", f, k, got[k], v)
+				}
+			}
+		}
+		if n == 0 || len(got) != n {
+			t.Errorf("%s: %d parents, want %d", f, len(got), n)
+		}
+	}
+}
+
+func FuzzReadParents(f *testing.F) {
+	f.Add([]byte(`{"a": "b", "c": null, "d": ["e", 1]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "construct.json")
+		os.WriteFile(p, data, 0o644)
+		all, err := ReadConstruct(p)
+		want := map[string]bool{}
+		for k := range all {
+			want[k] = true
+		}
+		got, err2 := ReadParents(p, want)
+		if err == nil && err2 == nil {
+			for k, v := range all {
+				if got[k] != v {
+					t.Fatalf("%s: %q, ReadConstruct %q", k, got[k], v)
+				}
+			}
+		}
+	})
+}
