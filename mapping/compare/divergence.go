@@ -92,25 +92,68 @@ type Divergence struct {
 // noiseFloor is the relative difference two correct runs can show in a
 // value of dtype (see above); 0 for exact types.
 func noiseFloor(dtype string) float64 {
-	d := strings.ToLower(dtype)
-	switch {
-	case strings.Contains(d, "bfloat16"):
+	switch dtype { // the dtypes of nearly every row, without a search
+	case "torch.float32", "Float32":
+		return 1e-5
+	case "torch.bfloat16", "BFloat16":
 		return 1.0 / 128
-	case strings.Contains(d, "float16") || strings.Contains(d, "half"):
+	case "torch.float16", "Float16":
 		return 1.0 / 1024
-	case strings.Contains(d, "float64") || strings.Contains(d, "double"):
+	}
+	switch {
+	case containsFold(dtype, "bfloat16"):
+		return 1.0 / 128
+	case containsFold(dtype, "float16") || containsFold(dtype, "half"):
+		return 1.0 / 1024
+	case containsFold(dtype, "float64") || containsFold(dtype, "double"):
 		return 1e-12
-	case strings.Contains(d, "float"):
+	case containsFold(dtype, "float"):
 		return 1e-5
 	}
 	return 0
 }
 
+// floorCache remembers the last dtype of each side and its floor: rows
+// come in runs of one dtype.
+type floorCache struct {
+	dtype [2]string
+	val   [2]float64
+	set   [2]bool
+}
+
+func (c *floorCache) floor(side int, dtype string) float64 {
+	if !c.set[side] || c.dtype[side] != dtype {
+		c.dtype[side], c.val[side], c.set[side] = dtype, noiseFloor(dtype), true
+	}
+	return c.val[side]
+}
+
+// containsFold is strings.Contains ignoring ASCII case, without
+// allocating (sub is lower case).
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // rowDeviation is how far a compared row's two sides are apart, in units
 // of its noise floor (> 1: beyond noise), and the floor.
-func rowDeviation(r *outRow, mode Mode) (dev, floor float64) {
+func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
 	n, b := &r.npu.it, &r.bench.it
-	floor = math.Max(noiseFloor(n.Dtype), noiseFloor(b.Dtype))
+	floor = math.Max(fc.floor(0, n.Dtype), fc.floor(1, b.Dtype))
 	if mode == MD5 {
 		if r.npuMD5() != r.benchMD5() {
 			return math.Inf(1), floor
@@ -189,6 +232,7 @@ type divergences struct {
 	modOut  map[uint64]bool        // module entry (hash) -> its compared outputs deviate
 	seed    maphash.Seed
 	scratch entryDev
+	floors  floorCache
 }
 
 // maxModules bounds the module statuses kept after the first candidate
@@ -231,29 +275,35 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 		return
 	}
 	e.module = strings.HasPrefix(e.npu, "Module.") || strings.HasPrefix(e.npu, "Cell.")
+	// the outputs first: the inputs matter only when they deviate
 	outCompared := false
 	for _, r := range grp {
-		if r.bench == nil {
+		if r.bench == nil || !r.output {
 			continue
 		}
-		dev, floor := rowDeviation(r, mode)
-		switch {
-		case r.output:
-			outCompared = true
-			if dev > e.out || e.row == "" {
-				e.out, e.row, e.benchRow, e.bench, e.floor = dev, r.npu.it.Name, r.bench.it.Name, r.bench.it.Entry, floor
-				e.dtype = r.npu.it.Dtype
-				e.msgs = append(e.msgs[:0], r.msgs...)
-			}
-		case r.npu.it.State == msprobe.StateParameters:
-			e.params = math.Max(e.params, dev)
-		default:
-			e.inCompared = true
-			e.in = math.Max(e.in, dev)
+		outCompared = true
+		if dev, floor := rowDeviation(r, mode, &dv.floors); dev > e.out || e.row == "" {
+			e.out, e.row, e.benchRow, e.bench, e.floor = dev, r.npu.it.Name, r.bench.it.Name, r.bench.it.Entry, floor
+			e.dtype = r.npu.it.Dtype
+			e.msgs = append(e.msgs[:0], r.msgs...)
 		}
 	}
 	if !outCompared {
 		return
+	}
+	if e.out > 1 {
+		for _, r := range grp {
+			if r.bench == nil || r.output {
+				continue
+			}
+			dev, _ := rowDeviation(r, mode, &dv.floors)
+			if r.npu.it.State == msprobe.StateParameters {
+				e.params = math.Max(e.params, dev)
+			} else {
+				e.inCompared = true
+				e.in = math.Max(e.in, dev)
+			}
+		}
 	}
 	if e.out > 1 && dv.cands == nil {
 		dv.modOut, dv.cands, dv.seed = map[uint64]bool{}, map[string][]*entryDev{}, maphash.MakeSeed()
