@@ -112,7 +112,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 		}
 		writeFused(w, r)
 		var srcs []string
-		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs"} {
+		for _, k := range []string{"name", "fuzzy", "data_mapping", "layer_mapping", "pairs", "group"} {
 			if n, ok := s.MatchedBy[k]; ok {
 				srcs = append(srcs, fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), n))
 			}
