@@ -118,7 +118,7 @@ func TestCompareCommand(t *testing.T) {
         }`}},
 		// refused, not compared (the missing-file counter once hid the refusal)
 		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
-			code: 2, stderr: `layermap: data_name "../../../etc/passwd": contains a path separator: data_name escapes dump_tensor_data` + "\n"},
+			code: 2, stderr: filepath.Join(escape, "npu", "dump.json") + `:9: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found "../../../etc/passwd" (contains a path separator)`},
 		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
 		// the table is all "unsupported", which the summary alone does not say.
 		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},

@@ -29,7 +29,7 @@ func Load(path string, opts Options) (*Tree, error) {
 		}
 		return ParseText(data, "<stdin>", opts)
 	}
-	st, err := os.Stat(path)
+	st, err := msprobe.Stat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +145,10 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		t.Warnings = append(t.Warnings, Warning{Msg: "no construct.json beside " + dumpFile + ": the tree holds the modules dump.json names"})
 	case err != nil:
+		var se *source.Error
+		if errors.As(err, &se) {
+			return nil, err // "construct.json:LINE: expected ..., found ..."
+		}
 		return nil, fmt.Errorf("reading module parents: %w", err)
 	default:
 		var extra []string

@@ -16,20 +16,26 @@ import (
 // in the table, so a dump copied without its tensor folder looks compared.
 type missingTensors struct {
 	TensorComparer
-	npu, bench    msprobe.Paths
-	rows, missing atomic.Int64
-	mu            sync.Mutex
-	example       string
+	npu, bench msprobe.Paths
+	rows       atomic.Int64
+	sides      [2]missingSide // NPU, bench
+}
+
+// missingSide counts one side's rows without their tensor file.
+type missingSide struct {
+	missing atomic.Int64
+	mu      sync.Mutex
+	example string
 }
 
 // Metrics implements TensorComparer.
 func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
-		m.note(p)
+		m.sides[0].note(p)
 	} else if bench != nil {
 		if p := m.absent(m.bench, bench); p != "" {
-			m.note(p)
+			m.sides[1].note(p)
 		}
 	}
 	return m.TensorComparer.Metrics(npu, bench, group)
@@ -62,13 +68,13 @@ func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
 	return ""
 }
 
-func (m *missingTensors) note(path string) {
-	m.missing.Add(1)
-	m.mu.Lock()
-	if m.example == "" {
-		m.example = path
+func (s *missingSide) note(path string) {
+	s.missing.Add(1)
+	s.mu.Lock()
+	if s.example == "" {
+		s.example = path
 	}
-	m.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // Err forwards the wrapped comparer's refusal of a data_name that leaves
@@ -92,10 +98,13 @@ func (m *missingTensors) warn(w io.Writer) {
 			fmt.Fprintf(w, "layermap: warning: %s: %d tensor-mode rows have a tensor file that cannot be read; they are marked error\n", m.npu.Dir, n)
 		}
 	}
-	n := m.missing.Load()
-	if n == 0 {
-		return
+	for i, p := range []msprobe.Paths{m.npu, m.bench} {
+		side := &m.sides[i]
+		n := side.missing.Load()
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
+			p.Dir, n, m.rows.Load(), side.example)
 	}
-	fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
-		m.npu.Dir, n, m.rows.Load(), m.example)
 }

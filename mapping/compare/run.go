@@ -344,13 +344,13 @@ type rankPair struct {
 }
 
 func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
-	ts, err := os.Stat(target)
+	ts, err := msprobe.Stat(target)
 	if err != nil {
-		return nil, false, badInput("target: %v", err)
+		return nil, false, sideErr("target", err)
 	}
-	gs, err := os.Stat(golden)
+	gs, err := msprobe.Stat(golden)
 	if err != nil {
-		return nil, false, badInput("golden: %v", err)
+		return nil, false, sideErr("golden", err)
 	}
 	if ts.IsDir() != gs.IsDir() {
 		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
@@ -365,6 +365,18 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 	}
 	if isRank(target) && isRank(golden) {
 		return []rankPair{{NPU: msprobe.RankDir{Path: target}, Bench: msprobe.RankDir{Path: golden}}}, false, nil
+	}
+	if isRank(target) != isRank(golden) {
+		// one rank folder: blame the other side only when it is no step folder either
+		rank, step, stepFlag := target, golden, "-gp"
+		if isRank(golden) {
+			rank, step, stepFlag = golden, target, "-tp"
+		}
+		if _, err := msprobe.StepRanks(step); err != nil {
+			return nil, false, asInput(err)
+		}
+		return nil, false, &source.Error{File: step, Expected: "a rank folder (holding dump.json) like " + rank,
+			Found: "a step folder (holding rank folders): pass one of its rank folders to " + stepFlag + ", or the step folder holding " + rank}
 	}
 	tr, err := msprobe.StepRanks(target)
 	if err != nil {
@@ -427,6 +439,16 @@ func (f *fileSource) source() Source {
 		f.hdr = h
 		return err
 	}
+}
+
+// sideErr names the side (target, golden) in a file-system error; a
+// *source.Error names its file already.
+func sideErr(side string, err error) error {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return badInput("%s: %v", side, err)
 }
 
 // inputErr marks file-system errors on the inputs as input problems.

@@ -20,7 +20,9 @@ import (
 // does.
 type TensorFiles struct {
 	NPU, Bench *tensor.Folder
-	mu         sync.Mutex
+	// npuPaths and benchPaths place a refused data_name at its line
+	npuPaths, benchPaths msprobe.Paths
+	mu                   sync.Mutex
 	err        error
 	unreadable []error
 	nUnread    int
@@ -31,7 +33,7 @@ const maxUnreadable = 10
 
 // NewTensorFiles builds the tensor-mode metric calculator of a rank pair.
 func NewTensorFiles(npu, bench msprobe.Paths) (TensorComparer, error) {
-	return &TensorFiles{NPU: tensor.NewFolder(npu), Bench: tensor.NewFolder(bench)}, nil
+	return &TensorFiles{NPU: tensor.NewFolder(npu), Bench: tensor.NewFolder(bench), npuPaths: npu, benchPaths: bench}, nil
 }
 
 // rowError is a row whose tensor file cannot be read: its text is
@@ -53,6 +55,16 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, erro
 	opts := tensor.Options{NPUName: npu.Name, BenchName: bname}
 	if group != nil && strings.Contains(npu.Name, "output") {
 		opts.NPUValidLen = tf.validLen(group)
+	}
+	// every row's data_name, matched or not, read or not: a name leaving
+	// dump_tensor_data is refused wherever it stands
+	if err := tf.npuPaths.CheckDataName(npu); err != nil {
+		return tf.record(tensor.Metrics{}, err)
+	}
+	if bench != nil {
+		if err := tf.benchPaths.CheckDataName(bench); err != nil {
+			return tf.record(tensor.Metrics{}, err)
+		}
 	}
 	return tf.record(tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts))
 }
@@ -100,6 +112,20 @@ func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination,
 			}
 		}
 		return out
+	}
+	for _, side := range []struct {
+		ps  []TensorPart
+		own msprobe.Paths
+	}{{npu, tf.npuPaths}, {bench, tf.benchPaths}} {
+		for _, p := range side.ps {
+			paths := side.own
+			if p.Rank != nil {
+				paths = *p.Rank
+			}
+			if err := paths.CheckDataName(&p.Item); err != nil {
+				return tf.record(tensor.Metrics{}, err)
+			}
+		}
 	}
 	c := tensor.Combine{Axis: how.Axis, Stack: how.Stack, Sum: how.Sum}
 	np, bp := parts(npu, tf.NPU), parts(bench, tf.Bench)

@@ -9,12 +9,16 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // DumpInput is what msprobe's layer mapping reads from one dump folder.
 type DumpInput struct {
 	// Source names the folder (for messages).
 	Source string
+	// Paths are the folder's files, to place errors at their line (when
+	// empty, errors name Source only).
+	Paths msprobe.Paths
 	// Framework is "pytorch", "mindspore" or "mindtorch".
 	Framework string
 	// Names are the keys of dump.json "data", in file order.
@@ -66,10 +70,10 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 	}
 	items := make([]*Item, 0, len(in.Names))
 	byName := make(map[string]*Item, len(in.Names))
-	for _, name := range in.Names {
+	for i, name := range in.Names {
 		it, err := parseDumpItem(in, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Source, err)
+			return nil, in.place(i, err)
 		}
 		items = append(items, it)
 		byName[name] = it
@@ -77,6 +81,36 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 	backwardPass(items, byName)
 	renumberPass(items, "ParallelTransformer", "layers")
 	return items, nil
+}
+
+// itemError is a refusal of parseDumpItem: the file it concerns (a
+// msprobe.*Name constant) and the key there.
+type itemError struct {
+	file, key, expected, found string
+}
+
+func (e *itemError) Error() string { return e.key + ": expected " + e.expected + ", found " + e.found }
+
+// place turns an itemError about entry i into a *source.Error at the
+// line of its file.
+func (in DumpInput) place(i int, err error) error {
+	e, ok := err.(*itemError)
+	if !ok || in.Paths.Dir == "" {
+		return fmt.Errorf("%s: %w", in.Source, err)
+	}
+	se := &source.Error{Expected: e.expected, Found: e.found}
+	switch e.file {
+	case msprobe.DumpJSONName:
+		se.File = in.Paths.DumpJSON
+		se.Line = msprobe.EntryLine(se.File, i)
+	case msprobe.ConstructJSONName:
+		se.File = in.Paths.ConstructJSON
+		se.Line = msprobe.KeyLine(se.File, e.key)
+	case msprobe.StackJSONName:
+		se.File = in.Paths.StackJSON
+		se.Line = msprobe.KeyLine(se.File, e.key)
+	}
+	return se
 }
 
 // TrieFromItems inserts items into a new trie in order.
@@ -100,7 +134,7 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 	p := strings.Split(name, ".")
 	n := len(p)
 	if n < 4 {
-		return nil, fmt.Errorf("dump entry %q: expected at least four '.'-separated fields (msprobe refuses it)", name)
+		return nil, &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
 	}
 	var apiType, apiName, typ, state string
 	switch {
@@ -134,7 +168,7 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 		layerScope = strings.Join(head(data, 3), ".")
 	}
 	if parent != "" && strings.Contains(parent, ".") && len(strings.Split(parent, ".")) < 4 {
-		return nil, fmt.Errorf("construct.json parent %q of %q: expected at least four '.'-separated fields (msprobe refuses it)", parent, name)
+		return nil, &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
 	}
 
 	// stack scope (set_stack_scope), frame part only
@@ -142,11 +176,11 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 	if !isLayer && apiType != "Primitive" && apiType != "Jit" {
 		if st, ok := in.Stack[name]; ok && !(st.Valid && len(st.Frames) == 0) {
 			if !st.Valid {
-				return nil, fmt.Errorf("stack.json entry %q: expected a list of strings, found %s", name, st.Raw)
+				return nil, &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
 			}
 			fs, err := frameStackScope(in.Framework, st.Frames)
 			if err != nil {
-				return nil, fmt.Errorf("stack.json entry %q: %w", name, err)
+				return nil, &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
 			}
 			frameScope = fs
 		}

@@ -2,6 +2,8 @@ package resolve
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -234,14 +236,31 @@ func TestDumpNameErrors(t *testing.T) {
 		in   DumpInput
 		want string
 	}{
-		{synth("Tensor.add.0 <- "), `dump entry "Tensor.add.0": expected at least four`},
-		{synth("Tensor.add.0.forward <- Module.x.forward"), `construct.json parent "Module.x.forward"`},
+		{synth("Tensor.add.0 <- "), `expected an entry name of at least four '.'-separated fields (msprobe refuses it), found "Tensor.add.0"`},
+		{synth("Tensor.add.0.forward <- Module.x.forward"), `expected a parent name of at least four '.'-separated fields (msprobe refuses it), found "Module.x.forward" as the parent of "Tensor.add.0.forward"`},
 	}
 	for _, tc := range tests {
 		_, err := ItemsFromDump(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
+	}
+	// Read from a folder, the refusals name the file and the line.
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"dump.json":      "{\"task\": \"statistics\", \"level\": \"mix\", \"framework\": \"pytorch\", \"data\": {\n\"Tensor.add.0.forward\": {},\n\"Tensor.add.0\": {}}}",
+		"construct.json": "{\"Tensor.add.0.forward\": null}",
+		"stack.json":     "{\"Tensor.add.0.forward\": []}",
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	if _, err := TrieFromDump(dir); err == nil || err.Error() != filepath.Join(dir, "dump.json")+`:3: expected an entry name of at least four '.'-separated fields (msprobe refuses it), found "Tensor.add.0"` {
+		t.Errorf("from a folder: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "dump.json"), []byte("{\"framework\": \"pytorch\", \"data\": {\"Tensor.add.0.forward\": {}}}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "construct.json"), []byte("{\n\"x\": null,\n\"Tensor.add.0.forward\": \"Module.x.forward\"}"), 0o644)
+	if _, err := TrieFromDump(dir); err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "construct.json")+`:3: expected a parent name`) {
+		t.Errorf("from a folder: %v", err)
 	}
 	// Both params-grad forms (detail §4.1, §10.5).
 	items, err := ItemsFromDump(synth("Module.enc.fc1.Linear.parameters_grad <- ", "Module.enc.fc2.Linear.parameters_grad.0 <- "))

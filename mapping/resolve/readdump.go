@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
@@ -34,7 +35,7 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 	if err != nil {
 		return fail(err)
 	}
-	in := DumpInput{Source: dir}
+	in := DumpInput{Source: dir, Paths: paths}
 	if paths.StackJSON == "" && paths.ConstructJSON == "" {
 		in.ConstructEmpty, in.StackEmpty = true, true
 	} else if paths.StackJSON == "" || paths.ConstructJSON == "" {
@@ -121,6 +122,19 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 	data, err := source.ReadFile(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
+	}
+	if !utf8.Valid(data) {
+		// encoding/json would turn the byte into U+FFFD; Python refuses it
+		k := 0
+		for k < len(data) {
+			r, n := utf8.DecodeRune(data[k:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			k += n
+		}
+		return nil, &source.Error{File: path, Line: 1 + bytes.Count(data[:k], []byte("\n")), Expected: "UTF-8 text",
+			Found: fmt.Sprintf("byte 0x%02x, which is not UTF-8 (Python's json.load refuses the file)", data[k])}
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {

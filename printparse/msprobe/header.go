@@ -247,6 +247,42 @@ func EntryLine(dumpJSONPath string, index int) int {
 	return line
 }
 
+// KeyLine returns the line of the top-level key of the JSON object file at
+// path (construct.json, stack.json), or 0 when it is not found: for
+// messages about a key found by a reader that keeps no lines.
+func KeyLine(path, key string) int {
+	f, err := source.Open(path, source.MaxTreeJSON)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	if lx.expect('{', "") != nil {
+		return 0
+	}
+	var k []byte
+	for {
+		c, ok := lx.peek()
+		if !ok || c != '"' {
+			return 0
+		}
+		line := lx.line
+		if k, err = lx.readString(k[:0]); err != nil {
+			return 0
+		}
+		if string(k) == key {
+			return line
+		}
+		if lx.expect(':', "") != nil || lx.skipValue("") != nil {
+			return 0
+		}
+		if c, ok := lx.peek(); !ok || c != ',' {
+			return 0
+		}
+		lx.pos++
+	}
+}
+
 // forEachDataKey walks the "data" object: for each member it reads the key
 // and calls fn, which must consume the member's value.
 func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
@@ -359,7 +395,7 @@ const megatronKey = "megatron_micro_step_number"
 func ReadConstruct(path string) (map[string]string, error) {
 	t, root, err := readTree(path)
 	if err != nil {
-		return nil, fmt.Errorf("read construct.json: %w", err)
+		return nil, readErr("construct.json", err)
 	}
 	if t.nodes[root].kind != kObject {
 		return nil, nodeErr(path, t, root, "expected an object of entry -> parent, found %s", kindName(t.nodes[root].kind))
@@ -402,7 +438,7 @@ func ReadConstruct(path string) (map[string]string, error) {
 func ReadStack(path string) (map[string][]string, error) {
 	t, root, err := readTree(path)
 	if err != nil {
-		return nil, fmt.Errorf("read stack.json: %w", err)
+		return nil, readErr("stack.json", err)
 	}
 	if t.nodes[root].kind != kObject {
 		return nil, nodeErr(path, t, root, "expected an object, found %s", kindName(t.nodes[root].kind))
@@ -550,4 +586,14 @@ func ReadParents(path string, want map[string]bool) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// readErr returns a *source.Error as it is (it names its file and line)
+// and says which file was being read otherwise.
+func readErr(what string, err error) error {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", what, err)
 }

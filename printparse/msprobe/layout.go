@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/layermap/layermap/printparse/source"
 )
 
 // File names msprobe writes into a rank folder.
@@ -64,6 +67,17 @@ func StepRanks(stepDir string) ([]RankDir, error) {
 	var others []string
 	for _, e := range ents {
 		if !isDirEntry(stepDir, e) {
+			if name := e.Name(); e.Type()&fs.ModeSymlink != 0 && (rankDirRE.MatchString(name) || isProcDir(name)) {
+				p := filepath.Join(stepDir, name)
+				if _, err := Stat(p); err != nil {
+					var se *source.Error
+					if errors.As(err, &se) {
+						se.Expected = "a rank folder"
+						return nil, se
+					}
+					return nil, &source.Error{File: p, Expected: "a rank folder", Found: "a symbolic link to nothing"}
+				}
+			}
 			others = append(others, e.Name())
 			continue
 		}
@@ -156,8 +170,12 @@ func PairRanks(npu, bench []RankDir) ([]RankPair, error) {
 // none, exactly one proc{digits} folder). Anything else is an error that
 // says what was found.
 func FindRankDir(path string) (string, error) {
-	st, err := os.Stat(path)
+	st, err := Stat(path)
 	if err != nil {
+		var se *source.Error
+		if errors.As(err, &se) {
+			return "", err
+		}
 		return "", fmt.Errorf("dump folder: %w", err)
 	}
 	if !st.IsDir() {
@@ -166,6 +184,9 @@ func FindRankDir(path string) (string, error) {
 			return filepath.Dir(path), nil
 		}
 		return "", fmt.Errorf("%s: expected a dump folder or a dump.json/debug.json file, found a file named %q", path, base)
+	}
+	if err := checkDumpFile(path); err != nil {
+		return "", err
 	}
 	if hasFile(path, DumpJSONName) || hasFile(path, DebugJSONName) {
 		return path, nil
@@ -176,6 +197,10 @@ func FindRankDir(path string) (string, error) {
 			// one "path: expected ..., found ..." line, the path once
 			return "", errors.New(path + ": expected a dump.json, rank folders" + msg)
 		}
+		var se *source.Error
+		if errors.As(err, &se) {
+			return "", err
+		}
 		return "", fmt.Errorf("%s holds no dump.json: %w", path, err)
 	}
 	if len(ranks) != 1 {
@@ -183,6 +208,41 @@ func FindRankDir(path string) (string, error) {
 			path, len(ranks), joinNames(ranks))
 	}
 	return ranks[0].Path, nil
+}
+
+// Stat is os.Stat for a dump path the user gave: a symbolic link that
+// loops (or a chain too long to follow) is an *source.Error naming it,
+// not "stat x: too many levels of symbolic links".
+func Stat(path string) (fs.FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil && errors.Is(err, syscall.ELOOP) {
+		return nil, &source.Error{File: path, Expected: "a dump folder or file", Found: "a symbolic link that loops (too many levels of symbolic links)"}
+	}
+	return st, err
+}
+
+// checkDumpFile refuses a dump.json or debug.json in dir that is there
+// but is no regular file (a folder, a FIFO, a looping link); a missing
+// one is no error here.
+func checkDumpFile(dir string) error {
+	for _, name := range []string{DumpJSONName, DebugJSONName} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		st, err := Stat(p)
+		if err != nil {
+			var se *source.Error
+			if errors.As(err, &se) {
+				return err
+			}
+			return &source.Error{File: p, Expected: "a regular file", Found: "a symbolic link to nothing"}
+		}
+		if kind := source.Kind(st.Mode()); kind != "" {
+			return &source.Error{File: p, Expected: "a regular file", Found: kind}
+		}
+	}
+	return nil
 }
 
 func hasFile(dir, name string) bool {
@@ -210,12 +270,19 @@ type Paths struct {
 // Locate finds the msprobe files of a rank folder. It fails when the
 // folder has neither dump.json nor debug.json.
 func Locate(dir string) (Paths, error) {
-	st, err := os.Stat(dir)
+	st, err := Stat(dir)
 	if err != nil {
+		var se *source.Error
+		if errors.As(err, &se) {
+			return Paths{}, err
+		}
 		return Paths{}, fmt.Errorf("dump folder: %w", err)
 	}
 	if !st.IsDir() {
-		return Paths{}, fmt.Errorf("%s: expected a rank folder, found a file", dir)
+		return Paths{}, &source.Error{File: dir, Expected: "a rank folder", Found: "a file"}
+	}
+	if err := checkDumpFile(dir); err != nil {
+		return Paths{}, err
 	}
 	p := Paths{Dir: dir, TensorDir: filepath.Join(dir, TensorDirName)}
 	switch {
@@ -244,6 +311,27 @@ func Locate(dir string) (Paths, error) {
 // ErrUnsafeDataName is wrapped by TensorPath's error for a data_name that
 // would leave the tensor folder.
 var ErrUnsafeDataName = errors.New("data_name escapes dump_tensor_data")
+
+// CheckDataName refuses, at the item's line of p.DumpJSON, a data_name
+// TensorPath would refuse; names of no file ("" and "-1") pass. The
+// error is a *source.Error wrapping ErrUnsafeDataName. It is checked for
+// every tensor-mode row, matched or not, so that no table carries a name
+// that leaves the dump.
+func (p Paths) CheckDataName(it *Item) error {
+	if it.DataName == "" || it.DataName == "-1" {
+		return nil
+	}
+	if _, err := p.TensorPath(it.DataName); err != nil && errors.Is(err, ErrUnsafeDataName) {
+		file := p.DumpJSON
+		if file == "" {
+			file = filepath.Join(p.Dir, DumpJSONName)
+		}
+		why := strings.TrimPrefix(strings.TrimSuffix(err.Error(), ": "+ErrUnsafeDataName.Error()), fmt.Sprintf("data_name %q: ", it.DataName))
+		return &source.Error{File: file, Line: it.Line, Expected: "a data_name naming a file inside dump_tensor_data (msprobe writes plain file names)",
+			Found: fmt.Sprintf("%q (%s)", it.DataName, why), Err: ErrUnsafeDataName}
+	}
+	return nil
+}
 
 // TensorPath is the file a tensor-mode item's data_name names in
 // p.TensorDir. It refuses, with an error wrapping ErrUnsafeDataName, any

@@ -192,6 +192,14 @@ func (l *lexer) readString(dst []byte) ([]byte, error) {
 			return dst, nil
 		case c < 0x20:
 			return dst, l.errorf("expected '\"' closing the string, found control character 0x%02x", c)
+		case c >= utf8.RuneSelf:
+			n, err := l.utf8Seq()
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, l.buf[l.pos:l.pos+n]...)
+			l.pos += n
+			continue
 		}
 		// Escape sequence.
 		if l.end-l.pos < 2 && !l.ensure(2) {
@@ -226,10 +234,29 @@ func (l *lexer) readString(dst []byte) ([]byte, error) {
 	}
 }
 
+// utf8Seq checks the UTF-8 sequence at pos (its first byte is not ASCII)
+// and returns its length. Python decodes the file as UTF-8 before parsing
+// (json.load on a text file): a byte that is not UTF-8 is an error at its
+// line, as there.
+func (l *lexer) utf8Seq() (int, error) {
+	if !utf8.FullRune(l.buf[l.pos:l.end]) {
+		l.ensure(utf8.UTFMax) // at the end of input the sequence stays short
+	}
+	r, n := utf8.DecodeRune(l.buf[l.pos:l.end])
+	if r == utf8.RuneError && n <= 1 {
+		return 0, l.errorf("expected UTF-8 text in the string, found byte 0x%02x, which is not UTF-8 (Python's json.load refuses the file)", l.buf[l.pos])
+	}
+	return n, nil
+}
+
 // stringStop marks the bytes that end a run of plain string bytes: the
-// quote, the backslash and control characters.
+// quote, the backslash, control characters and bytes above ASCII (whose
+// UTF-8 is checked).
 var stringStop = func() (t [256]bool) {
 	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for c := utf8.RuneSelf; c < 256; c++ {
 		t[c] = true
 	}
 	t['"'], t['\\'] = true, true
@@ -314,6 +341,13 @@ func (l *lexer) skipString() error {
 				continue
 			case c < 0x20:
 				return l.errorf("expected '\"' closing the string, found control character 0x%02x", c)
+			case c >= utf8.RuneSelf:
+				n, err := l.utf8Seq()
+				if err != nil {
+					return err
+				}
+				l.pos += n
+				continue
 			}
 			l.pos++
 		}

@@ -142,7 +142,7 @@ func newStacks() *Stacks { return &Stacks{seed: maphash.MakeSeed(), seed2: mapha
 func readStacks(path string) (*Stacks, error) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
-		return nil, fmt.Errorf("read stack.json: %w", err)
+		return nil, readErr("stack.json", err)
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
@@ -195,21 +195,21 @@ func readStacks(path string) (*Stacks, error) {
 	for {
 		c, ok := lx.peek()
 		if !ok {
-			return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("an object key"))
+			return nil, readErr("stack.json", lx.atEOF("an object key"))
 		}
 		if c != '"' {
-			return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected an object key string, found %s", lx.describe()))
+			return nil, readErr("stack.json", lx.errorf("expected an object key string, found %s", lx.describe()))
 		}
 		if key, err = lx.readString(key[:0]); err != nil {
-			return nil, fmt.Errorf("read stack.json: %w", err)
+			return nil, readErr("stack.json", err)
 		}
 		if err := lx.expect(':', "':' after the object key"); err != nil {
-			return nil, fmt.Errorf("read stack.json: %w", err)
+			return nil, readErr("stack.json", err)
 		}
 		p.t.reset()
 		v, err := p.value(1, "a value")
 		if err != nil {
-			return nil, fmt.Errorf("read stack.json: %w", err)
+			return nil, readErr("stack.json", err)
 		}
 		t := p.t
 		name := string(key)
@@ -257,7 +257,7 @@ func readStacks(path string) (*Stacks, error) {
 		}
 		c, ok = lx.peek()
 		if !ok {
-			return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("',' or '}'"))
+			return nil, readErr("stack.json", lx.atEOF("',' or '}'"))
 		}
 		lx.pos++
 		if c == '}' {
@@ -265,14 +265,14 @@ func readStacks(path string) (*Stacks, error) {
 		}
 		if c != ',' {
 			lx.pos--
-			return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected ',' or '}', found %s", lx.describe()))
+			return nil, readErr("stack.json", lx.errorf("expected ',' or '}', found %s", lx.describe()))
 		}
 	}
 	if _, ok := lx.peek(); ok {
-		return nil, fmt.Errorf("read stack.json: %w", lx.errorf("expected end of file, found %s", lx.describe()))
+		return nil, readErr("stack.json", lx.errorf("expected end of file, found %s", lx.describe()))
 	}
 	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
-		return nil, fmt.Errorf("read stack.json: %w", lx.atEOF("end of file"))
+		return nil, readErr("stack.json", lx.atEOF("end of file"))
 	}
 	if isGrouped {
 		grouped.done()
