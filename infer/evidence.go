@@ -46,8 +46,16 @@ func dumpEvidence(t *printparse.Tree) (map[string]*moduleIO, error) {
 	var offs []int64
 	var want []member
 	seen := map[string]bool{}
-	if _, err := msprobe.Skim(file, func(e *msprobe.SkimEntry) error {
+	var ends map[int]int64 // entries whose body is not followed by the next one (a repeated key)
+	reset := func() { offs, want, seen, ends = nil, nil, map[string]bool{}, nil }
+	if _, err := msprobe.SkimExact(file, reset, func(e *msprobe.SkimEntry) error {
 		offs = append(offs, e.Offset)
+		if e.End != 0 {
+			if ends == nil {
+				ends = map[int]int64{}
+			}
+			ends[e.Index] = e.End
+		}
 		if !strings.HasPrefix(string(e.Name[:min(len(e.Name), 7)]), "Module.") && !strings.HasPrefix(string(e.Name[:min(len(e.Name), 5)]), "Cell.") {
 			return nil
 		}
@@ -68,7 +76,9 @@ func dumpEvidence(t *printparse.Tree) (map[string]*moduleIO, error) {
 	out := map[string]*moduleIO{}
 	for _, w := range want {
 		end := int64(-1)
-		if w.index+1 < len(offs) {
+		if e, ok := ends[w.index]; ok {
+			end = e
+		} else if w.index+1 < len(offs) {
 			end = offs[w.index+1]
 		}
 		var read func(e *msprobe.Entry) error

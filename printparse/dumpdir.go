@@ -102,7 +102,11 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		// One pass gives the names in order and the parameter shapes.
 		b.params = map[string]bool{}
 		var hdr msprobe.Header
-		hdr, err = msprobe.ScanFile(dumpFile, func(e *msprobe.Entry) error {
+		reset := func() {
+			t.Root = &Node{}
+			b = treeBuilder{t: t, index: map[string]*Node{"": t.Root}, params: map[string]bool{}}
+		}
+		hdr, err = msprobe.ScanFileExact(dumpFile, reset, func(e *msprobe.Entry) error {
 			n, err := b.addEntry(e.Name, dumpFile)
 			if err != nil {
 				return err

@@ -58,12 +58,12 @@ type benchSource interface {
 	close()
 }
 
-func (p BenchFile) openBench(*Config) (benchSource, error) {
+func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 	r, err := msprobe.NewEntryReader(string(p))
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: string(p), r: r, offs: &offsets{}}, nil
+	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.BenchRepeats}, nil
 }
 
 type fileBench struct {
@@ -71,21 +71,37 @@ type fileBench struct {
 	r      *msprobe.EntryReader
 	offs   *offsets // shared with forks
 	forked bool
+	plan   *msprobe.Repeats // repeated keys of "data" (rare)
+	ends   map[int]int64    // with a plan: where each entry's body ends
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
-	_, err := msprobe.Skim(f.path, func(e *msprobe.SkimEntry) error {
+	_, err := msprobe.SkimWith(f.path, f.plan, func(e *msprobe.SkimEntry) error {
 		f.offs.add(e.Offset)
+		if e.End != 0 {
+			if f.ends == nil {
+				f.ends = map[int]int64{}
+			}
+			f.ends[e.Index] = e.End
+		}
 		return fn(e.Index, e.Name, e.Odd)
 	})
 	return err
 }
 
-func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
-	end := int64(-1)
-	if i+1 < f.offs.len() {
-		end = f.offs.at(i + 1)
+// end is where entry i's body ends, or -1 for the end of the file.
+func (f *fileBench) end(i int) int64 {
+	if e, ok := f.ends[i]; ok {
+		return e
 	}
+	if i+1 < f.offs.len() {
+		return f.offs.at(i + 1)
+	}
+	return -1
+}
+
+func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
+	end := f.end(i)
 	// Lines are not kept: errors count theirs from the file's start.
 	return f.r.Read(i, f.offs.at(i), end, 0, fn)
 }
@@ -93,7 +109,7 @@ func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
 // offsets are the entries' byte offsets, 4 bytes an entry: an int64 base
 // per 1024 entries and uint32 offsets from it, in chunks outside the
 // collected heap; the rare offset 4 GB or more past its base (huge
-// entries) is kept aside.
+// entries) or before it is kept aside.
 type offsets struct {
 	base  []int64
 	rel   [][]uint32 // chunks of offChunk
@@ -116,7 +132,7 @@ func (o *offsets) add(off int64) {
 		o.rel, o.frees = append(o.rel, c), append(o.frees, free)
 	}
 	d := off - o.base[len(o.base)-1]
-	if d >= farOffset {
+	if d < 0 || d >= farOffset { // far, or before the base (a repeated key's body moved, see SkimWith)
 		if o.far == nil {
 			o.far = map[int]int64{}
 		}
@@ -147,10 +163,7 @@ func (o *offsets) release() {
 func (f *fileBench) md5() bool { return f.r.MD5() }
 
 func (f *fileBench) rows(i int) (int, error) {
-	end := int64(-1)
-	if i+1 < f.offs.len() {
-		end = f.offs.at(i + 1)
-	}
+	end := f.end(i)
 	return f.r.Rows(i, f.offs.at(i), end, 0)
 }
 
@@ -159,7 +172,7 @@ func (f *fileBench) fork() (benchSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true}, nil
+	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true, plan: f.plan, ends: f.ends}, nil
 }
 
 func (f *fileBench) close() {

@@ -96,6 +96,11 @@ type Config struct {
 	Workers int
 	// Progress, when set, is called with the number of NPU entries done.
 	Progress func(entries int)
+	// BenchRepeats is the plan for a bench dump.json whose "data" repeats
+	// keys (msprobe.FindRepeats): Compare then reads it as Python does.
+	// Without it such a file stops Compare with an error wrapping
+	// msprobe.ErrRepeatedKey.
+	BenchRepeats *msprobe.Repeats
 
 	// simpleBench holds the bench side as plain rows in a map (the
 	// reference the packed store is tested against).
@@ -364,7 +369,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	} else {
 		var err error
 		var md5 bool
-		if bs, err = collectBench(benchEntries(bench, &md5), &cfg, renumber); err != nil {
+		if bs, err = collectBench(benchEntries(bench, &md5, cfg.BenchRepeats), &cfg, renumber); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 		bs.md5 = bs.md5 || md5
@@ -406,19 +411,22 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		if err := sink.Reset(); err != nil {
 			return nil, err
 		}
+		if r, ok := cfg.Tensor.(interface{ Reset() }); ok {
+			r.Reset() // its counts are the table's: the rows come again
+		}
 		assumed = got
 	}
 }
 
 // benchEntries is the bench side as a Source; md5 is set when the
 // bench file's header says md5.
-func benchEntries(b Bench, md5 *bool) Source {
+func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
 	switch b := b.(type) {
 	case Source:
 		return b
 	case BenchFile:
 		return func(yield func(*msprobe.Entry) error) error {
-			h, err := msprobe.ScanFile(string(b), yield)
+			h, err := msprobe.ScanFileWith(string(b), plan, yield)
 			*md5 = h.MD5
 			return err
 		}

@@ -140,7 +140,13 @@ func TestIndexedFile(t *testing.T) {
 		for name, es := range variants {
 			vp := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"), "dump.json")
 			writeDump(t, vp, head, es, tail)
+			// duplicated entries: one entry, first place, last body (Python's dict)
+			plan, err := msprobe.FindRepeats(vp)
+			if err != nil || (plan != nil) != strings.Contains(name, "duplicated") {
+				t.Fatalf("%s: FindRepeats = %v, %v", name, plan, err)
+			}
 			for _, cfg := range []Config{{Mode: mode}, {Mode: mode, cache: 2}, {Mode: mode, DataMapping: dm, cache: 5}} {
+				cfg.BenchRepeats = plan
 				if tensor {
 					cfg.Tensor = nameMetrics{}
 				}

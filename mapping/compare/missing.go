@@ -77,6 +77,18 @@ func (s *missingSide) note(path string) {
 	s.mu.Unlock()
 }
 
+// Reset forgets the counts (Compare writes the table again), and the
+// wrapped comparer's.
+func (m *missingTensors) Reset() {
+	m.rows.Store(0)
+	for i := range m.sides {
+		m.sides[i].missing.Store(0)
+	}
+	if r, ok := m.TensorComparer.(interface{ Reset() }); ok {
+		r.Reset()
+	}
+}
+
 // Err forwards the wrapped comparer's refusal of a data_name that leaves
 // its folder (Run checks for it: without this method the wrapper
 // hid it and such a dump was compared).

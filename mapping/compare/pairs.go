@@ -40,7 +40,8 @@ type sideIndex struct {
 
 func indexSide(p msprobe.Paths) (*sideIndex, error) {
 	si := &sideIndex{rows: map[string][]string{}, children: map[string][]string{}}
-	_, err := msprobe.ScanFile(p.DumpJSON, func(e *msprobe.Entry) error {
+	reset := func() { si.rows, si.order = map[string][]string{}, nil }
+	_, err := msprobe.ScanFileExact(p.DumpJSON, reset, func(e *msprobe.Entry) error {
 		names := make([]string, len(e.Items))
 		for i := range e.Items {
 			names[i] = e.Items[i].Name

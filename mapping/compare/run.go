@@ -408,6 +408,7 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 // the bytes read so far are counted for progress.
 type fileSource struct {
 	path string
+	plan *msprobe.Repeats // repeated keys of "data" (rare)
 	hdr  msprobe.Header
 	read atomic.Int64
 	size int64
@@ -435,7 +436,7 @@ func (f *fileSource) source() Source {
 			f.size = st.Size()
 		}
 		f.read.Store(0)
-		h, err := msprobe.ScanReuse(countingReader{fh, &f.read}, f.path, yield)
+		h, err := msprobe.ScanReuseWith(countingReader{fh, &f.read}, f.path, f.plan, yield)
 		f.hdr = h
 		return err
 	}
@@ -724,6 +725,28 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 	}
 	for attempt := 0; ; attempt++ {
 		sum, err := Compare(nsrc.source(), BenchFile(bp.DumpJSON), cfg, sk)
+		if err != nil {
+			// a "data" repeating keys (the rare path): read it again as Python does
+			plan, ferr := msprobe.FindRepeatsAfter(err)
+			if ferr != nil {
+				return nil, inputErr(ferr)
+			}
+			switch {
+			case plan == nil:
+				return nil, inputErr(err)
+			case plan.Path() == nsrc.path && nsrc.plan == nil:
+				nsrc.plan = plan
+			case plan.Path() == bp.DumpJSON && cfg.BenchRepeats == nil:
+				cfg.BenchRepeats = plan
+			default:
+				return nil, inputErr(err)
+			}
+			if err := sk.Reset(); err != nil {
+				return nil, err
+			}
+			attempt--
+			continue
+		}
 		if err != nil {
 			return nil, inputErr(err)
 		}

@@ -23,9 +23,9 @@ type TensorFiles struct {
 	// npuPaths and benchPaths place a refused data_name at its line
 	npuPaths, benchPaths msprobe.Paths
 	mu                   sync.Mutex
-	err        error
-	unreadable []error
-	nUnread    int
+	err                  error
+	unreadable           []error
+	nUnread              int
 }
 
 // maxUnreadable is how many unreadable files TensorFiles keeps to name.
@@ -159,6 +159,14 @@ func (tf *TensorFiles) validLen(group *msprobe.Item) *int {
 		return nil
 	}
 	return &n
+}
+
+// Reset forgets the unreadable files counted (Compare writes the table
+// again: the same rows come again).
+func (tf *TensorFiles) Reset() {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	tf.nUnread, tf.unreadable = 0, nil
 }
 
 // Err is the first refused data_name.

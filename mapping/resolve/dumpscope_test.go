@@ -361,3 +361,29 @@ func FuzzDumpScope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadDumpInput: any construct.json and stack.json beside a dump give
+// the items or an error naming a file (with its line when the file is
+// JSON it can place), never a panic.
+func FuzzReadDumpInput(f *testing.F) {
+	f.Add(`{"Tensor.add.0.forward": "Module.a.b.C.forward.0"}`, `{"Tensor.add.0.forward": ["File /x/site-packages/torch/a.py, line 1, in f", "g"]}`)
+	f.Add(`{"Tensor.add.0.forward": null, "Tensor.add.0.forward": "x.y"}`, `{"Tensor.add.0.forward": 3}`)
+	f.Add("{\"Tensor.add.0.forward\": \"\xff\"}", `[]`)
+	f.Add(`{}`, `{} x`)
+	dump := []byte(`{"task": "statistics", "level": "mix", "framework": "pytorch", "data": {"Tensor.add.0.forward": {}, "Module.a.b.C.forward.0": {}}}`)
+	f.Fuzz(func(t *testing.T, construct, stack string) {
+		dir := t.TempDir()
+		for name, body := range map[string][]byte{"dump.json": dump, "construct.json": []byte(construct), "stack.json": []byte(stack)} {
+			if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in, err := ReadDumpInput(dir)
+		if err == nil {
+			_, err = ItemsFromDump(in)
+		}
+		if err != nil && !strings.Contains(err.Error(), dir) {
+			t.Fatalf("error without its file: %v", err)
+		}
+	})
+}

@@ -49,7 +49,8 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 	if rows {
 		rowMap = map[string][]string{}
 		var names []string
-		h, err := msprobe.ScanFile(paths.DumpJSON, func(e *msprobe.Entry) error {
+		reset := func() { rowMap, names = map[string][]string{}, nil }
+		h, err := msprobe.ScanFileExact(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
 			r := make([]string, len(e.Items))
 			for i := range e.Items {
 				r[i] = e.Items[i].Name

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,8 +98,24 @@ func FuzzReadSmallFiles(f *testing.F) {
 				t.Fatalf("%s: line %d outside 1..%d", what, de.Line, lines)
 			}
 		}
-		_, err := ReadStack(p)
+		whole, err := ReadStack(p)
 		checkErr("ReadStack", err)
+		// the streaming reader agrees with the whole-file one
+		st, serr := ReadStacks(p)
+		checkErr("ReadStacks", serr)
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("ReadStack err %v, ReadStacks err %v", err, serr)
+		}
+		if err == nil {
+			if st.Len() != len(whole) {
+				t.Fatalf("ReadStacks holds %d names, ReadStack %d", st.Len(), len(whole))
+			}
+			for name, frames := range whole {
+				if got, ok := st.Frames(name); !ok || !slices.Equal(got, frames) {
+					t.Fatalf("ReadStacks(%q) = %q, ReadStack %q", name, got, frames)
+				}
+			}
+		}
 		_, err = ReadConstruct(p)
 		checkErr("ReadConstruct", err)
 		h, err := ReadHeader(p)

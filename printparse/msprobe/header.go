@@ -203,18 +203,33 @@ var typeRE = regexp.MustCompile(`"type":\s*"(mindspore|torch)`)
 // EntryNames returns the keys of dump.json's "data" object in file order,
 // streaming: entry bodies are skipped, not decoded.
 func EntryNames(dumpJSONPath string) ([]string, error) {
+	names, err := entryNames(dumpJSONPath, nil)
+	if errors.Is(err, ErrRepeatedKey) {
+		plan, ferr := FindRepeatsAfter(err)
+		if ferr != nil {
+			return nil, ferr
+		}
+		return entryNames(dumpJSONPath, plan)
+	}
+	return names, err
+}
+
+func entryNames(dumpJSONPath string, plan *Repeats) ([]string, error) {
 	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
 	if err != nil {
 		return nil, fmt.Errorf("read entry names: %w", err)
 	}
 	defer f.Close()
 	lx := newLexer(f, dumpJSONPath)
+	kf := newKeyFilter(dumpJSONPath, plan)
 	var names []string
 	var h Header
 	err = readTop(lx, &h, func() error {
-		return forEachDataKey(lx, func(name []byte, line int) error {
-			names = append(names, string(name))
-			return lx.skipValue("an entry body")
+		return kf.onData(lx, func() error {
+			return forEachDataKey(lx, kf, func(name []byte, line int, _ *memberAt) error {
+				names = append(names, string(name))
+				return lx.skipValue("an entry body")
+			})
 		})
 	})
 	if err != nil {
@@ -235,7 +250,7 @@ func EntryLine(dumpJSONPath string, index int) int {
 	lx := newLexer(f, dumpJSONPath)
 	line, k := 0, 0
 	readTop(lx, &Header{}, func() error {
-		return forEachDataKey(lx, func(_ []byte, l int) error {
+		return forEachDataKey(lx, nil, func(_ []byte, l int, _ *memberAt) error {
 			if k == index {
 				line = l
 				return errStop
@@ -284,14 +299,16 @@ func KeyLine(path, key string) int {
 }
 
 // forEachDataKey walks the "data" object: for each member it reads the key
-// and calls fn, which must consume the member's value.
-func forEachDataKey(lx *lexer, fn func(name []byte, line int) error) error {
-	return forEachDataMember(lx, func(name []byte, line int, _ int64) error { return fn(name, line) })
+// and calls fn, which must consume the member's value (or, at non-nil,
+// skip it and read the body at at instead: see keyFilter).
+func forEachDataKey(lx *lexer, kf *keyFilter, fn func(name []byte, line int, at *memberAt) error) error {
+	return forEachDataMember(lx, kf, func(name []byte, line int, _ int64, at *memberAt) error { return fn(name, line, at) })
 }
 
 // forEachDataMember is forEachDataKey that also gives the byte offset of
-// each member's key (its opening quote).
-func forEachDataMember(lx *lexer, fn func(name []byte, line int, off int64) error) error {
+// each member's key (its opening quote). kf, when set, watches for
+// repeated keys (see keyFilter); members it skips are not given to fn.
+func forEachDataMember(lx *lexer, kf *keyFilter, fn func(name []byte, line int, off int64, at *memberAt) error) error {
 	c, ok := lx.peek()
 	if !ok {
 		return lx.atEOF(`an object as the value of "data"`)
@@ -322,7 +339,19 @@ func forEachDataMember(lx *lexer, fn func(name []byte, line int, off int64) erro
 		if err := lx.expect(':', "':' after the entry name"); err != nil {
 			return err
 		}
-		if err := fn(name, line, off); err != nil {
+		var at *memberAt
+		skip := false
+		if kf != nil {
+			if at, skip, err = kf.member(name, line); err != nil {
+				return err
+			}
+		}
+		if skip {
+			err = lx.skipValue("an entry body")
+		} else {
+			err = fn(name, line, off, at)
+		}
+		if err != nil {
 			return err
 		}
 		c, ok = lx.peek()

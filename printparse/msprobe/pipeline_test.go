@@ -26,7 +26,7 @@ func scanBoth(t *testing.T, name string, src []byte, stopAfter int) [3]string {
 		var kept [][]Item
 		var heads []string
 		n := 0
-		h, err := scan(strings.NewReader(string(src)), name, func(e *Entry) error {
+		h, err := scan(strings.NewReader(string(src)), name, nil, func(e *Entry) error {
 			n++
 			if stopAfter > 0 && n > stopAfter {
 				return errors.New("callback stop")
@@ -120,7 +120,7 @@ func TestPipelinedPanic(t *testing.T) {
 					t.Fatal("no panic")
 				}
 			}()
-			scan(strings.NewReader(string(src)), "dump.json", func(*Entry) error { panic("boom") }, true, false)
+			scan(strings.NewReader(string(src)), "dump.json", nil, func(*Entry) error { panic("boom") }, true, false)
 		}()
 	}
 	// Goroutines left blocked would pile up; give them a moment, then count.

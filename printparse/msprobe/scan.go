@@ -29,13 +29,43 @@ const (
 
 // ScanFile is Scan over the file at path; the file name is the source in
 // errors and selects debug.json parsing.
+//
+// A "data" that repeats a key stops the scan with an error wrapping
+// ErrRepeatedKey (see Repeats); ScanFileExact reads such a file as Python
+// does.
 func ScanFile(path string, fn func(*Entry) error) (Header, error) {
+	return ScanFileWith(path, nil, fn)
+}
+
+// ScanFileWith is ScanFile with the plan FindRepeats gave for the file
+// (nil: none).
+func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, fmt.Errorf("scan dump: %w", err)
 	}
 	defer f.Close()
-	return Scan(f, path, fn)
+	return scan(f, path, plan, fn, runtime.GOMAXPROCS(0) > 1, false)
+}
+
+// ScanFileExact is ScanFile that reads a "data" repeating keys as
+// Python's json.load does: on the first repeat it calls reset (the caller
+// forgets the entries fn was given) and scans the file again with its
+// Repeats.
+func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, error) {
+	h, err := ScanFile(path, fn)
+	if err == nil {
+		return h, nil
+	}
+	plan, ferr := FindRepeatsAfter(err)
+	switch {
+	case ferr != nil:
+		return Header{}, ferr
+	case plan == nil:
+		return Header{}, err
+	}
+	reset()
+	return ScanFileWith(path, plan, fn)
 }
 
 // Scan streams a dump.json from r and calls fn once per entry of "data",
@@ -78,7 +108,7 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // calling goroutine, in file order. A non-nil error from fn stops the scan
 // and is returned as is. On any error the returned Header is zero.
 func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1, false)
+	return scan(r, source, nil, fn, runtime.GOMAXPROCS(0) > 1, false)
 }
 
 // ScanReuse is Scan for callers that copy what they keep and need no call
@@ -88,11 +118,18 @@ func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 // so that no count per op name is kept: memory does not grow with the
 // file.
 func ScanReuse(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, fn, runtime.GOMAXPROCS(0) > 1, true)
+	return scan(r, source, nil, fn, runtime.GOMAXPROCS(0) > 1, true)
 }
 
-func scan(r io.Reader, source string, fn func(*Entry) error, pipelined, reuse bool) (Header, error) {
+// ScanReuseWith is ScanReuse with the plan FindRepeats gave for the file r
+// reads (nil: none); source must then be the file's path.
+func ScanReuseWith(r io.Reader, source string, plan *Repeats, fn func(*Entry) error) (Header, error) {
+	return scan(r, source, plan, fn, runtime.GOMAXPROCS(0) > 1, true)
+}
+
+func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, pipelined, reuse bool) (Header, error) {
 	s := &scanner{
+		kf:     newKeyFilter(source, plan),
 		reuse:  reuse,
 		lx:     newLexer(r, source),
 		debug:  filepath.Base(source) == DebugJSONName,
@@ -101,6 +138,7 @@ func scan(r io.Reader, source string, fn func(*Entry) error, pipelined, reuse bo
 		fwd:    make(map[string]int),
 		bwd:    make(map[string]int),
 	}
+	defer s.reloc.close()
 	if pipelined {
 		return s.runPipelined()
 	}
@@ -108,14 +146,16 @@ func scan(r io.Reader, source string, fn func(*Entry) error, pipelined, reuse bo
 	p := parser{lx: s.lx, t: t}
 	var h Header
 	err := readTop(s.lx, &h, func() error {
-		return forEachDataKey(s.lx, func(name []byte, line int) error {
-			t.reset()
-			j, err := s.decode(&p, name, line)
-			if err != nil {
-				return err
-			}
-			h.Entries++
-			return s.process(&h, &j)
+		return s.kf.onData(s.lx, func() error {
+			return forEachDataKey(s.lx, s.kf, func(name []byte, line int, at *memberAt) error {
+				t.reset()
+				j, err := s.decode(&p, name, line, at)
+				if err != nil {
+					return err
+				}
+				h.Entries++
+				return s.process(&h, &j)
+			})
 		})
 	})
 	if err != nil {
@@ -133,12 +173,25 @@ type job struct {
 }
 
 // decode checks an entry name and parses its body into p's tree, after
-// what the tree already holds.
-func (s *scanner) decode(p *parser, rawName []byte, line int) (job, error) {
+// what the tree already holds. With at set (a repeated key, see Repeats)
+// the body is the one at at, and the one at the lexer is skipped.
+func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job, error) {
 	name := string(rawName)
 	if formulaStart(name) {
 		return job{}, &source.Error{File: s.lx.source, Line: line,
 			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
+	}
+	if at != nil {
+		lx, err := s.reloc.body(s.lx.source, at)
+		if err != nil {
+			return job{}, err
+		}
+		q := parser{lx: lx, t: p.t}
+		body, err := q.value(0, "an entry body")
+		if err != nil {
+			return job{}, err
+		}
+		return job{t: p.t, body: body, name: name, line: at.line}, s.lx.skipValue("an entry body")
 	}
 	body, err := p.value(0, "an entry body")
 	if err != nil {
@@ -203,18 +256,20 @@ func (s *scanner) runPipelined() (Header, error) {
 			err = errStop
 		} else {
 			err = readTop(s.lx, &hd, func() error {
-				return forEachDataKey(s.lx, func(name []byte, line int) error {
-					j, err := s.decode(&p, name, line)
-					if err != nil {
-						return err
-					}
-					cur.jobs = append(cur.jobs, j)
-					if len(cur.jobs) >= batchEntries || len(cur.t.arena) >= batchBytes {
-						if !send() || !take() {
-							return errStop
+				return s.kf.onData(s.lx, func() error {
+					return forEachDataKey(s.lx, s.kf, func(name []byte, line int, at *memberAt) error {
+						j, err := s.decode(&p, name, line, at)
+						if err != nil {
+							return err
 						}
-					}
-					return nil
+						cur.jobs = append(cur.jobs, j)
+						if len(cur.jobs) >= batchEntries || len(cur.t.arena) >= batchBytes {
+							if !send() || !take() {
+								return errStop
+							}
+						}
+						return nil
+					})
 				})
 			})
 			if err != errStop {
@@ -262,7 +317,9 @@ loop:
 }
 
 type scanner struct {
-	reuse bool // finish reuses out
+	kf    *keyFilter // repeated keys of "data"
+	reloc relocator  // bodies of repeated keys (the rare path)
+	reuse bool       // finish reuses out
 	// countOnly counts an entry's rows into rows instead of building them.
 	countOnly   bool
 	count, rows int

@@ -31,6 +31,10 @@ type SkimEntry struct {
 	// name. Most dumps have no odd entry; Scan or EntryReader tell their
 	// rows.
 	Odd bool
+	// End, when not 0, is the offset just past the entry's body: then read
+	// the entry up to End, not up to the next entry's Offset (SkimWith with
+	// a plan: a repeated key's body stands elsewhere).
+	End int64
 }
 
 // errSkim marks input the skim does not follow; Skim then reports the
@@ -44,34 +48,57 @@ var errSkim = errors.New("skim")
 // are left empty. Syntax errors inside bodies are found by EntryReader
 // (or Scan), not here; errors in the structure around the bodies are
 // reported as Scan reports them.
+//
+// A "data" that repeats a key stops the skim with an error wrapping
+// ErrRepeatedKey (see Repeats); SkimWith reads it with the plan.
 func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
+	return SkimWith(path, nil, fn)
+}
+
+// SkimWith is Skim with the plan FindRepeats gave for the file (nil:
+// none). With a plan, a repeated name is given once, at its first place,
+// with the Offset, Line and End of its last occurrence and Odd set; End
+// is set for every entry.
+func SkimWith(path string, plan *Repeats, fn func(e *SkimEntry) error) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, fmt.Errorf("skim dump: %w", err)
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
+	kf := newKeyFilter(path, plan)
 	var h Header
 	var e SkimEntry
 	var stack []byte
 	err = readTop(lx, &h, func() error {
-		return forEachDataMember(lx, func(name []byte, line int, off int64) error {
-			e.Name, e.Line, e.Offset = name, line, off
-			var err error
-			if e.Odd, stack, err = skimValue(lx, name, stack[:0]); err != nil {
-				return err
-			}
-			if err := fn(&e); err != nil {
-				return err
-			}
-			e.Index++
-			h.Entries++
-			return nil
+		return kf.onData(lx, func() error {
+			return forEachDataMember(lx, kf, func(name []byte, line int, off int64, at *memberAt) error {
+				e.Name, e.Line, e.Offset, e.End = name, line, off, 0
+				var err error
+				if at != nil {
+					e.Line, e.Offset, e.End, e.Odd = at.line, at.off, at.end, true
+					err = lx.skipValue("an entry body")
+				} else {
+					e.Odd, stack, err = skimValue(lx, name, stack[:0])
+					if plan != nil {
+						e.End = lx.read + int64(lx.pos)
+					}
+				}
+				if err != nil {
+					return err
+				}
+				if err := fn(&e); err != nil {
+					return err
+				}
+				e.Index++
+				h.Entries++
+				return nil
+			})
 		})
 	})
 	if errors.Is(err, errSkim) {
 		// Let the full scanner name the problem.
-		if _, serr := ScanFile(path, func(*Entry) error { return nil }); serr != nil {
+		if _, serr := ScanFileWith(path, plan, func(*Entry) error { return nil }); serr != nil {
 			return Header{}, serr
 		}
 		return Header{}, &source.Error{File: path, Line: lx.line, Expected: "a JSON value", Found: "malformed input"}
@@ -80,6 +107,26 @@ func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
 		return Header{}, err
 	}
 	return h, nil
+}
+
+// SkimExact is Skim that reads a "data" repeating keys as Python's
+// json.load does: on the first repeat it calls reset (the caller forgets
+// the entries fn was given) and skims the file again with its Repeats.
+// Read an entry at its Offset up to its End when End is set.
+func SkimExact(path string, reset func(), fn func(e *SkimEntry) error) (Header, error) {
+	h, err := Skim(path, fn)
+	if err == nil {
+		return h, nil
+	}
+	plan, ferr := FindRepeatsAfter(err)
+	switch {
+	case ferr != nil:
+		return Header{}, ferr
+	case plan == nil:
+		return Header{}, err
+	}
+	reset()
+	return SkimWith(path, plan, fn)
 }
 
 // skim byte classes
@@ -506,7 +553,7 @@ func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) 
 	if err := lx.expect(':', "':' after the entry name"); err != nil {
 		return err
 	}
-	j, err := r.s.decode(&r.p, name, line)
+	j, err := r.s.decode(&r.p, name, line, nil)
 	if err != nil {
 		return err
 	}

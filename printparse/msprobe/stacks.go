@@ -188,6 +188,9 @@ func readStacks(path string) (*Stacks, error) {
 	c, ok := lx.peek()
 	if ok && c == '}' {
 		lx.pos++
+		if err := atEnd(lx); err != nil {
+			return nil, err
+		}
 		old.done()
 		return old, nil
 	}
@@ -268,11 +271,8 @@ func readStacks(path string) (*Stacks, error) {
 			return nil, readErr("stack.json", lx.errorf("expected ',' or '}', found %s", lx.describe()))
 		}
 	}
-	if _, ok := lx.peek(); ok {
-		return nil, readErr("stack.json", lx.errorf("expected end of file, found %s", lx.describe()))
-	}
-	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
-		return nil, readErr("stack.json", lx.atEOF("end of file"))
+	if err := atEnd(lx); err != nil {
+		return nil, err
 	}
 	if isGrouped {
 		grouped.done()
@@ -280,4 +280,16 @@ func readStacks(path string) (*Stacks, error) {
 	}
 	old.done()
 	return old, oldErr
+}
+
+// atEnd refuses anything but whitespace after the top value (Python's
+// json.load: "Extra data").
+func atEnd(lx *lexer) error {
+	if _, ok := lx.peek(); ok {
+		return lx.errorf("expected end of file, found %s", lx.describe())
+	}
+	if lx.rerr != nil && !errors.Is(lx.rerr, io.EOF) {
+		return lx.atEOF("end of file")
+	}
+	return nil
 }

@@ -297,6 +297,9 @@ func readText(r io.Reader, name string, limit, size int64, what string) ([]byte,
 		return nil, &Error{File: name, Expected: "a file of at most " + Size(limit), Found: Size(size)}
 	}
 	if n < TextBlock {
+		if limit > 0 && int64(n) > limit {
+			return nil, &Error{File: name, Expected: "at most " + Size(limit), Found: "more"}
+		}
 		return head[:n], nil
 	}
 	b := head

@@ -159,3 +159,22 @@ func TestBinary(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadText: text comes back whole; binary input is refused after one
+// block, naming it.
+func FuzzReadText(f *testing.F) {
+	f.Add([]byte("Net(\n)\n"), int64(0))
+	f.Add([]byte("\xff\xfeN\x00"), int64(3))
+	f.Add([]byte("a\x00b"), int64(100))
+	f.Fuzz(func(t *testing.T, data []byte, limit int64) {
+		b, err := ReadText(strings.NewReader(string(data)), "in", limit, "T")
+		switch {
+		case err == nil && string(b) != string(data):
+			t.Fatalf("read %q, want %q", b, data)
+		case err == nil && (Binary(data) || limit > 0 && int64(len(data)) > limit):
+			t.Fatalf("accepted %q (limit %d)", data, limit)
+		case err != nil && !strings.HasPrefix(err.Error(), "in: expected "):
+			t.Fatalf("error %v", err)
+		}
+	})
+}

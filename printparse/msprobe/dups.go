@@ -1,0 +1,274 @@
+package msprobe
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/layermap/layermap/printparse/source"
+)
+
+// Repeated keys of "data". msprobe reads dump.json with Python's
+// json.load: a key of "data" given twice is one entry, at the place of its
+// first occurrence with the body of its last (a dict keeps the first
+// key's position and the last value), and a second "data" key replaces
+// the first whole. The readers stream the file, so they cannot take back
+// entries already handed out: on the common path they only notice a
+// repeat (a 64-bit hash per name, nothing per row) and stop with an
+// error wrapping ErrRepeatedKey; the caller then reads the file again
+// with the Repeats FindRepeats gives (the rare path), and the readers
+// hand out each entry once, in Python's order with Python's body.
+
+// ErrRepeatedKey is wrapped by the *source.Error readers return when the
+// "data" object of a dump.json repeats a key (or the file repeats "data"):
+// read the file again with FindRepeats' plan.
+var ErrRepeatedKey = errors.New("Python's json.load keeps the last value of a repeated key, in the first one's place")
+
+// Repeats is where a dump.json's repeated keys stand: for each name given
+// more than once in the "data" read, its last occurrence; and how many
+// "data" keys the file has (only the last is read).
+type Repeats struct {
+	path string
+	last map[string]memberAt
+	data int
+}
+
+// memberAt is one member of "data": the offset of its name, the name's
+// line, and the offset just past its body.
+type memberAt struct {
+	off, end int64
+	line     int
+}
+
+// FindRepeats reads the names of the dump.json at path and returns where
+// its repeated keys stand (nil when there are none).
+func FindRepeats(path string) (*Repeats, error) {
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	r := &Repeats{path: path}
+	var seen map[string]memberAt
+	err = readTop(lx, &Header{}, func() error {
+		r.data++
+		seen = map[string]memberAt{}
+		r.last = map[string]memberAt{}
+		return forEachDataMember(lx, nil, func(name []byte, line int, off int64, _ *memberAt) error {
+			if err := lx.skipValue("an entry body"); err != nil {
+				return err
+			}
+			at := memberAt{off: off, end: lx.read + int64(lx.pos), line: line}
+			if _, ok := seen[string(name)]; ok {
+				r.last[string(name)] = at
+			} else {
+				seen[string(name)] = at
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(r.last) == 0 && r.data <= 1 {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// FindRepeatsAfter returns the plan to read again the file that err
+// stopped a read of, or nil when reading again would change nothing. For
+// an error wrapping ErrRepeatedKey that is the file's Repeats (an empty
+// plan when two names' hashes collided); for another *source.Error of a
+// dump file, its Repeats when it has repeated keys: the refused body may
+// be one Python replaces by a later one.
+func FindRepeatsAfter(err error) (*Repeats, error) {
+	var se *source.Error
+	if !errors.As(err, &se) || se.File == "" {
+		return nil, nil
+	}
+	if !errors.Is(err, ErrRepeatedKey) {
+		if r, ferr := FindRepeats(se.File); ferr == nil && r != nil {
+			return r, nil
+		}
+		return nil, nil
+	}
+	r, ferr := FindRepeats(se.File)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if r == nil {
+		// the hashes of two names collided: read with an empty plan
+		r = &Repeats{path: se.File, data: 1}
+	}
+	return r, nil
+}
+
+// Path is the dump.json the plan is for.
+func (r *Repeats) Path() string {
+	if r == nil {
+		return ""
+	}
+	return r.path
+}
+
+// keyFilter decides, member by member, what a reader of "data" does: on
+// the common path (plan nil) it records a hash of each name and stops at
+// a repeat; with a plan it hands a repeated name out once, at its first
+// place, relocated to its last occurrence, and skips the others.
+type keyFilter struct {
+	file  string
+	plan  *Repeats
+	set   nameSet
+	given map[string]bool // repeated names handed out (plan set)
+	data  int             // "data" keys seen
+}
+
+func newKeyFilter(file string, plan *Repeats) *keyFilter {
+	return &keyFilter{file: file, plan: plan}
+}
+
+// dataKey is called at each "data" key: false means skip its value (an
+// earlier "data" that a later one replaces); a second "data" without a
+// plan is an error.
+func (k *keyFilter) dataKey(line int) (bool, error) {
+	k.data++
+	if k.plan == nil {
+		if k.data > 1 {
+			return false, &source.Error{File: k.file, Line: line, Expected: `one "data" key`, Found: "a second one", Err: ErrRepeatedKey}
+		}
+		return true, nil
+	}
+	return k.data == max(k.plan.data, 1), nil
+}
+
+// onData reads the value of a "data" key at lx with walk, or skips it
+// when a later "data" replaces it (see dataKey).
+func (k *keyFilter) onData(lx *lexer, walk func() error) error {
+	read, err := k.dataKey(lx.line)
+	if err != nil {
+		return err
+	}
+	if !read {
+		return lx.skipValue(`the value of "data"`)
+	}
+	return walk()
+}
+
+// member tells what to do with the member name at line: give it (at nil:
+// its own body; else the body at at), or skip it (skip true).
+func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err error) {
+	if k.plan == nil {
+		if k.set.add(name) {
+			return nil, false, &source.Error{File: k.file, Line: line, Expected: `each key of "data" once`,
+				Found: strconv.Quote(string(name)) + " again", Err: ErrRepeatedKey}
+		}
+		return nil, false, nil
+	}
+	last, ok := k.plan.last[string(name)]
+	if !ok {
+		return nil, false, nil
+	}
+	if k.given[string(name)] {
+		return nil, true, nil
+	}
+	if k.given == nil {
+		k.given = map[string]bool{}
+	}
+	k.given[string(name)] = true
+	return &last, false, nil
+}
+
+// nameSet is a set of 64-bit hashes of names, open addressing: 8 bytes a
+// slot, at most 3/4 full.
+type nameSet struct {
+	seed  maphash.Seed
+	slots []uint64
+	n     int
+}
+
+// add records name and reports whether its hash was there already.
+func (s *nameSet) add(name []byte) bool {
+	if s.slots == nil {
+		s.seed = maphash.MakeSeed()
+		s.slots = make([]uint64, 1024)
+	}
+	h := maphash.Bytes(s.seed, name) | 1 // 0 marks an empty slot
+	if s.n >= len(s.slots)/4*3 {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return false
+		case h:
+			return true
+		}
+	}
+}
+
+func (s *nameSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, 2*len(old))
+	mask := uint64(len(s.slots) - 1)
+	for _, h := range old {
+		if h == 0 {
+			continue
+		}
+		i := h & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = h
+	}
+}
+
+// relocator parses the body of a member elsewhere in the same file: a
+// second reader of the file, used on the rare path only.
+type relocator struct {
+	f  *os.File
+	lx *lexer
+}
+
+// body positions a lexer after the name and colon of the member at at
+// and returns it, ready to read the body.
+func (r *relocator) body(path string, at *memberAt) (*lexer, error) {
+	if r.f == nil {
+		f, err := source.Open(path, source.MaxDumpJSON)
+		if err != nil {
+			return nil, err
+		}
+		r.f = f
+	}
+	if _, err := r.f.Seek(at.off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	if r.lx == nil {
+		r.lx = newLexer(r.f, path)
+	}
+	lx := r.lx
+	lx.r, lx.pos, lx.end, lx.rerr, lx.read, lx.line = r.f, 0, 0, nil, at.off, at.line
+	if c, ok := lx.peek(); !ok || c != '"' {
+		return nil, lx.errorf("expected an entry name string, found %s", lx.describe())
+	}
+	if err := lx.skipString(); err != nil {
+		return nil, err
+	}
+	if err := lx.expect(':', "':' after the entry name"); err != nil {
+		return nil, err
+	}
+	return lx, nil
+}
+
+func (r *relocator) close() {
+	if r.f != nil {
+		r.f.Close()
+	}
+}

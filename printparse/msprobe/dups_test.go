@@ -1,0 +1,242 @@
+package msprobe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/source"
+)
+
+// dumpOf writes a dump.json whose "data" objects hold the members given
+// as "name=max" (one tensor output with that Max); a "|" starts another
+// "data" key.
+func dumpOf(t *testing.T, members string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("{\n \"task\": \"statistics\",\n \"level\": \"mix\",\n \"framework\": \"pytorch\"")
+	for _, data := range strings.Split(members, "|") {
+		b.WriteString(",\n \"data\": {")
+		for i, m := range strings.Fields(data) {
+			name, max, _ := strings.Cut(m, "=")
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "\n  %q: {\n   \"output\": [\n    {\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": %s, \"Min\": 0, \"Mean\": 0, \"Norm\": 1, \"requires_grad\": false}\n   ]\n  }", name, max)
+		}
+		b.WriteString("\n }")
+	}
+	b.WriteString("\n}\n")
+	p := filepath.Join(t.TempDir(), "dump.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rowsOf renders the entries' rows (lines aside) for comparison.
+func rowsOf(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		for _, it := range e.Items {
+			out = append(out, fmt.Sprintf("%d %s %s max=%s", e.Index, e.Name, it.Name, it.Stats[0].Text))
+		}
+	}
+	return out
+}
+
+// rowNames renders the entries' rows without positions.
+func rowNames(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name)
+		for _, it := range e.Items {
+			out = append(out, fmt.Sprintf("  %s %s %s %s %s", it.Name, it.State, it.Dtype, it.Shape, it.Stats[0].Text))
+		}
+	}
+	return out
+}
+
+// A "data" repeating keys reads as Python's json.load reads it: the first
+// place, the last body; a second "data" replaces the first.
+func TestRepeatedKeys(t *testing.T) {
+	const a, b, c = "Functional.a.0.forward", "Functional.b.0.forward", "Functional.c.0.forward"
+	tests := []struct {
+		name, file, python string // python: the same dump as a dict holds it
+		line               int
+	}{
+		{"one repeat", a + "=1 " + b + "=2 " + a + "=3 " + c + "=4", a + "=3 " + b + "=2 " + c + "=4", 16},
+		{"three times, last at the end", a + "=1 " + a + "=2 " + b + "=5 " + a + "=3", a + "=3 " + b + "=5", 11},
+		{"two data keys", a + "=1 " + b + "=2|" + c + "=7 " + a + "=8", c + "=7 " + a + "=8", 17},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file, want := dumpOf(t, tc.file), dumpOf(t, tc.python)
+			var wantE []Entry
+			if _, err := ScanFile(want, func(e *Entry) error { wantE = append(wantE, *e); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			// the common path stops at the repeat, at its line
+			_, err := ScanFile(file, func(*Entry) error { return nil })
+			var se *source.Error
+			if !errors.Is(err, ErrRepeatedKey) || !errors.As(err, &se) || se.Line != tc.line {
+				t.Fatalf("ScanFile: %v; want a repeated key at line %d", err, tc.line)
+			}
+			var got []Entry
+			resets := 0
+			if _, err := ScanFileExact(file, func() { got, resets = nil, resets+1 }, func(e *Entry) error { got = append(got, *e); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if g, w := rowsOf(got), rowsOf(wantE); !slices.Equal(g, w) || resets != 1 {
+				t.Errorf("ScanFileExact (%d resets):\n got %q\nwant %q", resets, g, w)
+			}
+			names, err := EntryNames(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantNames []string
+			for _, e := range wantE {
+				wantNames = append(wantNames, e.Name)
+			}
+			if !slices.Equal(names, wantNames) {
+				t.Errorf("EntryNames = %q, want %q", names, wantNames)
+			}
+			// skimmed, then read at the offsets it gives
+			type at struct {
+				name     string
+				off, end int64
+			}
+			var skimmed []at
+			if _, err := SkimExact(file, func() { skimmed = nil }, func(e *SkimEntry) error {
+				skimmed = append(skimmed, at{string(e.Name), e.Offset, e.End})
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewEntryReader(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var read []Entry
+			for i, s := range skimmed {
+				end := s.end
+				if end == 0 && i+1 < len(skimmed) {
+					end = skimmed[i+1].off
+				} else if end == 0 {
+					end = -1
+				}
+				if err := r.Read(i, s.off, end, 0, func(e *Entry) error {
+					c := *e
+					c.Items = slices.Clone(e.Items)
+					read = append(read, c)
+					return nil
+				}); err != nil {
+					t.Fatalf("read %s: %v", s.name, err)
+				}
+			}
+			if g, w := rowsOf(read), rowsOf(wantE); !slices.Equal(g, w) {
+				t.Errorf("SkimExact + EntryReader:\n got %q\nwant %q", g, w)
+			}
+		})
+	}
+}
+
+func TestNameSet(t *testing.T) {
+	var s nameSet
+	for i := range 10_000 {
+		if s.add([]byte(fmt.Sprint("Functional.x.", i, ".forward"))) {
+			t.Fatalf("name %d reported as seen", i)
+		}
+	}
+	if !s.add([]byte("Functional.x.77.forward")) {
+		t.Error("a repeated name not reported")
+	}
+}
+
+// FuzzSkim: the skim (with its plan for repeated keys) and the entry
+// reader give the entries and rows the full scan gives, or both refuse
+// the file; errors carry a line inside it; nothing panics.
+func FuzzSkim(f *testing.F) {
+	f.Add([]byte(`{"data": {"A.0.forward": {"output": [{"type": "torch.Tensor", "Max": 1}]}, "B.0.forward": {}, "A.0.forward": {"output": [2]}}}`))
+	f.Add([]byte(`{"data": {"A.0.forward": {}}, "data": {"B.0.forward": {"input_args": [null]}}}`))
+	f.Add([]byte("{\"data\": {\"A.0.forward\": {\"x\": \"\\u00e9\xc3\xa9\"}}}"))
+	f.Add([]byte("{\"data\": {\"A.0.forward\": {\"x\": \"\xff\"}}}"))
+	f.Add([]byte(dumpWith(`"A.0.forward": {"input_args": [` + tensorA + `]}, "A.0.forward": {"output": [` + tensorA + `]}`)))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "dump.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Count(string(data), "\n") + 1
+		positioned := func(what string, err error) {
+			var se *source.Error
+			if !errors.As(err, &se) || se.Line < 1 || se.Line > lines {
+				t.Fatalf("%s: error without a line inside the input: %v", what, err)
+			}
+		}
+		var want []Entry
+		_, serr := ScanFileExact(p, func() { want = nil }, func(e *Entry) error {
+			c := *e
+			c.Items = slices.Clone(e.Items)
+			want = append(want, c)
+			return nil
+		})
+		type at struct{ off, end int64 }
+		var skimmed []at
+		_, kerr := SkimExact(p, func() { skimmed = nil }, func(e *SkimEntry) error {
+			skimmed = append(skimmed, at{e.Offset, e.End})
+			return nil
+		})
+		if kerr != nil {
+			positioned("Skim", kerr)
+			if serr == nil {
+				t.Fatalf("Skim refuses what Scan reads: %v", kerr)
+			}
+			return
+		}
+		r, err := NewEntryReader(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var got []Entry
+		var rerr error
+		for i, s := range skimmed {
+			end := s.end
+			if end == 0 {
+				end = -1
+				if i+1 < len(skimmed) {
+					end = skimmed[i+1].off
+				}
+			}
+			if rerr = r.Read(i, s.off, end, 0, func(e *Entry) error {
+				c := *e
+				c.Items = slices.Clone(e.Items)
+				got = append(got, c)
+				return nil
+			}); rerr != nil {
+				break
+			}
+		}
+		switch {
+		case serr != nil:
+			positioned("Scan", serr)
+			if rerr == nil {
+				t.Fatalf("Scan refuses (%v), skim and reader read", serr)
+			}
+			positioned("EntryReader", rerr)
+		case rerr != nil:
+			t.Fatalf("Scan reads, EntryReader refuses: %v", rerr)
+		default:
+			if g, w := rowNames(got), rowNames(want); !slices.Equal(g, w) {
+				t.Fatalf("skim + reader rows %q\nscan rows %q", g, w)
+			}
+		}
+	})
+}
