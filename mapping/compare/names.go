@@ -26,7 +26,11 @@ type dumpNames struct {
 func readNames(p msprobe.Paths, cfg *Config) (*dumpNames, error) {
 	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
-	if _, err := msprobe.Skim(p.DumpJSON, func(e *msprobe.SkimEntry) error {
+	reset := func() { // a "data" repeating keys: read again as Python does
+		d = &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
+		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
+	}
+	if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
 		name := string(e.Name)
 		i := int32(len(d.names))
 		d.names = append(d.names, name)
