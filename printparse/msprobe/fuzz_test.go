@@ -116,8 +116,22 @@ func FuzzReadSmallFiles(f *testing.F) {
 				}
 			}
 		}
-		_, err = ReadConstruct(p)
+		cons, err := ReadConstruct(p)
 		checkErr("ReadConstruct", err)
+		// the streaming reader of a few parents agrees with it
+		want := map[string]bool{}
+		for k := range cons {
+			want[k] = true
+		}
+		parents, perr := ReadParents(p, want)
+		checkErr("ReadParents", perr)
+		if err == nil && perr == nil {
+			for k, v := range parents {
+				if cons[k] != v {
+					t.Fatalf("ReadParents[%q] = %q, ReadConstruct %q", k, v, cons[k])
+				}
+			}
+		}
 		h, err := ReadHeader(p)
 		checkErr("ReadHeader", err)
 		if err == nil && h.Framework == "" {

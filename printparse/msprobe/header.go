@@ -535,7 +535,7 @@ func ReadStack(path string) (map[string][]string, error) {
 func ReadParents(path string, want map[string]bool) (map[string]string, error) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
-		return nil, fmt.Errorf("read construct.json: %w", err)
+		return nil, readErr("construct.json", err)
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
@@ -613,6 +613,9 @@ func ReadParents(path string, want map[string]bool) (map[string]string, error) {
 			lx.pos--
 			return nil, lx.errorf("expected ',' or '}', found %s", lx.describe())
 		}
+	}
+	if err := atEnd(lx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
