@@ -189,7 +189,7 @@ func ParsePairs(data []byte, name string) ([]ModulePair, error) {
 func parsePairs(data []byte, name string) ([]ModulePair, []Pos, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, &source.Error{File: name, Err: err}
+		return nil, nil, source.YAMLError(name, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil, nil

@@ -45,7 +45,7 @@ func TestParsePairsErrors(t *testing.T) {
 		{"- npu: a\n  bench: [c, d]\n  kind: split\n", "pairs.yaml:3: expected kind gate_up, qkv, experts, fused, found \"split\""},
 		{"- npu: a\n  bench: [c, d]\n  kind: fused\n  layout: blocked\n", "pairs.yaml:1: expected layout only in a qkv group"},
 		{"- npu: [a, b]\n  bench: c\n  kind: fused\n- npu: b\n  bench: d\n", "pairs.yaml:4: expected each npu path once, found \"b\" again (first at line 1)"},
-		{"- npu: a\n  bench: [\n", "pairs.yaml: yaml:"},
+		{"- npu: a\n  bench: [\n", "pairs.yaml:2: invalid YAML: did not find expected node content"},
 		{"- npu: a\n  bench: b\n- npu: a\n  bench: c\n", "pairs.yaml:3: expected each npu path once, found \"a\" again (first at line 1)"},
 	}
 	for _, tc := range bad {

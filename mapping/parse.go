@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/source"
@@ -154,13 +153,13 @@ func Parse(data []byte, name string) (*Mapping, []Diagnostic, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(name, data, err)
+		return nil, nil, source.YAMLError(name, data, err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err == nil {
 		return nil, nil, &source.Error{File: name, Line: max(next.Line, 1), Expected: "a single YAML document", Found: "another (PyYAML's safe_load refuses it)"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, nil, syntaxError(name, data, err)
+		return nil, nil, source.YAMLError(name, data, err)
 	}
 	p := &parser{src: name}
 	m := &Mapping{Source: name}
@@ -231,11 +230,11 @@ type parser struct {
 func (p *parser) pos(n *yaml.Node) Pos { return Pos{File: p.src, Line: n.Line, Col: n.Column} }
 
 func (p *parser) errAt(n *yaml.Node, format string, args ...any) error {
-	return &source.Error{File: p.src, Line: n.Line, Col: n.Column, Msg: singleLine(fmt.Sprintf(format, args...))}
+	return &source.Error{File: p.src, Line: n.Line, Col: n.Column, Msg: source.OneLine(fmt.Sprintf(format, args...))}
 }
 
 func (p *parser) diag(pos Pos, code string, sev Severity, related []Pos, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{Pos: pos, Code: code, Severity: sev, Msg: singleLine(fmt.Sprintf(format, args...)), Related: related})
+	p.diags = append(p.diags, Diagnostic{Pos: pos, Code: code, Severity: sev, Msg: source.OneLine(fmt.Sprintf(format, args...)), Related: related})
 }
 
 func (p *parser) rules(c *ClassRules, v *yaml.Node) error {
@@ -341,38 +340,6 @@ func (p *parser) checkCell(m *Mapping) {
 	}
 	p.diag(cell.Pos, CodeCellAlias, Info, nil, "legacy key Cell: msprobe renames it to TopLayer")
 }
-
-// singleLine escapes line breaks so that every message stays on one line.
-func singleLine(s string) string {
-	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
-}
-
-func syntaxError(src string, data []byte, err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	msg = singleLine(strings.TrimPrefix(msg, "yaml: "))
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		rest := strings.TrimPrefix(msg, m[0])
-		if rest == "found character that cannot start any token" || rest == "found a tab character that violates indentation" {
-			// a tab in the indentation, the usual cause (editors insert
-			// them); yaml.v3 may name the line before it
-			lines := strings.Split(string(data), "\n")
-			for i := line - 1; i >= 0 && i < len(lines) && i <= line; i++ {
-				if indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]; strings.Contains(indent, "\t") {
-					return &source.Error{File: src, Line: i + 1, Msg: "invalid YAML: expected spaces in the indentation, found a tab (YAML allows no tabs there)"}
-				}
-			}
-		}
-		return &source.Error{File: src, Line: line, Msg: "invalid YAML: " + rest}
-	}
-	return &source.Error{File: src, Msg: "invalid YAML: " + msg}
-}
-
-var yamlLineRE = regexp.MustCompile(`^line (\d+): `)
 
 func resolveAlias(n *yaml.Node) *yaml.Node {
 	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {

@@ -1,12 +1,11 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -27,38 +26,24 @@ func ReadCompareJSON(path string) (npu, bench, stack string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
-	if k := firstInvalidUTF8(b); k >= 0 {
-		// encoding/json would read the byte as U+FFFD; Python refuses the file
-		return "", "", "", &source.Error{File: path, Line: 1 + strings.Count(string(b[:k]), "\n"), Expected: "UTF-8 text",
-			Found: fmt.Sprintf("byte 0x%02x, which is not UTF-8 (Python's json.load refuses the file)", b[k])}
+	if err := source.CheckUTF8(path, b); err != nil {
+		return "", "", "", err
 	}
 	var c compareJSON
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&c); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + strings.Count(string(b[:se.Offset]), "\n")
-			return "", "", "", &source.Error{File: path, Line: line, Expected: "a JSON object with npu_path and bench_path", Found: fmt.Sprintf("invalid JSON (%v)", err)}
-		}
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			line := 1 + strings.Count(string(b[:min(int(te.Offset), len(b))]), "\n")
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
 			want := "a path (string)"
 			if te.Field == "is_print_compare_log" {
 				want = "true or false"
 			}
-			return "", "", "", &source.Error{File: path, Line: line, Expected: want + " for " + te.Field, Found: "a JSON " + te.Value}
-		case errors.As(err, &te):
-			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "a JSON " + te.Value}
-		case errors.Is(err, io.EOF):
-			return "", "", "", &source.Error{File: path, Line: 1, Expected: "a JSON object with npu_path and bench_path", Found: "an empty file"}
+			return "", "", "", &source.Error{File: path, Line: source.Line(b, te.Offset), Expected: want + " for " + te.Field, Found: "a JSON " + te.Value}
 		}
-		return "", "", "", &source.Error{File: path, Line: 1, Msg: "expected a JSON object with npu_path and bench_path", Err: err}
+		return "", "", "", source.JSONError(path, b, "a JSON object with npu_path and bench_path", err)
 	}
-	if rest := b[dec.InputOffset():]; len(strings.TrimLeft(string(rest), " \t\r\n")) > 0 {
-		off := len(b) - len(strings.TrimLeft(string(rest), " \t\r\n"))
-		return "", "", "", &source.Error{File: path, Line: 1 + strings.Count(string(b[:off]), "\n"), Expected: "end of file after the JSON object (Python's json.load refuses more)",
+	if rest := bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		off := len(b) - len(rest)
+		return "", "", "", &source.Error{File: path, Line: source.Line(b, int64(off)), Expected: "end of file after the JSON object (Python's json.load refuses more)",
 			Found: fmt.Sprintf("%q", clipBytes(b[off:], 20))}
 	}
 	// encoding/json matches keys case-insensitively; Python's dict lookup
@@ -78,17 +63,6 @@ func ReadCompareJSON(path string) (npu, bench, stack string, err error) {
 		stack = *c.StackPath
 	}
 	return *c.NPUPath, *c.BenchPath, stack, nil
-}
-
-func firstInvalidUTF8(b []byte) int {
-	for k := 0; k < len(b); {
-		r, n := utf8.DecodeRune(b[k:])
-		if r == utf8.RuneError && n == 1 {
-			return k
-		}
-		k += n
-	}
-	return -1
 }
 
 func clipBytes(b []byte, n int) string {

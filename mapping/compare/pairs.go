@@ -177,7 +177,7 @@ func LoadDataMapping(path string) (map[string]string, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &source.Error{File: path, Err: err}
+		return nil, source.YAMLError(path, b, err)
 	}
 	m := map[string]string{}
 	if len(doc.Content) == 0 {

@@ -1,12 +1,9 @@
 package resolve
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
@@ -124,27 +121,12 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	if !utf8.Valid(data) {
-		// encoding/json would turn the byte into U+FFFD; Python refuses it
-		k := 0
-		for k < len(data) {
-			r, n := utf8.DecodeRune(data[k:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			k += n
-		}
-		return nil, &source.Error{File: path, Line: 1 + bytes.Count(data[:k], []byte("\n")), Expected: "UTF-8 text",
-			Found: fmt.Sprintf("byte 0x%02x, which is not UTF-8 (Python's json.load refuses the file)", data[k])}
+	if err := source.CheckUTF8(path, data); err != nil {
+		return nil, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-			return nil, &source.Error{File: path, Line: line, Msg: "expected a JSON object", Err: err}
-		}
-		return nil, &source.Error{File: path, Msg: "expected a JSON object", Err: err}
+		return nil, source.JSONError(path, data, "a JSON object", err)
 	}
 	return m, nil
 }

@@ -492,9 +492,9 @@ func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) 
 	err := r.read(index, off, end, 1, fn)
 	var se *source.Error
 	if errors.As(err, &se) && se.File == r.path && se.Line > 0 {
-		base, lerr := r.lineAt(off)
+		base, lerr := source.LineAt(r.f, off)
 		if lerr != nil {
-			return lerr
+			return fmt.Errorf("read dump: %w", lerr)
 		}
 		se.Line += base - 1
 	}
@@ -510,24 +510,6 @@ func (r *EntryReader) Rows(index int, off, end int64, line int) (int, error) {
 	r.s.rows = 0
 	err := r.Read(index, off, end, line, func(*Entry) error { return nil })
 	return r.s.rows, err
-}
-
-// lineAt is the line of byte off.
-func (r *EntryReader) lineAt(off int64) (int, error) {
-	buf := make([]byte, 1<<20)
-	line := 1
-	for pos := int64(0); pos < off; {
-		n, err := r.f.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
-		line += bytes.Count(buf[:n], []byte{'\n'})
-		pos += int64(n)
-		if err != nil && err != io.EOF {
-			return 0, fmt.Errorf("read dump: %w", err)
-		}
-		if n == 0 {
-			break
-		}
-	}
-	return line, nil
 }
 
 func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) error) error {

@@ -25,8 +25,9 @@ type NodeMatch struct {
 // name is the input in errors, which are *source.Error.
 func ParseVisConfig(data []byte, name string) ([]NodeMatch, error) {
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(bytes.TrimLeft(data, "\ufeff"), &top); err != nil {
-		return nil, visJSONErr(name, data, err)
+	data = bytes.TrimLeft(data, "\ufeff")
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, source.JSONError(name, data, "a .vis.config JSON object of NPU node -> bench node", err)
 	}
 	obj := top
 	for _, k := range []string{"manualMatchNodes", "npuMatchNodes"} {
@@ -80,12 +81,4 @@ func jsonKind(raw json.RawMessage) string {
 		return "null"
 	}
 	return string(t)
-}
-
-func visJSONErr(name string, data []byte, err error) error {
-	if se, ok := err.(*json.SyntaxError); ok {
-		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-		return &source.Error{File: name, Line: line, Expected: "a .vis.config JSON object", Found: "invalid JSON (" + se.Error() + ")"}
-	}
-	return &source.Error{File: name, Expected: "a .vis.config JSON object of NPU node -> bench node", Found: err.Error()}
 }

@@ -32,8 +32,8 @@ func TestParseVisConfig(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ name, in, want string }{
-		{"broken JSON", "{\n\"a\": \n}", "in:3: expected a .vis.config JSON object, found invalid JSON"},
-		{"not an object", "[1]", "in: expected a .vis.config JSON object of NPU node -> bench node"},
+		{"broken JSON", "{\n\"a\": \n}", "in:3: expected a .vis.config JSON object of NPU node -> bench node, found invalid JSON"},
+		{"not an object", "[1]", "in:1: expected a .vis.config JSON object of NPU node -> bench node, found a JSON array"},
 		{"not a string", `{"a": 3}`, `in: expected a bench node name (a string) for "a", found 3`},
 		{"state not an object", `{"manualMatchNodes": []}`, `in: expected "manualMatchNodes" to be an object of NPU node -> bench node, found a list`},
 	} {
