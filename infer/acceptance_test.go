@@ -8,9 +8,10 @@ package infer_test
 //       and flags the TransformerLayer and MLP conflicts; with templates
 //       (auto), 100%.
 //   (b) TestAcceptanceGroundTruth: the default draft (templates on), applied
-//       by package mapping's msprobe-exact resolver, pairs every NPU module
-//       that has a true partner in testdata/groundtruth and none wrongly.
-//       TestAcceptanceMsprobeDumps does the same on real msprobe dump folders.
+//       by msprobe's resolver, pairs every NPU module that has a 1:1 partner
+//       in the labelled benchmark (testdata/benchmark, scored by package
+//       mapping/truth) and none wrongly. TestAcceptanceMsprobeDumps does the
+//       same on real msprobe dump folders.
 //
 // Counting the seed's lines. A seed line counts as reproduced when the draft
 // holds the same class, key and value (as msprobe applies the draft: the
@@ -30,16 +31,12 @@ package infer_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/mapping/resolve"
-	"gopkg.in/yaml.v3"
-
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/truth"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
@@ -189,101 +186,68 @@ func classes(cs []infer.Conflict) []string {
 	return out
 }
 
-// groundTruth is testdata/groundtruth/qwen25vl_mindspeed-mm_vs_llamafactory.yaml
-// (format and reasoning in its header).
-type groundTruth struct {
-	Modules map[string]struct {
-		Bench   string `yaml:"bench"`
-		Kind    string `yaml:"kind"`
-		Partial string `yaml:"partial"`
-	} `yaml:"modules"`
-	BenchOnly []string `yaml:"bench_only"`
-}
-
-// verdict is an NPU module's true partner ("none" when it has none) and the
-// N:1 stand-in it may be paired with without being wrong.
-type verdict struct{ bench, partial, kind string }
-
-func loadGroundTruth(t testing.TB) (forward, reverse map[string]verdict) {
+// pairA reads the ground truth of corpus pair A from the labelled
+// benchmark; dumps selects the pair's msprobe dump folders (2 vision + 2
+// text layers) instead of its prints.
+func pairA(t testing.TB, dumps bool) *truth.Pair {
 	t.Helper()
-	p := testkit.Testdata(t, "groundtruth", "qwen25vl_mindspeed-mm_vs_llamafactory.yaml")
-	b, err := os.ReadFile(p)
+	name := "qwen25vl_mindspeed-mm_vs_llamafactory"
+	if dumps {
+		name = "qwen25vl-2x2-dumps_mindspeed-mm_vs_llamafactory"
+	}
+	p, err := truth.Read(testkit.Testdata(t, "benchmark", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gt groundTruth
-	if err := yaml.Unmarshal(b, &gt); err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	forward, reverse = map[string]verdict{}, map[string]verdict{}
-	for npu, e := range gt.Modules {
-		forward[npu] = verdict{e.Bench, e.Partial, e.Kind}
-		switch {
-		case e.Kind == "root": // the bench root is not a module to pair
-		case e.Bench != "none":
-			reverse[e.Bench] = verdict{bench: npu, kind: e.Kind}
-		case e.Partial != "":
-			reverse[e.Partial] = verdict{bench: "none", partial: npu}
-		}
-	}
-	for _, b := range gt.BenchOnly {
-		reverse[b] = verdict{bench: "none"}
-	}
-	return forward, reverse
+	return p
 }
 
-// tally compares resolved pairs with the ground truth.
-type tally struct {
-	truePartners, paired, partial int
-	missed, wrong                 []string
-}
-
-func (s tally) String() string {
-	return fmt.Sprintf("%d of %d true partners paired (%.1f%%), %d wrong, %d partial N:1 pairs (tolerated)",
-		s.paired, s.truePartners, 100*float64(s.paired)/float64(s.truePartners), len(s.wrong), s.partial)
-}
-
-func score(t testing.TB, truth map[string]verdict, pairs []resolve.NodePair) tally {
+// acceptGroundTruth scores the two drafts of r on the pair of trees, each
+// applied by msprobe's resolver, and fails (required) or logs unless
+// every 1:1 partner is paired and nothing wrongly.
+func acceptGroundTruth(t *testing.T, pair *truth.Pair, ms, hf *printparse.Tree, r *infer.Result, required bool) []*truth.Score {
 	t.Helper()
-	var s tally
-	seen := 0
-	for _, p := range pairs {
-		v, ok := truth[p.NPU.Path]
-		if !ok {
-			t.Fatalf("ground truth has no entry for NPU module %s (%s): update testdata/groundtruth", p.NPU.Path, p.NPU.Class)
+	labels, err := pair.Labels(ms, hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*truth.Score
+	for _, d := range []struct {
+		dir        string
+		npu, bench *printparse.Tree
+		m          *mapping.Mapping
+		truth      map[string]truth.Verdict
+	}{
+		{"MindSpeed-MM -> LLaMA-Factory", ms, hf, r.Forward.Mapping, labels.Forward},
+		{"LLaMA-Factory -> MindSpeed-MM (reverse)", hf, ms, r.Reverse.Mapping, labels.Reverse},
+	} {
+		s, err := truth.Evaluate(d.truth, truth.Resolve(d.m, d.npu, d.bench, nil))
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen++
-		got := ""
-		if p.Bench != nil {
-			got = p.BenchPath
+		out = append(out, s)
+		t.Logf("%s, templates %q / %q: %d of %d 1:1 partners paired, %d wrong, %d spurious",
+			d.dir, r.Forward.Template, r.Reverse.Template, s.Correct, s.OneToOne, s.Wrong, s.Spurious)
+		if s.Correct == s.OneToOne && s.Wrong+s.Spurious == 0 {
+			continue
 		}
-		switch {
-		case v.kind == "root":
-		case v.bench != "none":
-			s.truePartners++
-			switch {
-			case p.Bench != nil && got == v.bench:
-				s.paired++
-			case p.Bench != nil:
-				s.wrong = append(s.wrong, fmt.Sprintf("%s -> %s, want %s", p.NPU.Path, got, v.bench))
-			default:
-				s.missed = append(s.missed, fmt.Sprintf("%s -> %s (no such bench module), want %s", p.NPU.Path, p.BenchPath, v.bench))
-			}
-		case p.Bench != nil && v.partial != "" && got == v.partial:
-			s.partial++
-		case p.Bench != nil:
-			s.wrong = append(s.wrong, fmt.Sprintf("%s -> %s, want no partner", p.NPU.Path, got))
+		msg := fmt.Sprintf("%s: %d of %d paired\nmissed (%d):\n  %s\nwrong (%d):\n  %s", d.dir, s.Correct, s.OneToOne,
+			len(s.Misses), strings.Join(s.Misses, "\n  "), len(s.Errors), strings.Join(s.Errors, "\n  "))
+		if required {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
 		}
 	}
-	if seen != len(truth) {
-		t.Fatalf("resolver returned %d NPU modules, ground truth has %d", seen, len(truth))
-	}
-	return s
+	return out
 }
 
+// TestAcceptanceGroundTruth: the default draft, applied by msprobe's
+// resolver, pairs every module of pair A that has a 1:1 partner and none
+// wrongly, both ways (issue 3); without templates the figures are logged.
 func TestAcceptanceGroundTruth(t *testing.T) {
 	ms, hf := loadPair(t)
-	forward, reverse := loadGroundTruth(t)
+	pair := pairA(t, false)
 	tests := []struct {
 		name     string
 		template string
@@ -294,75 +258,25 @@ func TestAcceptanceGroundTruth(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := suggest(t, ms, hf, tc.template)
-			for _, d := range []struct {
-				dir        string
-				npu, bench *printparse.Tree
-				m          *mapping.Mapping
-				truth      map[string]verdict
-			}{
-				{"MindSpeed-MM -> LLaMA-Factory", ms, hf, r.Forward.Mapping, forward},
-				{"LLaMA-Factory -> MindSpeed-MM (reverse)", hf, ms, r.Reverse.Mapping, reverse},
-			} {
-				s := score(t, d.truth, resolve.New(d.m).ResolveTree(d.npu, d.bench))
-				t.Logf("%s, templates %q / %q: %v", d.dir, r.Forward.Template, r.Reverse.Template, s)
-				if s.paired == s.truePartners && len(s.wrong) == 0 {
-					continue
-				}
-				sort.Strings(s.missed)
-				sort.Strings(s.wrong)
-				msg := fmt.Sprintf("%s: %v\nmissed (%d):\n  %s\nwrong (%d):\n  %s", d.dir, s,
-					len(s.missed), strings.Join(s.missed, "\n  "), len(s.wrong), strings.Join(s.wrong, "\n  "))
-				if tc.required {
-					t.Error(msg)
-				} else {
-					t.Log(msg)
-				}
-			}
+			acceptGroundTruth(t, pair, ms, hf, suggest(t, ms, hf, tc.template), tc.required)
 		})
 	}
 }
 
 // TestAcceptanceMsprobeDumps runs the same check on real msprobe dump
-// folders of the two structures (2 vision + 2 text layers,
-// testdata/corpus/msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template),
-// read by printparse.Load: the default draft, applied by the resolver, pairs
-// every dumped module that has a true partner and none wrongly, both ways.
+// folders of the two structures (2 vision + 2 text layers, the
+// benchmark's qwen25vl-2x2-dumps pair, read by printparse.Load): the
+// default draft pairs all 47 dumped modules that have a 1:1 partner and
+// none wrongly, both ways.
 func TestAcceptanceMsprobeDumps(t *testing.T) {
-	dir := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	load := func(rel string) *printparse.Tree {
-		tr, err := printparse.Load(filepath.Join(dir, rel), printparse.Options{Index: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
+	pair := pairA(t, true)
+	ms, lf, err := pair.Trees()
+	if err != nil {
+		t.Fatal(err)
 	}
-	lf, ms := load("npu/proc12360"), load("bench/proc12353")
-	forward, reverse := loadGroundTruth(t)
-	r := suggest(t, ms, lf, infer.TemplateAuto)
-	for _, d := range []struct {
-		dir        string
-		npu, bench *printparse.Tree
-		m          *mapping.Mapping
-		truth      map[string]verdict
-	}{
-		{"MindSpeed-MM -> LLaMA-Factory", ms, lf, r.Forward.Mapping, forward},
-		{"LLaMA-Factory -> MindSpeed-MM (reverse)", lf, ms, r.Reverse.Mapping, reverse},
-	} {
-		pairs := resolve.New(d.m).ResolveTree(d.npu, d.bench)
-		dumped := map[string]verdict{}
-		for _, p := range pairs {
-			v, ok := d.truth[p.NPU.Path]
-			if !ok {
-				t.Fatalf("%s: dumped module %s (%s) has no ground-truth entry", d.dir, p.NPU.Path, p.NPU.Class)
-			}
-			dumped[p.NPU.Path] = v
-		}
-		s := score(t, dumped, pairs)
-		t.Logf("%s, templates %q / %q: %v", d.dir, r.Forward.Template, r.Reverse.Template, s)
-		if s.paired != s.truePartners || len(s.wrong) != 0 || s.truePartners != 47 {
-			t.Errorf("%s: %v (want 47 of 47)\nmissed:\n  %s\nwrong:\n  %s", d.dir, s,
-				strings.Join(s.missed, "\n  "), strings.Join(s.wrong, "\n  "))
+	for _, s := range acceptGroundTruth(t, pair, ms, lf, suggest(t, ms, lf, infer.TemplateAuto), true) {
+		if s.OneToOne != 47 {
+			t.Errorf("%d dumped modules with a 1:1 partner, want 47", s.OneToOne)
 		}
 	}
 }

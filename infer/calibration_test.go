@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/layermap/layermap/infer/internal/truth"
+	"github.com/layermap/layermap/mapping/truth"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 

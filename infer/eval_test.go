@@ -1,7 +1,7 @@
 package infer_test
 
 // The one evaluation of issue 8: infer.Suggest on every pair of the
-// labelled benchmark (testdata/benchmark, read by infer/internal/truth),
+// labelled benchmark (testdata/benchmark, read by mapping/truth),
 // both directions, templates on (auto) and off (none), on the pair's own
 // structures and on its generated variants. Each draft is applied with
 // msprobe's exact resolver (resolve.New over resolve.TrieFromTree, bench
@@ -30,9 +30,8 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/infer"
-	"github.com/layermap/layermap/infer/internal/truth"
 	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/mapping/truth"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
@@ -65,14 +64,17 @@ func (r evalRow) key() string {
 // Wrong+Spurious pairs, at most BadSure of them in the sure band.
 type floor struct{ Correct, Bad, BadSure int }
 
-// evalBand is the confidence band the draft gives the pair npu -> bench
-// of one direction: the aligned pair's band, unsure for a pair msprobe
-// makes by name that the alignment did not (Draft.Unintended).
-func evalBand(bands map[[2]string]string, npu, bench string) string {
-	if b, ok := bands[[2]string{npu, bench}]; ok {
-		return b
+// bandOf returns the confidence band the draft gives the pair npu ->
+// bench of one direction: the aligned pair's band in bands (flagged),
+// unsure for a pair msprobe makes by name that the alignment did not
+// (Draft.Unintended).
+func bandOf(bands map[[2]string]string) func(npu, bench string) string {
+	return func(npu, bench string) string {
+		if b, ok := bands[[2]string{npu, bench}]; ok {
+			return b
+		}
+		return truth.Unsure
 	}
-	return truth.Unsure
 }
 
 // flagged returns the bands of the pairs of r in one direction (keys: that
@@ -86,25 +88,6 @@ func flagged(r *infer.Result, reverse bool) map[[2]string]string {
 		} else {
 			out[[2]string{p.NPU, p.Bench}] = p.Band
 		}
-	}
-	return out
-}
-
-// resolveDraft applies m the way msprobe does and returns, for every
-// module of npu msprobe would dump, the dumped bench module it is paired
-// with and the band.
-func resolveDraft(m *mapping.Mapping, npu, bench *printparse.Tree, bands map[[2]string]string) []truth.Resolved {
-	var out []truth.Resolved
-	for _, p := range resolve.New(m).ResolveTree(npu, bench) {
-		if !resolve.HasDumpEntry(npu, p.NPU) {
-			continue
-		}
-		r := truth.Resolved{NPU: p.NPU.Path}
-		if p.Bench != nil && resolve.HasDumpEntry(bench, p.Bench) {
-			r.Bench = p.Bench.Path
-			r.Band = evalBand(bands, r.NPU, r.Bench)
-		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -145,7 +128,7 @@ func evalPair(p *truth.Pair, variant string) []evalRow {
 			{"rev", r.Reverse.Mapping, bench, npu, labels.Reverse, r.Reverse.Template, true},
 		} {
 			row := evalRow{pair: p.Name, variant: variant, templates: tm.name, dir: d.dir, template: d.template}
-			row.s, row.err = truth.Evaluate(d.truth, resolveDraft(d.m, d.npu, d.bench, flagged(r, d.reverse)))
+			row.s, row.err = truth.Evaluate(d.truth, truth.Resolve(d.m, d.npu, d.bench, bandOf(flagged(r, d.reverse))))
 			rows = append(rows, row)
 		}
 	}

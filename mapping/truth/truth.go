@@ -1,7 +1,8 @@
 // Package truth reads layermap's labelled benchmark (testdata/benchmark):
 // pairs of model structures with their ground-truth module pairs, written
-// as compact rules, and scores a drafted mapping against them. It is the
-// one evaluation of issue 8; infer's eval_test.go runs it.
+// as compact rules, and scores a layer_mapping against them: the one
+// scorer of infer's evaluation (eval_test.go, issue 8) and of the tests
+// that measure templates and drafts against pair A. Only tests import it.
 //
 // A pair is a folder holding the two structures (print(model) text or
 // msprobe dump folders), PROVENANCE.md and truth.yaml:

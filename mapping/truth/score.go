@@ -3,6 +3,10 @@ package truth
 import (
 	"fmt"
 	"sort"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/printparse"
 )
 
 // Confidence bands of a drafted pair.
@@ -17,10 +21,34 @@ var Bands = []string{Sure, Check, Unsure}
 
 // Resolved is what msprobe's resolver makes of a draft for one dumped
 // NPU module: the dumped bench module it pairs it with ("" for none) and
-// the confidence band the draft gives that pair.
+// the confidence band the draft gives that pair ("" for a draft without
+// bands, such as a template).
 type Resolved struct {
 	NPU, Bench string
 	Band       string
+}
+
+// Resolve applies m to the pair of trees the way msprobe does and returns,
+// for every NPU module msprobe would dump (resolve.HasDumpEntry), the
+// dumped bench module it is paired with ("" when none, or when msprobe
+// would not find the target in a dump) and band(npu, bench) (band nil:
+// no bands).
+func Resolve(m *mapping.Mapping, npu, bench *printparse.Tree, band func(npu, bench string) string) []Resolved {
+	var out []Resolved
+	for _, p := range resolve.New(m).ResolveTree(npu, bench) {
+		if !resolve.HasDumpEntry(npu, p.NPU) {
+			continue
+		}
+		r := Resolved{NPU: p.NPU.Path}
+		if p.Bench != nil && resolve.HasDumpEntry(bench, p.Bench) {
+			r.Bench = p.Bench.Path
+			if band != nil {
+				r.Band = band(r.NPU, r.Bench)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Outcomes of one NPU module.
@@ -46,7 +74,7 @@ type Score struct {
 	// experts); N1Standin those paired with an acceptable stand-in.
 	N1, N1Standin map[string]int
 	// ByBand counts the paired modules per band and outcome (Correct,
-	// Wrong, Spurious, Standin).
+	// Wrong, Spurious, Standin); unbanded pairs are not in it.
 	ByBand map[string]map[string]int
 	// Errors lists the wrong and spurious pairs, and Misses the missed 1:1
 	// partners ("npu -> got (band), want ...").
@@ -101,7 +129,7 @@ func Evaluate(truth map[string]Verdict, resolved []Resolved) (*Score, error) {
 			return nil, fmt.Errorf("module %s resolved twice", r.NPU)
 		}
 		seen[r.NPU] = true
-		if r.Bench != "" {
+		if r.Bench != "" && r.Band != "" {
 			if _, ok := s.ByBand[r.Band]; !ok {
 				return nil, fmt.Errorf("pair %s -> %s: unknown band %q", r.NPU, r.Bench, r.Band)
 			}
@@ -128,7 +156,7 @@ func Evaluate(truth map[string]Verdict, resolved []Resolved) (*Score, error) {
 				s.N1Standin[v.Kind]++
 			}
 		}
-		if r.Bench != "" {
+		if r.Bench != "" && r.Band != "" {
 			s.ByBand[r.Band][o]++
 		}
 		if o == Wrong || o == Spurious {
