@@ -159,24 +159,65 @@ func (n *Node) Child(name string) *Node {
 
 // Lookup returns the descendant at the dotted path relative to n ("" is n
 // itself), or nil when there is none.
-func (n *Node) Lookup(path string) *Node {
-	if path == "" {
-		return n
+func (n *Node) Lookup(path string) *Node { return (*ChildIndex)(nil).Lookup(n, path) }
+
+// LookupSegs returns the descendant of n at the path of segments segs (n
+// itself for none), or nil when there is none.
+func (n *Node) LookupSegs(segs []string) *Node { return (*ChildIndex)(nil).LookupSegs(n, segs) }
+
+// ChildIndex finds children by name through a map for the children of
+// wide nodes: Node.Child scans the list, so looking up every layer of a
+// list of 24k layers in turn is quadratic. The zero value is ready; a nil
+// *ChildIndex scans.
+type ChildIndex struct {
+	wide map[*Node]map[string]*Node
+}
+
+// wideNode is the number of children above which a node is indexed.
+const wideNode = 16
+
+// Child returns n.Child(name).
+func (x *ChildIndex) Child(n *Node, name string) *Node {
+	if x == nil || len(n.Children) <= wideNode {
+		return n.Child(name)
 	}
-	cur := n
-	for path != "" {
-		seg := path
-		if k := strings.IndexByte(path, '.'); k >= 0 {
-			seg, path = path[:k], path[k+1:]
-			if path == "" { // trailing dot
-				return nil
+	idx := x.wide[n]
+	if idx == nil {
+		idx = make(map[string]*Node, len(n.Children))
+		for _, c := range n.Children {
+			if _, ok := idx[c.Name]; !ok { // the first, as Child finds it
+				idx[c.Name] = c
 			}
-		} else {
-			path = ""
 		}
-		if cur = cur.Child(seg); cur == nil {
+		if x.wide == nil {
+			x.wide = map[*Node]map[string]*Node{}
+		}
+		x.wide[n] = idx
+	}
+	return idx[name]
+}
+
+// LookupSegs returns n.LookupSegs(segs); nil for a nil n.
+func (x *ChildIndex) LookupSegs(n *Node, segs []string) *Node {
+	for _, s := range segs {
+		if n == nil {
 			return nil
 		}
+		n = x.Child(n, s)
+	}
+	return n
+}
+
+// Lookup returns n.Lookup(path).
+func (x *ChildIndex) Lookup(n *Node, path string) *Node {
+	cur := n
+	for path != "" && cur != nil {
+		seg, rest, dot := strings.Cut(path, ".")
+		if dot && rest == "" {
+			return nil // a trailing dot names nothing
+		}
+		path = rest
+		cur = x.Child(cur, seg)
 	}
 	return cur
 }

@@ -113,7 +113,7 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 	}
 	byKey := map[akey]*AppliedLine{}
 	var order []akey
-	bl := benchLookup{root: bench.Root, index: map[*printparse.Node]map[string]*printparse.Node{}}
+	var bl printparse.ChildIndex // a list of 24k layers looked up once per hit was most of a template's time
 	r.walk(func(m *printparse.Node, rule *rule, inst *printparse.Node, benchPath func() string) {
 		cls := ""
 		if inst != npu.Root {
@@ -129,7 +129,7 @@ func (t *Template) Apply(npu, bench *printparse.Tree) (applied []AppliedLine, un
 		}
 		bp := benchPath()
 		h := Hit{NPU: m.Path, Bench: bp}
-		if bl.lookup(bp) != nil {
+		if bl.Lookup(bench.Root, bp) != nil {
 			a.Hits = append(a.Hits, h)
 		} else {
 			a.Misses = append(a.Misses, h)
@@ -374,41 +374,6 @@ func (r *resolver) walk(fn func(m *printparse.Node, last *rule, inst *printparse
 		path = path[:d]
 	}
 	visit(r.root)
-}
-
-// benchLookup finds bench nodes by path, through an index of the
-// children of wide nodes (Node.Child scans: a list of 24k layers looked up
-// once per hit was most of a template's time).
-type benchLookup struct {
-	root  *printparse.Node
-	index map[*printparse.Node]map[string]*printparse.Node
-}
-
-func (b benchLookup) lookup(path string) *printparse.Node {
-	n := b.root
-	for path != "" && n != nil {
-		seg, rest, dot := strings.Cut(path, ".")
-		if dot && rest == "" {
-			return nil // a trailing dot names nothing (Node.Lookup)
-		}
-		path = rest
-		if len(n.Children) <= 16 {
-			n = n.Child(seg)
-			continue
-		}
-		idx := b.index[n]
-		if idx == nil {
-			idx = make(map[string]*printparse.Node, len(n.Children))
-			for _, c := range n.Children {
-				if _, ok := idx[c.Name]; !ok {
-					idx[c.Name] = c
-				}
-			}
-			b.index[n] = idx
-		}
-		n = idx[seg]
-	}
-	return n
 }
 
 // namesAre reports whether the nodes are named segs.

@@ -200,7 +200,7 @@ func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
 	if bench != nil {
 		benchRoot = bench.Root
 	}
-	w := trieWalk{r: r, maxKey: maxKey, bench: benchRoot, index: map[*printparse.Node]map[string]*printparse.Node{}}
+	w := trieWalk{r: r, maxKey: maxKey, bench: benchRoot}
 	for _, it := range npu.Items {
 		if it.node == nil || it.node.trie != npu {
 			// not placed in this trie: the plain rewrite
@@ -208,7 +208,7 @@ func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
 			segs := r.run(npu, it.Scope(), nil, &fired)
 			p := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired}
 			if benchRoot != nil {
-				p.Bench = lookupSegs(benchRoot, segs)
+				p.Bench = benchRoot.LookupSegs(segs)
 			}
 			out = append(out, p)
 			continue
@@ -227,7 +227,7 @@ type trieWalk struct {
 	bench  *printparse.Node // bench root, nil for none
 	path   []*TrieNode      // path[i]: the node at depth i (path[0] the root)
 	steps  []walkStep
-	index  map[*printparse.Node]map[string]*printparse.Node // children of wide bench nodes
+	index  printparse.ChildIndex // children of wide bench nodes
 }
 
 // walkStep is one step of convert_scope: from depth start, n segments
@@ -288,7 +288,7 @@ func (w *trieWalk) moveTo(n *TrieNode) {
 		if k := len(w.steps); k > 0 {
 			from = w.steps[k-1].node
 		}
-		st.node = w.lookup(from, st.bench)
+		st.node = w.index.LookupSegs(from, st.bench)
 		w.steps = append(w.steps, st)
 		i += st.n
 	}
@@ -312,32 +312,6 @@ func (w *trieWalk) keyAt(segs []string, at int) bool {
 		}
 	}
 	return true
-}
-
-// lookup descends from n through segs, nil when a segment is missing;
-// children of wide nodes are found through an index.
-func (w *trieWalk) lookup(n *printparse.Node, segs []string) *printparse.Node {
-	for _, s := range segs {
-		if n == nil {
-			return nil
-		}
-		if len(n.Children) <= 16 {
-			n = n.Child(s)
-			continue
-		}
-		idx := w.index[n]
-		if idx == nil {
-			idx = make(map[string]*printparse.Node, len(n.Children))
-			for _, c := range n.Children {
-				if _, ok := idx[c.Name]; !ok {
-					idx[c.Name] = c
-				}
-			}
-			w.index[n] = idx
-		}
-		n = idx[s]
-	}
-	return n
 }
 
 // pair is the NodePair of item it at the current node.
@@ -374,13 +348,4 @@ func (w *trieWalk) pair(it *Item) NodePair {
 		}
 	}
 	return p
-}
-
-func lookupSegs(n *printparse.Node, segs []string) *printparse.Node {
-	for _, s := range segs {
-		if n = n.Child(s); n == nil {
-			return nil
-		}
-	}
-	return n
 }

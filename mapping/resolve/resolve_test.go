@@ -293,7 +293,7 @@ func TestResolveTrieIncremental(t *testing.T) {
 			got := r.ResolveTrie(trie, npu)
 			for i, it := range trie.Items {
 				segs, fired := r.ConvertScope(trie, it.Scope())
-				want := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired, Bench: lookupSegs(npu.Root, segs)}
+				want := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired, Bench: npu.Root.LookupSegs(segs)}
 				g := got[i]
 				firedRules += len(fired)
 				for _, f := range fired {

@@ -297,13 +297,7 @@ func lookup(t *printparse.Tree, segs []string) *printparse.Node {
 	if t == nil || t.Root == nil {
 		return nil
 	}
-	n := t.Root
-	for _, s := range segs {
-		if n = n.Child(s); n == nil {
-			return nil
-		}
-	}
-	return n
+	return t.Root.LookupSegs(segs)
 }
 
 func (c *checker) exists(segs []string) bool {
