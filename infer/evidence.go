@@ -5,7 +5,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/layermap/layermap/printparse"
@@ -114,7 +113,8 @@ func entryIO(e *msprobe.Entry) *moduleIO {
 }
 
 func newTensorStat(it *msprobe.Item) *tensorStat {
-	ts := &tensorStat{shape: parseShape(it.Shape)}
+	shape, _ := msprobe.ParseShape(it.Shape)
+	ts := &tensorStat{shape: shape}
 	for k, v := range it.Stats {
 		ts.stats[k] = math.NaN()
 		if v.Kind == msprobe.Number {
@@ -122,26 +122,6 @@ func newTensorStat(it *msprobe.Item) *tensorStat {
 		}
 	}
 	return ts
-}
-
-// parseShape reads msprobe's shape text ("[4, 2048, 4096]", "(3,)").
-func parseShape(s string) []int {
-	s = strings.Trim(s, "[]() ")
-	if s == "" {
-		return []int{}
-	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // shapesAgree compares two dumped shapes as the two frameworks lay them

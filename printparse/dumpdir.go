@@ -190,24 +190,8 @@ func entryParams(e *msprobe.Entry) []Param {
 		if k := strings.LastIndex(name, ".parameters."); k >= 0 {
 			name = name[k+len(".parameters."):]
 		}
-		out = append(out, Param{Name: name, Shape: shapeInts(it.Shape)})
-	}
-	return out
-}
-
-// shapeInts reads msprobe's "[64, 3, 7, 7]" ("[]" for a 0-d tensor).
-func shapeInts(s string) []int {
-	s = strings.Trim(strings.TrimSpace(s), "[]()")
-	out := []int{}
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		x, ok := scan.Atoi(f)
-		if !ok {
-			return nil
-		}
-		out = append(out, x)
+		shape, _ := msprobe.ParseShape(it.Shape)
+		out = append(out, Param{Name: name, Shape: shape})
 	}
 	return out
 }

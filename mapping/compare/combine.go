@@ -94,39 +94,13 @@ const (
 	kindTP      = "tp"
 )
 
-// parseShape reads msprobe's shape text ("[4, 2048]", "[]"); ok false for
-// anything else (None, a scalar's shape).
+// parseShape reads a tensor's shape text ("[4, 2048]", "[]"); ok false
+// for anything else (None, a slice's tuple).
 func parseShape(s string) ([]int, bool) {
-	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+	if !strings.HasPrefix(s, "[") {
 		return nil, false
 	}
-	body := strings.TrimSpace(s[1 : len(s)-1])
-	if body == "" {
-		return []int{}, true
-	}
-	var out []int
-	for _, f := range strings.Split(body, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 {
-			return nil, false
-		}
-		out = append(out, n)
-	}
-	return out, true
-}
-
-// formatShape writes a shape as msprobe does (Python's str of a list).
-func formatShape(d []int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, n := range d {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(n))
-	}
-	b.WriteByte(']')
-	return b.String()
+	return msprobe.ParseShape(s)
 }
 
 func numel(d []int) int {
@@ -169,7 +143,7 @@ func concatAxis(whole []int, parts [][]int) (c combination, ok bool) {
 	}
 	if len(whole) > 0 && whole[0] == len(parts) {
 		for _, p := range parts {
-			if len(p) != len(whole)-1 || formatShape(p) != formatShape(whole[1:]) {
+			if len(p) != len(whole)-1 || msprobe.FormatShape(p) != msprobe.FormatShape(whole[1:]) {
 				return c, false
 			}
 		}
@@ -230,7 +204,7 @@ func combinedShape(c combination, parts []*msprobe.Item) string {
 	}
 	first, _ := parseShape(parts[0].Shape)
 	if c.stack {
-		return formatShape(append([]int{len(parts)}, first...))
+		return msprobe.FormatShape(append([]int{len(parts)}, first...))
 	}
 	out := append([]int(nil), first...)
 	out[c.axis] = 0
@@ -238,7 +212,7 @@ func combinedShape(c combination, parts []*msprobe.Item) string {
 		d, _ := parseShape(p.Shape)
 		out[c.axis] += d[c.axis]
 	}
-	return formatShape(out)
+	return msprobe.FormatShape(out)
 }
 
 // statNum reads one statistic as a float: numbers, NaN and ±inf.
