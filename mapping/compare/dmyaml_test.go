@@ -21,7 +21,7 @@ func TestDataMappingYAML(t *testing.T) {
 		{NPU: "with space.0", Bench: "x: y"}, {NPU: "true", Bench: "1"}, {NPU: "Cell.a-b/c.0", Bench: "~"}, {NPU: "null", Bench: "Null"}, {NPU: "ü.0", Bench: "a#b"}, {NPU: "-lead", Bench: "y"}, {NPU: "a", Bench: ""}}
 	dir := t.TempDir()
 	set := output.NewSet()
-	if err := writeDataMapping(set, dir, output.Name{Prefix: "dm", Suffix: ".yaml"}, pairs); err != nil {
+	if err := writeDataMapping(set, dir, output.Name{Prefix: "dm", Suffix: ".yaml"}, eachPair(pairs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := set.Commit(time.Now()); err != nil {
@@ -45,4 +45,18 @@ func TestDataMappingYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSame(t, filepath.Join(out, "data_mapping_20261202120352.yaml"), filepath.Join(root, "golden/layer_mapping_ms_vs_pt/output/data_mapping_20261202120352.yaml"))
+}
+
+// eachPair gives pairs as resolve.DataMap.Each gives them, each name
+// split in two parts.
+func eachPair(pairs []resolve.NamePair) func(func(npu, npuSuffix, bench, benchSuffix string) error) error {
+	return func(fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
+		for _, p := range pairs {
+			n, b := len(p.NPU)/2, len(p.Bench)/2
+			if err := fn(p.NPU[:n], p.NPU[n:], p.Bench[:b], p.Bench[b:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -119,6 +120,9 @@ type Config struct {
 	// entry to the rule (nowhereRules, health.go).
 	nowhere      map[string]int32
 	nowhereRules []Nowhere
+	// layerMap is the data mapping derived from the layer mapping, looked
+	// up after DataMapping (msprobe merges them, -dm winning).
+	layerMap *resolve.DataMap
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank
@@ -684,9 +688,9 @@ func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
 	key, src, mapped := n.key, ByName, false
 	if m, ok := cfg.Pairs[n.it.Name]; ok {
 		key, src, mapped = m, ByPairs, true
-	} else if cfg.DataMapping != nil {
+	} else if cfg.dataMapped() {
 		key = n.it.Name
-		if m, ok := cfg.DataMapping[n.it.Name]; ok {
+		if m, ok := cfg.mapRow(&n.it); ok {
 			key, mapped = m, true
 			if m != n.it.Name {
 				src = cfg.DataMappingSource
@@ -696,7 +700,22 @@ func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
 			}
 		}
 	}
-	return key, src, !mapped && cfg.DataMapping == nil
+	return key, src, !mapped && !cfg.dataMapped()
+}
+
+// dataMapped reports whether rows are joined through a data mapping.
+func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.layerMap != nil }
+
+// mapRow returns the bench row name the data mapping gives an NPU row,
+// and whether it has the row.
+func (cfg *Config) mapRow(it *msprobe.Item) (string, bool) {
+	if m, ok := cfg.DataMapping[it.Name]; ok {
+		return m, true
+	}
+	if cfg.layerMap != nil {
+		return cfg.layerMap.Lookup(it.Entry, it.Name)
+	}
+	return "", false
 }
 
 // emitFunc hands one table row to the writer: an NPU row and its bench row

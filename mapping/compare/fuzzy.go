@@ -38,8 +38,8 @@ func newFuzzyMatcher(bs *benchSide, cfg *Config) *fuzzyMatcher {
 // fuzzyKey is an NPU row's fuzzy-match name (its data-mapped key, if any).
 func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
 	k := r.key
-	if f.cfg.DataMapping != nil {
-		if m, ok := f.cfg.DataMapping[r.it.Name]; ok {
+	if f.cfg.dataMapped() {
+		if m, ok := f.cfg.mapRow(&r.it); ok {
 			k = m
 		}
 	}
@@ -112,7 +112,7 @@ func (f *fuzzyMatcher) step(emit emitFunc) error {
 	}
 	n := f.npuQ[ni]
 	b := f.bQ[bi]
-	if f.cfg.DataMapping != nil || dtypeMatch(n.it.Dtype, f.bs.dtype(b), f.cfg.CrossFramework) {
+	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, f.bs.dtype(b), f.cfg.CrossFramework) {
 		f.bs.matched[b] = true
 		if err := emit(n, b, ByFuzzy); err != nil {
 			return err

@@ -53,7 +53,7 @@ type rankHealth struct {
 // generate_data_mapping_by_layer_mapping) and, on the way, its health:
 // validate's checks against the two dump folders and the entries a rule
 // sends nowhere. Each dump is read once for both.
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) ([]resolve.NamePair, *rankHealth, error) {
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *rankHealth, error) {
 	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/mapping"
-	"github.com/layermap/layermap/mapping/resolve"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping/output"
@@ -661,17 +661,10 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return err
 		}
 		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
-		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm); err != nil {
+		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm.Each); err != nil {
 			return err
 		}
-		merged := make(map[string]string, len(dm)+len(in.dataMapping))
-		for _, p := range dm {
-			merged[p.NPU] = p.Bench
-		}
-		for k, v := range in.dataMapping {
-			merged[k] = v
-		}
-		cfg.DataMapping, cfg.DataMappingSource = merged, ByLayerMap
+		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
 	}
 	if in.pairs != nil {
 		pm, known, err := pairRows(in.pairs, np, bp)
@@ -692,7 +685,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if opt.NoFused {
 		groups = nil
 	}
-	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.DataMapping != nil || cfg.Pairs != nil)
+	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
 	var err error
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp); err != nil {
 		return err
@@ -774,33 +767,49 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 // writeDataMapping adds a derived data mapping, as YAML, to the set: as
 // yaml.v3 writes a mapping node of the pairs (the names that YAML writes
 // plain, row names all, are written directly; any other pair goes
-// through the encoder).
-func writeDataMapping(set *output.Set, dir string, name output.Name, dm []resolve.NamePair) error {
-	var b []byte
-	if len(dm) == 0 {
-		b = []byte("{}\n")
+// through the encoder). each gives the pairs in order, each name in two
+// parts (see resolve.DataMap.Each).
+func writeDataMapping(set *output.Set, dir string, name output.Name, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
+	f, err := set.Create(dir, name, resultMode)
+	if err != nil {
+		return err
 	}
-	for _, p := range dm {
-		if plainYAML(p.NPU) && plainYAML(p.Bench) {
-			b = append(append(append(append(b, p.NPU...), ": "...), p.Bench...), '\n')
-			continue
+	w := bufio.NewWriterSize(f, 64<<10)
+	var b []byte
+	empty := true
+	err = each(func(n, ns, bn, bs string) error {
+		empty = false
+		b = append(append(append(append(append(b[:0], n...), ns...), ": "...), bn...), bs...)
+		if k := len(n) + len(ns); plainYAML(b[:k]) && plainYAML(b[k+2:]) {
+			b = append(b, '\n')
+			_, err := w.Write(b)
+			return err
 		}
-		n := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p.NPU}, {Kind: yaml.ScalarNode, Value: p.Bench}}}
-		one, err := yaml.Marshal(n)
+		np, bp := string(b[:len(n)+len(ns)]), string(b[len(n)+len(ns)+2:])
+		node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: np}, {Kind: yaml.ScalarNode, Value: bp}}}
+		one, err := yaml.Marshal(node)
 		if err != nil {
 			return err
 		}
-		b = append(b, one...)
+		_, err = w.Write(one)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	_, err := set.WriteFile(dir, name, b, resultMode)
-	return err
+	if empty {
+		if _, err := w.WriteString("{}\n"); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 // plainYAML reports a string yaml.v3 writes as a plain scalar on one
 // line: a letter first, then letters, digits and . _ - / only, and no
 // word YAML reads as a bool or null.
-func plainYAML(s string) bool {
-	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') || len(s) > 1000 {
+func plainYAML[S string | []byte](s S) bool {
+	if len(s) == 0 || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') || len(s) > 1000 {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
@@ -809,7 +818,10 @@ func plainYAML(s string) bool {
 			return false
 		}
 	}
-	switch strings.ToLower(s) {
+	if len(s) > 5 {
+		return true
+	}
+	switch strings.ToLower(string(s)) {
 	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
 		return false
 	}

@@ -56,7 +56,7 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 // tries and, per entry, its row names.
 type Sides struct {
 	NPU, Bench         *Trie
-	NPURows, BenchRows map[string][]string
+	npuRows, benchRows *rowTable
 }
 
 // ReadSides reads two dump folders once for everything a mapped compare
@@ -67,19 +67,19 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sides{NPU: npu, Bench: bench, NPURows: nr, BenchRows: br}, nil
+	return &Sides{NPU: npu, Bench: bench, npuRows: nr, benchRows: br}, nil
 }
 
 // DataMappingOf expands an api mapping of these sides into msprobe's data
 // mapping (see DataMapping).
-func (s *Sides) DataMappingOf(api []NamePair) []NamePair {
-	return DataMapping(api, func(e string) []string { return s.NPURows[e] }, func(e string) []string { return s.BenchRows[e] })
+func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
+	return newDataMap(api, s.npuRows, s.benchRows)
 }
 
 // readSides builds the scope tries of two dump folders and, with rows,
 // the row names of every entry, in the same pass over each dump.json.
-func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows map[string][]string, err error) {
-	side := func(dir, name string) (*Trie, map[string][]string, error) {
+func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows *rowTable, err error) {
+	side := func(dir, name string) (*Trie, *rowTable, error) {
 		in, r, err := readDump(dir, rows)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s dump: %w", name, err)
@@ -152,8 +152,5 @@ func GenerateDataMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePai
 	if err != nil {
 		return nil, err
 	}
-	api := APIMapping(m, npu, bench)
-	return DataMapping(api,
-		func(e string) []string { return npuRows[e] },
-		func(e string) []string { return benchRows[e] }), nil
+	return DataMapping(APIMapping(m, npu, bench), npuRows.rows, benchRows.rows), nil
 }

@@ -1,10 +1,12 @@
 package resolve
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -108,13 +110,115 @@ func TestGenerateDataMappingParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := readPairs(t, tc.want)
+			// the compact form compare uses: the same pairs, and Lookup
+			// answers each NPU row with its bench row
+			sides, err := ReadSides(tc.npu, tc.bench)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dm := sides.DataMappingOf(APIMapping(mustLoad(t, tc.yaml), sides.NPU, sides.Bench))
+			compact := dm.Pairs()
+			checkLookup(t, dm, sides.npuRows, compact)
 			if tc.unordered { // the python test compares dicts
 				sortPairs(got)
+				sortPairs(compact)
 				sortPairs(want)
 			}
 			diffPairs(t, got, want)
+			diffPairs(t, compact, want)
 		})
 	}
+}
+
+// checkLookup checks that dm.Lookup gives every pair's bench row for its
+// NPU row, and that rows without a pair are not in the mapping.
+func checkLookup(t *testing.T, dm *DataMap, npu *rowTable, pairs []NamePair) {
+	t.Helper()
+	want := map[string]string{}
+	for _, p := range pairs {
+		want[p.NPU] = p.Bench
+	}
+	entries := map[string]bool{}
+	for e := range npu.entry {
+		entries[e] = true
+	}
+	for e := range npu.raw {
+		entries[e] = true
+	}
+	for e := range entries {
+		for _, r := range npu.rows(e) {
+			b, ok := dm.Lookup(e, r)
+			w, wok := want[r]
+			if b != w || ok != wok {
+				t.Errorf("Lookup(%q, %q) = %q, %v; want %q, %v", e, r, b, ok, w, wok)
+			}
+		}
+	}
+}
+
+// TestDataMapCompactGeneral: the per-entry data mapping gives the
+// general algorithm's pairs, on regular names (the compact path) and on
+// names where one entry's rows may be another's (the general path).
+func TestDataMapCompactGeneral(t *testing.T) {
+	entry := func(name string, rows ...string) *msprobe.Entry {
+		e := &msprobe.Entry{Name: name}
+		for _, r := range rows {
+			e.Items = append(e.Items, msprobe.Item{Name: r, Entry: name})
+		}
+		return e
+	}
+	table := func(es ...*msprobe.Entry) *rowTable {
+		t := newRowTable()
+		for _, e := range es {
+			t.add(e.Name, e)
+		}
+		t.done()
+		return t
+	}
+	a, b, c := "Functional.a.0.forward", "Functional.b.0.forward", "Functional.c.0.forward"
+	tests := []struct {
+		name     string
+		npu, bch []*msprobe.Entry
+		api      []NamePair
+		general  bool
+	}{
+		{"regular", []*msprobe.Entry{entry(a, a+".input.0", a+".input.1", a+".input.0", a+".output.0"), entry(b, b+".input.0", b+".output.0"), entry(c)},
+			[]*msprobe.Entry{entry(b, b+".input.0", b+".output.1"), entry(c, c+".input.0")},
+			[]NamePair{{a, b}, {b, NA}, {c, c}, {"", b}, {"Functional.none.0.forward", b}}, false},
+		{"long lists", []*msprobe.Entry{entry(a, longRows(a, 40)...)}, []*msprobe.Entry{entry(b, longRows(b, 30)...)},
+			[]NamePair{{a, b}}, false},
+		{"entry extends another", []*msprobe.Entry{entry(a, a+".input.0", a+".input.0.x"), entry(a+".input.0", a+".input.0.x")},
+			[]*msprobe.Entry{entry(b, b+".input.0.x")}, []NamePair{{a, b}, {a + ".input.0", c}}, true},
+		{"raw row", []*msprobe.Entry{entry(a, "elsewhere.input.0", a+".output.0")}, []*msprobe.Entry{entry(b, b+".output.0")},
+			[]NamePair{{a, b}}, true},
+		{"raw bench row", []*msprobe.Entry{entry(a, a+".input.0")}, []*msprobe.Entry{entry(b, "x")}, []NamePair{{a, b}}, true},
+		{"suffix without dot", []*msprobe.Entry{entry(a, a+"x.input.0")}, []*msprobe.Entry{entry(b, b+"x.input.0")}, []NamePair{{a, b}}, true},
+		{"entry twice", []*msprobe.Entry{entry(a, a+".input.0")}, []*msprobe.Entry{entry(b, b+".input.0")}, []NamePair{{a, b}, {a, NA}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			npu, bch := table(tc.npu...), table(tc.bch...)
+			want := DataMapping(tc.api, npu.rows, bch.rows)
+			dm := newDataMap(tc.api, npu, bch)
+			if general := dm.full != nil; general != tc.general {
+				t.Errorf("general path %v, want %v", general, tc.general)
+			}
+			got := dm.Pairs()
+			diffPairs(t, got, want)
+			if dm.Len() != len(want) {
+				t.Errorf("Len %d, want %d", dm.Len(), len(want))
+			}
+			checkLookup(t, dm, npu, want)
+		})
+	}
+}
+
+func longRows(entry string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s.input.%d", entry, i))
+	}
+	return out
 }
 
 func sortPairs(p []NamePair) {

@@ -19,11 +19,11 @@ func ReadDumpInput(path string) (DumpInput, error) {
 	return in, err
 }
 
-// readDump is ReadDumpInput; with rows it also returns the flattened row
-// names of every entry, read in the same pass over dump.json when the
-// file has no entries Scan leaves out.
-func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
-	fail := func(err error) (DumpInput, map[string][]string, error) { return DumpInput{}, nil, err }
+// readDump is ReadDumpInput; with rows it also returns the row names of
+// every entry, read in the same pass over dump.json when the file has no
+// entries Scan leaves out.
+func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
+	fail := func(err error) (DumpInput, *rowTable, error) { return DumpInput{}, nil, err }
 	dir, err := msprobe.FindRankDir(path)
 	if err != nil {
 		return fail(err)
@@ -42,23 +42,18 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 		}
 		return fail(fmt.Errorf("%s: expected %s beside %s (msprobe refuses a folder with only one of them), found none", dir, missing, have))
 	}
-	var rowMap map[string][]string
+	var rt *rowTable
 	if rows {
-		rowMap = map[string][]string{}
 		var names []string
-		reset := func() { rowMap, names = map[string][]string{}, nil }
-		h, err := msprobe.ScanFileExact(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
-			r := make([]string, len(e.Items))
-			for i := range e.Items {
-				r[i] = e.Items[i].Name
-			}
-			rowMap[e.Name] = r
-			names = append(names, e.Name)
-			return nil
+		h, err := scanNames(paths.DumpJSON, func() { rt, names = newRowTable(), nil }, func(e *msprobe.Entry) {
+			name := strings.Clone(e.Name)
+			rt.add(name, e)
+			names = append(names, name)
 		})
 		if err != nil {
 			return fail(err)
 		}
+		rt.done()
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 			in.Names, in.Framework = names, h.Framework
 		}
@@ -79,7 +74,7 @@ func readDump(path string, rows bool) (DumpInput, map[string][]string, error) {
 			return fail(err)
 		}
 	}
-	return in, rowMap, nil
+	return in, rt, nil
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
@@ -100,6 +95,33 @@ func trieFromInput(in DumpInput) (*Trie, error) {
 		return nil, err
 	}
 	return TrieFromItems(in.Source, items), nil
+}
+
+// scanNames scans a dump.json as ScanFileExact does (reset, then a second
+// scan, when "data" repeats a key), reusing the entries: fn must copy what
+// it keeps.
+func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (msprobe.Header, error) {
+	scan := func(plan *msprobe.Repeats) (msprobe.Header, error) {
+		reset()
+		f, err := source.Open(path, source.MaxDumpJSON)
+		if err != nil {
+			return msprobe.Header{}, fmt.Errorf("scan dump: %w", err)
+		}
+		defer f.Close()
+		return msprobe.ScanReuseWith(f, path, plan, func(e *msprobe.Entry) error { fn(e); return nil })
+	}
+	h, err := scan(nil)
+	if err == nil {
+		return h, nil
+	}
+	plan, ferr := msprobe.FindRepeatsAfter(err)
+	switch {
+	case ferr != nil:
+		return msprobe.Header{}, ferr
+	case plan == nil:
+		return msprobe.Header{}, err
+	}
+	return scan(plan)
 }
 
 // readDumpNames returns the keys of dump.json's "data" in order and the

@@ -1,0 +1,296 @@
+package resolve
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// rowTable holds the row names of a dump's entries compactly. Almost every
+// row is its entry's name followed by a structural suffix (".input.0",
+// ".parameters.weight"), and entries share their lists of suffixes: each
+// distinct list is kept once, an entry keeps the list's number.
+type rowTable struct {
+	entry map[string]int32 // entry name -> suffix list
+	lists []suffixList
+	// raw holds the rows of entries with a row that does not start with
+	// the entry name, as read.
+	raw map[string][]string
+	// irregular is set when some row is not its entry's name followed by
+	// "" or a suffix starting with '.' (then distinct entries may give one
+	// row name, and the data mapping takes the general path).
+	irregular bool
+
+	ids map[string]int32 // interning key of a list -> its number
+	key []byte
+}
+
+// suffixList is one entry's row suffixes in order, each once (a repeated
+// row name is one key of msprobe's data mapping dict).
+type suffixList struct {
+	sfx   []string
+	index map[string]int32 // suffix -> position, for long lists
+}
+
+// longList is the length above which a suffixList gets an index.
+const longList = 16
+
+func newRowTable() *rowTable {
+	return &rowTable{entry: map[string]int32{}, ids: map[string]int32{}}
+}
+
+// add records the rows of e under name (e.Name, detached from the
+// scanner's buffers).
+func (t *rowTable) add(name string, e *msprobe.Entry) {
+	k := t.key[:0]
+	for i := range e.Items {
+		r := e.Items[i].Name
+		if !strings.HasPrefix(r, name) {
+			rows := make([]string, len(e.Items))
+			for j := range e.Items {
+				rows[j] = strings.Clone(e.Items[j].Name)
+			}
+			if t.raw == nil {
+				t.raw = map[string][]string{}
+			}
+			t.raw[name] = rows
+			delete(t.entry, name)
+			t.irregular = true
+			return
+		}
+		s := r[len(name):]
+		if s != "" && s[0] != '.' {
+			t.irregular = true
+		}
+		k = binary.AppendUvarint(k, uint64(len(s)))
+		k = append(k, s...)
+	}
+	t.key = k
+	id, ok := t.ids[string(k)]
+	if !ok {
+		id = int32(len(t.lists))
+		t.ids[string(k)] = id
+		var l suffixList
+		seen := map[string]bool{}
+		for i := range e.Items {
+			s := e.Items[i].Name[len(name):]
+			if !seen[s] {
+				seen[s] = true
+				l.sfx = append(l.sfx, strings.Clone(s))
+			}
+		}
+		if len(l.sfx) > longList {
+			l.index = make(map[string]int32, len(l.sfx))
+			for i, s := range l.sfx {
+				l.index[s] = int32(i)
+			}
+		}
+		t.lists = append(t.lists, l)
+	}
+	delete(t.raw, name)
+	t.entry[name] = id
+}
+
+// done drops what only reading needs.
+func (t *rowTable) done() { t.ids, t.key = nil, nil }
+
+// rows returns the row names of an entry (each once), none for a name
+// that is not an entry with rows.
+func (t *rowTable) rows(entry string) []string {
+	if r, ok := t.raw[entry]; ok {
+		return r
+	}
+	id, ok := t.entry[entry]
+	if !ok {
+		return nil
+	}
+	l := t.lists[id].sfx
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = entry + s
+	}
+	return out
+}
+
+// find returns the position of s in the list, or -1.
+func (l *suffixList) find(s string) int {
+	if l.index != nil {
+		if i, ok := l.index[s]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	for i, x := range l.sfx {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// DataMap is msprobe's data mapping of a mapped compare (see DataMapping),
+// kept per entry rather than per row: each NPU entry with its bench entry
+// and the row suffixes both have. Rows are named only when asked for.
+type DataMap struct {
+	npu, bench *rowTable
+	pairs      []dmPair
+	byEntry    map[string]int32 // NPU entry -> pairs index
+
+	// the general path (irregular names): every pair spelled out
+	full    []NamePair
+	fullMap map[string]string
+}
+
+// dmPair is one NPU entry of the data mapping: its bench entry ("" for
+// none) and, per NPU suffix, whether the bench entry has a row with it.
+type dmPair struct {
+	npu, bench string
+	list       int32
+	has        []bool
+}
+
+// newDataMap expands an api mapping over the rows of both sides. The
+// general algorithm (DataMapping) runs when names are irregular or an
+// NPU entry's name extends another's (a row of one could then be a row of
+// the other: the dict's later pair overwrites the earlier).
+func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
+	d := &DataMap{npu: npu, bench: bench, byEntry: make(map[string]int32, len(npu.entry))}
+	general := npu.irregular || bench.irregular
+	type listPair struct{ n, b int32 }
+	cache := map[listPair][]bool{}
+	for _, p := range api {
+		if general {
+			break
+		}
+		if p.NPU == "" {
+			continue
+		}
+		nl, ok := npu.entry[p.NPU]
+		if !ok {
+			continue // no rows
+		}
+		if _, dup := d.byEntry[p.NPU]; dup {
+			general = true
+			break
+		}
+		dp := dmPair{npu: p.NPU, list: nl}
+		if bl, ok := bench.entry[p.Bench]; ok {
+			dp.bench = p.Bench
+			k := listPair{nl, bl}
+			has, ok := cache[k]
+			if !ok {
+				has = make([]bool, len(npu.lists[nl].sfx))
+				b := &bench.lists[bl]
+				for i, s := range npu.lists[nl].sfx {
+					has[i] = b.find(s) >= 0
+				}
+				cache[k] = has
+			}
+			dp.has = has
+		}
+		d.byEntry[p.NPU] = int32(len(d.pairs))
+		d.pairs = append(d.pairs, dp)
+	}
+	if !general {
+		for e := range d.byEntry {
+			for i := len(e) - 1; i > 0; i-- {
+				if e[i] != '.' {
+					continue
+				}
+				if _, ok := d.byEntry[e[:i]]; ok {
+					general = true
+					break
+				}
+			}
+			if general {
+				break
+			}
+		}
+	}
+	if general {
+		d.pairs, d.byEntry = nil, nil
+		d.full = DataMapping(api, npu.rows, bench.rows)
+		d.fullMap = make(map[string]string, len(d.full))
+		for _, p := range d.full {
+			d.fullMap[p.NPU] = p.Bench
+		}
+	}
+	return d
+}
+
+// Each calls fn for every pair of the data mapping in msprobe's order:
+// the NPU row is npu+npuSuffix, the bench row bench+benchSuffix (NA and
+// "" for none). Names are not joined: fn appends the parts where it
+// writes them.
+func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
+	if d.full != nil || d.pairs == nil {
+		for _, p := range d.full {
+			if err := fn(p.NPU, "", p.Bench, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range d.pairs {
+		p := &d.pairs[i]
+		for k, s := range d.npu.lists[p.list].sfx {
+			b, bs := NA, ""
+			if p.bench != "" && p.has[k] {
+				b, bs = p.bench, s
+			}
+			if err := fn(p.npu, s, b, bs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Len is the number of pairs.
+func (d *DataMap) Len() int {
+	if d.pairs == nil {
+		return len(d.full)
+	}
+	n := 0
+	for i := range d.pairs {
+		n += len(d.npu.lists[d.pairs[i].list].sfx)
+	}
+	return n
+}
+
+// Pairs spells out every pair, in Each's order.
+func (d *DataMap) Pairs() []NamePair {
+	out := make([]NamePair, 0, d.Len())
+	d.Each(func(n, ns, b, bs string) error {
+		out = append(out, NamePair{NPU: n + ns, Bench: b + bs})
+		return nil
+	})
+	return out
+}
+
+// Lookup returns the bench row the data mapping pairs with the NPU row
+// named row of the entry named entry (NA for none), and whether the
+// mapping has the row at all.
+func (d *DataMap) Lookup(entry, row string) (string, bool) {
+	if d.fullMap != nil {
+		b, ok := d.fullMap[row]
+		return b, ok
+	}
+	i, ok := d.byEntry[entry]
+	if !ok || !strings.HasPrefix(row, entry) {
+		return "", false
+	}
+	p := &d.pairs[i]
+	s := row[len(entry):]
+	k := d.npu.lists[p.list].find(s)
+	switch {
+	case k < 0:
+		return "", false
+	case p.bench == "" || !p.has[k]:
+		return NA, true
+	case p.bench == entry:
+		return row, true
+	}
+	return p.bench + s, true
+}
