@@ -135,16 +135,45 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 			}
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
-		nEntries = len(names)
-		for i, name := range names {
-			if _, err := b.addEntry(name, dumpFile); err != nil {
-				err.Line = msprobe.EntryLine(dumpFile, i)
-				return nil, err
-			}
+		if err := b.addNames(dumpFile, names); err != nil {
+			return nil, err
 		}
+		nEntries = len(names)
 	}
 	constructFile := filepath.Join(dir, "construct.json")
 	construct, err := msprobe.ReadConstruct(constructFile)
+	return b.finish(dumpFile, constructFile, construct, err, nEntries)
+}
+
+// DumpTreeOf is LoadDumpDir for a caller that has read the rank folder
+// dir (FindRankDir of path) already: names are its dump.json keys in
+// order as msprobe.EntryNames gives them, construct and constructErr what
+// msprobe.ReadConstruct gave for its construct.json.
+func DumpTreeOf(path, dir string, names []string, construct map[string]string, constructErr error) (*Tree, error) {
+	dumpFile := filepath.Join(dir, "dump.json")
+	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
+	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
+	if err := b.addNames(dumpFile, names); err != nil {
+		return nil, err
+	}
+	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), construct, constructErr, len(names))
+}
+
+// addNames adds the modules of dump.json's keys.
+func (b *treeBuilder) addNames(dumpFile string, names []string) error {
+	for i, name := range names {
+		if _, err := b.addEntry(name, dumpFile); err != nil {
+			err.Line = msprobe.EntryLine(dumpFile, i)
+			return err
+		}
+	}
+	return nil
+}
+
+// finish adds the modules construct.json names (read with err) and
+// groups repeated children.
+func (b *treeBuilder) finish(dumpFile, constructFile string, construct map[string]string, err error, nEntries int) (*Tree, error) {
+	t := b.t
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		t.Warnings = append(t.Warnings, Warning{Msg: "no construct.json beside " + dumpFile + ": the tree holds the modules dump.json names"})

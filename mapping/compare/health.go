@@ -6,7 +6,6 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/mapping/validate"
-	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -84,8 +83,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 	})
 	// validate's checks need module trees: a dump of APIs only (level
 	// L1) has none, and nothing for a layer mapping to check
-	nt, err1 := printparse.LoadDumpDir(np.Dir)
-	bt, err2 := printparse.LoadDumpDir(bp.Dir)
+	nt, bt, err1, err2 := sides.Trees()
 	if err1 == nil && err2 == nil {
 		rep := validate.Check(m, nil, nt, bt, validate.Options{})
 		for _, f := range rep.Findings {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -57,17 +58,31 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench         *Trie
 	npuRows, benchRows *rowTable
+	npuIn, benchIn     DumpInput
+}
+
+// Trees returns the module trees of both dump folders as
+// printparse.LoadDumpDir reads them, from what ReadSides read (the names,
+// construct.json) where that is what LoadDumpDir would read.
+func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
+	npu, npuErr = dumpTree(s.npuIn)
+	bench, benchErr = dumpTree(s.benchIn)
+	return
 }
 
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry)
 // and the row names (data mapping).
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
-	npu, bench, nr, br, err := readSides(npuDir, benchDir, true)
-	if err != nil {
+	s := &Sides{}
+	var err error
+	if s.NPU, s.npuRows, s.npuIn, err = readSide(npuDir, "npu", true); err != nil {
 		return nil, err
 	}
-	return &Sides{NPU: npu, Bench: bench, npuRows: nr, benchRows: br}, nil
+	if s.Bench, s.benchRows, s.benchIn, err = readSide(benchDir, "bench", true); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // DataMappingOf expands an api mapping of these sides into msprobe's data
@@ -76,24 +91,26 @@ func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
 	return newDataMap(api, s.npuRows, s.benchRows)
 }
 
-// readSides builds the scope tries of two dump folders and, with rows,
-// the row names of every entry, in the same pass over each dump.json.
-func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows *rowTable, err error) {
-	side := func(dir, name string) (*Trie, *rowTable, error) {
-		in, r, err := readDump(dir, rows)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s dump: %w", name, err)
-		}
-		t, err := trieFromInput(in)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s dump: %w", name, err)
-		}
-		return t, r, nil
+// readSide builds the scope trie of a dump folder and, with rows, the
+// row names of every entry, in the same pass over its dump.json.
+func readSide(dir, name string, rows bool) (*Trie, *rowTable, DumpInput, error) {
+	in, r, err := readDump(dir, rows)
+	if err != nil {
+		return nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
 	}
-	if npu, npuRows, err = side(npuDir, "npu"); err != nil {
+	t, err := trieFromInput(in)
+	if err != nil {
+		return nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
+	}
+	return t, r, in, nil
+}
+
+// readSides reads two dump folders (readSide).
+func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows *rowTable, err error) {
+	if npu, npuRows, _, err = readSide(npuDir, "npu", rows); err != nil {
 		return
 	}
-	bench, benchRows, err = side(benchDir, "bench")
+	bench, benchRows, _, err = readSide(benchDir, "bench", rows)
 	return
 }
 

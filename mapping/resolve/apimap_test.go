@@ -2,10 +2,12 @@ package resolve
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -223,4 +225,36 @@ func longRows(entry string, n int) []string {
 
 func sortPairs(p []NamePair) {
 	sort.Slice(p, func(i, j int) bool { return p[i].NPU < p[j].NPU })
+}
+
+// TestSidesTrees: the module trees built from what ReadSides read are
+// LoadDumpDir's.
+func TestSidesTrees(t *testing.T) {
+	built := 0
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
+		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}} {
+		s, err := ReadSides(dirs[0], dirs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nt, bt, nerr, berr := s.Trees()
+		for i, got := range []*printparse.Tree{nt, bt} {
+			want, werr := printparse.LoadDumpDir(dirs[i])
+			gerr := []error{nerr, berr}[i]
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Errorf("%s: error %v, want %v", dirs[i], gerr, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: tree differs from LoadDumpDir's", dirs[i])
+			}
+			if got != nil && got.Root != nil && len(got.Root.Children) > 0 {
+				built++
+			}
+		}
+	}
+	if built < 4 {
+		t.Errorf("%d trees with modules built, want at least 4", built)
+	}
 }

@@ -33,6 +33,9 @@ type DumpInput struct {
 	// ConstructEmpty and StackEmpty report an empty or missing file: msprobe
 	// then builds no items at all.
 	ConstructEmpty, StackEmpty bool
+
+	path     string // the folder as given
+	allNames bool   // Names are every key of "data" (msprobe.EntryNames)
 }
 
 // StackEntry is one old-format stack.json value.

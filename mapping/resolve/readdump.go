@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -32,7 +33,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 	if err != nil {
 		return fail(err)
 	}
-	in := DumpInput{Source: dir, Paths: paths}
+	in := DumpInput{Source: dir, Paths: paths, path: path}
 	if paths.StackJSON == "" && paths.ConstructJSON == "" {
 		in.ConstructEmpty, in.StackEmpty = true, true
 	} else if paths.StackJSON == "" || paths.ConstructJSON == "" {
@@ -45,7 +46,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 	var rt *rowTable
 	if rows {
 		var names []string
-		h, err := scanNames(paths.DumpJSON, func() { rt, names = newRowTable(), nil }, func(e *msprobe.Entry) {
+		h, repeats, err := scanNames(paths.DumpJSON, func() { rt, names = newRowTable(), nil }, func(e *msprobe.Entry) {
 			name := strings.Clone(e.Name)
 			rt.add(name, e)
 			names = append(names, name)
@@ -55,13 +56,14 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		rt.done()
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
-			in.Names, in.Framework = names, h.Framework
+			in.Names, in.Framework, in.allNames = names, h.Framework, !repeats
 		}
 	}
 	if in.Names == nil {
 		if in.Names, in.Framework, err = readDumpNames(paths.DumpJSON); err != nil {
 			return fail(err)
 		}
+		in.allNames = true
 	}
 	if paths.ConstructJSON != "" {
 		if in.Construct, err = msprobe.ReadConstruct(paths.ConstructJSON); err != nil {
@@ -98,9 +100,9 @@ func trieFromInput(in DumpInput) (*Trie, error) {
 }
 
 // scanNames scans a dump.json as ScanFileExact does (reset, then a second
-// scan, when "data" repeats a key), reusing the entries: fn must copy what
-// it keeps.
-func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (msprobe.Header, error) {
+// scan, when "data" repeats a key: repeats is set), reusing the entries:
+// fn must copy what it keeps.
+func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (h msprobe.Header, repeats bool, err error) {
 	scan := func(plan *msprobe.Repeats) (msprobe.Header, error) {
 		reset()
 		f, err := source.Open(path, source.MaxDumpJSON)
@@ -110,18 +112,28 @@ func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (msprobe.He
 		defer f.Close()
 		return msprobe.ScanReuseWith(f, path, plan, func(e *msprobe.Entry) error { fn(e); return nil })
 	}
-	h, err := scan(nil)
-	if err == nil {
-		return h, nil
+	if h, err = scan(nil); err == nil {
+		return h, false, nil
 	}
 	plan, ferr := msprobe.FindRepeatsAfter(err)
 	switch {
 	case ferr != nil:
-		return msprobe.Header{}, ferr
+		return msprobe.Header{}, false, ferr
 	case plan == nil:
-		return msprobe.Header{}, err
+		return msprobe.Header{}, false, err
 	}
-	return scan(plan)
+	h, err = scan(plan)
+	return h, true, err
+}
+
+// dumpTree is printparse.LoadDumpDir of the folder in was read from,
+// built from in's names and construct.json when they are what
+// LoadDumpDir reads.
+func dumpTree(in DumpInput) (*printparse.Tree, error) {
+	if !in.allNames || in.Paths.Debug || in.Paths.ConstructJSON == "" {
+		return printparse.LoadDumpDir(in.path)
+	}
+	return printparse.DumpTreeOf(in.path, in.Source, in.Names, in.Construct, nil)
 }
 
 // readDumpNames returns the keys of dump.json's "data" in order and the
