@@ -51,11 +51,12 @@ type rankHealth struct {
 // checkMapping derives a rank pair's data mapping from m (msprobe's
 // generate_data_mapping_by_layer_mapping) and, on the way, its health:
 // validate's checks against the two dump folders and the entries a rule
-// sends nowhere. Each dump is read once for both.
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *rankHealth, error) {
+// sends nowhere. Each dump is read once for both; the entry names read
+// are returned for the N:1 plan (nil where they could differ from a skim's).
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *rankHealth, [2][]string, error) {
 	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, [2][]string{}, err
 	}
 	h := &rankHealth{entries: map[string]int32{}}
 	byRule := map[*mapping.Rule]int32{}
@@ -90,7 +91,9 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 			h.findings = append(h.findings, Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg})
 		}
 	}
-	return sides.DataMappingOf(api), h, nil
+	var names [2][]string
+	names[0], names[1] = sides.EntryNames()
+	return sides.DataMappingOf(api), h, names, nil
 }
 
 // health merges the rank pairs' checks: findings every rank pair has.

@@ -22,16 +22,16 @@ type dumpNames struct {
 	err       error
 }
 
-// readNames skims a dump.json (and reads construct.json beside it).
-func readNames(p msprobe.Paths, cfg *Config) (*dumpNames, error) {
+// readNames skims a dump.json (and reads construct.json beside it);
+// known, when not nil, are its names as SkimExact gives them.
+func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error) {
 	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	reset := func() { // a "data" repeating keys: read again as Python does
 		d = &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
 		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	}
-	if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
-		name := string(e.Name)
+	add := func(name string) {
 		i := int32(len(d.names))
 		d.names = append(d.names, name)
 		d.index[name] = i
@@ -42,6 +42,13 @@ func readNames(p msprobe.Paths, cfg *Config) (*dumpNames, error) {
 		if path, _, dir, ok := msprobe.ModuleEntry(name); ok {
 			d.calls[path+"|"+dir] = append(d.calls[path+"|"+dir], i)
 		}
+	}
+	if known != nil {
+		for _, name := range known {
+			add(name)
+		}
+	} else if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
+		add(string(e.Name))
 		return nil
 	}); err != nil {
 		return nil, err

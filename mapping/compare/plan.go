@@ -20,11 +20,11 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 	if len(groups) == 0 && !detect {
 		return pl, nil
 	}
-	nn, err := readNames(np, cfg)
+	nn, err := readNames(np, cfg, cfg.entryNames[0])
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	bn, err := readNames(bp, cfg)
+	bn, err := readNames(bp, cfg, cfg.entryNames[1])
 	if err != nil {
 		return nil, inputErr(err)
 	}

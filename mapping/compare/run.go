@@ -656,7 +656,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
 	if in.layerMapping != nil {
-		dm, h, err := checkMapping(in.layerMapping, np, bp)
+		dm, h, names, err := checkMapping(in.layerMapping, np, bp)
 		if err != nil {
 			return err
 		}
@@ -665,6 +665,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return err
 		}
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
+		cfg.entryNames = names
 	}
 	if in.pairs != nil {
 		pm, known, err := pairRows(in.pairs, np, bp)

@@ -61,6 +61,19 @@ type Sides struct {
 	npuIn, benchIn     DumpInput
 }
 
+// EntryNames returns the keys of each dump.json's "data" in order, as
+// msprobe.SkimExact gives them; nil for a side where ReadSides did not
+// read them so.
+func (s *Sides) EntryNames() (npu, bench []string) {
+	names := func(in DumpInput) []string {
+		if in.allNames && in.noRepeats {
+			return in.Names
+		}
+		return nil
+	}
+	return names(s.npuIn), names(s.benchIn)
+}
+
 // Trees returns the module trees of both dump folders as
 // printparse.LoadDumpDir reads them, from what ReadSides read (the names,
 // construct.json) where that is what LoadDumpDir would read.

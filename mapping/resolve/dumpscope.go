@@ -34,8 +34,9 @@ type DumpInput struct {
 	// then builds no items at all.
 	ConstructEmpty, StackEmpty bool
 
-	path     string // the folder as given
-	allNames bool   // Names are every key of "data" (msprobe.EntryNames)
+	path      string // the folder as given
+	allNames  bool   // Names are every key of "data" (msprobe.EntryNames)
+	noRepeats bool   // rows were read, and "data" repeats no key
 }
 
 // StackEntry is one old-format stack.json value.

@@ -58,6 +58,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 			in.Names, in.Framework, in.allNames = names, h.Framework, !repeats
 		}
+		in.noRepeats = !repeats
 	}
 	if in.Names == nil {
 		if in.Names, in.Framework, err = readDumpNames(paths.DumpJSON); err != nil {
