@@ -1,8 +1,6 @@
 package htmlview_test
 
 import (
-	"encoding/csv"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,7 +98,7 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 		t.Fatalf("compare --html wrote %v and %v, want a page named as the table", csvs, pages)
 	}
 	matched := 0
-	for _, row := range readCSV(t, csvs[0]) {
+	for _, row := range testkit.ReadCSV(t, csvs[0]) {
 		if strings.HasPrefix(row[0], "Module."+npuQ+".") && strings.HasPrefix(row[1], "Module."+benchQ+".") {
 			matched++
 		}
@@ -132,26 +130,5 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 		if !strings.Contains(string(again), want+"  # manual match") || !strings.Contains(out, "1 layer_mapping lines, 0 sidecar pairs") {
 			t.Errorf("suggest --pairs-in %s: the draft lacks %q or the summary says otherwise:\n%s", filepath.Base(in), want, out)
 		}
-	}
-}
-
-func readCSV(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	var rows [][]string
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return rows
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, rec)
 	}
 }

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/csv"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,21 +165,6 @@ func fusedDemo(t testing.TB) (npuDir, benchDir, lm string) {
 	return npuDir, benchDir, lm
 }
 
-// readTable reads a written CSV table.
-func readTable(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
-
 func col(rows [][]string, name string) int {
 	for i, c := range rows[0] {
 		if c == name {
@@ -209,7 +193,7 @@ func TestFusedDemo(t *testing.T) {
 				table = f
 			}
 		}
-		return rep.Ranks[0].Summary, readTable(t, table)
+		return rep.Ranks[0].Summary, testkit.ReadCSV(t, table)
 	}
 	plain, rows := run(true)
 	shapeErrs := 0

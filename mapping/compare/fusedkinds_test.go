@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layermap/layermap/mapping/compare/tensor/tensortest"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
@@ -187,7 +188,7 @@ func runKind(t *testing.T, c kindCase) (*Summary, [][]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep.Ranks[0].Summary, readTable(t, rep.Ranks[0].Files[0])
+	return rep.Ranks[0].Summary, testkit.ReadCSV(t, rep.Ranks[0].Files[0])
 }
 
 func TestFusedKinds(t *testing.T) {
@@ -390,7 +391,7 @@ func TestFusedTP(t *testing.T) {
 				if s.Error != 0 || s.NPUUnmatched != 0 || s.Fused[kindTP] == nil || s.Fused[kindTP].Combined != c.combine {
 					t.Errorf("%s: %d error, %d unmatched, tp %+v; want %d rows combined, no error", rr.Rank, s.Error, s.NPUUnmatched, s.Fused[kindTP], c.combine)
 				}
-				rows := readTable(t, rr.Files[0])
+				rows := testkit.ReadCSV(t, rr.Files[0])
 				msg := col(rows, "Err_message")
 				for _, r := range rows[1:] {
 					combined := strings.Contains(r[msg], "fused: tp")
@@ -519,7 +520,7 @@ func TestFusedTensor(t *testing.T) {
 	if got := s.Fused[mapping.KindGateUp]; s.Error != 0 || got == nil || *got != (FusedCounts{Combined: 4, Shared: 1}) {
 		t.Errorf("%d error rows, fused %+v; want 4 combined (weight, output, both gradients) and the shared input", s.Error, got)
 	}
-	rows := readTable(t, rep.Ranks[0].Files[0])
+	rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
 	cos, maxAbs, msg := col(rows, "Cosine"), col(rows, "MaxAbsErr"), col(rows, "Err_message")
 	for _, r := range rows[1:] {
 		if r[cos] != "1.0" || r[maxAbs] != "0.0" {

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,15 +26,7 @@ func TestPairsQwen(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := rep.Ranks[0].Summary
-	f, err := os.Open(rep.Ranks[0].Files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
 	got := map[string]string{}
 	for _, r := range recs[1:] {
 		got[r[0]] = r[1]

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,15 +91,7 @@ func TestUnreadableTensorRows(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("compare hangs")
 	}
-	f, err := os.Open(rep.Ranks[0].Files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i

@@ -2,12 +2,10 @@ package msprobe
 
 import (
 	"crypto/sha256"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -85,7 +83,7 @@ func TestGoldenNPUColumns(t *testing.T) {
 			if err != nil || len(matches) != 1 {
 				t.Fatalf("golden %s: %v %v", tt.csvGlob, matches, err)
 			}
-			rows := readCSV(t, matches[0])
+			rows := testkit.ReadCSV(t, matches[0])
 			_, items, _ := scanAll(t, filepath.Join(c, tt.dump))
 			header := rows[0]
 			col := func(name string) int {
@@ -185,22 +183,6 @@ func TestGoldenNPUColumns(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readCSV(t testing.TB, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	rows, err := r.ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return rows
 }
 
 // TestCorpusScan scans every dump.json of the corpus and compares a

@@ -13,6 +13,7 @@ package testkit
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -184,4 +185,21 @@ func CheckCodeTable(tb testing.TB, dir string, codes []string) {
 			tb.Errorf("code %s is not in the table", c)
 		}
 	}
+}
+
+// ReadCSV reads the CSV file at path whole (a comparison table), failing
+// the test when it cannot be read or parsed; every record must have as
+// many fields as the first.
+func ReadCSV(tb testing.TB, path string) [][]string {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return rows
 }

@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"encoding/csv"
 	"errors"
 	"math"
 	"os"
@@ -61,15 +60,7 @@ func rawNPY(t *testing.T, dtype string, shape []int, vals []float64) []byte {
 // goldenRows reads a golden compare_result CSV: header and rows.
 func goldenRows(t *testing.T, path string) ([]string, [][]string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	recs := testkit.ReadCSV(t, path)
 	return recs[0], recs[1:]
 }
 
