@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
@@ -23,7 +24,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) != "" {
 		os.Exit(Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	htmltest.Close()
+	os.Exit(code)
 }
 
 // SIGTERM and SIGINT in the middle of a compare remove its temporaries

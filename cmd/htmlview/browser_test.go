@@ -153,16 +153,6 @@ func count(t *testing.T, p *htmltest.Page, css string) int {
 	return htmltest.Eval[int](t, p, "document.querySelectorAll("+strconv.Quote(css)+").length")
 }
 
-// click clicks the element a JavaScript expression finds, in the page (the
-// rows are redrawn on every frame, so a click at coordinates could land on
-// a newer row).
-func click(t *testing.T, p *htmltest.Page, expr string) {
-	t.Helper()
-	if !htmltest.Eval[bool](t, p, `(() => { const e = `+expr+`; if (!e) return false; e.click(); return true; })()`) {
-		t.Fatalf("nothing to click: %s", expr)
-	}
-}
-
 // waitFor waits until a JavaScript condition holds (the panes redraw on
 // the next animation frame).
 func waitFor(t *testing.T, p *htmltest.Page, cond string) bool {
@@ -189,7 +179,7 @@ func TestBrowserSuggestPage(t *testing.T) {
 	}
 	// expand a collapsed repeat group
 	h0 := text(t, p, `document.getElementById('spacer0').style.height`)
-	click(t, p, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.querySelector('.grp') && r.querySelector('.tw').textContent === '▸').querySelector('.tw')`)
+	p.Click(t, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.querySelector('.grp') && r.querySelector('.tw').textContent === '▸').querySelector('.tw')`)
 	if h1 := text(t, p, `document.getElementById('spacer0').style.height`); h1 == h0 {
 		t.Errorf("expanding a repeat group left the NPU tree at %s", h0)
 	}
@@ -205,9 +195,9 @@ func TestBrowserSuggestPage(t *testing.T) {
 		t.Error("hovering text_decoder lit up no bench row")
 	}
 	// follow the pair
-	click(t, p, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.textContent.includes('(text_decoder)')).querySelector('.cl')`)
+	p.Click(t, `[...document.querySelectorAll('#scroll0 .row')].find(r => r.textContent.includes('(text_decoder)')).querySelector('.cl')`)
 	partner := text(t, p, `document.querySelector('#details a.go').textContent`)
-	click(t, p, `document.querySelector('#details a.go')`)
+	p.Click(t, `document.querySelector('#details a.go')`)
 	if got := text(t, p, `document.querySelector('#details .path').textContent`); got != partner || partner != "module.model" {
 		t.Errorf("following the pair of text_decoder selected %q, want its partner %q (module.model)", got, partner)
 	}
@@ -227,7 +217,7 @@ func TestBrowserComparePage(t *testing.T) {
 	if count(t, p, "#firstdiv a.go") != 2 {
 		t.Fatal("the summary has no first divergence with links to both sides")
 	}
-	click(t, p, `document.querySelector('#firstdiv a.go')`)
+	p.Click(t, `document.querySelector('#firstdiv a.go')`)
 	// the classified first divergence: the patch embedding's projection,
 	// whose inputs agree and whose weights and outputs do not
 	if got := text(t, p, `document.querySelector('#details .path').textContent`); got != "module.visual.patch_embed.proj" {
@@ -317,7 +307,7 @@ func TestBrowserCorpusQuickStart(t *testing.T) {
 		t.Error("a module of one ResNet50 is grey against the same model")
 	}
 	if v.Summary.First != nil {
-		click(t, p, `document.querySelector('#firstdiv a.go')`)
+		p.Click(t, `document.querySelector('#firstdiv a.go')`)
 		if !waitFor(t, p, `document.querySelectorAll('#scroll0 .row.sel').length === 1 && document.querySelectorAll('#details .rows tr').length > 1`) {
 			t.Error("the first divergence did not open with its rows")
 		}

@@ -151,6 +151,16 @@ func Open(t testing.TB, path string) *Page {
 	return p
 }
 
+// Click clicks the element the JavaScript expression expr finds (the
+// view redraws its rows on every frame, so a click at coordinates could
+// land on a newer row), failing the test when it finds none.
+func (p *Page) Click(t testing.TB, expr string) {
+	t.Helper()
+	if !Eval[bool](t, p, `(() => { const e = `+expr+`; if (!e) return false; e.click(); return true; })()`) {
+		t.Fatalf("nothing to click: %s", expr)
+	}
+}
+
 // Errors returns the console errors and uncaught exceptions so far.
 func (p *Page) Errors() []string {
 	p.mu.Lock()

@@ -1,4 +1,4 @@
-package htmlview_test
+package cmd
 
 import (
 	"os"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/layermap/layermap/cmd"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -32,20 +31,19 @@ func pickAndMatch(t *testing.T, p *htmltest.Page, npuPath, benchPath string, chi
 			}
 			p.Do(t, chromedp.SendKeys(chromedp.ID("search"), "\r"))
 		}
-		click(t, p, `document.querySelector('#details button[data-act="pick"]')`)
+		p.Click(t, `document.querySelector('#details button[data-act="pick"]')`)
 	}
 	if !children {
-		click(t, p, `document.getElementById('kids')`)
+		p.Click(t, `document.getElementById('kids')`)
 	}
-	click(t, p, `document.querySelector('#manual button[data-act="match"]')`)
+	p.Click(t, `document.querySelector('#manual button[data-act="match"]')`)
 }
 
-// run runs a layermap command line and returns its exit status and output.
-func run(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	var out, errb strings.Builder
-	code := cmd.Execute(args, nil, &out, &errb)
-	return code, out.String() + errb.String()
+// runAll runs a layermap command line and returns its exit status and
+// output, stdout then stderr.
+func runAll(args ...string) (int, string) {
+	code, out, errOut := run(args...)
+	return code, out + errOut
 }
 
 // The issue's round trip, through the commands: suggest --html writes the
@@ -58,7 +56,7 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
-	if code, out := run(t, "suggest", n, b, "-o", at("draft.yaml"), "--html", at("view.html")); code != 0 {
+	if code, out := runAll("suggest", n, b, "-o", at("draft.yaml"), "--html", at("view.html")); code != 0 {
 		t.Fatalf("suggest exit %d: %s", code, out)
 	}
 	p := htmltest.Open(t, at("view.html"))
@@ -83,13 +81,13 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 	manualPairs := write("manual_pairs.yaml", htmltest.Eval[string](t, p, `layermapView.manualPairsYAML()`))
 	p.CheckClean(t)
 
-	if code, out := run(t, "validate", merged, "--npu", n, "--bench", b); code != 0 {
+	if code, out := runAll("validate", merged, "--npu", n, "--bench", b); code != 0 {
 		t.Fatalf("validate exit %d on the page's mapping:\n%s", code, out)
 	}
 	if err := os.Mkdir(at("out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := run(t, "compare", "-tp", n, "-gp", b, "--mapping", merged, "-o", at("out"), "--html"); code > 1 {
+	if code, out := runAll("compare", "-tp", n, "-gp", b, "--mapping", merged, "-o", at("out"), "--html"); code > 1 {
 		t.Fatalf("compare exit %d: %s", code, out)
 	}
 	csvs, _ := filepath.Glob(at("out/compare_result_*.csv"))
@@ -119,7 +117,7 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 	want := strings.TrimSpace(strings.SplitN(lines, "\n", 3)[1])
 	want = strings.TrimSuffix(want, "  # manual match (layermap view)")
 	for _, in := range []string{manualPairs, vis} {
-		code, out := run(t, "suggest", n, b, "--pairs-in", in, "-o", at("again.yaml"))
+		code, out := runAll("suggest", n, b, "--pairs-in", in, "-o", at("again.yaml"))
 		if code != 0 {
 			t.Fatalf("suggest --pairs-in %s: exit %d: %s", in, code, out)
 		}
