@@ -73,12 +73,7 @@ func (f *fuzzyMatcher) push(n *sideRow, emit emitFunc) error {
 	f.npuKey = append(f.npuKey, k)
 	f.npuAt[k] = append(f.npuAt[k], pos)
 	if f.next < f.bs.len() {
-		bk := renameAPI(f.bs.key(int32(f.next)))
-		bpos := f.bBase + len(f.bQ)
-		f.bQ = append(f.bQ, int32(f.next))
-		f.bKey = append(f.bKey, bk)
-		f.bAt[bk] = append(f.bAt[bk], bpos)
-		f.next++
+		f.pushBench()
 	}
 	if len(f.bQ) == 0 {
 		// exactly one queue is empty after the step: msprobe stops here.
@@ -126,6 +121,15 @@ func (f *fuzzyMatcher) step(emit emitFunc) error {
 	return nil
 }
 
+// pushBench queues the next bench row.
+func (f *fuzzyMatcher) pushBench() {
+	bk := renameAPI(f.bs.key(int32(f.next)))
+	f.bAt[bk] = append(f.bAt[bk], f.bBase+len(f.bQ))
+	f.bQ = append(f.bQ, int32(f.next))
+	f.bKey = append(f.bKey, bk)
+	f.next++
+}
+
 // finish handles bench rows beyond the NPU side's length and emits the NPU
 // rows still queued as unmatched.
 func (f *fuzzyMatcher) finish(emit emitFunc) error {
@@ -134,12 +138,7 @@ func (f *fuzzyMatcher) finish(emit emitFunc) error {
 		if len(f.npuQ) == 0 {
 			break // exactly one queue is empty: stop
 		}
-		bk := renameAPI(f.bs.key(int32(f.next)))
-		bpos := f.bBase + len(f.bQ)
-		f.bQ = append(f.bQ, int32(f.next))
-		f.bKey = append(f.bKey, bk)
-		f.bAt[bk] = append(f.bAt[bk], bpos)
-		f.next++
+		f.pushBench()
 		if err := f.step(emit); err != nil {
 			return err
 		}

@@ -66,7 +66,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 		}
 		var rule *mapping.Rule
 		for _, f := range fired {
-			if f.Class != nil && f.Class.Class != "TopLayer" {
+			if f.Class != nil && f.Class.Class != mapping.TopLayer {
 				rule = f // the last one: the most specific
 			}
 		}
