@@ -316,9 +316,10 @@ type benchIndex struct {
 	benchRow  int              // rows of the entries parsed so far
 	matchedN  int              // distinct bench rows matched
 	cands     []int
-	gen       int            // lookups so far
-	spare     []*parsedEntry // evicted entries, for reuse
-	pf        *prefetcher    // this pass\'s
+	gen       int          // lookups so far
+	spare     entryPool    // evicted entries, for reuse (the prefetcher's too)
+	parser    *entryParser // the join's
+	pf        *prefetcher  // this pass\'s
 	pfMD5     bool
 }
 
@@ -405,43 +406,82 @@ func (ix *benchIndex) keyOf(i int32, name string) entryKey {
 
 // parse reads entry i with its rows keyed; nil when msprobe skips it.
 func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
-	return ix.parseWith(ix.src, i, ix.newEntry)
+	if ix.parser == nil {
+		ix.parser = ix.newParser(ix.src)
+	}
+	return ix.parser.parse(i)
 }
 
-// parseWith is parse with a reader and an allocator of its own (the
-// prefetcher's).
-func (ix *benchIndex) parseWith(src benchSource, i int32, alloc func(n int) *parsedEntry) (*parsedEntry, error) {
-	var be *parsedEntry
-	err := src.read(int(i), func(e *msprobe.Entry) error {
-		be = alloc(len(e.Items))
-		be.name, be.key = e.Name, ix.keyOf(i, e.Name)
-		for r := range e.Items {
-			be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
-		}
-		return nil
-	})
-	if err != nil {
+// entryParser parses bench entries with one reader; its callback is made
+// once, so that a parse allocates nothing but the entry's strings.
+type entryParser struct {
+	ix  *benchIndex
+	src benchSource
+	i   int32
+	be  *parsedEntry
+	fn  func(*msprobe.Entry) error
+}
+
+func (ix *benchIndex) newParser(src benchSource) *entryParser {
+	p := &entryParser{ix: ix, src: src}
+	p.fn = p.take
+	return p
+}
+
+func (p *entryParser) take(e *msprobe.Entry) error {
+	be := p.ix.spare.get(len(e.Items))
+	be.name, be.key = e.Name, p.ix.keyOf(p.i, e.Name)
+	for r := range e.Items {
+		be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
+	}
+	p.be = be
+	return nil
+}
+
+// parse reads entry i with its rows keyed; nil when msprobe skips it.
+func (p *entryParser) parse(i int32) (*parsedEntry, error) {
+	p.i, p.be = i, nil
+	if err := p.src.read(int(i), p.fn); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	return be, nil
+	return p.be, nil
 }
 
-func freshEntry(n int) *parsedEntry {
-	return &parsedEntry{rows: make([]sideRow, n), matched: make([]bool, n)}
+// entryPool recycles parsed entries that left the cache (or the
+// prefetcher's hold); the join and the prefetcher share it.
+type entryPool struct {
+	mu   sync.Mutex
+	free []*parsedEntry
 }
 
-// newEntry is a parsedEntry for n rows, reusing an evicted one's memory.
-func (ix *benchIndex) newEntry(n int) *parsedEntry {
-	for k := len(ix.spare) - 1; k >= 0 && k >= len(ix.spare)-8; k-- {
-		if e := ix.spare[k]; cap(e.rows) >= n && cap(e.matched) >= n {
-			ix.spare[k] = ix.spare[len(ix.spare)-1]
-			ix.spare = ix.spare[:len(ix.spare)-1]
+// get is a parsedEntry for n rows, reusing a recycled one's memory.
+func (p *entryPool) get(n int) *parsedEntry {
+	p.mu.Lock()
+	for k := len(p.free) - 1; k >= 0 && k >= len(p.free)-8; k-- {
+		if e := p.free[k]; cap(e.rows) >= n && cap(e.matched) >= n {
+			p.free[k] = p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			p.mu.Unlock()
 			*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n]}
 			clear(e.matched)
 			return e
 		}
 	}
+	p.mu.Unlock()
 	return &parsedEntry{rows: make([]sideRow, n, max(n, 8)), matched: make([]bool, n, max(n, 8))}
+}
+
+// put recycles e, which nothing refers to any more.
+func (p *entryPool) put(e *parsedEntry) {
+	if e.matched == nil {
+		return // its matches were kept (benchIndex.partial)
+	}
+	clear(e.rows) // drop the strings for the collector
+	p.mu.Lock()
+	if len(p.free) < 256 {
+		p.free = append(p.free, e)
+	}
+	p.mu.Unlock()
 }
 
 // reset starts a pass.
@@ -548,10 +588,7 @@ func (ix *benchIndex) evict(i int32) {
 		ix.partial[i] = e.matched
 		e.matched = nil
 	}
-	if len(ix.spare) < 64 && e.matched != nil {
-		clear(e.rows)
-		ix.spare = append(ix.spare, e)
-	}
+	ix.spare.put(e)
 }
 
 // lookup returns the bench rows keyed key, in bench file order; the

@@ -729,9 +729,10 @@ type emitFunc func(npu *sideRow, bench int32, src MatchSource) error
 // only the groups in flight are alive at a time. The join takes rows, the
 // writer gives them back.
 type rowPool struct {
-	mu    sync.Mutex
-	rows  []*outRow
-	sides []*sideRow
+	mu     sync.Mutex
+	rows   []*outRow
+	sides  []*sideRow
+	groups [][]*outRow // emptied group slices
 }
 
 func (p *rowPool) row() *outRow {
@@ -757,6 +758,19 @@ func (p *rowPool) side() *sideRow {
 	return new(sideRow)
 }
 
+// group returns an empty group slice.
+func (p *rowPool) group() []*outRow {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.groups); n > 0 {
+		g := p.groups[n-1]
+		p.groups = p.groups[:n-1]
+		return g
+	}
+	return make([]*outRow, 0, 8)
+}
+
+// put takes back a written group: its rows and the slice.
 func (p *rowPool) put(grp []*outRow) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -765,6 +779,10 @@ func (p *rowPool) put(grp []*outRow) {
 			p.sides = append(p.sides, r.bench)
 		}
 		p.rows = append(p.rows, r)
+	}
+	if len(p.groups) < 2*maxInFlight {
+		clear(grp)
+		p.groups = append(p.groups, grp[:0])
 	}
 }
 
@@ -871,6 +889,9 @@ func (g *groupWriter) add(r *outRow) error {
 		if err := g.flushGroup(); err != nil {
 			return err
 		}
+	}
+	if g.group == nil {
+		g.group = g.pool.group()
 	}
 	g.group = append(g.group, r)
 	return nil

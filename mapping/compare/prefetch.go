@@ -56,11 +56,12 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 			defer src.close()
 		}
 		defer func() { pf.md5 = src.md5() }()
+		p := ix.newParser(src)
 		for i := int32(0); i < int32(ix.n); i++ {
 			if ix.oddEnts[i] != nil || pf.taken[i>>6].Load()&(1<<(i&63)) != 0 {
 				continue
 			}
-			e, err := ix.parseWith(src, i, freshEntry)
+			e, err := p.parse(i)
 			select {
 			case pf.ch <- prefetched{i, e, err}:
 			case <-pf.stop:
@@ -100,7 +101,10 @@ func (ix *benchIndex) receive(p prefetched) {
 	// Held apart from the cache until asked for, so that entries no NPU
 	// row asks for (counted already) do not push out those in use.
 	if len(pf.order) >= prefetchKeep {
-		delete(pf.held, pf.order[0])
+		if e := pf.held[pf.order[0]]; e != nil {
+			delete(pf.held, pf.order[0])
+			ix.spare.put(e)
+		}
 		pf.order = pf.order[1:]
 	}
 	pf.held[p.i] = p.e

@@ -324,6 +324,7 @@ type scanner struct {
 	countOnly   bool
 	count, rows int
 	out         []Item // the entry's items, when reused
+	entry       Entry  // the entry passed to fn, when reused
 	lx          *lexer
 	t           *tree // tree of the entry being flattened
 	debug       bool
@@ -422,8 +423,11 @@ func (s *scanner) process(h *Header, j *job) error {
 		return err
 	}
 
-	var e Entry
-	e.Name, e.Line, e.HasMD5 = name, line, hasMD5
+	e := &s.entry // reused: fn must not keep it (Scan's fn may)
+	if !s.reuse {
+		e = new(Entry)
+	}
+	*e = Entry{Name: name, Line: line, HasMD5: hasMD5}
 	if s.debug {
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {
@@ -450,7 +454,7 @@ func (s *scanner) process(h *Header, j *job) error {
 		return nil
 	}
 	e.Items = s.finish(name)
-	return s.fn(&e)
+	return s.fn(e)
 }
 
 var ioFields = [...]struct{ key, suffix, state string }{

@@ -374,6 +374,8 @@ type EntryReader struct {
 	blocks [4]fileBlock // read-ahead of the last places read, for runs of entries in file order
 	tick   int
 	buf    []byte // an entry read alone
+	lx     lexer  // the entry being read
+	name   []byte // its name
 }
 
 type fileBlock struct {
@@ -490,6 +492,9 @@ func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) 
 		return r.read(index, off, end, line, fn)
 	}
 	err := r.read(index, off, end, 1, fn)
+	if err == nil {
+		return nil
+	}
 	var se *source.Error
 	if errors.As(err, &se) && se.File == r.path && se.Line > 0 {
 		base, lerr := source.LineAt(r.f, off)
@@ -520,7 +525,8 @@ func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) 
 	if err != nil {
 		return err
 	}
-	lx := &lexer{buf: b, end: len(b), line: line, source: r.path, rerr: io.EOF, read: off}
+	lx := &r.lx
+	*lx = lexer{buf: b, end: len(b), line: line, source: r.path, rerr: io.EOF, read: off}
 	r.s.lx, r.s.fn, r.s.index = lx, fn, index
 	r.h.Skipped = r.h.Skipped[:0]
 	r.p.lx = lx
@@ -528,10 +534,11 @@ func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) 
 	if c, ok := lx.peek(); !ok || c != '"' {
 		return lx.errorf("expected an entry name string, found %s", lx.describe())
 	}
-	name, err := lx.readString(nil)
+	name, err := lx.readString(r.name[:0])
 	if err != nil {
 		return err
 	}
+	r.name = name
 	if err := lx.expect(':', "':' after the entry name"); err != nil {
 		return err
 	}
