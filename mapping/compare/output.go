@@ -40,14 +40,7 @@ const resultMode = 0o640
 // csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
 // holding the delimiter, a quote or a line break.
 func appendCSVField[T string | []byte](b []byte, s T) []byte {
-	quote := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
-			quote = true
-			break
-		}
-	}
-	if !quote {
+	if !needsQuote(s) {
 		return append(b, s...)
 	}
 	b = append(b, '"')
@@ -58,6 +51,27 @@ func appendCSVField[T string | []byte](b []byte, s T) []byte {
 		b = append(b, s[i])
 	}
 	return append(b, '"')
+}
+
+// needsQuote reports whether s holds a comma, a quote, '\n' or '\r'; it
+// tests eight bytes at a time (the names and stacks are long).
+func needsQuote[T string | []byte](s T) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		c, q, n, r := w^(ones*','), w^(ones*'"'), w^(ones*'\n'), w^(ones*'\r')
+		if ((c-ones)&^c|(q-ones)&^q|(n-ones)&^n|(r-ones)&^r)&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // CSVSink writes msprobe's CSV table into an output set: past

@@ -175,9 +175,7 @@ func (l *lexer) readString(dst []byte) ([]byte, error) {
 	for {
 		// Fast path: copy a run of plain bytes.
 		start := l.pos
-		for l.pos < l.end && !stringStop[l.buf[l.pos]] {
-			l.pos++
-		}
+		l.pos += plainLen(l.buf[l.pos:l.end])
 		dst = append(dst, l.buf[start:l.pos]...)
 		if l.pos == l.end {
 			if !l.fill() {
@@ -263,6 +261,26 @@ var stringStop = func() (t [256]bool) {
 	return
 }()
 
+// plainLen is the length of the run of plain string bytes (no stringStop
+// byte) that b starts with; it tests eight bytes at a time.
+func plainLen(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
+		// A high bit per byte that is below 0x20, the quote, the
+		// backslash or above ASCII; the lowest one is exact.
+		stop := ((w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs | w) & highs
+		if stop != 0 {
+			return i + bits.TrailingZeros64(stop)/8
+		}
+	}
+	for ; i < len(b) && !stringStop[b[i]]; i++ {
+	}
+	return i
+}
+
 // ensure makes at least n bytes available at pos, reading more if needed.
 func (l *lexer) ensure(n int) bool {
 	for l.end-l.pos < n {
@@ -317,6 +335,10 @@ func (l *lexer) skipString() error {
 	l.pos++
 	for {
 		for l.pos < l.end {
+			l.pos += plainLen(l.buf[l.pos:l.end])
+			if l.pos == l.end {
+				break
+			}
 			c := l.buf[l.pos]
 			switch {
 			case c == '"':
