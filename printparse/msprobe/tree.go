@@ -477,47 +477,79 @@ var pow10tab = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // parseNumber parses a JSON number literal (already validated by the
-// lexer). Literals whose digits fit in 2^53 with a decimal exponent of at
-// most 22 are converted exactly by one multiplication or division
-// (Clinger's fast path, correctly rounded); others go to strconv.
+// lexer), correctly rounded. Up to 19 significant digits are read into
+// an integer; with at most 2^53 and a decimal exponent of at most 22 it
+// is converted exactly by one multiplication or division (Clinger's fast
+// path), else by eiselLemire; longer mantissas and the cases those cannot
+// decide go to strconv.
 func parseNumber(b []byte) float64 {
 	i, neg := 0, false
 	if len(b) > 0 && b[0] == '-' {
 		neg, i = true, 1
 	}
-	const maxExact = 1 << 53
 	var mant uint64
-	exp := 0
+	digits, exp := 0, 0 // significant digits read, decimal exponent
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		mant = mant*10 + uint64(b[i]-'0')
-		if mant > maxExact {
-			return slowParse(b)
+		if digits > 0 || b[i] != '0' {
+			digits++
+			mant = mant*10 + uint64(b[i]-'0')
 		}
 	}
 	if i < len(b) && b[i] == '.' {
 		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			mant = mant*10 + uint64(b[i]-'0')
-			exp--
-			if mant > maxExact {
-				return slowParse(b)
+			if digits > 0 || b[i] != '0' {
+				digits++
+				mant = mant*10 + uint64(b[i]-'0')
 			}
+			exp--
 		}
 	}
-	if i < len(b) {
-		return slowParse(b) // exponent: rare in dumps except tiny values
-	}
-	f := float64(mant) // exact: mant <= 2^53
-	switch {
-	case exp == 0:
-	case exp < 0 && -exp < len(pow10tab):
-		f /= pow10tab[-exp]
-	default:
+	if digits > 19 {
 		return slowParse(b)
 	}
-	if neg {
-		f = -f
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			eneg = b[i] == '-'
+			i++
+		}
+		e := 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
 	}
-	return f
+	if i < len(b) {
+		return slowParse(b) // not a plain literal (-Infinity)
+	}
+	if mant == 0 {
+		if neg {
+			return math.Copysign(0, -1)
+		}
+		return 0
+	}
+	if mant <= 1<<53 && exp >= -22 && exp <= 22 {
+		f := float64(mant) // exact
+		if exp < 0 {
+			f /= pow10tab[-exp]
+		} else {
+			f *= pow10tab[exp]
+		}
+		if neg {
+			f = -f
+		}
+		return f
+	}
+	if f, ok := eiselLemire(mant, exp, neg); ok {
+		return f
+	}
+	return slowParse(b)
 }
 
 func slowParse(b []byte) float64 {
