@@ -83,13 +83,7 @@ func TestHostileTensors(t *testing.T) {
 		{"an escaping data_name on an unmatched row", func(t *testing.T, dir string) ([]string, io.Reader) {
 			bench := tensorRank(t, filepath.Join(dir, "bench"), names[:1], map[string][]byte{"a.pt": good(t)})
 			npu := tensorRank(t, filepath.Join(dir, "npu"), []string{"a.pt", "../."}, map[string][]byte{"a.pt": good(t)})
-			out := filepath.Join(dir, "out")
-			os.Mkdir(out, 0o755)
-			t.Cleanup(func() {
-				if ents, _ := os.ReadDir(out); len(ents) > 0 {
-					t.Errorf("files left in the output folder: %v", ents)
-				}
-			})
+			out := emptyOut(t, dir)
 			return []string{"compare", "-tp", npu, "-gp", bench, "-o", out}, nil
 		}, ExitBadInput, []string{`npu/dump.json:3: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found "../." (contains a path separator)`}},
 		{"tensor files missing on the bench side", func(t *testing.T, dir string) ([]string, io.Reader) {

@@ -300,13 +300,7 @@ func TestHostileDumps(t *testing.T) {
 		return func(t *testing.T, dir string) ([]string, io.Reader) {
 			npu, bench := pair(t, dir)
 			change(t, npu, bench)
-			out := filepath.Join(dir, "out")
-			os.Mkdir(out, 0o755)
-			t.Cleanup(func() {
-				if ents, _ := os.ReadDir(out); len(ents) > 0 {
-					t.Errorf("files left in the output folder: %v", ents)
-				}
-			})
+			out := emptyOut(t, dir)
 			return []string{"compare", "-tp", npu, "-gp", bench, "-o", out}, nil
 		}
 	}
@@ -413,4 +407,20 @@ func TestHostileRepeatedKeysSmallFiles(t *testing.T) {
 	if got, want := tables(t, filepath.Join(dir, "out-rep")), tables(t, filepath.Join(dir, "out-py")); got["compare_result"] != want["compare_result"] || !strings.Contains(got["compare_result"], "b.py") {
 		t.Errorf("stack column:\n%s\nwant\n%s", got["compare_result"], want["compare_result"])
 	}
+}
+
+// emptyOut makes the output folder dir/out for a command that must fail
+// and checks, when the test ends, that it wrote nothing there.
+func emptyOut(t *testing.T, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ents, _ := os.ReadDir(out); len(ents) > 0 {
+			t.Errorf("files left in the output folder: %v", ents)
+		}
+	})
+	return out
 }

@@ -1,11 +1,12 @@
 package compare
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // goldenTime turns the timestamp in a golden file name into the time the
@@ -21,32 +22,10 @@ func goldenTime(t testing.TB, name string) time.Time {
 	return tm
 }
 
-// diffCSV reports the first differing cells of two CSV texts.
+// diffCSV reports the first lines where two CSV texts differ.
 func diffCSV(t *testing.T, name string, got, want []byte) {
 	t.Helper()
-	if bytes.Equal(got, want) {
-		return
-	}
-	gl := strings.Split(string(got), "\n")
-	wl := strings.Split(string(want), "\n")
-	shown := 0
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("%s line %d:\n got: %s\nwant: %s", name, i+1, g, w)
-			shown++
-			if shown >= 8 {
-				break
-			}
-		}
-	}
-	if len(gl) != len(wl) {
-		t.Errorf("%s: %d lines, want %d", name, len(gl), len(wl))
+	if d := testkit.DiffLines(string(want), string(got), 8); d != "" {
+		t.Errorf("%s differs:\n%s", name, d)
 	}
 }

@@ -2,9 +2,11 @@ package resolve
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/testkit"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,25 +36,15 @@ func readPairs(t testing.TB, path string) []NamePair {
 // diffPairs reports every line where got and want differ.
 func diffPairs(t *testing.T, got, want []NamePair) {
 	t.Helper()
-	n := max(len(got), len(want))
-	bad := 0
-	for i := 0; i < n; i++ {
-		var g, w NamePair
-		if i < len(got) {
-			g = got[i]
+	lines := func(ps []NamePair) string {
+		var b strings.Builder
+		for _, p := range ps {
+			b.WriteString(p.NPU + ": " + p.Bench + "\n")
 		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			bad++
-			if bad <= 15 {
-				t.Errorf("line %d:\n  got  %s: %s\n  want %s: %s", i+1, g.NPU, g.Bench, w.NPU, w.Bench)
-			}
-		}
+		return b.String()
 	}
-	if bad > 0 {
-		t.Errorf("%d of %d lines differ (got %d lines, want %d)", bad, n, len(got), len(want))
+	if d := testkit.DiffLines(lines(want), lines(got), 15); d != "" {
+		t.Error(d)
 	}
 }
 

@@ -102,24 +102,43 @@ func Golden(tb testing.TB, path string, got []byte) {
 
 // FirstDiff describes the first line where want and got differ, or returns
 // "" when they are equal.
-func FirstDiff(want, got string) string {
+func FirstDiff(want, got string) string { return DiffLines(want, got, 1) }
+
+// DiffLines describes the first most lines where want and got differ
+// (line number, want and got quoted) and, for most > 1, how many more
+// differ and the line counts when they differ; "" when they are equal.
+func DiffLines(want, got string, most int) string {
 	if want == got {
 		return ""
 	}
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	bad := 0
 	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
+		var a, c string
 		if i < len(w) {
 			a = w[i]
 		}
 		if i < len(g) {
-			b = g[i]
+			c = g[i]
 		}
-		if a != b || i >= len(w) || i >= len(g) {
-			return "line " + strconv.Itoa(i+1) + ":\n  want " + strconv.Quote(a) + "\n  got  " + strconv.Quote(b)
+		if a == c && i < len(w) && i < len(g) {
+			continue
+		}
+		if bad++; bad <= most {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want " + strconv.Quote(a) + "\n  got  " + strconv.Quote(c))
 		}
 	}
-	return ""
+	if most > 1 && bad > most {
+		b.WriteString("\n(" + strconv.Itoa(bad-most) + " more lines differ)")
+	}
+	if most > 1 && len(w) != len(g) {
+		b.WriteString("\n(want " + strconv.Itoa(len(w)) + " lines, got " + strconv.Itoa(len(g)) + ")")
+	}
+	return b.String()
 }
 
 // StringConstants returns the string constants declared in the non-test Go

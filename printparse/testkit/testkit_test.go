@@ -24,6 +24,25 @@ func TestFirstDiff(t *testing.T) {
 	}
 }
 
+func TestDiffLines(t *testing.T) {
+	tests := []struct {
+		want, got string
+		most      int
+		diff      string
+	}{
+		{"a\nb\nc", "a\nb\nc", 3, ""},
+		{"a\nb\nc", "x\nb\ny", 3, "line 1:\n  want \"a\"\n  got  \"x\"\nline 3:\n  want \"c\"\n  got  \"y\""},
+		{"a\nb\nc", "x\ny\nz", 2, "line 1:\n  want \"a\"\n  got  \"x\"\nline 2:\n  want \"b\"\n  got  \"y\"\n(1 more lines differ)"},
+		{"a\nb", "a", 5, "line 2:\n  want \"b\"\n  got  \"\"\n(want 2 lines, got 1)"},
+		{"a\nb", "x\ny", 1, "line 1:\n  want \"a\"\n  got  \"x\""},
+	}
+	for _, tc := range tests {
+		if d := DiffLines(tc.want, tc.got, tc.most); d != tc.diff {
+			t.Errorf("DiffLines(%q, %q, %d) = %q, want %q", tc.want, tc.got, tc.most, d, tc.diff)
+		}
+	}
+}
+
 func TestGolden(t *testing.T) {
 	if Updating() {
 		t.Skip("-update rewrites goldens; nothing to check here")
