@@ -138,7 +138,7 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 		// TransformerBlock "decoder" and LlamaModel "model", whose
 		// embedding lies outside the block).
 		ca, cb := al.npu.infos[a].canon, al.bench.infos[b].canon
-		if al.coverage(ca, cb) >= 0.6 || al.wrapsWhole(ca, cb) {
+		if (al.coverage(ca, cb) >= 0.6 || al.wrapsWhole(ca, cb)) && !al.strands(a, b) {
 			// worth what share of the modules below aligns
 			n := min(al.npu.size[a], al.bench.size[b])
 			frac := float64(al.below(ca, cb).count) / float64(max(n, 1))
@@ -152,6 +152,102 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 		}
 	}
 	return l
+}
+
+// Limits of the stranded-child check (see strands).
+const (
+	// strandScore is the least local similarity at which a stranded
+	// child's partner beside the other container is clear.
+	strandScore = 0.9
+	// strandSiblings bounds the siblings searched: a wide frontier is a
+	// list or a flat model, whose containers do not strand children.
+	strandSiblings = 16
+)
+
+// strands reports whether pairing containers a and b on the strength of
+// their subtrees would strand a major child of one of them: a child no
+// pair below the two holds whose clear partner lies beside the other
+// container (in a sibling's subtree, two levels down). That container
+// computes the other's parent then, not the other (LlamaModel "model"
+// holds embed_tokens, whose partner is embedding.word_embeddings beside
+// TransformerBlock "decoder": model is the GPTModel root's match, an extra
+// level here). A container its parent holds alone is exempt: the parent
+// is a whole-model wrapper paired above it, so the other container is the
+// nearest partner it can have (GPTModel under Float16Module and Qwen2Model
+// beside lm_head).
+func (al *aligner) strands(a, b *printparse.Node) bool {
+	ia, ib := al.npu.infos[a], al.bench.infos[b]
+	if ia.member || ib.member || ia.copy || ib.copy {
+		return false
+	}
+	s := al.below(ia.canon, ib.canon)
+	held := func(n *printparse.Node, on side) map[*printparse.Node]bool {
+		hit := map[*printparse.Node]bool{}
+		for _, p := range s.pairs {
+			c := p.x
+			if on == benchSide {
+				c = p.y
+			}
+			for c.Parent != nil && c.Parent != n {
+				c = c.Parent
+			}
+			hit[c] = true
+		}
+		return hit
+	}
+	// near are the modules in the subtrees of n's siblings, at most two
+	// levels below them; nil when n has no siblings or too many.
+	near := func(n *printparse.Node) []*printparse.Node {
+		sib := siblings(n)
+		if len(sib) < 2 || len(sib) > strandSiblings {
+			return nil
+		}
+		var out []*printparse.Node
+		for _, c := range sib {
+			if c == n {
+				continue
+			}
+			out = append(out, c)
+			for _, g := range kids(c) {
+				out = append(out, g)
+				out = append(out, kids(g)...)
+			}
+		}
+		return out
+	}
+	// b's stranded children against a's siblings, unless b's parent holds
+	// b alone; then the same the other way round.
+	if len(kids(b.Parent)) > 1 {
+		if cand := near(a); cand != nil {
+			hit := held(b, benchSide)
+			for _, c := range kids(b) {
+				if hit[c] || !decides(al.bench.infos[c]) {
+					continue
+				}
+				for _, x := range cand {
+					if l := al.local(x, c); l.ok && l.raw >= strandScore {
+						return true
+					}
+				}
+			}
+		}
+	}
+	if len(kids(a.Parent)) > 1 {
+		if cand := near(b); cand != nil {
+			hit := held(a, npuSide)
+			for _, c := range kids(a) {
+				if hit[c] || !decides(al.npu.infos[c]) {
+					continue
+				}
+				for _, y := range cand {
+					if l := al.local(c, y); l.ok && l.raw >= strandScore {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // coverage is the share of the children of a (and of b, the smaller of

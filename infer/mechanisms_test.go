@@ -2,6 +2,7 @@ package infer
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,6 +194,67 @@ func TestWrappedPostNorm(t *testing.T) {
 	for _, p := range r.Pairs {
 		if strings.HasSuffix(p.NPU, "linear_proj") && p.Band == BandSure {
 			t.Errorf("%s <-> %s is sure; its post-norm makes it N:1", p.NPU, p.Bench)
+		}
+	}
+}
+
+// TestExtraLevelKeepsItsChildren: a bare GPTModel root (embedding, decoder,
+// output_layer) against a ForCausalLM (model, lm_head): LlamaModel "model"
+// holds embed_tokens, whose partner word_embeddings lies beside
+// TransformerBlock "decoder", so model is an extra level looked through,
+// not decoder's partner swallowing embed_tokens (review item 5). Both
+// directions, two prints that hold no rotary module beside the decoder
+// (that module once made looking through pay by luck). A Float16Module's
+// GPTModel, which its parent holds alone, still pairs with "model".
+func TestExtraLevelKeepsItsChildren(t *testing.T) {
+	load := func(glob string) *printparse.Tree {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join("..", "testdata", "corpus", "prints", glob))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("%s: %v %v", glob, m, err)
+		}
+		tr, err := printparse.Load(m[0], printparse.Options{Index: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	for _, c := range []struct{ npu, bench string }{
+		{"megatron/mixtral_like-*.txt", "hf/mixtral_8x7b*.txt"},
+		{"megatron/tiny_gpt-*.txt", "hf/qwen2_7b_instruct*.txt"},
+	} {
+		npu, bench := load(c.npu), load(c.bench)
+		r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fwd := resolved(r.Forward.Mapping, npu, bench)
+		rev := resolved(r.Reverse.Mapping, bench, npu)
+		for _, w := range []struct {
+			got  map[string]string
+			from string
+			want string
+		}{
+			{fwd, "embedding.word_embeddings", "model.embed_tokens"},
+			{fwd, "decoder.layers.0", "model.layers.0"},
+			{fwd, "decoder.final_layernorm", "model.norm"},
+			{fwd, "output_layer", "lm_head"},
+			{rev, "model.embed_tokens", "embedding.word_embeddings"},
+			{rev, "model.layers.1", "decoder.layers.1"},
+		} {
+			if w.got[w.from] != w.want {
+				t.Errorf("%s: %s -> %q, want %q", c.npu, w.from, w.got[w.from], w.want)
+			}
+		}
+		for _, p := range r.Pairs {
+			if p.NPU == "decoder" || p.Bench == "model" {
+				t.Errorf("%s: %s is paired with %s; want both looked through", c.npu, p.NPU, p.Bench)
+			}
+		}
+		for _, u := range []string{"embedding.word_embeddings", "model.embed_tokens"} {
+			if slices.Contains(r.Unmatched.NPU, u) || slices.Contains(r.Unmatched.Bench, u) {
+				t.Errorf("%s: %s unmatched: %s", c.npu, u, r.UnmatchedWhy[u])
+			}
 		}
 	}
 }
