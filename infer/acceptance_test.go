@@ -30,7 +30,6 @@ package infer_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -39,6 +38,7 @@ import (
 	"github.com/layermap/layermap/mapping/truth"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 	"github.com/layermap/layermap/templates"
 )
 
@@ -51,19 +51,7 @@ const (
 
 func loadPair(t testing.TB) (npu, bench *printparse.Tree) {
 	t.Helper()
-	load := func(rel string) *printparse.Tree {
-		p := testkit.Corpus(t, "prints", rel)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("corpus missing: %v", err)
-		}
-		tr, err := printparse.ParseText(b, p, printparse.Options{Index: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	return load(pairANPU), load(pairABench)
+	return treetest.Load(t, testkit.Corpus(t, "prints", pairANPU)), treetest.Load(t, testkit.Corpus(t, "prints", pairABench))
 }
 
 func suggest(t testing.TB, npu, bench *printparse.Tree, tmpl string) *infer.Result {

@@ -8,7 +8,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
-	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 const lin = "Linear(in_features=4, out_features=4, bias=False)"
@@ -70,15 +70,6 @@ TopLayer:
 `
 )
 
-func parseText(t *testing.T, text, name string) *printparse.Tree {
-	t.Helper()
-	tr, err := printparse.ParseText([]byte(text), name, printparse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 func TestManual(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -114,7 +105,7 @@ func TestManual(t *testing.T) {
 		want:  "skipped Functional.linear.0.forward -> head: the NPU side has no module Functional.linear.0.forward\nskipped extra -> nope: the bench side has no module nope\nskipped  -> : the roots are paired by msprobe itself",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			npu, bench := parseText(t, manualNPU, "npu.txt"), parseText(t, manualBench, "bench.txt")
+			npu, bench := treetest.Parse(t, "npu.txt", manualNPU), treetest.Parse(t, "bench.txt", manualBench)
 			m, _, err := mapping.Parse([]byte(manualMap), "map.yaml")
 			if err != nil {
 				t.Fatal(err)

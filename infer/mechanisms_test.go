@@ -9,18 +9,13 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 func loadSynthetic(t *testing.T, name string) (npu, bench *printparse.Tree) {
 	t.Helper()
-	load := func(f string) *printparse.Tree {
-		tr, err := printparse.Load(filepath.Join("testdata", "synthetic", name, f), printparse.Options{Index: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	return load("npu.txt"), load("bench.txt")
+	dir := filepath.Join("testdata", "synthetic", name)
+	return treetest.Load(t, filepath.Join(dir, "npu.txt")), treetest.Load(t, filepath.Join(dir, "bench.txt"))
 }
 
 // resolved maps every NPU module path to the bench path msprobe's resolver

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 // TestStructuralNoteSides checks that the N:1 note on a fused pair names
@@ -401,7 +403,7 @@ const qwen3TinyHF = `Qwen3ForCausalLM(
 // low-confidence TopLayer line per layer index pairing the wrapped module.
 func TestCheckpointWrapperClassLines(t *testing.T) {
 	npu, _ := corpusPair{"xtuner", "prints/wrapped/qwen3_tiny-xtuner-v1-fsdp2-moduledict-layers-uncompressed-log-prefixed__xtuner-docs-anon.txt", pairs[0].bench}.load(t)
-	bench := parseText(t, qwen3TinyHF, "qwen3_tiny_hf.txt")
+	bench := treetest.Parse(t, "qwen3_tiny_hf.txt", qwen3TinyHF)
 	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
 	if err != nil {
 		t.Fatal(err)

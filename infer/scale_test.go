@@ -11,6 +11,7 @@ import (
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 // The cost targets of issue 8 (near-linear alignment), as benchmarks:
@@ -122,7 +123,7 @@ type scaleCase struct {
 }
 
 func textTree(text, name string) func(testing.TB) *printparse.Tree {
-	return func(tb testing.TB) *printparse.Tree { return parseText(tb, text, name) }
+	return func(tb testing.TB) *printparse.Tree { return treetest.Parse(tb, name, text) }
 }
 
 func fileTree(path string) func(testing.TB) *printparse.Tree {

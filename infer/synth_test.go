@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 // synthMindSpeedLLM prints a MindSpeed-LLM (megatron-core) Qwen2.5-style
@@ -87,21 +87,12 @@ func synthHF(n int) string {
 `, n-1, n)
 }
 
-func parseText(tb testing.TB, text, name string) *printparse.Tree {
-	tb.Helper()
-	t, err := printparse.ParseText([]byte(text), name, printparse.Options{Index: -1})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return t
-}
-
 // TestSynthQwen25Text checks the structures-only draft of a MindSpeed-LLM
 // vs LLaMA-Factory Qwen2.5 pair against the seed template for it: every
 // seed line must come out (the seed has no known-wrong line).
 func TestSynthQwen25Text(t *testing.T) {
-	npu := parseText(t, synthMindSpeedLLM(4), "mindspeed-llm.txt")
-	bench := parseText(t, synthHF(4), "llamafactory.txt")
+	npu := treetest.Parse(t, "mindspeed-llm.txt", synthMindSpeedLLM(4))
+	bench := treetest.Parse(t, "llamafactory.txt", synthHF(4))
 	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +146,8 @@ func contains(xs []string, x string) bool {
 // BenchmarkSuggest60 drafts a 60-layer MindSpeed-LLM vs LLaMA-Factory pair
 // (both directions, resolver proof included).
 func BenchmarkSuggest60(b *testing.B) {
-	npu := parseText(b, synthMindSpeedLLM(60), "mindspeed-llm-60.txt")
-	bench := parseText(b, synthHF(60), "llamafactory-60.txt")
+	npu := treetest.Parse(b, "mindspeed-llm-60.txt", synthMindSpeedLLM(60))
+	bench := treetest.Parse(b, "llamafactory-60.txt", synthHF(60))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Suggest(npu, bench, Options{Template: TemplateNone}); err != nil {
@@ -179,8 +170,8 @@ func BenchmarkSuggestPairA(b *testing.B) {
 // TestSynthQwen25TextTemplate: with templates on, the Qwen2.5 MindSpeed-LLM
 // template applies to the synthetic pair and the draft stays proven.
 func TestSynthQwen25TextTemplate(t *testing.T) {
-	npu := parseText(t, synthMindSpeedLLM(60), "mindspeed-llm.txt")
-	bench := parseText(t, synthHF(60), "llamafactory.txt")
+	npu := treetest.Parse(t, "mindspeed-llm.txt", synthMindSpeedLLM(60))
+	bench := treetest.Parse(t, "llamafactory.txt", synthHF(60))
 	r, err := Suggest(npu, bench, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -200,8 +191,8 @@ func TestSynthQwen25TextTemplate(t *testing.T) {
 // BenchmarkSuggest60Template is BenchmarkSuggest60 with template
 // detection on (the default).
 func BenchmarkSuggest60Template(b *testing.B) {
-	npu := parseText(b, synthMindSpeedLLM(60), "mindspeed-llm-60.txt")
-	bench := parseText(b, synthHF(60), "llamafactory-60.txt")
+	npu := treetest.Parse(b, "mindspeed-llm-60.txt", synthMindSpeedLLM(60))
+	bench := treetest.Parse(b, "llamafactory-60.txt", synthHF(60))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Suggest(npu, bench, Options{}); err != nil {

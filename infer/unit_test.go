@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 func TestTokenize(t *testing.T) {
@@ -147,8 +149,8 @@ const toyBench = `HFNet(
 // tower (2 x 2) escapes through per-index keys at VisTower, and the
 // resolver proves every pair.
 func TestConflictToy(t *testing.T) {
-	npu := parseText(t, toyNPU, "npu.txt")
-	bench := parseText(t, toyBench, "bench.txt")
+	npu := treetest.Parse(t, "npu.txt", toyNPU)
+	bench := treetest.Parse(t, "bench.txt", toyBench)
 	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
 	if err != nil {
 		t.Fatal(err)

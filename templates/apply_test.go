@@ -5,23 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/treetest"
 )
-
-func parseText(t *testing.T, text string) *printparse.Tree {
-	t.Helper()
-	tr, err := printparse.ParseText([]byte(text), "inline", printparse.Options{Index: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
 
 // TestApplyRules exercises each rule of Apply's definition on small trees:
 // longest key first, shadowing by an ancestor's longer key, indexed lines,
 // drift to two tree classes, the "(" cut, and absent classes.
 func TestApplyRules(t *testing.T) {
-	npu := parseText(t, `Top(
+	npu := treetest.Parse(t, "inline", `Top(
   (blocks): ModuleList(
     (0): Block(
       (attn): XSdpaAttention(
@@ -39,7 +30,7 @@ func TestApplyRules(t *testing.T) {
     (attn): Other()
   )
 )`)
-	bench := parseText(t, `Top(
+	bench := treetest.Parse(t, "inline", `Top(
   (layers): ModuleList(
     (0-1): 2 x Layer(
       (self_attn): A(

@@ -10,21 +10,13 @@ import (
 
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 // loadPrint parses a print(model) file of the corpus.
 func loadPrint(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	p := testkit.Corpus(t, "prints", rel)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := printparse.ParseText(b, p, printparse.Options{Index: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return treetest.Load(t, testkit.Corpus(t, "prints", rel))
 }
 
 const (

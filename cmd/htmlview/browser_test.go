@@ -17,9 +17,9 @@ import (
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping/compare"
-	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 func TestMain(m *testing.M) {
@@ -28,19 +28,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func loadTree(t testing.TB, path string) *printparse.Tree {
-	t.Helper()
-	tr, err := printparse.Load(path, printparse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 // suggestView runs suggest on two inputs and builds its view.
 func suggestView(t testing.TB, npuPath, benchPath string) *htmlview.View {
 	t.Helper()
-	npu, bench := loadTree(t, npuPath), loadTree(t, benchPath)
+	npu, bench := treetest.Load(t, npuPath), treetest.Load(t, benchPath)
 	r, err := infer.Suggest(npu, bench, infer.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +113,7 @@ func comparePage(t testing.TB, npuDir, benchDir, mapText string) string {
 // draft returns suggest's forward draft for two inputs, as YAML.
 func draft(t testing.TB, npuPath, benchPath string) string {
 	t.Helper()
-	r, err := infer.Suggest(loadTree(t, npuPath), loadTree(t, benchPath), infer.Options{})
+	r, err := infer.Suggest(treetest.Load(t, npuPath), treetest.Load(t, benchPath), infer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 // tree builds a printparse tree from "path Class" lines (parents first).
@@ -92,11 +93,7 @@ ModuleList:
 
 func loadPrint(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	tr, err := printparse.Load(testkit.Corpus(t, rel), printparse.Options{Index: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return treetest.Load(t, testkit.Corpus(t, rel))
 }
 
 const (

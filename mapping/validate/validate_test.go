@@ -12,6 +12,7 @@ import (
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
+	"github.com/layermap/layermap/printparse/treetest"
 )
 
 const (
@@ -24,11 +25,7 @@ const (
 
 func load(t testing.TB, rel string) *printparse.Tree {
 	t.Helper()
-	tr, err := printparse.Load(testkit.Corpus(t, rel), printparse.Options{Index: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return treetest.Load(t, testkit.Corpus(t, rel))
 }
 
 func check(t testing.TB, mapPath, yamlText, npu, bench string, opt Options) *Report {
