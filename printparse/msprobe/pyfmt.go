@@ -26,46 +26,47 @@ func AppendPyFloat(dst []byte, f float64) []byte {
 		}
 		return append(dst, "0.0"...)
 	}
-	// Go's shortest digits are Python's, and so is its 'e' layout (two
-	// exponent digits at least). The decimal exponent is in [-4, 16)
-	// exactly when 1e-4 <= |f| < 1e16 (no double below 1e-4 has a
-	// shortest repr of 0.0001); there the digits are laid out again.
-	a := math.Abs(f)
-	if a < 1e-4 || a >= 1e16 {
-		return strconv.AppendFloat(dst, f, 'e', -1, 64)
-	}
-	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], a, 'e', -1, 64) // d[.ddd]e±XX, XX < 16
 	if f < 0 {
 		dst = append(dst, '-')
 	}
-	n := len(s)
-	exp := int(s[n-2]-'0')*10 + int(s[n-1]-'0')
-	if s[n-3] == '-' {
-		exp = -exp
-	}
-	digits := s[:n-4] // d or d.ddd
-	var d1, rest []byte = digits[:1], nil
-	if len(digits) > 2 {
-		rest = digits[2:]
-	}
-	switch decpt := exp + 1; {
+	// The shortest round-tripping digits, the closest to f: Python's
+	// (repr uses David Gay's shortest mode).
+	m, e := shortestDecimal(f)
+	var buf [20]byte
+	i := appendDigits(&buf, m)
+	digits := buf[i:]
+	nd := len(digits)
+	switch decpt := nd + e; {
+	case decpt-1 < -4 || decpt-1 >= 16: // d[.ddd]e±XX
+		dst = append(dst, digits[0])
+		if nd > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		x := decpt - 1
+		if x < 0 {
+			dst = append(dst, 'e', '-')
+			x = -x
+		} else {
+			dst = append(dst, 'e', '+')
+		}
+		if x >= 100 {
+			dst = append(dst, byte('0'+x/100))
+			x %= 100
+		}
+		return append(dst, digitPairs[2*x], digitPairs[2*x+1])
 	case decpt <= 0: // 0.000ddd
 		dst = append(dst, "0.000"[:2-decpt]...)
-		dst = append(dst, d1...)
-		dst = append(dst, rest...)
-	case decpt > len(rest): // ddd000.0
-		dst = append(dst, d1...)
-		dst = append(dst, rest...)
-		dst = append(dst, "000000000000000"[:decpt-1-len(rest)]...)
-		dst = append(dst, '.', '0')
+		return append(dst, digits...)
+	case decpt >= nd: // ddd000.0
+		dst = append(dst, digits...)
+		dst = append(dst, "0000000000000000"[:decpt-nd]...)
+		return append(dst, '.', '0')
 	default: // dd.ddd
-		dst = append(dst, d1...)
-		dst = append(dst, rest[:decpt-1]...)
+		dst = append(dst, digits[:decpt]...)
 		dst = append(dst, '.')
-		dst = append(dst, rest[decpt-1:]...)
+		return append(dst, digits[decpt:]...)
 	}
-	return dst
 }
 
 // PyFloat returns Python's repr(f) (see AppendPyFloat).
