@@ -19,8 +19,9 @@ type TemplatesOptions struct {
 
 const templatesLong = `templates lists layermap's built-in layer_mapping templates: name, direction
 (the NPU side, whose classes key the YAML, then the bench side) and what they
-are for. "suggest --template auto" picks among them by the class names it
-finds; "--template NAME" forces one.
+are for. "suggest --template auto" picks the one whose lines pair the most
+modules of the two trees (a MoE model's template over a dense one, which
+leaves the experts and the router alone); "--template NAME" forces one.
 
 Seed templates are msprobe's own, verbatim, known errors included; expert
 templates are corrected versions and variants for newer transformers

@@ -402,6 +402,13 @@ type Match struct {
 	// Misses is the number of instances where an applied line fired
 	// without a bench target (see AppliedLine.Misses).
 	Misses int
+	// Fit is how much of the trees the template explains: the NPU modules
+	// its lines pair with a bench module (hits) less the places where a
+	// line fires without one (misses). A family's template explains the
+	// structure a generic one leaves alone (experts, routers, shared
+	// experts, q/k norms) and fits better, though a smaller share of its
+	// lines may apply.
+	Fit int
 	// Applied and Unapplied are Template.Apply's results.
 	Applied   []AppliedLine
 	Unapplied []Line
@@ -415,7 +422,9 @@ type Match struct {
 const MinScore = 0.5
 
 // Detect returns the built-in templates that apply to the pair (npu keys
-// the YAML), best first: highest Score, then fewest misses, then most
+// the YAML), best first: best Fit (the template that explains most of the
+// trees: Mixtral's over Llama's on a Mixtral pair, whose experts and router
+// only the first pairs), then highest Score, then fewest misses, then most
 // applied lines (a family's template before a generic one whose lines it
 // contains), then expert templates before seeds, then by name; finally an expert template moves
 // ahead of the seed it corrects when it applies every line the seed applies
@@ -439,6 +448,9 @@ func Detect(npu, bench *printparse.Tree) []Match {
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.Fit != b.Fit {
+			return a.Fit > b.Fit
+		}
 		if a.Score != b.Score {
 			return a.Score > b.Score
 		}
@@ -637,6 +649,7 @@ func evaluate(t *Template, npu, bench *printparse.Tree) (m Match, ok bool) {
 	seen := map[[2]string]bool{}
 	for _, a := range applied {
 		m.Misses += len(a.Misses)
+		m.Fit += len(a.Hits) - len(a.Misses)
 		if a.Line.Class == mapping.TopLayer {
 			continue
 		}

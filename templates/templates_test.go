@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/truth"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/printparse/treetest"
@@ -367,6 +369,9 @@ func TestDetect(t *testing.T) {
 		{"qwen2 sdpa reversed", hfQwen2, msLLMShape, "qwen2.5_llamafactory_to_mindspeed-llm-expert", []string{"Qwen2Attention=Qwen2SdpaAttention"}},
 		{"text model forward", msLLMShape, hfQwen25, "qwen2.5_mindspeed-llm_to_llamafactory-expert", nil},
 		{"unrelated", treeOf(tinyGPT), treeOf(qwen25New), "", nil},
+		// a MoE model: the family's template explains its experts and
+		// router, the dense Llama one does not (review item 12)
+		{"moe draft vs mixtral", treeOf("wrapped/moe_draft-ddp-float16-gptmodel-te-srun-rank-prefix-wrapped-lines__swiss-ai-notes-anon.txt"), treeOf("hf/mixtral_8x7b__keras-hub-models-mixtral-README.txt"), "mixtral_megatron-core_to_transformers", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -385,8 +390,8 @@ func TestDetect(t *testing.T) {
 				t.Fatalf("Detect = %v, want %s first", names, tc.best)
 			}
 			for i := 1; i < len(ms); i++ {
-				if ms[i].Score > ms[i-1].Score && ms[i-1].Template.Corrects != ms[i].Template.Name {
-					t.Errorf("not best first: %s %.2f after %.2f", ms[i].Template.Name, ms[i].Score, ms[i-1].Score)
+				if ms[i].Fit > ms[i-1].Fit && ms[i-1].Template.Corrects != ms[i].Template.Name {
+					t.Errorf("not best first: %s fit %d after %d", ms[i].Template.Name, ms[i].Fit, ms[i-1].Fit)
 				}
 			}
 			got := map[string]bool{}
@@ -401,6 +406,85 @@ func TestDetect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// familyOf is the model family a template is for: its name up to the
+// first "_" (qwen3-moe_megatron-core_to_transformers is qwen3-moe).
+func familyOf(name string) string {
+	f, _, _ := strings.Cut(name, "_")
+	return f
+}
+
+// benchmarkFamilies are the families Detect must pick on the labelled
+// benchmark's pairs, forward (NPU keys) and reverse: "a|b" accepts either,
+// "" means no template (the pair's family has none, or its lines do not
+// fit: the draft is structure-only). Every benchmark pair has a row.
+var benchmarkFamilies = map[string][2]string{
+	"chatglm2-6b_mindspeed-llm_vs_hf-peft-lora":       {"", ""},
+	"deepseek-v2-lite_mcore-te-fsdp2_vs_hf-v5":        {"", ""},
+	"deepseek-v3_mcore-te_vs_hf":                      {"deepseek-v3", "deepseek-v3"},
+	"gemma2-2b_mcore-te-bridge_vs_hf":                 {"qwen2.5|llama", ""}, // no Gemma template: a dense one
+	"geneformer_nemo1-legacy_vs_nemo2-mcore":          {"", ""},
+	"glm4.5-air_mcore-te_vs_hf":                       {"glm4.5", "glm4.5"},
+	"glm4.5_mindspeed-llm_vs_hf":                      {"glm4.5", "glm4.5"},
+	"internlm2-7b_mindspeed-llm_vs_hf-remote":         {"", ""},
+	"llama2-7b_mcore-te_vs_hf":                        {"", ""}, // bare roots: the TopLayer and Float16Module lines find nothing
+	"llama3-8b_legacy-megatron_vs_mcore-te":           {"", ""},
+	"llama3-8b_torchtune-fsdp2-lora_vs_hf":            {"", ""},
+	"llama3.1-8b_mcore-te_vs_hf-bnb4bit":              {"qwen2.5|llama", "llama"}, // qwen2.5's extra line is the fc1 stand-in
+	"mistral-7b_mindspeed-llm_vs_hf-peft-lora":        {"", ""},
+	"mixtral-8x7b_mindspeed-llm_vs_hf":                {"mixtral", "mixtral"},
+	"phi3.5-mini_mcore-te_vs_hf":                      {"llama", ""},
+	"qwen1.5-moe-a2.7b_mcore-te-mbridge_vs_hf":        {"", ""},
+	"qwen2.5-7b_mindspeed-llm_vs_llamafactory":        {"qwen2.5", "qwen2.5"},
+	"qwen25vl-2x2-dumps_mindspeed-mm_vs_llamafactory": {"qwen2.5-vl", "qwen2.5-vl"},
+	"qwen25vl-3b_mindspeed-mm_vs_hf-new-layout":       {"qwen2.5-vl", "qwen2.5-vl"},
+	"qwen25vl_mindspeed-mm_vs_llamafactory":           {"qwen2.5-vl", "qwen2.5-vl"},
+	"qwen2vl-2b_mindspeed-mm_vs_hf-new-layout":        {"qwen2-vl", "qwen2-vl"},
+	"qwen3-235b-a22b_mindspeed-llm_vs_hf":             {"qwen3-moe", "qwen3-moe"},
+	"qwen3-30b-a3b_mcore-te_vs_hf":                    {"qwen3-moe", "qwen3-moe"},
+	"qwen3-8b_mindspeed-llm_vs_hf":                    {"qwen3", "qwen3"},
+	"qwen3vl-2b_mindspeed-mm_vs_hf":                   {"qwen3-vl", "qwen3-vl"},
+	"starcoder2-3b_nemo2-te_vs_hf":                    {"", ""},
+}
+
+// TestDetectBenchmarkFamilies: on every pair of the labelled benchmark, in
+// both directions, Detect picks the pair's family, MoE pairs included
+// (Mixtral, Qwen3-MoE and GLM-4.5 over the dense templates whose lines all
+// apply but leave the experts and the router alone). Slow pairs only
+// without -short.
+func TestDetectBenchmarkFamilies(t *testing.T) {
+	pairs, err := truth.ReadDir(testkit.Testdata(t, "benchmark"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pairs {
+		want, ok := benchmarkFamilies[p.Name]
+		if !ok {
+			t.Errorf("%s: no expected family in benchmarkFamilies", p.Name)
+			continue
+		}
+		if p.Slow && testing.Short() {
+			continue
+		}
+		load := func(f string) *printparse.Tree {
+			tr, err := printparse.Load(filepath.Join(p.Dir, f), printparse.Options{Index: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+		npu, bench := load(p.NPUFile), load(p.BenchFile)
+		for i, dir := range [][2]*printparse.Tree{{npu, bench}, {bench, npu}} {
+			got := ""
+			if ms := Detect(dir[0], dir[1]); len(ms) > 0 {
+				got = familyOf(ms[0].Template.Name)
+			}
+			if !slices.Contains(strings.Split(want[i], "|"), got) {
+				t.Errorf("%s %s: Detect picks family %q, want %q", p.Name, []string{"forward", "reverse"}[i], got, want[i])
+			}
+		}
 	}
 }
 
