@@ -58,42 +58,54 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench         *Trie
 	npuRows, benchRows *rowTable
-	npuIn, benchIn     DumpInput
+	side               [2]sideRest
+}
+
+// sideRest is what a mapped compare needs of a side besides its trie:
+// its entry names as SkimExact gives them (nil when they may differ) and
+// its module tree.
+type sideRest struct {
+	names   []string
+	tree    *printparse.Tree
+	treeErr error
 }
 
 // EntryNames returns the keys of each dump.json's "data" in order, as
 // msprobe.SkimExact gives them; nil for a side where ReadSides did not
 // read them so.
 func (s *Sides) EntryNames() (npu, bench []string) {
-	names := func(in DumpInput) []string {
-		if in.allNames && in.noRepeats {
-			return in.Names
-		}
-		return nil
-	}
-	return names(s.npuIn), names(s.benchIn)
+	return s.side[0].names, s.side[1].names
 }
 
 // Trees returns the module trees of both dump folders as
-// printparse.LoadDumpDir reads them, from what ReadSides read (the names,
-// construct.json) where that is what LoadDumpDir would read.
+// printparse.LoadDumpDir reads them, built from what ReadSides read (the
+// names, construct.json) where that is what LoadDumpDir would read.
 func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
-	npu, npuErr = dumpTree(s.npuIn)
-	bench, benchErr = dumpTree(s.benchIn)
-	return
+	return s.side[0].tree, s.side[1].tree, s.side[0].treeErr, s.side[1].treeErr
 }
 
 // ReadSides reads two dump folders once for everything a mapped compare
-// derives from them: the tries (api mapping, resolution of each entry)
-// and the row names (data mapping).
+// derives from them: the tries (api mapping, resolution of each entry),
+// the row names (data mapping) and the module trees (validate's checks).
+// One side's construct.json and stack.json are let go before the other
+// side is read.
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	s := &Sides{}
-	var err error
-	if s.NPU, s.npuRows, s.npuIn, err = readSide(npuDir, "npu", true); err != nil {
-		return nil, err
-	}
-	if s.Bench, s.benchRows, s.benchIn, err = readSide(benchDir, "bench", true); err != nil {
-		return nil, err
+	for k, dir := range [2]string{npuDir, benchDir} {
+		t, rows, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
+		if err != nil {
+			return nil, err
+		}
+		r := &s.side[k]
+		if in.allNames && in.noRepeats {
+			r.names = in.Names
+		}
+		r.tree, r.treeErr = dumpTree(in)
+		if k == 0 {
+			s.NPU, s.npuRows = t, rows
+		} else {
+			s.Bench, s.benchRows = t, rows
+		}
 	}
 	return s, nil
 }

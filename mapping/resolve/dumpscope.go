@@ -74,8 +74,9 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 	}
 	items := make([]*Item, 0, len(in.Names))
 	byName := make(map[string]*Item, len(in.Names))
+	parents := map[string]string{}
 	for i, name := range in.Names {
-		it, err := parseDumpItem(in, name)
+		it, err := parseDumpItem(in, name, parents)
 		if err != nil {
 			return nil, in.place(i, err)
 		}
@@ -118,10 +119,25 @@ func (in DumpInput) place(i int, err error) error {
 }
 
 // TrieFromItems inserts items into a new trie in order.
+// Items of one full scope share its string, its segments and its node
+// (a dump has many calls per scope).
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
+	type scoped struct {
+		full  string
+		scope []string
+		node  *TrieNode
+	}
+	seen := map[string]scoped{}
 	for _, it := range items {
-		t.Insert(it)
+		s, ok := seen[it.FullScope]
+		if !ok {
+			n := t.Insert(it)
+			seen[it.FullScope] = scoped{it.FullScope, it.scope, n}
+			continue
+		}
+		it.FullScope, it.scope = s.full, s.scope
+		t.add(s.node, it)
 	}
 	return t
 }
@@ -134,7 +150,9 @@ func head(s []string, n int) []string {
 	return s[:len(s)-n]
 }
 
-func parseDumpItem(in DumpInput, name string) (*Item, error) {
+// parseDumpItem reads one dump name into an Item; parents caches the
+// layer scope of each API parent.
+func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item, error) {
 	p := strings.Split(name, ".")
 	n := len(p)
 	if n < 4 {
@@ -164,14 +182,20 @@ func parseDumpItem(in DumpInput, name string) (*Item, error) {
 		data = append(append([]string{}, p[:n-4]...), p[n-3:]...)
 	case apiType == StateParamsGrad:
 		data = p
-	case parent != "":
-		data = strings.Split(parent, ".")
 	}
 	layerScope := mapping.TopLayer
-	if data != nil {
+	switch {
+	case data != nil:
 		layerScope = strings.Join(head(data, 3), ".")
+	case parent != "":
+		s, ok := parents[parent]
+		if !ok {
+			s = strings.Join(head(strings.Split(parent, "."), 3), ".")
+			parents[parent] = s
+		}
+		layerScope = s
 	}
-	if parent != "" && strings.Contains(parent, ".") && len(strings.Split(parent, ".")) < 4 {
+	if parent != "" && strings.Contains(parent, ".") && strings.Count(parent, ".") < 3 {
 		return nil, &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
 	}
 
