@@ -283,6 +283,9 @@ func containsAny(s string, subs []string) bool {
 // (postprocess_pass.backward_pass).
 func backwardPass(items []*Item, byName map[string]*Item) {
 	for _, it := range items {
+		if !backwardTail(it.Name) {
+			continue
+		}
 		p := strings.Split(it.Name, ".")
 		tail := p[max(0, len(p)-2):]
 		has := false
@@ -301,6 +304,20 @@ func backwardPass(items []*Item, byName map[string]*Item) {
 			it.FullScope = fw.FullScope
 		}
 	}
+}
+
+// backwardTail reports whether one of the last two dot-parts of name is
+// "backward".
+func backwardTail(name string) bool {
+	i := strings.LastIndexByte(name, '.')
+	if name[i+1:] == StateBackward {
+		return true
+	}
+	if i < 0 {
+		return false
+	}
+	j := strings.LastIndexByte(name[:i], '.')
+	return name[j+1:i] == StateBackward
 }
 
 // renumberPass rebases the layer index below every module of class typ

@@ -3,6 +3,8 @@ package msprobe
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -118,6 +120,11 @@ func FuzzReadSmallFiles(f *testing.F) {
 		}
 		cons, err := ReadConstruct(p)
 		checkErr("ReadConstruct", err)
+		// the streamed common case agrees with the tree
+		tcons, terr := readConstructTree(p)
+		if fmt.Sprint(err) != fmt.Sprint(terr) || !maps.Equal(cons, tcons) {
+			t.Fatalf("ReadConstruct %v, %v; through the tree %v, %v", cons, err, tcons, terr)
+		}
 		// the streaming reader of a few parents agrees with it
 		want := map[string]bool{}
 		for k := range cons {

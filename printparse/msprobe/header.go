@@ -422,6 +422,14 @@ const megatronKey = "megatron_micro_step_number"
 // (a "megatron_micro_step_number" key) values may be [parent, microStep];
 // the parent is kept, the micro step and the special key dropped.
 func ReadConstruct(path string) (map[string]string, error) {
+	if m, ok := readConstructPlain(path); ok {
+		return m, nil
+	}
+	return readConstructTree(path)
+}
+
+// readConstructTree is ReadConstruct through the file's tree.
+func readConstructTree(path string) (map[string]string, error) {
 	t, root, err := readTree(path)
 	if err != nil {
 		return nil, readErr("construct.json", err)
@@ -455,6 +463,78 @@ func ReadConstruct(path string) (map[string]string, error) {
 		}
 	}
 	return m, nil
+}
+
+// readConstructPlain is ReadConstruct for the common file, streamed: an
+// object whose values are all parent names or null. ok is false for
+// anything else (the Megatron variant, a list, a syntax error), which
+// ReadConstruct then reads (or refuses) through the file's tree. Parent
+// names repeat: each distinct one is kept once.
+func readConstructPlain(path string) (map[string]string, bool) {
+	f, err := source.Open(path, source.MaxTreeJSON)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	if lx.expect('{', "") != nil {
+		return nil, false
+	}
+	out := map[string]string{}
+	parents := map[string]string{}
+	var key, val []byte
+	for first := true; ; first = false {
+		c, ok := lx.peek()
+		if !ok {
+			return nil, false
+		}
+		if c == '}' && first {
+			lx.pos++
+			break
+		}
+		if c != '"' {
+			return nil, false
+		}
+		if key, err = lx.readString(key[:0]); err != nil || string(key) == megatronKey {
+			return nil, false
+		}
+		if lx.expect(':', "") != nil {
+			return nil, false
+		}
+		c, _ = lx.peek()
+		parent := ""
+		switch {
+		case c == '"':
+			if val, err = lx.readString(val[:0]); err != nil {
+				return nil, false
+			}
+			p, ok := parents[string(val)]
+			if !ok {
+				p = string(val)
+				parents[p] = p
+			}
+			parent = p
+		case lx.literal("null"):
+		default:
+			return nil, false
+		}
+		out[string(key)] = parent
+		c, ok = lx.peek()
+		if !ok {
+			return nil, false
+		}
+		lx.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			return nil, false
+		}
+	}
+	if atEnd(lx) != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // ReadStack reads stack.json into entry name -> call stack frames. Both

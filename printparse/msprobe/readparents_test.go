@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,39 @@ func TestReadParentsLikeReadConstruct(t *testing.T) {
 		}
 		if n == 0 || len(got) != n {
 			t.Errorf("%s: %d parents, want %d", f, len(got), n)
+		}
+	}
+}
+
+// TestReadConstructPlain: the streamed reader of the common construct.json
+// gives the tree's map on the corpus files, and leaves the rest to it.
+func TestReadConstructPlain(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testkit.Testdata(t, "demo", "dumps"), "*", "construct.json"))
+	if len(files) < 2 {
+		t.Fatalf("construct files: %v", files)
+	}
+	for _, f := range files {
+		got, ok := readConstructPlain(f)
+		want, err := readConstructTree(f)
+		if !ok || err != nil || !maps.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%s: streamed %d parents (%v), tree %d (%v)", f, len(got), ok, len(want), err)
+		}
+	}
+	dir := t.TempDir()
+	for _, in := range []string{`{"a": ["b", 1]}`, `{"megatron_micro_step_number": 1}`, `{"a": "b",}`, `{"a": nullx}`, `{"a": 1}`, `{"a": "b"} x`, `[]`} {
+		p := filepath.Join(dir, "construct.json")
+		os.WriteFile(p, []byte(in), 0o644)
+		if m, ok := readConstructPlain(p); ok {
+			t.Errorf("%s: streamed %v, want the tree's reading", in, m)
+		}
+	}
+	for _, in := range []string{`{}`, ` {"a": null, "b": "c", "a": "d"} `, `{"\u0041": "\"x"}`} {
+		p := filepath.Join(dir, "construct.json")
+		os.WriteFile(p, []byte(in), 0o644)
+		got, ok := readConstructPlain(p)
+		want, err := readConstructTree(p)
+		if !ok || err != nil || !maps.Equal(got, want) {
+			t.Errorf("%s: streamed %v (%v), tree %v (%v)", in, got, ok, want, err)
 		}
 	}
 }
