@@ -26,7 +26,8 @@ type DumpInput struct {
 	// Construct maps an entry to its parent ("" for none). Only the parent
 	// of the Megatron [parent, micro_step] form is kept.
 	Construct map[string]string
-	// Stack holds old-format stack.json entries ({name: [frame, ...]}).
+	// Stack holds the old-format stack.json entries ({name: [frame, ...]})
+	// of the names.
 	// Values that are not lists of strings are kept as invalid so that the
 	// error surfaces only where msprobe would raise it.
 	Stack map[string]StackEntry

@@ -73,7 +73,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		in.ConstructEmpty = len(in.Construct) == 0
 	}
 	if paths.StackJSON != "" {
-		if in.Stack, in.StackEmpty, err = readStackRaw(paths.StackJSON); err != nil {
+		if in.Stack, in.StackEmpty, err = readStackRaw(paths.StackJSON, in.Names); err != nil {
 			return fail(err)
 		}
 	}
@@ -167,14 +167,19 @@ func readJSONObject(path string) (map[string]json.RawMessage, error) {
 }
 
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain
-// object whose values are looked up by entry name.
-func readStackRaw(path string) (map[string]StackEntry, bool, error) {
+// object whose values are looked up by entry name. Only the values of
+// names are kept (a grouped stack.json has none).
+func readStackRaw(path string, names []string) (map[string]StackEntry, bool, error) {
 	raw, err := readJSONObject(path)
 	if err != nil {
 		return nil, false, err
 	}
-	out := make(map[string]StackEntry, len(raw))
-	for k, v := range raw {
+	out := make(map[string]StackEntry, min(len(raw), len(names)))
+	for _, k := range names {
+		v, ok := raw[k]
+		if !ok {
+			continue
+		}
 		e := StackEntry{Raw: strings.TrimSpace(string(v))}
 		var frames []string
 		if err := json.Unmarshal(v, &frames); err == nil && e.Raw != "null" {
