@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
@@ -87,26 +88,38 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry),
 // the row names (data mapping) and the module trees (validate's checks).
-// One side's construct.json and stack.json are let go before the other
-// side is read.
+// The two sides are read concurrently; each lets its construct.json and
+// stack.json go once its trie and tree are built.
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	s := &Sides{}
+	var tries [2]*Trie
+	var rows [2]*rowTable
+	var errs [2]error
+	var wg sync.WaitGroup
 	for k, dir := range [2]string{npuDir, benchDir} {
-		t, rows, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			r := &s.side[k]
+			if in.allNames && in.noRepeats {
+				r.names = in.Names
+			}
+			r.tree, r.treeErr = dumpTree(in)
+			tries[k], rows[k] = t, rt
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return nil, err
-		}
-		r := &s.side[k]
-		if in.allNames && in.noRepeats {
-			r.names = in.Names
-		}
-		r.tree, r.treeErr = dumpTree(in)
-		if k == 0 {
-			s.NPU, s.npuRows = t, rows
-		} else {
-			s.Bench, s.benchRows = t, rows
+			return nil, err // the NPU side's first, as when read in turn
 		}
 	}
+	s.NPU, s.Bench, s.npuRows, s.benchRows = tries[0], tries[1], rows[0], rows[1]
 	return s, nil
 }
 
