@@ -132,10 +132,18 @@ finding exit 1.
 
 The first divergence is noise-aware and classified: a compared output
 differs when its statistics differ by more than its dtype's noise floor
-(bfloat16 2^-7, float16 2^-10, float32 1e-5); per direction the first
-entry whose outputs differ is a root cause (its inputs agree), inherited
-(its inputs differ already) or absorbed (its enclosing module's outputs
-agree), with its bench partner, enclosing module and stack line.
+(bfloat16 2^-7, float16 2^-10, float32 1e-5; integers exactly; md5 mode:
+when its md5 differs). An entry whose outputs differ is a root cause when
+its inputs agree, or when its outputs differ at least 10 times as much as
+its inputs (it amplifies the difference: msprobe's "norm relative error of
+output is 10 times that of input"); inherited when its inputs differ and it
+does not amplify (the summary names where from: an earlier divergence, the
+parameters of its enclosing module, or nothing compared); absorbed when
+its enclosing module's outputs agree. Divergences are listed per
+direction in execution order (a module whose parameters differ before
+the calls inside it), the first of each class; the first divergence is
+the earliest that is not absorbed, with its bench partner, enclosing
+module and stack line.
 --diff_analyze (-da) writes msprobe's first-divergence files instead of the
 tables, byte for byte as msprobe does, with the mapping, pairs and N:1
 groups applied (msprobe's own -da ignores mappings).
@@ -143,8 +151,8 @@ groups applied (msprobe's own -da ignores mappings).
 A summary follows on stdout: rows, pass/warning/error counts (msprobe's
 Result column, which passes rows never compared), the rows compared and
 their results, unmatched rows on both sides, rows matched by each source,
-the N:1 rows per kind, and the first module (in NPU execution order) whose
-inputs agree and whose outputs are marked error.
+the N:1 rows per kind, and the divergences (--format json: the same, the
+first as first_divergence).
 
 The legacy compare.json command line works as is: -s and -c are accepted
 and change nothing (the stack column is auto-detected, there is no advisor

@@ -70,7 +70,9 @@ func TestCompareCommand(t *testing.T) {
 		{name: "multirank", args: []string{"-tp", filepath.Join(mr, "npu/step0"), "-gp", filepath.Join(mr, "bench/step0")},
 			code: 1, files: []string{"compare_result_rank0_", "compare_result_rank1_"},
 			stdout: []string{"compare rank0: statistics mode, 18 rows", "result: 11 pass, 1 warning, 6 error",
-				"first divergence, forward, root cause (API): Functional.relu.0.forward", "first divergence, forward, inherited (API): Functional.linear.0.forward"}},
+				"first divergence, forward, root cause (API): Functional.relu.0.forward",
+				// rank1: its inputs differ by 0.13%, its outputs by far more: it amplifies, a root cause
+				"first divergence, forward, root cause (API): Functional.linear.0.forward", "2.58e+03 times as much (at least 10"}},
 		{name: "legacy json", args: []string{"-i", cjson, "--format", "json"}, code: 1, jsonOut: true,
 			files: []string{"compare_result_2"}},
 		// a legacy msprobe command line as is: -s and -c change nothing, -f is

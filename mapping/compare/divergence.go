@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -37,16 +38,35 @@ import (
 // apart from the outputs. An entry whose outputs deviate is:
 //
 //   - root cause: its compared inputs agree (its parameters may not: a
-//     parameter that differs is a cause of its own);
-//   - inherited: its inputs deviate already, so the divergence comes from
-//     upstream, where nothing compared shows it (not dumped, not mapped);
+//     parameter that differs is a cause of its own), or they differ but
+//     its outputs differ at least AmplificationRatio (10) times as much:
+//     the entry amplifies a small input difference into a large one, the
+//     notion of msprobe's own "The norm relative error of output is 10
+//     times that of input" warning (output/input > 10);
+//   - inherited: its inputs differ already and its outputs by less than
+//     that ratio more: the divergence comes from upstream (an earlier
+//     divergence, the parameters of an enclosing module, or, when neither
+//     is there, from something compared nowhere);
 //   - absorbed: a root cause whose enclosing module (construct.json)
 //     has agreeing outputs: the deviation does not leave the module
 //     (a norm or a saturating activation absorbs it).
 //
-// The first divergence of each direction is the first root cause in NPU
-// execution order, else the first inherited one, else the first absorbed
-// one; Summary.First is the forward one (else the backward one).
+// Divergences are ordered as they arise in execution: in dump order (an
+// entry is dumped when its call returns, so a module after the calls
+// inside it), except that a module whose parameters differ diverges
+// before the calls inside it (their inputs read those parameters). Per
+// direction the first entry of each class is reported, in that order;
+// the first divergence is the earliest one that is not absorbed (an
+// absorbed deviation explains nothing downstream), else the earliest;
+// Summary.First is the forward one, else the backward one. In md5 mode
+// there is no noise floor and no ratio: a row differs when its md5
+// does.
+
+// AmplificationRatio is how many times more than its inputs an entry's
+// outputs must deviate for it to be a root cause although its inputs
+// deviate beyond the noise floor (msprobe's RelativeWarn rule: output
+// norm relative error more than 10 times the input's).
+const AmplificationRatio = 10
 
 // Divergence classes.
 const (
@@ -149,17 +169,22 @@ func containsFold(s, sub string) bool {
 	return false
 }
 
-// rowDeviation is how far a compared row's two sides are apart, in units
-// of its noise floor (> 1: beyond noise), and the floor.
-func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
+// rowDeviation is how far a compared row's two sides are apart: rel the
+// largest relative difference of its statistics (+Inf when there is no
+// finite one: a NaN, inf or non-numeric value on one side only, a zero
+// on the bench side, an md5 that differs), dev the same in units of its
+// noise floor (> 1: beyond noise; +Inf for any difference of an exact
+// dtype or an md5), and the floor (0 in md5 mode: hashes compare
+// exactly).
+func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, rel, floor float64) {
 	n, b := &r.npu.it, &r.bench.it
-	floor = math.Max(fc.floor(0, n.Dtype), fc.floor(1, b.Dtype))
 	if mode == MD5 {
 		if r.npuMD5() != r.benchMD5() {
-			return math.Inf(1), floor
+			return math.Inf(1), math.Inf(1), 0
 		}
-		return 0, floor
+		return 0, 0, 0
 	}
+	floor = math.Max(fc.floor(0, n.Dtype), fc.floor(1, b.Dtype))
 	var x, y [4]float64
 	for i := 0; i < 4; i++ {
 		var ok1, ok2 bool
@@ -168,7 +193,7 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
 		if !ok1 || !ok2 {
 			// scalars and texts: equal or not
 			if n.Stats[i].Text != b.Stats[i].Text || n.Stats[i].Kind != b.Stats[i].Kind {
-				return math.Inf(1), floor
+				return math.Inf(1), math.Inf(1), floor
 			}
 			x[i], y[i] = 0, 0
 		}
@@ -176,7 +201,7 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
 	d := 0.0
 	count := math.Max(1, float64(shapeNumel(b.Shape)))
 	rms := math.Abs(y[3]) / math.Sqrt(count)
-	rel := func(a, b, scale float64) float64 {
+	relOf := func(a, b, scale float64) float64 {
 		switch {
 		case math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0):
 			if a == b || math.IsNaN(a) && math.IsNaN(b) {
@@ -190,10 +215,10 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
 		}
 		return math.Abs(a-b) / scale
 	}
-	d = math.Max(d, rel(x[0], y[0], math.Max(math.Abs(y[0]), rms)))
-	d = math.Max(d, rel(x[1], y[1], math.Max(math.Abs(y[1]), rms)))
-	d = math.Max(d, rel(x[2], y[2], rms))
-	d = math.Max(d, rel(x[3], y[3], math.Abs(y[3])))
+	d = math.Max(d, relOf(x[0], y[0], math.Max(math.Abs(y[0]), rms)))
+	d = math.Max(d, relOf(x[1], y[1], math.Max(math.Abs(y[1]), rms)))
+	d = math.Max(d, relOf(x[2], y[2], rms))
+	d = math.Max(d, relOf(x[3], y[3], math.Abs(y[3])))
 	if mode == Tensor {
 		if c, ok := r.met[0].num(); ok {
 			d = math.Max(d, 1-c)
@@ -201,11 +226,11 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, floor float64) {
 	}
 	switch {
 	case d == 0:
-		return 0, floor
+		return 0, 0, floor
 	case floor == 0:
-		return math.Inf(1), floor
+		return math.Inf(1), d, floor
 	}
-	return d / floor, floor
+	return d / floor, d, floor
 }
 
 // entryDev is what the divergence search keeps of a compared entry that
@@ -216,6 +241,9 @@ type entryDev struct {
 	row, benchRow, dtype string
 	floor                float64
 	in, params, out      float64 // largest deviations, in floors
+	inRel, outRel        float64 // largest relative deviations of the inputs, of the output row kept
+	inDtype              string  // the dtype of the input row that deviates most (in floors)
+	inFloor              float64
 	inCompared           bool
 	msgs                 []string
 	module               bool
@@ -228,11 +256,12 @@ type entryDev struct {
 // calls inside it, so the modules enclosing a candidate come after it; a
 // run without a deviation keeps nothing).
 type divergences struct {
-	cands   map[string][]*entryDev // direction -> candidates in order
+	cands   map[string][]*entryDev // direction -> candidates in dump order
 	modOut  map[uint64]bool        // module entry (hash) -> its compared outputs deviate
 	seed    maphash.Seed
 	scratch entryDev
 	floors  floorCache
+	mode    Mode
 }
 
 // maxModules bounds the module statuses kept after the first candidate
@@ -268,6 +297,7 @@ const maxCandidates = 256
 
 // add looks at one written group (the rows of one NPU entry).
 func (dv *divergences) add(grp []*outRow, mode Mode) {
+	dv.mode = mode
 	e := &dv.scratch
 	*e = entryDev{npu: grp[0].npu.it.Entry, msgs: e.msgs[:0]}
 	_, _, e.dir = msprobe.SplitName(e.npu)
@@ -282,8 +312,8 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 			continue
 		}
 		outCompared = true
-		if dev, floor := rowDeviation(r, mode, &dv.floors); dev > e.out || e.row == "" {
-			e.out, e.row, e.benchRow, e.bench, e.floor = dev, r.npu.it.Name, r.bench.it.Name, r.bench.it.Entry, floor
+		if dev, rel, floor := rowDeviation(r, mode, &dv.floors); dev > e.out || e.row == "" {
+			e.out, e.outRel, e.row, e.benchRow, e.bench, e.floor = dev, rel, r.npu.it.Name, r.bench.it.Name, r.bench.it.Entry, floor
 			e.dtype = r.npu.it.Dtype
 			e.msgs = append(e.msgs[:0], r.msgs...)
 		}
@@ -296,13 +326,16 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 			if r.bench == nil || r.output {
 				continue
 			}
-			dev, _ := rowDeviation(r, mode, &dv.floors)
+			dev, rel, floor := rowDeviation(r, mode, &dv.floors)
 			if r.npu.it.State == msprobe.StateParameters {
 				e.params = math.Max(e.params, dev)
-			} else {
-				e.inCompared = true
-				e.in = math.Max(e.in, dev)
+				continue
 			}
+			if !e.inCompared || dev > e.in {
+				e.in, e.inDtype, e.inFloor = dev, r.npu.it.Dtype, floor
+			}
+			e.inCompared = true
+			e.inRel = math.Max(e.inRel, rel)
 		}
 	}
 	if e.out > 1 && dv.cands == nil {
@@ -318,20 +351,35 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 	}
 }
 
-// classify names the first divergence of each direction. parent gives
-// construct.json parents (nil without one), benchParent the bench side's,
-// frames the NPU stack frames.
+// amplified says the entry's outputs deviate at least AmplificationRatio
+// times as much as its inputs (both finite relative deviations; md5 mode
+// has no ratio).
+func (e *entryDev) amplified(mode Mode) bool {
+	return mode != MD5 && !math.IsInf(e.inRel, 0) && e.outRel >= AmplificationRatio*e.inRel
+}
+
+// classify names the divergences of each direction, in execution order
+// (see above): the first of each class. parent gives construct.json
+// parents (nil without one), benchParent the bench side's, frames the
+// NPU stack frames.
 func (dv *divergences) classify(parent, benchParent map[string]string, frames StackFrames) []*Divergence {
 	var out []*Divergence
 	for _, dir := range [...]string{"forward", "backward"} {
+		cands, forward := dv.cands[dir], dv.cands["forward"]
+		order := arisingOrder(cands, parent)
+		byName := make(map[string]*entryDev, len(cands))
+		for _, e := range cands {
+			byName[e.npu] = e
+		}
 		var first [3]*Divergence // root cause, inherited, absorbed
-		for _, e := range dv.cands[dir] {
+		var key [3]int
+		for i, e := range cands {
 			if !e.inCompared {
 				continue // nothing to tell where it came from
 			}
 			d := &Divergence{Direction: dir, NPUEntry: e.npu, BenchEntry: e.bench, Row: e.row, BenchRow: e.benchRow,
 				Messages: e.msgs, Module: e.module, Dtype: e.dtype, NoiseFloor: e.floor,
-				Deviation: round3(e.out * e.floor), InputDeviation: round3(e.in * e.floor), ParamsDiffer: e.params > 1}
+				Deviation: round3(e.outRel), InputDeviation: round3(e.inRel), ParamsDiffer: e.params > 1}
 			if d.Messages == nil {
 				d.Messages = []string{}
 			}
@@ -343,12 +391,21 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 			}
 			slot := 0
 			switch {
-			case e.in > 1:
+			case e.in > 1 && !e.amplified(dv.mode):
 				d.Class, slot = ClassInherited, 1
-				d.Why = fmt.Sprintf("its inputs already differ (%.3g, %.3g times the %s noise floor): the divergence comes from upstream, where nothing compared shows it", d.InputDeviation, e.in, floorName(e.dtype))
+				d.Why = dv.inputsDiffer(e) + ", and " + dv.outDiff(e)
+				if dv.mode != MD5 && !math.IsInf(e.inRel, 0) {
+					d.Why += fmt.Sprintf(", less than %d times as much", AmplificationRatio)
+				}
+				d.Why += ": the divergence comes from upstream" + upstream(cands, i, byName, parent, order, forward)
 			default:
 				d.Class = ClassRootCause
-				d.Why = fmt.Sprintf("its inputs agree within the %s noise floor (%.3g) and its outputs differ by %.3g (%.3g times the floor)", floorName(e.dtype), e.floor, d.Deviation, e.out)
+				if e.in > 1 {
+					d.Why = fmt.Sprintf("%s, but %s, %.3g times as much (at least %d: it amplifies the difference, as msprobe's \"norm relative error of output is 10 times that of input\" says)",
+						dv.inputsDiffer(e), dv.outDiff(e), e.outRel/e.inRel, AmplificationRatio)
+				} else {
+					d.Why = dv.inputsAgree(e) + " and " + dv.outDiff(e)
+				}
 				if d.ParamsDiffer {
 					d.Why += "; its parameters differ too"
 				}
@@ -357,17 +414,139 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 					d.Why += "; absorbed downstream: the outputs of its enclosing module " + m + " agree"
 				}
 			}
-			if first[slot] == nil {
-				first[slot] = d
+			if first[slot] == nil || order[i] < key[slot] {
+				first[slot], key[slot] = d, order[i]
 			}
 		}
-		for _, d := range first {
+		var got []int
+		for slot, d := range first {
 			if d != nil {
-				out = append(out, d)
+				got = append(got, slot)
 			}
+		}
+		sort.SliceStable(got, func(a, b int) bool { return key[got[a]] < key[got[b]] })
+		for _, slot := range got {
+			out = append(out, first[slot])
 		}
 	}
 	return out
+}
+
+// firstOf is the first divergence of a classified list (see above): per
+// direction, forward first, the earliest one not absorbed, else the
+// earliest.
+func firstOf(ds []*Divergence) *Divergence {
+	for _, dir := range [...]string{"forward", "backward"} {
+		var earliest *Divergence
+		for _, d := range ds {
+			if d.Direction != dir {
+				continue
+			}
+			if d.Class != ClassAbsorbed {
+				return d
+			}
+			if earliest == nil {
+				earliest = d
+			}
+		}
+		if earliest != nil {
+			return earliest
+		}
+	}
+	return nil
+}
+
+// arisingOrder is each candidate's place in execution order: its dump
+// position, except that a module whose parameters differ takes the place
+// of the earliest candidate inside it (construct.json), as its
+// parameters differ before any call inside it reads them.
+func arisingOrder(cands []*entryDev, parent map[string]string) []int {
+	order := make([]int, len(cands))
+	idx := make(map[string]int, len(cands))
+	for i, e := range cands {
+		order[i] = i
+		idx[e.npu] = i
+	}
+	for i, e := range cands {
+		seen := 0
+		for p := parent[e.npu]; p != "" && seen < 1000; p = parent[p] {
+			if j, ok := idx[p]; ok && cands[j].params > 1 && i < order[j] {
+				order[j] = i
+			}
+			seen++
+		}
+	}
+	return order
+}
+
+// upstream says where the inherited divergence of cands[i] comes from:
+// an enclosing module whose parameters differ, else the divergence that
+// arose last before it, else nothing compared.
+func upstream(cands []*entryDev, i int, byName map[string]*entryDev, parent map[string]string, order []int, forward []*entryDev) string {
+	seen := 0
+	for p := parent[cands[i].npu]; p != "" && seen < 1000; p = parent[p] {
+		if m, ok := byName[p]; ok && m.params > 1 {
+			return ": the parameters of its enclosing module " + p + " differ"
+		}
+		seen++
+	}
+	last := -1
+	for j := range cands {
+		if order[j] < order[i] && (last < 0 || order[j] > order[last]) {
+			last = j
+		}
+	}
+	if last >= 0 {
+		return ": " + cands[last].npu + " diverges before it"
+	}
+	if cands[i].dir == "backward" && len(forward) > 0 {
+		return ": the forward pass diverges already (first at " + forward[0].npu + ")"
+	}
+	if _, known := parent[cands[i].npu]; !known {
+		// no construct.json for it: a module dumped later may enclose it
+		for _, c := range cands[i+1:] {
+			if c.module && c.params > 1 {
+				return ", where nothing compared before it shows it; perhaps the parameters of " + c.npu +
+					", which differ, if that module encloses it (construct.json would tell)"
+			}
+		}
+	}
+	return ", where nothing compared before it shows it (not dumped, or not mapped)"
+}
+
+// outDiff says how an entry's outputs differ, with the numbers that mean
+// something for its mode and dtype.
+func (dv *divergences) outDiff(e *entryDev) string {
+	return diffText("its outputs", dv.mode, e.outRel, e.out, e.floor, e.dtype)
+}
+
+func (dv *divergences) inputsDiffer(e *entryDev) string {
+	return diffText("its inputs", dv.mode, e.inRel, e.in, e.inFloor, e.inDtype)
+}
+
+func (dv *divergences) inputsAgree(e *entryDev) string {
+	switch {
+	case dv.mode == MD5:
+		return "its inputs' md5 agree"
+	case e.inFloor == 0:
+		return "its inputs agree exactly"
+	}
+	return fmt.Sprintf("its inputs agree within the %s noise floor (%.3g)", floorName(e.inDtype), e.inFloor)
+}
+
+// diffText is "its outputs' md5 differs", "its outputs differ by 0.02
+// (2.56 times the torch.bfloat16 noise floor)", "... by 0.4 (torch.int64:
+// compared exactly)" or, without a finite relative difference, says why.
+func diffText(what string, mode Mode, rel, dev, floor float64, dtype string) string {
+	switch {
+	case mode == MD5:
+		return what + "' md5 differs"
+	case math.IsInf(rel, 0) || math.IsNaN(rel):
+		return what + " differ with no finite relative difference (a NaN, inf or non-numeric value on one side only, or a zero on the bench side)"
+	case floor == 0:
+		return fmt.Sprintf("%s differ by %.3g (%s: compared exactly)", what, rel, floorName(dtype))
+	}
+	return fmt.Sprintf("%s differ by %.3g (%.3g times the %s noise floor)", what, rel, dev, floorName(dtype))
 }
 
 // enclosingModule is the nearest module around entry whose outputs were

@@ -131,3 +131,168 @@ func TestNoiseFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestDivergenceOrder: which entry is the first divergence, in which class
+// and with which words, per kind of evidence: amplification (inputs beyond
+// the floor, outputs ten times more), inheritance from an earlier
+// divergence, from the parameters of an enclosing module dumped after it,
+// or from nothing compared; md5 mode and an exact dtype say no
+// meaningless number.
+func TestDivergenceOrder(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	const f32, i64 = "torch.float32", "torch.int64"
+	type ent struct {
+		name           string
+		in, out        float64 // relative deviations of the NPU side
+		param          float64 // of a parameter (modules), 0: none
+		dtype, outType string
+	}
+	withMD5 := func(l *jnode, md5 string) *jnode { c := l.clone(); c.set("md5", jstr(md5)); return c }
+	build := func(es []ent, npu, md5 bool) []fxEntry {
+		var out []fxEntry
+		for i, e := range es {
+			dt, ot := e.dtype, e.outType
+			if dt == "" {
+				dt = f32
+			}
+			if ot == "" {
+				ot = dt
+			}
+			in, o := scaled(t, x[2*i], 0, dt), scaled(t, x[2*i+1], 0, ot)
+			if npu {
+				in, o = scaled(t, x[2*i], e.in, dt), scaled(t, x[2*i+1], e.out, ot)
+			}
+			if md5 {
+				tag := func(v float64) string {
+					if npu && v != 0 {
+						return "deadbeef"
+					}
+					return "00c0ffee"
+				}
+				in, o = withMD5(in, tag(e.in)), withMD5(o, tag(e.out))
+			}
+			fe := fxEntry{name: e.name, in: []*jnode{in}, out: []*jnode{o}}
+			if e.param != 0 || strings.HasPrefix(e.name, "Module.") {
+				p := 0.0
+				if npu {
+					p = e.param
+				}
+				fe.params = map[string]*jnode{"weight": scaled(t, x[len(x)-1], p, dt)}
+			}
+			out = append(out, fe)
+		}
+		return out
+	}
+	type want struct {
+		entry, class string
+		why          []string // substrings of the first divergence's Why
+		notWhy       []string
+		order        []string // the NPU entries of Divergences, in order
+	}
+	for _, c := range []struct {
+		name    string
+		entries []ent
+		parent  map[string]string
+		md5     bool
+		want    want
+	}{
+		{name: "amplified", entries: []ent{
+			{name: "Functional.linear.0.forward", in: 1e-3, out: 0.05},
+			{name: "Functional.relu.0.forward", in: 0, out: 0.2},
+		}, want: want{entry: "Functional.linear.0.forward", class: ClassRootCause,
+			why:   []string{"its inputs differ by 0.001", "but its outputs differ by 0.05", "50 times as much", "at least 10"},
+			order: []string{"Functional.linear.0.forward"}}},
+		{name: "inherited from an earlier divergence", entries: []ent{
+			{name: "Functional.linear.0.forward", in: 0, out: 0.02},
+			{name: "Functional.gelu.0.forward", in: 0.02, out: 0.03},
+		}, want: want{entry: "Functional.linear.0.forward", class: ClassRootCause,
+			why:   []string{"its inputs agree within the torch.float32 noise floor (1e-05)", "its outputs differ by 0.02 (2e+03 times the torch.float32 noise floor)"},
+			order: []string{"Functional.linear.0.forward", "Functional.gelu.0.forward"}}},
+		{name: "inherited from nothing compared", entries: []ent{
+			{name: "Functional.gelu.0.forward", in: 0.02, out: 0.03},
+		}, want: want{entry: "Functional.gelu.0.forward", class: ClassInherited,
+			why:   []string{"less than 10 times as much", "where nothing compared before it shows it (not dumped, or not mapped)"},
+			order: []string{"Functional.gelu.0.forward"}}},
+		{name: "inherited from its module's parameters", entries: []ent{
+			{name: "Tensor.__mul__.0.forward", in: 0.05, out: 0.05},
+			{name: "Module.proj.Scale.forward.0", in: 0, out: 0.05, param: 0.05},
+		}, parent: map[string]string{"Tensor.__mul__.0.forward": "Module.proj.Scale.forward.0"},
+			want: want{entry: "Module.proj.Scale.forward.0", class: ClassRootCause,
+				why:   []string{"its parameters differ too"},
+				order: []string{"Module.proj.Scale.forward.0", "Tensor.__mul__.0.forward"}}},
+		{name: "md5", md5: true, entries: []ent{
+			{name: "Functional.linear.0.forward", in: 0, out: 0.02},
+			{name: "Functional.gelu.0.forward", in: 0.02, out: 0.03},
+		}, want: want{entry: "Functional.linear.0.forward", class: ClassRootCause,
+			why:    []string{"its inputs' md5 agree and its outputs' md5 differs"},
+			notWhy: []string{"floor", "-1", "Inf", "times"},
+			order:  []string{"Functional.linear.0.forward", "Functional.gelu.0.forward"}}},
+		{name: "exact dtype", entries: []ent{
+			{name: "Functional.argmax.0.forward", in: 0, out: 0.5, outType: i64},
+		}, want: want{entry: "Functional.argmax.0.forward", class: ClassRootCause,
+			why:    []string{"its outputs differ by 0.5 (torch.int64: compared exactly)"},
+			notWhy: []string{"noise floor (0)", "times the torch.int64", "Inf"},
+			order:  []string{"Functional.argmax.0.forward"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			npu, bench := build(c.entries, true, c.md5), build(c.entries, false, c.md5)
+			writeFixture(t, filepath.Join(dir, "npu"), npu...)
+			writeFixture(t, filepath.Join(dir, "bench"), bench...)
+			if c.parent != nil {
+				writeExtras(t, filepath.Join(dir, "npu"), c.parent, npu)
+				writeExtras(t, filepath.Join(dir, "bench"), c.parent, bench)
+			}
+			rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(),
+				Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := rep.Ranks[0].Summary
+			if s.Mode != map[bool]string{true: "md5", false: "statistics"}[c.md5] {
+				t.Fatalf("mode %s", s.Mode)
+			}
+			f := s.First
+			if f == nil || f.NPUEntry != c.want.entry || f.Class != c.want.class {
+				t.Fatalf("first divergence %+v, want %s %s", f, c.want.class, c.want.entry)
+			}
+			for _, w := range c.want.why {
+				if !strings.Contains(f.Why, w) {
+					t.Errorf("why %q, want %q in it", f.Why, w)
+				}
+			}
+			for _, w := range c.want.notWhy {
+				if strings.Contains(f.Why, w) {
+					t.Errorf("why %q, want no %q in it", f.Why, w)
+				}
+			}
+			var order []string
+			for _, d := range s.Divergences {
+				order = append(order, d.NPUEntry)
+			}
+			if strings.Join(order, " ") != strings.Join(c.want.order, " ") {
+				t.Errorf("divergences %v, want %v", order, c.want.order)
+			}
+			if len(s.Divergences) > 1 {
+				d := s.Divergences[1]
+				var want string
+				switch {
+				case c.parent != nil:
+					want = "the parameters of its enclosing module " + c.want.entry + " differ"
+				default:
+					want = c.want.entry + " diverges before it"
+				}
+				if d.Class != ClassInherited || !strings.Contains(d.Why, want) {
+					t.Errorf("second divergence %s %s: %q, want inherited and %q", d.Class, d.NPUEntry, d.Why, want)
+				}
+			}
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "  first divergence, forward, "+strings.ReplaceAll(c.want.class, "_", " ")) {
+				t.Errorf("text summary:\n%s\nwant the first divergence line", text.String())
+			}
+		})
+	}
+}

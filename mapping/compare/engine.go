@@ -186,9 +186,10 @@ type Summary struct {
 	// SentNowhere counts, per layer_mapping rule, the NPU rows it renamed
 	// to a bench name no entry has (mapping health).
 	SentNowhere []Nowhere `json:"sent_nowhere,omitempty"`
-	// First is the first divergence (divergence.go): the forward root
-	// cause, else the backward one, else the first inherited or absorbed
-	// one; Divergences holds, per direction, the first of each class.
+	// First is the first divergence (divergence.go): the earliest forward
+	// one not absorbed, else the earliest forward one, else the same in
+	// backward; Divergences holds, per direction, the first of each class
+	// in execution order.
 	First       *Divergence   `json:"first_divergence,omitempty"`
 	Divergences []*Divergence `json:"divergences,omitempty"`
 	div         divergences

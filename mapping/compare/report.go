@@ -129,7 +129,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 			if d.Module {
 				what = "module"
 			}
-			fmt.Fprintf(w, "  first divergence, %s, %s (%s): %s (bench %s)\n", d.Direction, strings.ReplaceAll(d.Class, "_", " "), what, d.NPUEntry, d.BenchEntry)
+			label := "divergence" // listed in execution order, the first divergence among them
+			if d == s.First {
+				label = "first divergence"
+			}
+			fmt.Fprintf(w, "  %s, %s, %s (%s): %s (bench %s)\n", label, d.Direction, strings.ReplaceAll(d.Class, "_", " "), what, d.NPUEntry, d.BenchEntry)
 			fmt.Fprintf(w, "    %s vs %s: %s\n", d.Row, d.BenchRow, d.Why)
 			if len(d.Messages) > 0 {
 				fmt.Fprintf(w, "    %s\n", strings.Join(d.Messages, "; "))

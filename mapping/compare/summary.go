@@ -138,15 +138,7 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 		}
 	}
 	s.Divergences = s.div.classify(parent, benchParent, frames)
-	for _, d := range s.Divergences {
-		if d.Class == ClassRootCause {
-			s.First = d
-			break
-		}
-	}
-	if s.First == nil && len(s.Divergences) > 0 {
-		s.First = s.Divergences[0]
-	}
+	s.First = firstOf(s.Divergences)
 	return nil
 }
 
