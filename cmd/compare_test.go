@@ -179,3 +179,56 @@ func TestCompareCommand(t *testing.T) {
 		})
 	}
 }
+
+// A refused input creates nothing, not even the output folder: an input
+// refused before the folder is made (--tp-size that the ranks do not fit,
+// a truncated header) and one refused while the table is written (a
+// dump.json truncated deep in its data). --tp-size is refused the same
+// way for single-rank inputs as for step folders (it was ignored).
+func TestCompareRefusedCreatesNothing(t *testing.T) {
+	g := testkit.Corpus(t, "msprobe", "golden")
+	demo := filepath.Join(testkit.Root(t), "testdata/demo/dumps")
+	lf, ms := filepath.Join(demo, "llamafactory"), filepath.Join(demo, "mindspeed-mm")
+	whole, err := os.ReadFile(filepath.Join(lf, "dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := func(n int) string {
+		d := t.TempDir()
+		os.WriteFile(filepath.Join(d, "dump.json"), whole[:n], 0o644)
+		return d
+	}
+	deep, head := truncated(len(whole)/2), truncated(300)
+	mr := filepath.Join(g, "synth_multirank")
+	for _, c := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{name: "tp-size, rank folders", args: []string{"-tp", lf, "-gp", ms, "--tp-size", "2,1"},
+			stderr: "--tp-size 2,1: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found 1 target and 1 golden ranks (" + lf + " and " + ms + " are one rank each"},
+		{name: "tp-size, dump.json files", args: []string{"-tp", filepath.Join(lf, "dump.json"), "-gp", filepath.Join(ms, "dump.json"), "--tp-size", "1,4"},
+			stderr: "--tp-size 1,4: expected rank counts that are whole multiples of the TP sizes"},
+		{name: "tp-size, step folders", args: []string{"-tp", filepath.Join(mr, "npu/step0"), "-gp", filepath.Join(mr, "bench/step0"), "--tp-size", "4,1"},
+			stderr: "--tp-size 4,1: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found 2 target and 2 golden ranks\n"},
+		{name: "truncated header", args: []string{"-tp", head, "-gp", ms}, stderr: filepath.Join(head, "dump.json") + ":"},
+		{name: "truncated data", args: []string{"-tp", deep, "-gp", ms}, stderr: filepath.Join(deep, "dump.json") + ":"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			out := filepath.Join(base, "new", "out")
+			code, _, stderr := execCompare(t, append(c.args, "-o", out)...)
+			if code != 2 || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, c.stderr)
+			}
+			if ents, _ := os.ReadDir(base); len(ents) != 0 {
+				t.Errorf("the refused compare created %s", ents[0].Name())
+			}
+		})
+	}
+	// equal sizes on single ranks change nothing: no shards to combine
+	code, _, stderr := execCompare(t, "-tp", filepath.Join(g, "synth_md5/npu"), "-gp", filepath.Join(g, "synth_md5/bench"), "--tp-size", "2,2", "-o", t.TempDir())
+	if code != 1 {
+		t.Errorf("--tp-size 2,2 on single ranks: exit %d (%s), want 1 (its error rows)", code, stderr)
+	}
+}

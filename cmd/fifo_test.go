@@ -43,6 +43,9 @@ func TestFIFOInputs(t *testing.T) {
 		}
 		return p
 	}
+	// an output folder that does not exist yet: a refused input creates
+	// nothing (checked below)
+	newOut := func(t *testing.T) string { return filepath.Join(t.TempDir(), "out", "run") }
 	tests := []struct {
 		name string
 		args func(t *testing.T) (args []string, fifo string)
@@ -65,30 +68,30 @@ func TestFIFOInputs(t *testing.T) {
 		}},
 		{"dump.json", func(t *testing.T) ([]string, string) {
 			npu, bench := copyDump(t)
-			return []string{"compare", "-tp", npu, "-gp", bench, "-o", t.TempDir()}, fifo(t, filepath.Join(bench, "dump.json"))
+			return []string{"compare", "-tp", npu, "-gp", bench, "-o", newOut(t)}, fifo(t, filepath.Join(bench, "dump.json"))
 		}},
 		{"stack.json", func(t *testing.T) ([]string, string) {
 			npu, bench := copyDump(t)
-			return []string{"compare", "-tp", npu, "-gp", bench, "-o", t.TempDir()}, fifo(t, filepath.Join(npu, "stack.json"))
+			return []string{"compare", "-tp", npu, "-gp", bench, "-o", newOut(t)}, fifo(t, filepath.Join(npu, "stack.json"))
 		}},
 		{"compare.json", func(t *testing.T) ([]string, string) {
 			f := fifo(t, filepath.Join(t.TempDir(), "compare.json"))
-			return []string{"compare", "-i", f, "-o", t.TempDir()}, f
+			return []string{"compare", "-i", f, "-o", newOut(t)}, f
 		}},
 		{"compare -lm", func(t *testing.T) ([]string, string) {
 			npu, bench := copyDump(t)
 			f := fifo(t, filepath.Join(t.TempDir(), "map.yaml"))
-			return []string{"compare", "-tp", npu, "-gp", bench, "-lm", f, "-o", t.TempDir()}, f
+			return []string{"compare", "-tp", npu, "-gp", bench, "-lm", f, "-o", newOut(t)}, f
 		}},
 		{"compare -dm", func(t *testing.T) ([]string, string) {
 			npu, bench := copyDump(t)
 			f := fifo(t, filepath.Join(t.TempDir(), "dm.yaml"))
-			return []string{"compare", "-tp", npu, "-gp", bench, "-dm", f, "-o", t.TempDir()}, f
+			return []string{"compare", "-tp", npu, "-gp", bench, "-dm", f, "-o", newOut(t)}, f
 		}},
 		{"compare --pairs", func(t *testing.T) ([]string, string) {
 			npu, bench := copyDump(t)
 			f := fifo(t, filepath.Join(t.TempDir(), "pairs.yaml"))
-			return []string{"compare", "-tp", npu, "-gp", bench, "--mapping", seed, "--pairs", f, "-o", t.TempDir()}, f
+			return []string{"compare", "-tp", npu, "-gp", bench, "--mapping", seed, "--pairs", f, "-o", newOut(t)}, f
 		}},
 	}
 	for _, tc := range tests {
@@ -109,6 +112,13 @@ func TestFIFOInputs(t *testing.T) {
 				want := f + ": expected a regular file, found a named pipe (FIFO)"
 				if r.code != ExitBadInput || !strings.Contains(r.stderr, want) {
 					t.Errorf("exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
+				}
+				for i, a := range args {
+					if a == "-o" {
+						if _, err := os.Stat(filepath.Dir(args[i+1])); err == nil {
+							t.Errorf("the refused compare created %s", filepath.Dir(args[i+1]))
+						}
+					}
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatalf("layermap %s blocks on the FIFO", strings.Join(args, " "))

@@ -169,6 +169,7 @@ func Run(opt Options) (*Report, error) {
 	}
 	set := output.NewSet()
 	rep := &Report{asked: asked(opt), strict: opt.Strict}
+	made := firstMissing(opt.OutDir)
 	files, err := run(opt, in, set, rep)
 	if err == nil {
 		rep.mergeHealth(in)
@@ -181,9 +182,11 @@ func Run(opt Options) (*Report, error) {
 	}
 	if err != nil {
 		set.Abort()
+		removeEmptyDirs(made)
 		return rep, err
 	}
 	if err := set.Commit(opt.Stamp); err != nil {
+		removeEmptyDirs(made)
 		return rep, err
 	}
 	if rep.daFile != nil {
@@ -227,6 +230,73 @@ func readInputs(opt Options) (inputs, error) {
 	return in, nil
 }
 
+// checkRankFiles checks what a rank pair reads before anything is
+// written: both rank folders, their dump.json headers, and stack.json
+// and construct.json being regular files (not a FIFO that would block).
+func checkRankFiles(opt Options, p rankPair) error {
+	for i, dir := range [...]string{p.NPU.Path, p.Bench.Path} {
+		side := [...]string{"target", "golden"}[i]
+		ps, err := msprobe.Locate(dir)
+		if err != nil {
+			return asInput(fmt.Errorf("%s: %w", side, err))
+		}
+		if _, err := msprobe.ReadHeader(ps.DumpJSON); err != nil {
+			return inputErr(err)
+		}
+		stack := ps.StackJSON
+		if i == 0 && opt.StackJSON != "" {
+			stack = opt.StackJSON
+		}
+		for _, f := range [...]string{stack, ps.ConstructJSON} {
+			if f == "" {
+				continue
+			}
+			if err := source.Check(f, 0); err != nil {
+				return inputErr(err)
+			}
+		}
+	}
+	return nil
+}
+
+// firstMissing is the outermost folder of dir's path that does not
+// exist yet ("" when dir exists): what a run creates.
+func firstMissing(dir string) string {
+	missing := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			return missing
+		}
+		missing = d
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
+}
+
+// removeEmptyDirs removes top and the folders under it when they hold
+// nothing but empty folders: a failed run leaves no folder it created
+// (another run writing there keeps it).
+func removeEmptyDirs(top string) {
+	if top == "" {
+		return
+	}
+	var walk func(string)
+	walk = func(d string) {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				walk(filepath.Join(d, e.Name()))
+			}
+		}
+		os.Remove(d) // fails, as wanted, when anything is left
+	}
+	walk(top)
+}
+
 // sameFile reports whether two paths name one file or folder.
 func sameFile(a, b string) bool {
 	fa, err := os.Stat(a)
@@ -258,6 +328,13 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 	pairs, dirMode, err := rankPairs(opt.Target, opt.Golden, opt.TP)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range pairs {
+		// the inputs' files before the output folder: a refused input
+		// creates nothing
+		if err := checkRankFiles(opt, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
@@ -356,6 +433,9 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
 	}
 	if !ts.IsDir() {
+		if err := tpSingle(tp, target, golden); err != nil {
+			return nil, false, err
+		}
 		return []rankPair{{NPU: msprobe.RankDir{Path: filepath.Dir(target)}, Bench: msprobe.RankDir{Path: filepath.Dir(golden)}}}, false, nil
 	}
 	isRank := func(d string) bool {
@@ -364,6 +444,9 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 		return e1 == nil || e2 == nil
 	}
 	if isRank(target) && isRank(golden) {
+		if err := tpSingle(tp, target, golden); err != nil {
+			return nil, false, err
+		}
 		return []rankPair{{NPU: msprobe.RankDir{Path: target}, Bench: msprobe.RankDir{Path: golden}}}, false, nil
 	}
 	if isRank(target) != isRank(golden) {

@@ -33,6 +33,34 @@ type tpPlan struct {
 	ranks    string          // the many side's ranks, "2-3"
 }
 
+// tpFits refuses TP sizes the rank counts do not fit: each side's ranks
+// a whole multiple of its TP size, as many replicas on each side. what
+// says what the inputs are when they are single ranks.
+func tpFits(tp TPSizes, npu, bench int, what string) error {
+	few, many, small, large := bench, npu, tp.Bench, tp.NPU
+	if tp.Bench > tp.NPU {
+		few, many, small, large = npu, bench, tp.NPU, tp.Bench
+	}
+	if few%small != 0 || many%large != 0 || few/small != many/large {
+		return badInput("--tp-size %d,%d: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found %d target and %d golden ranks%s",
+			tp.NPU, tp.Bench, npu, bench, what)
+	}
+	return nil
+}
+
+// tpSingle refuses --tp-size sizes that differ for two single-rank
+// inputs (a dump.json or rank folder each): one rank holds no shards of
+// another TP size.
+func tpSingle(tp TPSizes, target, golden string) error {
+	if tp == (TPSizes{}) || tp.NPU == tp.Bench {
+		return nil
+	}
+	if tp.NPU <= 0 || tp.Bench <= 0 {
+		return badInput("--tp-size: expected two positive sizes, found %d,%d", tp.NPU, tp.Bench)
+	}
+	return tpFits(tp, 1, 1, fmt.Sprintf(" (%s and %s are one rank each: pass the step folders holding the rank folders)", target, golden))
+}
+
 // tpRankPairs pairs the rank folders of two step folders whose TP sizes
 // differ: each rank of the side with the smaller TP with the first rank
 // of its shards on the other side; plans gives each pair's shards.
@@ -48,9 +76,8 @@ func tpRankPairs(tp TPSizes, npu, bench []msprobe.RankDir) (pairs []rankPair, pl
 		return nil, nil, badInput("--tp-size %d,%d: expected one size to divide the other", tp.NPU, tp.Bench)
 	}
 	k := large / small
-	if len(few)%small != 0 || len(many)%large != 0 || len(few)/small != len(many)/large {
-		return nil, nil, badInput("--tp-size %d,%d: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found %d target and %d golden ranks",
-			tp.NPU, tp.Bench, len(npu), len(bench))
+	if err := tpFits(tp, len(npu), len(bench), ""); err != nil {
+		return nil, nil, err
 	}
 	for i, r := range few {
 		g, pos := i/small, i%small
