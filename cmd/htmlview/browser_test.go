@@ -2,6 +2,7 @@ package htmlview_test
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping/compare"
+	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/printparse/treetest"
@@ -69,8 +71,21 @@ func writePage(t testing.TB, v *htmlview.View) string {
 // returns the view and the page compare wrote beside the table.
 func compareView(t testing.TB, npuDir, benchDir, mapText string) (*htmlview.View, string) {
 	t.Helper()
+	return compareRun(t, npuDir, benchDir, mapText, compareOpts{})
+}
+
+// compareOpts vary compareRun: the sink's row budget (0: the default),
+// an XLSX table (the sink then gets cells, not CSV lines).
+type compareOpts struct {
+	budget int
+	xlsx   bool
+}
+
+// compareRun is compareView with options.
+func compareRun(t testing.TB, npuDir, benchDir, mapText string, o compareOpts) (*htmlview.View, string) {
+	t.Helper()
 	dir := t.TempDir()
-	opt := compare.Options{Target: npuDir, Golden: benchDir, OutDir: dir}
+	opt := compare.Options{Target: npuDir, Golden: benchDir, OutDir: dir, XLSX: o.xlsx}
 	var mf *htmlview.MappingFile
 	if mapText != "" {
 		var err error
@@ -85,6 +100,9 @@ func compareView(t testing.TB, npuDir, benchDir, mapText string) (*htmlview.View
 	var sink *htmlview.CompareSink
 	opt.Views = compare.ViewFunc(func(n, b msprobe.Paths) compare.ViewSink {
 		sink = htmlview.NewCompareSink(n, b, mf)
+		if o.budget > 0 {
+			sink.Budget = o.budget
+		}
 		return sink
 	})
 	rep, err := compare.Run(opt)
@@ -307,5 +325,38 @@ func TestBrowserCorpusQuickStart(t *testing.T) {
 		t.Error("no row carries a compare result colour")
 	}
 	shot(t, p, "quickstart.png")
+	p.CheckClean(t)
+}
+
+// A page over its row budget says so: the summary counts the rows left
+// out and names the table file that has them all, and a module that lost
+// rows says how many of its rows it shows.
+func TestBrowserLeftOutRows(t *testing.T) {
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
+	v, page := compareRun(t, n, b, "", compareOpts{budget: 40_000})
+	var cut *printparse.Node
+	for node, total := range v.Table.Total {
+		if len(v.Table.Rows[node]) > 0 && total > len(v.Table.Rows[node]) && (cut == nil || node.Path < cut.Path) {
+			cut = node
+		}
+	}
+	if cut == nil {
+		t.Fatal("no module lost rows to the budget")
+	}
+	p := htmltest.Open(t, page)
+	if s := text(t, p, `(document.getElementById('tabnote') || {}).textContent || ''`); s != v.Table.Note || !strings.Contains(s, "table rows are on this page") {
+		t.Errorf("summary note %q, want %q", s, v.Table.Note)
+	}
+	p.Do(t, chromedp.Evaluate[chromedp.Void](`layermapView.reveal(0, layermapView.lookup(0, '`+cut.Path+`'))`))
+	want := fmt.Sprintf("%d of %d rows shown", len(v.Table.Rows[cut]), v.Table.Total[cut])
+	if !waitFor(t, p, `(document.querySelector('#details .cut') || {}).textContent !== undefined`) {
+		t.Fatalf("%s: the module's rows do not say that rows were left out", cut.Path)
+	}
+	if s := text(t, p, `document.querySelector('#details .cut').textContent`); !strings.HasPrefix(s, want) || !strings.Contains(s, "has them all") {
+		t.Errorf("%s: %q, want %q and where the rest is", cut.Path, s, want)
+	}
+	if got := count(t, p, "#details .rows tr"); got != len(v.Table.Rows[cut])+1 {
+		t.Errorf("%s: %d table lines, want the header and %d rows", cut.Path, got, len(v.Table.Rows[cut]))
+	}
 	p.CheckClean(t)
 }

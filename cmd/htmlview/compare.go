@@ -1,6 +1,8 @@
 package htmlview
 
 import (
+	"container/heap"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,71 +13,320 @@ import (
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/source"
 )
 
-// MaxTableRows bounds the compare rows a page carries. Past it, only the
-// rows marked warning or error are kept (the table file has them all).
-const MaxTableRows = 200_000
+// MaxTableBytes is the default Budget of a CompareSink: the bytes of
+// table cells a compare page carries, whatever the table's length (the
+// page then opens in a couple of seconds; the table file has every row).
+const MaxTableBytes = 8 << 20
 
-// CompareInput is one rank pair of a compare run.
-type CompareInput struct {
-	NPU, Bench msprobe.Paths
-	Header     []string
-	Rows       []TableRow
-	Summary    *compare.Summary
-	// Mapping is the --mapping file (NPU-keyed), nil without one.
-	Mapping *MappingFile
-	// Dropped counts the rows whose cells were not kept (MaxTableRows).
-	Dropped int
-}
-
-// TableRow is one row of msprobe's comparison table.
-type TableRow struct {
-	NPU, Bench string // the NPU Name and Bench Name cells
-	Result     Result
-	Cells      []string // nil when not kept
-}
-
-// CompareSink collects a rank's comparison table as compare writes it and
-// writes the view beside it (it is a compare.ViewSink).
+// CompareSink collects what a rank's comparison table says about each
+// module as compare writes it, and writes the page beside it (it is a
+// compare.ViewSink, and a compare.LineSink so that compare keeps its CSV
+// line path).
+//
+// Its memory does not grow with the table's length: the two module trees,
+// a few counters per NPU module, the module each NPU API call runs in
+// (from construct.json, as many entries as it has), and the rows kept for
+// the page, at most Budget bytes of cells. Rows are kept by rank: every
+// warning and error row before any other, and within each, a module's
+// first rows before any module's later ones (so every module shows its
+// first rows); the page says how many rows it left out.
 type CompareSink struct {
-	in CompareInput
+	npu, bench msprobe.Paths
+	mf         *MappingFile
+	// Budget bounds the bytes of cells the page carries (MaxTableBytes
+	// unless set before the first row).
+	Budget int
+
+	loaded chan struct{} // closed when trees and err are set
+	trees  *compareTrees
+	err    error
+
+	header []string
+	keep   []int // the columns the page shows (not the stack)
+	csv    bool  // the rows came as CSV lines (the table is a CSV file)
+
+	mods  map[*printparse.Node]*modState
+	order []*printparse.Node // NPU modules in the order they were paired
+	kept  rowHeap
+	bytes int // cost of the kept rows
+	seq   int
+	rows  int // rows of the table under a module
+	left  int // of those, rows the page does not carry
+
+	fields [][]byte // scratch: the fields of a CSV line
+	unq    []byte   // scratch: unquoted fields
+}
+
+// compareTrees are the two module trees of a rank pair.
+type compareTrees struct {
+	npu, bench *Side
+	// api maps an NPU API entry to the module construct.json says calls
+	// it (nil when that module is not in the tree); entries missing run
+	// at the top level.
+	api map[string]*printparse.Node
+}
+
+// modState is what the table said so far about one NPU module.
+type modState struct {
+	partner       *printparse.Node
+	own           bool // the module has rows of its own
+	hasOut        bool
+	hasInner      bool   // an API call inside it has output rows
+	out, all      Result // worst Result of its output rows, of all its rows
+	inner         Result // worst Result of the outputs of the API calls inside it
+	rows          int    // its rows in the table, its own and its API calls'
+	kept          int    // of those, rows the page carries
+	bad, passRank int32  // rows seen so far of each tier
+}
+
+// keptRow is a row the page carries, with its rank.
+type keptRow struct {
+	mod  *printparse.Node
+	tier uint8 // 0 warning or error, 1 the rest
+	rank int32 // rows of its module and tier before it
+	seq  int
+	cost int
+	row  Row
+}
+
+// worse orders the kept rows: the first to leave out is the worst.
+func worse(a, b *keptRow) bool {
+	if a.tier != b.tier {
+		return a.tier > b.tier
+	}
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return a.seq > b.seq
+}
+
+// rowHeap is a max-heap of kept rows by worse.
+type rowHeap []*keptRow
+
+func (h rowHeap) Len() int           { return len(h) }
+func (h rowHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h rowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rowHeap) Push(x any)        { *h = append(*h, x.(*keptRow)) }
+func (h *rowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return x
 }
 
 // NewCompareSink returns the sink for one rank pair; m is the --mapping
-// file or nil.
+// file or nil. It starts reading the two module trees at once, while
+// compare reads the dumps.
 func NewCompareSink(npu, bench msprobe.Paths, m *MappingFile) *CompareSink {
-	return &CompareSink{in: CompareInput{NPU: npu, Bench: bench, Mapping: m}}
+	s := &CompareSink{npu: npu, bench: bench, mf: m, Budget: MaxTableBytes,
+		loaded: make(chan struct{}), mods: map[*printparse.Node]*modState{}}
+	go func() {
+		defer close(s.loaded)
+		s.trees, s.err = loadTrees(npu, bench)
+	}()
+	return s
+}
+
+func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
+	nt, construct, err := loadTree(np)
+	if err != nil {
+		return nil, err
+	}
+	bt, _, err := loadTree(bp)
+	if err != nil {
+		return nil, err
+	}
+	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[string]*printparse.Node{}}
+	t.npu.Lookup("")
+	t.bench.Lookup("")
+	for e, p := range construct {
+		if _, _, _, ok := msprobe.ModuleEntry(e); ok {
+			continue
+		}
+		n := t.npu.Tree.Root
+		for seen := 0; p != "" && seen < 64; p, seen = construct[p], seen+1 {
+			if path, _, _, ok := msprobe.ModuleEntry(p); ok {
+				n = t.npu.Lookup(path)
+				break
+			}
+		}
+		if n != t.npu.Tree.Root {
+			t.api[e] = n
+		}
+	}
+	return t, nil
+}
+
+// loadTree reads a rank folder's module tree as printparse.LoadDumpDir
+// does, and returns its construct.json (nil when it has none).
+func loadTree(p msprobe.Paths) (*printparse.Tree, map[string]string, error) {
+	dir, err := msprobe.FindRankDir(p.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	dumpFile := filepath.Join(dir, "dump.json")
+	names, err := msprobe.EntryNames(dumpFile)
+	if err != nil {
+		var de *source.Error
+		if errors.As(err, &de) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("reading module names: %w", err)
+	}
+	construct, cerr := msprobe.ReadConstruct(filepath.Join(dir, "construct.json"))
+	t, err := printparse.DumpTreeOf(p.Dir, dir, names, construct, cerr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cerr != nil {
+		construct = nil
+	}
+	return t, construct, nil
+}
+
+func (s *CompareSink) wait() error {
+	<-s.loaded
+	return s.err
 }
 
 // Header receives the table's header.
 func (s *CompareSink) Header(cols []string) error {
-	s.in.Header = append([]string(nil), cols...)
+	s.header = append(s.header[:0], cols...)
+	s.keep = s.keep[:0]
+	for i, h := range cols {
+		if h != "NPU_Stack_Info" {
+			s.keep = append(s.keep, i)
+		}
+	}
 	return nil
 }
 
-// Row receives one row; past MaxTableRows only the cells of rows marked
-// warning or error are kept.
+// Row receives one row as cells (an XLSX table).
 func (s *CompareSink) Row(cells []compare.Cell, mark compare.RowMark) error {
-	r := TableRow{Result: ParseResult(mark.Result)}
-	if len(cells) > 1 {
-		r.NPU, r.Bench = cells[0].Text, cells[1].Text
+	if len(cells) < 2 {
+		return nil
 	}
-	if len(s.in.Rows) < MaxTableRows || r.Result >= Warning {
-		r.Cells = make([]string, len(cells))
-		for i, c := range cells {
-			r.Cells[i] = c.Text
+	cost := 0
+	for _, i := range s.keep {
+		if i < len(cells) {
+			cost += len(cells[i].Text)
 		}
-	} else {
-		s.in.Dropped++
 	}
-	s.in.Rows = append(s.in.Rows, r)
+	return s.add(cells[0].Text, func() string { return cells[1].Text }, ParseResult(mark.Result), cost, func() []string {
+		out := make([]string, len(s.keep))
+		for k, i := range s.keep {
+			if i < len(cells) {
+				out[k] = cells[i].Text
+			}
+		}
+		return out
+	})
+}
+
+// Line receives one row as its CSV line (a CSV table).
+func (s *CompareSink) Line(line []byte, mark compare.RowMark) error {
+	s.csv = true
+	s.fields, s.unq = splitCSV(line, s.fields[:0], s.unq[:0])
+	f := s.fields
+	if len(f) < 2 {
+		return nil
+	}
+	cost := 0
+	for _, i := range s.keep {
+		if i < len(f) {
+			cost += len(f[i])
+		}
+	}
+	return s.add(string(f[0]), func() string { return string(f[1]) }, ParseResult(mark.Result), cost, func() []string {
+		out := make([]string, len(s.keep))
+		for k, i := range s.keep {
+			if i < len(f) {
+				out[k] = string(f[i])
+			}
+		}
+		return out
+	})
+}
+
+// rowCost is the page bytes a row costs besides its cells: the JSON
+// around each cell, the node and flags.
+func (s *CompareSink) rowCost() int { return 16 + 3*len(s.keep) }
+
+// add takes one row: npu is its NPU Name cell, bench returns its Bench
+// Name cell, cost is the length of the cells the page would show and
+// cells returns them.
+func (s *CompareSink) add(npu string, bench func() string, res Result, cost int, cells func() []string) error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	ne := entryOf(npu)
+	mod, isMod := s.module(ne)
+	if mod == nil {
+		return nil
+	}
+	m := s.mods[mod]
+	if m == nil {
+		m = &modState{}
+		s.mods[mod] = m
+	}
+	out := strings.HasPrefix(npu[len(ne):], ".output")
+	if isMod {
+		if m.partner == nil {
+			if b := bench(); b != "N/A" {
+				if path, _, _, ok := msprobe.ModuleEntry(entryOf(b)); ok {
+					if bm := s.trees.bench.Lookup(path); bm != nil {
+						m.partner = bm
+						s.order = append(s.order, mod)
+					}
+				}
+			}
+		}
+		if out {
+			m.hasOut = true
+			m.out = max(m.out, res)
+		}
+		m.own = true
+		m.all = max(m.all, res)
+	} else if out {
+		m.hasInner = true
+		m.inner = max(m.inner, res)
+	}
+	m.rows++
+	s.rows++
+	k := &keptRow{mod: mod, tier: 1, rank: m.passRank, seq: s.seq, cost: cost + s.rowCost()}
+	s.seq++
+	if res >= Warning {
+		k.tier, k.rank = 0, m.bad
+		m.bad++
+	} else {
+		m.passRank++
+	}
+	for s.bytes+k.cost > s.Budget && len(s.kept) > 0 && worse(s.kept[0], k) {
+		w := heap.Pop(&s.kept).(*keptRow)
+		s.bytes -= w.cost
+		s.mods[w.mod].kept--
+		s.left++
+	}
+	if s.bytes+k.cost > s.Budget {
+		s.left++
+		return nil
+	}
+	k.row = Row{Cells: cells(), Result: res, API: !isMod}
+	heap.Push(&s.kept, k)
+	s.bytes += k.cost
+	m.kept++
 	return nil
 }
 
 // Reset discards the rows (compare writes the table again).
 func (s *CompareSink) Reset() error {
-	s.in.Rows, s.in.Dropped = nil, 0
+	clear(s.mods)
+	s.order, s.kept = nil, nil
+	s.bytes, s.seq, s.rows, s.left = 0, 0, 0, 0
 	return nil
 }
 
@@ -91,109 +342,44 @@ func (s *CompareSink) WriteView(w io.Writer, rr *compare.RankReport) error {
 	return Write(w, v)
 }
 
-// View builds the view of the finished table.
+// View builds the view of the finished table: the module trees of the two
+// dumps, the module pairs the table's rows make, each module coloured by
+// the worst Result of its output rows (msprobe's graph colours a node by
+// its outputs), the rows kept of each module and of the API calls inside
+// it, and the first divergence.
 func (s *CompareSink) View(rr *compare.RankReport) (*View, error) {
-	in := s.in
-	in.Summary = rr.Summary
-	v, err := FromCompare(in)
-	if err != nil {
+	if err := s.wait(); err != nil {
 		return nil, err
 	}
-	v.Title = "layermap compare: " + filepath.Base(rr.Target) + " vs " + filepath.Base(rr.Golden)
+	tr := s.trees
+	v := &View{
+		Title:   "layermap compare: " + filepath.Base(rr.Target) + " vs " + filepath.Base(rr.Golden),
+		Mode:    ModeCompare,
+		NPU:     tr.npu.fresh(),
+		Bench:   tr.bench.fresh(),
+		Mapping: s.mf,
+	}
 	if rr.Rank != "" {
 		v.Title += " (" + rr.Rank + ")"
 	}
-	return v, nil
-}
-
-// FromCompare builds the view of one compare table: the module trees of
-// the two dumps, the module pairs the table's rows make, each module
-// coloured by the worst Result of its output rows (msprobe's graph colours
-// a node by its outputs), the rows of each module and of the API calls
-// inside it, and the first divergence.
-func FromCompare(in CompareInput) (*View, error) {
-	np, bp := in.NPU, in.Bench
-	nt, err := printparse.LoadDumpDir(np.Dir)
-	if err != nil {
-		return nil, err
-	}
-	bt, err := printparse.LoadDumpDir(bp.Dir)
-	if err != nil {
-		return nil, err
-	}
-	v := &View{
-		Title:   "layermap compare",
-		Mode:    ModeCompare,
-		NPU:     NewSide("NPU (-tp)", nt),
-		Bench:   NewSide("bench (-gp)", bt),
-		Mapping: in.Mapping,
-	}
-	ns, err := readEntries(np)
-	if err != nil {
-		return nil, err
-	}
-	bs, err := readEntries(bp)
-	if err != nil {
-		return nil, err
-	}
-	hdr := in.Header
-	keep := make([]int, 0, len(hdr))
-	for i, h := range hdr {
-		if h != "NPU_Stack_Info" {
-			keep = append(keep, i)
-		}
-	}
-	t := &Table{Rows: map[*printparse.Node][]Row{}}
-	for _, i := range keep {
-		t.Header = append(t.Header, hdr[i])
-	}
-	partner := map[*printparse.Node]*printparse.Node{}
-	var order []*printparse.Node
-	outRes := map[*printparse.Node]Result{}
-	all := map[*printparse.Node]Result{}
-	hasOut := map[*printparse.Node]bool{}
-	for _, row := range in.Rows {
-		ne := ns.entryOf(row.NPU)
-		mod, isMod := ns.module(v.NPU, ne)
-		if mod == nil {
-			continue
-		}
-		res := row.Result
-		out := strings.HasPrefix(row.NPU[len(ne):], ".output")
-		if isMod {
-			if row.Bench != "N/A" {
-				if bm, ok := bs.module(v.Bench, bs.entryOf(row.Bench)); bm != nil && ok && partner[mod] == nil {
-					partner[mod] = bm
-					order = append(order, mod)
-				}
+	for n, m := range s.mods {
+		if m.own {
+			if m.hasOut {
+				v.NPU.Result[n] = m.out
+			} else {
+				v.NPU.Result[n] = m.all
 			}
-			if out {
-				hasOut[mod] = true
-				outRes[mod] = max(outRes[mod], res)
-			}
-			all[mod] = max(all[mod], res)
-		} else if out {
-			v.NPU.Inner[mod] = max(v.NPU.Inner[mod], res)
-		}
-		if row.Cells == nil {
-			continue
-		}
-		cells := make([]string, len(keep))
-		for k, i := range keep {
-			if i < len(row.Cells) {
-				cells[k] = row.Cells[i]
+			if m.partner == nil {
+				v.NPU.Why[n] = "no bench row matched its rows (N/A in the table)"
 			}
 		}
-		t.Rows[mod] = append(t.Rows[mod], Row{Cells: cells, Result: res, API: !isMod})
-	}
-	for n, r := range all {
-		if hasOut[n] {
-			r = outRes[n]
+		if m.hasInner {
+			v.NPU.Inner[n] = m.inner
 		}
-		v.NPU.Result[n] = r
 	}
-	for _, a := range order {
-		b := partner[a]
+	for _, a := range s.order {
+		m := s.mods[a]
+		b := m.partner
 		v.Pairs = append(v.Pairs, Pair{NPU: nodes(a), Bench: nodes(b), Kind: OneToOne, Proven: true})
 		if r, ok := v.NPU.Result[a]; ok {
 			v.Bench.Result[b] = r
@@ -202,97 +388,201 @@ func FromCompare(in CompareInput) (*View, error) {
 			v.Bench.Inner[b] = r
 		}
 	}
-	for n := range all {
-		if partner[n] == nil {
-			v.NPU.Why[n] = "no bench row matched its rows (N/A in the table)"
+	v.Pairs = append(v.Pairs, Pair{NPU: nodes(v.NPU.Tree.Root), Bench: nodes(v.Bench.Tree.Root), Kind: Root, Proven: true})
+	v.Table = s.table(v.NPU)
+	if err := s.summary(v, rr.Summary); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// fresh returns a Side of the same tree with no results (sharing the
+// path index).
+func (s *Side) fresh() *Side {
+	f := NewSide(s.Label, s.Tree)
+	f.byPath = s.byPath
+	return f
+}
+
+// table returns the rows kept, each module's in table order.
+func (s *CompareSink) table(npu *Side) *Table {
+	t := &Table{Rows: map[*printparse.Node][]Row{}, File: "the comparison table beside this page"}
+	if s.csv {
+		t.File = "the comparison table (.csv) beside this page"
+	}
+	for _, i := range s.keep {
+		if i < len(s.header) {
+			t.Header = append(t.Header, s.header[i])
 		}
 	}
-	v.Pairs = append(v.Pairs, Pair{NPU: nodes(nt.Root), Bench: nodes(bt.Root), Kind: Root, Proven: true})
-	if in.Dropped > 0 {
-		t.Note = fmt.Sprintf("%d of %d rows shown: past %d rows only those marked warning or error are kept (the table file has them all)",
-			len(in.Rows)-in.Dropped, len(in.Rows), MaxTableRows)
+	kept := slices.Clone(s.kept)
+	slices.SortFunc(kept, func(a, b *keptRow) int { return a.seq - b.seq })
+	for _, k := range kept {
+		t.Rows[k.mod] = append(t.Rows[k.mod], k.row)
 	}
-	v.Table = t
-	if s := in.Summary; s != nil {
+	if s.left > 0 {
+		t.Total = map[*printparse.Node]int{}
+		for n, m := range s.mods {
+			if m.kept < m.rows {
+				t.Total[n] = m.rows
+			}
+		}
+		t.Note = fmt.Sprintf("%d of %d table rows are on this page (at most %d kB of cells: every warning and error row first, then each module's first rows); %s has them all.",
+			s.rows-s.left, s.rows, s.Budget>>10, t.File)
+	}
+	return t
+}
+
+func (s *CompareSink) summary(v *View, sum *compare.Summary) error {
+	if sum != nil {
 		v.Summary.Facts = [][2]string{
-			{"mode", s.Mode},
-			{"rows", fmt.Sprintf("%d: %d pass, %d warning, %d error", s.Rows, s.Pass, s.Warning, s.Error)},
-			{"unmatched rows", fmt.Sprintf("%d NPU rows without a bench row, %d bench rows not compared", s.NPUUnmatched, s.BenchUnmatched)},
+			{"mode", sum.Mode},
+			{"rows", fmt.Sprintf("%d: %d pass, %d warning, %d error", sum.Rows, sum.Pass, sum.Warning, sum.Error)},
+			{"unmatched rows", fmt.Sprintf("%d NPU rows without a bench row, %d bench rows not compared", sum.NPUUnmatched, sum.BenchUnmatched)},
 		}
-		if len(s.MatchedBy) > 0 {
+		if len(sum.MatchedBy) > 0 {
 			var by []string
-			for _, k := range slices.Sorted(maps.Keys(s.MatchedBy)) {
-				by = append(by, fmt.Sprintf("%s %d", k, s.MatchedBy[k]))
+			for _, k := range slices.Sorted(maps.Keys(sum.MatchedBy)) {
+				by = append(by, fmt.Sprintf("%s %d", k, sum.MatchedBy[k]))
 			}
 			v.Summary.Facts = append(v.Summary.Facts, [2]string{"matched by", strings.Join(by, ", ")})
 		}
 		v.Summary.Facts = append(v.Summary.Facts, [2]string{"compared rows",
-			fmt.Sprintf("%d: %d pass, %d warning, %d error", s.Compared, s.ComparedResults.Pass, s.ComparedResults.Warning, s.ComparedResults.Error)})
-		for _, k := range slices.Sorted(maps.Keys(s.Fused)) {
-			c := s.Fused[k]
+			fmt.Sprintf("%d: %d pass, %d warning, %d error", sum.Compared, sum.ComparedResults.Pass, sum.ComparedResults.Warning, sum.ComparedResults.Error)})
+		for _, k := range slices.Sorted(maps.Keys(sum.Fused)) {
+			c := sum.Fused[k]
 			v.Summary.Facts = append(v.Summary.Facts, [2]string{"N:1 " + k,
 				fmt.Sprintf("%d rows combined, %d shared inputs, %d inputs only, %d parts", c.Combined, c.Shared, c.InputsOnly, c.Parts)})
 		}
-		if d := s.First; d != nil {
+		if d := sum.First; d != nil {
 			// the classified first divergence: its class and why first
-			nm, _ := ns.module(v.NPU, d.NPUEntry)
-			bm, _ := bs.module(v.Bench, d.BenchEntry)
+			nm, _ := s.module(d.NPUEntry)
+			bm, err := s.benchModule(d.BenchEntry)
+			if err != nil {
+				return err
+			}
 			msgs := append([]string{fmt.Sprintf("%s, %s: %s", d.Direction, strings.ReplaceAll(d.Class, "_", " "), d.Why)}, d.Messages...)
 			v.Summary.First = &Divergence{NPU: nm, Bench: bm, NPUEntry: d.NPUEntry, BenchEntry: d.BenchEntry, Row: d.Row, Messages: msgs}
 		}
 	}
 	v.Summary.Notes = append(v.Summary.Notes, "Module colours: the worst Result of the module's output rows (all its rows when it has no output row); the bench module shows its NPU partner's. A dot marks a warning or error inside: in a submodule, or in the output of an API call the module makes.")
-	return v, nil
+	return nil
 }
 
-// entries is one side's dump entry names and construct.json parents.
-type entries struct {
-	names  map[string]bool
-	parent map[string]string
+// module returns the NPU module an entry belongs to: the entry's own
+// module (isModule) or, for an API call, the module construct.json says
+// called it (the root when it names none).
+func (s *CompareSink) module(entry string) (n *printparse.Node, isModule bool) {
+	if entry == "" {
+		return nil, false
+	}
+	if path, _, _, ok := msprobe.ModuleEntry(entry); ok {
+		return s.trees.npu.Lookup(path), true
+	}
+	if n, ok := s.trees.api[entry]; ok {
+		return n, false
+	}
+	return s.trees.npu.Tree.Root, false
 }
 
-func readEntries(p msprobe.Paths) (*entries, error) {
-	names, err := msprobe.EntryNames(p.DumpJSON)
-	if err != nil {
-		return nil, err
+// benchModule is module for the bench side's entry of the first
+// divergence; an API call's module is read from construct.json.
+func (s *CompareSink) benchModule(entry string) (*printparse.Node, error) {
+	side := s.trees.bench
+	if entry == "" {
+		return nil, nil
 	}
-	e := &entries{names: make(map[string]bool, len(names))}
-	for _, n := range names {
-		e.names[n] = true
+	if path, _, _, ok := msprobe.ModuleEntry(entry); ok {
+		return side.Lookup(path), nil
 	}
-	if p.ConstructJSON != "" {
-		if e.parent, err = msprobe.ReadConstruct(p.ConstructJSON); err != nil {
-			return nil, err
+	if s.bench.ConstructJSON == "" {
+		return side.Tree.Root, nil
+	}
+	for e, seen := entry, 0; seen < 64; seen++ {
+		ps, err := msprobe.ReadParents(s.bench.ConstructJSON, map[string]bool{e: true})
+		if err != nil {
+			return side.Tree.Root, nil // the tree read it already; a view needs no more
 		}
+		p := ps[e]
+		if p == "" {
+			break
+		}
+		if path, _, _, ok := msprobe.ModuleEntry(p); ok {
+			return side.Lookup(path), nil
+		}
+		e = p
 	}
-	return e, nil
+	return side.Tree.Root, nil
 }
 
-// entryOf returns the dump entry a table row belongs to: the longest
-// dotted prefix of the row name that names an entry.
-func (e *entries) entryOf(row string) string {
-	for k := len(row); k > 0; k = strings.LastIndexByte(row[:k], '.') {
-		if e.names[row[:k]] {
-			return row[:k]
+// entryOf returns the dump entry a table row belongs to, read from the
+// row's name: its longest dotted prefix that is an entry name (a
+// direction in its last two parts) followed by a row suffix
+// (msprobe.NormalRow), else its longest prefix that is an entry name.
+func entryOf(row string) string {
+	for pass := 0; pass < 2; pass++ {
+		for k := len(row); k > 0; k = strings.LastIndexByte(row[:k], '.') {
+			e := row[:k]
+			if op, _, _ := msprobe.SplitName(e); op == "" {
+				continue
+			}
+			if pass == 1 || msprobe.NormalRow(e, row) {
+				return e
+			}
 		}
 	}
 	return ""
 }
 
-// module returns the module node an entry belongs to: the entry's own
-// module (isModule) or, for an API call, the module construct.json says
-// called it.
-func (e *entries) module(s *Side, entry string) (n *printparse.Node, isModule bool) {
-	if entry == "" {
-		return nil, false
+// splitCSV splits one CSV line as compare writes it (RFC 4180: a field
+// is quoted when it holds a comma, a quote or a line break, its quotes
+// doubled) into fields, appended to dst; quoted fields are unquoted into
+// buf. The fields alias line and buf.
+func splitCSV(line []byte, dst [][]byte, buf []byte) ([][]byte, []byte) {
+	line = trimEOL(line)
+	// unquoted fields alias buf: size it so that it does not move
+	if cap(buf) < len(line) {
+		buf = make([]byte, 0, len(line))
 	}
-	if path, _, _, ok := msprobe.ModuleEntry(entry); ok {
-		return s.Lookup(path), true
-	}
-	for p, seen := e.parent[entry], 0; p != "" && seen < 64; p, seen = e.parent[p], seen+1 {
-		if path, _, _, ok := msprobe.ModuleEntry(p); ok {
-			return s.Lookup(path), false
+	for i := 0; ; {
+		if i < len(line) && line[i] == '"' {
+			start := len(buf)
+			i++
+			for i < len(line) {
+				if line[i] == '"' {
+					if i+1 < len(line) && line[i+1] == '"' {
+						buf = append(buf, '"')
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				buf = append(buf, line[i])
+				i++
+			}
+			dst = append(dst, buf[start:len(buf):len(buf)])
+			for i < len(line) && line[i] != ',' {
+				i++
+			}
+		} else {
+			j := i
+			for j < len(line) && line[j] != ',' {
+				j++
+			}
+			dst = append(dst, line[i:j:j])
+			i = j
 		}
+		if i >= len(line) {
+			return dst, buf
+		}
+		i++ // the comma
 	}
-	return s.Tree.Root, false
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -1,6 +1,8 @@
 package htmlview_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +89,93 @@ func TestFromSuggestFused(t *testing.T) {
 	}
 	if why := v.NPU.Why[v.NPU.Lookup("module.model.layers.0.mlp.gate_proj")]; why != "" {
 		t.Errorf("gate_proj is in a pair but still has a why: %q", why)
+	}
+}
+
+// A page whose table is over the budget keeps every warning and error
+// row before any pass row, and of each module its first rows of each
+// kind; it counts what it left out, and the colours stay those of the
+// whole table.
+func TestCompareBudget(t *testing.T) {
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
+	full, _ := compareView(t, n, b, "")
+	cut, _ := compareRun(t, n, b, "", compareOpts{budget: 40_000})
+	all, kept := 0, 0
+	for _, rows := range full.Table.Rows {
+		all += len(rows)
+	}
+	for _, rows := range cut.Table.Rows {
+		kept += len(rows)
+	}
+	if full.Table.Note != "" || full.Table.Total != nil {
+		t.Errorf("the whole table fits the default budget, yet the page says %q", full.Table.Note)
+	}
+	if kept == 0 || kept >= all/2 {
+		t.Fatalf("kept %d of %d rows with a 40 kB budget", kept, all)
+	}
+	if want := fmt.Sprintf("%d of %d table rows are on this page", kept, all); !strings.HasPrefix(cut.Table.Note, want) {
+		t.Errorf("note %q, want it to start %q", cut.Table.Note, want)
+	}
+	passKept := false
+	for _, rows := range cut.Table.Rows {
+		for _, r := range rows {
+			passKept = passKept || r.Result < htmlview.Warning
+		}
+	}
+	for node, rows := range full.Table.Rows {
+		mine := cut.NPU.Lookup(node.Path)
+		got := cut.Table.Rows[mine]
+		if total, ok := cut.Table.Total[mine]; ok != (len(got) < len(rows)) || ok && total != len(rows) {
+			t.Errorf("%s: %d of %d rows kept, total %d (%v)", node.Path, len(got), len(rows), total, ok)
+		}
+		// each kind (warning/error, the rest) keeps a prefix of its rows
+		for _, bad := range []bool{true, false} {
+			var w, g []string
+			for _, r := range rows {
+				if (r.Result >= htmlview.Warning) == bad {
+					w = append(w, strings.Join(r.Cells, ","))
+				}
+			}
+			for _, r := range got {
+				if (r.Result >= htmlview.Warning) == bad {
+					g = append(g, strings.Join(r.Cells, ","))
+				}
+			}
+			if !slices.Equal(g, w[:len(g)]) {
+				t.Errorf("%s: the rows kept are not the first ones", node.Path)
+			}
+			if bad && passKept && len(g) < len(w) {
+				t.Errorf("%s: a warning or error row left out while pass rows are kept", node.Path)
+			}
+		}
+	}
+	for node, r := range full.NPU.Result {
+		if cut.NPU.Result[cut.NPU.Lookup(node.Path)] != r {
+			t.Errorf("%s: result changes with the budget", node.Path)
+		}
+	}
+}
+
+// An XLSX table reaches the page as cells, a CSV table as lines: the same
+// page either way.
+func TestCompareXLSXSameView(t *testing.T) {
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
+	csvView, _ := compareView(t, n, b, "")
+	xlsxView, _ := compareRun(t, n, b, "", compareOpts{xlsx: true})
+	rows := 0
+	for node, want := range csvView.Table.Rows {
+		got := xlsxView.Table.Rows[xlsxView.NPU.Lookup(node.Path)]
+		rows += len(want)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows from the XLSX table, %d from the CSV", node.Path, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.Equal(got[i].Cells, want[i].Cells) || got[i].Result != want[i].Result || got[i].API != want[i].API {
+				t.Errorf("%s row %d: %v, want %v", node.Path, i, got[i], want[i])
+			}
+		}
+	}
+	if rows == 0 || len(xlsxView.Pairs) != len(csvView.Pairs) {
+		t.Errorf("%d rows, %d and %d pairs", rows, len(xlsxView.Pairs), len(csvView.Pairs))
 	}
 }

@@ -1,9 +1,11 @@
 package htmlview
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -30,7 +32,7 @@ type jsonView struct {
 	Conf    []jsonConf  `json:"conf"`
 	Sum     jsonSum     `json:"sum"`
 	Map     *jsonMap    `json:"map,omitempty"`
-	Tab     *jsonTable  `json:"tab,omitempty"`
+	// the table ("tab") is written after the rest, row by row (writeTable)
 }
 
 type jsonSide struct {
@@ -91,12 +93,11 @@ type jsonMap struct {
 	Rules  [][]any `json:"rules"` // class, key: the keys already taken
 }
 
-type jsonTable struct {
-	Hdr  []string `json:"hdr"`
-	S    []string `json:"s"`    // cells that occur more than once
-	Rows [][]any  `json:"rows"` // node, flags (4*api + result), cells (string, or index into S)
-	Note string   `json:"note,omitempty"`
-}
+// The table, "tab": {"hdr": [...], "s": [...], "rows": [...], "cut": [...],
+// "note": "...", "file": "..."}. rows are [node, flags (4*api + result),
+// cells...], each cell a string or an index into s (cells that occur more
+// than once); cut lists node, rows in the table file, for the modules
+// some of whose rows were left out.
 
 // encoder numbers the nodes and interns the strings.
 type encoder struct {
@@ -131,8 +132,8 @@ func pct(f float64) int {
 	return int(math.Round(max(0, min(1, f)) * 100))
 }
 
-// encode builds the page's data.
-func encode(v *View) *jsonView {
+// encode builds the page's data but the table.
+func encode(v *View) (*jsonView, *encoder) {
 	e := &encoder{sid: map[string]int{}}
 	j := &jsonView{V: 1, Mode: v.Mode, Title: v.Title}
 	for k, s := range [2]*Side{v.NPU, v.Bench} {
@@ -155,9 +156,6 @@ func encode(v *View) *jsonView {
 	if v.Mapping != nil {
 		j.Map = encodeMap(v.Mapping)
 	}
-	if v.Table != nil {
-		j.Tab = e.table(v.Table)
-	}
 	j.S = e.s
 	if j.Conf == nil {
 		j.Conf = []jsonConf{}
@@ -168,7 +166,7 @@ func encode(v *View) *jsonView {
 	if j.Sum.Notes == nil {
 		j.Sum.Notes = []string{}
 	}
-	return j
+	return j, e
 }
 
 func (e *encoder) side(k int, s *Side) jsonSide {
@@ -364,8 +362,8 @@ func encodeMap(mf *MappingFile) *jsonMap {
 	return jm
 }
 
-func (e *encoder) table(t *Table) *jsonTable {
-	jt := &jsonTable{Hdr: t.Header, S: []string{}, Rows: [][]any{}, Note: t.Note}
+// writeTable writes the table's JSON object, a row at a time.
+func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 	count := map[string]int{}
 	for _, rows := range t.Rows {
 		for _, r := range rows {
@@ -374,40 +372,93 @@ func (e *encoder) table(t *Table) *jsonTable {
 			}
 		}
 	}
-	sid := map[string]int{}
-	var nodes []*printparse.Node
-	for n := range t.Rows {
-		nodes = append(nodes, n)
-	}
+	nodes := slices.Collect(maps.Keys(t.Rows))
 	slices.SortFunc(nodes, func(a, b *printparse.Node) int { return cmp.Compare(e.node(0, a), e.node(0, b)) })
+	shared := []string{}
+	sid := map[string]int{}
+	for _, n := range nodes {
+		for _, r := range t.Rows[n] {
+			for _, c := range r.Cells {
+				if _, ok := sid[c]; !ok && count[c] > 1 && len(c) >= 3 {
+					sid[c] = len(shared)
+					shared = append(shared, c)
+				}
+			}
+		}
+	}
+	cut := []int{}
+	for n, total := range t.Total {
+		cut = append(cut, e.node(0, n), total)
+	}
+	head := struct {
+		Hdr  []string `json:"hdr"`
+		S    []string `json:"s"`
+		Cut  []int    `json:"cut"`
+		Note string   `json:"note,omitempty"`
+		File string   `json:"file,omitempty"`
+	}{t.Header, shared, cut, t.Note, t.File}
+	if head.Hdr == nil {
+		head.Hdr = []string{}
+	}
+	b, err := json.Marshal(head)
+	if err != nil {
+		return err
+	}
+	w.Write(b[:len(b)-1])
+	w.WriteString(`,"rows":[`)
+	row := []any{}
+	first := true
 	for _, n := range nodes {
 		for _, r := range t.Rows[n] {
 			flags := int(r.Result)
 			if r.API {
 				flags += 4
 			}
-			row := []any{e.node(0, n), flags}
+			row = append(row[:0], e.node(0, n), flags)
 			for _, c := range r.Cells {
-				if count[c] < 2 || len(c) < 3 {
+				if i, ok := sid[c]; ok {
+					row = append(row, i)
+				} else {
 					row = append(row, c)
-					continue
 				}
-				i, ok := sid[c]
-				if !ok {
-					i = len(jt.S)
-					sid[c] = i
-					jt.S = append(jt.S, c)
-				}
-				row = append(row, i)
 			}
-			jt.Rows = append(jt.Rows, row)
+			b, err := json.Marshal(row)
+			if err != nil {
+				return err
+			}
+			if !first {
+				w.WriteByte(',')
+			}
+			first = false
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
 		}
 	}
-	return jt
+	_, err = w.WriteString("]}")
+	return err
 }
 
-// writeJSON writes the page's data; encoding/json escapes <, > and &, so
-// the text is safe inside a <script> element.
+// writeJSON writes the page's data: all but the table as one object
+// (bounded by the two trees), then the table row by row. encoding/json
+// escapes <, > and &, so the text is safe inside a <script> element.
 func writeJSON(w io.Writer, v *View) error {
-	return json.NewEncoder(w).Encode(encode(v))
+	bw := bufio.NewWriterSize(w, 1<<16)
+	j, e := encode(v)
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	if v.Table == nil {
+		bw.Write(b)
+	} else {
+		bw.Write(b[:len(b)-1])
+		bw.WriteString(`,"tab":`)
+		if err := e.writeTable(bw, v.Table); err != nil {
+			return err
+		}
+		bw.WriteByte('}')
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
 }

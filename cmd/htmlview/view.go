@@ -11,8 +11,8 @@
 // network and opens from a file:// URL. Only the rows in view are in the
 // DOM, so a model of 100k modules stays fluid.
 //
-// cmd builds a View with FromSuggest or FromCompare and writes it with
-// Write. Manual matches the page offers, and msprobe's own .vis.config
+// cmd builds a View with FromSuggest, or collects one as compare writes
+// its table with a CompareSink, and writes it with Write. Manual matches the page offers, and msprobe's own .vis.config
 // manual matches, are read back with infer.ReadManual and turned into
 // layer_mapping lines or sidecar pairs with infer.Manual.
 package htmlview
@@ -201,8 +201,12 @@ type Table struct {
 	// Rows holds each NPU module's rows: its own, then those of the API
 	// calls made directly inside it.
 	Rows map[*printparse.Node][]Row
-	// Note says what was left out, if anything.
-	Note string
+	// Total is, for each module some of whose rows were left out, the
+	// number of its rows in the table file.
+	Total map[*printparse.Node]int
+	// Note says what was left out, if anything; File names the table file
+	// that has every row.
+	Note, File string
 }
 
 // Row is one table row.

@@ -556,7 +556,9 @@ type ViewFunc func(npu, bench msprobe.Paths) ViewSink
 func (f ViewFunc) NewView(npu, bench msprobe.Paths) ViewSink { return f(npu, bench) }
 
 // ViewSink receives a rank's table as it is written, then writes a file
-// beside it (Options.Views).
+// beside it (Options.Views). A ViewSink that is also a LineSink gets the
+// rows as CSV lines when the table is a CSV file, so compare keeps its
+// line fast path with a view attached.
 type ViewSink interface {
 	RowSink
 	// Ext is the file's extension; it is named as the table otherwise.
@@ -590,6 +592,30 @@ func (t teeSink) Reset() error {
 		return err
 	}
 	return t.view.Reset()
+}
+
+// teeLineSink is a teeSink whose table and view both take CSV lines.
+type teeLineSink struct {
+	teeSink
+	lines, viewLines LineSink
+}
+
+func (t teeLineSink) Line(line []byte, mark RowMark) error {
+	if err := t.lines.Line(line, mark); err != nil {
+		return err
+	}
+	return t.viewLines.Line(line, mark)
+}
+
+// tee attaches a view to a table sink, as a LineSink when both are.
+func tee(sk sink, view ViewSink) sink {
+	t := teeSink{sk, view}
+	l, ok1 := sk.(LineSink)
+	vl, ok2 := view.(LineSink)
+	if ok1 && ok2 {
+		return teeLineSink{t, l, vl}
+	}
+	return t
 }
 
 // sink is a RowSink writing into an output set.
@@ -644,7 +670,7 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	var view ViewSink
 	if opt.Views != nil {
 		view = opt.Views.NewView(np, bp)
-		sk = teeSink{sk, view}
+		sk = tee(sk, view)
 	}
 	cfg.construct = [2]string{np.ConstructJSON, bp.ConstructJSON}
 	sum, err := compareTable(cfg, nsrc, np, bp, sk)

@@ -354,11 +354,28 @@
     }
     return tabIndex.get(i) || [];
   }
+  let tabCut = null;
+  // cutNote says how many of the modules' rows the page left out.
+  function cutNote(nodes, shown) {
+    if (!tabCut) {
+      tabCut = new Map();
+      const c = D.tab.cut || [];
+      for (let j = 0; j < c.length; j += 2) tabCut.set(c[j], c[j + 1]);
+    }
+    let total = 0, cut = false;
+    for (const i of nodes) {
+      if (tabCut.has(i)) { total += tabCut.get(i); cut = true; } else total += tabRows(i).length;
+    }
+    if (!cut) return '';
+    return '<p class="cut">' + shown + ' of ' + total + ' rows shown: the page keeps warning and error rows and the first rows of each module; ' +
+      esc(D.tab.file || 'the comparison table') + ' has them all.</p>';
+  }
   function rowsTable(nodes) {
     const rows = [].concat(...nodes.map(tabRows));
-    if (!rows.length) return '<p class="hint">No table rows for this module.</p>';
+    const cut = cutNote(nodes, rows.length);
+    if (!rows.length) return cut || '<p class="hint">No table rows for this module.</p>';
     const H = D.tab.hdr;
-    let h = '<div class="rows"><table><tr>' + H.map((c) => '<th>' + esc(c) + '</th>').join('') + '</tr>';
+    let h = cut + '<div class="rows"><table><tr>' + H.map((c) => '<th>' + esc(c) + '</th>').join('') + '</tr>';
     for (const row of rows) {
       const fl = row[1], cells = row.slice(2).map((c) => (typeof c === 'number' ? D.tab.s[c] : c));
       h += '<tr class="' + (fl & 4 ? 'api ' : '') + (fl & 3 ? 'r-' + 'pwe'[(fl & 3) - 1] : '') + '">' + cells.map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>';
@@ -432,6 +449,7 @@
         h += '</ul>' + esc(c.res) + '</div>';
       }
     }
+    if (D.tab && D.tab.note) h += '<p class="cut" id="tabnote">' + esc(D.tab.note) + '</p>';
     if (D.sum.notes.length) h += '<h4>Notes</h4><ul>' + D.sum.notes.map((n) => '<li>' + esc(n) + '</li>').join('') + '</ul>';
     $('summary').innerHTML = h;
   }

@@ -1,0 +1,99 @@
+package htmlview
+
+import (
+	"bytes"
+	"encoding/csv"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/mapping/compare"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// entryOf reads a row's entry from its name alone; the entry names of the
+// dump (the longest prefix of the row name that names an entry) must give
+// the same on every row of the demo pair's and a corpus pair's tables.
+func TestEntryOfAgreesWithNames(t *testing.T) {
+	for _, pair := range [][2]string{
+		{testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")},
+		{testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step0", "proc2016"),
+			testkit.Corpus(t, "msprobe", "examples", "quick_start", "gpu_dump", "step1", "proc2016")},
+	} {
+		out := t.TempDir()
+		rep, err := compare.Run(compare.Options{Target: pair[0], Golden: pair[1], OutDir: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names [2]map[string]bool
+		for k, dir := range pair {
+			p, err := msprobe.Locate(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns, err := msprobe.EntryNames(p.DumpJSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names[k] = map[string]bool{}
+			for _, n := range ns {
+				names[k][n] = true
+			}
+		}
+		byNames := func(k int, row string) string {
+			for i := len(row); i > 0; i = strings.LastIndexByte(row[:i], '.') {
+				if names[k][row[:i]] {
+					return row[:i]
+				}
+			}
+			return ""
+		}
+		rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+		if len(rows) < 100 {
+			t.Fatalf("%s: %d rows", filepath.Base(pair[0]), len(rows))
+		}
+		for _, r := range rows[1:] {
+			for k := range 2 {
+				if r[k] == "N/A" {
+					continue
+				}
+				if got, want := entryOf(r[k]), byNames(k, r[k]); got != want {
+					t.Errorf("row %s: entry %q, the dump's names give %q", r[k], got, want)
+				}
+			}
+		}
+	}
+}
+
+// splitCSV reads the lines compare writes as encoding/csv does.
+func TestSplitCSV(t *testing.T) {
+	for _, line := range []string{
+		"a,b,c\n",
+		"a,,c\r\n",
+		",\n",
+		"\n",
+		`Module.x.forward.0.input.0,"[1, 2]","say ""hi""",end` + "\n",
+		`"multi` + "\n" + `line","",x` + "\n",
+		`"a,b"`,
+	} {
+		want, err := csv.NewReader(strings.NewReader(line)).Read()
+		if err != nil {
+			want = []string{""} // an empty line: one empty field
+		}
+		fs, _ := splitCSV([]byte(line), nil, nil)
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("splitCSV(%q) = %q, want %q", line, got, want)
+		}
+	}
+	// the fields of one line survive unquoting into the shared buffer
+	fs, buf := splitCSV([]byte(`"a""",b,"c,d"`), nil, make([]byte, 0, 1))
+	if got := string(bytes.Join(fs, []byte("|"))); got != `a"|b|c,d` || cap(buf) < 1 {
+		t.Errorf("fields %q", got)
+	}
+}
