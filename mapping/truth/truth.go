@@ -71,6 +71,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/printparse/source"
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/printparse"
@@ -194,15 +195,15 @@ func Read(dir string) (*Pair, error) {
 	p := &Pair{Name: filepath.Base(dir), Dir: dir, file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, source.YAMLError(file, b, err)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:1: expected a mapping", file)
+		return nil, &source.Error{File: file, Line: 1, Expected: "a mapping"}
 	}
 	top := doc.Content[0]
 	lets := map[string]string{}
 	errf := func(n *yaml.Node, format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", file, n.Line, fmt.Sprintf(format, a...))
+		return source.Errorf(file, n.Line, format, a...)
 	}
 	pat := func(n *yaml.Node) (pattern, error) {
 		if n.Kind != yaml.ScalarNode || n.Value == "" {
@@ -302,7 +303,7 @@ func Read(dir string) (*Pair, error) {
 		}
 	}
 	if p.NPUFile == "" || p.BenchFile == "" || len(p.rules) == 0 {
-		return nil, fmt.Errorf("%s: expected npu, bench and modules", file)
+		return nil, &source.Error{File: file, Expected: "npu, bench and modules"}
 	}
 	return p, nil
 }
