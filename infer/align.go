@@ -36,6 +36,13 @@ const (
 	// sizeConflict is what printed sizes that differ take off a
 	// candidate's worth when margins are measured.
 	sizeConflict = 0.2
+	// minorWeight is the share of its worth a pair of minor modules
+	// (dropouts, activations, placeholders) adds to a frontier: enough to
+	// pair them where they are, too little for them to decide whether a
+	// level is looked through (TE's unfused_attention, holding only a
+	// softmax and a dropout, must not take legacy Megatron's attention
+	// from self_attention).
+	minorWeight = 0.25
 	// lowScore and lowMargin flag low-confidence pairs.
 	lowScore  = 0.55
 	lowMargin = 0.08
@@ -130,7 +137,9 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 	}
 	l := localScore{s, raw, r, ok && s >= admit}
 	al.locals[k] = l
-	if ok && !l.ok && s >= admitStruct && len(kids(a)) > 0 && len(kids(b)) > 0 {
+	// raw, not s: a template prior that admits the pair does not stand
+	// in for the subtree's evidence, which the report and the bands show
+	if ok && raw < admit && raw >= admitStruct && len(kids(a)) > 0 && len(kids(b)) > 0 {
 		// Two containers whose names say little are partners when what
 		// lies below them aligns: most children of each hold a pair of
 		// the alignment below the two (GPTModel "module" and Qwen2Model
@@ -142,8 +151,8 @@ func (al *aligner) local(a, b *printparse.Node) localScore {
 			// worth what share of the modules below aligns
 			n := min(al.npu.size[a], al.bench.size[b])
 			frac := float64(al.below(ca, cb).count) / float64(max(n, 1))
-			l.score = math.Max(l.score, admit+0.4*math.Max(0, frac-0.6))
-			l.raw = math.Max(l.raw, l.score)
+			sc := admit + 0.4*math.Max(0, frac-0.6)
+			l.score, l.raw = math.Max(l.score, sc), math.Max(l.raw, sc)
 			l.ok = true
 			if !slices.Contains(l.reasons, "children") {
 				l.reasons = append(slices.Clip(l.reasons), "children")
@@ -559,6 +568,9 @@ func (al *aligner) weight(pa, pb, x, y *printparse.Node, rx, ry float64) float64
 	}
 	if samePath(x, pa, y, pb) {
 		v += pathWeight
+	}
+	if minor(al.npu.infos[x]) && minor(al.bench.infos[y]) {
+		v *= minorWeight
 	}
 	return v
 }

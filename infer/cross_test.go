@@ -12,7 +12,8 @@ import (
 // A (unrelated models included) in both roles. Whatever the alignment, the
 // emitted YAML must make msprobe's resolver reproduce every aligned pair
 // in both directions (or list it in the sidecar), every conflict must be
-// proven, and the run must be deterministic.
+// proven, no pair may be sure without structural evidence, and the run
+// must be deterministic.
 func TestCorpusCross(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testkit.Corpus(t), "prints", "*", "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -52,6 +53,7 @@ func TestCorpusCross(t *testing.T) {
 							t.Errorf("conflict %s not proven: %s", c.Class, c.Resolution)
 						}
 					}
+					checkSureHasStructure(t, r)
 				})
 			}
 		}

@@ -49,7 +49,45 @@ type evalRow struct {
 	template                      string // the template Suggest used ("" for none)
 	primary                       bool   // counted in the totals: the pair at full size, or the first variant of a slow pair
 	s                             *truth.Score
-	err                           error
+	// lines counts, per band and outcome, the distinct lines behind the
+	// pairs: a pair of paths with every list index made "*" (the 32
+	// layers' copies of one pair are one line).
+	lines map[string]map[string]int
+	err   error
+}
+
+// distinctLines counts the distinct lines (see evalRow.lines) of the
+// resolved pairs per band and outcome.
+func distinctLines(labels map[string]truth.Verdict, res []truth.Resolved) map[string]map[string]int {
+	seen := map[[4]string]bool{}
+	out := map[string]map[string]int{}
+	for _, r := range res {
+		if r.Bench == "" || r.Band == "" {
+			continue
+		}
+		o := truth.Outcome(labels[r.NPU], r.Bench)
+		k := [4]string{r.Band, o, indexPattern(r.NPU), indexPattern(r.Bench)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if out[r.Band] == nil {
+			out[r.Band] = map[string]int{}
+		}
+		out[r.Band][o]++
+	}
+	return out
+}
+
+// indexPattern is path with every list index made "*".
+func indexPattern(path string) string {
+	segs := strings.Split(path, ".")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, ".")
 }
 
 func (r evalRow) key() string {
@@ -128,7 +166,11 @@ func evalPair(p *truth.Pair, variant string) []evalRow {
 			{"rev", r.Reverse.Mapping, bench, npu, labels.Reverse, r.Reverse.Template, true},
 		} {
 			row := evalRow{pair: p.Name, variant: variant, templates: tm.name, dir: d.dir, template: d.template}
-			row.s, row.err = truth.Evaluate(d.truth, truth.Resolve(d.m, d.npu, d.bench, bandOf(flagged(r, d.reverse))))
+			res := truth.Resolve(d.m, d.npu, d.bench, bandOf(flagged(r, d.reverse)))
+			row.s, row.err = truth.Evaluate(d.truth, res)
+			if row.err == nil {
+				row.lines = distinctLines(d.truth, res)
+			}
 			rows = append(rows, row)
 		}
 	}

@@ -88,6 +88,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				checkSureHasStructure(t, r)
 				fwd, err := r.Forward.Mapping.Marshal()
 				if err != nil {
 					t.Fatal(err)

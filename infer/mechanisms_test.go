@@ -253,3 +253,52 @@ func TestExtraLevelKeepsItsChildren(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraLevelsDoNotStealLegacy drafts a megatron-core TE GPT against
+// legacy Megatron-DeepSpeed's GPT-2 (pipeline parts: attention in one
+// layer class, MLP in another): TE's unfused_attention, holding only the
+// softmax and the dropout legacy's attention holds too, once took
+// legacy's attention from self_attention, banded sure on a synonym
+// alone. The extra levels are looked through only where the modules that
+// decide pair, and no pair is sure on names alone.
+func TestExtraLevelsDoNotStealLegacy(t *testing.T) {
+	npu, bench := corpusPair{"gpt2",
+		"prints/megatron/gpt2_style-gptmodel-te-learned-posemb-extra-repr__megatron-tp-sp-tutorial-anon.txt",
+		"prints/megatron/gpt2_legacy-megatron-deepspeed-flops-profiler-extra-repr-elided__deepspeed-docs-tutorials-flops-profiler.txt"}.load(t)
+	r, err := Suggest(npu, bench, Options{Template: TemplateNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const l = "language_model.transformer.layers."
+	want := map[string]string{
+		"decoder.layers.0.self_attention":                                  l + "0.attention",
+		"decoder.layers.0.self_attention.linear_proj":                      l + "0.attention.dense",
+		"decoder.layers.0.self_attention.core_attention":                   "",
+		"decoder.layers.0.self_attention.core_attention.unfused_attention": "",
+		"decoder.layers.1.mlp":                                             l + "1.mlp",
+		"decoder.layers.1.mlp.linear_fc2":                                  l + "1.mlp.dense_4h_to_h",
+	}
+	got := resolved(r.Forward.Mapping, npu, bench)
+	for n, b := range want {
+		if got[n] != b {
+			t.Errorf("%s -> %q, want %q", n, got[n], b)
+		}
+	}
+	checkSureHasStructure(t, r)
+}
+
+// structureCodes are the reason codes of structural evidence: a pair
+// banded sure has one (see alignment.support).
+var structureCodes = []string{"kind", "shape", "args", "rotary", "kernel", "group", "subtree", "rest-paired", "dumps"}
+
+// checkSureHasStructure fails for a sure pair whose reasons name no
+// structural evidence: names, class names and templates never make a pair
+// sure.
+func checkSureHasStructure(t *testing.T, r *Result) {
+	t.Helper()
+	for _, p := range r.Pairs {
+		if p.Band == BandSure && !slices.ContainsFunc(p.Reasons, func(c string) bool { return slices.Contains(structureCodes, c) }) {
+			t.Errorf("%s <-> %s is sure on %v alone", p.NPU, p.Bench, p.Reasons)
+		}
+	}
+}

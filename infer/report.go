@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -205,7 +206,11 @@ func writeText(w io.Writer, r *Result) error {
 		un = append(un, "reverse draft: "+l)
 	}
 	writeList(b, un)
-	writeCalibration(b, BenchmarkCalibration())
+	used := r.Forward.Template
+	if r.Reverse.Template != used {
+		used = fmt.Sprintf("%s (reverse: %s)", cmp.Or(used, "none"), cmp.Or(r.Reverse.Template, "none"))
+	}
+	writeCalibration(b, BenchmarkCalibration(), used)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -234,15 +239,25 @@ func unintendedLines(pairs []mapping.ModulePair, why map[string]string) []string
 }
 
 // writeCalibration is the report's footer: what each band meant on the
-// benchmark.
-func writeCalibration(b *strings.Builder, c Calibration) {
-	fmt.Fprintf(b, "\nconfidence bands, as measured on layermap's labelled benchmark (%d model pairs, %d drafts, templates off):\n", c.ModelPairs, c.Drafts)
+// benchmark, measured on drafts made without templates (template, the
+// drafts' own, is said when they used one). A band with too few distinct
+// lines gets its counts, not a precision.
+func writeCalibration(b *strings.Builder, c Calibration, template string) {
+	fmt.Fprintf(b, "\nconfidence bands, as measured on layermap's labelled benchmark (%d model pairs, %d drafts, structure only: templates %s", c.ModelPairs, c.Drafts, c.Templates)
+	if template != "" {
+		fmt.Fprintf(b, "; this draft used template %s, a prior the figures do not cover", template)
+	}
+	b.WriteString("):\n")
 	for _, o := range c.Bands {
-		if o.Pairs == 0 {
+		switch {
+		case o.Pairs == 0:
 			fmt.Fprintf(b, "  %-6s  no 1:1 pairs (%d N:1 stand-ins)\n", o.Band, o.StandIn)
-			continue
+		case !o.Measured:
+			fmt.Fprintf(b, "  %-6s  not measured: %d of %d pairs right, but from %d distinct %s, too few to state a precision (%d N:1 stand-ins aside)\n",
+				o.Band, o.Correct, o.Pairs, o.Lines, plural(o.Lines, "line", "lines"), o.StandIn)
+		default:
+			fmt.Fprintf(b, "  %-6s  %5.1f%% right (%d of %d pairs, %d distinct lines; %d N:1 stand-ins aside)\n", o.Band, 100*o.Precision, o.Correct, o.Pairs, o.Lines, o.StandIn)
 		}
-		fmt.Fprintf(b, "  %-6s  %5.1f%% right (%d of %d pairs; %d N:1 stand-ins aside)\n", o.Band, 100*o.Precision, o.Correct, o.Pairs, o.StandIn)
 	}
 }
 

@@ -45,8 +45,11 @@
 //
 // Every pair and every drafted line carries a band: sure, check (a doubt:
 // a small margin over the runner-up, a low score, an N:1 stand-in, sizes
-// that differ) or unsure (only a template prior pairs it, dumped shapes
-// cannot match, or msprobe pairs it by name though it has no partner).
+// that differ) or unsure (only a template prior or the names pair it,
+// dumped shapes cannot match, or msprobe pairs it by name though it has no
+// partner). Sure needs structural evidence: a container's children pair
+// beneath it, a leaf's partner is of its kind or prints its sizes, or it
+// is the one child left beside paired siblings.
 // When both inputs are msprobe dump folders, the dumped forward shapes and
 // statistics confirm or veto pairs. calibration.go holds each band's
 // precision on the labelled benchmark, which the report prints.
@@ -182,7 +185,12 @@ type Pair struct {
 	Score  float64 `json:"score"`
 	Margin float64 `json:"margin"`
 	// Reasons are codes: name, synonym, class, kind, shape, children,
-	// repeat, template, leftover, root.
+	// repeat, template, leftover, root, and the structural evidence a
+	// sure pair needs beyond kind and shape: subtree (the children pair
+	// beneath), rest-paired (the one child left beside paired siblings),
+	// args (the same printed arguments), rotary, kernel, group (an N:1
+	// structure: grouped experts, a fused stand-in), dumps (both dump
+	// folders' inputs and outputs agree).
 	Reasons []string `json:"reasons"`
 	// Band is the pair's confidence band (BandSure, BandCheck,
 	// BandUnsure); Doubts say why it is not sure.
