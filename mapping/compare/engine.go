@@ -183,6 +183,9 @@ type Summary struct {
 	ComparedResults Counts `json:"compared_results"`
 	// Fused counts, per N:1 group kind, the rows a group touched.
 	Fused map[string]*FusedCounts `json:"fused,omitempty"`
+	// FusedWarnings are the N:1 group calls whose parts' shapes do not
+	// make the other side's row (their rows are inputs only).
+	FusedWarnings []string `json:"fused_warnings,omitempty"`
 	// SentNowhere counts, per layer_mapping rule, the NPU rows it renamed
 	// to a bench name no entry has (mapping health).
 	SentNowhere []Nowhere `json:"sent_nowhere,omitempty"`
@@ -566,6 +569,7 @@ func runPass(npu Source, cfg *Config, renumber bool, j joiner, art artifacts, si
 		return nil, nil, res.err
 	}
 	sum.BenchRows, sum.BenchUnmatched, sum.benchMD5 = res.sum.BenchRows, res.sum.BenchUnmatched, res.sum.benchMD5
+	sum.FusedWarnings = res.sum.FusedWarnings
 	return sum, scan, nil
 }
 

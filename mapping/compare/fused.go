@@ -62,6 +62,7 @@ type groupCall struct {
 	bench     []string // bench entry names
 	benchKeys []string // their compare-key prefixes
 	dir       string
+	group     int // its group in fusedPlan.Groups
 }
 
 // fusedPlan is what a rank pair's comparison knows of N:1 groups.
@@ -98,7 +99,7 @@ func (pl *fusedPlan) addGroup(g mapping.ModulePair, nn, bn *dumpNames) bool {
 			n = min(n, len(bc[i]))
 		}
 		for k := 0; k < n; k++ {
-			c := &groupCall{kind: g.Kind, layout: g.Layout, npuMany: len(nm) > 1, dir: dir}
+			c := &groupCall{kind: g.Kind, layout: g.Layout, npuMany: len(nm) > 1, dir: dir, group: len(pl.Groups)}
 			for i := range nm {
 				c.npu = append(c.npu, nn.names[nc[i][k]])
 			}
@@ -146,7 +147,7 @@ func (pl *fusedPlan) addChildren(c *groupCall, nn, bn *dumpNames) {
 	}
 	for api, calls := range nk[0] {
 		for k := range calls {
-			cc := &groupCall{kind: c.kind, layout: c.layout, npuMany: c.npuMany, dir: apiDir(api)}
+			cc := &groupCall{kind: c.kind, layout: c.layout, npuMany: c.npuMany, dir: apiDir(api), group: c.group}
 			ok := true
 			for i := range nk {
 				if k >= len(nk[i][api]) {
@@ -217,6 +218,15 @@ type fusedJoin struct {
 	// pending holds, per NPU-many call, the parts' rows seen so far.
 	pending map[*groupCall]*partRows
 	tp      *tpJoin
+	// unmade counts, per group (fusedPlan.Groups), the rows its parts'
+	// shapes could not make, and says why for the first
+	unmade map[int]*unmadeRows
+}
+
+// unmadeRows are the rows of a group its parts could not make.
+type unmadeRows struct {
+	rows     int
+	why, row string
 }
 
 // partRows are the rows of an NPU-many call's parts, by row suffix.
@@ -224,6 +234,9 @@ type partRows struct {
 	rows  map[string][]*msprobe.Item // suffix -> item per part
 	order []string                   // suffixes in first-seen order
 	seen  map[string]bool            // parts whose entry is done
+	// broken holds, per suffix whose parts cannot make the bench row, why
+	// (each part's row is then inputs only, none claims a combined row).
+	broken map[string]string
 }
 
 // fusedJoiner wraps a pass's join with the plan (nil plan: j itself).
@@ -276,7 +289,106 @@ func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
 	if f.tp != nil {
 		f.tp.close()
 	}
+	sum.FusedWarnings = nil
+	for i, g := range f.plan.Groups {
+		if u := f.unmade[i]; u != nil {
+			sum.FusedWarnings = append(sum.FusedWarnings, fmt.Sprintf("%s: %d rows not combined (inputs only), first %s: %s; shapes that do not add up suggest the group pairs the wrong modules",
+				g, u.rows, u.row, u.why))
+		}
+	}
 	return f.inner.end(emit, sum)
+}
+
+// warn records that a row of a group call could not be made from its
+// parts (the summary warns, per group).
+func (f *fusedJoin) warn(c *groupCall, row, why string) {
+	if f.unmade == nil {
+		f.unmade = map[int]*unmadeRows{}
+	}
+	u := f.unmade[c.group]
+	if u == nil {
+		u = &unmadeRows{why: why, row: row}
+		f.unmade[c.group] = u
+	}
+	u.rows++
+}
+
+// shapesWhy says why parts cannot make whole: "shapes [2, 4] + [2, 8] do
+// not make [2, 16]", or, before every part is seen, "[2, 8] and 1 more
+// part cannot make [2, 8]".
+func shapesWhy(whole string, parts []*msprobe.Item) string {
+	var ps []string
+	for _, p := range parts {
+		if p != nil {
+			ps = append(ps, p.Shape)
+		}
+	}
+	if n := len(parts) - len(ps); n > 0 {
+		more := "parts"
+		if n == 1 {
+			more = "part"
+		}
+		return fmt.Sprintf("shapes %s and %d more %s cannot make %s", strings.Join(ps, " + "), n, more, whole)
+	}
+	return fmt.Sprintf("shapes %s do not make %s", strings.Join(ps, " + "), whole)
+}
+
+// canMake tells whether parts (those seen so far, nil for the rest) can
+// still make whole by how: concatenated along one axis (every part
+// whole's shape but on that axis, each unseen part at least 1 long
+// there) or stacked, summed from parts of whole's shape.
+func canMake(how combineHow, whole string, parts []*msprobe.Item) bool {
+	if how == howSum {
+		for _, p := range parts {
+			if p != nil && p.Shape != whole {
+				return false
+			}
+		}
+		return true
+	}
+	ws, ok := parseShape(whole)
+	if !ok {
+		return false
+	}
+	var seen [][]int
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		d, ok := parseShape(p.Shape)
+		if !ok {
+			return false
+		}
+		seen = append(seen, d)
+	}
+	unseen := len(parts) - len(seen)
+	for a := range ws {
+		fits, sum := true, 0
+		for _, d := range seen {
+			if len(d) != len(ws) {
+				fits = false
+				break
+			}
+			for i := range d {
+				if i != a && d[i] != ws[i] {
+					fits = false
+				}
+			}
+			sum += d[a]
+		}
+		if fits && (unseen == 0 && sum == ws[a] || unseen > 0 && sum+unseen <= ws[a]) {
+			return true
+		}
+	}
+	if len(ws) > 0 && ws[0] == len(parts) {
+		for _, d := range seen {
+			if msprobe.FormatShape(d) != msprobe.FormatShape(ws[1:]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // lookupParts returns the bench rows of suffix in each of c's bench
@@ -331,7 +443,28 @@ func (f *fusedJoin) wholeRow(c *groupCall, n *sideRow, suffix string, emit rowEm
 		}
 	}
 	n.fused = f.inputsOnly(c, role)
+	if f.shapesLimit(c, role) && !canMake(wants(c.kind, role), n.it.Shape, parts) {
+		why := shapesWhy(n.it.Shape, parts)
+		n.fused.msg = fmt.Sprintf("fused: inputs only (%s: %s)", c.kind, why)
+		f.warn(c, n.it.Name, why)
+	}
 	return emit(n, nil, Unmatched)
+}
+
+// shapesLimit tells whether only the shapes keep a row of role from
+// being combined (not md5 mode, not a sum statistics cannot give, not
+// interleaved qkv in tensor mode): a row the shapes refuse is a warning.
+func (f *fusedJoin) shapesLimit(c *groupCall, r rowRole) bool {
+	w := wants(c.kind, r)
+	switch {
+	case f.cfg.Mode == MD5, w == howSame:
+		return false
+	case w == howSum && f.cfg.Mode != Tensor:
+		return false
+	case f.cfg.Mode == Tensor && c.kind == kindQKV && c.layout != mapping.LayoutBlocked && w == howConcat:
+		return false
+	}
+	return true
 }
 
 // decide is decide with the mode's limits: md5 mode combines nothing
@@ -436,12 +569,48 @@ func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmi
 	for i < len(c.npu) && c.npu[i] != n.it.Entry {
 		i++
 	}
+	if why, ok := p.broken[suffix]; ok {
+		f.warn(c, n.it.Name, why)
+		n.fused = &fusedRow{kind: c.kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", c.kind, why)}
+		return emit(n, nil, Unmatched)
+	}
+	// the bench row the parts make: without one, or when the shapes seen
+	// so far cannot make it, no combined row follows and no part claims one
+	var whole *msprobe.Item
+	if err := f.br.benchRows(c.benchKeys[0]+suffix, false, func(b *sideRow) {
+		if whole == nil {
+			it := b.it
+			whole = &it
+		}
+	}); err != nil {
+		return err
+	}
+	if whole == nil {
+		return emit(n, nil, Unmatched)
+	}
 	if p.rows[suffix] == nil {
 		p.rows[suffix] = make([]*msprobe.Item, len(c.npu))
 		p.order = append(p.order, suffix)
 	}
 	it := n.it
 	p.rows[suffix][i] = &it
+	if !canMake(w, whole.Shape, p.rows[suffix]) {
+		why := shapesWhy(whole.Shape, p.rows[suffix])
+		for j, q := range p.rows[suffix] {
+			if q != nil && j != i {
+				// the rows streamed out already: say so rather than hide it
+				why += "; the rows of the parts before it name a combined row, which the table lacks"
+				break
+			}
+		}
+		if p.broken == nil {
+			p.broken = map[string]string{}
+		}
+		p.broken[suffix] = why
+		f.warn(c, n.it.Name, why)
+		n.fused = &fusedRow{kind: c.kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", c.kind, why)}
+		return emit(n, nil, Unmatched)
+	}
 	n.fused = &fusedRow{kind: c.kind, status: fusedPart, npuSide: true,
 		msg: fmt.Sprintf("fused: %s, part %d of %d: compared in the combined row [%s ; ...]", c.kind, i+1, len(c.npu), strings.TrimPrefix(c.npu[0], "Module."))}
 	return emit(n, nil, Unmatched)
@@ -453,12 +622,17 @@ func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmi
 // part's), so they join its group in the table.
 func (f *fusedJoin) combined(c *groupCall, p *partRows, entry string, emit rowEmit) error {
 	for _, suffix := range p.order {
+		if _, broken := p.broken[suffix]; broken {
+			continue
+		}
 		items := p.rows[suffix]
 		complete := true
 		for _, it := range items {
 			complete = complete && it != nil
 		}
 		if !complete {
+			// a part lacks the row: the others' rows were marked parts
+			f.warn(c, strings.TrimPrefix(suffix, "."), "a part has no such row: the other parts' rows name a combined row the table lacks")
 			continue
 		}
 		var whole *sideRow

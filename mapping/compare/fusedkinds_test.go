@@ -547,3 +547,82 @@ func TestFusedTensor(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedShapesDoNotAddUp: a group whose parts' shapes cannot make the
+// other side's row (a wrong sidecar pair, or the demo's synthetic dumps)
+// is never dropped silently: its rows are "fused: inputs only" with the
+// shapes, no part claims a combined row the table lacks, and the summary
+// warns once per group.
+func TestFusedShapesDoNotAddUp(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	fwd := func(path, class string, in, out *jnode) fxEntry {
+		return fxEntry{name: "Module." + path + "." + class + ".forward.0", in: []*jnode{in}, out: []*jnode{out}}
+	}
+	gate, up, fc1 := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "decoder.layers.0.mlp.linear_fc1"
+	parts := func(g, u *jnode) []fxEntry {
+		return []fxEntry{fwd(gate, "Linear", x[0], g), fwd(up, "Linear", x[0], u)}
+	}
+	fused := func(o *jnode) []fxEntry { return []fxEntry{fwd(fc1, "ColumnParallelLinear", x[0], o)} }
+	onBench := mapping.ModulePair{NPU: fc1, BenchParts: []string{gate, up}, Kind: mapping.KindGateUp}
+	onNPU := mapping.ModulePair{NPUParts: []string{gate, up}, Bench: fc1, Kind: mapping.KindGateUp}
+	for _, c := range []struct {
+		name       string
+		npu, bench []fxEntry
+		pair       mapping.ModulePair
+		rows       map[string]string // NPU row name -> Err_message substring
+		warning    string
+		counts     FusedCounts
+	}{
+		{name: "parts on the NPU side, as wide as the whole (the demo)", npu: parts(x[1], x[2]), bench: fused(x[3]), pair: onNPU,
+			rows: map[string]string{
+				"Module." + gate + ".Linear.forward.0.output.0": "fused: inputs only (gate_up: shapes [2, 8] and 1 more part cannot make [2, 8])",
+				"Module." + up + ".Linear.forward.0.output.0":   "fused: inputs only (gate_up: shapes [2, 8] and 1 more part cannot make [2, 8])",
+				"Module." + gate + ".Linear.forward.0.input.0":  "an input the 2 NPU parts share",
+			},
+			warning: "[" + gate + " ; " + up + "] <-> " + fc1 + " (gate_up): 2 rows not combined (inputs only), first Module." + gate + ".Linear.forward.0.output.0: shapes [2, 8] and 1 more part cannot make [2, 8]; shapes that do not add up suggest the group pairs the wrong modules",
+			counts:  FusedCounts{Shared: 2, InputsOnly: 2}},
+		{name: "parts on the bench side, as wide as the whole", npu: fused(x[3]), bench: parts(x[1], x[2]), pair: onBench,
+			rows: map[string]string{
+				"Module." + fc1 + ".ColumnParallelLinear.forward.0.output.0": "fused: inputs only (gate_up: shapes [2, 8] + [2, 8] do not make [2, 8])",
+			},
+			warning: fc1 + " <-> [" + gate + " ; " + up + "] (gate_up): 1 rows not combined (inputs only), first Module." + fc1 + ".ColumnParallelLinear.forward.0.output.0: shapes [2, 8] + [2, 8] do not make [2, 8]",
+			counts:  FusedCounts{Shared: 1, InputsOnly: 1}},
+		{name: "the last part breaks the sum", npu: parts(withShape(x[1], 2, 4), x[2]), bench: fused(withShape(x[3], 2, 16)), pair: onNPU,
+			rows: map[string]string{
+				"Module." + up + ".Linear.forward.0.output.0": "fused: inputs only (gate_up: shapes [2, 4] + [2, 8] do not make [2, 16]; the rows of the parts before it name a combined row, which the table lacks)",
+			},
+			warning: "1 rows not combined (inputs only), first Module." + up + ".Linear.forward.0.output.0: shapes [2, 4] + [2, 8] do not make [2, 16]",
+			counts:  FusedCounts{Shared: 2, InputsOnly: 1, Parts: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, rows := runKind(t, kindCase{npu: c.npu, bench: c.bench, pairs: []mapping.ModulePair{c.pair}})
+			if got := s.Fused[mapping.KindGateUp]; got == nil || *got != c.counts {
+				t.Errorf("fused: %+v, want %+v", got, c.counts)
+			}
+			msg := col(rows, "Err_message")
+			got := map[string]string{}
+			for _, r := range rows[1:] {
+				got[r[0]] = r[msg]
+				if strings.HasPrefix(r[0], "[") {
+					t.Errorf("a combined row %s, though the shapes do not add up", r[0])
+				}
+			}
+			for name, want := range c.rows {
+				if !strings.Contains(got[name], want) {
+					t.Errorf("row %s: %q, want %q", name, got[name], want)
+				}
+			}
+			if len(s.FusedWarnings) != 1 || !strings.Contains(s.FusedWarnings[0], c.warning) {
+				t.Errorf("warnings %q, want one with %q", s.FusedWarnings, c.warning)
+			}
+			var text strings.Builder
+			rep := &Report{Ranks: []RankReport{{Summary: s, Files: []string{"t.csv"}}}}
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "    warning: "+s.FusedWarnings[0]+"\n") {
+				t.Errorf("text summary lacks the warning:\n%s", text.String())
+			}
+		})
+	}
+}

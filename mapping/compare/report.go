@@ -207,4 +207,7 @@ func writeFused(w io.Writer, r RankReport) {
 		head += "; rows: " + strings.Join(parts, "; ")
 	}
 	fmt.Fprintln(w, head)
+	for _, m := range s.FusedWarnings {
+		fmt.Fprintf(w, "    warning: %s\n", m)
+	}
 }
