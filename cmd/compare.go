@@ -305,7 +305,7 @@ func runCompare(opts *CompareOptions) error {
 		}
 		if opt.StackJSON != "" {
 			if _, err := os.Stat(opt.StackJSON); err != nil {
-				return fmt.Errorf("%s: stack_path: %w", opts.Input, err)
+				return source.PathError(opt.StackJSON, "the stack.json named by "+opts.Input+"'s stack_path", err)
 			}
 		}
 	}

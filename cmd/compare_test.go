@@ -108,7 +108,7 @@ func TestCompareCommand(t *testing.T) {
 		// procfs takes no new file, not even from root: the folder is named,
 		// not the table's temporary file (".layermap-123.csv.tmp")
 		{name: "unwritable output folder", args: []string{"-tp", filepath.Join(md5, "npu"), "-gp", filepath.Join(md5, "bench"), "-o", "/proc/self"},
-			code: 2, stderr: "layermap: output folder /proc/self: cannot write there: no such file or directory\n", outFixed: true},
+			code: 2, stderr: "layermap: /proc/self: expected a folder compare_result_<time>.csv can be written in, found one that refuses new files (no such file or directory)\n", outFixed: true},
 		// a sidecar pair naming no module of the dumps: the source is counted
 		// at 0 (the "matched by" line left it out)
 		{name: "pairs match nothing", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--pairs", noPairs},

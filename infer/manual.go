@@ -17,7 +17,7 @@ import (
 func ReadManual(path string) ([]mapping.ModulePair, error) {
 	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
-		return nil, fmt.Errorf("manual pairs: %w", err)
+		return nil, err // *source.Error: "path: expected ..., found ..."
 	}
 	return ParseManual(data, path)
 }

@@ -174,7 +174,7 @@ func ReadPairs(path string) ([]ModulePair, error) {
 func ReadPairsAt(path string) ([]ModulePair, []Pos, error) {
 	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
-		return nil, nil, fmt.Errorf("module pairs: %w", err)
+		return nil, nil, err // *source.Error: "path: expected ..., found ..."
 	}
 	return parsePairs(data, path)
 }

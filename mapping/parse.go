@@ -72,7 +72,7 @@ func (d Diagnostic) String() string {
 func Load(path string) (*Mapping, []Diagnostic, error) {
 	data, err := source.ReadFile(path, source.MaxMappingYAML)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read mapping: %w", err)
+		return nil, nil, err // *source.Error: "path: expected ..., found ..."
 	}
 	m, diags, err := Parse(data, path)
 	if err != nil {

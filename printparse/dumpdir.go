@@ -29,9 +29,9 @@ func Load(path string, opts Options) (*Tree, error) {
 		}
 		return ParseText(data, "<stdin>", opts)
 	}
-	st, err := msprobe.Stat(path)
+	st, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, source.PathError(path, "a print(model) text file or an msprobe dump folder", err)
 	}
 	do := DumpOptions{Params: opts.DumpParams}
 	isDump := st.IsDir()
@@ -93,7 +93,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		if alt := filepath.Join(dir, "debug.json"); fileExists(alt) {
 			return nil, &source.Error{File: alt, Expected: "a dump.json with module entries", Found: "debug.json (msprobe's single-point save has no module tree)"}
 		}
-		return nil, err
+		return nil, source.PathError(dumpFile, "the dump.json of an msprobe dump folder", err)
 	}
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}

@@ -337,7 +337,7 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 		}
 	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output folder: %w", err)
+		return nil, source.PathError(opt.OutDir, "an output folder (created when missing)", err)
 	}
 	// Rank pairs run side by side (each one's compare is itself a
 	// pipeline); the reports come in pair order, and a failing pair stops
@@ -430,7 +430,8 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 		return nil, false, sideErr("golden", err)
 	}
 	if ts.IsDir() != gs.IsDir() {
-		return nil, false, badInput("%s and %s: expected two dump.json files or two folders", target, golden)
+		what := map[bool]string{true: "a folder", false: "a file"}
+		return nil, false, badInput("%s and %s: expected two dump.json files or two folders, found %s and %s", target, golden, what[ts.IsDir()], what[gs.IsDir()])
 	}
 	if !ts.IsDir() {
 		if err := tpSingle(tp, target, golden); err != nil {

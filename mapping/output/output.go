@@ -95,7 +95,7 @@ func (s *Set) Create(dir string, name Name, mode fs.FileMode) (*File, error) {
 		case errors.Is(err, syscall.ENOTDIR):
 			found = "a file where a folder of its path should be"
 		case !errors.Is(err, fs.ErrNotExist):
-			return nil, &source.Error{File: dir, Err: bare(err)}
+			found = source.FoundFS(err)
 		}
 		return nil, &source.Error{File: dir, Expected: "an existing folder for " + name.with("<time>"), Found: found}
 	}
@@ -107,7 +107,7 @@ func (s *Set) Create(dir string, name Name, mode fs.FileMode) (*File, error) {
 		if len(s.files) == 0 {
 			unregister(s)
 		}
-		return nil, fmt.Errorf("output folder %s: cannot write there: %w", dir, bare(err))
+		return nil, &source.Error{File: dir, Expected: "a folder " + name.with("<time>") + " can be written in", Found: "one that refuses new files (" + bare(err).Error() + ")"}
 	}
 	s.files = append(s.files, &File{set: s, f: f, tmp: f.Name(), dir: dir, name: name, mode: mode})
 	file := s.files[len(s.files)-1]

@@ -108,7 +108,7 @@ func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (h msprobe.
 		reset()
 		f, err := source.Open(path, source.MaxDumpJSON)
 		if err != nil {
-			return msprobe.Header{}, fmt.Errorf("scan dump: %w", err)
+			return msprobe.Header{}, err // *source.Error naming the file
 		}
 		defer f.Close()
 		return msprobe.ScanReuseWith(f, path, plan, func(e *msprobe.Entry) error { fn(e); return nil })

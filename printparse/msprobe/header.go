@@ -142,7 +142,7 @@ func readTop(lx *lexer, h *Header, onData func() error) error {
 func ReadHeader(path string) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
-		return Header{}, fmt.Errorf("read dump header: %w", err)
+		return Header{}, err // *source.Error naming the file
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
@@ -178,7 +178,7 @@ func DetectFramework(path string) (string, error) {
 	}
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
-		return "", fmt.Errorf("dump: %w", err)
+		return "", err // *source.Error naming the file
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -217,7 +217,7 @@ func EntryNames(dumpJSONPath string) ([]string, error) {
 func entryNames(dumpJSONPath string, plan *Repeats) ([]string, error) {
 	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
 	if err != nil {
-		return nil, fmt.Errorf("read entry names: %w", err)
+		return nil, err // *source.Error naming the file
 	}
 	defer f.Close()
 	lx := newLexer(f, dumpJSONPath)

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -61,7 +60,7 @@ type RankDir struct {
 func StepRanks(stepDir string) ([]RankDir, error) {
 	ents, err := os.ReadDir(stepDir)
 	if err != nil {
-		return nil, fmt.Errorf("read step folder: %w", err)
+		return nil, source.PathError(stepDir, "a dump folder to read", err)
 	}
 	var ranks, procs []RankDir
 	var others []string
@@ -104,11 +103,10 @@ func StepRanks(stepDir string) ([]RankDir, error) {
 	case 1:
 		return procs, nil
 	case 0:
-		return nil, fmt.Errorf("%s: expected rank folders (rank0, rank1, ...) or one proc{pid} folder, found %s",
-			stepDir, describeEntries(others))
+		return nil, &source.Error{File: stepDir, Expected: "rank folders (rank0, rank1, ...) or one proc{pid} folder", Found: describeEntries(others)}
 	default:
-		return nil, fmt.Errorf("%s: expected rank folders or exactly one proc{pid} folder, found %d proc folders (%s)",
-			stepDir, len(procs), joinNames(procs))
+		return nil, &source.Error{File: stepDir, Expected: "rank folders or exactly one proc{pid} folder",
+			Found: fmt.Sprintf("%d proc folders (%s)", len(procs), joinNames(procs))}
 	}
 }
 
@@ -172,18 +170,14 @@ func PairRanks(npu, bench []RankDir) ([]RankPair, error) {
 func FindRankDir(path string) (string, error) {
 	st, err := Stat(path)
 	if err != nil {
-		var se *source.Error
-		if errors.As(err, &se) {
-			return "", err
-		}
-		return "", fmt.Errorf("dump folder: %w", err)
+		return "", err
 	}
 	if !st.IsDir() {
 		base := filepath.Base(path)
 		if base == DumpJSONName || base == DebugJSONName {
 			return filepath.Dir(path), nil
 		}
-		return "", fmt.Errorf("%s: expected a dump folder or a dump.json/debug.json file, found a file named %q", path, base)
+		return "", &source.Error{File: path, Expected: "a dump folder or a dump.json/debug.json file", Found: fmt.Sprintf("a file named %q", base)}
 	}
 	if err := checkDumpFile(path); err != nil {
 		return "", err
@@ -193,32 +187,28 @@ func FindRankDir(path string) (string, error) {
 	}
 	ranks, err := StepRanks(path)
 	if err != nil {
-		if msg, ok := strings.CutPrefix(err.Error(), path+": expected rank folders"); ok {
-			// one "path: expected ..., found ..." line, the path once
-			return "", errors.New(path + ": expected a dump.json, rank folders" + msg)
-		}
 		var se *source.Error
-		if errors.As(err, &se) {
-			return "", err
+		if errors.As(err, &se) && se.File == path && strings.HasPrefix(se.Expected, "rank folders") {
+			se.Expected = "a dump.json, " + se.Expected // not a rank folder either
 		}
-		return "", fmt.Errorf("%s holds no dump.json: %w", path, err)
+		return "", err
 	}
 	if len(ranks) != 1 {
-		return "", fmt.Errorf("%s: expected one rank folder, found %d (%s); pass one of them (compare also pairs whole step folders rank by rank)",
-			path, len(ranks), joinNames(ranks))
+		return "", &source.Error{File: path, Expected: "one rank folder",
+			Found: fmt.Sprintf("%d (%s); pass one of them (compare also pairs whole step folders rank by rank)", len(ranks), joinNames(ranks))}
 	}
 	return ranks[0].Path, nil
 }
 
-// Stat is os.Stat for a dump path the user gave: a symbolic link that
-// loops (or a chain too long to follow) is an *source.Error naming it,
-// not "stat x: too many levels of symbolic links".
+// Stat is os.Stat for a dump path the user gave: what it cannot find (no
+// such file, a link that loops) is a *source.Error naming the path and
+// what it found, not "stat x: no such file or directory".
 func Stat(path string) (fs.FileInfo, error) {
 	st, err := os.Stat(path)
-	if err != nil && errors.Is(err, syscall.ELOOP) {
-		return nil, &source.Error{File: path, Expected: "a dump folder or file", Found: "a symbolic link that loops (too many levels of symbolic links)"}
+	if err != nil {
+		return nil, source.PathError(path, "a dump folder or file", err)
 	}
-	return st, err
+	return st, nil
 }
 
 // checkDumpFile refuses a dump.json or debug.json in dir that is there
@@ -272,11 +262,7 @@ type Paths struct {
 func Locate(dir string) (Paths, error) {
 	st, err := Stat(dir)
 	if err != nil {
-		var se *source.Error
-		if errors.As(err, &se) {
-			return Paths{}, err
-		}
-		return Paths{}, fmt.Errorf("dump folder: %w", err)
+		return Paths{}, err
 	}
 	if !st.IsDir() {
 		return Paths{}, &source.Error{File: dir, Expected: "a rank folder", Found: "a file"}
@@ -297,7 +283,7 @@ func Locate(dir string) (Paths, error) {
 		for _, e := range ents {
 			names = append(names, e.Name())
 		}
-		return Paths{}, fmt.Errorf("%s: expected dump.json or debug.json, found %s", dir, describeEntries(names))
+		return Paths{}, &source.Error{File: dir, Expected: "dump.json or debug.json", Found: describeEntries(names)}
 	}
 	if hasFile(dir, StackJSONName) {
 		p.StackJSON = filepath.Join(dir, StackJSONName)

@@ -42,7 +42,7 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
-		return Header{}, fmt.Errorf("scan dump: %w", err)
+		return Header{}, err // *source.Error naming the file
 	}
 	defer f.Close()
 	return scan(f, path, plan, fn, runtime.GOMAXPROCS(0) > 1, false)

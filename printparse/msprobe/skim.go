@@ -62,7 +62,7 @@ func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
 func SkimWith(path string, plan *Repeats, fn func(e *SkimEntry) error) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
-		return Header{}, fmt.Errorf("skim dump: %w", err)
+		return Header{}, err // *source.Error naming the file
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
@@ -392,7 +392,7 @@ const readBlock = 256 << 10
 func NewEntryReader(path string) (*EntryReader, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
-		return nil, fmt.Errorf("read dump: %w", err)
+		return nil, err // *source.Error naming the file
 	}
 	st, err := f.Stat()
 	if err != nil {

@@ -38,6 +38,7 @@ type Error struct {
 	Found    string
 	Msg      string
 	Err      error
+	cause    error // unwrapped but not printed (PathError's file-system error)
 }
 
 func (e *Error) Error() string {
@@ -79,7 +80,12 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	return e.cause
+}
 
 // Errorf returns an *Error at file:line whose message is formatted.
 func Errorf(file string, line int, format string, args ...any) *Error {
@@ -130,17 +136,17 @@ const (
 // file (after symbolic links): a FIFO, device, socket or folder gives an
 // *Error naming the file and what it is, without blocking. A file larger
 // than limit bytes is refused the same way (limit <= 0: no limit). Errors
-// from the file system (no such file, permission) are returned as they
-// are (*fs.PathError).
+// from the file system (no such file, permission) are *Error too, with the
+// *fs.PathError as their cause (see PathError).
 func Open(path string, limit int64) (*os.File, error) {
 	f, err := openNonBlocking(path)
 	if err != nil {
-		return nil, err
+		return nil, PathError(path, ExpectedFile, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, PathError(path, ExpectedFile, err)
 	}
 	if err := checkFile(path, st, limit); err != nil {
 		f.Close()
@@ -150,12 +156,12 @@ func Open(path string, limit int64) (*os.File, error) {
 }
 
 // Check tells whether path is a regular file within limit (as Open does)
-// without opening it; what it returns for a missing file is the
+// without opening it; a missing file is an *Error whose cause is the
 // *fs.PathError of os.Stat.
 func Check(path string, limit int64) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return PathError(path, ExpectedFile, err)
 	}
 	return checkFile(path, st, limit)
 }
