@@ -192,7 +192,7 @@ func runSuggest(opts *SuggestOptions) error {
 			return err
 		}
 		manual = infer.Manual(npu, bench, r.Forward.Mapping, ps)
-		r.Forward.Sidecar = append(r.Forward.Sidecar, manual.Sidecar...)
+		r.AddManual(npu, bench, manual)
 		printManual(ios.ErrOut, opts.PairsIn, manual)
 	}
 	yml, err := r.Forward.Mapping.Marshal()
@@ -203,7 +203,7 @@ func runSuggest(opts *SuggestOptions) error {
 	if err := infer.WriteReport(&rep, r, opts.Report); err != nil {
 		return err
 	}
-	files, err := suggestFiles(opts, npu, bench, r, manual, yml)
+	files, err := suggestFiles(opts, npu, bench, r, yml)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func runSuggest(opts *SuggestOptions) error {
 // suggestFiles lists the files suggest writes, as one output set: a
 // failure writes none of them (a bad -o used to leave -O's and --pairs'
 // files behind).
-func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Result, manual *infer.ManualResult, yml []byte) ([]outFile, error) {
+func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Result, yml []byte) ([]outFile, error) {
 	var files []outFile
 	if opts.Output != "" {
 		files = append(files, outFile{opts.Output, yml})
@@ -260,7 +260,6 @@ func suggestFiles(opts *SuggestOptions, npu, bench *printparse.Tree, r *infer.Re
 		if err != nil {
 			return nil, err
 		}
-		v.AddManual(manual)
 		var b bytes.Buffer
 		if err := htmlview.Write(&b, v); err != nil {
 			return nil, err

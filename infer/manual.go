@@ -205,3 +205,66 @@ func dropLast(m *mapping.Mapping, class string, newBlock bool) {
 		m.Classes = slices.DeleteFunc(m.Classes, func(x *mapping.ClassRules) bool { return x == c })
 	}
 }
+
+// AddManual records what Manual made of manual pairs in r, so that the
+// report, --report json and the view say it: every pair a line, a class
+// rule's other instances or the sidecar now makes is one of r.Pairs
+// (reason "manual"; proven unless it is a sidecar pair), its modules leave
+// the unmatched lists, the sidecar pairs join the forward draft's sidecar,
+// and Counts and Coverage are recounted.
+func (r *Result) AddManual(npu, bench *printparse.Tree, mr *ManualResult) {
+	if mr == nil {
+		return
+	}
+	held := [2]map[string]bool{{}, {}}
+	for _, p := range r.Pairs {
+		held[npuSide][p.NPU], held[benchSide][p.Bench] = true, true
+	}
+	added := 0
+	add := func(ps []mapping.ModulePair, proven bool) {
+		for _, p := range ps {
+			a, b := npu.Lookup(p.NPU), bench.Lookup(p.Bench)
+			if a == nil || b == nil || held[npuSide][a.Path] || held[benchSide][b.Path] {
+				continue
+			}
+			held[npuSide][a.Path], held[benchSide][b.Path] = true, true
+			r.Pairs = append(r.Pairs, Pair{NPU: a.Path, Bench: b.Path, NPUClass: a.Class, BenchClass: b.Class,
+				Score: 1, Margin: 1, Reasons: []string{"manual"}, Band: BandSure, Proven: proven})
+			added++
+		}
+	}
+	lines := make([]mapping.ModulePair, len(mr.Lines))
+	for i, l := range mr.Lines {
+		lines[i] = mapping.ModulePair{NPU: l.NPU, Bench: l.Bench}
+	}
+	add(lines, true)
+	add(mr.Extended, true)
+	add(mr.Sidecar, false)
+	r.Forward.Sidecar = append(r.Forward.Sidecar, mr.Sidecar...)
+	if added == 0 {
+		return
+	}
+	order := map[string]int{}
+	npu.Walk(func(n *printparse.Node) bool { order[n.Path] = len(order); return true })
+	slices.SortStableFunc(r.Pairs, func(x, y Pair) int { return cmp.Compare(order[x.NPU], order[y.NPU]) })
+	var gone []string
+	keep := func(paths []string, s side) []string {
+		out := paths[:0:0]
+		for _, p := range paths {
+			if held[s][p] {
+				gone = append(gone, p)
+				continue
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	r.Unmatched.NPU, r.Unmatched.Bench = keep(r.Unmatched.NPU, npuSide), keep(r.Unmatched.Bench, benchSide)
+	// UnmatchedWhy is keyed by path, both sides in one map
+	for _, p := range gone {
+		if !slices.Contains(r.Unmatched.NPU, p) && !slices.Contains(r.Unmatched.Bench, p) {
+			delete(r.UnmatchedWhy, p)
+		}
+	}
+	r.recount(npu, bench)
+}

@@ -32,6 +32,7 @@ type jsonReport struct {
 	Template          string               `json:"template"`
 	ReverseTemplate   string               `json:"reverse_template"`
 	Coverage          float64              `json:"coverage"`
+	Counts            Counts               `json:"counts"`
 	Proven            float64              `json:"proven"`
 	ReverseProven     float64              `json:"reverse_proven"`
 	Mapping           map[string]any       `json:"mapping"`
@@ -82,7 +83,7 @@ func writeJSON(w io.Writer, r *Result) error {
 	}
 	doc := jsonReport{
 		NPU: r.NPUSource, Bench: r.BenchSource, Template: r.Forward.Template, ReverseTemplate: r.Reverse.Template,
-		Coverage: round(r.Coverage), Proven: round(r.Forward.Proven), ReverseProven: round(r.Reverse.Proven),
+		Coverage: round(r.Coverage), Counts: r.Counts, Proven: round(r.Forward.Proven), ReverseProven: round(r.Reverse.Proven),
 		Mapping: fm, Reverse: rm, Roots: r.Roots, Pairs: r.Pairs, Unmatched: r.Unmatched, UnmatchedWhy: r.UnmatchedWhy,
 		Conflicts: r.Forward.Conflicts, ReverseConflicts: r.Reverse.Conflicts, Structural: r.Structural,
 		TemplateUnapplied: r.TemplateUnapplied, Sidecar: r.Forward.Sidecar, ReverseSidecar: r.Reverse.Sidecar,
@@ -139,15 +140,15 @@ func writeText(w io.Writer, r *Result) error {
 		rtpl = "none"
 	}
 	fmt.Fprintf(b, "template: %s (reverse: %s)\n", tpl, rtpl)
-	npuTotal := len(r.Pairs) + len(r.Unmatched.NPU)
-	fmt.Fprintf(b, "coverage: %.1f%% of NPU modules have a bench partner (%d of %d, containers msprobe never dumps included)\n", 100*r.Coverage, len(r.Pairs), npuTotal)
+	c := r.Counts
+	fmt.Fprintf(b, "coverage: %.1f%% of the NPU modules msprobe dumps have a bench partner (%d of %d)\n", 100*r.Coverage, c.NPU.Paired, c.NPU.Modules)
 	fmt.Fprintf(b, "proven: msprobe's resolver with the draft pairs %.1f%% of them (reverse draft: %.1f%%)\n", 100*r.Forward.Proven, 100*r.Reverse.Proven)
 
 	for _, p := range r.Roots {
 		fmt.Fprintf(b, "roots: %s (%s) <-> %s (%s): paired by msprobe itself, no YAML line\n", displayPath(p.NPU), p.NPUClass, displayPath(p.Bench), p.BenchClass)
 	}
 	pairs := collapsePairs(r.Pairs)
-	fmt.Fprintf(b, "\npairs (%d, repeat groups collapsed to %d lines):\n", len(r.Pairs), len(pairs))
+	fmt.Fprintf(b, "\npairs (%d%s, repeat groups collapsed to %d lines):\n", len(r.Pairs), containersNote(c.Containers, "pairs"), len(pairs))
 	for _, p := range pairs {
 		flag := ""
 		if p.Band != BandSure {
@@ -185,9 +186,9 @@ func writeText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(b, "\nprinted sizes that differ (one model in two runs prints the same; different configurations or a wrong pair):\n")
 	writeList(b, sizes)
-	fmt.Fprintf(b, "\nunmatched NPU modules (%d):\n", len(r.Unmatched.NPU))
+	fmt.Fprintf(b, "\nunmatched NPU modules (%s):\n", unmatchedNote(c.NPU, len(r.Unmatched.NPU)))
 	writeList(b, withWhy(r.Unmatched.NPU, r.UnmatchedWhy))
-	fmt.Fprintf(b, "\nunmatched bench modules (%d):\n", len(r.Unmatched.Bench))
+	fmt.Fprintf(b, "\nunmatched bench modules (%s):\n", unmatchedNote(c.Bench, len(r.Unmatched.Bench)))
 	writeList(b, withWhy(r.Unmatched.Bench, r.UnmatchedWhy))
 	writeConflicts(b, "conflicts", r.Forward.Conflicts)
 	writeConflicts(b, "reverse conflicts", r.Reverse.Conflicts)
@@ -398,4 +399,27 @@ func collapsePairs(ps []Pair) []Pair {
 		}
 	}
 	return out
+}
+
+// containersNote says how many of n things (pairs, modules) are containers
+// msprobe never dumps: YAML lines need their pairs, no row compares them.
+func containersNote(k int, what string) string {
+	if k == 0 {
+		return ""
+	}
+	return fmt.Sprintf(": %d of them %s of containers msprobe never dumps", k, what)
+}
+
+// unmatchedNote heads an unmatched list of listed modules with the side's
+// counts: the modules msprobe dumps, the N:1 parts among them, and the
+// containers it never dumps the list also names.
+func unmatchedNote(c SideCounts, listed int) string {
+	s := fmt.Sprintf("%d of the %d modules msprobe dumps", c.Unmatched, c.Modules)
+	if c.Parts > 0 {
+		s += fmt.Sprintf(", %d of them N:1 parts compared through their group", c.Parts)
+	}
+	if k := listed - c.Unmatched; k > 0 {
+		s += fmt.Sprintf("; and %d containers msprobe never dumps", k)
+	}
+	return s
 }

@@ -137,8 +137,13 @@ type Result struct {
 	// placeholder, a layer index the other side lacks, a fused module.
 	Unmatched    Unmatched
 	UnmatchedWhy map[string]string
-	// Coverage is the share of NPU modules (root excluded) with a partner.
+	// Coverage is the share of the NPU modules msprobe dumps that have a
+	// partner: Counts.NPU.Coverage().
 	Coverage float64
+	// Counts are the figures every output states (see Counts).
+	Counts Counts
+	// parts are the N:1 group modules, per side, that Counts counts apart.
+	parts [2]map[string]bool
 	// TemplateUnapplied lists the template lines that did not apply to
 	// these trees, with the reason.
 	TemplateUnapplied []string
@@ -272,7 +277,7 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 		}
 	}()
 	r.Structural = notes
-	matched := 0
+	matched := 0 // pairs below the roots
 	for _, m := range al.pairs {
 		if m.a.Parent == nil || m.b.Parent == nil && m.rootish {
 			if m.rootish {
@@ -309,16 +314,21 @@ func Suggest(npu, bench *printparse.Tree, opts Options) (*Result, error) {
 			r.UnmatchedWhy[n.Path] = al.whyUnmatched(n, npuSide)
 		}
 	}
-	if n := matched + len(r.Unmatched.NPU); n > 0 {
-		r.Coverage = float64(matched) / float64(n)
-	}
 	for _, n := range al.bench.nodes[1:] {
 		if al.byB[n] == nil {
 			r.Unmatched.Bench = append(r.Unmatched.Bench, n.Path)
 			r.UnmatchedWhy[n.Path] = al.whyUnmatched(n, benchSide)
 		}
 	}
+	r.parts = al.groupParts()
+	r.recount(npu, bench)
 	return r, nil
+}
+
+// recount sets Counts and Coverage from Pairs.
+func (r *Result) recount(npu, bench *printparse.Tree) {
+	r.Counts = count(npu, bench, r.Pairs, r.Roots, r.parts)
+	r.Coverage = r.Counts.NPU.Coverage()
 }
 
 // draftNotes are the draft header's last lines: what no line can say.

@@ -72,7 +72,10 @@ type jsonConf struct {
 type jsonSum struct {
 	Facts [][2]string `json:"facts"`
 	Notes []string    `json:"notes"`
-	First *jsonFirst  `json:"first,omitempty"`
+	// Cnt are the suggest run's counts: per side modules, paired, N:1
+	// parts, then pairs and pairs of containers (absent in compare mode).
+	Cnt   []int      `json:"cnt,omitempty"`
+	First *jsonFirst `json:"first,omitempty"`
 }
 
 type jsonFirst struct {
@@ -150,6 +153,9 @@ func encode(v *View) (*jsonView, *encoder) {
 		j.Conf = append(j.Conf, jc)
 	}
 	j.Sum = jsonSum{Facts: v.Summary.Facts, Notes: v.Summary.Notes}
+	if c := v.Summary.Counts; c != nil {
+		j.Sum.Cnt = []int{c.NPU.Modules, c.NPU.Paired, c.NPU.Parts, c.Bench.Modules, c.Bench.Paired, c.Bench.Parts, c.Pairs, c.Containers}
+	}
 	if f := v.Summary.First; f != nil {
 		j.Sum.First = &jsonFirst{A: e.node(0, f.NPU), B: e.node(1, f.Bench), AE: f.NPUEntry, BE: f.BenchEntry, Row: f.Row, Msg: f.Messages}
 	}

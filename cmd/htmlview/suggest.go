@@ -36,6 +36,16 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 		}
 		q := Pair{NPU: nodes(a), Bench: nodes(b), Kind: OneToOne, Band: Band(p.Band), Score: p.Score, Margin: p.Margin,
 			Reasons: p.Reasons, Note: p.Structural, Proven: p.Proven}
+		if slices.Contains(p.Reasons, "manual") {
+			// suggest --pairs-in (infer.Result.AddManual)
+			q = Pair{NPU: q.NPU, Bench: q.Bench, Kind: ByHand, Score: 1, Reasons: p.Reasons, Proven: p.Proven,
+				Note: "a manual match the draft's lines make"}
+			if !p.Proven {
+				q.Note = "a sidecar pair (no sound layer_mapping line)"
+			}
+			v.Pairs = append(v.Pairs, q)
+			continue
+		}
 		if len(p.Doubts) > 0 {
 			q.Note = joinNote(q.Note, "doubts: "+strings.Join(p.Doubts, "; "))
 		}
@@ -79,8 +89,9 @@ func FromSuggest(npu, bench *printparse.Tree, r *infer.Result) (*View, error) {
 	if tmpl == "" {
 		tmpl = "none"
 	}
+	v.Summary.Counts = &r.Counts
 	v.Summary.Facts = [][2]string{
-		{"coverage", fmt.Sprintf("%.1f%% of NPU modules have a bench partner", 100*r.Coverage)},
+		{"coverage", fmt.Sprintf("%.1f%% of the NPU modules msprobe dumps have a bench partner (%d of %d)", 100*r.Coverage, r.Counts.NPU.Paired, r.Counts.NPU.Modules)},
 		{"proven", fmt.Sprintf("%.1f%% of the pairs are made by msprobe's resolver with the draft", 100*r.Forward.Proven)},
 		{"template", tmpl},
 		{"sidecar", fmt.Sprintf("%d pairs no YAML line can express", len(r.Forward.Sidecar))},

@@ -169,6 +169,10 @@ type Summary struct {
 	// Notes are free lines (structural notes, warnings).
 	Notes []string
 	First *Divergence
+	// Counts are a suggest run's counts (infer.Counts: modules msprobe
+	// dumps, paired, N:1 parts, pairs of containers); the page adds the
+	// matches made on it. Without them the page counts its tree nodes.
+	Counts *infer.Counts
 }
 
 // Divergence is the first divergence compare found.
@@ -214,35 +218,4 @@ type Row struct {
 	Cells  []string
 	Result Result
 	API    bool // a row of an API call inside the module
-}
-
-// AddManual shows the pairs of manual matches (suggest --pairs-in) that
-// the view does not pair yet; r may be nil.
-func (v *View) AddManual(r *infer.ManualResult) {
-	if r == nil {
-		return
-	}
-	paired := map[*printparse.Node]bool{}
-	for _, p := range v.Pairs {
-		for _, n := range p.NPU {
-			paired[n] = true
-		}
-	}
-	add := func(ps []mapping.ModulePair, note string, proven bool) {
-		for _, p := range ps {
-			a, b := v.NPU.Lookup(p.NPU), v.Bench.Lookup(p.Bench)
-			if a == nil || b == nil || paired[a] {
-				continue
-			}
-			paired[a] = true
-			v.Pairs = append(v.Pairs, Pair{NPU: nodes(a), Bench: nodes(b), Kind: ByHand, Score: 1, Reasons: []string{"manual"}, Note: note, Proven: proven})
-		}
-	}
-	var lines []mapping.ModulePair
-	for _, l := range r.Lines {
-		lines = append(lines, mapping.ModulePair{NPU: l.NPU, Bench: l.Bench})
-	}
-	add(lines, "a layer_mapping line of the draft", true)
-	add(r.Extended, "made by a manual line's class rule", true)
-	add(r.Sidecar, "a sidecar pair (no sound layer_mapping line)", false)
 }

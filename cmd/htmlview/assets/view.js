@@ -217,10 +217,20 @@
     for (let r = f; r < l; r++) h += rowHTML(T, r);
     T.layer.innerHTML = h;
   }
-  function head(T) {
+  // A suggest run's counts (D.sum.cnt, infer.Counts: the modules msprobe
+  // dumps, paired, N:1 parts) plus the matches made on this page; without
+  // them, the tree's nodes.
+  const P0 = pairs.length;
+  function counts(T) {
+    const c = D.sum.cnt;
+    if (c) return { n: c[3 * T.k], paired: c[3 * T.k + 1] + pairs.length - P0, parts: c[3 * T.k + 2], dumps: true };
     let un = 0;
     for (let i = 1; i < T.n; i++) if (T.pairOf[i] < 0) un++;
-    T.head.innerHTML = esc(T.label) + ' <small>' + esc(T.src) + ' · ' + (T.n - 1) + ' modules, ' + un + ' unmatched</small>';
+    return { n: T.n - 1, paired: T.n - 1 - un, parts: 0, dumps: false };
+  }
+  function head(T) {
+    const c = counts(T);
+    T.head.innerHTML = esc(T.label) + ' <small>' + esc(T.src) + ' · ' + c.n + ' modules' + (c.dumps ? ' msprobe dumps' : '') + ', ' + (c.n - c.paired) + ' unmatched</small>';
   }
   let frame = 0, timer = 0;
   function draw() {
@@ -422,12 +432,17 @@
     const bands = { s: 0, c: 0, u: 0 }, kinds = {};
     for (const q of pairs) { if (bands[q.band] !== undefined) bands[q.band]++; kinds[q.kind] = (kinds[q.kind] || 0) + 1; }
     for (const T of SIDES) {
-      let un = 0, first = -1;
-      for (let i = 1; i < T.n; i++) if (T.pairOf[i] < 0) { un++; if (first < 0) first = i; }
-      h += '<tr><th>' + esc(T.label) + '</th><td>' + (T.n - 1) + ' modules, ' + (T.n - 1 - un) + ' paired, ' + un + ' unmatched' +
+      let first = -1;
+      for (let i = 1; i < T.n && first < 0; i++) if (T.pairOf[i] < 0) first = i;
+      const c = counts(T);
+      h += '<tr><th>' + esc(T.label) + '</th><td>' + c.n + ' modules' + (c.dumps ? ' msprobe dumps' : '') + ', ' + c.paired + ' paired, ' + (c.n - c.paired) + ' unmatched' +
+        (c.parts ? ' (' + c.parts + ' of them N:1 parts compared through their group)' : '') +
         (first > 0 ? ' <button data-act="nextun" data-side="' + T.k + '">next unmatched</button>' : '') + '</td></tr>';
     }
-    h += '<tr><th>pairs</th><td>' + pairs.length + (bands.s + bands.c + bands.u ? ': ' + bands.s + ' sure, ' + bands.c + ' check, ' + bands.u + ' unsure' : '') +
+    const cnt = D.sum.cnt;
+    h += '<tr><th>pairs</th><td>' + (cnt ? cnt[6] + pairs.length - P0 : pairs.length) +
+      (cnt && cnt[7] ? ' (' + cnt[7] + ' of them pairs of containers msprobe never dumps)' : '') +
+      (bands.s + bands.c + bands.u ? ': ' + bands.s + ' sure, ' + bands.c + ' check, ' + bands.u + ' unsure' : '') +
       (kinds.f ? ', ' + kinds.f + ' fused N:1' : '') + (kinds.e ? ', ' + kinds.e + ' experts' : '') + (kinds.a ? ', ' + kinds.a + ' absorbed' : '') + '</td></tr></table>';
     const f = D.sum.first;
     if (f) {
