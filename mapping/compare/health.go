@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
@@ -31,7 +32,13 @@ func (f Finding) String() string {
 }
 
 // Nowhere counts the NPU rows a layer_mapping rule renamed to a bench
-// name no bench entry has: the rule fired, the row found no partner.
+// name no bench entry has: the rule fired, the row found no partner. A
+// rule is blamed only for the module it names (its key ends the entry's
+// module path; an API's: the module it was called in); the rows of a
+// module below a renamed one that no rule names (q_proj below
+// self_attn -> self_attention, an N:1 part) count under Rule "" instead.
+// Rows of N:1 group calls are the fusion's (see Summary.Fused), and Rows
+// and Entries count the rows left unmatched and their entries.
 type Nowhere struct {
 	Pos     string `json:"pos"`
 	Rule    string `json:"rule"`
@@ -73,13 +80,19 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 		if rule == nil {
 			return
 		}
+		if !namesModule(rule, it) {
+			rule = nil // a module below the renamed one: no rule names it
+		}
 		i, ok := byRule[rule]
 		if !ok {
 			i = int32(len(h.nowhere))
 			byRule[rule] = i
-			h.nowhere = append(h.nowhere, Nowhere{Pos: rule.KeyPos.String(), Rule: rule.String()})
+			n := Nowhere{}
+			if rule != nil {
+				n = Nowhere{Pos: rule.KeyPos.String(), Rule: rule.String()}
+			}
+			h.nowhere = append(h.nowhere, n)
 		}
-		h.nowhere[i].Entries++
 		h.entries[it.Name] = i
 	})
 	// validate's checks need module trees: a dump of APIs only (level
@@ -94,6 +107,27 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 	var names [2][]string
 	names[0], names[1] = sides.EntryNames()
 	return sides.DataMappingOf(api), h, names, nil
+}
+
+// namesModule tells whether rule's key names the module of an entry: a
+// module entry's own path, an API entry's enclosing module, ends with the
+// key.
+func namesModule(rule *mapping.Rule, it *resolve.Item) bool {
+	scope := it.FullScope
+	if _, rest, ok := strings.Cut(scope, "."); ok {
+		scope = rest // without Module/Cell/TopLayer
+	} else {
+		scope = ""
+	}
+	if !strings.HasPrefix(it.Name, "Module.") && !strings.HasPrefix(it.Name, "Cell.") {
+		// an API: the module it was called in
+		if i := strings.LastIndexByte(scope, '.'); i >= 0 {
+			scope = scope[:i]
+		} else {
+			scope = ""
+		}
+	}
+	return scope == rule.Key || strings.HasSuffix(scope, "."+rule.Key)
 }
 
 // health merges the rank pairs' checks: findings every rank pair has.

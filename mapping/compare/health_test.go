@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -83,5 +84,79 @@ func TestMappingHealth(t *testing.T) {
 	}
 	if found, notes := run(true).Findings(); !found || !strings.Contains(strings.Join(notes, " "), "--strict") {
 		t.Errorf("--strict: found %v, notes %v; want the health findings to fail the run", found, notes)
+	}
+}
+
+// TestSentNowhereBlame: a rule is blamed only for the rows of the module
+// it names, never for those of a module below it that no rule names
+// (q_proj below self_attn -> self_attention: an N:1 part); the rows of
+// N:1 group calls are the fusion's; every count has at least as many
+// rows as entries.
+func TestSentNowhereBlame(t *testing.T) {
+	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	text, err := os.ReadFile(filepath.Join(root, "layer_mapping.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", string(text))
+	bad := write("bad.yaml", strings.Replace(string(text), "  proj: linear_proj\n", "  proj: linear_projj\n", 1))
+	var groups []mapping.ModulePair
+	for _, l := range []string{"0", "1"} {
+		groups = append(groups, mapping.ModulePair{Kind: mapping.KindQKV, Layout: mapping.LayoutInterleaved,
+			NPUParts: []string{"module.model.layers." + l + ".self_attn.q_proj", "module.model.layers." + l + ".self_attn.k_proj", "module.model.layers." + l + ".self_attn.v_proj"},
+			Bench:    "0.module.module.text_decoder.decoder.layers." + l + ".self_attention.linear_qkv"})
+	}
+	qkv := writePairs(t, dir, groups...)
+	type sum struct {
+		blamed   map[string]int // rule substring -> rows
+		unnamed  int            // rows of modules no rule names
+		qkvFused int            // NPU rows of the groups' calls (q/k/v and the APIs they call), marked fused
+	}
+	run := func(lm, pairs string) sum {
+		rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
+			OutDir: t.TempDir(), LayerMappingFile: lm, PairsFile: pairs, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sum{blamed: map[string]int{}}
+		for _, n := range rep.Ranks[0].Summary.SentNowhere {
+			if n.Rows < n.Entries || n.Entries == 0 {
+				t.Errorf("%+v: fewer rows than entries, or none", n)
+			}
+			if n.Rule == "" {
+				s.unnamed += n.Rows
+			} else {
+				s.blamed[n.Rule] += n.Rows
+			}
+		}
+		rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+		msg := col(rows, "Err_message")
+		for _, r := range rows[1:] {
+			if strings.Contains(r[msg], "fused: qkv") || strings.Contains(r[msg], "fused: inputs only (qkv") {
+				s.qkvFused++
+			}
+		}
+		return s
+	}
+	plain, fused, wrong := run(good, ""), run(good, qkv), run(bad, "")
+	for name, s := range map[string]sum{"the mapping as msprobe ships it": plain, "with the qkv groups": fused} {
+		if len(s.blamed) != 0 {
+			t.Errorf("%s: rules blamed %v; every rule of it is right", name, s.blamed)
+		}
+	}
+	if plain.unnamed == 0 || fused.qkvFused == 0 || plain.unnamed-fused.unnamed != fused.qkvFused {
+		t.Errorf("unnamed rows %d without the groups, %d with them, %d rows of the groups' calls: the groups' rows must leave the count",
+			plain.unnamed, fused.unnamed, fused.qkvFused)
+	}
+	if len(wrong.blamed) != 1 || wrong.blamed["Qwen2_5_VLVisionSdpaAttention: proj -> linear_projj"] == 0 {
+		t.Errorf("a bad target: blamed %v, want the rule with linear_projj alone", wrong.blamed)
 	}
 }

@@ -108,6 +108,10 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  unmatched: %d NPU rows without a bench row, %d bench rows not compared\n", s.NPUUnmatched, s.BenchUnmatched)
 		for _, n := range s.SentNowhere {
+			if n.Rule == "" {
+				fmt.Fprintf(w, "    %d rows (%d entries) of modules no rule names, below a module a rule renamed: no such module on the bench side (an N:1 part, a function there, or a missing rule; see LM110)\n", n.Rows, n.Entries)
+				continue
+			}
 			fmt.Fprintf(w, "    %d rows (%d entries) sent nowhere by %s (%s)\n", n.Rows, n.Entries, n.Pos, n.Rule)
 		}
 		writeFused(w, r)

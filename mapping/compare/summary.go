@@ -40,6 +40,11 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 	if s.SentNowhere == nil && len(cfg.nowhereRules) > 0 {
 		s.SentNowhere = append([]Nowhere(nil), cfg.nowhereRules...)
 	}
+	nowhere := -1 // the rule the group's unmatched rows count under
+	if k, ok := cfg.nowhere[grp[0].npu.it.Entry]; ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
+		nowhere = int(k) // (an N:1 group call's rows are the fusion's)
+	}
+	counted := false
 	for _, r := range grp {
 		s.Rows++
 		switch r.result {
@@ -79,8 +84,12 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 			s.MatchedBy[r.source.String()]++
 		case f == nil:
 			s.NPUUnmatched++
-			if k, ok := cfg.nowhere[r.npu.it.Entry]; ok {
-				s.SentNowhere[k].Rows++
+			if nowhere >= 0 && r.npu.it.Entry == grp[0].npu.it.Entry {
+				s.SentNowhere[nowhere].Rows++
+				if !counted {
+					counted = true
+					s.SentNowhere[nowhere].Entries++
+				}
 			}
 		}
 	}
@@ -92,9 +101,19 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 
 // classify names the first divergences once the table is written (see
 // divergence.go): construct.json parents and stack frames locate them.
-// The tracker is dropped once done (Summary values compare equal).
+// The tracker is dropped once done (Summary values compare equal). The
+// rules that left no row unmatched leave SentNowhere.
 func (s *Summary) classify(construct, benchConstruct string, frames StackFrames) error {
 	defer func() { s.div = divergences{} }()
+	kept := s.SentNowhere[:0]
+	for _, n := range s.SentNowhere {
+		if n.Rows > 0 {
+			kept = append(kept, n)
+		}
+	}
+	if s.SentNowhere = kept; len(kept) == 0 {
+		s.SentNowhere = nil
+	}
 	if len(s.div.cands) == 0 {
 		return nil
 	}
