@@ -732,20 +732,43 @@ type emitFunc func(npu *sideRow, bench int32, src MatchSource) error
 
 // rowPool recycles table rows once written: the table is streamed, so
 // only the groups in flight are alive at a time. The join takes rows, the
-// writer gives them back.
+// writer gives them back; the join takes what was given back a batch at a
+// time into lists of its own, so that it seldom waits for the lock.
 type rowPool struct {
 	mu     sync.Mutex
 	rows   []*outRow
 	sides  []*sideRow
 	groups [][]*outRow // emptied group slices
+
+	// The join's.
+	myRows   []*outRow
+	mySides  []*sideRow
+	myGroups [][]*outRow
+}
+
+// refill moves what the writer gave back to the join's lists, when one
+// of them is empty.
+func (p *rowPool) refill() {
+	p.mu.Lock()
+	if len(p.myRows) == 0 {
+		p.myRows, p.rows = p.rows, p.myRows
+	}
+	if len(p.mySides) == 0 {
+		p.mySides, p.sides = p.sides, p.mySides
+	}
+	if len(p.myGroups) == 0 {
+		p.myGroups, p.groups = p.groups, p.myGroups
+	}
+	p.mu.Unlock()
 }
 
 func (p *rowPool) row() *outRow {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.rows); n > 0 {
-		r := p.rows[n-1]
-		p.rows = p.rows[:n-1]
+	if len(p.myRows) == 0 {
+		p.refill()
+	}
+	if n := len(p.myRows); n > 0 {
+		r := p.myRows[n-1]
+		p.myRows = p.myRows[:n-1]
 		*r = outRow{cells: r.cells[:0], line: r.line[:0], msgs: r.msgs[:0]}
 		return r
 	}
@@ -753,11 +776,12 @@ func (p *rowPool) row() *outRow {
 }
 
 func (p *rowPool) side() *sideRow {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.sides); n > 0 {
-		r := p.sides[n-1]
-		p.sides = p.sides[:n-1]
+	if len(p.mySides) == 0 {
+		p.refill()
+	}
+	if n := len(p.mySides); n > 0 {
+		r := p.mySides[n-1]
+		p.mySides = p.mySides[:n-1]
 		return r
 	}
 	return new(sideRow)
@@ -765,11 +789,12 @@ func (p *rowPool) side() *sideRow {
 
 // group returns an empty group slice.
 func (p *rowPool) group() []*outRow {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.groups); n > 0 {
-		g := p.groups[n-1]
-		p.groups = p.groups[:n-1]
+	if len(p.myGroups) == 0 {
+		p.refill()
+	}
+	if n := len(p.myGroups); n > 0 {
+		g := p.myGroups[n-1]
+		p.myGroups = p.myGroups[:n-1]
 		return g
 	}
 	return make([]*outRow, 0, 8)

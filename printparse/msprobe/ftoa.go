@@ -172,22 +172,52 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 	"8081828384858687888990919293949596979899"
 
 // appendDigits writes x in decimal at the end of buf and returns where
-// the digits start.
+// the digits start: blocks of eight digits in 32-bit arithmetic, written
+// at fixed places, two digits per table lookup.
 func appendDigits(buf *[20]byte, x uint64) int {
-	i := len(buf)
-	for x >= 100 {
-		q := x / 100
-		r := x - q*100
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
-		x = q
+	if x < 1e8 {
+		return 12 + put8(buf[12:], uint32(x))
 	}
-	if x >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*x], digitPairs[2*x+1]
-	} else {
-		i--
-		buf[i] = byte('0' + x)
+	put8full(buf[12:], uint32(x%1e8))
+	x /= 1e8
+	if x < 1e8 {
+		return 4 + put8(buf[4:12], uint32(x))
+	}
+	put8full(buf[4:12], uint32(x%1e8))
+	x /= 1e8 // at most 1844
+	d := uint32(x)
+	buf[2], buf[3] = digitPairs[2*(d%100)], digitPairs[2*(d%100)+1]
+	buf[0], buf[1] = digitPairs[2*(d/100)], digitPairs[2*(d/100)+1]
+	i := 0
+	for i < 3 && buf[i] == '0' {
+		i++
 	}
 	return i
+}
+
+// put8full writes v < 1e8 as eight digits into b[:8].
+func put8full(b []byte, v uint32) {
+	_ = b[7]
+	hi, lo := v/10000, v%10000
+	b[0], b[1] = digitPairs[2*(hi/100)], digitPairs[2*(hi/100)+1]
+	b[2], b[3] = digitPairs[2*(hi%100)], digitPairs[2*(hi%100)+1]
+	b[4], b[5] = digitPairs[2*(lo/100)], digitPairs[2*(lo/100)+1]
+	b[6], b[7] = digitPairs[2*(lo%100)], digitPairs[2*(lo%100)+1]
+}
+
+// put8 writes v < 1e8 at the end of b[:8] without leading zeros (v > 0:
+// at least one digit) and returns where the digits start.
+func put8(b []byte, v uint32) int {
+	put8full(b, v)
+	n := 8 - decimalLen32(v)
+	return n
+}
+
+// decimalLen32 is the number of decimal digits of v (1 for 0).
+func decimalLen32(v uint32) int {
+	n := 1
+	for t := uint32(10); n < 10 && v >= t; t *= 10 {
+		n++
+	}
+	return n
 }

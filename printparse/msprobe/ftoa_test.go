@@ -115,3 +115,25 @@ func FuzzPyFloatShortest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b uint64) { checkPyFloat(t, math.Float64frombits(b)) })
 }
+
+// TestAppendDigits checks the block writer against strconv around every
+// power of ten and on random values.
+func TestAppendDigits(t *testing.T) {
+	check := func(x uint64) {
+		var buf [20]byte
+		i := appendDigits(&buf, x)
+		if got, want := string(buf[i:]), strconv.FormatUint(x, 10); got != want {
+			t.Fatalf("appendDigits(%d) = %q", x, got)
+		}
+	}
+	for p := uint64(1); p < 1e19; p *= 10 {
+		check(p - 1)
+		check(p)
+		check(p + 1)
+	}
+	check(math.MaxUint64)
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 100000 {
+		check(r.Uint64() >> r.IntN(64))
+	}
+}

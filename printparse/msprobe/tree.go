@@ -488,21 +488,30 @@ func parseNumber(b []byte) float64 {
 		neg, i = true, 1
 	}
 	var mant uint64
-	digits, exp := 0, 0 // significant digits read, decimal exponent
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if digits > 0 || b[i] != '0' {
-			digits++
+	exp := 0
+	// Leading zeros are not significant: of the integer part, and of the
+	// fraction when the integer part is 0.
+	for i < len(b) && b[i] == '0' {
+		i++
+	}
+	start := i
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		mant = mant*10 + uint64(b[i]-'0')
+	}
+	digits := i - start // significant digits
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits == 0 {
+			for ; i < len(b) && b[i] == '0'; i++ {
+				exp--
+			}
+		}
+		fs := i
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
 			mant = mant*10 + uint64(b[i]-'0')
 		}
-	}
-	if i < len(b) && b[i] == '.' {
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			if digits > 0 || b[i] != '0' {
-				digits++
-				mant = mant*10 + uint64(b[i]-'0')
-			}
-			exp--
-		}
+		digits += i - fs
+		exp -= i - fs
 	}
 	if digits > 19 {
 		return slowParse(b)
