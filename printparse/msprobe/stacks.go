@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -17,9 +18,14 @@ import (
 // once. Two names would share frames only if both hashes agreed (odds of
 // 2^-96 per pair).
 type Stacks struct {
-	seed   maphash.Seed
-	seed2  maphash.Seed
-	names  []stackName // sorted by (h, h2) once read
+	seed  maphash.Seed
+	seed2 maphash.Seed
+	names []stackName // sorted by (h, h2) once read
+	// starts[b] is where the names whose hash's top shift bits are b
+	// begin (about one name a bucket): a lookup reads one or two cache
+	// lines, not a binary search's fifteen.
+	starts []uint32
+	shift  uint
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
 }
@@ -60,11 +66,13 @@ func (s *Stacks) Frames(name string) ([]string, bool) {
 		return nil, false
 	}
 	k := s.key(name)
-	i, ok := slices.BinarySearchFunc(s.names, k, stackName.cmp)
-	if !ok {
-		return nil, false
+	b := k.h >> (64 - s.shift)
+	for i := s.starts[b]; i < s.starts[b+1]; i++ {
+		if n := s.names[i]; n.h == k.h && n.h2 == k.h2 {
+			return s.frames[n.id-1], true
+		}
 	}
-	return s.frames[s.names[i].id-1], true
+	return nil, false
 }
 
 // Len is the number of names.
@@ -89,6 +97,15 @@ func (s *Stacks) done() {
 	}
 	s.names = out
 	s.dedupe = nil
+	s.shift = uint(max(1, bits.Len(uint(len(out)))))
+	s.starts = make([]uint32, 1<<s.shift+1)
+	i := 0
+	for b := range s.starts {
+		for i < len(out) && out[i].h>>(64-s.shift) < uint64(b) {
+			i++
+		}
+		s.starts[b] = uint32(i)
+	}
 }
 
 // errStackFallback sends ReadStacks to the whole-file reader.

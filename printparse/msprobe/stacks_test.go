@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,6 +64,28 @@ func TestReadStacksLikeReadStack(t *testing.T) {
 		}
 		if _, ok := got.Frames("no such entry" + strings.Repeat("x", 3)); ok {
 			t.Errorf("%s: an unknown name has frames", p)
+		}
+	}
+}
+
+// TestStacksManyNames checks the bucketed lookup on many names: each
+// finds its own frames, names never set find none.
+func TestStacksManyNames(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 100, 5000} {
+		s := newStacks()
+		for i := 0; i < n; i++ {
+			s.frames = append(s.frames, []string{fmt.Sprint("frame ", i)})
+			s.set(fmt.Sprint("Tensor.add.", i, ".forward"), int32(i+1))
+		}
+		s.done()
+		for i := 0; i < n; i++ {
+			fr, ok := s.Frames(fmt.Sprint("Tensor.add.", i, ".forward"))
+			if !ok || len(fr) != 1 || fr[0] != fmt.Sprint("frame ", i) {
+				t.Fatalf("n=%d: Frames(%d) = %v %v", n, i, fr, ok)
+			}
+			if _, ok := s.Frames(fmt.Sprint("Tensor.mul.", i, ".forward")); ok {
+				t.Fatalf("n=%d: a name never set found frames", n)
+			}
 		}
 	}
 }
