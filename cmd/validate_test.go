@@ -58,7 +58,7 @@ func TestValidateCommand(t *testing.T) {
 		// Dump folders: module and entry coverage equal the non-N/A lines of
 		// msprobe's own api_mapping.yaml for these dumps (corpus PROVENANCE.md).
 		{"dump folders", []string{filepath.Join(golden, "layer_mapping.yaml"), "--npu", filepath.Join(golden, "npu/proc12360"), "--bench", filepath.Join(golden, "bench/proc12353")}, 0,
-			[]string{"coverage 47/68 (69.1%) of the NPU modules msprobe dumps, 141/194 (72.7%) of NPU dump entries"}, "", false},
+			[]string{"coverage 47/68 (69.1%) of the NPU modules msprobe dumps (paired by its resolver with this mapping), 141/194 (72.7%) of NPU dump entries"}, "", false},
 		{"broken yaml", []string{broken, "--npu", npu, "--bench", bench}, 2, nil, broken + ":2: invalid YAML", true},
 		{"missing npu file", []string{ms2hf, "--npu", filepath.Join(dir, "nope.txt"), "--bench", bench}, 2, nil, "nope.txt: expected a print(model) text file or an msprobe dump folder, found no such file or folder", true},
 		{"missing flags", []string{ms2hf}, 2, nil, "needs both --npu and --bench", true},

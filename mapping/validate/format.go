@@ -15,7 +15,7 @@ const maxGroups = 40
 // Summary is the one-line verdict.
 func (r *Report) Summary() string {
 	e, w, i := r.Counts()
-	s := fmt.Sprintf("%s: %d error%s, %d warning%s, %d info; coverage %s of the NPU modules msprobe dumps",
+	s := fmt.Sprintf("%s: %d error%s, %d warning%s, %d info; coverage %s of the NPU modules msprobe dumps (paired by its resolver with this mapping)",
 		r.Mapping, e, plural(e, "", "s"), w, plural(w, "", "s"), i, fmtCoverage(r.Coverage))
 	if r.Entries != nil {
 		s += fmt.Sprintf(", %s of NPU dump entries", fmtCoverage(*r.Entries))
