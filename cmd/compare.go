@@ -106,9 +106,10 @@ sidecar file (a YAML list of {npu: PATH, bench: PATH}).
 HTML file (no server, no network; open it from a file:// URL): the two
 module trees side by side, coloured by the Result of each module's output
 rows with msprobe's colours (grey: unmatched), the first divergence, the
-table rows of a selected module, and manual matching that offers the
-layer_mapping lines to add. It is part of the run's files: all are written
-or none.
+table rows of a selected module (at most 4 MB of rows: every warning and
+error row first, then each module's first rows; the page says what it left
+out), and manual matching that offers the layer_mapping lines to add. It is
+part of the run's files: all are written or none.
 
 N:1 groups are compared exactly (--fused, on by default): one module on one
 side computing what several compute on the other (MindSpeed's linear_fc1 =

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"maps"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // MaxTableBytes is the default Budget of a CompareSink: the bytes of
 // table cells a compare page carries, whatever the table's length (the
 // page then opens in a couple of seconds; the table file has every row).
-const MaxTableBytes = 8 << 20
+const MaxTableBytes = 4 << 20
 
 // CompareSink collects what a rank's comparison table says about each
 // module as compare writes it, and writes the page beside it (it is a
@@ -63,10 +64,13 @@ type CompareSink struct {
 // compareTrees are the two module trees of a rank pair.
 type compareTrees struct {
 	npu, bench *Side
-	// api maps an NPU API entry to the module construct.json says calls
-	// it (nil when that module is not in the tree); entries missing run
-	// at the top level.
-	api map[string]*printparse.Node
+	// api maps an NPU API entry, by the hash of its name, to the module
+	// construct.json says calls it (nil when that module is not in the
+	// tree); entries missing run at the top level. 64-bit hashes, not
+	// names: a dump of many steps has millions of API calls (16 bytes
+	// each here; a collision among a million has odds of 1 in 10^7).
+	api  map[uint64]*printparse.Node
+	seed maphash.Seed
 }
 
 // modState is what the table said so far about one NPU module.
@@ -140,7 +144,7 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[string]*printparse.Node{}}
+	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[uint64]*printparse.Node{}, seed: maphash.MakeSeed()}
 	t.npu.Lookup("")
 	t.bench.Lookup("")
 	for e, p := range construct {
@@ -155,7 +159,7 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 			}
 		}
 		if n != t.npu.Tree.Root {
-			t.api[e] = n
+			t.api[maphash.String(t.seed, e)] = n
 		}
 	}
 	return t, nil
@@ -427,8 +431,12 @@ func (s *CompareSink) table(npu *Side) *Table {
 				t.Total[n] = m.rows
 			}
 		}
-		t.Note = fmt.Sprintf("%d of %d table rows are on this page (at most %d kB of cells: every warning and error row first, then each module's first rows); %s has them all.",
-			s.rows-s.left, s.rows, s.Budget>>10, t.File)
+		size := fmt.Sprintf("%d kB", s.Budget>>10)
+		if s.Budget >= 1<<20 {
+			size = fmt.Sprintf("%.3g MB", float64(s.Budget)/(1<<20))
+		}
+		t.Note = fmt.Sprintf("%d of %d table rows are on this page (at most %s of cells: every warning and error row first, then each module's first rows); %s has them all.",
+			s.rows-s.left, s.rows, size, t.File)
 	}
 	return t
 }
@@ -479,7 +487,7 @@ func (s *CompareSink) module(entry string) (n *printparse.Node, isModule bool) {
 	if path, _, _, ok := msprobe.ModuleEntry(entry); ok {
 		return s.trees.npu.Lookup(path), true
 	}
-	if n, ok := s.trees.api[entry]; ok {
+	if n, ok := s.trees.api[maphash.String(s.trees.seed, entry)]; ok {
 		return n, false
 	}
 	return s.trees.npu.Tree.Root, false

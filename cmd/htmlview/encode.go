@@ -32,7 +32,14 @@ type jsonView struct {
 	Conf    []jsonConf  `json:"conf"`
 	Sum     jsonSum     `json:"sum"`
 	Map     *jsonMap    `json:"map,omitempty"`
-	// the table ("tab") is written after the rest, row by row (writeTable)
+	// TabInfo says there is a table; the table itself is a second data
+	// element after the script, written row by row (writeTable).
+	TabInfo *jsonTabInfo `json:"tabinfo,omitempty"`
+}
+
+type jsonTabInfo struct {
+	Note string `json:"note,omitempty"` // what was left out
+	File string `json:"file,omitempty"` // the table file with every row
 }
 
 type jsonSide struct {
@@ -96,8 +103,7 @@ type jsonMap struct {
 	Rules  [][]any `json:"rules"` // class, key: the keys already taken
 }
 
-// The table, "tab": {"hdr": [...], "s": [...], "rows": [...], "cut": [...],
-// "note": "...", "file": "..."}. rows are [node, flags (4*api + result),
+// The table: {"hdr": [...], "s": [...], "cut": [...], "rows": [...]}. rows are [node, flags (4*api + result),
 // cells...], each cell a string or an index into s (cells that occur more
 // than once); cut lists node, rows in the table file, for the modules
 // some of whose rows were left out.
@@ -161,6 +167,9 @@ func encode(v *View) (*jsonView, *encoder) {
 	}
 	if v.Mapping != nil {
 		j.Map = encodeMap(v.Mapping)
+	}
+	if v.Table != nil {
+		j.TabInfo = &jsonTabInfo{Note: v.Table.Note, File: v.Table.File}
 	}
 	j.S = e.s
 	if j.Conf == nil {
@@ -397,12 +406,10 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 		cut = append(cut, e.node(0, n), total)
 	}
 	head := struct {
-		Hdr  []string `json:"hdr"`
-		S    []string `json:"s"`
-		Cut  []int    `json:"cut"`
-		Note string   `json:"note,omitempty"`
-		File string   `json:"file,omitempty"`
-	}{t.Header, shared, cut, t.Note, t.File}
+		Hdr []string `json:"hdr"`
+		S   []string `json:"s"`
+		Cut []int    `json:"cut"`
+	}{t.Header, shared, cut}
 	if head.Hdr == nil {
 		head.Hdr = []string{}
 	}
@@ -445,26 +452,21 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 	return err
 }
 
-// writeJSON writes the page's data: all but the table as one object
-// (bounded by the two trees), then the table row by row. encoding/json
-// escapes <, > and &, so the text is safe inside a <script> element.
+// writeJSON writes the page's data but the table (bounded by the two
+// trees). encoding/json escapes <, > and &, so the text is safe inside a
+// <script> element.
 func writeJSON(w io.Writer, v *View) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
+	_, err := writeData(w, v)
+	return err
+}
+
+func writeData(w io.Writer, v *View) (*encoder, error) {
 	j, e := encode(v)
 	b, err := json.Marshal(j)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if v.Table == nil {
-		bw.Write(b)
-	} else {
-		bw.Write(b[:len(b)-1])
-		bw.WriteString(`,"tab":`)
-		if err := e.writeTable(bw, v.Table); err != nil {
-			return err
-		}
-		bw.WriteByte('}')
-	}
-	bw.WriteByte('\n')
-	return bw.Flush()
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return e, err
 }

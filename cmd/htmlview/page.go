@@ -18,7 +18,7 @@ var (
 )
 
 // Write writes the page: one HTML file with the data, script and styles
-// inline.
+// inline, streamed out (the table a row at a time).
 func Write(w io.Writer, v *View) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	head, rest, _ := strings.Cut(pageHTML, "{{DATA}}")
@@ -26,10 +26,23 @@ func Write(w io.Writer, v *View) error {
 	if _, err := r.WriteString(bw, head); err != nil {
 		return err
 	}
-	if err := writeJSON(bw, v); err != nil {
+	e, err := writeData(bw, v)
+	if err != nil {
 		return err
 	}
-	if _, err := strings.NewReplacer("{{JS}}", viewJS).WriteString(bw, rest); err != nil {
+	mid, tail, _ := strings.Cut(rest, "{{TAB}}")
+	if _, err := strings.NewReplacer("{{JS}}", viewJS).WriteString(bw, mid); err != nil {
+		return err
+	}
+	if v.Table != nil {
+		// after the script: the trees paint before the rows are read
+		bw.WriteString(`<script id="tab" type="application/json">`)
+		if err := e.writeTable(bw, v.Table); err != nil {
+			return err
+		}
+		bw.WriteString("</script>\n")
+	}
+	if _, err := bw.WriteString(tail); err != nil {
 		return err
 	}
 	return bw.Flush()

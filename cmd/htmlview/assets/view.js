@@ -352,12 +352,23 @@
   window.addEventListener('resize', redraw);
 
   // ---- details of the selected module ---------------------------------------
+  // The table's rows come after this script, so that the trees paint
+  // before the browser has read them: read once the page is parsed.
+  let TAB;
+  function tab() {
+    if (TAB === undefined) {
+      const el = document.getElementById('tab');
+      if (!el || document.readyState === 'loading') return null;
+      TAB = JSON.parse(el.textContent);
+    }
+    return TAB;
+  }
   let tabIndex = null;
   function tabRows(i) {
-    if (!D.tab) return [];
+    if (!tab()) return [];
     if (!tabIndex) {
       tabIndex = new Map();
-      for (const row of D.tab.rows) {
+      for (const row of tab().rows) {
         if (!tabIndex.has(row[0])) tabIndex.set(row[0], []);
         tabIndex.get(row[0]).push(row);
       }
@@ -369,7 +380,7 @@
   function cutNote(nodes, shown) {
     if (!tabCut) {
       tabCut = new Map();
-      const c = D.tab.cut || [];
+      const c = tab().cut || [];
       for (let j = 0; j < c.length; j += 2) tabCut.set(c[j], c[j + 1]);
     }
     let total = 0, cut = false;
@@ -378,16 +389,16 @@
     }
     if (!cut) return '';
     return '<p class="cut">' + shown + ' of ' + total + ' rows shown: the page keeps warning and error rows and the first rows of each module; ' +
-      esc(D.tab.file || 'the comparison table') + ' has them all.</p>';
+      esc(D.tabinfo.file || 'the comparison table') + ' has them all.</p>';
   }
   function rowsTable(nodes) {
     const rows = [].concat(...nodes.map(tabRows));
     const cut = cutNote(nodes, rows.length);
     if (!rows.length) return cut || '<p class="hint">No table rows for this module.</p>';
-    const H = D.tab.hdr;
+    const H = tab().hdr;
     let h = cut + '<div class="rows"><table><tr>' + H.map((c) => '<th>' + esc(c) + '</th>').join('') + '</tr>';
     for (const row of rows) {
-      const fl = row[1], cells = row.slice(2).map((c) => (typeof c === 'number' ? D.tab.s[c] : c));
+      const fl = row[1], cells = row.slice(2).map((c) => (typeof c === 'number' ? tab().s[c] : c));
       h += '<tr class="' + (fl & 4 ? 'api ' : '') + (fl & 3 ? 'r-' + 'pwe'[(fl & 3) - 1] : '') + '">' + cells.map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>';
     }
     return h + '</table></div>';
@@ -417,9 +428,10 @@
     }
     h += '</table>';
     if (p < 0 && i !== 0) h += '<button data-act="pick" data-side="' + T.k + '" data-node="' + i + '">Pick for a manual match</button>';
-    if (D.tab) {
+    if (D.tabinfo) {
       const nodes = T === A ? [i] : partners(T, i);
-      h += '<h4>Compare rows' + (T === B ? ' (of its NPU partner)' : '') + '</h4>' + rowsTable(nodes);
+      h += '<h4>Compare rows' + (T === B ? ' (of its NPU partner)' : '') + '</h4>' +
+        (tab() ? rowsTable(nodes) : '<p class="hint">The table rows are still loading; select the module again in a moment.</p>');
     }
     $('details').innerHTML = h;
     $('detbox').open = true;
@@ -464,7 +476,7 @@
         h += '</ul>' + esc(c.res) + '</div>';
       }
     }
-    if (D.tab && D.tab.note) h += '<p class="cut" id="tabnote">' + esc(D.tab.note) + '</p>';
+    if (D.tabinfo && D.tabinfo.note) h += '<p class="cut" id="tabnote">' + esc(D.tabinfo.note) + '</p>';
     if (D.sum.notes.length) h += '<h4>Notes</h4><ul>' + D.sum.notes.map((n) => '<li>' + esc(n) + '</li>').join('') + '</ul>';
     $('summary').innerHTML = h;
   }
