@@ -131,7 +131,7 @@ func TestParseErrors(t *testing.T) {
 		{"list value", head + "A:\n  a: [b]\n", `t.yaml:8:6: expected a bench path (string) for "a", found a list`},
 		{"placeholder in key only", head + "A:\n  l.{i}.a: l.0.b\n", "t.yaml:8: expected {i} once as a whole path segment"},
 		{"placeholder inside a segment", head + "A:\n  l.x{i}: l.{i}\n", "t.yaml:8: expected {i} once as a whole path segment"},
-		{"bad yaml", head + "A:\n  a: [b\n", "t.yaml:8: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
+		{"bad yaml", head + "A:\n  a: [b\n", "t.yaml:8: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
 		{"same key twice, same value", head + "A:\n  a: b\n  a: b\n", `t.yaml:9:3: LM002:`},
 	}
 	for _, tc := range tests {

@@ -148,8 +148,8 @@ var parserProblems = map[string]bool{
 
 // yamlHints say in words what the terser problems mean.
 var yamlHints = map[string]string{
-	"did not find expected ',' or ']'": "a '[' here is not closed",
-	"did not find expected ',' or '}'": "a '{' here is not closed",
+	"did not find expected ',' or ']'": "a '[' here is not closed, or a ',' is missing between its items",
+	"did not find expected ',' or '}'": "a '{' here is not closed, or a ',' is missing between its entries",
 	"found unexpected end of stream":   "a quote opened here is not closed",
 }
 

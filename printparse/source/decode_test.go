@@ -90,14 +90,17 @@ func TestYAMLError(t *testing.T) {
 	}{
 		// review item 15: the '[' is on line 6; yaml.v3 says line 5
 		{"flow sequence unclosed", "TopLayer:\n  0.module: module\n\nTransformerLayer:\n  input_layernorm: norm1\n  self_attention: [attn\n  pre_mlp_layernorm: norm2\n", false,
-			"m.yaml:6: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
-		{"flow sequence unclosed at the end", "TransformerLayer:\n  a: [b", false, "m.yaml:2: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
-		{"flow sequence unclosed on line 1", "a: [b\nc: d\n", false, "m.yaml:1: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
-		{"flow sequence unclosed, keys after", "A:\n  a: b\n  c: [d, e\n  f: g\n  h: i\n", false, "m.yaml:3: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
+			"m.yaml:6: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow sequence unclosed at the end", "TransformerLayer:\n  a: [b", false, "m.yaml:2: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow sequence unclosed on line 1", "a: [b\nc: d\n", false, "m.yaml:1: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow sequence unclosed, keys after", "A:\n  a: b\n  c: [d, e\n  f: g\n  h: i\n", false, "m.yaml:3: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow sequence closed, a ',' missing", "A:\n  x: y\n  a: [b, {c: d} e]\n", false, "m.yaml:3: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow sequence over lines, a ',' missing", "A:\n  a: [b,\n      'c'\n      'd']\n", false, "m.yaml:2: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
+		{"flow mapping closed, a ',' missing", "A:\n  a: {b: c d: e}\n", false, "m.yaml:2: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed, or a ',' is missing between its entries)"},
 		{"flow sequence empty, unclosed", "A:\n  a: [\n", false, "m.yaml:2: invalid YAML: did not find expected node content"},
-		{"flow mapping unclosed", "A:\n  a: {b: c\n  d: e\n", false, "m.yaml:2: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed)"},
-		{"flow mapping unclosed on line 1", "a: {b: c\nd: e\n", false, "m.yaml:1: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed)"},
-		{"flow mapping unclosed at the end", "A:\n  x: y\n  a: {b: c", false, "m.yaml:3: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed)"},
+		{"flow mapping unclosed", "A:\n  a: {b: c\n  d: e\n", false, "m.yaml:2: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed, or a ',' is missing between its entries)"},
+		{"flow mapping unclosed on line 1", "a: {b: c\nd: e\n", false, "m.yaml:1: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed, or a ',' is missing between its entries)"},
+		{"flow mapping unclosed at the end", "A:\n  x: y\n  a: {b: c", false, "m.yaml:3: invalid YAML: did not find expected ',' or '}' (a '{' here is not closed, or a ',' is missing between its entries)"},
 		{"dedented key", "A:\n  a: b\n c: d\n", false, "m.yaml:3: invalid YAML: did not find expected key"},
 		{"dedented key, nested", "A:\n  B:\n    a: b\n    c: d\n   e: f\n  g: h\n", false, "m.yaml:5: invalid YAML: did not find expected key"},
 		{"dedented key after a comment", "A:\n  a: b\n  # note\n\n c: d\n", false, "m.yaml:5: invalid YAML: did not find expected key"},
@@ -115,7 +118,7 @@ func TestYAMLError(t *testing.T) {
 		{"single quote unclosed", "A:\n  x: y\n  z: w\n  a: 'b\n  c: d\n  e: f\n", false, "m.yaml:4: invalid YAML: found unexpected end of stream (a quote opened here is not closed)"},
 		{"double quote unclosed on line 1", "a: \"b\nc: d\n", false, "m.yaml:1: invalid YAML: found unexpected end of stream (a quote opened here is not closed)"},
 		{"unknown escape", "A:\n  a: \"\\q\"\n", false, "m.yaml:2: invalid YAML: found unknown escape character"},
-		{"second document broken", "A:\n  a: b\n---\nB:\n  c: [d\n", false, "m.yaml:5: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
+		{"second document broken", "A:\n  a: b\n---\nB:\n  c: [d\n", false, "m.yaml:5: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
 		{"invalid UTF-8", "A:\n  a: b\n  c: \xff\n", false, "m.yaml:3: invalid YAML: invalid leading UTF-8 octet"},
 		{"control character", "A:\n  a: b\x01\n", false, "m.yaml:2: invalid YAML: control characters are not allowed"},
 		{"repeated key", "A:\n  a: b\n  a: c\n", true, "m.yaml:3: invalid YAML: mapping key \"a\" already defined at line 2"},
@@ -151,7 +154,7 @@ func TestYAMLError(t *testing.T) {
 // again (texts above relocateLimit): yaml.v3's, counted from 1.
 func TestYAMLErrorLarge(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"A:\n  x: y\n  a: [b\n  c: d\n", "m.yaml:3: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed)"},
+		{"A:\n  x: y\n  a: [b\n  c: d\n", "m.yaml:3: invalid YAML: did not find expected ',' or ']' (a '[' here is not closed, or a ',' is missing between its items)"},
 		{"A:\n  a: b\n    c: d\n", "m.yaml:3: invalid YAML: mapping values are not allowed in this context"},
 		{"A:\n  a: \"b\n  c: d\n", "m.yaml:2: invalid YAML: found unexpected end of stream (a quote opened here is not closed)"},
 		{"A:\n  a: b\n  c: \xff\n", "m.yaml:3: invalid YAML: invalid leading UTF-8 octet"},
