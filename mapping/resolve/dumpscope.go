@@ -74,7 +74,6 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 		return nil, nil
 	}
 	items := make([]*Item, 0, len(in.Names))
-	byName := make(map[string]*Item, len(in.Names))
 	parents := map[string]string{}
 	for i, name := range in.Names {
 		it, err := parseDumpItem(in, name, parents)
@@ -82,9 +81,8 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 			return nil, in.place(i, err)
 		}
 		items = append(items, it)
-		byName[name] = it
 	}
-	backwardPass(items, byName)
+	backwardPass(items)
 	renumberPass(items, "ParallelTransformer", "layers")
 	return items, nil
 }
@@ -176,18 +174,14 @@ func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item,
 	isLayer := apiType == layerCell || apiType == layerModule
 	parent := in.Construct[name]
 
-	// layer scope (set_layer_scope)
-	var data []string
-	switch {
-	case isLayer:
-		data = append(append([]string{}, p[:n-4]...), p[n-3:]...)
-	case apiType == StateParamsGrad:
-		data = p
-	}
+	// layer scope (set_layer_scope): the fields of the name without the
+	// API type, or of the parent, but the last three
 	layerScope := mapping.TopLayer
 	switch {
-	case data != nil:
-		layerScope = strings.Join(head(data, 3), ".")
+	case isLayer:
+		layerScope = fieldsPrefix(name, n-4)
+	case apiType == StateParamsGrad:
+		layerScope = fieldsPrefix(name, n-3)
 	case parent != "":
 		s, ok := parents[parent]
 		if !ok {
@@ -214,12 +208,27 @@ func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item,
 			frameScope = fs
 		}
 	}
-	full := []string{layerScope}
+	full := layerScope + "." + apiName
 	if frameScope != "" {
-		full = append(full, frameScope)
+		full = layerScope + "." + frameScope + "." + apiName
 	}
-	full = append(full, apiName)
-	return &Item{Name: name, State: state, Type: typ, FullScope: strings.Join(full, ".")}, nil
+	return &Item{Name: name, State: state, Type: typ, FullScope: full}, nil
+}
+
+// fieldsPrefix is the first k '.'-separated fields of s joined by '.'
+// ("" for none).
+func fieldsPrefix(s string, k int) string {
+	if k <= 0 {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			if k--; k == 0 {
+				return s[:i]
+			}
+		}
+	}
+	return s
 }
 
 // frameStackScope is msprobe's find_regard_scope + find_stack_func_list +
@@ -282,10 +291,17 @@ func containsAny(s string, subs []string) bool {
 
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
-func backwardPass(items []*Item, byName map[string]*Item) {
+func backwardPass(items []*Item) {
+	var byName map[string]*Item // built at the first backward item
 	for _, it := range items {
 		if !backwardTail(it.Name) {
 			continue
+		}
+		if byName == nil {
+			byName = make(map[string]*Item, len(items))
+			for _, x := range items {
+				byName[x.Name] = x
+			}
 		}
 		p := strings.Split(it.Name, ".")
 		tail := p[max(0, len(p)-2):]

@@ -387,3 +387,48 @@ func FuzzReadDumpInput(f *testing.F) {
 		}
 	})
 }
+
+// TestLayerScopeFields: the layer scope taken as a prefix of the name is
+// msprobe's join of all fields but the API type and the last three.
+func TestLayerScopeFields(t *testing.T) {
+	join := func(name string, k int) string {
+		p := strings.Split(name, ".")
+		return strings.Join(head(p[:k], 0), ".")
+	}
+	for _, name := range []string{"a", "a.b", "a.b.c", "a.b.c.d", "Module.x.forward.0", "Module.a.b.Linear.forward.0", "x..y.", ".."} {
+		n := strings.Count(name, ".") + 1
+		for k := 0; k <= n; k++ {
+			if got, want := fieldsPrefix(name, k), join(name, k); got != want {
+				t.Errorf("fieldsPrefix(%q, %d) = %q, want %q", name, k, got, want)
+			}
+		}
+	}
+	// msprobe's set_layer_scope, spelled as it is: the data fields less
+	// the last three
+	ref := func(name string) string {
+		p := strings.Split(name, ".")
+		n := len(p)
+		var data []string
+		apiName := p[n-4]
+		switch {
+		case p[n-1] == StateParamsGrad:
+			data, apiName = p, p[n-3]
+		case p[n-2] == StateParamsGrad:
+			data = p
+		default:
+			data = append(append([]string{}, p[:n-4]...), p[n-3:]...)
+		}
+		return strings.Join(head(data, 3), ".") + "." + apiName
+	}
+	in := DumpInput{Source: "synthetic", Framework: "pytorch", Construct: map[string]string{}}
+	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
+		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
+		it, err := parseDumpItem(in, name, map[string]string{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ref(name); it.FullScope != want {
+			t.Errorf("%s: full scope %q, want %q", name, it.FullScope, want)
+		}
+	}
+}
