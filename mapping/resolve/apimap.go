@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
@@ -88,36 +87,24 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry),
 // the row names (data mapping) and the module trees (validate's checks).
-// The two sides are read concurrently; each lets its construct.json and
-// stack.json go once its trie and tree are built.
+// The sides are read in turn (each read keeps both cores busy): the first
+// lets its construct.json and stack.json go, once its trie and tree are
+// built, before the second is read, which bounds the peak.
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	s := &Sides{}
 	var tries [2]*Trie
 	var rows [2]*rowTable
-	var errs [2]error
-	var wg sync.WaitGroup
 	for k, dir := range [2]string{npuDir, benchDir} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
-			if err != nil {
-				errs[k] = err
-				return
-			}
-			r := &s.side[k]
-			if in.allNames && in.noRepeats {
-				r.names = in.Names
-			}
-			r.tree, r.treeErr = dumpTree(in)
-			tries[k], rows[k] = t, rt
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+		t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
 		if err != nil {
-			return nil, err // the NPU side's first, as when read in turn
+			return nil, err
 		}
+		r := &s.side[k]
+		if in.allNames && in.noRepeats {
+			r.names = in.Names
+		}
+		r.tree, r.treeErr = dumpTree(in)
+		tries[k], rows[k] = t, rt
 	}
 	s.NPU, s.Bench, s.npuRows, s.benchRows = tries[0], tries[1], rows[0], rows[1]
 	return s, nil

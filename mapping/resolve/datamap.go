@@ -133,9 +133,9 @@ func (l *suffixList) find(s string) int {
 // kept per entry rather than per row: each NPU entry with its bench entry
 // and the row suffixes both have. Rows are named only when asked for.
 type DataMap struct {
-	npu, bench *rowTable
-	pairs      []dmPair
-	byEntry    map[string]int32 // NPU entry -> pairs index
+	lists   []suffixList // the NPU side's suffix lists
+	pairs   []dmPair
+	byEntry map[string]int32 // NPU entry -> pairs index
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
@@ -155,7 +155,7 @@ type dmPair struct {
 // NPU entry's name extends another's (a row of one could then be a row of
 // the other: the dict's later pair overwrites the earlier).
 func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
-	d := &DataMap{npu: npu, bench: bench, byEntry: make(map[string]int32, len(npu.entry))}
+	d := &DataMap{lists: npu.lists, byEntry: make(map[string]int32, len(npu.entry))}
 	general := npu.irregular || bench.irregular
 	type listPair struct{ n, b int32 }
 	cache := map[listPair][]bool{}
@@ -234,7 +234,7 @@ func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error)
 	}
 	for i := range d.pairs {
 		p := &d.pairs[i]
-		for k, s := range d.npu.lists[p.list].sfx {
+		for k, s := range d.lists[p.list].sfx {
 			b, bs := NA, ""
 			if p.bench != "" && p.has[k] {
 				b, bs = p.bench, s
@@ -254,7 +254,7 @@ func (d *DataMap) Len() int {
 	}
 	n := 0
 	for i := range d.pairs {
-		n += len(d.npu.lists[d.pairs[i].list].sfx)
+		n += len(d.lists[d.pairs[i].list].sfx)
 	}
 	return n
 }
@@ -283,7 +283,7 @@ func (d *DataMap) Lookup(entry, row string) (string, bool) {
 	}
 	p := &d.pairs[i]
 	s := row[len(entry):]
-	k := d.npu.lists[p.list].find(s)
+	k := d.lists[p.list].find(s)
 	switch {
 	case k < 0:
 		return "", false
