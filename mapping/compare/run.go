@@ -801,6 +801,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp); err != nil {
 		return err
 	}
+	cfg.entryNames = [2][]string{} // the plan's only: not held through the compare
 	if cfg.Mode == Tensor {
 		newTensor := opt.newTensor
 		if newTensor == nil {
