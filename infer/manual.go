@@ -209,7 +209,8 @@ func dropLast(m *mapping.Mapping, class string, newBlock bool) {
 // AddManual records what Manual made of manual pairs in r, so that the
 // report, --report json and the view say it: every pair a line, a class
 // rule's other instances or the sidecar now makes is one of r.Pairs
-// (reason "manual"; proven unless it is a sidecar pair), its modules leave
+// (reason "manual", banded sure: the user's own match; proven unless it
+// is a sidecar pair), its modules leave
 // the unmatched lists, the sidecar pairs join the forward draft's sidecar,
 // and Counts and Coverage are recounted.
 func (r *Result) AddManual(npu, bench *printparse.Tree, mr *ManualResult) {
