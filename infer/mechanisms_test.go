@@ -260,7 +260,8 @@ func TestExtraLevelKeepsItsChildren(t *testing.T) {
 // softmax and the dropout legacy's attention holds too, once took
 // legacy's attention from self_attention, banded sure on a synonym
 // alone. The extra levels are looked through only where the modules that
-// decide pair, and no pair is sure on names alone.
+// decide pair, no pair is sure on names alone, and the unpaired norms say
+// which projection applies them, briefly.
 func TestExtraLevelsDoNotStealLegacy(t *testing.T) {
 	npu, bench := corpusPair{"gpt2",
 		"prints/megatron/gpt2_style-gptmodel-te-learned-posemb-extra-repr__megatron-tp-sp-tutorial-anon.txt",
@@ -285,6 +286,25 @@ func TestExtraLevelsDoNotStealLegacy(t *testing.T) {
 		}
 	}
 	checkSureHasStructure(t, r)
+	// A fused norm's explanation names the one projection that applies
+	// it; the final norm, after every layer, is fused into none of the
+	// layers' projections (review item 18: 32 alternatives, 1.5 KB).
+	for n, w := range map[string]string{
+		l + "0.input_layernorm":          "self_attention.linear_qkv (",
+		l + "1.post_attention_layernorm": "mlp.linear_fc1 (",
+	} {
+		if !strings.Contains(r.UnmatchedWhy[n], w) {
+			t.Errorf("%s: %q, want it to name %s", n, r.UnmatchedWhy[n], w)
+		}
+	}
+	if why := r.UnmatchedWhy["language_model.transformer.final_layernorm"]; strings.Contains(why, "fused") {
+		t.Errorf("final_layernorm: %q", why)
+	}
+	for n, why := range r.UnmatchedWhy {
+		if len(why) > 300 {
+			t.Errorf("%s: a why of %d bytes", n, len(why))
+		}
+	}
 }
 
 // structureCodes are the reason codes of structural evidence: a pair

@@ -173,6 +173,10 @@ func writeText(w io.Writer, r *Result) error {
 			fmt.Fprintf(b, "  %s <-> %s: %s\n", p.NPU, p.Bench, mapping.BandLabel(p.Band, p.Doubts))
 		}
 	}
+	if n := len(r.Forward.Unintended) + len(r.Reverse.Unintended); n > 0 {
+		low++
+		fmt.Fprintf(b, "  and %d %s msprobe makes by name though the alignment left them alone (see unintended, band unsure)\n", n, plural(n, "pair", "pairs"))
+	}
 	if low == 0 {
 		b.WriteString("  none\n")
 	}

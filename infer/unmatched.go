@@ -150,11 +150,17 @@ func commonSegments(a, b string) int {
 	return n
 }
 
-// fusedNorm explains an unpaired norm whose parent's partner applies its
-// norms inside the projections (Transformer Engine's
+// fusedNormWhy explains an unpaired norm whose parent's partner applies
+// its norms inside the projections (Transformer Engine's
 // TELayerNormColumnParallelLinear: input_layernorm in linear_qkv,
-// pre_mlp_layernorm in linear_fc1): the parent's unpaired norms and the
-// partner's fused projections are matched in order.
+// pre_mlp_layernorm in linear_fc1), naming the one projection that
+// applies it: the one fusedNorms matched it with; the only norm-applying
+// projection in the partner (list members, such as the layers below a
+// final norm, left out: they apply their own norms); the one in the same
+// place when the parent's unpaired norms and the projections are as many;
+// or the first one inside the partner of the module the norm feeds (its
+// next sibling). When
+// none of these tells, it says so, briefly.
 func fusedNormWhy(al *alignment, n *printparse.Node, on side) string {
 	s, other := al.tree(on), al.tree(on.other())
 	p := n.Parent
@@ -168,15 +174,29 @@ func fusedNormWhy(al *alignment, n *printparse.Node, on side) string {
 	if pp == nil {
 		return ""
 	}
-	var fused []*printparse.Node
-	pp.Walk(func(d *printparse.Node) bool {
-		if oi := other.infos[d]; oi != nil && oi.kind == printparse.KindLinear && strings.Contains(d.Class, "LayerNorm") {
-			fused = append(fused, d)
-		}
-		return true
-	})
+	fusedIn := func(top *printparse.Node) []*printparse.Node {
+		var out []*printparse.Node
+		top.Walk(func(d *printparse.Node) bool {
+			oi := other.infos[d]
+			if oi == nil || d != top && isListMember(d) {
+				return false
+			}
+			if isNormLinear(oi) {
+				out = append(out, d)
+			}
+			return true
+		})
+		return out
+	}
+	fused := fusedIn(pp)
 	if len(fused) == 0 {
 		return ""
+	}
+	one := func(f *printparse.Node) string {
+		return "norm fused on the other side: " + rel(f, pp) + " (" + f.Class + ") applies it inside the projection (see structural)"
+	}
+	if len(fused) == 1 {
+		return one(fused[0])
 	}
 	var norms []*printparse.Node
 	for _, c := range kids(p) {
@@ -185,14 +205,19 @@ func fusedNormWhy(al *alignment, n *printparse.Node, on side) string {
 		}
 	}
 	if i := slices.Index(norms, n); len(norms) == len(fused) && i >= 0 {
-		f := fused[i]
-		return "norm fused on the other side: " + strings.TrimPrefix(f.Path, pp.Path+".") + " (" + f.Class + ") applies it inside the projection (see structural)"
+		return one(fused[i]) // as many norms as projections: in order
 	}
-	names := make([]string, len(fused))
-	for i, f := range fused {
-		names[i] = strings.TrimPrefix(f.Path, pp.Path+".")
+	// the module the norm feeds: its next sibling with a partner
+	sib := kids(p)
+	for i := slices.Index(sib, n) + 1; i > 0 && i < len(sib); i++ {
+		if m := al.matchOf(sib[i], on); m != nil && !minor(s.infos[sib[i]]) {
+			if in := fusedIn(m.node(on.other())); len(in) > 0 && isAncestor(pp, in[0]) {
+				return one(in[0])
+			}
+			break
+		}
 	}
-	return "norm fused on the other side into " + strings.Join(names, " or ") + " (" + fused[0].Class + ", see structural)"
+	return fmt.Sprintf("norm fused on the other side into one of %s's %d norm-applying projections (%s, see structural); which one cannot be told", displayPath(pp.Path), len(fused), fused[0].Class)
 }
 
 // engineAtRoot reports whether n (on side on) is an engine wrapper set
