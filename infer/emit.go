@@ -498,13 +498,11 @@ func addAloneWants(v *view, insts []*instance, union map[string]bool) {
 			if hit == nil {
 				continue
 			}
-			band := BandCheck
-			if v.ka.infos[n].kind == printparse.KindIdentity {
-				band = BandSure
-			}
+			// no band: the line pairs nothing (mapping.NoPartner), and
+			// validate reads its missing target as intended
 			why := v.al.whyUnmatched(n, v.keys)
 			in.want[k] = &entry{anchor: in.node, key: k, value: k, target: n, kind: "alone", implicit: true,
-				comment: fmt.Sprintf("%s: no partner, %s; the line keeps the class rule from pairing it with %s (%s)", band, why, rel(hit, ip), hit.Class)}
+				comment: fmt.Sprintf("%s: %s; the line keeps the class rule from pairing it with %s (%s)", mapping.NoPartner, why, rel(hit, ip), hit.Class)}
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/truth"
+	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/templates"
@@ -53,7 +54,30 @@ type evalRow struct {
 	// pairs: a pair of paths with every list index made "*" (the 32
 	// layers' copies of one pair are one line).
 	lines map[string]map[string]int
-	err   error
+	// invalid lists validate's errors on the draft as suggest writes it
+	// (marshalled and read back): none is the goal.
+	invalid []string
+	err     error
+}
+
+// validateDraft writes m as suggest does, reads it back and returns
+// validate's errors against the two trees.
+func validateDraft(m *mapping.Mapping, npu, bench *printparse.Tree) ([]string, error) {
+	data, err := m.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	back, diags, err := mapping.Parse(data, "layer_mapping.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range validate.Check(back, diags, npu, bench, validate.Options{}).Findings {
+		if f.Severity == mapping.Error {
+			out = append(out, f.String())
+		}
+	}
+	return out, nil
 }
 
 // distinctLines counts the distinct lines (see evalRow.lines) of the
@@ -170,6 +194,7 @@ func evalPair(p *truth.Pair, variant string) []evalRow {
 			row.s, row.err = truth.Evaluate(d.truth, res)
 			if row.err == nil {
 				row.lines = distinctLines(d.truth, res)
+				row.invalid, row.err = validateDraft(d.m, d.npu, d.bench)
 			}
 			rows = append(rows, row)
 		}
@@ -351,6 +376,19 @@ func TestEval(t *testing.T) {
 	if len(suggest) > 0 {
 		sort.Strings(suggest)
 		t.Logf("floors to update in evalFloors:\n%s", strings.Join(suggest, "\n"))
+	}
+}
+
+// TestBenchmarkDraftsValidate: every draft of the evaluation (every
+// benchmark pair, both directions, templates on and off) passes validate
+// with no error, as suggest writes it. A line that pairs nothing on
+// purpose says so (mapping.NoPartner) and is no error.
+func TestBenchmarkDraftsValidate(t *testing.T) {
+	t.Parallel()
+	for _, r := range sharedEval(t) {
+		if r.err == nil && len(r.invalid) > 0 {
+			t.Errorf("%s: validate finds %d errors in the draft:\n  %s", r.key(), len(r.invalid), strings.Join(head(r.invalid, 4), "\n  "))
+		}
 	}
 }
 

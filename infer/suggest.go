@@ -387,8 +387,10 @@ func header(npu, bench *printparse.Tree, tm *templates.Match, keys side) string 
 		b.WriteString("Template prior: none\n")
 	}
 	b.WriteString("Each line says its alignment score, margin over the runner-up and reasons;\n")
-	b.WriteString("each starts with its confidence band: sure, CHECK (look before trusting its rows)\n")
-	b.WriteString("or UNSURE (nothing but a prior or a name supports it). Identity needs no line.")
+	b.WriteString("each starts with its confidence band: sure (the structures agree: children, kind\n")
+	b.WriteString("or sizes), CHECK (look before trusting its rows) or UNSURE (nothing but a prior or\n")
+	b.WriteString("a name supports it). A line starting \"no partner:\" pairs nothing on purpose: msprobe\n")
+	b.WriteString("leaves a module whose target is missing unmatched. Identity needs no line.")
 	return b.String()
 }
 

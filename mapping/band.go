@@ -15,6 +15,18 @@ const (
 	BandUnsure = "unsure"
 )
 
+// NoPartner starts the comment of a drafted line that pairs nothing on
+// purpose ("no partner: ..."): its target does not exist on the bench side,
+// so msprobe leaves the module unmatched, as it does any target it cannot
+// find, instead of a class rule pairing it with a module that is not its
+// partner (a dense layer's placeholder norm with the MoE layers' real
+// one). Such a line has no band: it pairs nothing.
+const NoPartner = "no partner"
+
+// IsNoPartner reports whether comment starts a line that pairs nothing on
+// purpose (see NoPartner).
+func IsNoPartner(comment string) bool { return strings.HasPrefix(comment, NoPartner+":") }
+
 // BandLabel is the band as a drafted comment starts with it: "sure", or
 // "CHECK"/"UNSURE" followed by the doubts in parentheses.
 func BandLabel(band string, doubts []string) string {

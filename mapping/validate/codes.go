@@ -17,4 +17,5 @@ var Codes = []mapping.CodeInfo{
 	{Code: CodeMissingRule, Severity: "info", Check: "missing-rule", Meaning: "an NPU module without partner whose parent's partner has unclaimed children of its kind"},
 	{Code: CodeBandCheck, Severity: "info", Check: "band", Meaning: "a drafted line whose comment starts with CHECK: a plausible pair with a doubt, look at its rows before trusting them"},
 	{Code: CodeBandUnsure, Severity: "warning", Check: "band", Meaning: "a drafted line whose comment starts with UNSURE: nothing but a prior or a name supports it; edit the word once reviewed"},
+	{Code: CodeNoPartner, Severity: "info/warning", Check: "bad-target", Meaning: "a drafted line whose comment starts with \"no partner:\": its target is missing on the bench side on purpose, so msprobe leaves the module unmatched (a warning when the target exists)"},
 }

@@ -25,6 +25,8 @@
 //	LM110  missing-rule     info      an NPU module without partner whose parent's partner has unclaimed children of its kind
 //	LM111  band             info      a drafted line whose comment starts with CHECK (layermap suggest's band)
 //	LM112  band             warning   a drafted line whose comment starts with UNSURE; edit the word once reviewed
+//	LM113  bad-target       info      a drafted line whose comment starts with "no partner:": its target is missing on purpose,
+//	                                  so msprobe leaves the module unmatched (a warning when the target exists)
 //
 // Coverage counts the NPU modules msprobe would dump (resolve.HasDumpEntry:
 // not the root, not containers without forward such as ModuleList in print

@@ -27,6 +27,7 @@ const (
 	CodeMissingRule      = "LM110"
 	CodeBandCheck        = "LM111"
 	CodeBandUnsure       = "LM112"
+	CodeNoPartner        = "LM113"
 )
 
 // Check names, in report order.
@@ -483,6 +484,9 @@ func (c *checker) classRules(cls *mapping.ClassRules, name string, rules []*mapp
 		}
 		good, bad = uniq(good), uniq(bad)
 		switch {
+		case mapping.IsNoPartner(rl.Comment):
+			out = append(out, c.noPartner(rl, good, bad, badFire))
+			continue
 		case len(bad) > 0 && len(good) == 0:
 			out = append(out, c.badTarget(rl, badFire))
 		case len(bad) > 0:
@@ -754,6 +758,22 @@ func displayPath(n *resolve.TrieNode) string {
 		return p
 	}
 	return "the root"
+}
+
+// noPartner checks a line drafted to pair nothing (mapping.NoPartner):
+// info where its target is missing on the bench side, as intended; a
+// warning where it exists, since the line then pairs what it says has no
+// partner.
+func (c *checker) noPartner(rl *mapping.Rule, good, bad []*resolve.TrieNode, f firing) Finding {
+	if len(good) > 0 {
+		return Finding{Code: CodeNoPartner, Check: CheckBadTarget, Severity: mapping.Warning, Pos: rl.ValuePos,
+			Msg: fmt.Sprintf("%s says no partner, but target %q exists on the bench side under %s: the line pairs them", rl, rl.Target(), collapseTrie(good))}
+	}
+	msg := fmt.Sprintf("%s pairs nothing on purpose: target %q does not exist on the bench side", rl, rl.Target())
+	if len(bad) > 0 {
+		msg += fmt.Sprintf(", so msprobe leaves %s unmatched", joinPath(segsOf(f.container), rl.Key))
+	}
+	return Finding{Code: CodeNoPartner, Check: CheckBadTarget, Severity: mapping.Info, Pos: rl.ValuePos, Msg: msg}
 }
 
 func (c *checker) badTarget(rl *mapping.Rule, f firing) Finding {

@@ -3,6 +3,7 @@ package validate
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -451,4 +452,37 @@ MMGPTModel:
 		t.Errorf("an UNSURE line must fail with --strict only (failed %v, strict %v)", rep.Failed(false), rep.Failed(true))
 	}
 	goldenReports(t, rep, "bands")
+}
+
+// TestNoPartner: a drafted line that pairs nothing on purpose ("no
+// partner:") is info where its target is missing on the bench side, as
+// intended, and a warning where the target exists; without the marker the
+// missing target is an error (LM103).
+func TestNoPartner(t *testing.T) {
+	const draft = `TopLayer:
+  0.module: module
+
+Float16Module:
+  module.image_encoder: visual
+  module.text_decoder: model
+
+MMGPTModel:
+  decoder.layers.0.pre_mlp_layernorm: layers.0.pre_mlp_layernorm  # no partner: placeholder
+  decoder.layers.1.pre_mlp_layernorm: layers.1.post_attention_layernorm  # no partner: but it has one
+  decoder.layers.2.pre_mlp_layernorm: layers.2.pre_mlp_layernorm  # sure: score 1.00 margin 1.00: name
+`
+	rep := check(t, "", draft, mindspeedVL, hfVLOld, Options{})
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		if f.Code == CodeNoPartner || f.Code == CodeBadTarget {
+			got[key(f)] = f.Severity.String()
+		}
+	}
+	want := map[string]string{"LM113@9": "info", "LM113@10": "warning", "LM103@11": "error"}
+	if !maps.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	if rep.Bands != (Bands{Sure: 1}) {
+		t.Errorf("bands %+v: a no-partner line has none", rep.Bands)
+	}
 }
