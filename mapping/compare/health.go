@@ -2,11 +2,13 @@ package compare
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/mapping/validate"
+	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -101,7 +103,11 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths) (*resolve.DataMap, *
 	if err1 == nil && err2 == nil {
 		rep := validate.Check(m, nil, nt, bt, validate.Options{})
 		for _, f := range rep.Findings {
-			h.findings = append(h.findings, Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg})
+			fd := Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg}
+			if r := ruleAt(m, f); r != nil && notDumpedRule(r, f, nt, bt) {
+				fd.Severity, fd.Msg = "info", "layer not dumped: "+f.Msg+" (the dump holds fewer layers than the mapping names: a scope-limited dump or a smaller model; the rule fires on a dump that holds the layer)"
+			}
+			h.findings = append(h.findings, fd)
 		}
 	}
 	var names [2][]string
@@ -130,6 +136,74 @@ func namesModule(rule *mapping.Rule, it *resolve.Item) bool {
 	return scope == rule.Key || strings.HasSuffix(scope, "."+rule.Key)
 }
 
+// ruleAt is the rule a key (LM102) or target (LM103) finding points at.
+func ruleAt(m *mapping.Mapping, f validate.Finding) *mapping.Rule {
+	if f.Code != "LM102" && f.Code != "LM103" {
+		return nil
+	}
+	for _, c := range m.Classes {
+		for _, r := range c.Rules {
+			if f.Code == "LM102" && r.KeyPos == f.Pos || f.Code == "LM103" && r.ValuePos == f.Pos {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// notDumpedRule tells whether a key or target the dumps lack names a
+// layer index the dump does not hold: the same path with another index
+// exists (under an instance of the rule's class for a key, anywhere on
+// the bench side for a target).
+func notDumpedRule(r *mapping.Rule, f validate.Finding, nt, bt *printparse.Tree) bool {
+	if f.Code == "LM103" {
+		return layerNotDumped(r.Target(), func(p string) bool {
+			found := false
+			bt.Walk(func(n *printparse.Node) bool {
+				found = found || n.Lookup(p) != nil
+				return !found
+			})
+			return found
+		})
+	}
+	found := false
+	nt.Walk(func(n *printparse.Node) bool {
+		if n.Class == r.Class.Class || r.Class.Class == mapping.TopLayer && n == nt.Root {
+			found = found || layerNotDumped(r.Key, func(p string) bool { return n.Lookup(p) != nil })
+		}
+		return !found
+	})
+	return found
+}
+
+// maxLayerTry bounds the indices layerNotDumped tries in place of one.
+const maxLayerTry = 256
+
+// layerNotDumped tells whether path, which has does not know, names a
+// layer index a dump does not hold: replacing one of its numeric
+// segments by another index gives a path has knows.
+func layerNotDumped(path string, has func(string) bool) bool {
+	segs := strings.Split(path, ".")
+	for i, seg := range segs {
+		n, err := strconv.Atoi(seg)
+		if err != nil || n < 0 {
+			continue
+		}
+		for j := 0; j < maxLayerTry; j++ {
+			if j == n {
+				continue
+			}
+			segs[i] = strconv.Itoa(j)
+			ok := has(strings.Join(segs, "."))
+			segs[i] = seg
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // health merges the rank pairs' checks: findings every rank pair has.
 func mergeFindings(all [][]Finding) []Finding {
 	if len(all) == 0 {
@@ -156,11 +230,18 @@ func mergeFindings(all [][]Finding) []Finding {
 }
 
 // pairFindings lists the pairs that name a module no rank pair's dump
-// has (unknown[i] is the count of rank pairs lacking pair i).
-func pairFindings(pairs []mapping.ModulePair, pos []mapping.Pos, lacking []int, ranks int) []Finding {
+// has (lacking[i] is the count of rank pairs lacking pair i, notDumped[i]
+// of those where only layer indices the dump does not hold are missing:
+// info, not a warning).
+func pairFindings(pairs []mapping.ModulePair, pos []mapping.Pos, lacking, notDumped []int, ranks int) []Finding {
 	var out []Finding
 	for i, p := range pairs {
 		if ranks == 0 || lacking[i] < ranks {
+			continue
+		}
+		if notDumped[i] == lacking[i] {
+			out = append(out, Finding{Pos: pos[i].String(), Severity: "info", Code: "pairs",
+				Msg: fmt.Sprintf("layer not dumped: pair %s names a layer the dumps do not hold (a scope-limited dump or a smaller model): it pairs nothing here", p)})
 			continue
 		}
 		out = append(out, Finding{Pos: pos[i].String(), Severity: "warning", Code: "pairs",
@@ -169,7 +250,34 @@ func pairFindings(pairs []mapping.ModulePair, pos []mapping.Pos, lacking []int, 
 	return out
 }
 
-// moduleHas reports whether a dump's entry index has calls of a module.
+// pairState is what a rank pair's dumps know of a pairs-file entry.
+type pairState uint8
+
+const (
+	pairKnownState pairState = iota // both sides' modules have entries
+	pairLacking                     // a module has none
+	pairNotDumped                   // only modules of layers the dumps do not hold have none
+)
+
+// lackingState tells a pair some module of which has no entry: not
+// dumped when every such module names a layer index the dump does not
+// hold (another index of it has entries), lacking otherwise.
+func lackingState(p mapping.ModulePair, npuHas, benchHas func(path string) bool) pairState {
+	check := func(ms []string, has func(string) bool) bool {
+		for _, m := range ms {
+			if !has(m) && !layerNotDumped(m, has) {
+				return false
+			}
+		}
+		return true
+	}
+	if check(p.NPUModules(), npuHas) && check(p.BenchModules(), benchHas) {
+		return pairNotDumped
+	}
+	return pairLacking
+}
+
+// pairKnown reports whether every module of a pair has calls in the dumps.
 func pairKnown(p mapping.ModulePair, npuHas, benchHas func(path string) bool) bool {
 	for _, m := range p.NPUModules() {
 		if !npuHas(m) {
@@ -188,20 +296,23 @@ func pairKnown(p mapping.ModulePair, npuHas, benchHas func(path string) bool) bo
 // then the pairs no rank pair's dumps know.
 func (rep *Report) mergeHealth(in inputs) {
 	var all [][]Finding
-	lacking := make([]int, len(in.pairs))
+	lacking, notDumped := make([]int, len(in.pairs)), make([]int, len(in.pairs))
 	ranks := 0
 	for _, r := range rep.Ranks {
 		all = append(all, r.health)
 		if r.lacking != nil {
 			ranks++
 			for i, l := range r.lacking {
-				if l {
+				if l != pairKnownState {
 					lacking[i]++
+				}
+				if l == pairNotDumped {
+					notDumped[i]++
 				}
 			}
 		}
 	}
-	rep.Health = append(mergeFindings(all), pairFindings(in.pairs, in.pairsPos, lacking, ranks)...)
+	rep.Health = append(mergeFindings(all), pairFindings(in.pairs, in.pairsPos, lacking, notDumped, ranks)...)
 	if rep.Health == nil {
 		rep.Health = []Finding{}
 	}

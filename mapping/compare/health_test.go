@@ -160,3 +160,71 @@ func TestSentNowhereBlame(t *testing.T) {
 		t.Errorf("a bad target: blamed %v, want the rule with linear_projj alone", wrong.blamed)
 	}
 }
+
+// TestHealthLayerNotDumped: keys, targets and pairs that name a layer
+// index the dumps do not hold (a scope-limited dump, a smaller model
+// than the print the mapping was drafted from) are info "layer not
+// dumped", not errors, and do not fail --strict; a typo next to them
+// still does.
+func TestHealthLayerNotDumped(t *testing.T) {
+	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	text, err := os.ReadFile(filepath.Join(root, "layer_mapping.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// the dumps hold layers 0 and 1 (lines 39-40 and 41-42 below)
+	layers := "  layers.7.post_attention_layernorm: decoder.layers.7.pre_mlp_layernorm\n  layers.1.input_layernorm: decoder.layers.9.input_layernorm\n"
+	typo := "  layers.1.post_attention_layernrm: decoder.layers.1.pre_mlp_layernorm\n"
+	base := strings.Replace(string(text), "  layers: decoder.layers\n", "  layers: decoder.layers\n"+layers, 1)
+	notDumped := "- npu: module.model.layers.7.mlp\n  bench: 0.module.module.text_decoder.decoder.layers.7.mlp\n" +
+		"- npu: [module.model.layers.5.mlp.gate_proj, module.model.layers.5.mlp.up_proj]\n  bench: 0.module.module.text_decoder.decoder.layers.5.mlp.linear_fc1\n  kind: gate_up\n"
+	pairs := write("pairs.yaml", notDumped)
+	typoPairs := write("typo_pairs.yaml", notDumped+"- npu: module.model.layers.0.mlpp\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp\n")
+	for _, c := range []struct {
+		name, lm, pairs string
+		want            map[string]string // file:line -> "severity code"
+		failed          bool              // --strict fails on the health
+	}{
+		{name: "layers not dumped", lm: write("layers.yaml", base), pairs: pairs, want: map[string]string{
+			"layers.yaml:39": "info LM102", "layers.yaml:40": "info LM103", "pairs.yaml:1": "info pairs", "pairs.yaml:3": "info pairs",
+		}},
+		{name: "and a typo in each", lm: write("typo.yaml", strings.Replace(base, layers, layers+typo, 1)), pairs: typoPairs, want: map[string]string{
+			"typo.yaml:39": "info LM102", "typo.yaml:41": "error LM102", "typo_pairs.yaml:1": "info pairs", "typo_pairs.yaml:6": "warning pairs",
+		}, failed: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
+				OutDir: t.TempDir(), LayerMappingFile: c.lm, PairsFile: c.pairs, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, f := range rep.Health {
+				pos := filepath.Base(f.Pos)
+				if i := strings.LastIndexByte(pos, ':'); strings.Count(pos, ":") == 2 {
+					pos = pos[:i]
+				}
+				got[pos] = f.Severity + " " + f.Code
+				if f.Severity == "info" && f.Code != "LM108" && f.Code != "LM110" && f.Code != "LM111" && !strings.HasPrefix(f.Msg, "layer not dumped: ") {
+					t.Errorf("%s: info without the reason", f)
+				}
+			}
+			for pos, want := range c.want {
+				if got[pos] != want {
+					t.Errorf("%s: %q, want %q (all: %v)", pos, got[pos], want, rep.Health)
+				}
+			}
+			if rep.healthFailed() != c.failed {
+				t.Errorf("health failed %v, want %v", rep.healthFailed(), c.failed)
+			}
+		})
+	}
+}

@@ -94,8 +94,9 @@ func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 }
 
 // pairRows is PairRows; known tells, per pair, whether every module it
-// names has an entry in this rank pair's dumps.
-func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, []bool, error) {
+// names has an entry in this rank pair's dumps, and when not, whether
+// only layers the dumps do not hold are missing.
+func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, []pairState, error) {
 	if len(pairs) == 0 {
 		return nil, nil, nil
 	}
@@ -120,9 +121,11 @@ func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 	has := func(c map[string][]string) func(string) bool {
 		return func(path string) bool { return len(c[path+"|forward"])+len(c[path+"|backward"]) > 0 }
 	}
-	known := make([]bool, len(pairs))
+	known := make([]pairState, len(pairs))
 	for i, p := range pairs {
-		known[i] = pairKnown(p, has(nc), has(bc))
+		if !pairKnown(p, has(nc), has(bc)) {
+			known[i] = lackingState(p, has(nc), has(bc))
+		}
 	}
 	out := map[string]string{}
 	pairEntry := func(ne, be string) {

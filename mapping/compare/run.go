@@ -104,8 +104,8 @@ type RankReport struct {
 	Shards string               `json:"shards,omitempty"`
 
 	health  []Finding
-	lacking []bool  // pairs naming a module this rank pair lacks
-	da      *daRank // -da: the rank's per-rank JSON
+	lacking []pairState // per pair: whether this rank pair's dumps know its modules
+	da      *daRank     // -da: the rank's per-rank JSON
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
@@ -783,9 +783,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return err
 		}
 		cfg.Pairs = pm
-		for _, k := range known {
-			rr.lacking = append(rr.lacking, !k)
-		}
+		rr.lacking = known
 	}
 	var groups []mapping.ModulePair
 	for _, p := range in.pairs {
