@@ -190,20 +190,6 @@ func (al *aligner) strands(a, b *printparse.Node) bool {
 		return false
 	}
 	s := al.below(ia.canon, ib.canon)
-	held := func(n *printparse.Node, on side) map[*printparse.Node]bool {
-		hit := map[*printparse.Node]bool{}
-		for _, p := range s.pairs {
-			c := p.x
-			if on == benchSide {
-				c = p.y
-			}
-			for c.Parent != nil && c.Parent != n {
-				c = c.Parent
-			}
-			hit[c] = true
-		}
-		return hit
-	}
 	// near are the modules in the subtrees of n's siblings, at most two
 	// levels below them; nil when n has no siblings or too many.
 	near := func(n *printparse.Node) []*printparse.Node {
@@ -226,32 +212,30 @@ func (al *aligner) strands(a, b *printparse.Node) bool {
 	}
 	// b's stranded children against a's siblings, unless b's parent holds
 	// b alone; then the same the other way round.
-	if len(kids(b.Parent)) > 1 {
-		if cand := near(a); cand != nil {
-			hit := held(b, benchSide)
-			for _, c := range kids(b) {
-				if hit[c] || !decides(al.bench.infos[c]) {
-					continue
-				}
-				for _, x := range cand {
-					if l := al.local(x, c); l.ok && l.raw >= strandScore {
-						return true
-					}
-				}
-			}
+	for _, on := range []side{benchSide, npuSide} {
+		n, other, t := b, a, al.bench
+		if on == npuSide {
+			n, other, t = a, b, al.npu
 		}
-	}
-	if len(kids(a.Parent)) > 1 {
-		if cand := near(b); cand != nil {
-			hit := held(a, npuSide)
-			for _, c := range kids(a) {
-				if hit[c] || !decides(al.npu.infos[c]) {
-					continue
+		if len(kids(n.Parent)) < 2 {
+			continue
+		}
+		cand := near(other)
+		if cand == nil {
+			continue
+		}
+		hit := heldChildren(s, n, on)
+		for _, c := range kids(n) {
+			if hit[c] || !decides(t.infos[c]) {
+				continue
+			}
+			for _, x := range cand {
+				u, v := x, c // NPU first
+				if on == npuSide {
+					u, v = c, x
 				}
-				for _, y := range cand {
-					if l := al.local(c, y); l.ok && l.raw >= strandScore {
-						return true
-					}
+				if l := al.local(u, v); l.ok && l.raw >= strandScore {
+					return true
 				}
 			}
 		}
@@ -275,22 +259,32 @@ func (al *aligner) shares(a, b *printparse.Node) (float64, float64) {
 		if all == 0 {
 			return 0
 		}
-		hit := map[*printparse.Node]bool{}
-		for _, p := range s.pairs {
-			c := p.x
-			if on == benchSide {
-				c = p.y
-			}
-			for c.Parent != nil && c.Parent != n {
-				c = c.Parent
-			}
+		hit := 0
+		for c := range heldChildren(s, n, on) {
 			if decides(t.infos[c]) {
-				hit[c] = true
+				hit++
 			}
 		}
-		return float64(len(hit)) / float64(all)
+		return float64(hit) / float64(all)
 	}
 	return share(al.npu, a, npuSide), share(al.bench, b, benchSide)
+}
+
+// heldChildren are the children of n (on side on) that hold a pair of s,
+// the alignment below n and its partner.
+func heldChildren(s *sub, n *printparse.Node, on side) map[*printparse.Node]bool {
+	hit := map[*printparse.Node]bool{}
+	for _, p := range s.pairs {
+		c := p.x
+		if on == benchSide {
+			c = p.y
+		}
+		for c.Parent != nil && c.Parent != n {
+			c = c.Parent
+		}
+		hit[c] = true
+	}
+	return hit
 }
 
 // wrapsWhole reports whether one of a and b is a whole-model wrapper
