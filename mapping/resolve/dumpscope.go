@@ -74,9 +74,9 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 		return nil, nil
 	}
 	items := make([]*Item, 0, len(in.Names))
-	parents := map[string]string{}
+	c := newScopeCache()
 	for i, name := range in.Names {
-		it, err := parseDumpItem(in, name, parents)
+		it, err := parseDumpItem(in, name, c)
 		if err != nil {
 			return nil, in.place(i, err)
 		}
@@ -149,26 +149,53 @@ func head(s []string, n int) []string {
 	return s[:len(s)-n]
 }
 
-// parseDumpItem reads one dump name into an Item; parents caches the
-// layer scope of each API parent.
-func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item, error) {
-	p := strings.Split(name, ".")
-	n := len(p)
+// scopeCache keeps what dump items share: the layer scope of each API
+// parent, each distinct full scope once.
+type scopeCache struct {
+	parents, full map[string]string
+	buf           []byte
+}
+
+func newScopeCache() *scopeCache {
+	return &scopeCache{parents: map[string]string{}, full: map[string]string{}}
+}
+
+// fullScope returns the parts joined by '.', kept once.
+func (c *scopeCache) fullScope(parts ...string) string {
+	b := c.buf[:0]
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, p...)
+	}
+	c.buf = b
+	s, ok := c.full[string(b)]
+	if !ok {
+		s = string(b)
+		c.full[s] = s
+	}
+	return s
+}
+
+// parseDumpItem reads one dump name into an Item.
+func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
+	first, last, n := nameFields(name) // last[k] is field n-1-k
 	if n < 4 {
 		return nil, &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
 	}
 	var apiType, apiName, typ, state string
 	switch {
-	case p[n-1] == StateParamsGrad:
-		apiType, apiName, typ, state = StateParamsGrad, p[n-3], p[n-2], StateParamsGrad
-	case p[n-2] == StateParamsGrad && msprobe.IsDigits(p[n-1]):
-		apiType, apiName, typ, state = StateParamsGrad, p[n-4], p[n-3], StateParamsGrad
+	case last[0] == StateParamsGrad:
+		apiType, apiName, typ, state = StateParamsGrad, last[2], last[1], StateParamsGrad
+	case last[1] == StateParamsGrad && msprobe.IsDigits(last[0]):
+		apiType, apiName, typ, state = StateParamsGrad, last[3], last[2], StateParamsGrad
 	default:
-		apiType, typ = p[0], p[n-3]
+		apiType, typ = first, last[2]
 		if apiType == layerCell || apiType == layerModule {
-			apiName, state = p[n-4], p[n-2]
+			apiName, state = last[3], last[1]
 		} else {
-			apiName, state = typ, p[n-1]
+			apiName, state = typ, last[0]
 		}
 	}
 	isLayer := apiType == layerCell || apiType == layerModule
@@ -183,10 +210,10 @@ func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item,
 	case apiType == StateParamsGrad:
 		layerScope = fieldsPrefix(name, n-3)
 	case parent != "":
-		s, ok := parents[parent]
+		s, ok := c.parents[parent]
 		if !ok {
 			s = strings.Join(head(strings.Split(parent, "."), 3), ".")
-			parents[parent] = s
+			c.parents[parent] = s
 		}
 		layerScope = s
 	}
@@ -208,11 +235,25 @@ func parseDumpItem(in DumpInput, name string, parents map[string]string) (*Item,
 			frameScope = fs
 		}
 	}
-	full := layerScope + "." + apiName
+	full := c.fullScope(layerScope, apiName)
 	if frameScope != "" {
-		full = layerScope + "." + frameScope + "." + apiName
+		full = c.fullScope(layerScope, frameScope, apiName)
 	}
 	return &Item{Name: name, State: state, Type: typ, FullScope: full}, nil
+}
+
+// nameFields returns the first '.'-separated field of name, its last
+// four (last[0] the last one), and the number of fields.
+func nameFields(name string) (first string, last [4]string, n int) {
+	n = strings.Count(name, ".") + 1
+	first, _, _ = strings.Cut(name, ".")
+	end := len(name)
+	for k := 0; k < 4 && k < n; k++ {
+		i := strings.LastIndexByte(name[:end], '.')
+		last[k] = name[i+1 : end]
+		end = max(i, 0)
+	}
+	return first, last, n
 }
 
 // fieldsPrefix is the first k '.'-separated fields of s joined by '.'

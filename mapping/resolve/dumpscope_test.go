@@ -423,12 +423,27 @@ func TestLayerScopeFields(t *testing.T) {
 	in := DumpInput{Source: "synthetic", Framework: "pytorch", Construct: map[string]string{}}
 	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
 		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
-		it, err := parseDumpItem(in, name, map[string]string{})
+		it, err := parseDumpItem(in, name, newScopeCache())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := ref(name); it.FullScope != want {
 			t.Errorf("%s: full scope %q, want %q", name, it.FullScope, want)
+		}
+	}
+}
+
+func TestNameFields(t *testing.T) {
+	for _, name := range []string{"", "a", "a.b", "a.b.c", "a.b.c.d", "Module.a.b.Linear.forward.0", "..", "x..y.", ".a.b.c.d."} {
+		p := strings.Split(name, ".")
+		first, last, n := nameFields(name)
+		if n != len(p) || first != p[0] {
+			t.Errorf("%q: first %q n %d, want %q %d", name, first, n, p[0], len(p))
+		}
+		for k := 0; k < 4 && k < n; k++ {
+			if last[k] != p[n-1-k] {
+				t.Errorf("%q: last[%d] = %q, want %q", name, k, last[k], p[n-1-k])
+			}
 		}
 	}
 }
