@@ -128,8 +128,11 @@ different tensor-parallel sizes, the shards of one side combined.
 With a layer mapping, its health against the two dumps comes first in the
 summary: validate's checks (dead classes and keys, bad targets, missing
 rules) and pairs naming no module, each with file:line, and the rows each
-rule sends to a bench name no entry has; --strict makes a warning or error
-finding exit 1.
+rule sends to a bench name no entry has. Keys, targets and pairs naming a
+layer index the dump does not hold (a scope-limited dump, a smaller model)
+are info "layer not dumped". The findings are printed and leave the exit
+status alone; --strict makes a warning or error finding (a mapping or
+pairs file that matches no row, say) exit 1.
 
 The first divergence is noise-aware and classified: a compared output
 differs when its statistics differ by more than its dtype's noise floor
@@ -161,7 +164,8 @@ report), -f is -fm and -hl is --xlsx.
 
 Exit status: 0 no error rows, 1 error rows found (or no NPU row found a
 bench row, so nothing was compared, or --strict and a mapping-health
-finding), 2 bad input.`
+warning or error), 2 bad input (nothing is written, not even the output
+folder).`
 
 // NewCmdCompare builds layermap compare; runF, when set, replaces
 // runCompare.

@@ -232,3 +232,42 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		t.Errorf("--tp-size 2,2 on single ranks: exit %d (%s), want 1 (its error rows)", code, stderr)
 	}
 }
+
+// The exit status of mapping-health findings, as README and --help say
+// (issue 10's contract): printed always, exit 1 only under --strict; a
+// layer the dump does not hold is info and never fails. The dump is
+// compared with itself, so no row decides the status.
+func TestCompareHealthExit(t *testing.T) {
+	lf := filepath.Join(testkit.Root(t), "testdata/demo/dumps/llamafactory")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	noClass := write("nm.yaml", "NoSuchClass:\n  a: b\n")
+	noPairs := write("np.yaml", "- npu: no.such.module\n  bench: other.module\n")
+	notDumped := write("nd.yaml", "- npu: module.model.layers.7.mlp\n  bench: module.model.layers.7.mlp\n")
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"mapping matching nothing", []string{"-lm", noClass}, 0, "error LM101"},
+		{"mapping matching nothing, --strict", []string{"-lm", noClass, "--strict"}, 1, "error LM101"},
+		{"pairs matching nothing", []string{"--pairs", noPairs}, 0, "warning pairs: pair no.such.module <-> other.module names a module without an entry"},
+		{"pairs matching nothing, --strict", []string{"--pairs", noPairs, "--strict"}, 1, "warning pairs"},
+		{"a layer not dumped, --strict", []string{"--pairs", notDumped, "--strict"}, 0, "info pairs: layer not dumped"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := execCompare(t, append([]string{"-tp", lf, "-gp", lf, "-o", t.TempDir()}, c.args...)...)
+			if code != c.code || !strings.Contains(stdout, c.stdout) {
+				t.Errorf("exit %d, want %d; stdout lacks %q?\n%s%s", code, c.code, c.stdout, stdout, stderr)
+			}
+			if strict := strings.Contains(stderr, "--strict: the mapping has"); strict != (c.code == 1) {
+				t.Errorf("stderr %q: the --strict note must come with exit 1 alone", stderr)
+			}
+		})
+	}
+}
