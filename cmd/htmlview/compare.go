@@ -41,9 +41,8 @@ type CompareSink struct {
 	// unless set before the first row).
 	Budget int
 
-	loaded chan struct{} // closed when trees and err are set
-	trees  *compareTrees
-	err    error
+	trees *compareTrees
+	err   error // reading the trees
 
 	header []string
 	keep   []int // the columns the page shows (not the stack)
@@ -123,15 +122,12 @@ func (h *rowHeap) Pop() any {
 }
 
 // NewCompareSink returns the sink for one rank pair; m is the --mapping
-// file or nil. It starts reading the two module trees at once, while
-// compare reads the dumps.
+// file or nil. It reads the two module trees before compare starts (not
+// beside it: what reading them holds for a moment then does not add to
+// compare's own memory); an error is returned by the first call after.
 func NewCompareSink(npu, bench msprobe.Paths, m *MappingFile) *CompareSink {
-	s := &CompareSink{npu: npu, bench: bench, mf: m, Budget: MaxTableBytes,
-		loaded: make(chan struct{}), mods: map[*printparse.Node]*modState{}}
-	go func() {
-		defer close(s.loaded)
-		s.trees, s.err = loadTrees(npu, bench)
-	}()
+	s := &CompareSink{npu: npu, bench: bench, mf: m, Budget: MaxTableBytes, mods: map[*printparse.Node]*modState{}}
+	s.trees, s.err = loadTrees(npu, bench)
 	return s
 }
 
@@ -192,13 +188,11 @@ func loadTree(p msprobe.Paths) (*printparse.Tree, map[string]string, error) {
 	return t, construct, nil
 }
 
-func (s *CompareSink) wait() error {
-	<-s.loaded
-	return s.err
-}
-
 // Header receives the table's header.
 func (s *CompareSink) Header(cols []string) error {
+	if s.err != nil {
+		return s.err
+	}
 	s.header = append(s.header[:0], cols...)
 	s.keep = s.keep[:0]
 	for i, h := range cols {
@@ -264,8 +258,8 @@ func (s *CompareSink) rowCost() int { return 16 + 3*len(s.keep) }
 // Name cell, cost is the length of the cells the page would show and
 // cells returns them.
 func (s *CompareSink) add(npu string, bench func() string, res Result, cost int, cells func() []string) error {
-	if err := s.wait(); err != nil {
-		return err
+	if s.err != nil {
+		return s.err
 	}
 	ne := entryOf(npu)
 	mod, isMod := s.module(ne)
@@ -352,8 +346,8 @@ func (s *CompareSink) WriteView(w io.Writer, rr *compare.RankReport) error {
 // its outputs), the rows kept of each module and of the API calls inside
 // it, and the first divergence.
 func (s *CompareSink) View(rr *compare.RankReport) (*View, error) {
-	if err := s.wait(); err != nil {
-		return nil, err
+	if s.err != nil {
+		return nil, s.err
 	}
 	tr := s.trees
 	v := &View{
