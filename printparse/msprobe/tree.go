@@ -317,11 +317,11 @@ func (p *parser) findKey(o int32, key span) int32 {
 // index when o grows past indexKeysAbove members.
 func (p *parser) indexKey(o, c int32) {
 	t := p.t
+	if t.nodes[o].n <= indexKeysAbove {
+		return // no index yet: member counts only grow
+	}
 	if m := t.keys[o]; m != nil {
 		m[string(t.bytes(t.nodes[c].key))] = c
-		return
-	}
-	if t.nodes[o].n <= indexKeysAbove {
 		return
 	}
 	if t.keys == nil {
