@@ -1,3 +1,8 @@
+// Parts of this file are adapted from Go's internal/strconv (ftoadbox.go):
+// Copyright 2025 The Go Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style license that can be
+// found at https://go.dev/LICENSE.
+
 package msprobe
 
 import (
