@@ -1,14 +1,11 @@
 package htmlview_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -123,33 +120,9 @@ func runHTMLChild(b *testing.B, c htmlChild) (time.Duration, int64) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Maxrss * 1024
 }
 
-func benchSizes(env, def string) []int64 {
-	s := os.Getenv(env)
-	if s == "" {
-		s = def
-	}
-	var out []int64
-	for _, f := range strings.Split(s, ",") {
-		f, mul := strings.TrimSpace(f), int64(1)
-		switch {
-		case strings.HasSuffix(f, "G"):
-			mul, f = 1<<30, strings.TrimSuffix(f, "G")
-		case strings.HasSuffix(f, "M"):
-			mul, f = 1<<20, strings.TrimSuffix(f, "M")
-		}
-		if n, err := strconv.ParseInt(f, 10, 64); err == nil {
-			out = append(out, n*mul)
-		}
-	}
-	return out
-}
+func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }
 
-func sizeName(n int64) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%dGB", n>>30)
-	}
-	return fmt.Sprintf("%dMB", n>>20)
-}
+func sizeName(n int64) string { return dumpgen.SizeName(n) }
 
 // benchPairDir returns the folder of a generated pair (npu/ and bench/),
 // writing it with make unless LAYERMAP_BENCH_DIR has it already.
@@ -171,30 +144,7 @@ func benchPairDir(b *testing.B, name string, make func(npu, bench string) error)
 
 func genPair(b *testing.B, size int64) [2]string {
 	return benchPairDir(b, "gen-"+sizeName(size), func(npu, bench string) error {
-		for _, s := range []struct {
-			dir     string
-			perturb float64
-		}{{npu, 0}, {bench, 0.01}} {
-			if err := os.MkdirAll(s.dir, 0o755); err != nil {
-				return err
-			}
-			f, err := os.Create(filepath.Join(s.dir, "dump.json"))
-			if err != nil {
-				return err
-			}
-			w := bufio.NewWriterSize(f, 1<<20)
-			_, err = dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb})
-			if err == nil {
-				err = w.Flush()
-			}
-			if err2 := f.Close(); err == nil {
-				err = err2
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return dumpgen.WriteSyntheticPair(npu, bench, size, false)
 	})
 }
 
@@ -204,14 +154,6 @@ func stepsPair(b *testing.B, size int64) [2]string {
 		b.Fatal(err)
 	}
 	return benchPairDir(b, "qwen25vl-"+sizeName(size), func(npu, bench string) error {
-		for _, s := range []struct {
-			tmpl, out string
-			seed      uint64
-		}{{"llamafactory", npu, 3}, {"mindspeed-mm", bench, 5}} {
-			if _, err := dumpgen.Scale(filepath.Join(tmpl, s.tmpl), s.out, dumpgen.ScaleOptions{Seed: s.seed, Layers: 32, TargetBytes: size}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return dumpgen.WriteQwenPair(tmpl, npu, bench, size)
 	})
 }

@@ -1,16 +1,13 @@
 package compare
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -43,34 +40,9 @@ import (
 //   - peak-RSS-MB: the child's maximum resident set (getrusage ru_maxrss);
 //   - allocs/row: heap allocations (runtime.MemStats.Mallocs) per table row.
 
-func benchSizes(env, def string) []int64 {
-	s := os.Getenv(env)
-	if s == "" {
-		s = def
-	}
-	var out []int64
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		mul := int64(1)
-		switch {
-		case strings.HasSuffix(f, "G"):
-			mul, f = 1<<30, strings.TrimSuffix(f, "G")
-		case strings.HasSuffix(f, "M"):
-			mul, f = 1<<20, strings.TrimSuffix(f, "M")
-		}
-		if n, err := strconv.ParseInt(f, 10, 64); err == nil {
-			out = append(out, n*mul)
-		}
-	}
-	return out
-}
+func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }
 
-func sizeName(n int64) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%dGB", n>>30)
-	}
-	return fmt.Sprintf("%dMB", n>>20)
-}
+func sizeName(n int64) string { return dumpgen.SizeName(n) }
 
 // qwenTemplates holds the real Qwen2.5-VL dump folders the qwen25vl pairs
 // are scaled from; absolute, since benchmark children may run elsewhere.
@@ -151,46 +123,14 @@ func genBench(b *testing.B, size int64, tensor bool) benchPair {
 		name += "-tensor"
 	}
 	return cachedPair(b, name, func(npu, bench string) error {
-		for _, s := range []struct {
-			dir     string
-			perturb float64
-		}{{npu, 0}, {bench, 0.01}} {
-			if err := os.MkdirAll(s.dir, 0o755); err != nil {
-				return err
-			}
-			f, err := os.Create(filepath.Join(s.dir, "dump.json"))
-			if err != nil {
-				return err
-			}
-			w := bufio.NewWriterSize(f, 1<<20)
-			_, err = dumpgen.Write(w, dumpgen.Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
-			if err == nil {
-				err = w.Flush()
-			}
-			if err2 := f.Close(); err == nil {
-				err = err2
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return dumpgen.WriteSyntheticPair(npu, bench, size, tensor)
 	})
 }
 
 // qwenBench returns the scaled Qwen2.5-VL pair of size bytes per side.
 func qwenBench(b *testing.B, size int64) benchPair {
 	return cachedPair(b, "qwen25vl-"+sizeName(size), func(npu, bench string) error {
-		for _, s := range []struct {
-			tmpl, out string
-			seed      uint64
-		}{{"llamafactory", npu, 3}, {"mindspeed-mm", bench, 5}} {
-			if _, err := dumpgen.Scale(filepath.Join(qwenTemplates, s.tmpl), s.out,
-				dumpgen.ScaleOptions{Seed: s.seed, Layers: 32, TargetBytes: size}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return dumpgen.WriteQwenPair(qwenTemplates, npu, bench, size)
 	})
 }
 

@@ -1,0 +1,90 @@
+package dumpgen
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The benchmarks' dump pairs, written the same way wherever they are
+// measured so that a folder of pairs (LAYERMAP_BENCH_DIR) serves them all.
+
+// Sizes parses a comma-separated list of sizes per side such as
+// "64M,256M,1G" (M and G are binary units); an empty list is def.
+// Entries that do not parse are left out.
+func Sizes(list, def string) []int64 {
+	if list == "" {
+		list = def
+	}
+	var out []int64
+	for _, f := range strings.Split(list, ",") {
+		f, mul := strings.TrimSpace(f), int64(1)
+		switch {
+		case strings.HasSuffix(f, "G"):
+			mul, f = 1<<30, strings.TrimSuffix(f, "G")
+		case strings.HasSuffix(f, "M"):
+			mul, f = 1<<20, strings.TrimSuffix(f, "M")
+		}
+		if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+			out = append(out, n*mul)
+		}
+	}
+	return out
+}
+
+// SizeName names a size per side as the benchmarks do: "64MB", "1GB".
+func SizeName(n int64) string {
+	if n >= 1<<30 && n%(1<<30) == 0 {
+		return fmt.Sprintf("%dGB", n>>30)
+	}
+	return fmt.Sprintf("%dMB", n>>20)
+}
+
+// WriteSyntheticPair writes the synthetic pair of size bytes per side:
+// npuDir/dump.json and benchDir/dump.json from Write with seed 7, the bench
+// side's statistics perturbed by 1%; tensor writes tensor-mode entries.
+func WriteSyntheticPair(npuDir, benchDir string, size int64, tensor bool) error {
+	for _, s := range []struct {
+		dir     string
+		perturb float64
+	}{{npuDir, 0}, {benchDir, 0.01}} {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(s.dir, "dump.json"))
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		_, err = Write(w, Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
+		if err == nil {
+			err = w.Flush()
+		}
+		if err2 := f.Close(); err == nil {
+			err = err2
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteQwenPair scales the real Qwen2.5-VL dump folders under templates
+// (llamafactory/ to npuDir, mindspeed-mm/ to benchDir) to 32 layers per
+// tower and as many forward passes as size bytes per side ask: one model,
+// a longer dump.
+func WriteQwenPair(templates, npuDir, benchDir string, size int64) error {
+	for _, s := range []struct {
+		tmpl, out string
+		seed      uint64
+	}{{"llamafactory", npuDir, 3}, {"mindspeed-mm", benchDir, 5}} {
+		if _, err := Scale(filepath.Join(templates, s.tmpl), s.out, ScaleOptions{Seed: s.seed, Layers: 32, TargetBytes: size}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
