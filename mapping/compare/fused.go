@@ -397,15 +397,12 @@ func (f *fusedJoin) lookupParts(c *groupCall, suffix string, mark bool) ([]*mspr
 	parts := make([]*msprobe.Item, len(c.benchKeys))
 	found := 0
 	for i, k := range c.benchKeys {
-		err := f.br.benchRows(k+suffix, mark, func(b *sideRow) {
-			if parts[i] == nil {
-				it := b.it
-				parts[i] = &it
-				found++
-			}
-		})
+		it, err := f.firstBench(k+suffix, mark)
 		if err != nil {
 			return nil, 0, err
+		}
+		if it != nil {
+			parts[i], found = it, found+1
 		}
 	}
 	return parts, found, nil
@@ -521,6 +518,19 @@ func (f *fusedJoin) inputsOnly(c *groupCall, r rowRole) *fusedRow {
 	return &fusedRow{kind: c.kind, status: fusedInputsOnly, msg: fmt.Sprintf("fused: inputs only (%s: %s)", c.kind, why)}
 }
 
+// firstBench returns a copy of the first bench row named key (nil: there
+// is none); mark takes the row as compared.
+func (f *fusedJoin) firstBench(key string, mark bool) (*msprobe.Item, error) {
+	var first *msprobe.Item
+	err := f.br.benchRows(key, mark, func(b *sideRow) {
+		if first == nil {
+			it := b.it
+			first = &it
+		}
+	})
+	return first, err
+}
+
 // partRow handles a row of an NPU part: a shared input is compared with
 // the single bench module's row now; a row the parts combine into is
 // kept for the combined row.
@@ -532,29 +542,23 @@ func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmi
 	}
 	role := roleOf(&n.it, c.dir)
 	w := wants(c.kind, role)
+	// whole is the bench row the group's module has for this suffix (nil:
+	// not looked up yet; a missing row leaves the NPU row unmatched)
+	var whole *msprobe.Item
 	if w == howSame {
-		var whole *msprobe.Item
-		if err := f.br.benchRows(c.benchKeys[0]+suffix, false, func(b *sideRow) {
-			if whole == nil {
-				it := b.it
-				whole = &it
-			}
-		}); err != nil {
+		var err error
+		if whole, err = f.firstBench(c.benchKeys[0]+suffix, false); err != nil {
 			return err
 		}
 		if whole == nil {
 			return emit(n, nil, Unmatched)
 		}
 		if whole.Shape == n.it.Shape {
-			var b *sideRow
-			err := f.br.benchRows(c.benchKeys[0]+suffix, true, func(r *sideRow) {
-				if b == nil {
-					b = &sideRow{it: r.it}
-				}
-			})
+			it, err := f.firstBench(c.benchKeys[0]+suffix, true)
 			if err != nil {
 				return err
 			}
+			b := &sideRow{it: *it}
 			b.fused = &fusedRow{kind: c.kind, status: fusedShared,
 				msg: fmt.Sprintf("fused: %s, an input the %d NPU parts share, compared with the bench module's", c.kind, len(c.npu))}
 			return emit(n, b, ByGroup)
@@ -576,17 +580,14 @@ func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmi
 	}
 	// the bench row the parts make: without one, or when the shapes seen
 	// so far cannot make it, no combined row follows and no part claims one
-	var whole *msprobe.Item
-	if err := f.br.benchRows(c.benchKeys[0]+suffix, false, func(b *sideRow) {
-		if whole == nil {
-			it := b.it
-			whole = &it
-		}
-	}); err != nil {
-		return err
-	}
 	if whole == nil {
-		return emit(n, nil, Unmatched)
+		var err error
+		if whole, err = f.firstBench(c.benchKeys[0]+suffix, false); err != nil {
+			return err
+		}
+		if whole == nil {
+			return emit(n, nil, Unmatched)
+		}
 	}
 	if p.rows[suffix] == nil {
 		p.rows[suffix] = make([]*msprobe.Item, len(c.npu))
@@ -635,17 +636,14 @@ func (f *fusedJoin) combined(c *groupCall, p *partRows, entry string, emit rowEm
 			f.warn(c, strings.TrimPrefix(suffix, "."), "a part has no such row: the other parts' rows name a combined row the table lacks")
 			continue
 		}
-		var whole *sideRow
-		if err := f.br.benchRows(c.benchKeys[0]+suffix, true, func(b *sideRow) {
-			if whole == nil {
-				whole = &sideRow{it: b.it}
-			}
-		}); err != nil {
+		bench, err := f.firstBench(c.benchKeys[0]+suffix, true)
+		if err != nil {
 			return err
 		}
-		if whole == nil {
+		if bench == nil {
 			continue
 		}
+		whole := &sideRow{it: *bench}
 		role := roleOf(items[0], c.dir)
 		comb := f.decide(c, role, &whole.it, items)
 		if comb.how != howConcat && comb.how != howSum {
