@@ -762,13 +762,23 @@ func (p *rowPool) refill() {
 	p.mu.Unlock()
 }
 
-func (p *rowPool) row() *outRow {
-	if len(p.myRows) == 0 {
+// take pops the last of the join's list mine, refilled from what the
+// writer gave back when it is empty.
+func take[T any](p *rowPool, mine *[]T) (v T, ok bool) {
+	if len(*mine) == 0 {
 		p.refill()
 	}
-	if n := len(p.myRows); n > 0 {
-		r := p.myRows[n-1]
-		p.myRows = p.myRows[:n-1]
+	n := len(*mine)
+	if n == 0 {
+		return v, false
+	}
+	v = (*mine)[n-1]
+	*mine = (*mine)[:n-1]
+	return v, true
+}
+
+func (p *rowPool) row() *outRow {
+	if r, ok := take(p, &p.myRows); ok {
 		*r = outRow{cells: r.cells[:0], line: r.line[:0], msgs: r.msgs[:0]}
 		return r
 	}
@@ -776,12 +786,7 @@ func (p *rowPool) row() *outRow {
 }
 
 func (p *rowPool) side() *sideRow {
-	if len(p.mySides) == 0 {
-		p.refill()
-	}
-	if n := len(p.mySides); n > 0 {
-		r := p.mySides[n-1]
-		p.mySides = p.mySides[:n-1]
+	if r, ok := take(p, &p.mySides); ok {
 		return r
 	}
 	return new(sideRow)
@@ -789,12 +794,7 @@ func (p *rowPool) side() *sideRow {
 
 // group returns an empty group slice.
 func (p *rowPool) group() []*outRow {
-	if len(p.myGroups) == 0 {
-		p.refill()
-	}
-	if n := len(p.myGroups); n > 0 {
-		g := p.myGroups[n-1]
-		p.myGroups = p.myGroups[:n-1]
+	if g, ok := take(p, &p.myGroups); ok {
 		return g
 	}
 	return make([]*outRow, 0, 8)
