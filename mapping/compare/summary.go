@@ -27,7 +27,7 @@ type FusedCounts struct {
 	// Combined rows were compared with the other side's parts combined.
 	Combined int `json:"combined"`
 	// Shared rows are inputs the parts share, compared 1:1.
-	Shared int `json:"shared"`
+	Shared int `json:"shared_inputs"`
 	// InputsOnly rows have no exact combination: not compared.
 	InputsOnly int `json:"inputs_only"`
 	// Parts are NPU parts' rows, compared in a combined row.
