@@ -17,29 +17,14 @@ import (
 // the compared rows are told apart from msprobe's pass count, and
 // --strict makes the run fail.
 func TestMappingHealth(t *testing.T) {
-	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	text, err := os.ReadFile(filepath.Join(root, "layer_mapping.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := reverseTemplateMapping(t)
 	dir := t.TempDir()
-	bad := strings.Replace(string(text), "Qwen2_5_VLMLP:", "Qwen2_5_VLMPL:", 1)      // a typo'd class (line 25)
+	bad := strings.Replace(text, "Qwen2_5_VLMLP:", "Qwen2_5_VLMPL:", 1)              // a typo'd class (line 25)
 	bad = strings.Replace(bad, "  proj: linear_proj\n", "  proj: linear_projj\n", 1) // a bad target (line 23)
-	lm := filepath.Join(dir, "lm.yaml")
-	if err := os.WriteFile(lm, []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pairs := filepath.Join(dir, "pairs.yaml")
-	if err := os.WriteFile(pairs, []byte("- npu: module.visual.merger.ln_q\n  bench: 0.module.module.image_encoder.projector.layernorm\n- npu: module.no.such.module\n  bench: 0.module.nothing\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lm := writeText(t, dir, "lm.yaml", bad)
+	pairs := writeText(t, dir, "pairs.yaml", "- npu: module.visual.merger.ln_q\n  bench: 0.module.module.image_encoder.projector.layernorm\n- npu: module.no.such.module\n  bench: 0.module.nothing\n")
 	run := func(strict bool) *Report {
-		rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
-			OutDir: t.TempDir(), LayerMappingFile: lm, PairsFile: pairs, Strict: strict, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
+		return runReverseTemplate(t, lm, pairs, strict)
 	}
 	rep := run(false)
 	want := map[string]string{
@@ -93,21 +78,11 @@ func TestMappingHealth(t *testing.T) {
 // N:1 group calls are the fusion's; every count has at least as many
 // rows as entries.
 func TestSentNowhereBlame(t *testing.T) {
-	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	text, err := os.ReadFile(filepath.Join(root, "layer_mapping.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := reverseTemplateMapping(t)
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good.yaml", string(text))
-	bad := write("bad.yaml", strings.Replace(string(text), "  proj: linear_proj\n", "  proj: linear_projj\n", 1))
+	write := func(name, body string) string { return writeText(t, dir, name, body) }
+	good := write("good.yaml", text)
+	bad := write("bad.yaml", strings.Replace(text, "  proj: linear_proj\n", "  proj: linear_projj\n", 1))
 	var groups []mapping.ModulePair
 	for _, l := range []string{"0", "1"} {
 		groups = append(groups, mapping.ModulePair{Kind: mapping.KindQKV, Layout: mapping.LayoutInterleaved,
@@ -121,11 +96,7 @@ func TestSentNowhereBlame(t *testing.T) {
 		qkvFused int            // NPU rows of the groups' calls (q/k/v and the APIs they call), marked fused
 	}
 	run := func(lm, pairs string) sum {
-		rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
-			OutDir: t.TempDir(), LayerMappingFile: lm, PairsFile: pairs, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := runReverseTemplate(t, lm, pairs, false)
 		s := sum{blamed: map[string]int{}}
 		for _, n := range rep.Ranks[0].Summary.SentNowhere {
 			if n.Rows < n.Entries || n.Entries == 0 {
@@ -167,23 +138,13 @@ func TestSentNowhereBlame(t *testing.T) {
 // dumped", not errors, and do not fail --strict; a typo next to them
 // still does.
 func TestHealthLayerNotDumped(t *testing.T) {
-	root := testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	text, err := os.ReadFile(filepath.Join(root, "layer_mapping.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := reverseTemplateMapping(t)
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeText(t, dir, name, body) }
 	// the dumps hold layers 0 and 1 (lines 39-40 and 41-42 below)
 	layers := "  layers.7.post_attention_layernorm: decoder.layers.7.pre_mlp_layernorm\n  layers.1.input_layernorm: decoder.layers.9.input_layernorm\n"
 	typo := "  layers.1.post_attention_layernrm: decoder.layers.1.pre_mlp_layernorm\n"
-	base := strings.Replace(string(text), "  layers: decoder.layers\n", "  layers: decoder.layers\n"+layers, 1)
+	base := strings.Replace(text, "  layers: decoder.layers\n", "  layers: decoder.layers\n"+layers, 1)
 	notDumped := "- npu: module.model.layers.7.mlp\n  bench: 0.module.module.text_decoder.decoder.layers.7.mlp\n" +
 		"- npu: [module.model.layers.5.mlp.gate_proj, module.model.layers.5.mlp.up_proj]\n  bench: 0.module.module.text_decoder.decoder.layers.5.mlp.linear_fc1\n  kind: gate_up\n"
 	pairs := write("pairs.yaml", notDumped)
@@ -201,11 +162,7 @@ func TestHealthLayerNotDumped(t *testing.T) {
 		}, failed: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
-				OutDir: t.TempDir(), LayerMappingFile: c.lm, PairsFile: c.pairs, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := runReverseTemplate(t, c.lm, c.pairs, false)
 			got := map[string]string{}
 			for _, f := range rep.Health {
 				pos := filepath.Base(f.Pos)
@@ -227,4 +184,42 @@ func TestHealthLayerNotDumped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reverseTemplateDir is msprobe's Qwen2.5-VL golden compared with its
+// reverse layer_mapping template.
+func reverseTemplateDir(t *testing.T) string {
+	return testkit.Corpus(t, "msprobe", "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+}
+
+// reverseTemplateMapping is that golden's layer_mapping.yaml.
+func reverseTemplateMapping(t *testing.T) string {
+	text, err := os.ReadFile(filepath.Join(reverseTemplateDir(t), "layer_mapping.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(text)
+}
+
+// runReverseTemplate compares that golden's dumps with the layer mapping
+// lm and the pairs file pairs ("": none).
+func runReverseTemplate(t *testing.T, lm, pairs string, strict bool) *Report {
+	t.Helper()
+	root := reverseTemplateDir(t)
+	rep, err := Run(Options{Target: filepath.Join(root, "npu", "proc12360"), Golden: filepath.Join(root, "bench", "proc12353"),
+		OutDir: t.TempDir(), LayerMappingFile: lm, PairsFile: pairs, Strict: strict, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// writeText writes body to dir/name and returns its path.
+func writeText(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
