@@ -345,16 +345,7 @@ func backwardPass(items []*Item) {
 			}
 		}
 		p := strings.Split(it.Name, ".")
-		tail := p[max(0, len(p)-2):]
-		has := false
-		for _, s := range tail {
-			if s == StateBackward {
-				has = true
-			}
-		}
-		if !has {
-			continue
-		}
+		tail := p[max(0, len(p)-2):] // backwardTail: one of them is "backward"
 		for i := range tail {
 			tail[i] = strings.ReplaceAll(tail[i], StateBackward, StateForward)
 		}
