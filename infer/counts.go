@@ -59,9 +59,10 @@ func count(npu, bench *printparse.Tree, pairs, roots []Pair, parts [2]map[string
 	for _, p := range roots {
 		held[npuSide][p.NPU], held[benchSide][p.Bench] = true, true
 	}
+	var ix printparse.ChildIndex // pairs below a list of many layers: not a scan per pair
 	for _, p := range pairs {
 		held[npuSide][p.NPU], held[benchSide][p.Bench] = true, true
-		if n := npu.Lookup(p.NPU); n != nil && !resolve.HasDumpEntry(npu, n) {
+		if n := ix.Lookup(npu.Root, p.NPU); n != nil && !resolve.HasDumpEntry(npu, n) {
 			c.Containers++
 		}
 	}

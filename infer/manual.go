@@ -222,9 +222,10 @@ func (r *Result) AddManual(npu, bench *printparse.Tree, mr *ManualResult) {
 		held[npuSide][p.NPU], held[benchSide][p.Bench] = true, true
 	}
 	added := 0
+	var npuIx, benchIx printparse.ChildIndex
 	add := func(ps []mapping.ModulePair, proven bool) {
 		for _, p := range ps {
-			a, b := npu.Lookup(p.NPU), bench.Lookup(p.Bench)
+			a, b := npuIx.Lookup(npu.Root, p.NPU), benchIx.Lookup(bench.Root, p.Bench)
 			if a == nil || b == nil || held[npuSide][a.Path] || held[benchSide][b.Path] {
 				continue
 			}
