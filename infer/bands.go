@@ -188,14 +188,14 @@ func (r *alignment) lastLeft(m *match, groups map[*printparse.Node][]*nGroup) bo
 func (r *alignment) subtreeShare(m *match, s side, groups map[*printparse.Node][]*nGroup) float64 {
 	t := r.tree(s)
 	top, other := m.node(s), m.node(s.other())
-	cs := kids(top)
+	cs := kids(top) // a fresh slice: filtered in place
 	if t.infos[top].nmajor > 0 { // else only minor children: they decide
-		cs = slices.DeleteFunc(slices.Clone(cs), func(c *printparse.Node) bool { return !decides(t.infos[c]) || isAttentionKernel(c) })
+		cs = slices.DeleteFunc(cs, func(c *printparse.Node) bool { return !decides(t.infos[c]) || isAttentionKernel(c) })
 	}
 	if allNumeric(top) {
 		// a list's members of one structure count once: layers the
 		// other side does not have are a doubt of their own
-		cs = slices.DeleteFunc(slices.Clone(cs), func(c *printparse.Node) bool { return t.infos[c].dup })
+		cs = slices.DeleteFunc(cs, func(c *printparse.Node) bool { return t.infos[c].dup })
 	}
 	if len(cs) == 0 {
 		return 0
