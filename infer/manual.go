@@ -263,8 +263,12 @@ func (r *Result) AddManual(npu, bench *printparse.Tree, mr *ManualResult) {
 	}
 	r.Unmatched.NPU, r.Unmatched.Bench = keep(r.Unmatched.NPU, npuSide), keep(r.Unmatched.Bench, benchSide)
 	// UnmatchedWhy is keyed by path, both sides in one map
+	left := make(map[string]bool, len(r.Unmatched.NPU)+len(r.Unmatched.Bench))
+	for _, p := range append(slices.Clip(r.Unmatched.NPU), r.Unmatched.Bench...) {
+		left[p] = true
+	}
 	for _, p := range gone {
-		if !slices.Contains(r.Unmatched.NPU, p) && !slices.Contains(r.Unmatched.Bench, p) {
+		if !left[p] {
 			delete(r.UnmatchedWhy, p)
 		}
 	}
