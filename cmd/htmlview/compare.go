@@ -53,8 +53,7 @@ type CompareSink struct {
 	kept  rowHeap
 	bytes int // cost of the kept rows
 	seq   int
-	rows  int // rows of the table under a module
-	left  int // of those, rows the page does not carry
+	rows  int // rows of the table under a module (those not kept are left off the page)
 
 	fields [][]byte // scratch: the fields of a CSV line
 	unq    []byte   // scratch: unquoted fields
@@ -307,10 +306,8 @@ func (s *CompareSink) add(npu string, bench func() string, res Result, cost int,
 		w := heap.Pop(&s.kept).(*keptRow)
 		s.bytes -= w.cost
 		s.mods[w.mod].kept--
-		s.left++
 	}
 	if s.bytes+k.cost > s.Budget {
-		s.left++
 		return nil
 	}
 	k.row = Row{Cells: cells(), Result: res, API: !isMod}
@@ -324,7 +321,7 @@ func (s *CompareSink) add(npu string, bench func() string, res Result, cost int,
 func (s *CompareSink) Reset() error {
 	clear(s.mods)
 	s.order, s.kept = nil, nil
-	s.bytes, s.seq, s.rows, s.left = 0, 0, 0, 0
+	s.bytes, s.seq, s.rows = 0, 0, 0
 	return nil
 }
 
@@ -418,7 +415,7 @@ func (s *CompareSink) table(npu *Side) *Table {
 	for _, k := range kept {
 		t.Rows[k.mod] = append(t.Rows[k.mod], k.row)
 	}
-	if s.left > 0 {
+	if len(s.kept) < s.rows {
 		t.Total = map[*printparse.Node]int{}
 		for n, m := range s.mods {
 			if m.kept < m.rows {
@@ -430,7 +427,7 @@ func (s *CompareSink) table(npu *Side) *Table {
 			size = fmt.Sprintf("%.3g MB", float64(s.Budget)/(1<<20))
 		}
 		t.Note = fmt.Sprintf("%d of %d table rows are on this page (at most %s of cells: every warning and error row first, then each module's first rows); %s has them all.",
-			s.rows-s.left, s.rows, size, t.File)
+			len(s.kept), s.rows, size, t.File)
 	}
 	return t
 }
@@ -522,18 +519,20 @@ func (s *CompareSink) benchModule(entry string) (*printparse.Node, error) {
 // direction in its last two parts) followed by a row suffix
 // (msprobe.NormalRow), else its longest prefix that is an entry name.
 func entryOf(row string) string {
-	for pass := 0; pass < 2; pass++ {
-		for k := len(row); k > 0; k = strings.LastIndexByte(row[:k], '.') {
-			e := row[:k]
-			if op, _, _ := msprobe.SplitName(e); op == "" {
-				continue
-			}
-			if pass == 1 || msprobe.NormalRow(e, row) {
-				return e
-			}
+	longest := ""
+	for k := len(row); k > 0; k = strings.LastIndexByte(row[:k], '.') {
+		e := row[:k]
+		if op, _, _ := msprobe.SplitName(e); op == "" {
+			continue
+		}
+		if msprobe.NormalRow(e, row) {
+			return e
+		}
+		if longest == "" {
+			longest = e
 		}
 	}
-	return ""
+	return longest
 }
 
 // splitCSV splits one CSV line as compare writes it (RFC 4180: a field

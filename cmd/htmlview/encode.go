@@ -452,14 +452,9 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 	return err
 }
 
-// writeJSON writes the page's data but the table (bounded by the two
+// writeData writes the page's data but the table (bounded by the two
 // trees). encoding/json escapes <, > and &, so the text is safe inside a
 // <script> element.
-func writeJSON(w io.Writer, v *View) error {
-	_, err := writeData(w, v)
-	return err
-}
-
 func writeData(w io.Writer, v *View) (*encoder, error) {
 	j, e := encode(v)
 	b, err := json.Marshal(j)

@@ -97,7 +97,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	v.NPU.Why[v.NPU.Lookup("b")] = "no partner"
 	v.NPU.Result[v.NPU.Lookup("a.layers.1")] = Error
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, v); err != nil {
+	if _, err := writeData(&buf, v); err != nil {
 		t.Fatal(err)
 	}
 	var j jsonView
