@@ -188,7 +188,7 @@ func (r *alignment) lastLeft(m *match, groups map[*printparse.Node][]*nGroup) bo
 func (r *alignment) subtreeShare(m *match, s side, groups map[*printparse.Node][]*nGroup) float64 {
 	t := r.tree(s)
 	top, other := m.node(s), m.node(s.other())
-	cs := kids(top) // a fresh slice: filtered in place
+	cs := kids(top)              // a fresh slice: filtered in place
 	if t.infos[top].nmajor > 0 { // else only minor children: they decide
 		cs = slices.DeleteFunc(cs, func(c *printparse.Node) bool { return !decides(t.infos[c]) || isAttentionKernel(c) })
 	}
