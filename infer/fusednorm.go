@@ -81,18 +81,7 @@ func (al *alignment) fusedAt(m *match, fused side) []fusedNorm {
 	if len(norms) == 0 {
 		return nil
 	}
-	var linears []*printparse.Node
-	top := ft.infos[x].depth
-	x.Walk(func(d *printparse.Node) bool {
-		in := ft.infos[d]
-		if in == nil || in.depth-top > 3 || d != x && isListMember(d) {
-			return false
-		}
-		if isNormLinear(in) {
-			linears = append(linears, d)
-		}
-		return true
-	})
+	linears := normLinearsBelow(ft, x, 3)
 	if len(linears) != len(norms) {
 		return nil
 	}
@@ -149,4 +138,26 @@ func (f fusedNorm) note() string {
 		s += fmt.Sprintf("; %s (%s) is the placeholder left in its place", displayGroup(f.placeholder), f.placeholder.Class)
 	}
 	return s
+}
+
+// normLinearsBelow returns the linears with a norm fused in (isNormLinear)
+// at or below top, at most maxDepth levels down (maxDepth < 0: any
+// depth), not looking into list members below top.
+func normLinearsBelow(t *treeIndex, top *printparse.Node, maxDepth int) []*printparse.Node {
+	if t.infos[top] == nil {
+		return nil
+	}
+	var out []*printparse.Node
+	d0 := t.infos[top].depth
+	top.Walk(func(d *printparse.Node) bool {
+		in := t.infos[d]
+		if in == nil || maxDepth >= 0 && in.depth-d0 > maxDepth || d != top && isListMember(d) {
+			return false
+		}
+		if isNormLinear(in) {
+			out = append(out, d)
+		}
+		return true
+	})
+	return out
 }

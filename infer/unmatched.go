@@ -168,33 +168,18 @@ func fusedNormWhy(al *alignment, n *printparse.Node, on side) string {
 		return ""
 	}
 	if f, ok := al.fusedNormOf(n, on); ok && f.norm == s.infos[n].canon {
-		return "norm fused on the other side: " + rel(f.linear, f.at) + " (" + f.linear.Class + ") applies it inside the projection (see structural)"
+		return fusedNormMsg(f.linear, f.at)
 	}
 	pp := al.partner(p, on)
 	if pp == nil {
 		return ""
 	}
-	fusedIn := func(top *printparse.Node) []*printparse.Node {
-		var out []*printparse.Node
-		top.Walk(func(d *printparse.Node) bool {
-			oi := other.infos[d]
-			if oi == nil || d != top && isListMember(d) {
-				return false
-			}
-			if isNormLinear(oi) {
-				out = append(out, d)
-			}
-			return true
-		})
-		return out
-	}
+	fusedIn := func(top *printparse.Node) []*printparse.Node { return normLinearsBelow(other, top, -1) }
 	fused := fusedIn(pp)
 	if len(fused) == 0 {
 		return ""
 	}
-	one := func(f *printparse.Node) string {
-		return "norm fused on the other side: " + rel(f, pp) + " (" + f.Class + ") applies it inside the projection (see structural)"
-	}
+	one := func(f *printparse.Node) string { return fusedNormMsg(f, pp) }
 	if len(fused) == 1 {
 		return one(fused[0])
 	}
@@ -307,4 +292,9 @@ func isLookAlikeList(t *treeIndex, n *printparse.Node) bool {
 		}
 	}
 	return true
+}
+
+// fusedNormMsg says that linear, at its path from at, applies the norm.
+func fusedNormMsg(linear, at *printparse.Node) string {
+	return "norm fused on the other side: " + rel(linear, at) + " (" + linear.Class + ") applies it inside the projection (see structural)"
 }
