@@ -232,17 +232,20 @@ func readInputs(opt Options) (inputs, error) {
 
 // checkRankFiles checks what a rank pair reads before anything is
 // written: both rank folders, their dump.json headers, and stack.json
-// and construct.json being regular files (not a FIFO that would block).
-func checkRankFiles(opt Options, p rankPair) error {
+// and construct.json being regular files (not a FIFO that would block);
+// it keeps the files and headers in p for rankConfig.
+func checkRankFiles(opt Options, p *rankPair) error {
 	for i, dir := range [...]string{p.NPU.Path, p.Bench.Path} {
 		side := [...]string{"target", "golden"}[i]
 		ps, err := msprobe.Locate(dir)
 		if err != nil {
 			return asInput(fmt.Errorf("%s: %w", side, err))
 		}
-		if _, err := msprobe.ReadHeader(ps.DumpJSON); err != nil {
+		h, err := msprobe.ReadHeader(ps.DumpJSON)
+		if err != nil {
 			return inputErr(err)
 		}
+		p.paths[i], p.heads[i] = ps, h
 		stack := ps.StackJSON
 		if i == 0 && opt.StackJSON != "" {
 			stack = opt.StackJSON
@@ -329,10 +332,10 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range pairs {
+	for i := range pairs {
 		// the inputs' files before the output folder: a refused input
 		// creates nothing
-		if err := checkRankFiles(opt, p); err != nil {
+		if err := checkRankFiles(opt, &pairs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -418,6 +421,9 @@ func mixDirs(target, golden string) []string {
 type rankPair struct {
 	NPU, Bench msprobe.RankDir
 	tp         *tpPlan // the shards compared with this pair (--tp-size)
+	// Set by checkRankFiles: the NPU and bench files and dump.json headers.
+	paths [2]msprobe.Paths
+	heads [2]msprobe.Header
 }
 
 func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
@@ -712,27 +718,15 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	return rr, files, nil
 }
 
-// rankConfig locates a rank pair's files and reads their headers into the
-// comparison's configuration: the mode from the task, the stack column
-// from the NPU stack.json.
+// rankConfig turns a checked rank pair's files and headers
+// (checkRankFiles) into the comparison's configuration: the mode from the
+// task, the stack column from the NPU stack.json.
 func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err error) {
-	if np, err = msprobe.Locate(p.NPU.Path); err != nil {
-		return np, bp, cfg, asInput(fmt.Errorf("target: %w", err))
-	}
-	if bp, err = msprobe.Locate(p.Bench.Path); err != nil {
-		return np, bp, cfg, asInput(fmt.Errorf("golden: %w", err))
-	}
+	np, bp = p.paths[0], p.paths[1]
 	if np.Debug != bp.Debug {
 		return np, bp, cfg, badInput("%s and %s: expected both dump.json or both debug.json", np.DumpJSON, bp.DumpJSON)
 	}
-	nh, err := msprobe.ReadHeader(np.DumpJSON)
-	if err != nil {
-		return np, bp, cfg, inputErr(err)
-	}
-	bh, err := msprobe.ReadHeader(bp.DumpJSON)
-	if err != nil {
-		return np, bp, cfg, inputErr(err)
-	}
+	nh, bh := p.heads[0], p.heads[1]
 	if nh.Task != bh.Task {
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
