@@ -204,24 +204,8 @@ func (s *CompareSink) Header(cols []string) error {
 
 // Row receives one row as cells (an XLSX table).
 func (s *CompareSink) Row(cells []compare.Cell, mark compare.RowMark) error {
-	if len(cells) < 2 {
-		return nil
-	}
-	cost := 0
-	for _, i := range s.keep {
-		if i < len(cells) {
-			cost += len(cells[i].Text)
-		}
-	}
-	return s.add(cells[0].Text, func() string { return cells[1].Text }, ParseResult(mark.Result), cost, func() []string {
-		out := make([]string, len(s.keep))
-		for k, i := range s.keep {
-			if i < len(cells) {
-				out[k] = cells[i].Text
-			}
-		}
-		return out
-	})
+	return s.addFields(len(cells), func(i int) int { return len(cells[i].Text) },
+		func(i int) string { return cells[i].Text }, ParseResult(mark.Result))
 }
 
 // Line receives one row as its CSV line (a CSV table).
@@ -229,20 +213,28 @@ func (s *CompareSink) Line(line []byte, mark compare.RowMark) error {
 	s.csv = true
 	s.fields, s.unq = splitCSV(line, s.fields[:0], s.unq[:0])
 	f := s.fields
-	if len(f) < 2 {
+	return s.addFields(len(f), func(i int) int { return len(f[i]) },
+		func(i int) string { return string(f[i]) }, ParseResult(mark.Result))
+}
+
+// addFields adds a row of n fields, field i size(i) bytes long and read
+// by text(i) only when the row is kept: names from fields 0 and 1, the
+// columns kept from s.keep.
+func (s *CompareSink) addFields(n int, size func(int) int, text func(int) string, res Result) error {
+	if n < 2 {
 		return nil
 	}
 	cost := 0
 	for _, i := range s.keep {
-		if i < len(f) {
-			cost += len(f[i])
+		if i < n {
+			cost += size(i)
 		}
 	}
-	return s.add(string(f[0]), func() string { return string(f[1]) }, ParseResult(mark.Result), cost, func() []string {
+	return s.add(text(0), func() string { return text(1) }, res, cost, func() []string {
 		out := make([]string, len(s.keep))
 		for k, i := range s.keep {
-			if i < len(f) {
-				out[k] = string(f[i])
+			if i < n {
+				out[k] = text(i)
 			}
 		}
 		return out
