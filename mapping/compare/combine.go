@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,20 +119,7 @@ func numel(d []int) int {
 func concatAxis(whole []int, parts [][]int) (c combination, ok bool) {
 	found := -1
 	for a := range whole {
-		fits, sum := true, 0
-		for _, p := range parts {
-			if len(p) != len(whole) {
-				fits = false
-				break
-			}
-			for i := range p {
-				if i != a && p[i] != whole[i] {
-					fits = false
-				}
-			}
-			sum += p[a]
-		}
-		if fits && sum == whole[a] {
+		if sum, fits := axisFit(whole, parts, a); fits && sum == whole[a] {
 			if found >= 0 {
 				return c, false
 			}
@@ -141,15 +129,38 @@ func concatAxis(whole []int, parts [][]int) (c combination, ok bool) {
 	if found >= 0 {
 		return combination{how: howConcat, axis: found}, true
 	}
-	if len(whole) > 0 && whole[0] == len(parts) {
-		for _, p := range parts {
-			if len(p) != len(whole)-1 || msprobe.FormatShape(p) != msprobe.FormatShape(whole[1:]) {
-				return c, false
-			}
-		}
+	if len(whole) > 0 && whole[0] == len(parts) && stackFits(whole, parts) {
 		return combination{how: howConcat, stack: true}, true
 	}
 	return c, false
+}
+
+// axisFit reports whether every part has whole's sizes on every axis but
+// a, and the sum of their sizes along a.
+func axisFit(whole []int, parts [][]int, a int) (sum int, fits bool) {
+	for _, p := range parts {
+		if len(p) != len(whole) {
+			return 0, false
+		}
+		for i := range p {
+			if i != a && p[i] != whole[i] {
+				return 0, false
+			}
+		}
+		sum += p[a]
+	}
+	return sum, true
+}
+
+// stackFits reports whether every part has whole's shape without its
+// first axis (whole stacks them).
+func stackFits(whole []int, parts [][]int) bool {
+	for _, p := range parts {
+		if !slices.Equal(p, whole[1:]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameShapes reports whether every part has whole's shape text.

@@ -363,32 +363,11 @@ func canMake(how combineHow, whole string, parts []*msprobe.Item) bool {
 	}
 	unseen := len(parts) - len(seen)
 	for a := range ws {
-		fits, sum := true, 0
-		for _, d := range seen {
-			if len(d) != len(ws) {
-				fits = false
-				break
-			}
-			for i := range d {
-				if i != a && d[i] != ws[i] {
-					fits = false
-				}
-			}
-			sum += d[a]
-		}
-		if fits && (unseen == 0 && sum == ws[a] || unseen > 0 && sum+unseen <= ws[a]) {
+		if sum, fits := axisFit(ws, seen, a); fits && (unseen == 0 && sum == ws[a] || unseen > 0 && sum+unseen <= ws[a]) {
 			return true
 		}
 	}
-	if len(ws) > 0 && ws[0] == len(parts) {
-		for _, d := range seen {
-			if msprobe.FormatShape(d) != msprobe.FormatShape(ws[1:]) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return len(ws) > 0 && ws[0] == len(parts) && stackFits(ws, seen)
 }
 
 // lookupParts returns the bench rows of suffix in each of c's bench
