@@ -46,10 +46,13 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 	var rt *rowTable
 	if rows {
 		var names []string
-		h, repeats, err := scanNames(paths.DumpJSON, func() { rt, names = newRowTable(), nil }, func(e *msprobe.Entry) {
+		reset := func() { rt, names = newRowTable(), nil }
+		reset()
+		h, repeats, err := msprobe.ScanFileExactReuse(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
 			name := strings.Clone(e.Name)
 			rt.add(name, e)
 			names = append(names, name)
+			return nil
 		})
 		if err != nil {
 			return fail(err)
@@ -98,33 +101,6 @@ func trieFromInput(in DumpInput) (*Trie, error) {
 		return nil, err
 	}
 	return TrieFromItems(in.Source, items), nil
-}
-
-// scanNames scans a dump.json as ScanFileExact does (reset, then a second
-// scan, when "data" repeats a key: repeats is set), reusing the entries:
-// fn must copy what it keeps.
-func scanNames(path string, reset func(), fn func(e *msprobe.Entry)) (h msprobe.Header, repeats bool, err error) {
-	scan := func(plan *msprobe.Repeats) (msprobe.Header, error) {
-		reset()
-		f, err := source.Open(path, source.MaxDumpJSON)
-		if err != nil {
-			return msprobe.Header{}, err // *source.Error naming the file
-		}
-		defer f.Close()
-		return msprobe.ScanReuseWith(f, path, plan, func(e *msprobe.Entry) error { fn(e); return nil })
-	}
-	if h, err = scan(nil); err == nil {
-		return h, false, nil
-	}
-	plan, ferr := msprobe.FindRepeatsAfter(err)
-	switch {
-	case ferr != nil:
-		return msprobe.Header{}, false, ferr
-	case plan == nil:
-		return msprobe.Header{}, false, err
-	}
-	h, err = scan(plan)
-	return h, true, err
 }
 
 // dumpTree is printparse.LoadDumpDir of the folder in was read from,

@@ -40,12 +40,16 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // ScanFileWith is ScanFile with the plan FindRepeats gave for the file
 // (nil: none).
 func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, error) {
+	return scanFile(path, plan, fn, false)
+}
+
+func scanFile(path string, plan *Repeats, fn func(*Entry) error, reuse bool) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, err // *source.Error naming the file
 	}
 	defer f.Close()
-	return scan(f, path, plan, fn, runtime.GOMAXPROCS(0) > 1, false)
+	return scan(f, path, plan, fn, runtime.GOMAXPROCS(0) > 1, reuse)
 }
 
 // ScanFileExact is ScanFile that reads a "data" repeating keys as
@@ -53,19 +57,32 @@ func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, er
 // forgets the entries fn was given) and scans the file again with its
 // Repeats.
 func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, error) {
-	h, err := ScanFile(path, fn)
+	h, _, err := scanFileExact(path, reset, fn, false)
+	return h, err
+}
+
+// ScanFileExactReuse is ScanFileExact reusing the entries it gives fn (as
+// ScanReuse does: fn must copy what it keeps); repeats tells whether
+// "data" repeated a key (the file was scanned again).
+func ScanFileExactReuse(path string, reset func(), fn func(*Entry) error) (h Header, repeats bool, err error) {
+	return scanFileExact(path, reset, fn, true)
+}
+
+func scanFileExact(path string, reset func(), fn func(*Entry) error, reuse bool) (Header, bool, error) {
+	h, err := scanFile(path, nil, fn, reuse)
 	if err == nil {
-		return h, nil
+		return h, false, nil
 	}
 	plan, ferr := FindRepeatsAfter(err)
 	switch {
 	case ferr != nil:
-		return Header{}, ferr
+		return Header{}, false, ferr
 	case plan == nil:
-		return Header{}, err
+		return Header{}, false, err
 	}
 	reset()
-	return ScanFileWith(path, plan, fn)
+	h, err = scanFile(path, plan, fn, reuse)
+	return h, true, err
 }
 
 // Scan streams a dump.json from r and calls fn once per entry of "data",
