@@ -56,16 +56,16 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 // Sides are two dump folders as the layer mapping reads them: the scope
 // tries and, per entry, its row names.
 type Sides struct {
-	NPU, Bench         *Trie
-	npuRows, benchRows *rowTable
-	side               [2]sideRest
+	NPU, Bench *Trie
+	side       [2]sideRest
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
-// its entry names as SkimExact gives them (nil when they may differ) and
-// its module tree.
+// its entry names as SkimExact gives them (nil when they may differ), the
+// row names of each entry and its module tree.
 type sideRest struct {
 	names   []string
+	rows    *rowTable
 	tree    *printparse.Tree
 	treeErr error
 }
@@ -93,7 +93,6 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	s := &Sides{}
 	var tries [2]*Trie
-	var rows [2]*rowTable
 	for k, dir := range [2]string{npuDir, benchDir} {
 		t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
 		if err != nil {
@@ -104,16 +103,16 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 			r.names = in.Names
 		}
 		r.tree, r.treeErr = dumpTree(in)
-		tries[k], rows[k] = t, rt
+		tries[k], r.rows = t, rt
 	}
-	s.NPU, s.Bench, s.npuRows, s.benchRows = tries[0], tries[1], rows[0], rows[1]
+	s.NPU, s.Bench = tries[0], tries[1]
 	return s, nil
 }
 
 // DataMappingOf expands an api mapping of these sides into msprobe's data
 // mapping (see DataMapping).
 func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
-	return newDataMap(api, s.npuRows, s.benchRows)
+	return newDataMap(api, s.side[0].rows, s.side[1].rows)
 }
 
 // readSide builds the scope trie of a dump folder and, with rows, the

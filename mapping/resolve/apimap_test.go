@@ -120,7 +120,7 @@ func TestGenerateDataMappingParity(t *testing.T) {
 			}
 			dm := sides.DataMappingOf(APIMapping(mustLoad(t, tc.yaml), sides.NPU, sides.Bench))
 			compact := dm.Pairs()
-			checkLookup(t, dm, sides.npuRows, compact)
+			checkLookup(t, dm, sides.side[0].rows, compact)
 			if tc.unordered { // the python test compares dicts
 				sortPairs(got)
 				sortPairs(compact)
