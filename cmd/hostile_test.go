@@ -321,6 +321,12 @@ func TestHostileDumps(t *testing.T) {
 		{"stack.json with trailing garbage", compare(func(t *testing.T, npu, _ string) {
 			edit(t, filepath.Join(npu, "stack.json"), appendTo(" x"))
 		}), ExitBadInput, []string{"npu/stack.json:1: expected end of file"}},
+		// stack.json is read beside the dumps; its error still comes first
+		{"stack.json and both dump.json bad", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(npu, "stack.json"), appendTo(" x"))
+			edit(t, filepath.Join(npu, "dump.json"), appendTo("{}"))
+			edit(t, filepath.Join(bench, "dump.json"), appendTo("{}"))
+		}), ExitBadInput, []string{"npu/stack.json:1: expected end of file"}},
 		{"invalid UTF-8 in a dump.json string", compare(func(t *testing.T, _, bench string) {
 			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte("float32"), []byte("float\xff32"), 1) })
 		}), ExitBadInput, []string{"bench/dump.json:9: expected UTF-8 text in the string, found byte 0xff"}},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/mapping/resolve"
@@ -371,36 +372,40 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	indexed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
 	var ix *benchIndex
 	var bs *benchSide
-	if indexed {
-		var err error
-		if ix, err = newBenchIndex(bench, &cfg, renumber); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
+	defer func() {
+		if ix != nil {
+			ix.close()
 		}
-		defer ix.close()
-	} else {
+	}()
+	// The bench side is indexed (or read) by the first pass's join
+	// goroutine, while the NPU side is already being read.
+	newJoin := func() (joiner, error) {
+		var j joiner
 		var err error
-		var md5 bool
-		if bs, err = collectBench(benchEntries(bench, &md5, cfg.BenchRepeats), &cfg, renumber); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
+		switch {
+		case indexed:
+			if ix == nil {
+				if ix, err = newBenchIndex(bench, &cfg, renumber); err != nil {
+					return nil, fmt.Errorf("bench: %w", err)
+				}
+			}
+			ix.reset()
+			j = &indexJoin{ix: ix, cfg: &cfg}
+		default:
+			if bs == nil {
+				var md5 bool
+				if bs, err = collectBench(benchEntries(bench, &md5, cfg.BenchRepeats), &cfg, renumber); err != nil {
+					return nil, fmt.Errorf("bench: %w", err)
+				}
+				bs.md5 = bs.md5 || md5
+			}
+			j = newStoreJoin(bs, &cfg)
 		}
-		bs.md5 = bs.md5 || md5
+		return fusedJoiner(j, &cfg)
 	}
 	var assumed artifacts
 	for pass := 0; ; pass++ {
-		var sum *Summary
-		var scan *artifactScan
-		var err error
-		var j joiner
-		if indexed {
-			ix.reset()
-			j = &indexJoin{ix: ix, cfg: &cfg}
-		} else {
-			j = newStoreJoin(bs, &cfg)
-		}
-		if j, err = fusedJoiner(j, &cfg); err != nil {
-			return nil, err
-		}
-		sum, scan, err = runPass(npu, &cfg, renumber, j, assumed, sink)
+		sum, scan, err := runPass(npu, &cfg, renumber, newJoin, assumed, sink)
 		if cfg.trace != nil {
 			if indexed {
 				cfg.trace.indexedPasses++
@@ -445,13 +450,36 @@ func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
 	panic(fmt.Sprintf("compare: unknown bench %T", b))
 }
 
+// npuAhead bounds the NPU entries read ahead while the first pass's join
+// indexes the bench side (the prologue; about 2 MB of rows on ordinary
+// dumps); afterwards the reader stays at most npuQueue entries ahead.
+const (
+	npuAhead = 1024
+	npuQueue = 64
+)
+
 // npuStream decodes the NPU side in its own goroutine, ahead of the join:
-// entries with their rows keyed come out of ch; stop ends it early; the
-// scan's error comes out of errc once ch is closed.
-func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan npuEntry, errc <-chan error, stop func()) {
-	c := make(chan npuEntry, 64)
+// entries with their rows keyed come out of ch; ready tells it the join
+// has started taking them; stop ends it early; the scan's error comes out
+// of errc once ch is closed.
+func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan npuEntry, errc <-chan error, ready, stop func()) {
+	c := make(chan npuEntry, npuQueue)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
+	var started atomic.Bool
+	var backlog []npuEntry // entries the queue had no room for, before ready
+	flush := func() error {
+		for k, e := range backlog {
+			select {
+			case c <- e:
+			case <-done:
+				return errStopped
+			}
+			backlog[k] = npuEntry{}
+		}
+		backlog = backlog[:0]
+		return nil
+	}
 	go func() {
 		err := forEachRow(npu, cfg, renumber, cfg.Stack, func(e *msprobe.Entry, rs []sideRow) error {
 			b := pool.get(len(rs))
@@ -459,18 +487,36 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 			for i := range b.rows {
 				b.rows[i].owner = b
 			}
+			ent := npuEntry{e.Name, b.rows}
+			if !started.Load() && len(backlog) < npuAhead {
+				if len(backlog) == 0 {
+					select {
+					case c <- ent:
+						return nil
+					default:
+					}
+				}
+				backlog = append(backlog, ent)
+				return nil
+			}
+			if err := flush(); err != nil {
+				return err
+			}
 			select {
-			case c <- npuEntry{e.Name, b.rows}:
+			case c <- ent:
 				return nil
 			case <-done:
 				return errStopped
 			}
 		})
+		if err == nil {
+			err = flush()
+		}
 		close(c)
 		ec <- err
 	}()
 	stopped := false
-	return c, ec, func() {
+	return c, ec, func() { started.Store(true) }, func() {
 		if !stopped {
 			stopped = true
 			close(done)
@@ -493,19 +539,19 @@ type joiner interface {
 // (nil for none; copied) and the rule that paired them.
 type rowEmit func(npu, bench *sideRow, src MatchSource) error
 
-// runPass streams the NPU side once through a joiner and writes the
-// table. Three stages keep the cores busy: the NPU scan (itself two
+// runPass streams the NPU side once through the joiner newJoin makes (on
+// the join's goroutine, while the NPU side is read) and writes the table. Three stages keep the cores busy: the NPU scan (itself two
 // goroutines), the join (one goroutine; the indexed join parses bench
 // entries there), the groups' cells, diffs and rules on cfg.Workers
 // goroutines; the caller's goroutine writes the groups in order.
-func runPass(npu Source, cfg *Config, renumber bool, j joiner, art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
+func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, error), art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
 	if err := sink.Header(Header(cfg.Mode, cfg.Stack != nil)); err != nil {
 		return nil, nil, err
 	}
 	sum := &Summary{Mode: cfg.Mode.String(), MatchedBy: map[string]int{}}
 	scan := newArtifactScan()
 	out := newGroupWriter(cfg, sink, sum, art)
-	ch, errc, stopNPU := npuStream(npu, cfg, renumber, &out.rows)
+	ch, errc, npuReady, stopNPU := npuStream(npu, cfg, renumber, &out.rows)
 	type joined struct {
 		sum Summary // bench counts
 		err error
@@ -525,6 +571,16 @@ func runPass(npu Source, cfg *Config, renumber bool, j joiner, art artifacts, si
 		}
 		entries := 0
 		var res joined
+		j, err := newJoin()
+		if err != nil {
+			res.err = err
+			stopNPU()
+			<-errc
+			out.closeJobs()
+			jc <- res
+			return
+		}
+		npuReady()
 		for e := range ch {
 			entries++
 			if cfg.Progress != nil && entries%1024 == 0 {

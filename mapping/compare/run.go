@@ -638,6 +638,18 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	if err != nil {
 		return nil, nil, err
 	}
+	rr, files, err := compareRank(opt, in, set, rep, np, bp, cfg, p, suffix)
+	if st, ok := cfg.Stack.(*stackReader); ok {
+		// a bad stack.json is reported first, as when it was read first
+		if serr := st.wait(); serr != nil {
+			return nil, nil, inputErr(serr)
+		}
+	}
+	return rr, files, err
+}
+
+// compareRank compares one rank pair configured by rankConfig.
+func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	rr := &RankReport{}
 	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr); err != nil {
 		return nil, nil, err
@@ -653,6 +665,7 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	}
 	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
+	var err error
 	switch {
 	case opt.DiffAnalyze:
 		if cfg.Mode == Tensor {
@@ -745,11 +758,40 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		np.StackJSON = opt.StackJSON
 	}
 	if np.StackJSON != "" {
-		if cfg.Stack, err = msprobe.ReadStacks(np.StackJSON); err != nil {
-			return np, bp, cfg, inputErr(err)
-		}
+		cfg.Stack = readStacksAsync(np.StackJSON)
 	}
 	return np, bp, cfg, nil
+}
+
+// stackReader reads the NPU stack.json in the background, beside the
+// inputs' reading and the bench side's skim: the stack column is first
+// needed when the first NPU entry is flattened. Frames waits for it.
+type stackReader struct {
+	done chan struct{}
+	s    *msprobe.Stacks
+	err  error
+}
+
+func readStacksAsync(path string) *stackReader {
+	r := &stackReader{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.s, r.err = msprobe.ReadStacks(path)
+	}()
+	return r
+}
+
+// Frames gives an entry's frames once the file is read (none when it
+// could not be: the run then fails with wait's error).
+func (r *stackReader) Frames(entry string) ([]string, bool) {
+	<-r.done
+	return r.s.Frames(entry)
+}
+
+// wait returns the read's error once it is done.
+func (r *stackReader) wait() error {
+	<-r.done
+	return r.err
 }
 
 // applyInputs puts the run's match sources into cfg for one rank pair:

@@ -118,7 +118,23 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 		return nil
 	}
 	parent, benchParent := map[string]string{}, map[string]string{}
-	var err error
+	// the bench side's parents are read beside the NPU side's rounds
+	benchDone := make(chan error, 1)
+	go func() {
+		if benchConstruct == "" {
+			benchDone <- nil
+			return
+		}
+		want := map[string]bool{}
+		for _, cs := range s.div.cands {
+			for _, c := range cs {
+				want[c.bench] = true
+			}
+		}
+		var err error
+		benchParent, err = msprobe.ReadParents(benchConstruct, want)
+		benchDone <- err
+	}()
 	if construct != "" {
 		// the candidates' parents, then theirs while no compared module
 		// encloses them (a few rounds over the file at most)
@@ -131,6 +147,7 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 		for round := 0; round < 3 && len(want) > 0; round++ {
 			got, err := msprobe.ReadParents(construct, want)
 			if err != nil {
+				<-benchDone
 				return err
 			}
 			next := map[string]bool{}
@@ -145,16 +162,8 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 			want = next
 		}
 	}
-	if benchConstruct != "" {
-		want := map[string]bool{}
-		for _, cs := range s.div.cands {
-			for _, c := range cs {
-				want[c.bench] = true
-			}
-		}
-		if benchParent, err = msprobe.ReadParents(benchConstruct, want); err != nil {
-			return err
-		}
+	if err := <-benchDone; err != nil {
+		return err
 	}
 	s.Divergences = s.div.classify(parent, benchParent, frames)
 	s.First = firstOf(s.Divergences)
