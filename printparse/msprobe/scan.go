@@ -187,6 +187,10 @@ type job struct {
 	body int32
 	name string
 	line int
+	// flat: the fast path flattened the entry into t.fitems[ilo:ihi]
+	// over t.fsb[slo:shi] (see flat.go); there is no body.
+	flat               bool
+	ilo, ihi, slo, shi int32
 }
 
 // decode checks an entry name and parses its body into p's tree, after
@@ -209,6 +213,11 @@ func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job
 			return job{}, err
 		}
 		return job{t: p.t, body: body, name: name, line: at.line}, s.lx.skipValue("an entry body")
+	}
+	if !s.debug && !flatOff && flatName(name) {
+		if j, ok := s.flat.entry(s.lx, p.t, name, line); ok {
+			return j, nil
+		}
 	}
 	body, err := p.value(0, "an entry body")
 	if err != nil {
@@ -280,7 +289,7 @@ func (s *scanner) runPipelined() (Header, error) {
 							return err
 						}
 						cur.jobs = append(cur.jobs, j)
-						if len(cur.jobs) >= batchEntries || len(cur.t.arena) >= batchBytes {
+						if len(cur.jobs) >= batchEntries || len(cur.t.arena)+len(cur.t.fsb) >= batchBytes {
 							if !send() || !take() {
 								return errStop
 							}
@@ -343,7 +352,8 @@ type scanner struct {
 	out         []Item // the entry's items, when reused
 	entry       Entry  // the entry passed to fn, when reused
 	lx          *lexer
-	t           *tree // tree of the entry being flattened
+	flat        flatter // the fast path, used by the decoding goroutine
+	t           *tree   // tree of the entry being flattened
 	debug       bool
 	fn          func(*Entry) error
 	index       int
@@ -378,6 +388,10 @@ func (s *scanner) errAt(line int32, format string, args ...any) error {
 // process flattens one decoded entry and passes it to fn.
 func (s *scanner) process(h *Header, j *job) error {
 	s.t = j.t
+	if j.flat {
+		s.count = int(j.ihi - j.ilo)
+		return s.emit(h, j.name, j.line, false, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
+	}
 	t, body, name, line := j.t, j.body, j.name, j.line
 	var err error
 	if !s.debug && t.nodes[body].kind != kObject {
@@ -439,7 +453,11 @@ func (s *scanner) process(h *Header, j *job) error {
 	if err != nil {
 		return err
 	}
+	return s.emit(h, name, line, hasMD5, s.items, s.sb)
+}
 
+// emit passes the entry with its rows (items over sb) to fn.
+func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pitem, sb []byte) error {
 	e := &s.entry // reused: fn must not keep it (Scan's fn may)
 	if !s.reuse {
 		e = new(Entry)
@@ -470,7 +488,7 @@ func (s *scanner) process(h *Header, j *job) error {
 		s.rows = s.count
 		return nil
 	}
-	e.Items = s.finish(name)
+	e.Items = s.finish(items, sb)
 	return s.fn(e)
 }
 
@@ -908,11 +926,11 @@ func appendNPShape(dst []byte, t *tree, i int32) []byte {
 
 // finish orders the entry's rows as reorder_index does and materializes
 // their strings with one allocation.
-func (s *scanner) finish(name string) []Item {
-	if len(s.items) == 0 {
+func (s *scanner) finish(items []pitem, sb []byte) []Item {
+	if len(items) == 0 {
 		return nil
 	}
-	str := string(s.sb)
+	str := string(sb)
 	get := func(sp span) string {
 		if sp.off < 0 {
 			return ""
@@ -924,11 +942,11 @@ func (s *scanner) finish(name string) []Item {
 		out = s.out[:0]
 		defer func() { s.out = out }()
 	} else {
-		out = make([]Item, 0, len(s.items))
+		out = make([]Item, 0, len(items))
 	}
 	for _, pass := range [...]string{"", StateParameters, StateOutput, StateParametersGrad} {
-		for k := range s.items {
-			pi := &s.items[k]
+		for k := range items {
+			pi := &items[k]
 			st := pi.it.State
 			switch pass {
 			case "":

@@ -46,6 +46,10 @@ type tree struct {
 	// indexKeysAbove members (whole construct.json and stack.json files
 	// are one object), so that the duplicate-key check stays linear.
 	keys map[int32]map[string]int32
+	// fitems and fsb hold the rows of entries the fast path flattened
+	// (see flat.go).
+	fitems []pitem
+	fsb    []byte
 }
 
 // indexKeysAbove is the member count past which an object's keys are
@@ -56,6 +60,8 @@ func (t *tree) reset() {
 	t.nodes = t.nodes[:0]
 	t.arena = t.arena[:0]
 	t.keys = nil
+	t.fitems = t.fitems[:0]
+	t.fsb = t.fsb[:0]
 }
 
 func (t *tree) str(s span) string { return string(t.arena[s.off : s.off+s.n]) }

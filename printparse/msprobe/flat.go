@@ -1,0 +1,686 @@
+package msprobe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"math"
+	"math/bits"
+	"strconv"
+)
+
+// The fast path of the flattening: an entry body in the common grammar of
+// msprobe statistics dumps is flattened straight from the lexer's buffer
+// into rows, without the per-entry tree. On anything it does not handle
+// exactly as the tree path does (md5, P2P, repeated keys, parameters_grad
+// and debug entries, escapes and non-ASCII strings, NaN and Infinity,
+// special item types, values msprobe's checks refuse, a body that crosses
+// the end of the buffer) it declines: the lexer is left untouched and the
+// tree path reads the entry. Its rows equal the tree path's for every
+// entry it takes (flat_test.go checks both on every dump and by fuzzing).
+
+// flatOff turns the fast path off (tests compare both paths).
+var flatOff bool
+
+// flatWindow is how many bytes of input the buffer should hold before the
+// fast path tries an entry (it reads nothing more itself).
+const flatWindow = 32 << 10
+
+// flatMaxDepth bounds the nesting the fast path follows.
+const flatMaxDepth = 32
+
+// flatter is the fast path's state; it belongs to the decoding goroutine.
+type flatter struct {
+	b     []byte // input up to the end of the lexer's buffer
+	i     int
+	line  int
+	name  string // the entry's
+	state string // the field's row state
+	path  []byte // structural name being built
+	keys  [][]byte
+	items []pitem // the tree's fitems, being appended
+	sb    []byte  // the tree's fsb, being appended
+	base  int     // start of the entry's bytes in sb
+
+	scratch []byte
+	intern  map[string]string
+	recent  [8]string
+	next    int
+
+	taken int // entries flattened here (tests)
+}
+
+// flatName reports whether the fast path handles entries named name: not
+// a debug entry, no parameters_grad dot-part (whose rows are named and
+// ordered otherwise).
+func flatName(name string) bool {
+	if hasPGSegment(name) {
+		return false
+	}
+	d := lastIndex(name, len(name))
+	return name[d+1:] != StateDebug
+}
+
+// entry flattens the body at the lexer into t's flat rows; false: it
+// declined and nothing moved.
+func (f *flatter) entry(lx *lexer, t *tree, name string, line int) (job, bool) {
+	if lx.end-lx.pos < flatWindow && lx.rerr == nil {
+		lx.fill()
+	}
+	f.b, f.i, f.line, f.name = lx.buf[:lx.end], lx.pos, lx.line, name
+	f.items, f.sb = t.fitems, t.fsb
+	ilo, slo := len(f.items), len(f.sb)
+	f.base = slo
+	ok := f.body()
+	t.fitems, t.fsb = f.items, f.sb
+	f.items, f.sb, f.b = nil, nil, nil
+	if !ok {
+		t.fitems, t.fsb = t.fitems[:ilo], t.fsb[:slo]
+		return job{}, false
+	}
+	lx.pos, lx.line = f.i, f.line
+	f.taken++
+	return job{t: t, name: name, line: line, flat: true,
+		ilo: int32(ilo), ihi: int32(len(t.fitems)), slo: int32(slo), shi: int32(len(t.fsb))}, true
+}
+
+// ws skips whitespace and returns the next byte, 0 at the end of the buffer.
+func (f *flatter) ws() byte {
+	b := f.b
+	for f.i < len(b) {
+		switch c := b[f.i]; c {
+		case ' ', '\t', '\r':
+			f.i++
+		case '\n':
+			f.line++
+			f.i++
+			for f.i+8 <= len(b) {
+				w := binary.LittleEndian.Uint64(b[f.i:])
+				if w != 0x2020202020202020 {
+					f.i += bits.TrailingZeros64(w^0x2020202020202020) / 8
+					break
+				}
+				f.i += 8
+			}
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// str reads a string of plain bytes (no escape, control or non-ASCII
+// byte) at the opening quote.
+func (f *flatter) str() ([]byte, bool) {
+	j := f.i + 1
+	if j > len(f.b) {
+		return nil, false
+	}
+	n := plainLen(f.b[j:])
+	if j+n >= len(f.b) || f.b[j+n] != '"' {
+		return nil, false
+	}
+	f.i = j + n + 1
+	return f.b[j : j+n], true
+}
+
+// key reads `"key":`.
+func (f *flatter) key() ([]byte, bool) {
+	if f.ws() != '"' {
+		return nil, false
+	}
+	k, ok := f.str()
+	if !ok || f.ws() != ':' {
+		return nil, false
+	}
+	f.i++
+	return k, true
+}
+
+// sep reads the ',' or the closer after a member or element: 1 for ',',
+// 2 for the closer, 0 otherwise.
+func (f *flatter) sep(closer byte) int {
+	switch f.ws() {
+	case ',':
+		f.i++
+		return 1
+	case closer:
+		f.i++
+		return 2
+	}
+	return 0
+}
+
+func (f *flatter) word(w string) bool {
+	if len(f.b)-f.i > len(w) && string(f.b[f.i:f.i+len(w)]) == w {
+		f.i += len(w)
+		return true
+	}
+	return false
+}
+
+// num reads a number literal in Python's JSON grammar; float tells a
+// fraction or exponent.
+func (f *flatter) num() (lit []byte, float, ok bool) {
+	b, i := f.b, f.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return nil, false, false
+	}
+	switch c := b[i]; {
+	case c == '0':
+		i++
+	case c-'1' < 9:
+		for i++; i < len(b) && b[i]-'0' <= 9; i++ {
+		}
+	default:
+		return nil, false, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		}
+		if i == d {
+			return nil, false, false
+		}
+		float = true
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		}
+		if i == d {
+			return nil, false, false
+		}
+		float = true
+	}
+	if i >= len(b) {
+		return nil, false, false // the literal may go on past the buffer
+	}
+	lit = b[f.i:i]
+	f.i = i
+	return lit, float, true
+}
+
+// plainOK reports whether a string value passes what the fast path
+// leaves to the tree path: msprobe's formula check, and md5_find.
+func plainOK(s []byte) bool {
+	return !formulaStart(s) && !bytes.Contains(s, []byte("md5"))
+}
+
+// fval is a scalar the fast path read.
+type fval struct {
+	kind uint8 // kNull, kTrue, kFalse, kInt, kFloat, kString
+	set  bool
+	lit  []byte
+}
+
+// scalar reads a number, true, false, null or plain string.
+func (f *flatter) scalar(v *fval) bool {
+	v.set = true
+	switch c := f.ws(); {
+	case c == '"':
+		s, ok := f.str()
+		v.kind, v.lit = kString, s
+		return ok && plainOK(s)
+	case c == 't':
+		v.kind = kTrue
+		return f.word("true")
+	case c == 'f':
+		v.kind = kFalse
+		return f.word("false")
+	case c == 'n':
+		v.kind = kNull
+		return f.word("null")
+	case c == '-' || c-'0' <= 9:
+		lit, float, ok := f.num()
+		v.kind, v.lit = kInt, lit
+		if float {
+			v.kind = kFloat
+		}
+		return ok
+	}
+	return false
+}
+
+// body flattens an entry body, an object, as process does for an entry
+// that is neither debug nor parameters_grad.
+func (f *flatter) body() bool {
+	if f.ws() != '{' {
+		return false
+	}
+	f.i++
+	if f.ws() == '}' {
+		f.i++
+		return true
+	}
+	f.keys = f.keys[:0]
+	var seen uint8
+	var v fval
+	for {
+		key, ok := f.key()
+		if !ok {
+			return false
+		}
+		k := -1
+		for x := range ioFields {
+			if string(key) == ioFields[x].key {
+				k = x
+				break
+			}
+		}
+		switch {
+		case k >= 0:
+			// The input fields' rows must come in ioFields order.
+			if seen>>k&1 != 0 || k <= 2 && seen&(0b111&^(1<<(k+1)-1)) != 0 {
+				return false
+			}
+			seen |= 1 << k
+			f.path = append(append(f.path[:0], f.name...), ioFields[k].suffix...)
+			f.state = ioFields[k].state
+			if c := f.ws(); c != '{' && c != '[' && c != 'n' {
+				return false
+			}
+			if !f.value(0) {
+				return false
+			}
+		case string(key) == "md5":
+			return false
+		default:
+			for _, o := range f.keys {
+				if string(o) == string(key) {
+					return false
+				}
+			}
+			f.keys = append(f.keys, key)
+			if !f.scalar(&v) {
+				return false
+			}
+		}
+		switch f.sep('}') {
+		case 0:
+			return false
+		case 2:
+			return true
+		}
+	}
+}
+
+// value flattens one value named f.path (parse in scan.go).
+func (f *flatter) value(depth int) bool {
+	if depth > flatMaxDepth {
+		return false
+	}
+	switch f.ws() {
+	case 'n':
+		line := int32(f.line)
+		if !f.word("null") {
+			return false
+		}
+		pi := f.newItem(line)
+		pi.it.NoneItem = true
+		pi.it.Dtype, pi.it.Shape = "None", "None"
+		return true
+	case '[':
+		f.i++
+		if f.ws() == ']' {
+			f.i++
+			return true
+		}
+		base := len(f.path)
+		for k := 0; ; k++ {
+			f.path = strconv.AppendInt(append(f.path[:base], '.'), int64(k), 10)
+			if !f.value(depth + 1) {
+				return false
+			}
+			switch f.sep(']') {
+			case 0:
+				return false
+			case 2:
+				f.path = f.path[:base]
+				return true
+			}
+		}
+	case '{':
+		return f.object(depth)
+	}
+	var v fval
+	return f.scalar(&v) // bare scalars give no row
+}
+
+// object flattens an object: an item (its first key "type" with a string
+// value) or a dict of named values.
+func (f *flatter) object(depth int) bool {
+	line := f.line
+	f.i++
+	if f.ws() == '}' {
+		f.i++
+		return true
+	}
+	key, ok := f.key()
+	if !ok {
+		return false
+	}
+	if string(key) == "type" {
+		if f.ws() != '"' {
+			return false
+		}
+		typ, ok := f.str()
+		return ok && f.leaf(typ, int32(line))
+	}
+	kbase, pbase := len(f.keys), len(f.path)
+	for {
+		switch string(key) {
+		case "type", "class_type", "md5":
+			return false
+		case "shape":
+			if f.ws() != '[' {
+				return false
+			}
+		case "requires_grad":
+			if c := f.ws(); c != 't' && c != 'f' {
+				return false
+			}
+		}
+		if hasPGSegment(key) {
+			return false
+		}
+		for _, o := range f.keys[kbase:] {
+			if string(o) == string(key) {
+				return false
+			}
+		}
+		f.keys = append(f.keys, key)
+		f.path = append(append(f.path[:pbase], '.'), key...)
+		if !f.value(depth + 1) {
+			return false
+		}
+		switch f.sep('}') {
+		case 0:
+			return false
+		case 2:
+			f.path, f.keys = f.path[:pbase], f.keys[:kbase]
+			return true
+		}
+		if key, ok = f.key(); !ok {
+			return false
+		}
+	}
+}
+
+// leaf is leaf in scan.go for the item whose "type" (its first key) is
+// typ, after that key.
+func (f *flatter) leaf(typ []byte, line int32) bool {
+	var (
+		seen      uint16
+		dtype     []byte
+		dataName  []byte
+		shape     string
+		reqGrad   string
+		stats     [4]fval
+		val, skip fval
+		ok        bool
+	)
+	for {
+		switch f.sep('}') {
+		case 0:
+			return false
+		case 2:
+			return f.leafRow(typ, line, dtype, dataName, shape, reqGrad, &stats, &val)
+		}
+		key, kok := f.key()
+		if !kok {
+			return false
+		}
+		var bit uint16
+		switch string(key) {
+		case "dtype":
+			bit = 1 << 0
+			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
+			dtype = skip.lit
+		case "shape":
+			bit = 1 << 1
+			shape, ok = f.shape()
+		case "Max":
+			bit = 1 << 2
+			ok = f.scalar(&stats[0])
+		case "Min":
+			bit = 1 << 3
+			ok = f.scalar(&stats[1])
+		case "Mean":
+			bit = 1 << 4
+			ok = f.scalar(&stats[2])
+		case "Norm":
+			bit = 1 << 5
+			ok = f.scalar(&stats[3])
+		case "requires_grad":
+			bit = 1 << 6
+			ok = f.scalar(&skip)
+			switch skip.kind {
+			case kTrue:
+				reqGrad = "True"
+			case kFalse:
+				reqGrad = "False"
+			default:
+				ok = false
+			}
+		case "data_name":
+			bit = 1 << 7
+			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
+			dataName = skip.lit
+		case "value":
+			bit = 1 << 8
+			ok = f.scalar(&val)
+		case "type", "class_type", "md5":
+			return false
+		default:
+			ok = f.scalar(&skip)
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		skip = fval{}
+	}
+}
+
+// leafRow appends the row of an item (gen_op_item) from its members.
+func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape, reqGrad string, stats *[4]fval, val *fval) bool {
+	typStr, ok := f.internOK(typ)
+	if !ok {
+		return false
+	}
+	if len(dtype) == 0 {
+		// dtype missing, null or "": only the plain scalar case.
+		switch typStr {
+		case "torch.Size", "slice", "ellipsis", "torch.ProcessGroup":
+			return false
+		}
+		switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
+		case "src", "dst", "group_src", "group_dst":
+			return false
+		}
+	}
+	pi := f.newItem(line)
+	pi.it.Type = typStr
+	if len(dataName) > 0 {
+		pi.dataName = f.add(dataName)
+		stem := dataName
+		if d := bytes.LastIndexByte(stem, '.'); d >= 0 {
+			stem = stem[:d]
+		}
+		pi.name = f.add(stem)
+	}
+	pi.it.RequiresGrad = reqGrad
+	if len(dtype) > 0 {
+		if pi.it.Dtype, ok = f.internOK(dtype); !ok {
+			return false
+		}
+		pi.it.Shape = shape
+		if shape == "" {
+			pi.it.Shape = "None"
+		}
+		for k := range stats {
+			f.stat(pi, k, &stats[k], true)
+		}
+	} else {
+		pi.it.Dtype = pyTypeNames[val.kind]
+		if !val.set {
+			pi.it.Dtype = pyTypeNames[kNull]
+		}
+		pi.it.Shape = "[]"
+		f.stat(pi, 0, val, false)
+		pi.it.Stats[1], pi.it.Stats[2], pi.it.Stats[3] = pi.it.Stats[0], pi.it.Stats[0], pi.it.Stats[0]
+		pi.stats[1], pi.stats[2], pi.stats[3] = pi.stats[0], pi.stats[0], pi.stats[0]
+	}
+	var crc uint32
+	if val.set {
+		crc = crc32.ChecksumIEEE(f.appendPyStr(f.scratch[:0], val))
+	}
+	var hex [8]byte
+	for k := 7; k >= 0; k-- {
+		hex[k] = hexDigit(byte(crc))
+		crc >>= 4
+	}
+	pi.it.MD5, _ = f.internOK(hex[:])
+	return true
+}
+
+// pyTypeNames is pyTypeName by kind.
+var pyTypeNames = [...]string{
+	kNull: "<class 'NoneType'>", kFalse: "<class 'bool'>", kTrue: "<class 'bool'>",
+	kInt: "<class 'int'>", kFloat: "<class 'float'>", kString: "<class 'str'>",
+}
+
+// appendPyStr is tree.appendPyStr of a scalar.
+func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
+	switch v.kind {
+	case kNull:
+		return append(dst, "None"...)
+	case kTrue:
+		return append(dst, "True"...)
+	case kFalse:
+		return append(dst, "False"...)
+	case kInt:
+		return appendPyInt(dst, v.lit)
+	case kFloat:
+		return AppendPyFloat(dst, parseNumber(v.lit))
+	}
+	return append(dst, v.lit...)
+}
+
+// stat sets stat k of pi from v as statValue does.
+func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
+	if !v.set {
+		return // Null, as newItem left it
+	}
+	switch v.kind {
+	case kTrue, kFalse:
+		if converted {
+			pi.it.Stats[k] = Value{Kind: String, Text: "False"}
+			if v.kind == kTrue {
+				pi.it.Stats[k].Text = "True"
+			}
+			return
+		}
+		pi.it.Stats[k] = Value{Kind: Bool, Bool: v.kind == kTrue}
+	case kInt, kFloat:
+		x := parseNumber(v.lit)
+		kind := Number
+		if math.IsInf(x, 1) {
+			kind = PosInf
+		} else if math.IsInf(x, -1) {
+			kind = NegInf
+		}
+		pi.it.Stats[k] = Value{Kind: kind, Num: x}
+		pi.stats[k] = f.add(v.lit)
+	case kString:
+		pi.it.Stats[k] = Value{Kind: String}
+		pi.stats[k] = f.add(v.lit)
+	}
+}
+
+// shape reads a list of non-negative integers and returns its Python str.
+func (f *flatter) shape() (string, bool) {
+	if f.ws() != '[' {
+		return "", false
+	}
+	f.i++
+	s := append(f.scratch[:0], '[')
+	if f.ws() == ']' {
+		f.i++
+		return "[]", true
+	}
+	for {
+		f.ws()
+		lit, float, ok := f.num()
+		if !ok || float || lit[0] == '-' {
+			return "", false
+		}
+		s = append(s, lit...)
+		switch f.sep(']') {
+		case 0:
+			return "", false
+		case 2:
+			f.scratch = append(s, ']')
+			return f.internOK(f.scratch)
+		}
+		s = append(s, ", "...)
+	}
+}
+
+func (f *flatter) newItem(line int32) *pitem {
+	f.items = append(f.items, pitem{})
+	pi := &f.items[len(f.items)-1]
+	pi.it.Entry = f.name
+	pi.it.State = f.state
+	pi.it.Line = int(line)
+	pi.it.DataName = "-1"
+	pi.name = f.add(f.path)
+	pi.dataName = span{-1, 0}
+	pi.md5 = span{-1, 0}
+	for k := range pi.stats {
+		pi.stats[k] = span{-1, 0}
+	}
+	return pi
+}
+
+// add copies b into the entry's string bytes.
+func (f *flatter) add(b []byte) span {
+	off := len(f.sb) - f.base
+	f.sb = append(f.sb, b...)
+	return span{int32(off), int32(len(b))}
+}
+
+// internOK returns a shared string for a frequent short value, false when
+// it is not plainOK; only plainOK values are kept.
+func (f *flatter) internOK(b []byte) (string, bool) {
+	for _, v := range f.recent {
+		if v == string(b) && v != "" {
+			return v, true
+		}
+	}
+	v, ok := f.intern[string(b)]
+	if !ok {
+		if !plainOK(b) {
+			return "", false
+		}
+		v = string(b)
+		if f.intern == nil {
+			f.intern = make(map[string]string)
+		}
+		if len(f.intern) < 1<<14 {
+			f.intern[v] = v
+		}
+	}
+	f.recent[f.next] = v
+	f.next = (f.next + 1) % len(f.recent)
+	return v, true
+}

@@ -1,0 +1,210 @@
+package msprobe
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// flatDumps lists the dump files the differential tests read: every
+// dump*.json of the repository's testdata, and those under
+// LAYERMAP_BENCH_DIR when it is set (the benchmark pairs).
+func flatDumps(t *testing.T) []string {
+	var paths []string
+	roots := []string{testkit.Testdata(t)}
+	if d := os.Getenv("LAYERMAP_BENCH_DIR"); d != "" {
+		roots = append(roots, d)
+	}
+	for _, root := range roots {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "dump") && strings.HasSuffix(d.Name(), ".json") {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	if len(paths) < 20 {
+		t.Fatalf("found %d dumps", len(paths))
+	}
+	return paths
+}
+
+// renderScan renders what Scan (pipelined or not) gives for data, the error
+// included.
+func renderScan(data []byte, name string, pipelined bool) string {
+	var b strings.Builder
+	h, err := scan(strings.NewReader(string(data)), name, nil, func(e *Entry) error {
+		fmt.Fprintf(&b, "%+v\n", *e)
+		return nil
+	}, pipelined, false)
+	fmt.Fprintf(&b, "%+v %v\n", h, err)
+	return b.String()
+}
+
+func withFlat(on bool, fn func()) {
+	defer func(old bool) { flatOff = old }(flatOff)
+	flatOff = !on
+	fn()
+}
+
+// TestFlatMatchesTree checks the fast path against the tree path on every
+// dump: whole files through Scan, and each entry through EntryReader.
+func TestFlatMatchesTree(t *testing.T) {
+	var entries, taken int
+	for _, path := range flatDumps(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pipelined := range []bool{false, true} {
+			var fast, slow string
+			withFlat(true, func() { fast = renderScan(data, path, pipelined) })
+			withFlat(false, func() { slow = renderScan(data, path, pipelined) })
+			if fast != slow {
+				t.Errorf("%s (pipelined %v): fast path differs:\n%s", path, pipelined, firstDiff(fast, slow))
+			}
+		}
+		rf, err := NewEntryReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := NewEntryReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []int64
+		var lines []int
+		if _, err := Skim(path, func(e *SkimEntry) error {
+			offs, lines = append(offs, e.Offset), append(lines, e.Line)
+			return nil
+		}); err != nil {
+			rf.Close()
+			rs.Close()
+			continue // not a dump Skim reads: Scan compared it above
+		}
+		for i, off := range offs {
+			end := int64(-1)
+			if i+1 < len(offs) {
+				end = offs[i+1]
+			}
+			read := func(r *EntryReader) string {
+				var b strings.Builder
+				err := r.Read(i, off, end, lines[i], func(e *Entry) error {
+					fmt.Fprintf(&b, "%+v\n", *e)
+					return nil
+				})
+				fmt.Fprintf(&b, "%v\n", err)
+				return b.String()
+			}
+			var fast, slow string
+			withFlat(true, func() { fast = read(rf) })
+			withFlat(false, func() { slow = read(rs) })
+			if fast != slow {
+				t.Errorf("%s entry %d: fast path differs:\n%s", path, i, firstDiff(fast, slow))
+			}
+		}
+		entries += len(offs)
+		taken += rf.s.flat.taken
+		rf.Close()
+		rs.Close()
+	}
+	t.Logf("fast path took %d of %d entries", taken, entries)
+	if taken < entries/2 {
+		t.Errorf("fast path took only %d of %d entries", taken, entries)
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for k := range min(len(al), len(bl)) {
+		if al[k] != bl[k] {
+			return "fast: " + al[k] + "\ntree: " + bl[k]
+		}
+	}
+	return fmt.Sprintf("fast %d lines, tree %d lines", len(al), len(bl))
+}
+
+// flatSeeds are entry bodies at the edges of the fast path's grammar.
+var flatSeeds = []string{
+	`{"input_args": [` + tensorA + `, null, 3, "s", [], {}], "input_kwargs": {"dim": {"type": "int", "value": -1}, "k": {"type": "bool", "value": true}}, "output": [` + tensorA + `]}`,
+	`{"input_args": [{"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null, "Norm": null, "requires_grad": false}], "output": null, "parameters": {"weight": ` + tensorA + `}, "is_recompute": false}`,
+	`{"output": [{"type": "float", "value": 1e400}, {"type": "float", "value": -0.0}, {"type": "int", "value": -0}, {"type": "str", "value": "abc"}, {"type": "x"}, {"type": "x", "value": null}]}`,
+	`{"input_args": [{"type": "torch.Tensor", "dtype": "", "shape": [1], "value": 2.5}, {"type": "torch.Size", "value": [2, 3]}, {"type": "slice", "value": [1, null, 2]}]}`,
+	`{"input_kwargs": {"src": {"type": "int", "value": 1}, "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1]}}}`,
+	`{"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "md5": "abc"}]}`,
+	`{"input_args": [{"dtype": "torch.float32", "type": "torch.Tensor", "shape": [2]}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "shape": 2}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "requires_grad": null}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": 1, "Max": 2}]}`,
+	`{"input_args": [{"type": "t", "data_name": "x.0.forward.input.0.pt", "dtype": "d", "extra": "+x"}]}`,
+	`{"input_args": [{"type": "t", "data_name": "-1"}], "parameters": {"w": {"type": "t", "data_name": "-1"}}}`,
+	`{"output": [], "input_args": []}`,
+	`{"input": [1], "input_args": [2]}`,
+	`{"input_args": [{"class_type": "torch.distributed.P2POp", "tensor": null, "op": "isend"}]}`,
+	`{"input_args": [{"a": {"b": [null, {"type": "t", "dtype": "d", "shape": [0, 10], "Norm": 1.5e-7}]}}]}`,
+	`{"input_args": [{"a": 1, "a": null}]}`,
+	`{"input_args": [{"a": {"type": 1}}]}`,
+	`{"input_args": "md5", "output": ["md5"]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaN, "Min": -Infinity}]}`,
+	`{"input_args": [{"type": "t\u0041", "dtype": "d"}]}`,
+	"{\"input_args\": [{\"type\": \"t\",\n \"dtype\": \"d\"\n}\n, null]\n}",
+	`{"input_args": [{"type": "t", "dtype": "d", "shape": [01]}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": 1.}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": 12345678901234567890123}]}`,
+	`[]`,
+	`{}`,
+	`null`,
+}
+
+// FuzzFlat compares the fast path with the tree path on an entry body
+// under a name: the same entries and rows, or the same error.
+func FuzzFlat(f *testing.F) {
+	names := []string{"Functional.linear.0.forward", "Module.a.B.backward.1", "A.parameters_grad", "x.debug", "Tensor.add.0.forward"}
+	for i, s := range flatSeeds {
+		f.Add(names[i%len(names)], s)
+	}
+	if data, err := os.ReadFile(filepath.Join(testkit.Corpus(f, "msprobe"), "golden/synth_statistics/npu/dump.json")); err == nil {
+		f.Add("Functional.linear.0.forward", string(data))
+	}
+	f.Fuzz(func(t *testing.T, name, body string) {
+		data := []byte(dumpWith(strconv.Quote(name) + ": " + body))
+		for _, pipelined := range []bool{false, true} {
+			var fast, slow string
+			withFlat(true, func() { fast = renderScan(data, "dump.json", pipelined) })
+			withFlat(false, func() { slow = renderScan(data, "dump.json", pipelined) })
+			if fast != slow {
+				t.Fatalf("fast path differs:\n%s", firstDiff(fast, slow))
+			}
+		}
+	})
+}
+
+// TestFlatSeeds runs the seeds under each name and checks that the fast
+// path takes the plain ones.
+func TestFlatSeeds(t *testing.T) {
+	for _, name := range []string{"Functional.linear.0.forward", "A.parameters_grad", "x.debug"} {
+		for _, body := range flatSeeds {
+			data := []byte(dumpWith(strconv.Quote(name) + ": " + body))
+			var fast, slow string
+			withFlat(true, func() { fast = renderScan(data, "dump.json", false) })
+			withFlat(false, func() { slow = renderScan(data, "dump.json", false) })
+			if fast != slow {
+				t.Errorf("%s: %s: fast path differs:\n%s", name, body, firstDiff(fast, slow))
+			}
+		}
+	}
+	// Bodies the fast path must take.
+	for _, body := range flatSeeds[:3] {
+		s := &scanner{}
+		lx := newLexer(strings.NewReader(body+" "), "dump.json")
+		if _, ok := s.flat.entry(lx, &tree{}, "Functional.linear.0.forward", 1); !ok {
+			t.Errorf("fast path declined %s", body)
+		}
+	}
+}
