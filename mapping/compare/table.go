@@ -259,6 +259,17 @@ func (o *rowOut) text(b []byte) {
 	o.cells = append(o.cells, Cell{Text: string(b)})
 }
 
+// plainText is text for a cell known to need no CSV quoting (numbers,
+// msprobe's rule words).
+func (o *rowOut) plainText(b []byte) {
+	if o.csv {
+		o.sep()
+		o.line = append(o.line, b...)
+		return
+	}
+	o.cells = append(o.cells, Cell{Text: string(b)})
+}
+
 // stat adds a statistics cell.
 func (o *rowOut) stat(c *cell) {
 	if o.csv {
@@ -307,7 +318,7 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	switch mode {
 	case Statistics:
 		for i := range r.diff {
-			o.text(r.diff[i].bytes())
+			o.plainText(r.diff[i].bytes())
 		}
 	case Tensor:
 		for _, m := range r.met {

@@ -70,6 +70,9 @@ func TestStatDiff(t *testing.T) {
 		if d != c.d || r != c.r {
 			t.Errorf("%s: got %s / %s, want %s / %s", c.name, d, r, c.d, c.r)
 		}
+		if needsQuote(d) || needsQuote(r) {
+			t.Errorf("%s: %q / %q would need CSV quoting (render writes diffs plain)", c.name, d, r)
+		}
 	}
 }
 
