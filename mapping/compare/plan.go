@@ -64,16 +64,25 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 // named by the parts' names. Both directions: the fused module may be on
 // either side.
 func detectGroups(cfg *Config, np, bp msprobe.Paths, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
+	// both sides indexed side by side (one skim of each dump.json)
+	var bix *benchIndex
+	berr := make(chan error, 1)
+	go func() {
+		var err error
+		bix, err = newBenchIndex(BenchFile(bp.DumpJSON), cfg, !cfg.Fuzzy)
+		berr <- err
+	}()
 	nix, err := newBenchIndex(BenchFile(np.DumpJSON), cfg, !cfg.Fuzzy)
+	if err2 := <-berr; err2 == nil {
+		defer bix.close()
+	} else if err == nil {
+		nix.close()
+		return nil, inputErr(err2)
+	}
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	defer nix.close()
-	bix, err := newBenchIndex(BenchFile(bp.DumpJSON), cfg, !cfg.Fuzzy)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	defer bix.close()
 	nix.reset()
 	bix.reset()
 	var refs []rowRef
