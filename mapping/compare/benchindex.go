@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // The bench side is joined through an index decided before the first NPU
@@ -128,7 +129,7 @@ func (o *offsets) add(off int64) {
 		o.base = append(o.base, off)
 	}
 	if o.n%offChunk == 0 {
-		c, free := allocUint32s(offChunk)
+		c, free := offheap.Make[uint32](offChunk)
 		o.rel, o.frees = append(o.rel, c), append(o.frees, free)
 	}
 	d := off - o.base[len(o.base)-1]
@@ -300,8 +301,8 @@ type benchIndex struct {
 	cfg     *Config
 	n       int // entries
 	seed    maphash.Seed
-	index   tagTable // key-prefix hash -> entries
-	renum   wordList // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
+	index   tagTable             // key-prefix hash -> entries
+	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
 	odd     map[string][]rowRef
 	oddEnts map[int32]*parsedEntry
 	rows    int // rows of odd entries
@@ -340,7 +341,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
 	namer := newKeyNamer(renumber, cfg.Debug)
 	var odd []int32
-	var hashes wordList // key-prefix hash tag | entry, indexed when the skim is done
+	var hashes offheap.List[uint64] // key-prefix hash tag | entry, indexed when the skim is done
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ix.n = i + 1
 		ek, ok := namer.entryKey(string(name))
@@ -348,27 +349,27 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 			return nil
 		}
 		if ek.renumbered {
-			ix.renum.add(uint64(i)<<32 | uint64(ek.call))
+			ix.renum.Add(uint64(i)<<32 | uint64(ek.call))
 		}
 		if isOdd {
 			odd = append(odd, int32(i))
 			return nil
 		}
-		hashes.add(maphash.String(ix.seed, ek.prefix)&^(1<<32-1) | uint64(i))
+		hashes.Add(maphash.String(ix.seed, ek.prefix)&^(1<<32-1) | uint64(i))
 		return nil
 	})
 	if err != nil {
-		hashes.release()
+		hashes.Release()
 		ix.close()
 		return nil, err
 	}
 	ix.index.offHeap = true
-	ix.index.size(hashes.len())
-	for k := range hashes.len() {
-		h := hashes.at(k)
+	ix.index.size(hashes.Len())
+	for k := range hashes.Len() {
+		h := hashes.At(k)
 		ix.index.insert(h, uint32(h))
 	}
-	hashes.release()
+	hashes.Release()
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {
@@ -391,17 +392,17 @@ func (ix *benchIndex) close() {
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
-	ix.renum.release()
+	ix.renum.Release()
 }
 
 // keyOf is the entryKey of entry i named name.
 func (ix *benchIndex) keyOf(i int32, name string) entryKey {
-	k, found := sort.Find(ix.renum.len(), func(k int) int { return int(int64(i) - int64(ix.renum.at(k)>>32)) })
+	k, found := sort.Find(ix.renum.Len(), func(k int) int { return int(int64(i) - int64(ix.renum.At(k)>>32)) })
 	if !found {
 		return entryKey{prefix: name}
 	}
 	op, cd, _ := msprobe.SplitName(name)
-	return renumbered(name, op, cd, int(uint32(ix.renum.at(k))))
+	return renumbered(name, op, cd, int(uint32(ix.renum.At(k))))
 }
 
 // parse reads entry i with its rows keyed; nil when msprobe skips it.

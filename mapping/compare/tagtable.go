@@ -1,5 +1,7 @@
 package compare
 
+import "github.com/layermap/layermap/printparse/offheap"
+
 // tagTable is an open-addressing hash table of numbers (rows, entries,
 // names) tagged with the high 32 bits of their key's hash: 8 bytes a
 // slot, pointer-free (the garbage collector does not scan it), at most
@@ -7,7 +9,7 @@ package compare
 type tagTable struct {
 	slots   []uint64 // tag | number+1; 0 is empty
 	used    int
-	offHeap bool   // large tables outside the collected heap (offheap.go)
+	offHeap bool   // large tables outside the collected heap (printparse/offheap)
 	free    func() // releases slots
 }
 
@@ -25,7 +27,7 @@ func (t *tagTable) size(n int) {
 func (t *tagTable) rehash(n int) {
 	old, free := t.slots, t.free
 	if t.offHeap {
-		t.slots, t.free = allocWords(n)
+		t.slots, t.free = offheap.Make[uint64](n)
 	} else {
 		t.slots = make([]uint64, n)
 	}

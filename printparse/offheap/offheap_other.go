@@ -1,6 +1,6 @@
 //go:build !unix
 
-package compare
+package offheap
 
 func mapBytes(n int) []byte { return nil }
 
