@@ -641,7 +641,9 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	rr, files, err := compareRank(opt, in, set, rep, np, bp, cfg, p, suffix)
 	if st, ok := cfg.Stack.(*stackReader); ok {
 		// a bad stack.json is reported first, as when it was read first
-		if serr := st.wait(); serr != nil {
+		serr := st.wait()
+		st.s.Release() // a step folder compares many ranks
+		if serr != nil {
 			return nil, nil, inputErr(serr)
 		}
 	}

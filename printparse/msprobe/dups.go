@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -156,6 +157,9 @@ func (k *keyFilter) onData(lx *lexer, walk func() error) error {
 	if !read {
 		return lx.skipValue(`the value of "data"`)
 	}
+	// The names are checked within one "data" (a second one without a
+	// plan is refused above).
+	defer k.set.release()
 	return walk()
 }
 
@@ -184,10 +188,12 @@ func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err 
 }
 
 // nameSet is a set of 64-bit hashes of names, open addressing: 8 bytes a
-// slot, at most 3/4 full.
+// slot, at most 3/4 full, outside the collected heap (printparse/offheap)
+// until release.
 type nameSet struct {
 	seed  maphash.Seed
 	slots []uint64
+	free  func()
 	n     int
 }
 
@@ -195,7 +201,7 @@ type nameSet struct {
 func (s *nameSet) add(name []byte) bool {
 	if s.slots == nil {
 		s.seed = maphash.MakeSeed()
-		s.slots = make([]uint64, 1024)
+		s.slots, s.free = offheap.Make[uint64](1024)
 	}
 	h := maphash.Bytes(s.seed, name) | 1 // 0 marks an empty slot
 	if s.n >= len(s.slots)/4*3 {
@@ -215,8 +221,8 @@ func (s *nameSet) add(name []byte) bool {
 }
 
 func (s *nameSet) grow() {
-	old := s.slots
-	s.slots = make([]uint64, 2*len(old))
+	old, free := s.slots, s.free
+	s.slots, s.free = offheap.Make[uint64](2 * len(old))
 	mask := uint64(len(s.slots) - 1)
 	for _, h := range old {
 		if h == 0 {
@@ -228,6 +234,15 @@ func (s *nameSet) grow() {
 		}
 		s.slots[i] = h
 	}
+	free()
+}
+
+// release frees the set; it is empty afterwards.
+func (s *nameSet) release() {
+	if s.free != nil {
+		s.free()
+	}
+	*s = nameSet{}
 }
 
 // relocator parses the body of a member elsewhere in the same file: a

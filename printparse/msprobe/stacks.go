@@ -9,23 +9,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats), in 16 bytes per name: a sorted list of two hashes of
-// each name (96 bits) and its frames list, each distinct frames list held
-// once. Two names would share frames only if both hashes agreed (odds of
-// 2^-96 per pair).
+// for the formats): a sorted list of two hashes of each name (96 bits)
+// and its frames list, each distinct frames list held once. Two names
+// would share frames only if both hashes agreed (odds of 2^-96 per pair).
+// Memory: 16 bytes a name and 2 to 4 bytes of bucket index, outside the
+// collected heap (printparse/offheap), freed by Release; and the
+// distinct frames lists.
 type Stacks struct {
 	seed  maphash.Seed
 	seed2 maphash.Seed
-	names []stackName // sorted by (h, h2) once read
+	list  offheap.List[stackName] // while reading
+	names []stackName             // sorted by (h, h2) once read
 	// starts[b] is where the names whose hash's top shift bits are b
-	// begin (about one name a bucket): a lookup reads one or two cache
+	// begin (one or two names a bucket): a lookup reads one or two cache
 	// lines, not a binary search's fifteen.
 	starts []uint32
 	shift  uint
+	frees  [2]func() // of names and starts
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
 }
@@ -78,27 +83,47 @@ func (s *Stacks) Frames(name string) ([]string, bool) {
 // Len is the number of names.
 func (s *Stacks) Len() int { return len(s.names) }
 
+// Release frees the names' tables; Frames finds nothing afterwards. A
+// Stacks dropped without it is freed by the collector's cleanup.
+func (s *Stacks) Release() {
+	if s == nil {
+		return
+	}
+	s.list.Release()
+	s.names, s.starts = nil, nil
+	for _, f := range s.frees {
+		if f != nil {
+			f()
+		}
+	}
+}
+
 // set gives name the frames list id; a later set of the same name wins.
 func (s *Stacks) set(name string, id int32) {
 	k := s.key(name)
 	k.id = id
-	s.names = append(s.names, k)
+	s.list.Add(k)
 }
 
-// done sorts the names, the last set of a name kept.
+// done sorts the names, the last set of a name kept, into a table of
+// their exact size.
 func (s *Stacks) done() {
-	slices.SortStableFunc(s.names, stackName.cmp)
-	out := s.names[:0]
-	for i, n := range s.names {
-		if i+1 < len(s.names) && s.names[i+1].cmp(n) == 0 {
+	names, free := offheap.Make[stackName](s.list.Len())
+	s.list.MoveTo(names)
+	slices.SortStableFunc(names, stackName.cmp)
+	out := names[:0]
+	for i, n := range names {
+		if i+1 < len(names) && names[i+1].cmp(n) == 0 {
 			continue
 		}
 		out = append(out, n)
 	}
 	s.names = out
 	s.dedupe = nil
-	s.shift = uint(max(1, bits.Len(uint(len(out)))))
-	s.starts = make([]uint32, 1<<s.shift+1)
+	s.shift = uint(max(1, bits.Len(uint(len(out)))-1))
+	starts, freeStarts := offheap.Make[uint32](1<<s.shift + 1)
+	s.starts, s.frees = starts, [2]func(){free, freeStarts}
+	offheap.Cleanup(s, func() { free(); freeStarts() })
 	i := 0
 	for b := range s.starts {
 		for i < len(out) && out[i].h>>(64-s.shift) < uint64(b) {
@@ -156,7 +181,7 @@ func newStacks() *Stacks { return &Stacks{seed: maphash.MakeSeed(), seed2: mapha
 // format) until the "0" key tells which one holds; the other stays small
 // (an old-format file has no [names, frames] pairs; a grouped one only
 // its group keys as names).
-func readStacks(path string) (*Stacks, error) {
+func readStacks(path string) (st *Stacks, err error) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, readErr("stack.json", err)
@@ -170,11 +195,13 @@ func readStacks(path string) (*Stacks, error) {
 	}
 	lx.pos++
 	old, grouped := newStacks(), newStacks()
-	// Room for every name at once (a name takes 40 bytes of the file at
-	// the least), so that the list does not grow by copies.
-	if st, err := f.Stat(); err == nil {
-		grouped.names = make([]stackName, 0, st.Size()/40+16)
-	}
+	defer func() { // free the reading not returned
+		for _, x := range [...]*Stacks{old, grouped} {
+			if x != st || err != nil {
+				x.Release()
+			}
+		}
+	}()
 	old.dedupe, grouped.dedupe = map[string]int32{}, map[string]int32{}
 	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false

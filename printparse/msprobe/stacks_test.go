@@ -68,16 +68,23 @@ func TestReadStacksLikeReadStack(t *testing.T) {
 	}
 }
 
-// TestStacksManyNames checks the bucketed lookup on many names: each
-// finds its own frames, names never set find none.
+// TestStacksManyNames checks the bucketed lookup on many names (up to
+// tables outside the heap): each finds its own frames, the last set of a
+// name wins, names never set find none, nothing after Release.
 func TestStacksManyNames(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 100, 5000} {
+	for _, n := range []int{1, 2, 3, 100, 5000, 150000} {
 		s := newStacks()
 		for i := 0; i < n; i++ {
 			s.frames = append(s.frames, []string{fmt.Sprint("frame ", i)})
+			if i%7 == 3 {
+				s.set(fmt.Sprint("Tensor.add.", i, ".forward"), 1) // set again below
+			}
 			s.set(fmt.Sprint("Tensor.add.", i, ".forward"), int32(i+1))
 		}
 		s.done()
+		if s.Len() != n {
+			t.Fatalf("n=%d: Len %d", n, s.Len())
+		}
 		for i := 0; i < n; i++ {
 			fr, ok := s.Frames(fmt.Sprint("Tensor.add.", i, ".forward"))
 			if !ok || len(fr) != 1 || fr[0] != fmt.Sprint("frame ", i) {
@@ -87,5 +94,10 @@ func TestStacksManyNames(t *testing.T) {
 				t.Fatalf("n=%d: a name never set found frames", n)
 			}
 		}
+		s.Release()
+		if _, ok := s.Frames("Tensor.add.0.forward"); ok || s.Len() != 0 {
+			t.Fatalf("n=%d: frames found after Release", n)
+		}
+		s.Release()
 	}
 }

@@ -6,22 +6,32 @@ package offheap
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
 // Min is the size in bytes from which tables are mapped outside the heap;
 // smaller ones are ordinary slices.
-const Min = 1 << 20
+const Min = 64 << 10
+
+// chunkBytes is the size of a List's chunks.
+const chunkBytes = 1 << 20
 
 // Make returns n zeroed values of T, outside the heap when large, and the
-// function that releases them (once; the slice is unusable afterwards).
+// function that releases them (the slice is unusable afterwards; later
+// calls do nothing).
 // T must hold no pointers: the collector does not see this memory.
 func Make[T any](n int) ([]T, func()) {
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
 	if n > 0 && size >= Min {
 		if b := mapBytes(size); b != nil {
-			return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), func() { unmapBytes(b) }
+			var freed atomic.Bool
+			return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), func() {
+				if freed.CompareAndSwap(false, true) {
+					unmapBytes(b)
+				}
+			}
 		}
 	}
 	return make([]T, n), func() {}
@@ -38,7 +48,7 @@ type List[T any] struct {
 
 func chunkLen[T any]() int {
 	var zero T
-	return max(1, Min/int(unsafe.Sizeof(zero)))
+	return max(1, chunkBytes/int(unsafe.Sizeof(zero)))
 }
 
 // Add appends v.
@@ -58,8 +68,26 @@ func (l *List[T]) At(i int) T {
 	return l.chunks[i/c][i%c]
 }
 
+// Set replaces value i.
+func (l *List[T]) Set(i int, v T) {
+	c := chunkLen[T]()
+	l.chunks[i/c][i%c] = v
+}
+
 // Len is the number of values.
 func (l *List[T]) Len() int { return l.n }
+
+// MoveTo copies the values into dst (at least Len long), freeing each
+// chunk once copied, so that the list and a copy are not held whole at
+// once; the list is empty afterwards.
+func (l *List[T]) MoveTo(dst []T) {
+	at := 0
+	for k, c := range l.chunks {
+		at += copy(dst[at:l.n], c)
+		l.frees[k]()
+	}
+	*l = List[T]{}
+}
 
 // Release frees the list; it is empty afterwards.
 func (l *List[T]) Release() {
@@ -71,7 +99,8 @@ func (l *List[T]) Release() {
 
 // Cleanup releases free when owner becomes unreachable: a safety net for
 // an owner whose release may be skipped (an error path); free must not
-// refer to owner, and must be safe to call after an explicit release.
+// refer to owner, and must be safe to call after an explicit release
+// (Make's is).
 func Cleanup[O any](owner *O, free func()) {
 	runtime.AddCleanup(owner, func(f func()) { f() }, free)
 }

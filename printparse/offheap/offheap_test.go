@@ -1,6 +1,10 @@
 package offheap
 
-import "testing"
+import (
+	"testing"
+
+	_ "github.com/layermap/layermap/printparse/testkit"
+)
 
 func TestMake(t *testing.T) {
 	for _, n := range []int{0, 1, 100, Min/8 - 1, Min / 8, 3*Min/8 + 5} {
@@ -20,6 +24,7 @@ func TestMake(t *testing.T) {
 			}
 		}
 		free()
+		free() // a second call does nothing
 	}
 	type pair struct {
 		a uint64
@@ -47,7 +52,13 @@ func TestList(t *testing.T) {
 			t.Fatalf("At(%d) = %d", i, l.At(i))
 		}
 	}
-	l.Release()
+	dst := make([]uint32, n)
+	l.MoveTo(dst)
+	for i := range n {
+		if dst[i] != uint32(i*3) {
+			t.Fatalf("MoveTo: [%d] = %d", i, dst[i])
+		}
+	}
 	if l.Len() != 0 {
 		t.Fatal("not empty after Release")
 	}
