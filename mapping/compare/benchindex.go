@@ -29,9 +29,18 @@ import (
 // Whatever the two dumps' orders, the join is exact and reads every bench
 // entry once in the common case (an entry evicted from the cache and
 // needed again is parsed again); bench entries no NPU row asks for are
-// parsed only at the end, to count the bench rows. Memory: per bench
-// entry a 16-byte index slot (at most 3/4 full) and its offset, line and
-// renumbered call index (16 bytes); the cache; the rows of odd entries.
+// parsed only at the end, to count the bench rows.
+//
+// Memory, flat in the file's length but for these fixed amounts per
+// bench entry, all outside the collected heap but the bits
+// (printparse/offheap): its index slot (8 bytes at 7/10 full: 11.5),
+// its offset (4 bytes), its renumbered call index when it is a
+// renumbered backward entry (8 bytes), 3 bits (parsed, fully matched,
+// taken from the prefetcher); when it left the cache partly matched, its
+// matched rows (partialRows: at most 43 bytes, and a bit per row past
+// the 64th). Besides: the cache (cacheEntries parsed entries) and the
+// prefetcher's hold, and the rows of odd entries (none in ordinary
+// dumps).
 
 // Bench is the bench (golden) side of a comparison: a dump.json read
 // where the join needs it (BenchFile), or any Source (held in memory).
@@ -308,20 +317,19 @@ type benchIndex struct {
 	rows    int // rows of odd entries
 
 	// per pass
-	cache     map[int32]*parsedEntry
-	clock     []int32 // cached entries, oldest first
-	fetched   bitset
-	full      bitset           // entries left the cache with every row matched
-	partial   map[int32][]bool // entries left the cache with some rows matched (over 64 rows)
-	partial64 map[int32]uint64 // the same, up to 64 rows: a bit per row
-	benchRow  int              // rows of the entries parsed so far
-	matchedN  int              // distinct bench rows matched
-	cands     []int
-	gen       int          // lookups so far
-	spare     entryPool    // evicted entries, for reuse (the prefetcher's too)
-	parser    *entryParser // the join's
-	pf        *prefetcher  // this pass\'s
-	pfMD5     bool
+	cache    map[int32]*parsedEntry
+	clock    []int32 // cached entries, oldest first
+	fetched  bitset
+	full     bitset      // entries left the cache with every row matched
+	partial  partialRows // entries left the cache with some rows matched
+	benchRow int         // rows of the entries parsed so far
+	matchedN int         // distinct bench rows matched
+	cands    []int
+	gen      int          // lookups so far
+	spare    entryPool    // evicted entries, for reuse (the prefetcher's too)
+	parser   *entryParser // the join's
+	pf       *prefetcher  // this pass\'s
+	pfMD5    bool
 }
 
 // cacheEntries bounds the parsed bench entries kept for the join.
@@ -393,6 +401,7 @@ func (ix *benchIndex) close() {
 	ix.src.close()
 	ix.index.release()
 	ix.renum.Release()
+	ix.partial.release()
 }
 
 // keyOf is the entryKey of entry i named name.
@@ -474,9 +483,6 @@ func (p *entryPool) get(n int) *parsedEntry {
 
 // put recycles e, which nothing refers to any more.
 func (p *entryPool) put(e *parsedEntry) {
-	if e.matched == nil {
-		return // its matches were kept (benchIndex.partial)
-	}
 	clear(e.rows) // drop the strings for the collector
 	p.mu.Lock()
 	if len(p.free) < 256 {
@@ -491,7 +497,7 @@ func (ix *benchIndex) reset() {
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
 	ix.fetched, ix.full = make(bitset, words), make(bitset, words)
-	ix.partial, ix.partial64 = map[int32][]bool{}, map[int32]uint64{}
+	ix.partial.release()
 	ix.benchRow, ix.matchedN = 0, 0
 	for _, e := range ix.oddEnts {
 		clear(e.matched)
@@ -530,15 +536,7 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 			e.matched[r] = true
 		}
 	default:
-		if m := ix.partial[i]; m != nil {
-			copy(e.matched, m)
-			delete(ix.partial, i)
-		} else if m, ok := ix.partial64[i]; ok {
-			for r := range e.matched {
-				e.matched[r] = m&(1<<r) != 0
-			}
-			delete(ix.partial64, i)
-		}
+		ix.partial.get(i, e.matched)
 	}
 	ix.cacheAdd(i, e)
 	return e, nil
@@ -577,17 +575,8 @@ func (ix *benchIndex) evict(i int32) {
 	switch {
 	case n == len(e.matched) && n > 0:
 		ix.full.set(i)
-	case n > 0 && len(e.matched) <= 64:
-		var m uint64
-		for r, ok := range e.matched {
-			if ok {
-				m |= 1 << r
-			}
-		}
-		ix.partial64[i] = m
 	case n > 0:
-		ix.partial[i] = e.matched
-		e.matched = nil
+		ix.partial.put(i, e.matched)
 	}
 	ix.spare.put(e)
 }
@@ -659,9 +648,18 @@ func (ix *benchIndex) finish(sum *Summary) error {
 		return err
 	}
 	// Skipped entries are read too: msprobe finds md5 keys in them.
-	var todo []int32
+	left := func(i int32) bool { return !ix.fetched.get(i) && ix.oddEnts[i] == nil }
+	n := 0
 	for i := int32(0); i < int32(ix.n); i++ {
-		if !ix.fetched.get(i) && ix.oddEnts[i] == nil {
+		if left(i) {
+			n++
+		}
+	}
+	todo, free := offheap.Make[int32](n)
+	defer free()
+	todo = todo[:0]
+	for i := int32(0); i < int32(ix.n); i++ {
+		if left(i) {
 			todo = append(todo, i)
 		}
 	}

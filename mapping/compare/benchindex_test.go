@@ -2,8 +2,10 @@ package compare
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -82,5 +84,39 @@ func TestCountRows(t *testing.T) {
 	rows, md5, err := countRows(src, all)
 	if err != nil || rows != want || md5 != h.MD5 {
 		t.Errorf("%d rows, md5 %v, %v; want %d, %v", rows, md5, err, want, h.MD5)
+	}
+}
+
+// TestPartialRows: the matched rows of entries that left the cache come
+// back as put, for short and long entries, across the table's growth and
+// after an entry is put again.
+func TestPartialRows(t *testing.T) {
+	var p partialRows
+	defer p.release()
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := map[int32][]bool{}
+	for range 20000 {
+		i := int32(rng.IntN(50000))
+		m, ok := want[i]
+		if !ok {
+			m = make([]bool, 1+rng.IntN(200))
+		}
+		m = slices.Clone(m)
+		for r := range m {
+			m[r] = m[r] || rng.IntN(3) == 0 // matches only grow
+		}
+		p.put(i, m)
+		want[i] = m
+	}
+	for i, m := range want {
+		got := make([]bool, len(m))
+		if !p.get(i, got) || !slices.Equal(got, m) {
+			t.Fatalf("entry %d: %v, want %v", i, got, m)
+		}
+	}
+	for i := int32(50000); i < 50100; i++ {
+		if p.get(i, make([]bool, 3)) {
+			t.Fatalf("entry %d never put is found", i)
+		}
 	}
 }
