@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 )
 
 // The fast path of the flattening: an entry body in the common grammar of
@@ -54,11 +55,10 @@ type flatter struct {
 // a debug entry, no parameters_grad dot-part (whose rows are named and
 // ordered otherwise).
 func flatName(name string) bool {
-	if hasPGSegment(name) {
+	if strings.Contains(name, StateParametersGrad) && hasPGSegment(name) {
 		return false
 	}
-	d := lastIndex(name, len(name))
-	return name[d+1:] != StateDebug
+	return name != StateDebug && !strings.HasSuffix(name, "."+StateDebug)
 }
 
 // entry flattens the body at the lexer into t's flat rows; false: it
@@ -124,17 +124,137 @@ func (f *flatter) str() ([]byte, bool) {
 	return f.b[j : j+n], true
 }
 
-// key reads `"key":`.
-func (f *flatter) key() ([]byte, bool) {
-	if f.ws() != '"' {
-		return nil, false
+// Ids of the keys the fast path knows; the io fields in ioFields order.
+const (
+	kyOther = iota
+	kyInputArgs
+	kyInputKwargs
+	kyInput
+	kyOutput
+	kyParameters
+	kyType
+	kyDtype
+	kyShape
+	kyMax
+	kyMin
+	kyMean
+	kyNorm
+	kyReqGrad
+	kyDataName
+	kyValue
+	kyMD5
+	kyClassType
+)
+
+// keyNames are the known keys by id.
+var keyNames = [...]string{kyInputArgs: "input_args", kyInputKwargs: "input_kwargs", kyInput: "input",
+	kyOutput: "output", kyParameters: "parameters", kyType: "type", kyDtype: "dtype", kyShape: "shape",
+	kyMax: "Max", kyMin: "Min", kyMean: "Mean", kyNorm: "Norm", kyReqGrad: "requires_grad",
+	kyDataName: "data_name", kyValue: "value", kyMD5: "md5", kyClassType: "class_type"}
+
+// keyWords holds each known key with its closing quote as two masked
+// little-endian words, for a test of the key the parser expects next.
+var keyWords = func() (t [len(keyNames)]struct{ w1, m1, w2, m2 uint64 }) {
+	for id, k := range keyNames {
+		if k == "" {
+			continue
+		}
+		var b [16]byte
+		n := copy(b[:], k+"\"")
+		mask := func(n int) uint64 {
+			if n >= 8 {
+				return ^uint64(0)
+			}
+			return 1<<(8*uint(n)) - 1
+		}
+		t[id].m1, t[id].m2 = mask(n), mask(max(n-8, 0))
+		t[id].w1 = binary.LittleEndian.Uint64(b[:]) & t[id].m1
+		t[id].w2 = binary.LittleEndian.Uint64(b[8:]) & t[id].m2
 	}
-	k, ok := f.str()
-	if !ok || f.ws() != ':' {
-		return nil, false
+	return
+}()
+
+// keyID is the id of key k (kyOther: not a known key).
+func keyID(k []byte) int {
+	switch string(k) {
+	case "input_args":
+		return kyInputArgs
+	case "input_kwargs":
+		return kyInputKwargs
+	case "input":
+		return kyInput
+	case "output":
+		return kyOutput
+	case "parameters":
+		return kyParameters
+	case "type":
+		return kyType
+	case "dtype":
+		return kyDtype
+	case "shape":
+		return kyShape
+	case "Max":
+		return kyMax
+	case "Min":
+		return kyMin
+	case "Mean":
+		return kyMean
+	case "Norm":
+		return kyNorm
+	case "requires_grad":
+		return kyReqGrad
+	case "data_name":
+		return kyDataName
+	case "value":
+		return kyValue
+	case "md5":
+		return kyMD5
+	case "class_type":
+		return kyClassType
+	}
+	return kyOther
+}
+
+// nextKey is the key that most often follows each one in statistics
+// dumps, tested first.
+var nextKey = [len(keyNames)]int{kyOther: kyInputArgs, kyInputArgs: kyInputKwargs, kyInputKwargs: kyOutput,
+	kyInput: kyOutput, kyOutput: kyParameters, kyType: kyDtype, kyDtype: kyShape, kyShape: kyMax,
+	kyMax: kyMin, kyMin: kyMean, kyMean: kyNorm, kyNorm: kyReqGrad}
+
+// key reads `"key":` and tells which known key it is (kyOther: none);
+// want is the key expected there.
+func (f *flatter) key(want int) ([]byte, int, bool) {
+	if f.ws() != '"' {
+		return nil, 0, false
+	}
+	b, j := f.b, f.i+1
+	var k []byte
+	id := kyOther
+	if kw := &keyWords[want]; want != kyOther && j+16 <= len(b) &&
+		binary.LittleEndian.Uint64(b[j:])&kw.m1 == kw.w1 && binary.LittleEndian.Uint64(b[j+8:])&kw.m2 == kw.w2 {
+		n := len(keyNames[want])
+		k, id = b[j:j+n], want
+		f.i = j + n + 1
+	} else {
+		var ok bool
+		if k, ok = f.str(); !ok {
+			return nil, 0, false
+		}
+		id = keyID(k)
+	}
+	// Mostly `": "`: the colon and one space are looked at first.
+	if f.i+1 < len(b) && b[f.i] == ':' {
+		f.i++
+		if b[f.i] == ' ' {
+			f.i++
+		}
+		return k, id, true
+	}
+	if f.ws() != ':' {
+		return nil, 0, false
 	}
 	f.i++
-	return k, true
+	return k, id, true
 }
 
 // sep reads the ',' or the closer after a member or element: 1 for ',',
@@ -264,20 +384,16 @@ func (f *flatter) body() bool {
 	f.keys = f.keys[:0]
 	var seen uint8
 	var v fval
+	prev := kyOther
 	for {
-		key, ok := f.key()
+		key, id, ok := f.key(nextKey[prev])
 		if !ok {
 			return false
 		}
-		k := -1
-		for x := range ioFields {
-			if string(key) == ioFields[x].key {
-				k = x
-				break
-			}
-		}
+		k := id - kyInputArgs
+		prev = id
 		switch {
-		case k >= 0:
+		case id >= kyInputArgs && id <= kyParameters:
 			// The input fields' rows must come in ioFields order.
 			if seen>>k&1 != 0 || k <= 2 && seen&(0b111&^(1<<(k+1)-1)) != 0 {
 				return false
@@ -291,7 +407,7 @@ func (f *flatter) body() bool {
 			if !f.value(0) {
 				return false
 			}
-		case string(key) == "md5":
+		case id == kyMD5:
 			return false
 		default:
 			for _, o := range f.keys {
@@ -364,11 +480,11 @@ func (f *flatter) object(depth int) bool {
 		f.i++
 		return true
 	}
-	key, ok := f.key()
+	key, id, ok := f.key(kyType)
 	if !ok {
 		return false
 	}
-	if string(key) == "type" {
+	if id == kyType {
 		if f.ws() != '"' {
 			return false
 		}
@@ -377,20 +493,21 @@ func (f *flatter) object(depth int) bool {
 	}
 	kbase, pbase := len(f.keys), len(f.path)
 	for {
-		switch string(key) {
-		case "type", "class_type", "md5":
+		switch id {
+		case kyType, kyClassType, kyMD5:
 			return false
-		case "shape":
+		case kyShape:
 			if f.ws() != '[' {
 				return false
 			}
-		case "requires_grad":
+		case kyReqGrad:
 			if c := f.ws(); c != 't' && c != 'f' {
 				return false
 			}
-		}
-		if hasPGSegment(key) {
-			return false
+		case kyOther:
+			if hasPGSegment(key) {
+				return false
+			}
 		}
 		for _, o := range f.keys[kbase:] {
 			if string(o) == string(key) {
@@ -409,7 +526,7 @@ func (f *flatter) object(depth int) bool {
 			f.path, f.keys = f.path[:pbase], f.keys[:kbase]
 			return true
 		}
-		if key, ok = f.key(); !ok {
+		if key, id, ok = f.key(kyOther); !ok {
 			return false
 		}
 	}
@@ -427,6 +544,7 @@ func (f *flatter) leaf(typ []byte, line int32) bool {
 		stats     [4]fval
 		val, skip fval
 		ok        bool
+		prev      = kyType
 	)
 	for {
 		switch f.sep('}') {
@@ -435,32 +553,32 @@ func (f *flatter) leaf(typ []byte, line int32) bool {
 		case 2:
 			return f.leafRow(typ, line, dtype, dataName, shape, reqGrad, &stats, &val)
 		}
-		key, kok := f.key()
+		_, id, kok := f.key(nextKey[prev])
 		if !kok {
 			return false
 		}
 		var bit uint16
-		switch string(key) {
-		case "dtype":
+		switch id {
+		case kyDtype:
 			bit = 1 << 0
 			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
 			dtype = skip.lit
-		case "shape":
+		case kyShape:
 			bit = 1 << 1
 			shape, ok = f.shape()
-		case "Max":
+		case kyMax:
 			bit = 1 << 2
 			ok = f.scalar(&stats[0])
-		case "Min":
+		case kyMin:
 			bit = 1 << 3
 			ok = f.scalar(&stats[1])
-		case "Mean":
+		case kyMean:
 			bit = 1 << 4
 			ok = f.scalar(&stats[2])
-		case "Norm":
+		case kyNorm:
 			bit = 1 << 5
 			ok = f.scalar(&stats[3])
-		case "requires_grad":
+		case kyReqGrad:
 			bit = 1 << 6
 			ok = f.scalar(&skip)
 			switch skip.kind {
@@ -471,14 +589,14 @@ func (f *flatter) leaf(typ []byte, line int32) bool {
 			default:
 				ok = false
 			}
-		case "data_name":
+		case kyDataName:
 			bit = 1 << 7
 			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
 			dataName = skip.lit
-		case "value":
+		case kyValue:
 			bit = 1 << 8
 			ok = f.scalar(&val)
-		case "type", "class_type", "md5":
+		case kyType, kyClassType, kyMD5:
 			return false
 		default:
 			ok = f.scalar(&skip)
@@ -488,6 +606,7 @@ func (f *flatter) leaf(typ []byte, line int32) bool {
 		}
 		seen |= bit
 		skip = fval{}
+		prev = id
 	}
 }
 
