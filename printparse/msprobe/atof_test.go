@@ -15,6 +15,17 @@ func checkParseNumber(t *testing.T, lit string) {
 	if got := parseNumber([]byte(lit)); math.Float64bits(got) != math.Float64bits(want) {
 		t.Fatalf("parseNumber(%s) = %v (%#x), want %v (%#x)", lit, got, math.Float64bits(got), want, math.Float64bits(want))
 	}
+	// The fast path's reading, the literal ending the buffer's words anywhere.
+	for _, pad := range []string{",", ",      ", ",              "} {
+		f := flatter{b: []byte(lit + pad)}
+		var n fnum
+		if !f.num(&n) || string(n.lit) != lit || f.i != len(lit) {
+			t.Fatalf("flatter.num(%s): %v, lit %q", lit, f.i, n.lit)
+		}
+		if got := n.value(); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("flatter.num(%s) = %v (%#x), want %v (%#x)", lit, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
 }
 
 // TestParseNumberRandom checks parseNumber against strconv on random

@@ -279,54 +279,133 @@ func (f *flatter) word(w string) bool {
 	return false
 }
 
-// num reads a number literal in Python's JSON grammar; float tells a
-// fraction or exponent.
-func (f *flatter) num() (lit []byte, float, ok bool) {
+// fnum is a number literal the fast path read, with its digits.
+type fnum struct {
+	lit   []byte
+	mant  uint64 // the significant digits (wrapped past 19 of them)
+	exp   int    // value = mant * 10^exp
+	sig   int    // significant digits
+	neg   bool
+	float bool // a fraction or exponent (a Python float)
+}
+
+// value is the literal's float64, as parseNumber gives it.
+func (n *fnum) value() float64 {
+	if n.sig > 19 {
+		return slowParse(n.lit)
+	}
+	return floatOf(n.mant, n.exp, n.neg, n.lit)
+}
+
+// num reads a number literal in Python's JSON grammar, its digits
+// parsed on the way.
+func (f *flatter) num(n *fnum) bool {
 	b, i := f.b, f.i
+	*n = fnum{}
 	if i < len(b) && b[i] == '-' {
+		n.neg = true
 		i++
 	}
 	if i >= len(b) {
-		return nil, false, false
+		return false
 	}
 	switch c := b[i]; {
 	case c == '0':
 		i++
 	case c-'1' < 9:
-		for i++; i < len(b) && b[i]-'0' <= 9; i++ {
-		}
+		s := i
+		n.mant, i = digits(b, i, 0)
+		n.sig = i - s
 	default:
-		return nil, false, false
+		return false
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		d := i
-		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		if n.mant == 0 {
+			for i < len(b) && b[i] == '0' {
+				i++ // leading zeros are not significant
+			}
 		}
+		s := i
+		n.mant, i = digits(b, i, n.mant)
 		if i == d {
-			return nil, false, false
+			return false
 		}
-		float = true
+		n.sig += i - s
+		n.exp -= i - d
+		n.float = true
 	}
 	if i < len(b) && b[i]|0x20 == 'e' {
 		i++
+		eneg := false
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
 			i++
 		}
-		d := i
+		d, e := i, 0
 		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
 		}
 		if i == d {
-			return nil, false, false
+			return false
 		}
-		float = true
+		if eneg {
+			e = -e
+		}
+		n.exp += e
+		n.float = true
 	}
 	if i >= len(b) {
-		return nil, false, false // the literal may go on past the buffer
+		return false // the literal may go on past the buffer
 	}
-	lit = b[f.i:i]
+	n.lit = b[f.i:i]
 	f.i = i
-	return lit, float, true
+	return true
+}
+
+// digits reads the run of decimal digits at b[i:] into mant (which wraps
+// past 19 digits), eight at a time while eight bytes are left.
+func digits(b []byte, i int, mant uint64) (uint64, int) {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		n := digitRun(w)
+		if n < 8 {
+			if n > 0 {
+				// The n digits moved up, '0's below them.
+				w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
+				mant = mant*pow10u[n] + eightDigits(w)
+			}
+			return mant, i + n
+		}
+		mant = mant*1e8 + eightDigits(w)
+		i += 8
+	}
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		mant = mant*10 + uint64(b[i]-'0')
+	}
+	return mant, i
+}
+
+var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// digitRun is how many of the bytes of w, from its lowest, are ASCII
+// digits in a row. A byte above 0xf9 may carry into the bytes above it,
+// which only follow the first non-digit.
+func digitRun(w uint64) int {
+	const hi, zeros, six = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
+	nd := (w&hi ^ zeros) | ((w+six)&hi ^ zeros)
+	return bits.TrailingZeros64(nd) / 8
+}
+
+// eightDigits is the number the eight ASCII digits of w spell, its lowest
+// byte the first digit.
+func eightDigits(w uint64) uint64 {
+	w -= 0x3030303030303030
+	w = w*10 + w>>8
+	return ((w&0x000000ff000000ff)*(100+1000000<<32) + (w>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
 }
 
 // plainOK reports whether a string value passes what the fast path
@@ -340,6 +419,7 @@ type fval struct {
 	kind uint8 // kNull, kTrue, kFalse, kInt, kFloat, kString
 	set  bool
 	lit  []byte
+	num  fnum // kInt, kFloat
 }
 
 // scalar reads a number, true, false, null or plain string.
@@ -360,9 +440,9 @@ func (f *flatter) scalar(v *fval) bool {
 		v.kind = kNull
 		return f.word("null")
 	case c == '-' || c-'0' <= 9:
-		lit, float, ok := f.num()
-		v.kind, v.lit = kInt, lit
-		if float {
+		ok := f.num(&v.num)
+		v.kind, v.lit = kInt, v.num.lit
+		if v.num.float {
 			v.kind = kFloat
 		}
 		return ok
@@ -690,7 +770,7 @@ func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 	case kInt:
 		return appendPyInt(dst, v.lit)
 	case kFloat:
-		return AppendPyFloat(dst, parseNumber(v.lit))
+		return AppendPyFloat(dst, v.num.value())
 	}
 	return append(dst, v.lit...)
 }
@@ -711,7 +791,7 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 		}
 		pi.it.Stats[k] = Value{Kind: Bool, Bool: v.kind == kTrue}
 	case kInt, kFloat:
-		x := parseNumber(v.lit)
+		x := v.num.value()
 		kind := Number
 		if math.IsInf(x, 1) {
 			kind = PosInf
@@ -737,13 +817,13 @@ func (f *flatter) shape() (string, bool) {
 		f.i++
 		return "[]", true
 	}
+	var n fnum
 	for {
 		f.ws()
-		lit, float, ok := f.num()
-		if !ok || float || lit[0] == '-' {
+		if !f.num(&n) || n.float || n.neg {
 			return "", false
 		}
-		s = append(s, lit...)
+		s = append(s, n.lit...)
 		switch f.sep(']') {
 		case 0:
 			return "", false

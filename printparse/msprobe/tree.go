@@ -543,6 +543,12 @@ func parseNumber(b []byte) float64 {
 	if i < len(b) {
 		return slowParse(b) // not a plain literal (-Infinity)
 	}
+	return floatOf(mant, exp, neg, b)
+}
+
+// floatOf is the float64 nearest to mant*10^exp (negated with neg), of
+// at most 19 significant digits, read from the literal lit.
+func floatOf(mant uint64, exp int, neg bool, lit []byte) float64 {
 	if mant == 0 {
 		if neg {
 			return math.Copysign(0, -1)
@@ -564,7 +570,7 @@ func parseNumber(b []byte) float64 {
 	if f, ok := eiselLemire(mant, exp, neg); ok {
 		return f
 	}
-	return slowParse(b)
+	return slowParse(lit)
 }
 
 func slowParse(b []byte) float64 {
