@@ -188,10 +188,18 @@ func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err 
 }
 
 // nameSet is a set of 64-bit hashes of names, open addressing: 8 bytes a
-// slot, at most 3/4 full, outside the collected heap (printparse/offheap)
-// until release.
+// slot, at most 3/4 full, outside the collected heap once large
+// (printparse/offheap) until release. It is split in nameParts tables
+// by the hash's top bits, each growing on its own, so that a growth
+// holds a part twice, not the whole set.
 type nameSet struct {
 	seed  maphash.Seed
+	parts [nameParts]namePart
+}
+
+const nameParts = 16
+
+type namePart struct {
 	slots []uint64
 	free  func()
 	n     int
@@ -199,20 +207,23 @@ type nameSet struct {
 
 // add records name and reports whether its hash was there already.
 func (s *nameSet) add(name []byte) bool {
-	if s.slots == nil {
+	if s.parts[0].slots == nil {
 		s.seed = maphash.MakeSeed()
-		s.slots, s.free = offheap.Make[uint64](1024)
+		for k := range s.parts {
+			s.parts[k].slots, s.parts[k].free = offheap.Make[uint64](64)
+		}
 	}
 	h := maphash.Bytes(s.seed, name) | 1 // 0 marks an empty slot
-	if s.n >= len(s.slots)/4*3 {
-		s.grow()
+	p := &s.parts[h>>60]
+	if p.n >= len(p.slots)/4*3 {
+		p.grow()
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
+	mask := uint64(len(p.slots) - 1)
+	for i := h >> 1 & mask; ; i = (i + 1) & mask { // (bit 0 is always set)
+		switch p.slots[i] {
 		case 0:
-			s.slots[i] = h
-			s.n++
+			p.slots[i] = h
+			p.n++
 			return false
 		case h:
 			return true
@@ -220,27 +231,29 @@ func (s *nameSet) add(name []byte) bool {
 	}
 }
 
-func (s *nameSet) grow() {
-	old, free := s.slots, s.free
-	s.slots, s.free = offheap.Make[uint64](2 * len(old))
-	mask := uint64(len(s.slots) - 1)
+func (p *namePart) grow() {
+	old, free := p.slots, p.free
+	p.slots, p.free = offheap.Make[uint64](2 * len(old))
+	mask := uint64(len(p.slots) - 1)
 	for _, h := range old {
 		if h == 0 {
 			continue
 		}
-		i := h & mask
-		for s.slots[i] != 0 {
+		i := h >> 1 & mask
+		for p.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		s.slots[i] = h
+		p.slots[i] = h
 	}
 	free()
 }
 
 // release frees the set; it is empty afterwards.
 func (s *nameSet) release() {
-	if s.free != nil {
-		s.free()
+	for k := range s.parts {
+		if f := s.parts[k].free; f != nil {
+			f()
+		}
 	}
 	*s = nameSet{}
 }

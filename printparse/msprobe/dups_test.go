@@ -148,7 +148,8 @@ func TestRepeatedKeys(t *testing.T) {
 
 func TestNameSet(t *testing.T) {
 	var s nameSet
-	for i := range 10_000 {
+	defer s.release()
+	for i := range 200_000 {
 		if s.add([]byte(fmt.Sprint("Functional.x.", i, ".forward"))) {
 			t.Fatalf("name %d reported as seen", i)
 		}
