@@ -257,7 +257,7 @@ type entryDev struct {
 // run without a deviation keeps nothing).
 type divergences struct {
 	cands   map[string][]*entryDev // direction -> candidates in dump order
-	modOut  map[uint64]bool        // module entry (hash) -> its compared outputs deviate
+	modOut  *modStatus             // module entry (hash) -> its compared outputs deviate
 	seed    maphash.Seed
 	scratch entryDev
 	floors  floorCache
@@ -270,6 +270,57 @@ type divergences struct {
 const maxModules = 1 << 16
 
 func (dv *divergences) modKey(entry string) uint64 { return maphash.String(dv.seed, entry) }
+
+// modStatus maps module hashes to whether their compared outputs
+// deviate: open addressing, pointer-free, 8 bytes a slot (the hash, its
+// low bit the status), at most 3/4 full: 1 MB at maxModules.
+type modStatus struct {
+	slots []uint64
+	n     int
+}
+
+// key is h with bit 1 set (never 0) and bit 0 free for the status.
+func modSlotKey(h uint64) uint64 { return h&^1 | 2 }
+
+// find is the slot of h, or the empty one where it would go.
+func (m *modStatus) find(h uint64) int {
+	k, mask := modSlotKey(h), uint64(len(m.slots)-1)
+	for i := h >> 2 & mask; ; i = (i + 1) & mask {
+		if s := m.slots[i]; s == 0 || s&^1 == k {
+			return int(i)
+		}
+	}
+}
+
+func (m *modStatus) set(h uint64, deviates bool) {
+	if (m.n+1)*4 > len(m.slots)*3 {
+		old := m.slots
+		m.slots = make([]uint64, max(256, 2*len(old)))
+		for _, s := range old {
+			if s != 0 {
+				m.slots[m.find(s)] = s
+			}
+		}
+	}
+	i := m.find(h)
+	if m.slots[i] == 0 {
+		m.n++
+	}
+	m.slots[i] = modSlotKey(h)
+	if deviates {
+		m.slots[i] |= 1
+	}
+}
+
+// has reports whether h was set (m may be nil).
+func (m *modStatus) has(h uint64) bool {
+	return m != nil && m.n > 0 && m.slots[m.find(h)] != 0
+}
+
+// deviates is the status set for h (false when none; m may be nil).
+func (m *modStatus) deviates(h uint64) bool {
+	return m != nil && m.n > 0 && m.slots[m.find(h)]&1 != 0
+}
 
 // shapeNumel is the element count of a shape text ("[2, 8]"), 1 when it
 // is not one; no allocation.
@@ -339,10 +390,10 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 		}
 	}
 	if e.out > 1 && dv.cands == nil {
-		dv.modOut, dv.cands, dv.seed = map[uint64]bool{}, map[string][]*entryDev{}, maphash.MakeSeed()
+		dv.modOut, dv.cands, dv.seed = &modStatus{}, map[string][]*entryDev{}, maphash.MakeSeed()
 	}
-	if e.module && dv.modOut != nil && len(dv.modOut) < maxModules {
-		dv.modOut[dv.modKey(e.npu)] = e.out > 1
+	if e.module && dv.modOut != nil && dv.modOut.n < maxModules {
+		dv.modOut.set(dv.modKey(e.npu), e.out > 1)
 	}
 	if e.out > 1 && len(dv.cands[e.dir]) < maxCandidates {
 		c := *e
@@ -409,7 +460,7 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 				if d.ParamsDiffer {
 					d.Why += "; its parameters differ too"
 				}
-				if m, ok := dv.enclosingModule(parent, e.npu); ok && !dv.modOut[dv.modKey(m)] {
+				if m, ok := dv.enclosingModule(parent, e.npu); ok && !dv.modOut.deviates(dv.modKey(m)) {
 					d.Class, slot = ClassAbsorbed, 2
 					d.Why += "; absorbed downstream: the outputs of its enclosing module " + m + " agree"
 				}
@@ -554,7 +605,7 @@ func diffText(what string, mode Mode, rel, dev, floor float64, dtype string) str
 func (dv *divergences) enclosingModule(parent map[string]string, entry string) (string, bool) {
 	seen := 0
 	for p := parent[entry]; p != "" && seen < 1000; p = parent[p] {
-		if _, ok := dv.modOut[dv.modKey(p)]; ok {
+		if dv.modOut.has(dv.modKey(p)) {
 			return p, true
 		}
 		seen++

@@ -296,3 +296,34 @@ func TestDivergenceOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestModStatus: module statuses come back as last set, across growth.
+func TestModStatus(t *testing.T) {
+	var m *modStatus
+	if m.has(1) || m.deviates(1) {
+		t.Fatal("a nil modStatus holds something")
+	}
+	m = &modStatus{}
+	h := func(i int) uint64 { return uint64(i) * 0x9e3779b97f4a7c15 }
+	for i := range 70000 {
+		m.set(h(i), i%3 == 0)
+	}
+	for i := 0; i < 70000; i += 7 {
+		m.set(h(i), i%2 == 0) // set again
+	}
+	if m.n != 70000 {
+		t.Fatalf("%d statuses, want 70000", m.n)
+	}
+	for i := range 70000 {
+		want := i%3 == 0
+		if i%7 == 0 {
+			want = i%2 == 0
+		}
+		if !m.has(h(i)) || m.deviates(h(i)) != want {
+			t.Fatalf("module %d: has %v, deviates %v, want %v", i, m.has(h(i)), m.deviates(h(i)), want)
+		}
+	}
+	if m.has(h(70001)) {
+		t.Fatal("a module never set is found")
+	}
+}

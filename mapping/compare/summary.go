@@ -153,7 +153,7 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 			next := map[string]bool{}
 			for e, p := range got {
 				parent[e] = p
-				if _, compared := s.div.modOut[s.div.modKey(p)]; p != "" && !compared {
+				if p != "" && !s.div.modOut.has(s.div.modKey(p)) {
 					if _, known := parent[p]; !known {
 						next[p] = true
 					}
