@@ -86,26 +86,33 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int) (job, bool) {
 
 // ws skips whitespace and returns the next byte, 0 at the end of the buffer.
 func (f *flatter) ws() byte {
-	b := f.b
-	for f.i < len(b) {
-		switch c := b[f.i]; c {
+	b, i := f.b, f.i
+	for i < len(b) {
+		c := b[i]
+		if c > ' ' {
+			f.i = i
+			return c
+		}
+		switch c {
 		case ' ', '\t', '\r':
-			f.i++
+			i++
 		case '\n':
 			f.line++
-			f.i++
-			for f.i+8 <= len(b) {
-				w := binary.LittleEndian.Uint64(b[f.i:])
+			i++
+			for i+8 <= len(b) {
+				w := binary.LittleEndian.Uint64(b[i:])
 				if w != 0x2020202020202020 {
-					f.i += bits.TrailingZeros64(w^0x2020202020202020) / 8
+					i += bits.TrailingZeros64(w^0x2020202020202020) / 8
 					break
 				}
-				f.i += 8
+				i += 8
 			}
 		default:
+			f.i = i
 			return c
 		}
 	}
+	f.i = i
 	return 0
 }
 
