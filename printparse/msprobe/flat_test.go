@@ -3,6 +3,7 @@ package msprobe
 import (
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -205,6 +206,36 @@ func TestFlatSeeds(t *testing.T) {
 		lx := newLexer(strings.NewReader(body+" "), "dump.json")
 		if _, ok := s.flat.entry(lx, &tree{}, "Functional.linear.0.forward", 1); !ok {
 			t.Errorf("fast path declined %s", body)
+		}
+	}
+}
+
+// TestFormulaStart checks formulaStart against a plain reading of
+// msprobe's rule on random strings of ';', formula and other characters.
+func TestFormulaStart(t *testing.T) {
+	ref := func(s string) bool {
+		for i, r := range s {
+			if i == 0 || s[i-1] == ';' {
+				if strings.ContainsRune("+-=%@＋－＝％＠", r) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	alphabet := []string{"a", ";", "+", "-", "=", "%", "@", "＋", "＠", "é", ".", "0"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		s := b.String()
+		if got, want := formulaStart(s), ref(s); got != want {
+			t.Fatalf("formulaStart(%q) = %v, want %v", s, got, want)
+		}
+		if got := formulaStart([]byte(s)); got != ref(s) {
+			t.Fatalf("formulaStart([]byte %q) = %v", s, got)
 		}
 	}
 }

@@ -998,7 +998,16 @@ func formulaStart[T string | []byte](s T) bool {
 	if len(s) > 0 && isFormula(decode(s)) {
 		return true
 	}
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // up to the first eight bytes holding a ';'
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		x := w ^ 0x3b3b3b3b3b3b3b3b
+		if (x-0x0101010101010101)&^x&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] == ';' && i+1 < len(s) && isFormula(decode(s[i+1:])) {
 			return true
 		}
