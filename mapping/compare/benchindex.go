@@ -348,6 +348,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	}
 	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
 	namer := newKeyNamer(renumber, cfg.Debug)
+	defer namer.release()
 	var odd []int32
 	var hashes offheap.List[uint64] // key-prefix hash tag | entry, indexed when the skim is done
 	err = src.skim(func(i int, name []byte, isOdd bool) error {

@@ -289,6 +289,7 @@ func (a *artifactScan) result() artifacts {
 func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 	fn func(e *msprobe.Entry, rows []sideRow) error) error {
 	namer := newKeyNamer(renumber, cfg.Debug)
+	defer namer.release()
 	var buf []sideRow
 	// Entries share stacks (a stack.json group holds one frames slice):
 	// each distinct one is rendered once.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // keyNamer builds the op_name_update keys of one side: for backward
@@ -18,41 +19,53 @@ type keyNamer struct {
 	bwd      opCounts // backward entries seen per op
 }
 
-// opCounts counts op names in pointer-free memory that grows by about 24
-// bytes per name (a file has about one op per module): hashes of the name
-// (96 bits: the table's 32-bit tag and a second 64-bit hash; two names
-// would share a count only if all agreed, odds of 2^-96 per pair) and its
-// count.
+// opCounts counts op names in memory outside the collected heap
+// (printparse/offheap) that grows by about 24 bytes per name (a file has
+// about one op per module): hashes of the name (96 bits: the table's
+// 32-bit tag and a second 64-bit hash; two names would share a count only
+// if all agreed, odds of 2^-96 per pair) and its count.
 type opCounts struct {
 	seed, seed2 maphash.Seed
-	h2          []uint64
-	counts      []int32
+	h2          offheap.List[uint64]
+	counts      offheap.List[int32]
 	index       tagTable
+}
+
+// release frees the counts; they start again from nothing.
+func (c *opCounts) release() {
+	c.h2.Release()
+	c.counts.Release()
+	c.index.release()
 }
 
 // next returns how many times name was counted before, and counts it.
 func (c *opCounts) next(name string) int {
-	if c.counts == nil {
+	if c.counts.Len() == 0 {
 		c.seed, c.seed2 = maphash.MakeSeed(), maphash.MakeSeed()
+		c.index.offHeap = true
 	}
 	h, h2 := maphash.String(c.seed, name), maphash.String(c.seed2, name)
 	k := -1
 	c.index.find(h, func(n uint32) bool {
-		if c.h2[n] == h2 {
+		if c.h2.At(int(n)) == h2 {
 			k = int(n)
 			return false
 		}
 		return true
 	})
 	if k < 0 {
-		c.index.insert(h, uint32(len(c.counts)))
-		c.h2 = append(c.h2, h2)
-		c.counts = append(c.counts, 1)
+		c.index.insert(h, uint32(c.counts.Len()))
+		c.h2.Add(h2)
+		c.counts.Add(1)
 		return 0
 	}
-	c.counts[k]++
-	return int(c.counts[k] - 1)
+	n := c.counts.At(k)
+	c.counts.Set(k, n+1)
+	return int(n)
 }
+
+// release frees the namer's counts (see opCounts).
+func (k *keyNamer) release() { k.bwd.release() }
 
 func newKeyNamer(renumber, debug bool) *keyNamer {
 	return &keyNamer{renumber: renumber && !debug, debug: debug}

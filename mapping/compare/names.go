@@ -27,8 +27,10 @@ type dumpNames struct {
 func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error) {
 	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
+	defer func() { namer.release() }()
 	reset := func() { // a "data" repeating keys: read again as Python does
 		d = &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
+		namer.release()
 		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	}
 	add := func(name string) {
