@@ -237,26 +237,28 @@ func (f *flatter) key(want int) ([]byte, int, bool) {
 	b, j := f.b, f.i+1
 	var k []byte
 	id := kyOther
+	i := 0
 	if kw := &keyWords[want]; want != kyOther && j+16 <= len(b) &&
 		binary.LittleEndian.Uint64(b[j:])&kw.m1 == kw.w1 && binary.LittleEndian.Uint64(b[j+8:])&kw.m2 == kw.w2 {
 		n := len(keyNames[want])
-		k, id = b[j:j+n], want
-		f.i = j + n + 1
+		k, id, i = b[j:j+n], want, j+n+1
 	} else {
 		var ok bool
 		if k, ok = f.str(); !ok {
 			return nil, 0, false
 		}
-		id = keyID(k)
+		id, i = keyID(k), f.i
 	}
 	// Mostly `": "`: the colon and one space are looked at first.
-	if f.i+1 < len(b) && b[f.i] == ':' {
-		f.i++
-		if b[f.i] == ' ' {
-			f.i++
+	if i+1 < len(b) && b[i] == ':' {
+		i++
+		if b[i] == ' ' {
+			i++
 		}
+		f.i = i
 		return k, id, true
 	}
+	f.i = i
 	if f.ws() != ':' {
 		return nil, 0, false
 	}
