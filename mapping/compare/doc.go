@@ -18,11 +18,19 @@
 // index built before the first NPU row from a skim of the bench file
 // (benchindex.go): every entry's compare-key prefix and byte offset, so
 // that each NPU row finds its bench rows whatever the two files' orders,
-// and bench entries are parsed where the join needs them. What is kept
-// per bench entry is about 16 bytes of index, outside the collected heap
-// (offheap.go); per NPU stack.json name 16 bytes; the parsed entries in
-// use are cached. msprobe's fuzzy match pairs rows in order and reads the
-// whole bench side into memory in a packed form (benchstore.go).
+// and bench entries are parsed where the join needs them. Nothing is
+// kept per row beyond the parsed bench entries in use (a cache of
+// cacheEntries, and the prefetcher's hold), the entries being joined and
+// written, and the capped first-divergence candidates (maxCandidates,
+// maxModules). What grows with the files is a fixed amount per entry,
+// outside the collected heap (printparse/offheap): per bench entry about
+// 16 bytes of index and offset, 8 more when it is a renumbered backward
+// entry, at most 43 more when it left the cache partly matched
+// (benchindex.go); per NPU entry 11 to 21 bytes while the NPU file is
+// read (its name's hash: repeated keys); per NPU stack.json name 18 to 20
+// bytes; per distinct op 24 bytes (keys.go). msprobe's fuzzy match pairs
+// rows in order and reads the whole bench side into memory in a packed
+// form (benchstore.go).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
