@@ -6,3 +6,11 @@ import "io"
 func ScanSequential(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 	return scan(r, source, nil, fn, false, false)
 }
+
+// SetFlat turns the fast path of the flattening on or off (flat.go) and
+// returns the previous setting.
+func SetFlat(on bool) (was bool) {
+	was = !flatOff
+	flatOff = !on
+	return was
+}

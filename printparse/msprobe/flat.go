@@ -36,6 +36,7 @@ type flatter struct {
 	i     int
 	line  int
 	name  string // the entry's
+	whole bool   // a parameters_grad entry (flatWhole)
 	state string // the field's row state
 	path  []byte // structural name being built
 	keys  [][]byte
@@ -51,27 +52,58 @@ type flatter struct {
 	taken int // entries flattened here (tests)
 }
 
-// flatName reports whether the fast path handles entries named name: not
-// a debug entry, no parameters_grad dot-part (whose rows are named and
-// ordered otherwise).
-func flatName(name string) bool {
-	if strings.Contains(name, StateParametersGrad) && hasPGSegment(name) {
-		return false
+// Entry kinds for the fast path.
+const (
+	flatNo    = iota // not taken: debug entries, a parameters_grad part elsewhere
+	flatIO           // the io fields of the body
+	flatWhole        // parameters_grad: the whole body, list items keep their parent's name
+)
+
+// flatKind tells how the fast path takes entries named name (process's
+// switch on the name).
+func flatKind(name string) int {
+	lastDot := strings.LastIndexByte(name, '.')
+	last := name[lastDot+1:]
+	if last == StateDebug {
+		return flatNo
 	}
-	return name != StateDebug && !strings.HasSuffix(name, "."+StateDebug)
+	if !strings.Contains(name, StateParametersGrad) || !hasPGSegment(name) {
+		return flatIO
+	}
+	if last == StateParametersGrad {
+		return flatWhole
+	}
+	if lastDot >= 0 {
+		secondLast := name[:lastDot]
+		if d := strings.LastIndexByte(secondLast, '.'); d >= 0 {
+			secondLast = secondLast[d+1:]
+		}
+		if secondLast == StateParametersGrad {
+			return flatWhole
+		}
+	}
+	return flatNo
 }
 
 // entry flattens the body at the lexer into t's flat rows; false: it
 // declined and nothing moved.
-func (f *flatter) entry(lx *lexer, t *tree, name string, line int) (job, bool) {
+func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (job, bool) {
 	if lx.end-lx.pos < flatWindow && lx.rerr == nil {
 		lx.fill()
 	}
 	f.b, f.i, f.line, f.name = lx.buf[:lx.end], lx.pos, lx.line, name
+	f.keys = f.keys[:0]
 	f.items, f.sb = t.fitems, t.fsb
 	ilo, slo := len(f.items), len(f.sb)
 	f.base = slo
-	ok := f.body()
+	var ok bool
+	if f.whole = kind == flatWhole; f.whole {
+		f.path = append(f.path[:0], name...)
+		f.state = StateParametersGrad
+		ok = f.ws() == '{' && f.object(0)
+	} else {
+		ok = f.body()
+	}
 	t.fitems, t.fsb = f.items, f.sb
 	f.items, f.sb, f.b = nil, nil, nil
 	if !ok {
@@ -541,7 +573,9 @@ func (f *flatter) value(depth int) bool {
 		}
 		base := len(f.path)
 		for k := 0; ; k++ {
-			f.path = strconv.AppendInt(append(f.path[:base], '.'), int64(k), 10)
+			if !f.whole {
+				f.path = strconv.AppendInt(append(f.path[:base], '.'), int64(k), 10)
+			}
 			if !f.value(depth + 1) {
 				return false
 			}
@@ -573,12 +607,15 @@ func (f *flatter) object(depth int) bool {
 	if !ok {
 		return false
 	}
+	// At the top of a whole body, io field keys are checked by
+	// check_dump_json_str: left to the tree path.
+	top := depth == 0 && f.whole
 	if id == kyType {
 		if f.ws() != '"' {
 			return false
 		}
 		typ, ok := f.str()
-		return ok && f.leaf(typ, int32(line))
+		return ok && f.leaf(typ, int32(line), top)
 	}
 	kbase, pbase := len(f.keys), len(f.path)
 	for {
@@ -594,7 +631,11 @@ func (f *flatter) object(depth int) bool {
 				return false
 			}
 		case kyOther:
-			if hasPGSegment(key) {
+			if !f.whole && hasPGSegment(key) {
+				return false
+			}
+		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
+			if top {
 				return false
 			}
 		}
@@ -623,7 +664,7 @@ func (f *flatter) object(depth int) bool {
 
 // leaf is leaf in scan.go for the item whose "type" (its first key) is
 // typ, after that key.
-func (f *flatter) leaf(typ []byte, line int32) bool {
+func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 	var (
 		seen      uint16
 		dtype     []byte
@@ -687,6 +728,8 @@ func (f *flatter) leaf(typ []byte, line int32) bool {
 			ok = f.scalar(&val)
 		case kyType, kyClassType, kyMD5:
 			return false
+		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
+			ok = !top && f.scalar(&skip)
 		default:
 			ok = f.scalar(&skip)
 		}

@@ -161,6 +161,10 @@ var flatSeeds = []string{
 	`[]`,
 	`{}`,
 	`null`,
+	`{"weight": [` + tensorA + `, null, [` + tensorA + `]], "bias": {"type": "t", "dtype": "d", "shape": [3]}, "x.parameters_grad": [null]}`,
+	`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "output": 1}`,
+	`{"output": [` + tensorA + `]}`,
+	`{"w": {"output": 1, "input_args": [null]}}`,
 }
 
 // FuzzFlat compares the fast path with the tree path on an entry body
@@ -189,7 +193,7 @@ func FuzzFlat(f *testing.F) {
 // TestFlatSeeds runs the seeds under each name and checks that the fast
 // path takes the plain ones.
 func TestFlatSeeds(t *testing.T) {
-	for _, name := range []string{"Functional.linear.0.forward", "A.parameters_grad", "x.debug"} {
+	for _, name := range []string{"Functional.linear.0.forward", "A.parameters_grad", "x.debug", "M.parameters_grad.0", "M.parameters_grad.x.forward"} {
 		for _, body := range flatSeeds {
 			data := []byte(dumpWith(strconv.Quote(name) + ": " + body))
 			var fast, slow string
@@ -201,13 +205,18 @@ func TestFlatSeeds(t *testing.T) {
 		}
 	}
 	// Bodies the fast path must take.
-	for _, body := range flatSeeds[:3] {
+	take := func(name, body string) {
 		s := &scanner{}
 		lx := newLexer(strings.NewReader(body+" "), "dump.json")
-		if _, ok := s.flat.entry(lx, &tree{}, "Functional.linear.0.forward", 1); !ok {
-			t.Errorf("fast path declined %s", body)
+		if _, ok := s.flat.entry(lx, &tree{}, name, 1, flatKind(name)); !ok {
+			t.Errorf("fast path declined %s: %s", name, body)
 		}
 	}
+	for _, body := range flatSeeds[:3] {
+		take("Functional.linear.0.forward", body)
+	}
+	take("M.parameters_grad", flatSeeds[len(flatSeeds)-4])
+	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
 
 // TestFormulaStart checks formulaStart against a plain reading of

@@ -214,8 +214,8 @@ func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job
 		}
 		return job{t: p.t, body: body, name: name, line: at.line}, s.lx.skipValue("an entry body")
 	}
-	if !s.debug && !flatOff && flatName(name) {
-		if j, ok := s.flat.entry(s.lx, p.t, name, line); ok {
+	if kind := flatKind(name); !s.debug && !flatOff && kind != flatNo {
+		if j, ok := s.flat.entry(s.lx, p.t, name, line, kind); ok {
 			return j, nil
 		}
 	}
