@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // BenchmarkCompareHTML runs compare --html end to end on generated dump
@@ -103,21 +106,27 @@ func htmlBenchChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	fmt.Println(testkit.PeakRSS())
 	return 0
 }
 
 // runHTMLChild compares in a child process and returns its CPU time and
-// peak RSS.
+// peak RSS (as the child reads it: testkit.PeakRSS).
 func runHTMLChild(b *testing.B, c htmlChild) (time.Duration, int64) {
 	spec, _ := json.Marshal(c)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), htmlChildEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	out, err := cmd.Output()
+	if err != nil {
 		b.Fatalf("compare child: %v", err)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Maxrss * 1024
+	rss, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil || rss == 0 {
+		rss = ru.Maxrss * 1024
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rss
 }
 
 func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }

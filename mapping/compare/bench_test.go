@@ -15,6 +15,7 @@ import (
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // Benchmarks of the whole compare on generated dump pairs.
@@ -37,7 +38,8 @@ import (
 //   - MB/s: both dump.json files' bytes per second of wall time;
 //   - cpu-MB/s: the same per second of user+system CPU time (the figure
 //     the bare tokenizer is compared with: BenchmarkTokenizer);
-//   - peak-RSS-MB: the child's maximum resident set (getrusage ru_maxrss);
+//   - peak-RSS-MB: the child's maximum resident set, as the child reads it
+//     (testkit.PeakRSS);
 //   - allocs/row: heap allocations (runtime.MemStats.Mallocs) per table row.
 
 func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }
@@ -143,6 +145,7 @@ type childRun struct {
 type childResult struct {
 	Rows    int
 	Mallocs uint64
+	PeakRSS int64 // the child's own (testkit.PeakRSS)
 	Err     string
 }
 
@@ -182,6 +185,7 @@ func benchChild(spec string) int {
 		runtime.ReadMemStats(&ms)
 		res.Mallocs = ms.Mallocs
 	}
+	res.PeakRSS = testkit.PeakRSS()
 	json.NewEncoder(os.Stdout).Encode(res)
 	if res.Err != "" {
 		return 1
@@ -205,7 +209,11 @@ func runChild(b *testing.B, c childRun) (childResult, time.Duration, time.Durati
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return res, wall, cpu, ru.Maxrss * 1024
+	rss := res.PeakRSS
+	if rss == 0 {
+		rss = ru.Maxrss * 1024
+	}
+	return res, wall, cpu, rss
 }
 
 func benchCompare(b *testing.B, p benchPair, lm string) {

@@ -222,3 +222,25 @@ func ReadCSV(tb testing.TB, path string) [][]string {
 	}
 	return rows
 }
+
+// PeakRSS returns this process's peak resident set in bytes (VmHWM of
+// /proc/self/status), or 0 where that file is missing. A benchmark child
+// reports it itself: the parent's getrusage ru_maxrss of a child also
+// counts the parent's own pages, which the child shares between fork and
+// exec, so it reports the parent's resident set when that is the larger.
+func PeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,4 +113,23 @@ func TestEveryTestPackageLinksTestkit(t *testing.T) {
 			t.Errorf("%s: no test file imports %s (add `import _ %q` so that go test ./... -update runs)", rel, self, self)
 		}
 	}
+}
+
+func TestPeakRSS(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc/self/status on this system")
+	}
+	before := PeakRSS()
+	if before <= 0 {
+		t.Fatalf("PeakRSS() = %d, want the resident set", before)
+	}
+	buf := make([]byte, before+64<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	after := PeakRSS()
+	if after < before+60<<20 {
+		t.Errorf("PeakRSS() after touching %d MB = %d MB, was %d MB", len(buf)>>20, after>>20, before>>20)
+	}
+	runtime.KeepAlive(buf)
 }
