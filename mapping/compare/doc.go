@@ -10,9 +10,11 @@
 // fuzzy match), gated by dtype, then each entry's rows get their statistics
 // diffs or tensor metrics and msprobe's rule checkers (Result,
 // Err_message) and are written in NPU dump order. Goroutines: the NPU
-// decode and flatten, the bench prefetch (prefetch.go), the join, the
-// workers that finish each entry's rows into CSV lines, and the writer
-// (the caller); rank pairs of a step folder run side by side.
+// decode and flatten, the bench prefetch (prefetch.go), the join, and the
+// workers that finish each entry's rows into CSV lines with the writer
+// (the caller) -- or, in statistics and md5 mode on two CPUs or fewer,
+// the join finishing and writing the rows itself (inlineRows); rank
+// pairs of a step folder run side by side.
 //
 // Memory: the NPU side is streamed; the bench side is joined through an
 // index built before the first NPU row from a skim of the bench file

@@ -112,7 +112,8 @@ func TestParity(t *testing.T) {
 
 // TestParityJoins: the goldens hold with every bench join: the whole bench
 // side in memory, and the bench index with caches so small that parsed
-// entries leave them and are parsed again.
+// entries leave them and are parsed again; and with the rows finished by
+// the join itself or by workers, whatever the machine's CPUs choose.
 func TestParityJoins(t *testing.T) {
 	joins := []struct {
 		name string
@@ -121,6 +122,8 @@ func TestParityJoins(t *testing.T) {
 		{"full", func(o *Options) { o.fullBench = true }},
 		{"cache 1", func(o *Options) { o.cache = 1 }},
 		{"cache 16", func(o *Options) { o.cache = 16 }},
+		{"inline rows", func(o *Options) { o.inline = true }},
+		{"three workers", func(o *Options) { o.Workers = 3 }},
 	}
 	for _, j := range joins {
 		for _, c := range parityCases(t) {

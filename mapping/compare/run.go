@@ -62,7 +62,8 @@ type Options struct {
 	// next to the NPU dump.json (compare.json's stack_path).
 	StackJSON string
 	// Stamp is the time in the output file names; zero means now.
-	Stamp   time.Time
+	Stamp time.Time
+	// Workers is Config.Workers (zero: chosen from the mode and CPUs).
 	Workers int
 	// Warnings receives warning lines as layermap prints them: the layer
 	// mapping's diagnostics, -tp and -gp naming one dump, tensor files
@@ -80,6 +81,9 @@ type Options struct {
 	fullBench bool
 	// cache overrides how many parsed bench entries the index keeps (tests).
 	cache int
+	// inline has the join finish each entry's rows itself (tests; see
+	// inlineRows).
+	inline bool
 }
 
 // inputs are the files of Options, read.
@@ -746,7 +750,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
