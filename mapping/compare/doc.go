@@ -28,8 +28,8 @@
 // outside the collected heap (printparse/offheap): per bench entry about
 // 16 bytes of index and offset, 8 more when it is a renumbered backward
 // entry, at most 43 more when it left the cache partly matched
-// (benchindex.go), and 11 to 14 bytes while the bench file is skimmed;
-// per NPU entry 11 to 14 bytes while the NPU file is read (the names'
+// (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
+// per NPU entry 8 to 10 bytes while the NPU file is read (the names'
 // hashes that find repeated keys, dups.go); per NPU stack.json name 18 to 20
 // bytes; per distinct op 24 bytes (keys.go). msprobe's fuzzy match pairs
 // rows in order and reads the whole bench side into memory in a packed

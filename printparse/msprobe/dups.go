@@ -19,7 +19,7 @@ import (
 // key's position and the last value), and a second "data" key replaces
 // the first whole. The readers stream the file, so they cannot take back
 // entries already handed out: on the common path they only notice a
-// repeat (a 64-bit hash per name, nothing per row) and stop with an
+// repeat (a 48-bit hash per name, nothing per row) and stop with an
 // error wrapping ErrRepeatedKey; the caller then reads the file again
 // with the Repeats FindRepeats gives (the rare path), and the readers
 // hand out each entry once, in Python's order with Python's body.
@@ -188,23 +188,32 @@ func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err 
 	return &last, false, nil
 }
 
-// nameSet is a set of 64-bit hashes of names, open addressing: 8 bytes a
-// slot, 3/5 to 3/4 full (a table grows by a quarter), outside the
-// collected heap once large (printparse/offheap) until release: 11 to 14
-// bytes a name. It is split in nameParts tables by the hash's top bits,
-// each growing on its own, so that a growth holds a part twice, not the
-// whole set.
+// nameSet is a set of hashes of names: open addressing, 6 bytes a slot
+// holding a hash's low 48 bits (0 marks an empty slot), 3/5 to 3/4 full
+// (a table grows by a quarter), outside the collected heap once large
+// (printparse/offheap) until release: 8 to 10 bytes a name. It is split
+// in nameParts tables by the hash's top bits, each growing on its own, so
+// that a growth holds a part twice, not the whole set. Two names are
+// taken for one when the 51 bits of their hashes the set keeps agree
+// (part and slot): about once in 4,500 files of a million names; the
+// caller's rare path then reads the names themselves (FindRepeats) and
+// finds no repeat.
 type nameSet struct {
 	seed  maphash.Seed
 	parts [nameParts]namePart
 }
 
-const nameParts = 16
+const (
+	nameParts = 16
+	slotBytes = 6
+	slotMask  = 1<<48 - 1
+)
 
 type namePart struct {
-	slots []uint64
+	slots []byte // slotBytes a slot, little-endian
 	free  func()
-	n     int
+	n     int // names held
+	size  int // slots
 }
 
 // add records name and reports whether its hash was there already.
@@ -212,50 +221,66 @@ func (s *nameSet) add(name []byte) bool {
 	if s.parts[0].slots == nil {
 		s.seed = maphash.MakeSeed()
 		for k := range s.parts {
-			s.parts[k].slots, s.parts[k].free = offheap.Make[uint64](64)
+			s.parts[k].alloc(64)
 		}
 	}
-	h := maphash.Bytes(s.seed, name) | 1 // 0 marks an empty slot
+	h := maphash.Bytes(s.seed, name)
 	p := &s.parts[h>>60]
-	if p.n >= len(p.slots)/4*3 {
+	v := h&slotMask | 1
+	if p.n >= p.size/4*3 {
 		p.grow()
 	}
-	for i := p.home(h); ; i++ {
-		if i == len(p.slots) {
+	for i := p.home(v); ; i++ {
+		if i == p.size {
 			i = 0
 		}
-		switch p.slots[i] {
+		switch p.at(i) {
 		case 0:
-			p.slots[i] = h
+			p.set(i, v)
 			p.n++
 			return false
-		case h:
+		case v:
 			return true
 		}
 	}
 }
 
-// home is where h's probe starts: the hash's bits below the part's
-// scaled to the table's size.
-func (p *namePart) home(h uint64) int {
-	hi, _ := bits.Mul64(h<<4, uint64(len(p.slots)))
+func (p *namePart) alloc(size int) {
+	p.slots, p.free = offheap.Make[byte](size * slotBytes)
+	p.size = size
+}
+
+func (p *namePart) at(i int) uint64 {
+	b := p.slots[i*slotBytes : i*slotBytes+slotBytes : i*slotBytes+slotBytes]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | uint64(b[4])<<32 | uint64(b[5])<<40
+}
+
+func (p *namePart) set(i int, v uint64) {
+	b := p.slots[i*slotBytes : i*slotBytes+slotBytes : i*slotBytes+slotBytes]
+	b[0], b[1], b[2], b[3], b[4], b[5] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40)
+}
+
+// home is where v's probe starts: its bits scaled to the table's size.
+func (p *namePart) home(v uint64) int {
+	hi, _ := bits.Mul64(v<<16, uint64(p.size))
 	return int(hi)
 }
 
 func (p *namePart) grow() {
-	old, free := p.slots, p.free
-	p.slots, p.free = offheap.Make[uint64](len(old) + len(old)/4)
-	for _, h := range old {
-		if h == 0 {
+	old, free, size := *p, p.free, p.size
+	p.alloc(size + size/4)
+	for k := 0; k < size; k++ {
+		v := old.at(k)
+		if v == 0 {
 			continue
 		}
-		i := p.home(h)
-		for p.slots[i] != 0 {
-			if i++; i == len(p.slots) {
+		i := p.home(v)
+		for p.at(i) != 0 {
+			if i++; i == p.size {
 				i = 0
 			}
 		}
-		p.slots[i] = h
+		p.set(i, v)
 	}
 	free()
 }

@@ -241,3 +241,35 @@ func FuzzSkim(f *testing.F) {
 		}
 	})
 }
+
+// TestHashCollisionPath: when the name set takes two names for one (their
+// kept hash bits agree), the reader stops with ErrRepeatedKey although no
+// key repeats; FindRepeatsAfter then gives an empty plan, and the file
+// read with it gives what a plain read gives.
+func TestHashCollisionPath(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "dump.json")
+	data := dumpWith(`"A.0.forward": {"output": [` + tensorA + `]}, "B.0.forward": {"input_args": [` + tensorA + `]}`)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	collided := &source.Error{File: p, Line: 3, Expected: `each key of "data" once`, Found: `"B.0.forward" again`, Err: ErrRepeatedKey}
+	plan, err := FindRepeatsAfter(collided)
+	if err != nil || plan == nil {
+		t.Fatalf("FindRepeatsAfter(collision) = %v, %v; want an empty plan", plan, err)
+	}
+	read := func(plan *Repeats) []Entry {
+		var es []Entry
+		if _, err := ScanFileWith(p, plan, func(e *Entry) error {
+			c := *e
+			c.Items = slices.Clone(e.Items)
+			es = append(es, c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+	if got, want := rowsOf(read(plan)), rowsOf(read(nil)); !slices.Equal(got, want) || len(want) != 2 {
+		t.Errorf("read with the collision's plan:\n got %q\nwant %q", got, want)
+	}
+}
