@@ -350,11 +350,20 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	namer := newKeyNamer(renumber, cfg.Debug)
 	defer namer.release()
 	var odd []int32
-	var hashes offheap.List[uint64] // key-prefix hash tag | entry, indexed when the skim is done
+	// Each entry's key-prefix hash tag (its top 32 bits) and whether it is
+	// indexed, put in the table when the skim is done: 4 bytes and a bit
+	// an entry while the table is built.
+	var tags offheap.List[uint32]
+	var isIndexed bitset
+	indexed := 0
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ix.n = i + 1
+		for tags.Len() < i {
+			tags.Add(0) // entries the skim did not hand out
+		}
 		ek, ok := namer.entryKey(string(name))
 		if !ok {
+			tags.Add(0)
 			return nil
 		}
 		if ek.renumbered {
@@ -362,23 +371,30 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 		}
 		if isOdd {
 			odd = append(odd, int32(i))
+			tags.Add(0)
 			return nil
 		}
-		hashes.Add(maphash.String(ix.seed, ek.prefix)&^(1<<32-1) | uint64(i))
+		for len(isIndexed) <= i>>6 {
+			isIndexed = append(isIndexed, 0)
+		}
+		isIndexed.set(int32(i))
+		tags.Add(uint32(maphash.String(ix.seed, ek.prefix) >> 32))
+		indexed++
 		return nil
 	})
 	if err != nil {
-		hashes.Release()
+		tags.Release()
 		ix.close()
 		return nil, err
 	}
 	ix.index.offHeap = true
-	ix.index.size(hashes.Len())
-	for k := range hashes.Len() {
-		h := hashes.At(k)
-		ix.index.insert(h, uint32(h))
+	ix.index.size(indexed)
+	for i := range tags.Len() {
+		if i>>6 < len(isIndexed) && isIndexed.get(int32(i)) {
+			ix.index.insert(uint64(tags.At(i))<<32, uint32(i))
+		}
 	}
-	hashes.Release()
+	tags.Release()
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {

@@ -128,10 +128,21 @@ func TestIndexedFile(t *testing.T) {
 			dm[npuRows[i]] = npuRows[i+5]
 		}
 		variants := map[string][][]byte{"in order": entries, "shuffled": shuffled, "duplicated, dropped, extra": dupDrop,
-			"reversed": reversed}
+			"reversed": reversed,
+			// entries the index leaves out (no op in the name), more than a
+			// word of its bitset, at the end
+			"unkeyed last": append(slices.Clone(entries), unkeyed(70)...)}
 		if tensor {
 			variants["odd"] = odd(entries)
 			variants["odd shuffled"] = odd(shuffled)
+			last := slices.Clone(entries)
+			last[len(last)-1] = bytes.Replace(last[len(last)-1], []byte(`.output.0.pt"`), []byte(`.output.1.pt"`), 1)
+			variants["odd last"] = last
+			all := slices.Clone(entries)
+			for i := range all {
+				all[i] = bytes.ReplaceAll(all[i], []byte(`.pt"`), []byte(`.x.pt"`))
+			}
+			variants["all odd"] = all
 		}
 		mode := Statistics
 		if tensor {
@@ -189,4 +200,14 @@ func TestIndexedFile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unkeyed returns n dump entries whose names hold no op (the bench index
+// leaves them out).
+func unkeyed(n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, []byte(fmt.Sprintf(`"unkeyed%d": {}`, i)))
+	}
+	return out
 }
