@@ -128,6 +128,7 @@ type keyFilter struct {
 	set   nameSet
 	given map[string]bool // repeated names handed out (plan set)
 	data  int             // "data" keys seen
+	size  int64           // the input's bytes (0: unknown), to size set
 }
 
 func newKeyFilter(file string, plan *Repeats) *keyFilter {
@@ -164,11 +165,12 @@ func (k *keyFilter) onData(lx *lexer, walk func() error) error {
 	return walk()
 }
 
-// member tells what to do with the member name at line: give it (at nil:
-// its own body; else the body at at), or skip it (skip true).
-func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err error) {
+// member tells what to do with the member name at line and byte off:
+// give it (at nil: its own body; else the body at at), or skip it (skip
+// true).
+func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip bool, err error) {
 	if k.plan == nil {
-		if k.set.add(name) {
+		if k.set.add(name, off, k.size) {
 			return nil, false, &source.Error{File: k.file, Line: line, Expected: `each key of "data" once`,
 				Found: strconv.Quote(string(name)) + " again", Err: ErrRepeatedKey}
 		}
@@ -189,11 +191,16 @@ func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err 
 }
 
 // nameSet is a set of hashes of names: open addressing, 6 bytes a slot
-// holding a hash's low 48 bits (0 marks an empty slot), 3/5 to 3/4 full
-// (a table grows by a quarter), outside the collected heap once large
-// (printparse/offheap) until release: 8 to 10 bytes a name. It is split
-// in nameParts tables by the hash's top bits, each growing on its own, so
-// that a growth holds a part twice, not the whole set. Two names are
+// holding a hash's low 48 bits (0 marks an empty slot), at most 3/4 full,
+// outside the collected heap once large (printparse/offheap) until
+// release. It is split in nameParts tables by the hash's top bits, each
+// growing on its own, so that a growth holds a part twice, not the whole
+// set. A full table grows towards what the names so far foretell for the
+// whole input (their count over the bytes read, times the input's size;
+// at most doubling), so that a file of even density is rehashed a few
+// times, not at every quarter, and ends about 7/10 full; with no size
+// known it grows by a quarter. 8 to 10 bytes a name; at most 16 when the
+// density changes along the file. Two names are
 // taken for one when the 51 bits of their hashes the set keeps agree
 // (part and slot): about once in 4,500 files of a million names; the
 // caller's rare path then reads the names themselves (FindRepeats) and
@@ -201,6 +208,7 @@ func (k *keyFilter) member(name []byte, line int) (at *memberAt, skip bool, err 
 type nameSet struct {
 	seed  maphash.Seed
 	parts [nameParts]namePart
+	n     int // names held
 }
 
 const (
@@ -216,8 +224,9 @@ type namePart struct {
 	size  int // slots
 }
 
-// add records name and reports whether its hash was there already.
-func (s *nameSet) add(name []byte) bool {
+// add records name, read at byte off of an input of size bytes (0:
+// unknown), and reports whether its hash was there already.
+func (s *nameSet) add(name []byte, off, size int64) bool {
 	if s.parts[0].slots == nil {
 		s.seed = maphash.MakeSeed()
 		for k := range s.parts {
@@ -228,7 +237,7 @@ func (s *nameSet) add(name []byte) bool {
 	p := &s.parts[h>>60]
 	v := h&slotMask | 1
 	if p.n >= p.size/4*3 {
-		p.grow()
+		p.grow(s.foretold(off, size))
 	}
 	for i := p.home(v); ; i++ {
 		if i == p.size {
@@ -238,6 +247,7 @@ func (s *nameSet) add(name []byte) bool {
 		case 0:
 			p.set(i, v)
 			p.n++
+			s.n++
 			return false
 		case v:
 			return true
@@ -266,9 +276,22 @@ func (p *namePart) home(v uint64) int {
 	return int(hi)
 }
 
-func (p *namePart) grow() {
+// foretold is how many slots a part needs for the names the input's
+// density so far foretells (at 7/10 full), or 0 when that is not known.
+func (s *nameSet) foretold(off, size int64) int {
+	if size <= 0 || off <= 0 || off >= size || s.n < 1024 {
+		return 0
+	}
+	names := float64(s.n) * float64(size) / float64(off)
+	return int(min(names/nameParts*10/7, 1<<31))
+}
+
+// grow rehashes the part into want slots, but at least a quarter more
+// than it has and at most twice as many (a density that changes along
+// the file costs at most a doubling's slack).
+func (p *namePart) grow(want int) {
 	old, free, size := *p, p.free, p.size
-	p.alloc(size + size/4)
+	p.alloc(min(max(size+size/4, want), 2*size))
 	for k := 0; k < size; k++ {
 		v := old.at(k)
 		if v == 0 {
@@ -293,6 +316,16 @@ func (s *nameSet) release() {
 		}
 	}
 	*s = nameSet{}
+}
+
+// inputSize is the size of the file r reads, or 0.
+func inputSize(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
 }
 
 // relocator parses the body of a member elsewhere in the same file: a

@@ -146,16 +146,54 @@ func TestRepeatedKeys(t *testing.T) {
 	}
 }
 
+// TestNameSet: no false repeat, a repeat found, and the bytes a name the
+// tables take, whether the input's size is unknown (growth by a quarter),
+// known with names spread evenly (growth towards the foretold count), or
+// known with the density changing along the file.
 func TestNameSet(t *testing.T) {
-	var s nameSet
-	defer s.release()
-	for i := range 200_000 {
-		if s.add([]byte(fmt.Sprint("Functional.x.", i, ".forward"))) {
-			t.Fatalf("name %d reported as seen", i)
-		}
-	}
-	if !s.add([]byte("Functional.x.77.forward")) {
-		t.Error("a repeated name not reported")
+	const n = 200_000
+	for _, c := range []struct {
+		name     string
+		at       func(i int) (off, size int64)
+		min, max float64 // bytes a name at the end
+	}{
+		{"size unknown", func(int) (int64, int64) { return 0, 0 }, 8, 10.1},
+		{"even", func(i int) (int64, int64) { return int64(i)*300 + 100, n*300 + 200 }, 8, 9.5},
+		{"sparse then dense", func(i int) (int64, int64) {
+			if i < n/10 {
+				return int64(i) * 3000, n * 600
+			}
+			return n*300 + int64(i-n/10)*300, n * 600
+		}, 8, 16},
+		{"dense then sparse", func(i int) (int64, int64) {
+			if i < n/2 {
+				return int64(i) * 10, n * 1000
+			}
+			return n*5 + int64(i-n/2)*1990, n * 1000
+		}, 8, 16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s nameSet
+			defer s.release()
+			for i := range n {
+				off, size := c.at(i)
+				if s.add([]byte(fmt.Sprint("Functional.x.", i, ".forward")), off, size) {
+					t.Fatalf("name %d reported as seen", i)
+				}
+			}
+			if !s.add([]byte("Functional.x.77.forward"), 0, 0) {
+				t.Error("a repeated name not reported")
+			}
+			slots := 0
+			for k := range s.parts {
+				slots += s.parts[k].size
+			}
+			b := float64(slots*slotBytes) / n
+			t.Logf("%.1f bytes a name", b)
+			if b < c.min || b > c.max {
+				t.Errorf("%.1f bytes a name, want %.1f to %.1f", b, c.min, c.max)
+			}
+		})
 	}
 }
 
@@ -271,5 +309,24 @@ func TestHashCollisionPath(t *testing.T) {
 	}
 	if got, want := rowsOf(read(plan)), rowsOf(read(nil)); !slices.Equal(got, want) || len(want) != 2 {
 		t.Errorf("read with the collision's plan:\n got %q\nwant %q", got, want)
+	}
+}
+
+// BenchmarkNameSet adds a million distinct entry names, as a dump of a
+// million entries does.
+func BenchmarkNameSet(b *testing.B) {
+	names := make([][]byte, 1_000_000)
+	for i := range names {
+		names[i] = []byte(fmt.Sprint("Module.model.layers.", i%64, ".mlp.MLP.forward.", i/64))
+	}
+	size := int64(len(names)) * 1000
+	for b.Loop() {
+		var s nameSet
+		for i, n := range names {
+			if s.add(n, int64(i)*1000, size) {
+				b.Fatal("a false repeat")
+			}
+		}
+		s.release()
 	}
 }

@@ -317,6 +317,9 @@ func forEachDataMember(lx *lexer, kf *keyFilter, fn func(name []byte, line int, 
 		return lx.errorf(`expected an object as the value of "data", found %s`, lx.describe())
 	}
 	lx.pos++
+	if kf != nil {
+		kf.size = inputSize(lx.r)
+	}
 	if c, ok := lx.peek(); ok && c == '}' {
 		lx.pos++
 		return nil
@@ -342,7 +345,7 @@ func forEachDataMember(lx *lexer, kf *keyFilter, fn func(name []byte, line int, 
 		var at *memberAt
 		skip := false
 		if kf != nil {
-			if at, skip, err = kf.member(name, line); err != nil {
+			if at, skip, err = kf.member(name, line, off); err != nil {
 				return err
 			}
 		}
