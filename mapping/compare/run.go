@@ -509,15 +509,20 @@ type fileSource struct {
 }
 
 type countingReader struct {
-	r io.Reader
+	f *os.File
 	n *atomic.Int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+	n, err := c.f.Read(p)
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// Stat is the file's: the scanner sizes its repeated-key table from it.
+func (c countingReader) Stat() (os.FileInfo, error) { return c.f.Stat() }
+
+var _ interface{ Stat() (os.FileInfo, error) } = countingReader{}
 
 func (f *fileSource) source() Source {
 	return func(yield func(*msprobe.Entry) error) error {
