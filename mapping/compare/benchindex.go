@@ -350,20 +350,17 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	namer := newKeyNamer(renumber, cfg.Debug)
 	defer namer.release()
 	var odd []int32
-	// Each entry's key-prefix hash tag (its top 32 bits) and whether it is
-	// indexed, put in the table when the skim is done: 4 bytes and a bit
-	// an entry while the table is built.
+	// The indexed entries' key-prefix hash tags (their top 32 bits) at
+	// their entry numbers (0 for the others) and a bit each, put in the
+	// table when the skim is done: 4 bytes and a bit an entry while the
+	// table is built.
 	var tags offheap.List[uint32]
 	var isIndexed bitset
 	indexed := 0
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ix.n = i + 1
-		for tags.Len() < i {
-			tags.Add(0) // entries the skim did not hand out
-		}
 		ek, ok := namer.entryKey(string(name))
 		if !ok {
-			tags.Add(0)
 			return nil
 		}
 		if ek.renumbered {
@@ -371,14 +368,16 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 		}
 		if isOdd {
 			odd = append(odd, int32(i))
-			tags.Add(0)
 			return nil
 		}
+		for tags.Len() < i {
+			tags.Add(0)
+		}
+		tags.Add(uint32(maphash.String(ix.seed, ek.prefix) >> 32))
 		for len(isIndexed) <= i>>6 {
 			isIndexed = append(isIndexed, 0)
 		}
 		isIndexed.set(int32(i))
-		tags.Add(uint32(maphash.String(ix.seed, ek.prefix) >> 32))
 		indexed++
 		return nil
 	})
@@ -390,7 +389,7 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	ix.index.offHeap = true
 	ix.index.size(indexed)
 	for i := range tags.Len() {
-		if i>>6 < len(isIndexed) && isIndexed.get(int32(i)) {
+		if isIndexed.get(int32(i)) {
 			ix.index.insert(uint64(tags.At(i))<<32, uint32(i))
 		}
 	}
