@@ -128,7 +128,7 @@ type keyFilter struct {
 	set   nameSet
 	given map[string]bool // repeated names handed out (plan set)
 	data  int             // "data" keys seen
-	size  int64           // the input's bytes (0: unknown), to size set
+	size  int64           // the input's bytes (0: unknown): set's growth
 }
 
 func newKeyFilter(file string, plan *Repeats) *keyFilter {
@@ -200,11 +200,10 @@ func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip
 // at most doubling), so that a file of even density is rehashed a few
 // times, not at every quarter, and ends about 7/10 full; with no size
 // known it grows by a quarter. 8 to 10 bytes a name; at most 16 when the
-// density changes along the file. Two names are
-// taken for one when the 51 bits of their hashes the set keeps agree
-// (part and slot): about once in 4,500 files of a million names; the
-// caller's rare path then reads the names themselves (FindRepeats) and
-// finds no repeat.
+// density changes along the file. Two names are taken for one when the
+// 51 bits of their hashes the set keeps agree (part and slot): about once
+// in 4,500 files of a million names; the caller's rare path then reads
+// the names themselves (FindRepeats) and finds no repeat.
 type nameSet struct {
 	seed  maphash.Seed
 	parts [nameParts]namePart
