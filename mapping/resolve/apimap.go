@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"cmp"
 	"fmt"
+	"sync"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
@@ -87,23 +89,34 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry),
 // the row names (data mapping) and the module trees (validate's checks).
-// The sides are read in turn (each read keeps both cores busy): the first
-// lets its construct.json and stack.json go, once its trie and tree are
-// built, before the second is read, which bounds the peak.
+// The sides are read at the same time, each on its own goroutine; each
+// lets its construct.json and stack.json go once its trie and tree are
+// built. An error of the NPU side is reported before one of the bench.
 func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	s := &Sides{}
-	var tries [2]*Trie
+	var (
+		tries [2]*Trie
+		errs  [2]error
+		wg    sync.WaitGroup
+	)
 	for k, dir := range [2]string{npuDir, benchDir} {
-		t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
-		if err != nil {
-			return nil, err
-		}
-		r := &s.side[k]
-		if in.allNames && in.noRepeats {
-			r.names = in.Names
-		}
-		r.tree, r.treeErr = dumpTree(in)
-		tries[k], r.rows = t, rt
+		wg.Go(func() {
+			t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			r := &s.side[k]
+			if in.allNames && in.noRepeats {
+				r.names = in.Names
+			}
+			r.tree, r.treeErr = dumpTree(in)
+			tries[k], r.rows = t, rt
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return nil, err
 	}
 	s.NPU, s.Bench = tries[0], tries[1]
 	return s, nil

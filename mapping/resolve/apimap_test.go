@@ -2,8 +2,11 @@ package resolve
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
@@ -256,5 +259,29 @@ func TestSidesTrees(t *testing.T) {
 	}
 	if built < 4 {
 		t.Errorf("%d trees with modules built, want at least 4", built)
+	}
+}
+
+// TestReadSidesErrors: the sides are read at once, and the error reported
+// is the NPU side's when both are bad, named by side.
+func TestReadSidesErrors(t *testing.T) {
+	t.Parallel()
+	good := "../../testdata/demo/dumps/llamafactory"
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "dump.json")
+	if err := os.WriteFile(bad, []byte(`{"task": "statistics", "data": {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ npu, bench, want string }{
+		{bad, good, "npu dump: "},
+		{good, bad, "bench dump: "},
+		{bad, bad, "npu dump: "},
+		{good, filepath.Join(dir, "none"), "bench dump: "},
+	}
+	for _, tc := range tests {
+		_, err := ReadSides(tc.npu, tc.bench)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("ReadSides(%s, %s) = %v, want an error starting %q", tc.npu, tc.bench, err, tc.want)
+		}
 	}
 }
