@@ -124,6 +124,9 @@ type Config struct {
 	// fused, when set, compares N:1 groups and tensor-parallel shards
 	// (fused.go).
 	fused *fusedPlan
+	// held is an index of the bench side built before the compare, for
+	// its first join to take (plan.go).
+	held *heldIndex
 	// nowhere maps the NPU entries a layer_mapping rule sends to no bench
 	// entry to the rule (nowhereRules, health.go).
 	nowhere      map[string]int32
@@ -393,6 +396,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		var err error
 		switch {
 		case indexed:
+			if ix == nil {
+				ix = cfg.held.take(bench, &cfg)
+			}
 			if ix == nil {
 				if ix, err = newBenchIndex(bench, &cfg, renumber); err != nil {
 					return nil, fmt.Errorf("bench: %w", err)

@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -12,7 +14,10 @@ import (
 // planFused builds a rank pair's N:1 plan: the sidecar's groups, the
 // groups the dumps' shapes show behind mapped pairs (detect), and the
 // tensor-parallel shards. nil when there is nothing to combine.
-func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan) (*fusedPlan, error) {
+//
+// Detection reads both dumps through the indexes of ixs (indexSides),
+// and leaves the bench one to the compare's join in cfg.held.
+func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan, ixs *sideIndexes) (*fusedPlan, error) {
 	if len(groups) == 0 && !detect && tp == nil {
 		return nil, nil
 	}
@@ -37,7 +42,17 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 		return nil, inputErr(err)
 	}
 	if detect {
-		found, err := detectGroups(cfg, np, bp, nn, bn, pl)
+		nix, bix, err := ixs.take(cfg, np, bp)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		found, err := detectGroups(cfg, nix, bix, nn, bn, pl)
+		nix.close()
+		if err != nil || tp != nil {
+			bix.close()
+		} else {
+			cfg.held = &heldIndex{path: bp.DumpJSON, ix: bix}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -63,28 +78,14 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 // The group's parts are in the order of their first calls, its kind
 // named by the parts' names. Both directions: the fused module may be on
 // either side.
-func detectGroups(cfg *Config, np, bp msprobe.Paths, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
-	// both sides indexed side by side (one skim of each dump.json)
-	var bix *benchIndex
-	berr := make(chan error, 1)
-	go func() {
-		var err error
-		bix, err = newBenchIndex(BenchFile(bp.DumpJSON), cfg, !cfg.Fuzzy)
-		berr <- err
-	}()
-	nix, err := newBenchIndex(BenchFile(np.DumpJSON), cfg, !cfg.Fuzzy)
-	if err2 := <-berr; err2 == nil {
-		defer bix.close()
-	} else if err == nil {
-		nix.close()
-		return nil, inputErr(err2)
-	}
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	defer nix.close()
+func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
 	nix.reset()
 	bix.reset()
+	defer func() {
+		// the bench index goes on to the compare (heldIndex.take)
+		nix.stopPrefetch()
+		bix.stopPrefetch()
+	}()
 	var refs []rowRef
 	var ferr error
 	row := func(ix *benchIndex, key string) *msprobe.Item {
@@ -293,4 +294,103 @@ func kindOfParts(parts []string) string {
 
 func qkvName(short, long string) func(string) bool {
 	return func(n string) bool { return n == short || n == long || strings.HasPrefix(n, short+"_") }
+}
+
+// sideIndexes are the two dumps of a rank pair indexed side by side (one
+// skim of each dump.json) for detectGroups, in the background: started
+// before the layer mapping is read, they use what of the two cores its
+// reading leaves.
+type sideIndexes struct {
+	done       chan struct{}
+	npu, bench *benchIndex
+	err        error
+	taken      bool
+}
+
+// indexSides starts indexing both dumps; cfg is copied.
+func indexSides(cfg Config, np, bp msprobe.Paths) *sideIndexes {
+	s := &sideIndexes{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		var berr error
+		var wg sync.WaitGroup
+		wg.Go(func() { s.bench, berr = newBenchIndex(BenchFile(bp.DumpJSON), &cfg, !cfg.Fuzzy) })
+		var nerr error
+		s.npu, nerr = newBenchIndex(BenchFile(np.DumpJSON), &cfg, !cfg.Fuzzy)
+		wg.Wait()
+		if s.err = cmp.Or(nerr, berr); s.err != nil {
+			s.release()
+		}
+	}()
+	return s
+}
+
+// take waits for the indexes and hands them over, or builds them when
+// indexSides was not started (nil s).
+func (s *sideIndexes) take(cfg *Config, np, bp msprobe.Paths) (npu, bench *benchIndex, err error) {
+	if s == nil {
+		s = indexSides(*cfg, np, bp)
+	}
+	<-s.done
+	s.taken = true
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	s.npu.cfg, s.bench.cfg = cfg, cfg
+	return s.npu, s.bench, nil
+}
+
+// close releases indexes nobody took, once they are built, without
+// waiting for them.
+func (s *sideIndexes) close() {
+	if s == nil {
+		return
+	}
+	go func() {
+		<-s.done
+		if !s.taken {
+			s.release()
+		}
+	}()
+}
+
+func (s *sideIndexes) release() {
+	for _, ix := range [...]*benchIndex{s.npu, s.bench} {
+		if ix != nil {
+			ix.close()
+		}
+	}
+	s.npu, s.bench = nil, nil
+}
+
+// heldIndex is an index of the bench dump.json built before the compare
+// (by detectGroups): the compare's first join takes it instead of
+// skimming the file again.
+type heldIndex struct {
+	path string
+	ix   *benchIndex
+}
+
+// take returns the held index when it indexes bench as cfg reads it (nil
+// otherwise, the index closed): once.
+func (h *heldIndex) take(bench Bench, cfg *Config) *benchIndex {
+	if h == nil || h.ix == nil {
+		return nil
+	}
+	ix := h.ix
+	h.ix = nil
+	if b, ok := bench.(BenchFile); !ok || string(b) != h.path || cfg.BenchRepeats != nil {
+		ix.close()
+		return nil
+	}
+	ix.cfg = cfg
+	return ix
+}
+
+// close closes an index nobody took.
+func (h *heldIndex) close() {
+	if h != nil && h.ix != nil {
+		h.ix.close()
+		h.ix = nil
+	}
 }

@@ -665,6 +665,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr); err != nil {
 		return nil, nil, err
 	}
+	defer cfg.held.close() // when the compare did not take it
 	rank := strings.TrimPrefix(suffix, "_")
 	nsrc := &fileSource{path: np.DumpJSON}
 	if opt.Progress != nil {
@@ -809,6 +810,13 @@ func (r *stackReader) wait() error {
 // the data mapping, the one derived from the layer mapping (saved in the
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
 func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) error {
+	// The N:1 detection below reads both dumps through indexes: their
+	// skims run beside the reading of the mappings.
+	var ixs *sideIndexes
+	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
+		ixs = indexSides(*cfg, np, bp)
+	}
+	defer ixs.close()
 	if in.dataMapping != nil {
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
@@ -843,7 +851,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
 	var err error
-	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp); err != nil {
+	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs); err != nil {
 		return err
 	}
 	cfg.entryNames = [2][]string{} // the plan's only: not held through the compare

@@ -1,0 +1,77 @@
+package compare
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestHeldIndex: the bench index the N:1 detection built goes to the
+// compare's first join, only for the file it indexes as read without a
+// repeats plan, and once.
+func TestHeldIndex(t *testing.T) {
+	t.Parallel()
+	root := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	np, err := msprobe.Locate(filepath.Join(root, "npu/proc12360"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := msprobe.Locate(filepath.Join(root, "bench/proc12353"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		bench Bench
+		cfg   Config
+		want  bool
+	}{
+		{"same file", BenchFile(bp.DumpJSON), Config{}, true},
+		{"another file", BenchFile(np.DumpJSON), Config{}, false},
+		{"in memory", Source(func(func(*msprobe.Entry) error) error { return nil }), Config{}, false},
+		{"repeats plan", BenchFile(bp.DumpJSON), Config{BenchRepeats: &msprobe.Repeats{}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			nix, bix, err := indexSides(Config{}, np, bp).take(&cfg, np, bp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nix.close()
+			if bix.n == 0 || nix.n == 0 {
+				t.Fatalf("indexes of %d and %d entries", nix.n, bix.n)
+			}
+			h := &heldIndex{path: bp.DumpJSON, ix: bix}
+			got := h.take(tc.bench, &cfg)
+			if (got != nil) != tc.want {
+				t.Fatalf("take = %v, want an index: %v", got, tc.want)
+			}
+			if got != nil {
+				if got.cfg != &cfg || got.n != bix.n {
+					t.Errorf("taken index: cfg %p (want %p), %d entries", got.cfg, &cfg, got.n)
+				}
+				got.reset()
+				if refs, err := got.lookup(bix.keyOf(0, firstName(t, bp.DumpJSON)).prefix+".input.0", nil); err != nil || len(refs) == 0 {
+					t.Errorf("lookup in the taken index: %v, %v", refs, err)
+				}
+				got.close()
+			}
+			if again := h.take(tc.bench, &cfg); again != nil {
+				t.Error("the index was taken twice")
+			}
+			h.close()
+		})
+	}
+}
+
+func firstName(t *testing.T, path string) string {
+	t.Helper()
+	names, err := msprobe.EntryNames(path)
+	if err != nil || len(names) == 0 {
+		t.Fatalf("%s: %v, %d names", path, err, len(names))
+	}
+	return names[0]
+}
