@@ -26,14 +26,27 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 }
 
 // APIMappingWith is APIMapping; each, when set, also sees every NPU item's
-// resolution: its bench item (nil for none) and the rules that fired.
+// resolution: its bench item (nil for none) and the rules that fired (a
+// slice shared by the items of one scope: not to be modified).
 func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item, fired []*mapping.Rule)) []NamePair {
 	r := New(m)
 	out := make([]NamePair, 0, len(npu.Items))
+	// Items of one full scope (the calls of an API in one module) convert
+	// alike: once each.
+	type conversion struct {
+		path  []string
+		fired []*mapping.Rule
+	}
+	converted := map[string]conversion{}
 	for _, it := range npu.Items {
-		b, fired := r.Resolve(npu, bench, it)
+		c, ok := converted[it.FullScope]
+		if !ok {
+			c.path, c.fired = r.ConvertScope(npu, it.Scope())
+			converted[it.FullScope] = c
+		}
+		b := r.query(npu, bench, it, c.path)
 		if each != nil {
-			each(it, b, fired)
+			each(it, b, c.fired)
 		}
 		name := NA
 		if b != nil {

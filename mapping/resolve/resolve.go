@@ -148,6 +148,12 @@ func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*mappi
 // must be in npu), or nil ("N/A"), and the rules that fired.
 func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*mapping.Rule) {
 	path, fired := r.ConvertScope(npu, it.Scope())
+	return r.query(npu, bench, it, path), fired
+}
+
+// query returns the bench item at path for the NPU item it: the one at
+// its position among the same-state items of its node.
+func (r *Resolver) query(npu, bench *Trie, it *Item, path []string) *Item {
 	idx := -1
 	if it.node != nil {
 		idx = it.ord // the item's position in its node, as msprobe computes it
@@ -158,7 +164,7 @@ func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*mapping.Rule) 
 			}
 		}
 	}
-	return bench.Query(path, it.State, idx), fired
+	return bench.Query(path, it.State, idx)
 }
 
 // NodePair is the bench partner msprobe gives one NPU module node.
