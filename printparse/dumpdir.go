@@ -141,7 +141,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		nEntries = len(names)
 	}
 	constructFile := filepath.Join(dir, "construct.json")
-	construct, err := msprobe.ReadConstruct(constructFile)
+	construct, err := msprobe.ReadConstructSized(constructFile, nEntries)
 	return b.finish(dumpFile, constructFile, construct, err, nEntries)
 }
 

@@ -79,7 +79,7 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 		return nil
 	}
 	if d.kids == nil {
-		if d.parent, d.err = msprobe.ReadConstruct(d.construct); d.err != nil {
+		if d.parent, d.err = msprobe.ReadConstructSized(d.construct, len(d.names)); d.err != nil {
 			return nil
 		}
 		d.kids = map[string][]int32{}

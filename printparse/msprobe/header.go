@@ -425,7 +425,14 @@ const megatronKey = "megatron_micro_step_number"
 // (a "megatron_micro_step_number" key) values may be [parent, microStep];
 // the parent is kept, the micro step and the special key dropped.
 func ReadConstruct(path string) (map[string]string, error) {
-	if m, ok := readConstructPlain(path); ok {
+	return ReadConstructSized(path, 0)
+}
+
+// ReadConstructSized is ReadConstruct with the map made for about n
+// entries: the number of dump.json entries, when known (construct.json
+// has a member for each), which spares the map its growth.
+func ReadConstructSized(path string, n int) (map[string]string, error) {
+	if m, ok := readConstructPlain(path, n); ok {
 		return m, nil
 	}
 	return readConstructTree(path)
@@ -473,7 +480,7 @@ func readConstructTree(path string) (map[string]string, error) {
 // anything else (the Megatron variant, a list, a syntax error), which
 // ReadConstruct then reads (or refuses) through the file's tree. Parent
 // names repeat: each distinct one is kept once.
-func readConstructPlain(path string) (map[string]string, bool) {
+func readConstructPlain(path string, n int) (map[string]string, bool) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, false
@@ -483,7 +490,7 @@ func readConstructPlain(path string) (map[string]string, bool) {
 	if lx.expect('{', "") != nil {
 		return nil, false
 	}
-	out := map[string]string{}
+	out := make(map[string]string, n)
 	parents := map[string]string{}
 	var key, val []byte
 	for first := true; ; first = false {

@@ -60,7 +60,7 @@ func TestReadConstructPlain(t *testing.T) {
 		t.Fatalf("construct files: %v", files)
 	}
 	for _, f := range files {
-		got, ok := readConstructPlain(f)
+		got, ok := readConstructPlain(f, 0)
 		want, err := readConstructTree(f)
 		if !ok || err != nil || !maps.Equal(got, want) || len(got) == 0 {
 			t.Errorf("%s: streamed %d parents (%v), tree %d (%v)", f, len(got), ok, len(want), err)
@@ -70,17 +70,19 @@ func TestReadConstructPlain(t *testing.T) {
 	for _, in := range []string{`{"a": ["b", 1]}`, `{"megatron_micro_step_number": 1}`, `{"a": "b",}`, `{"a": nullx}`, `{"a": 1}`, `{"a": "b"} x`, `[]`} {
 		p := filepath.Join(dir, "construct.json")
 		os.WriteFile(p, []byte(in), 0o644)
-		if m, ok := readConstructPlain(p); ok {
+		if m, ok := readConstructPlain(p, 0); ok {
 			t.Errorf("%s: streamed %v, want the tree's reading", in, m)
 		}
 	}
 	for _, in := range []string{`{}`, ` {"a": null, "b": "c", "a": "d"} `, `{"\u0041": "\"x"}`} {
 		p := filepath.Join(dir, "construct.json")
 		os.WriteFile(p, []byte(in), 0o644)
-		got, ok := readConstructPlain(p)
 		want, err := readConstructTree(p)
-		if !ok || err != nil || !maps.Equal(got, want) {
-			t.Errorf("%s: streamed %v (%v), tree %v (%v)", in, got, ok, want, err)
+		for _, n := range []int{0, 1, 100} { // the size hint changes nothing
+			got, ok := readConstructPlain(p, n)
+			if !ok || err != nil || !maps.Equal(got, want) {
+				t.Errorf("%s, %d entries: streamed %v (%v), tree %v (%v)", in, n, got, ok, want, err)
+			}
 		}
 	}
 }
