@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -282,6 +283,46 @@ func TestReadSidesErrors(t *testing.T) {
 		_, err := ReadSides(tc.npu, tc.bench)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("ReadSides(%s, %s) = %v, want an error starting %q", tc.npu, tc.bench, err, tc.want)
+		}
+	}
+}
+
+// TestRowTableRepeats: a name read again (a "data" repeating keys) has
+// the rows of its last entry, whether they start with the name or not.
+func TestRowTableRepeats(t *testing.T) {
+	t.Parallel()
+	a, b := "Functional.a.0.forward", "Functional.b.0.forward"
+	entry := func(name string, rows ...string) *msprobe.Entry {
+		e := &msprobe.Entry{Name: name}
+		for _, r := range rows {
+			e.Items = append(e.Items, msprobe.Item{Name: r, Entry: name})
+		}
+		return e
+	}
+	tests := []struct {
+		name    string
+		entries []*msprobe.Entry
+		want    map[string][]string
+	}{
+		{"once", []*msprobe.Entry{entry(a, a+".input.0", a+".output.0"), entry(b)},
+			map[string][]string{a: {a + ".input.0", a + ".output.0"}, b: nil}},
+		{"rows, then raw", []*msprobe.Entry{entry(a, a+".input.0"), entry(a, "x.input.0")},
+			map[string][]string{a: {"x.input.0"}}},
+		{"raw, then rows", []*msprobe.Entry{entry(a, "x.input.0"), entry(b, "y"), entry(a, a+".output.0")},
+			map[string][]string{a: {a + ".output.0"}, b: {"y"}}},
+		{"rows, raw, rows", []*msprobe.Entry{entry(a, a+".input.0"), entry(a, "x"), entry(a, a+".input.1", a+".input.1")},
+			map[string][]string{a: {a + ".input.1"}}},
+	}
+	for _, tc := range tests {
+		rt := newRowTable()
+		for _, e := range tc.entries {
+			rt.add(e.Name, e)
+		}
+		rt.done()
+		for name, want := range tc.want {
+			if got := rt.rows(name); !slices.Equal(got, want) {
+				t.Errorf("%s: rows(%s) = %q, want %q", tc.name, name, got, want)
+			}
 		}
 	}
 }

@@ -22,8 +22,13 @@ type rowTable struct {
 	// row name, and the data mapping takes the general path).
 	irregular bool
 
-	ids map[string]int32 // interning key of a list -> its number
-	key []byte
+	// While reading: the entries in order, each with its list (-1: raw),
+	// put in the maps by done at their final size.
+	names   []string
+	ofName  []int32
+	rawRows map[int32][]string
+	ids     map[string]int32 // interning key of a list -> its number
+	key     []byte
 }
 
 // suffixList is one entry's row suffixes in order, each once (a repeated
@@ -37,12 +42,13 @@ type suffixList struct {
 const longList = 16
 
 func newRowTable() *rowTable {
-	return &rowTable{entry: map[string]int32{}, ids: map[string]int32{}}
+	return &rowTable{ids: map[string]int32{}}
 }
 
 // add records the rows of e under name (e.Name, detached from the
 // scanner's buffers).
 func (t *rowTable) add(name string, e *msprobe.Entry) {
+	t.names = append(t.names, name)
 	k := t.key[:0]
 	for i := range e.Items {
 		r := e.Items[i].Name
@@ -51,11 +57,11 @@ func (t *rowTable) add(name string, e *msprobe.Entry) {
 			for j := range e.Items {
 				rows[j] = strings.Clone(e.Items[j].Name)
 			}
-			if t.raw == nil {
-				t.raw = map[string][]string{}
+			if t.rawRows == nil {
+				t.rawRows = map[int32][]string{}
 			}
-			t.raw[name] = rows
-			delete(t.entry, name)
+			t.rawRows[int32(len(t.ofName))] = rows
+			t.ofName = append(t.ofName, -1)
 			t.irregular = true
 			return
 		}
@@ -88,12 +94,27 @@ func (t *rowTable) add(name string, e *msprobe.Entry) {
 		}
 		t.lists = append(t.lists, l)
 	}
-	delete(t.raw, name)
-	t.entry[name] = id
+	t.ofName = append(t.ofName, id)
 }
 
-// done drops what only reading needs.
-func (t *rowTable) done() { t.ids, t.key = nil, nil }
+// done puts the entries read in the maps (a later entry of a repeated
+// name wins) and drops what only reading needs.
+func (t *rowTable) done() {
+	t.entry = make(map[string]int32, len(t.names))
+	for i, name := range t.names {
+		if id := t.ofName[i]; id >= 0 {
+			t.entry[name] = id
+			delete(t.raw, name)
+			continue
+		}
+		if t.raw == nil {
+			t.raw = map[string][]string{}
+		}
+		t.raw[name] = t.rawRows[int32(i)]
+		delete(t.entry, name)
+	}
+	t.names, t.ofName, t.rawRows, t.ids, t.key = nil, nil, nil, nil, nil
+}
 
 // rows returns the row names of an entry (each once), none for a name
 // that is not an entry with rows.

@@ -70,7 +70,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		in.allNames = true
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = msprobe.ReadConstruct(paths.ConstructJSON); err != nil {
+		if in.Construct, err = msprobe.ReadConstructSized(paths.ConstructJSON, len(in.Names)); err != nil {
 			return fail(err)
 		}
 		in.ConstructEmpty = len(in.Construct) == 0
