@@ -326,3 +326,27 @@ func TestRowTableRepeats(t *testing.T) {
 		}
 	}
 }
+
+func TestExtendsAnother(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		names []string
+		want  bool
+	}{
+		{[]string{"a.b", "a.b.c"}, true},
+		{[]string{"a.b.c.d", "a"}, true},
+		{[]string{"a.b", "a.bc", "a.b-c", "b.a.b"}, false},
+		{[]string{"x.y", "x.y.", ".x"}, true},
+		{[]string{"Tensor.add.0.forward", "Tensor.add.0.forward_x", "Tensor.add.0"}, true},
+		{[]string{"Tensor.add.0.forward"}, false},
+	}
+	for _, tc := range tests {
+		var pairs []dmPair
+		for _, n := range tc.names {
+			pairs = append(pairs, dmPair{npu: n})
+		}
+		if got := extendsAnother(pairs); got != tc.want {
+			t.Errorf("extendsAnother(%q) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+}

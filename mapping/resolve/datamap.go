@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -176,7 +177,7 @@ type dmPair struct {
 // NPU entry's name extends another's (a row of one could then be a row of
 // the other: the dict's later pair overwrites the earlier).
 func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
-	d := &DataMap{lists: npu.lists, byEntry: make(map[string]int32, len(npu.entry))}
+	d := &DataMap{lists: npu.lists, byEntry: make(map[string]int32, len(npu.entry)), pairs: make([]dmPair, 0, len(npu.entry))}
 	general := npu.irregular || bench.irregular
 	type listPair struct{ n, b int32 }
 	cache := map[listPair][]bool{}
@@ -214,20 +215,7 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 		d.pairs = append(d.pairs, dp)
 	}
 	if !general {
-		for e := range d.byEntry {
-			for i := len(e) - 1; i > 0; i-- {
-				if e[i] != '.' {
-					continue
-				}
-				if _, ok := d.byEntry[e[:i]]; ok {
-					general = true
-					break
-				}
-			}
-			if general {
-				break
-			}
-		}
+		general = extendsAnother(d.pairs)
 	}
 	if general {
 		d.pairs, d.byEntry = nil, nil
@@ -238,6 +226,38 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 		}
 	}
 	return d
+}
+
+// extendsAnother reports whether the NPU entry of a pair is another's
+// name followed by '.' and more. Each name's prefixes ending before a '.'
+// are hashed as it is read, and looked up among the names' hashes; a
+// hit is checked by comparing names.
+func extendsAnother(pairs []dmPair) bool {
+	seed := maphash.MakeSeed()
+	hashes := make(map[uint64]int32, len(pairs))
+	for i := range pairs {
+		hashes[maphash.String(seed, pairs[i].npu)] = int32(i)
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for i := range pairs {
+		e := pairs[i].npu
+		h.Reset()
+		last := 0
+		for {
+			d := strings.IndexByte(e[last:], '.')
+			if d < 0 {
+				break
+			}
+			h.WriteString(e[last : last+d])
+			if j, ok := hashes[h.Sum64()]; ok && pairs[j].npu == e[:last+d] {
+				return true
+			}
+			h.WriteByte('.')
+			last += d + 1
+		}
+	}
+	return false
 }
 
 // Each calls fn for every pair of the data mapping in msprobe's order:
