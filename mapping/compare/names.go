@@ -25,7 +25,7 @@ type dumpNames struct {
 // readNames skims a dump.json (and reads construct.json beside it);
 // known, when not nil, are its names as SkimExact gives them.
 func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error) {
-	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
+	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: make(map[string]int32, len(known))}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	defer func() { namer.release() }()
 	reset := func() { // a "data" repeating keys: read again as Python does
