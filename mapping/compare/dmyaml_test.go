@@ -21,7 +21,11 @@ func TestDataMappingYAML(t *testing.T) {
 		{NPU: "with space.0", Bench: "x: y"}, {NPU: "true", Bench: "1"}, {NPU: "Cell.a-b/c.0", Bench: "~"}, {NPU: "null", Bench: "Null"}, {NPU: "ü.0", Bench: "a#b"}, {NPU: "-lead", Bench: "y"}, {NPU: "a", Bench: ""}}
 	dir := t.TempDir()
 	set := output.NewSet()
-	if err := writeDataMapping(set, dir, output.Name{Prefix: "dm", Suffix: ".yaml"}, eachPair(pairs)); err != nil {
+	f, err := set.Create(dir, output.Name{Prefix: "dm", Suffix: ".yaml"}, resultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDataMapping(f, eachPair(pairs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := set.Commit(time.Now()); err != nil {

@@ -660,11 +660,18 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 }
 
 // compareRank compares one rank pair configured by rankConfig.
-func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (*RankReport, []*output.File, error) {
+func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (_ *RankReport, _ []*output.File, err error) {
 	rr := &RankReport{}
-	if err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr); err != nil {
+	written, err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr)
+	if err != nil {
 		return nil, nil, err
 	}
+	defer func() {
+		// the data mapping is written while the table is
+		if werr := written(); werr != nil && err == nil {
+			err = werr
+		}
+	}()
 	defer cfg.held.close() // when the compare did not take it
 	rank := strings.TrimPrefix(suffix, "_")
 	nsrc := &fileSource{path: np.DumpJSON}
@@ -677,7 +684,6 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
-	var err error
 	switch {
 	case opt.DiffAnalyze:
 		if cfg.Mode == Tensor {
@@ -809,7 +815,16 @@ func (r *stackReader) wait() error {
 // applyInputs puts the run's match sources into cfg for one rank pair:
 // the data mapping, the one derived from the layer mapping (saved in the
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
-func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) error {
+// The data mapping is written in the background: written waits for it.
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, err error) {
+	done := make(chan error, 1)
+	done <- nil
+	written = sync.OnceValue(func() error { return <-done })
+	defer func() {
+		if err != nil {
+			written()
+		}
+	}()
 	// The N:1 detection below reads both dumps through indexes: their
 	// skims run beside the reading of the mappings.
 	var ixs *sideIndexes
@@ -823,19 +838,22 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if in.layerMapping != nil {
 		dm, h, names, err := checkMapping(in.layerMapping, np, bp)
 		if err != nil {
-			return err
+			return written, err
 		}
 		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
-		if err := writeDataMapping(set, opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, dm.Each); err != nil {
-			return err
+		f, err := set.Create(opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, resultMode)
+		if err != nil {
+			return written, err
 		}
+		<-done
+		go func() { done <- writeDataMapping(f, dm.Each) }()
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
 		cfg.entryNames = names
 	}
 	if in.pairs != nil {
 		pm, known, err := pairRows(in.pairs, np, bp)
 		if err != nil {
-			return err
+			return written, err
 		}
 		cfg.Pairs = pm
 		rr.lacking = known
@@ -850,9 +868,8 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		groups = nil
 	}
 	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
-	var err error
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs); err != nil {
-		return err
+		return written, err
 	}
 	cfg.entryNames = [2][]string{} // the plan's only: not held through the compare
 	if cfg.Mode == Tensor {
@@ -862,7 +879,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 		tc, err := newTensor(np, bp)
 		if err != nil {
-			return err
+			return written, err
 		}
 		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
 		cfg.Tensor = mt
@@ -870,7 +887,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		rep.tensors = append(rep.tensors, mt)
 		rep.mu.Unlock()
 	}
-	return nil
+	return written, nil
 }
 
 // compareTable writes the table of one rank pair into sk. md5 mode needs
@@ -934,15 +951,11 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 // plain, row names all, are written directly; any other pair goes
 // through the encoder). each gives the pairs in order, each name in two
 // parts (see resolve.DataMap.Each).
-func writeDataMapping(set *output.Set, dir string, name output.Name, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
-	f, err := set.Create(dir, name, resultMode)
-	if err != nil {
-		return err
-	}
+func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
 	w := bufio.NewWriterSize(f, 64<<10)
 	var b []byte
 	empty := true
-	err = each(func(n, ns, bn, bs string) error {
+	err := each(func(n, ns, bn, bs string) error {
 		empty = false
 		b = append(append(append(append(append(b[:0], n...), ns...), ": "...), bn...), bs...)
 		if k := len(n) + len(ns); plainYAML(b[:k]) && plainYAML(b[k+2:]) {
