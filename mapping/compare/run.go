@@ -826,17 +826,23 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 	}()
 	// The N:1 detection below reads both dumps through indexes: their
-	// skims run beside the reading of the mappings.
+	// skims run beside the work on the mappings (after the layer mapping's
+	// reading of the dumps, which keeps both cores busy).
 	var ixs *sideIndexes
+	startIndexes := func() {}
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
-		ixs = indexSides(*cfg, np, bp)
+		ixc := *cfg
+		startIndexes = func() { ixs = indexSides(ixc, np, bp) }
 	}
-	defer ixs.close()
+	defer func() { ixs.close() }()
+	if in.layerMapping == nil {
+		startIndexes()
+	}
 	if in.dataMapping != nil {
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
 	if in.layerMapping != nil {
-		dm, h, names, err := checkMapping(in.layerMapping, np, bp)
+		dm, h, names, err := checkMapping(in.layerMapping, np, bp, startIndexes)
 		if err != nil {
 			return written, err
 		}
