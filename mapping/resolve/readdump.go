@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -127,35 +128,34 @@ func readDumpNames(path string) ([]string, string, error) {
 	return names, fw, nil
 }
 
-func readJSONObject(path string) (map[string]json.RawMessage, error) {
-	data, err := source.ReadFile(path, source.MaxTreeJSON)
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	if err := source.CheckUTF8(path, data); err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, source.JSONError(path, data, "a JSON object", err)
-	}
-	return m, nil
-}
-
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain
 // object whose values are looked up by entry name. Only the values of
-// names are kept (a grouped stack.json has none).
-func readStackRaw(path string, names []string) (map[string]StackEntry, bool, error) {
-	raw, err := readJSONObject(path)
+// names are kept (a grouped stack.json has none). empty reports an object
+// without members (or null).
+func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty bool, _ error) {
+	data, err := source.ReadFile(path, source.MaxTreeJSON)
 	if err != nil {
+		return nil, false, fmt.Errorf("read: %w", err)
+	}
+	if err := source.CheckUTF8(path, data); err != nil {
 		return nil, false, err
 	}
-	out := make(map[string]StackEntry, min(len(raw), len(names)))
-	for _, k := range names {
-		v, ok := raw[k]
-		if !ok {
-			continue
+	raw, members, ok := stackMembers(data, names)
+	if !ok {
+		// not an object (or not JSON): json.Unmarshal's reading, or error
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, false, source.JSONError(path, data, "a JSON object", err)
 		}
+		raw, members = map[string][]byte{}, len(m)
+		for _, k := range names {
+			if v, ok := m[k]; ok {
+				raw[k] = v
+			}
+		}
+	}
+	out := make(map[string]StackEntry, len(raw))
+	for k, v := range raw {
 		e := StackEntry{Raw: strings.TrimSpace(string(v))}
 		var frames []string
 		if err := json.Unmarshal(v, &frames); err == nil && e.Raw != "null" {
@@ -166,7 +166,116 @@ func readStackRaw(path string, names []string) (map[string]StackEntry, bool, err
 		}
 		out[k] = e
 	}
-	return out, len(raw) == 0, nil
+	return out, members == 0, nil
+}
+
+// stackMembers reads a JSON object as json.Unmarshal into a map of raw
+// values does, without copying the values: the text of the values of the
+// keys among names (a repeated key's last), and whether it has members.
+// ok is false when data is not valid JSON or not an object.
+func stackMembers(data []byte, names []string) (raw map[string][]byte, members int, ok bool) {
+	if !json.Valid(data) {
+		return nil, 0, false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, 0, false
+	}
+	// Wanted keys: the names. Grouped files have keys without a '.', as
+	// names seldom are: the set of all names is made only for a key with a
+	// '.'.
+	var all map[string]bool
+	dotless := map[string]bool{}
+	for _, n := range names {
+		if strings.IndexByte(n, '.') < 0 {
+			dotless[n] = true
+		}
+	}
+	want := func(k string) bool {
+		if strings.IndexByte(k, '.') < 0 {
+			return dotless[k]
+		}
+		if all == nil {
+			all = make(map[string]bool, len(names))
+			for _, n := range names {
+				all[n] = true
+			}
+		}
+		return all[k]
+	}
+	raw = map[string][]byte{}
+	// data is valid JSON: each member is a string key, ':', a value, and
+	// ',' or '}' (whitespace between).
+	for i = skipSpace(data, i+1); data[i] != '}'; members++ {
+		end := stringEnd(data, i)
+		key := string(data[i+1 : end-1])
+		if bytes.IndexByte(data[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(data[i:end], &key); err != nil {
+				return nil, 0, false
+			}
+		}
+		i = skipSpace(data, skipSpace(data, end)+1)
+		vend := valueEnd(data, i)
+		if want(key) {
+			raw[key] = data[i:vend]
+		}
+		if i = skipSpace(data, vend); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return raw, members, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at i (valid
+// JSON).
+func stringEnd(data []byte, i int) int {
+	for i++; ; {
+		j := bytes.IndexAny(data[i:], `"\`)
+		if data[i+j] == '"' {
+			return i + j + 1
+		}
+		i += j + 2 // an escape: its next byte is never the closing quote
+	}
+}
+
+// valueEnd returns the index after the value that starts at i (valid
+// JSON).
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for {
+			j := bytes.IndexAny(data[i:], `"{}[]`)
+			i += j
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i)
+				continue
+			case '{', '[':
+				depth++
+			default:
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	}
+	for i < len(data) && !strings.ContainsRune(",}] \n\t\r", rune(data[i])) {
+		i++
+	}
+	return i
 }
 
 // jsonFalsy reports whether Python would find the JSON value falsy.
