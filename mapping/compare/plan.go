@@ -297,9 +297,8 @@ func qkvName(short, long string) func(string) bool {
 }
 
 // sideIndexes are the two dumps of a rank pair indexed side by side (one
-// skim of each dump.json) for detectGroups, in the background: started
-// before the layer mapping is read, they use what of the two cores its
-// reading leaves.
+// skim of each dump.json) for detectGroups, in the background, beside the
+// single-threaded work on the mappings (applyInputs).
 type sideIndexes struct {
 	done       chan struct{}
 	npu, bench *benchIndex

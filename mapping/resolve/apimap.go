@@ -44,7 +44,7 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item,
 			c.path, c.fired = r.ConvertScope(npu, it.Scope())
 			converted[it.FullScope] = c
 		}
-		b := r.query(npu, bench, it, c.path)
+		b := benchItem(npu, bench, it, c.path)
 		if each != nil {
 			each(it, b, c.fired)
 		}

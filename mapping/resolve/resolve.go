@@ -148,12 +148,12 @@ func (r *Resolver) run(npu *Trie, scope []string, steps *[]Step, fired *[]*mappi
 // must be in npu), or nil ("N/A"), and the rules that fired.
 func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*mapping.Rule) {
 	path, fired := r.ConvertScope(npu, it.Scope())
-	return r.query(npu, bench, it, path), fired
+	return benchItem(npu, bench, it, path), fired
 }
 
-// query returns the bench item at path for the NPU item it: the one at
+// benchItem returns the bench item at path for the NPU item it: the one at
 // its position among the same-state items of its node.
-func (r *Resolver) query(npu, bench *Trie, it *Item, path []string) *Item {
+func benchItem(npu, bench *Trie, it *Item, path []string) *Item {
 	idx := -1
 	if it.node != nil {
 		idx = it.ord // the item's position in its node, as msprobe computes it
