@@ -14,7 +14,7 @@ import (
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats): a sorted list of two hashes of each name (96 bits)
+// for the formats): a table of two hashes of each name (96 bits)
 // and its frames list, each distinct frames list held once. Two names
 // would share frames only if both hashes agreed (odds of 2^-96 per pair).
 // Memory: 16 bytes a name and 2 to 4 bytes of bucket index, outside the
@@ -39,26 +39,6 @@ type stackName struct {
 	h  uint64
 	h2 uint32
 	id int32 // frames index + 1
-}
-
-func (a stackName) cmp(b stackName) int {
-	switch {
-	case a.h != b.h:
-		return cmpU64(a.h, b.h)
-	case a.h2 != b.h2:
-		return cmpU64(uint64(a.h2), uint64(b.h2))
-	}
-	return 0
-}
-
-func cmpU64(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
 }
 
 func (s *Stacks) key(name string) stackName {
@@ -105,32 +85,56 @@ func (s *Stacks) set(name string, id int32) {
 	s.list.Add(k)
 }
 
-// done sorts the names, the last set of a name kept, into a table of
-// their exact size.
+// done groups the names by bucket (a stable counting sort on the top
+// shift bits of h), the last set of a name kept, into a table of their
+// exact size.
 func (s *Stacks) done() {
-	names, free := offheap.Make[stackName](s.list.Len())
-	s.list.MoveTo(names)
-	slices.SortStableFunc(names, stackName.cmp)
-	out := names[:0]
-	for i, n := range names {
-		if i+1 < len(names) && names[i+1].cmp(n) == 0 {
-			continue
-		}
-		out = append(out, n)
+	n := s.list.Len()
+	s.shift = uint(max(1, bits.Len(uint(n))-1))
+	nb := 1 << s.shift
+	starts, freeStarts := offheap.Make[uint32](nb + 1)
+	for i := range n {
+		starts[s.list.At(i).h>>(64-s.shift)+1]++
 	}
-	s.names = out
+	for b := 1; b <= nb; b++ {
+		starts[b] += starts[b-1]
+	}
+	names, free := offheap.Make[stackName](n)
+	for i := range n { // starts[b] walks bucket b, ending at bucket b+1's start
+		k := s.list.At(i)
+		b := k.h >> (64 - s.shift)
+		names[starts[b]] = k
+		starts[b]++
+	}
+	s.list.Release()
+	out := uint32(0)
+	lo := uint32(0)
+	for b := range nb {
+		hi := starts[b]
+		starts[b] = out
+		for i := lo; i < hi; i++ {
+			if !laterInBucket(names[i+1:hi], names[i]) {
+				names[out] = names[i]
+				out++
+			}
+		}
+		lo = hi
+	}
+	starts[nb] = out
+	s.names = names[:out]
 	s.dedupe = nil
-	s.shift = uint(max(1, bits.Len(uint(len(out)))-1))
-	starts, freeStarts := offheap.Make[uint32](1<<s.shift + 1)
 	s.starts, s.frees = starts, [2]func(){free, freeStarts}
 	offheap.Cleanup(s, func() { free(); freeStarts() })
-	i := 0
-	for b := range s.starts {
-		for i < len(out) && out[i].h>>(64-s.shift) < uint64(b) {
-			i++
+}
+
+// laterInBucket reports whether a name set later in the bucket is n's.
+func laterInBucket(later []stackName, n stackName) bool {
+	for _, m := range later {
+		if m.h == n.h && m.h2 == n.h2 {
+			return true
 		}
-		s.starts[b] = uint32(i)
 	}
+	return false
 }
 
 // errStackFallback sends ReadStacks to the whole-file reader.

@@ -79,6 +79,13 @@ func TestStacksManyNames(t *testing.T) {
 			if i%7 == 3 {
 				s.set(fmt.Sprint("Tensor.add.", i, ".forward"), 1) // set again below
 			}
+			if i%11 == 5 {
+				s.set(fmt.Sprint("Tensor.add.", i, ".forward"), 1) // set again at the end
+				continue
+			}
+			s.set(fmt.Sprint("Tensor.add.", i, ".forward"), int32(i+1))
+		}
+		for i := 5; i < n; i += 11 {
 			s.set(fmt.Sprint("Tensor.add.", i, ".forward"), int32(i+1))
 		}
 		s.done()
