@@ -185,7 +185,7 @@ func TestCompareProgress(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 		s := errOut.String()
-		drawn := strings.Contains(s, "\rcompare [") && strings.Contains(s, "] 100% ") && strings.HasSuffix(s, "\r\033[K")
+		drawn := strings.Contains(s, "\r\033[Kcompare [") && strings.Contains(s, "] 100% ") && strings.HasSuffix(s, "\r\033[K")
 		if drawn != tty {
 			t.Errorf("tty %v: stderr %q", tty, s)
 		}

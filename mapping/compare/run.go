@@ -659,6 +659,14 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	return rr, files, err
 }
 
+// progressHead starts a rank pair's progress line.
+func progressHead(suffix string) string {
+	if rank := strings.TrimPrefix(suffix, "_"); rank != "" {
+		return "compare " + rank
+	}
+	return "compare"
+}
+
 // compareRank compares one rank pair configured by rankConfig.
 func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (_ *RankReport, _ []*output.File, err error) {
 	rr := &RankReport{}
@@ -676,11 +684,8 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	rank := strings.TrimPrefix(suffix, "_")
 	nsrc := &fileSource{path: np.DumpJSON}
 	if opt.Progress != nil {
-		head := "compare"
-		if rank != "" {
-			head += " " + rank
-		}
-		cfg.Progress = func(int) { fmt.Fprintf(opt.Progress, "\r%s %s", head, progressBar(nsrc.read.Load(), nsrc.size)) }
+		head := progressHead(suffix)
+		cfg.Progress = func(int) { fmt.Fprintf(opt.Progress, "\r\033[K%s %s", head, progressBar(nsrc.read.Load(), nsrc.size)) }
 	}
 	name := outputName(np.Debug, suffix, opt.XLSX)
 	var sk sink
@@ -838,11 +843,22 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if in.layerMapping == nil {
 		startIndexes()
 	}
+	// Before the table's progress bar, what the pair is doing (a
+	// layer mapping reads both dumps whole first).
+	stage := func(what string) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "\r\033[K%s: %s", progressHead(suffix), what)
+		}
+	}
 	if in.dataMapping != nil {
 		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
 	}
 	if in.layerMapping != nil {
-		dm, h, names, err := checkMapping(in.layerMapping, np, bp, startIndexes)
+		stage("reading both dumps for the layer mapping")
+		dm, h, names, err := checkMapping(in.layerMapping, np, bp, func() {
+			stage("resolving the layer mapping")
+			startIndexes()
+		})
 		if err != nil {
 			return written, err
 		}
@@ -874,6 +890,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		groups = nil
 	}
 	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
+	if detect {
+		stage("looking for N:1 groups")
+	}
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs); err != nil {
 		return written, err
 	}
