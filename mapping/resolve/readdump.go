@@ -140,14 +140,14 @@ func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty b
 	if err := source.CheckUTF8(path, data); err != nil {
 		return nil, false, err
 	}
-	raw, members, ok := stackMembers(data, names)
+	raw, empty, ok := stackMembers(data, names)
 	if !ok {
 		// not an object (or not JSON): json.Unmarshal's reading, or error
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, false, source.JSONError(path, data, "a JSON object", err)
 		}
-		raw, members = map[string][]byte{}, len(m)
+		raw, empty = map[string][]byte{}, len(m) == 0
 		for _, k := range names {
 			if v, ok := m[k]; ok {
 				raw[k] = v
@@ -166,20 +166,17 @@ func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty b
 		}
 		out[k] = e
 	}
-	return out, members == 0, nil
+	return out, empty, nil
 }
 
 // stackMembers reads a JSON object as json.Unmarshal into a map of raw
 // values does, without copying the values: the text of the values of the
-// keys among names (a repeated key's last), and whether it has members.
-// ok is false when data is not valid JSON or not an object.
-func stackMembers(data []byte, names []string) (raw map[string][]byte, members int, ok bool) {
+// keys among names (a repeated key's last), and whether it has no member.
+// ok is false when data is not an object in valid JSON and UTF-8
+// (readStackRaw checks UTF-8 first).
+func stackMembers(data []byte, names []string) (raw map[string][]byte, empty, ok bool) {
 	if !json.Valid(data) {
-		return nil, 0, false
-	}
-	i := skipSpace(data, 0)
-	if data[i] != '{' {
-		return nil, 0, false
+		return nil, false, false
 	}
 	// Wanted keys: the names. Grouped files have keys without a '.', as
 	// names seldom are: the set of all names is made only for a key with a
@@ -203,79 +200,24 @@ func stackMembers(data []byte, names []string) (raw map[string][]byte, members i
 		}
 		return all[k]
 	}
-	raw = map[string][]byte{}
-	// data is valid JSON: each member is a string key, ':', a value, and
-	// ',' or '}' (whitespace between).
-	for i = skipSpace(data, i+1); data[i] != '}'; members++ {
-		end := stringEnd(data, i)
-		key := string(data[i+1 : end-1])
-		if bytes.IndexByte(data[i:end], '\\') >= 0 {
-			if err := json.Unmarshal(data[i:end], &key); err != nil {
-				return nil, 0, false
+	raw, empty = map[string][]byte{}, true
+	bad := false
+	ok = msprobe.ObjectMembers(data, func(k, v []byte) {
+		empty = false
+		key := string(k[1 : len(k)-1])
+		if bytes.IndexByte(k, '\\') >= 0 { // decoded as json.Unmarshal does
+			if err := json.Unmarshal(k, &key); err != nil {
+				bad = true
 			}
 		}
-		i = skipSpace(data, skipSpace(data, end)+1)
-		vend := valueEnd(data, i)
 		if want(key) {
-			raw[key] = data[i:vend]
+			raw[key] = v
 		}
-		if i = skipSpace(data, vend); data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
+	})
+	if !ok || bad {
+		return nil, false, false
 	}
-	return raw, members, true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the string that starts at i (valid
-// JSON).
-func stringEnd(data []byte, i int) int {
-	for i++; ; {
-		j := bytes.IndexAny(data[i:], `"\`)
-		if data[i+j] == '"' {
-			return i + j + 1
-		}
-		i += j + 2 // an escape: its next byte is never the closing quote
-	}
-}
-
-// valueEnd returns the index after the value that starts at i (valid
-// JSON).
-func valueEnd(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for {
-			j := bytes.IndexAny(data[i:], `"{}[]`)
-			i += j
-			switch data[i] {
-			case '"':
-				i = stringEnd(data, i)
-				continue
-			case '{', '[':
-				depth++
-			default:
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-	}
-	for i < len(data) && !strings.ContainsRune(",}] \n\t\r", rune(data[i])) {
-		i++
-	}
-	return i
+	return raw, empty, true
 }
 
 // jsonFalsy reports whether Python would find the JSON value falsy.

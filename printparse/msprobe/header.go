@@ -2,6 +2,7 @@ package msprobe
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -545,6 +546,55 @@ func readConstructPlain(path string, n int) (map[string]string, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// ObjectMembers reads data, a JSON object, member by member without
+// decoding: fn gets each member's key as written (quotes and escapes
+// kept) and the text of its value. ok is false when data is not one
+// object the lexer reads whole; fn may have been called by then.
+func ObjectMembers(data []byte, fn func(key, value []byte)) (ok bool) {
+	lx := newLexer(bytes.NewReader(data), "")
+	at := func() int64 { return lx.read + int64(lx.pos) }
+	if lx.expect('{', "") != nil {
+		return false
+	}
+	if c, ok := lx.peek(); ok && c == '}' {
+		lx.pos++
+		return atEnd(lx) == nil
+	}
+	for {
+		if c, ok := lx.peek(); !ok || c != '"' {
+			return false
+		}
+		k := at()
+		if lx.skipString() != nil {
+			return false
+		}
+		key := data[k:at()]
+		if lx.expect(':', "") != nil {
+			return false
+		}
+		if _, ok := lx.peek(); !ok {
+			return false
+		}
+		v := at()
+		if lx.skipValue("") != nil {
+			return false
+		}
+		fn(key, data[v:at()])
+		c, ok := lx.peek()
+		if !ok {
+			return false
+		}
+		lx.pos++
+		switch c {
+		case '}':
+			return atEnd(lx) == nil
+		case ',':
+		default:
+			return false
+		}
+	}
 }
 
 // ReadStack reads stack.json into entry name -> call stack frames. Both

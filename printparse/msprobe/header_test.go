@@ -159,3 +159,33 @@ func TestReadStack(t *testing.T) {
 		t.Errorf("first frame %q", got)
 	}
 }
+
+// TestObjectMembers: each member's key as written and its value's text,
+// across buffer refills; anything but one object declines.
+func TestObjectMembers(t *testing.T) {
+	t.Parallel()
+	big := `"` + strings.Repeat("x", 200<<10) + `"`
+	tests := []struct {
+		in   string
+		want []string // key, value, key, value...
+		ok   bool
+	}{
+		{`{}`, nil, true},
+		{" {\n \"a\" : [1, {\"b\": \"}]\"}] ,\"c\\\"d\":null}\n", []string{`"a"`, `[1, {"b": "}]"}]`, `"c\"d"`, `null`}, true},
+		{`{"0": [["x"], ["y"]], "0": 5}`, []string{`"0"`, `[["x"], ["y"]]`, `"0"`, `5`}, true},
+		{`{"k": ` + big + `, "l": -1.5e3}`, []string{`"k"`, big, `"l"`, `-1.5e3`}, true},
+		{`[]`, nil, false},
+		{`{"a": 1} x`, nil, false},
+		{`{"a": 1,}`, nil, false},
+		{`{"a" 1}`, nil, false},
+		{`{"a": 1`, nil, false},
+		{``, nil, false},
+	}
+	for _, tc := range tests {
+		var got []string
+		ok := ObjectMembers([]byte(tc.in), func(k, v []byte) { got = append(got, string(k), string(v)) })
+		if ok != tc.ok || ok && strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("ObjectMembers(%.40q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
