@@ -315,10 +315,14 @@ func TestRowTableRepeats(t *testing.T) {
 	}
 	for _, tc := range tests {
 		rt := newRowTable()
+		var read []string
 		for _, e := range tc.entries {
 			rt.add(e.Name, e)
+			read = append(read, e.Name)
 		}
-		rt.done()
+		if got := rt.done(); !slices.Equal(got, read) {
+			t.Errorf("%s: done() = %q, want the names as read %q", tc.name, got, read)
+		}
 		for name, want := range tc.want {
 			if got := rt.rows(name); !slices.Equal(got, want) {
 				t.Errorf("%s: rows(%s) = %q, want %q", tc.name, name, got, want)

@@ -99,8 +99,10 @@ func (t *rowTable) add(name string, e *msprobe.Entry) {
 }
 
 // done puts the entries read in the maps (a later entry of a repeated
-// name wins) and drops what only reading needs.
-func (t *rowTable) done() {
+// name wins), drops what only reading needs, and returns the entries'
+// names in the order read.
+func (t *rowTable) done() []string {
+	names := t.names
 	t.entry = make(map[string]int32, len(t.names))
 	for i, name := range t.names {
 		if id := t.ofName[i]; id >= 0 {
@@ -115,6 +117,7 @@ func (t *rowTable) done() {
 		delete(t.entry, name)
 	}
 	t.names, t.ofName, t.rawRows, t.ids, t.key = nil, nil, nil, nil, nil
+	return names
 }
 
 // rows returns the row names of an entry (each once), none for a name

@@ -46,19 +46,16 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 	}
 	var rt *rowTable
 	if rows {
-		var names []string
-		reset := func() { rt, names = newRowTable(), nil }
+		reset := func() { rt = newRowTable() }
 		reset()
 		h, repeats, err := msprobe.ScanFileExactReuse(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
-			name := strings.Clone(e.Name)
-			rt.add(name, e)
-			names = append(names, name)
+			rt.add(strings.Clone(e.Name), e)
 			return nil
 		})
 		if err != nil {
 			return fail(err)
 		}
-		rt.done()
+		names := rt.done()
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 			in.Names, in.Framework, in.allNames = names, h.Framework, !repeats
 		}
