@@ -822,9 +822,7 @@ func (r *stackReader) wait() error {
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
 // The data mapping is written in the background: written waits for it.
 func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, err error) {
-	done := make(chan error, 1)
-	done <- nil
-	written = sync.OnceValue(func() error { return <-done })
+	written = func() error { return nil }
 	defer func() {
 		if err != nil {
 			written()
@@ -867,8 +865,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		if err != nil {
 			return written, err
 		}
-		<-done
+		done := make(chan error, 1)
 		go func() { done <- writeDataMapping(f, dm.Each) }()
+		written = sync.OnceValue(func() error { return <-done })
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
 		cfg.entryNames = names
 	}
