@@ -7,41 +7,18 @@ package msprobe
 
 import (
 	"math"
-	"math/big"
 	"math/bits"
 )
 
 // Powers of ten for eiselLemire: pow10x128[q-minPow10] is the 128-bit
 // mantissa of 10^q rounded down, normalized so that its top bit is set
-// (hi, lo), for q in [minPow10, maxPow10]. Built once from exact integers.
+// (hi, lo), for q in [minPow10, maxPow10]. The table (pow10tab.go) is
+// generated from exact integers by TestPow10Table (go test -update), so
+// that no process pays for building it at start.
 const (
 	minPow10 = -348
 	maxPow10 = 347
 )
-
-var pow10x128 = func() (t [maxPow10 - minPow10 + 1][2]uint64) {
-	ten := big.NewInt(10)
-	for q := minPow10; q <= maxPow10; q++ {
-		var m big.Int
-		if q >= 0 {
-			m.Exp(ten, big.NewInt(int64(q)), nil)
-			if n := m.BitLen(); n > 128 {
-				m.Rsh(&m, uint(n-128))
-			} else {
-				m.Lsh(&m, uint(128-n))
-			}
-		} else {
-			var d big.Int
-			d.Exp(ten, big.NewInt(int64(-q)), nil)
-			m.Lsh(big.NewInt(1), uint(127+d.BitLen()))
-			m.Quo(&m, &d) // in [2^127, 2^128)
-		}
-		var lo big.Int
-		lo.And(&m, new(big.Int).SetUint64(math.MaxUint64))
-		t[q-minPow10] = [2]uint64{m.Rsh(&m, 64).Uint64(), lo.Uint64()}
-	}
-	return t
-}()
 
 // eiselLemire returns the float64 nearest to man * 10^exp10 (ties to
 // even), or ok false in the rare cases it cannot decide (the caller then
