@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -79,12 +80,12 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-var plainRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+var plainRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`) })
 
 // scalar renders s plain when both PyYAML (YAML 1.1) and yaml.v3 load it
 // back as the same string, double-quoted otherwise.
 func scalar(s string) (string, error) {
-	if plainRE.MatchString(s) && PyYAMLType(s) == "str" {
+	if plainRE().MatchString(s) && PyYAMLType(s) == "str" {
 		var v map[string]any
 		if err := yaml.Unmarshal([]byte("k: "+s), &v); err == nil {
 			if got, ok := v["k"].(string); ok && got == s {

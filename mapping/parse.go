@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/printparse/source"
 	"gopkg.in/yaml.v3"
@@ -122,7 +123,7 @@ func strictFails(d *Diagnostic) bool {
 }
 
 // msprobe's FileChecker accepts real paths matching this pattern only.
-var msprobePathRE = regexp.MustCompile(`^[a-zA-Z0-9_./:-]+$`)
+var msprobePathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_./:-]+$`) })
 
 func checkFileName(path string) []Diagnostic {
 	var out []Diagnostic
@@ -135,7 +136,7 @@ func checkFileName(path string) []Diagnostic {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		if !msprobePathRE.MatchString(abs) {
+		if !msprobePathRE().MatchString(abs) {
 			out = append(out, Diagnostic{Pos: pos, Code: CodeFilePath, Severity: Error,
 				Msg: fmt.Sprintf("msprobe refuses paths with characters outside [a-zA-Z0-9_.:/-]: %q", abs)})
 		}
@@ -431,28 +432,31 @@ func scalarType(n *yaml.Node) string {
 	return PyYAMLType(n.Value)
 }
 
-// PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1).
-var (
-	pyBool  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	pyFloat = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	pyInt   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	pyNull  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
-	pyTime  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
-)
+// PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), compiled on
+// first use: most runs never read a mapping file.
+var pyResolvers = sync.OnceValue(func() (r struct{ boolRE, floatRE, intRE, nullRE, timeRE *regexp.Regexp }) {
+	r.boolRE = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	r.floatRE = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	r.intRE = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	r.nullRE = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
+	r.timeRE = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+	return r
+})
 
 // PyYAMLType returns the type PyYAML's safe_load gives an untagged plain
 // scalar: "bool", "float", "int", "null", "timestamp", "value" or "str".
 func PyYAMLType(s string) string {
+	r := pyResolvers()
 	switch {
-	case pyBool.MatchString(s):
+	case r.boolRE.MatchString(s):
 		return "bool"
-	case pyFloat.MatchString(s):
+	case r.floatRE.MatchString(s):
 		return "float"
-	case pyInt.MatchString(s):
+	case r.intRE.MatchString(s):
 		return "int"
-	case pyNull.MatchString(s):
+	case r.nullRE.MatchString(s):
 		return "null"
-	case pyTime.MatchString(s):
+	case r.timeRE.MatchString(s):
 		return "timestamp"
 	case s == "=":
 		return "value"
