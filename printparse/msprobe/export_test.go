@@ -14,3 +14,8 @@ func SetFlat(on bool) (was bool) {
 	flatOff = !on
 	return was
 }
+
+// SkimSequential is Skim without skimming ahead, for benchmarks.
+func SkimSequential(path string, fn func(*SkimEntry) error) (Header, error) {
+	return skimWith(path, nil, skimWorkers{n: 1}, fn)
+}

@@ -310,6 +310,14 @@ func forEachDataKey(lx *lexer, kf *keyFilter, fn func(name []byte, line int, at 
 // each member's key (its opening quote). kf, when set, watches for
 // repeated keys (see keyFilter); members it skips are not given to fn.
 func forEachDataMember(lx *lexer, kf *keyFilter, fn func(name []byte, line int, off int64, at *memberAt) error) error {
+	return walkDataMembers(lx, kf, nil, fn)
+}
+
+// walkDataMembers is forEachDataMember that calls ahead (when not nil) at
+// each member name's opening quote, at byte off: when ahead takes the
+// members from there itself, it returns true with the lexer just past the
+// last value it took (see skimAhead).
+func walkDataMembers(lx *lexer, kf *keyFilter, ahead func(off int64) (bool, error), fn func(name []byte, line int, off int64, at *memberAt) error) error {
 	c, ok := lx.peek()
 	if !ok {
 		return lx.atEOF(`an object as the value of "data"`)
@@ -335,28 +343,37 @@ func forEachDataMember(lx *lexer, kf *keyFilter, fn func(name []byte, line int, 
 			return lx.errorf("expected an entry name string, found %s", lx.describe())
 		}
 		line, off := lx.line, lx.read+int64(lx.pos)
-		var err error
-		name, err = lx.readString(name[:0])
-		if err != nil {
-			return err
-		}
-		if err := lx.expect(':', "':' after the entry name"); err != nil {
-			return err
-		}
-		var at *memberAt
-		skip := false
-		if kf != nil {
-			if at, skip, err = kf.member(name, line, off); err != nil {
+		took := false
+		if ahead != nil {
+			var err error
+			if took, err = ahead(off); err != nil {
 				return err
 			}
 		}
-		if skip {
-			err = lx.skipValue("an entry body")
-		} else {
-			err = fn(name, line, off, at)
-		}
-		if err != nil {
-			return err
+		if !took {
+			var err error
+			name, err = lx.readString(name[:0])
+			if err != nil {
+				return err
+			}
+			if err := lx.expect(':', "':' after the entry name"); err != nil {
+				return err
+			}
+			var at *memberAt
+			skip := false
+			if kf != nil {
+				if at, skip, err = kf.member(name, line, off); err != nil {
+					return err
+				}
+			}
+			if skip {
+				err = lx.skipValue("an entry body")
+			} else {
+				err = fn(name, line, off, at)
+			}
+			if err != nil {
+				return err
+			}
 		}
 		c, ok = lx.peek()
 		if !ok {

@@ -60,6 +60,12 @@ func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
 // with the Offset, Line and End of its last occurrence and Odd set; End
 // is set for every entry.
 func SkimWith(path string, plan *Repeats, fn func(e *SkimEntry) error) (Header, error) {
+	return skimWith(path, plan, defaultSkimWorkers(), fn)
+}
+
+// skimWith is SkimWith skimming ahead with w (see skimahead.go) when
+// there is no plan.
+func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) error) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, err // *source.Error naming the file
@@ -70,9 +76,48 @@ func SkimWith(path string, plan *Repeats, fn func(e *SkimEntry) error) (Header, 
 	var h Header
 	var e SkimEntry
 	var stack []byte
+	var ahead func(off int64) (bool, error)
+	if plan == nil {
+		var a *skimAhead
+		defer func() { a.close() }()
+		started := false
+		ahead = func(off int64) (bool, error) {
+			if !started {
+				started = true
+				a = startSkimAhead(f, path, off, w)
+			}
+			if a == nil {
+				return false, nil
+			}
+			c := a.take(off)
+			if c == nil {
+				return false, nil
+			}
+			base, from := lx.line, 0
+			for _, ce := range c.ents {
+				name := c.names[from:ce.nameEnd]
+				from = ce.nameEnd
+				line := base + ce.line
+				if _, _, err := kf.member(name, line, ce.off); err != nil {
+					return false, err
+				}
+				e.Name, e.Line, e.Offset, e.End, e.Odd = name, line, ce.off, 0, ce.odd
+				if err := fn(&e); err != nil {
+					return false, err
+				}
+				e.Index++
+				h.Entries++
+			}
+			if w.took != nil {
+				w.took(len(c.ents))
+			}
+			c.ents, c.names = nil, nil
+			return true, lx.seek(c.end, base+c.lines)
+		}
+	}
 	err = readTop(lx, &h, func() error {
 		return kf.onData(lx, func() error {
-			return forEachDataMember(lx, kf, func(name []byte, line int, off int64, at *memberAt) error {
+			return walkDataMembers(lx, kf, ahead, func(name []byte, line int, off int64, at *memberAt) error {
 				e.Name, e.Line, e.Offset, e.End = name, line, off, 0
 				var err error
 				if at != nil {

@@ -23,3 +23,20 @@ func BenchmarkSkim(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSkimSequential is BenchmarkSkim without skimming ahead (one
+// goroutine).
+func BenchmarkSkimSequential(b *testing.B) {
+	data := benchDump(b)
+	p := filepath.Join(b.TempDir(), "dump.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := msprobe.SkimSequential(p, func(*msprobe.SkimEntry) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
