@@ -128,6 +128,9 @@ func startSkimAhead(f *os.File, path string, off0 int64, w skimWorkers) *skimAhe
 func (a *skimAhead) close() {
 	if a != nil {
 		close(a.stop)
+		for _, c := range a.chunks {
+			c.abandon.Store(true)
+		}
 		a.wg.Wait()
 	}
 }
