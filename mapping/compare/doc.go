@@ -18,9 +18,10 @@
 //
 // Memory: the NPU side is streamed; the bench side is joined through an
 // index built before the first NPU row from a skim of the bench file
-// (benchindex.go): every entry's compare-key prefix and byte offset, so
-// that each NPU row finds its bench rows whatever the two files' orders,
-// and bench entries are parsed where the join needs them. Nothing is
+// (benchindex.go; the skim runs ahead on every CPU, see msprobe.Skim):
+// every entry's compare-key prefix and byte offset, so that each NPU row
+// finds its bench rows whatever the two files' orders, and bench entries
+// are parsed where the join needs them. Nothing is
 // kept per row beyond the parsed bench entries in use (a cache of
 // cacheEntries, and the prefetcher's hold), the entries being joined and
 // written, and the capped first-divergence candidates (maxCandidates,

@@ -47,7 +47,9 @@ var errSkim = errors.New("skim")
 // does; Header.Entries counts the members, Header.Skipped and Header.MD5
 // are left empty. Syntax errors inside bodies are found by EntryReader
 // (or Scan), not here; errors in the structure around the bodies are
-// reported as Scan reports them.
+// reported as Scan reports them. fn is called on the caller's goroutine;
+// a large indented file is also skimmed ahead on as many goroutines as
+// there are CPUs (skimahead.go), with the same results.
 //
 // A "data" that repeats a key stops the skim with an error wrapping
 // ErrRepeatedKey (see Repeats); SkimWith reads it with the plan.
