@@ -79,9 +79,9 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 	var e SkimEntry
 	var stack []byte
 	var ahead func(off int64) (bool, error)
+	var a *skimAhead // nil: none (close does nothing)
+	defer func() { a.close() }()
 	if plan == nil {
-		var a *skimAhead
-		defer func() { a.close() }()
 		started := false
 		ahead = func(off int64) (bool, error) {
 			if !started {
@@ -96,8 +96,8 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 				return false, nil
 			}
 			base, from := lx.line, 0
-			for _, ce := range c.ents {
-				name := c.names[from:ce.nameEnd]
+			for _, ce := range c.bufs.ents {
+				name := c.bufs.names[from:ce.nameEnd:ce.nameEnd]
 				from = ce.nameEnd
 				line := base + ce.line
 				if _, _, err := kf.member(name, line, ce.off); err != nil {
@@ -111,9 +111,9 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 				h.Entries++
 			}
 			if w.took != nil {
-				w.took(len(c.ents))
+				w.took(len(c.bufs.ents))
 			}
-			c.ents, c.names = nil, nil
+			a.reuse(c)
 			return true, lx.seek(c.end, base+c.lines)
 		}
 	}
@@ -144,6 +144,7 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 		})
 	})
 	if errors.Is(err, errSkim) {
+		a.close()
 		// Let the full scanner name the problem.
 		if _, serr := ScanFileWith(path, plan, func(*Entry) error { return nil }); serr != nil {
 			return Header{}, serr

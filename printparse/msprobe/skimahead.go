@@ -45,14 +45,21 @@ type aheadChunk struct {
 	from, to int64
 	found    chan struct{} // closed once start is set
 	done     chan struct{} // closed once the worker returns
-	abandon  atomic.Bool   // the skim went past: stop
+	abandon  atomic.Bool   // the skim went past, or stopped: stop
 
 	start int64 // offset of its first member name; -1: none
 	ok    bool  // skimmed to the end of the chunk
-	ents  []aheadEntry
-	names []byte
+	bufs  *aheadBufs
 	end   int64 // just past the last value
 	lines int   // newlines from start to end
+}
+
+// aheadBufs are a worker's buffers, used again by later chunks.
+type aheadBufs struct {
+	ents  []aheadEntry
+	names []byte
+	lex   []byte // the lexer's
+	find  []byte
 }
 
 type aheadEntry struct {
@@ -63,15 +70,19 @@ type aheadEntry struct {
 }
 
 type skimAhead struct {
-	f      *os.File
-	path   string
-	size   int64
-	lead   []byte // '\n', the first member's indentation, '"'
-	chunks []*aheadChunk
-	next   int // the first chunk the skim has not reached or passed
-	slots  chan struct{}
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	f     *os.File
+	path  string
+	size  int64
+	lead  []byte // '\n', the first member's indentation, '"'
+	chunk int64
+	next  int64            // where the next chunk begins
+	queue chan *aheadChunk // chunks started, in order
+	free  chan *aheadBufs  // buffers to use again
+	stop  chan struct{}    // closed by close
+	wg    sync.WaitGroup
+	// the consumer's: the chunk it waits to reach
+	cur    *aheadChunk
+	closed bool
 }
 
 // startSkimAhead starts the workers once the skim is at the first member
@@ -99,18 +110,20 @@ func startSkimAhead(f *os.File, path string, off0 int64, w skimWorkers) *skimAhe
 			return nil
 		}
 	}
-	a := &skimAhead{f: f, path: path, size: st.Size(), lead: append(head[nl:], '"'),
-		slots: make(chan struct{}, w.n), stop: make(chan struct{})}
-	for from := off0 + w.chunk; from < a.size; from += w.chunk {
-		a.chunks = append(a.chunks, &aheadChunk{from: from, to: min(from+w.chunk, a.size),
-			found: make(chan struct{}), done: make(chan struct{}), start: -1})
-	}
+	a := &skimAhead{f: f, path: path, size: st.Size(), lead: append(head[nl:], '"'), chunk: w.chunk,
+		next: off0 + w.chunk, queue: make(chan *aheadChunk, w.n-1), free: make(chan *aheadBufs, w.n+1),
+		stop: make(chan struct{})}
+	// Chunks are made as they are started: at most w.n at once (those
+	// queued and the one the skim waits on).
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		for _, c := range a.chunks {
+		defer close(a.queue)
+		for from := a.next; from < a.size; from += a.chunk {
+			c := &aheadChunk{from: from, to: min(from+a.chunk, a.size), start: -1,
+				found: make(chan struct{}), done: make(chan struct{})}
 			select {
-			case a.slots <- struct{}{}:
+			case a.queue <- c:
 			case <-a.stop:
 				return
 			}
@@ -126,36 +139,50 @@ func startSkimAhead(f *os.File, path string, off0 int64, w skimWorkers) *skimAhe
 
 // close stops the workers and waits for them (before f is closed).
 func (a *skimAhead) close() {
-	if a != nil {
-		close(a.stop)
-		for _, c := range a.chunks {
-			c.abandon.Store(true)
-		}
-		a.wg.Wait()
+	if a == nil || a.closed {
+		return
 	}
+	a.closed = true
+	close(a.stop)
+	if a.cur != nil {
+		a.cur.abandon.Store(true)
+	}
+	for c := range a.queue {
+		c.abandon.Store(true)
+	}
+	a.wg.Wait()
 }
 
 // take returns the chunk whose worker began at off and got through, once
 // skimmed, or nil. Chunks the skim has gone past are let go.
 func (a *skimAhead) take(off int64) *aheadChunk {
-	for a.next < len(a.chunks) {
-		c := a.chunks[a.next]
-		if off < c.from {
-			return nil
+	for off >= a.next {
+		c := a.cur
+		if c == nil {
+			var ok bool
+			if c, ok = <-a.queue; !ok {
+				a.next = a.size // no more chunks
+				return nil
+			}
+			a.cur = c
 		}
 		<-c.found
 		if c.start > off {
 			return nil // not reached yet
 		}
-		a.next++
+		a.cur, a.next = nil, c.to
 		if c.start < off { // gone past (or no member found)
 			c.abandon.Store(true)
-			<-a.slots
+			select {
+			case <-c.done:
+				a.reuse(c)
+			default:
+			}
 			continue
 		}
 		<-c.done
-		<-a.slots
 		if !c.ok {
+			a.reuse(c)
 			return nil
 		}
 		return c
@@ -163,16 +190,50 @@ func (a *skimAhead) take(off int64) *aheadChunk {
 	return nil
 }
 
-// skim is chunk c's worker.
+// reuse keeps the buffers of a chunk whose worker is done for a later
+// chunk.
+func (a *skimAhead) reuse(c *aheadChunk) {
+	if b := c.bufs; b != nil {
+		c.bufs = nil
+		b.ents, b.names = b.ents[:0], b.names[:0]
+		select {
+		case a.free <- b:
+		default:
+		}
+	}
+}
+
+// skim is chunk c's worker. A panic fails the chunk: the skim then reads
+// it itself and meets the same.
 func (a *skimAhead) skim(c *aheadChunk) {
 	defer close(c.done)
-	c.start = a.find(c.from, c.to)
+	found := false
+	defer func() {
+		if !found {
+			c.start = -1
+			close(c.found)
+		}
+	}()
+	defer func() {
+		if recover() != nil {
+			c.ok = false
+		}
+	}()
+	var b *aheadBufs
+	select {
+	case b = <-a.free:
+	default:
+		b = &aheadBufs{lex: make([]byte, 64<<10), find: make([]byte, 64<<10)}
+	}
+	c.bufs = b
+	c.start = a.find(c.from, c.to, b.find)
+	found = true
 	close(c.found)
 	if c.start < 0 {
 		return
 	}
-	lx := newLexer(io.NewSectionReader(a.f, c.start, a.size-c.start), a.path)
-	lx.read, lx.line = c.start, 0
+	lx := &lexer{r: io.NewSectionReader(a.f, c.start, a.size-c.start), source: a.path, buf: b.lex, read: c.start}
+	defer func() { b.lex = lx.buf }()
 	var name, stack []byte
 	for !c.abandon.Load() {
 		if b, ok := lx.peek(); !ok || b != '"' {
@@ -194,15 +255,15 @@ func (a *skimAhead) skim(c *aheadChunk) {
 		if odd, stack, err = skimValue(lx, name, stack[:0]); err != nil {
 			return
 		}
-		c.names = append(c.names, name...)
-		c.ents = append(c.ents, aheadEntry{nameEnd: len(c.names), off: off, line: line, odd: odd})
+		b.names = append(b.names, name...)
+		b.ents = append(b.ents, aheadEntry{nameEnd: len(b.names), off: off, line: line, odd: odd})
 		c.end, c.lines = lx.read+int64(lx.pos), lx.line
-		b, ok := lx.peek()
+		p, ok := lx.peek()
 		if !ok {
 			return
 		}
 		lx.pos++
-		switch b {
+		switch p {
 		case '}':
 			c.ok = true
 			return
@@ -214,9 +275,8 @@ func (a *skimAhead) skim(c *aheadChunk) {
 }
 
 // find returns the offset of the quote of the first lead in [from, to),
-// or -1.
-func (a *skimAhead) find(from, to int64) int64 {
-	buf := make([]byte, 64<<10)
+// or -1; buf is its buffer.
+func (a *skimAhead) find(from, to int64, buf []byte) int64 {
 	for at := from; at < to; {
 		n, err := a.f.ReadAt(buf[:int(min(int64(len(buf)), a.size-at))], at)
 		if i := bytes.Index(buf[:n], a.lead); i >= 0 {
