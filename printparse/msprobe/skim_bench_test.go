@@ -8,35 +8,26 @@ import (
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
-// BenchmarkSkim measures Skim over the generated 64 MB dump.
+// BenchmarkSkim measures Skim over the generated 64 MB dump: as it runs
+// (skimming ahead on every CPU) and on one goroutine.
 func BenchmarkSkim(b *testing.B) {
 	data := benchDump(b)
 	p := filepath.Join(b.TempDir(), "dump.json")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := msprobe.Skim(p, func(*msprobe.SkimEntry) error { return nil }); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkSkimSequential is BenchmarkSkim without skimming ahead (one
-// goroutine).
-func BenchmarkSkimSequential(b *testing.B) {
-	data := benchDump(b)
-	p := filepath.Join(b.TempDir(), "dump.json")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := msprobe.SkimSequential(p, func(*msprobe.SkimEntry) error { return nil }); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		skim func(string, func(*msprobe.SkimEntry) error) (msprobe.Header, error)
+	}{{"ahead", msprobe.Skim}, {"sequential", msprobe.SkimSequential}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.skim(p, func(*msprobe.SkimEntry) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
