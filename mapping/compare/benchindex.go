@@ -138,7 +138,7 @@ func (o *offsets) add(off int64) {
 		o.base = append(o.base, off)
 	}
 	if o.n%offChunk == 0 {
-		c, free := offheap.Make[uint32](offChunk)
+		c, free := offheap.MakeInOrder[uint32](offChunk)
 		o.rel, o.frees = append(o.rel, c), append(o.frees, free)
 	}
 	d := off - o.base[len(o.base)-1]

@@ -19,13 +19,25 @@ const chunkBytes = 1 << 20
 
 // Make returns n zeroed values of T, outside the heap when large, and the
 // function that releases them (the slice is unusable afterwards; later
-// calls do nothing).
+// calls do nothing). The memory is meant to be written all over soon
+// (a table): where the system allows, its pages are mapped at once.
 // T must hold no pointers: the collector does not see this memory.
 func Make[T any](n int) ([]T, func()) {
+	return alloc[T](n, true)
+}
+
+// MakeInOrder is Make for memory written from its start on, perhaps only
+// in part (a list's chunk): its pages are mapped as they are touched.
+func MakeInOrder[T any](n int) ([]T, func()) {
+	return alloc[T](n, false)
+}
+
+// alloc is Make, with whole its pages mapped at once.
+func alloc[T any](n int, whole bool) ([]T, func()) {
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
 	if n > 0 && size >= Min {
-		if b := mapBytes(size); b != nil {
+		if b := mapBytes(size, whole); b != nil {
 			var freed atomic.Bool
 			return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), func() {
 				if freed.CompareAndSwap(false, true) {
@@ -55,7 +67,7 @@ func chunkLen[T any]() int {
 func (l *List[T]) Add(v T) {
 	c := chunkLen[T]()
 	if l.n%c == 0 {
-		s, free := Make[T](c)
+		s, free := MakeInOrder[T](c)
 		l.chunks, l.frees = append(l.chunks, s), append(l.frees, free)
 	}
 	l.chunks[l.n/c][l.n%c] = v

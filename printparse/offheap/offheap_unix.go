@@ -4,9 +4,14 @@ package offheap
 
 import "syscall"
 
-// mapBytes maps n zeroed bytes outside the Go heap (nil on failure).
-func mapBytes(n int) []byte {
-	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE|populate)
+// mapBytes maps n zeroed bytes outside the Go heap (nil on failure), with
+// whole their pages at once where the system allows it.
+func mapBytes(n int, whole bool) []byte {
+	flags := syscall.MAP_ANON | syscall.MAP_PRIVATE
+	if whole {
+		flags |= populate
+	}
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, flags)
 	if err != nil {
 		return nil
 	}
