@@ -3,9 +3,7 @@ package mapping
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -80,7 +78,7 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-var plainRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`) })
+var plainRE = lazyRegexp(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
 
 // scalar renders s plain when both PyYAML (YAML 1.1) and yaml.v3 load it
 // back as the same string, double-quoted otherwise.

@@ -123,7 +123,7 @@ func strictFails(d *Diagnostic) bool {
 }
 
 // msprobe's FileChecker accepts real paths matching this pattern only.
-var msprobePathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_./:-]+$`) })
+var msprobePathRE = lazyRegexp(`^[a-zA-Z0-9_./:-]+$`)
 
 func checkFileName(path string) []Diagnostic {
 	var out []Diagnostic
@@ -432,31 +432,34 @@ func scalarType(n *yaml.Node) string {
 	return PyYAMLType(n.Value)
 }
 
-// PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1), compiled on
-// first use: most runs never read a mapping file.
-var pyResolvers = sync.OnceValue(func() (r struct{ boolRE, floatRE, intRE, nullRE, timeRE *regexp.Regexp }) {
-	r.boolRE = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	r.floatRE = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	r.intRE = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	r.nullRE = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
-	r.timeRE = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
-	return r
-})
+// lazyRegexp compiles pattern on first use: most runs never read a
+// mapping file, and none should pay for its patterns at start.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
+
+// PyYAML's implicit resolvers (yaml/resolver.py, YAML 1.1).
+var (
+	pyBool  = lazyRegexp(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	pyFloat = lazyRegexp(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	pyInt   = lazyRegexp(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	pyNull  = lazyRegexp(`^(?:~|null|Null|NULL|)$`)
+	pyTime  = lazyRegexp(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+)
 
 // PyYAMLType returns the type PyYAML's safe_load gives an untagged plain
 // scalar: "bool", "float", "int", "null", "timestamp", "value" or "str".
 func PyYAMLType(s string) string {
-	r := pyResolvers()
 	switch {
-	case r.boolRE.MatchString(s):
+	case pyBool().MatchString(s):
 		return "bool"
-	case r.floatRE.MatchString(s):
+	case pyFloat().MatchString(s):
 		return "float"
-	case r.intRE.MatchString(s):
+	case pyInt().MatchString(s):
 		return "int"
-	case r.nullRE.MatchString(s):
+	case pyNull().MatchString(s):
 		return "null"
-	case r.timeRE.MatchString(s):
+	case pyTime().MatchString(s):
 		return "timestamp"
 	case s == "=":
 		return "value"
