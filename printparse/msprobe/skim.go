@@ -78,6 +78,15 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 	var h Header
 	var e SkimEntry
 	var stack []byte
+	// give hands e to fn as the next member.
+	give := func() error {
+		if err := fn(&e); err != nil {
+			return err
+		}
+		e.Index++
+		h.Entries++
+		return nil
+	}
 	var ahead func(off int64) (bool, error)
 	var a *skimAhead // nil: none (close does nothing)
 	defer func() { a.close() }()
@@ -104,11 +113,9 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 					return false, err
 				}
 				e.Name, e.Line, e.Offset, e.End, e.Odd = name, line, ce.off, 0, ce.odd
-				if err := fn(&e); err != nil {
+				if err := give(); err != nil {
 					return false, err
 				}
-				e.Index++
-				h.Entries++
 			}
 			if w.took != nil {
 				w.took(len(c.bufs.ents))
@@ -134,12 +141,7 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 				if err != nil {
 					return err
 				}
-				if err := fn(&e); err != nil {
-					return err
-				}
-				e.Index++
-				h.Entries++
-				return nil
+				return give()
 			})
 		})
 	})
