@@ -32,7 +32,7 @@ func MakeInOrder[T any](n int) ([]T, func()) {
 	return alloc[T](n, false)
 }
 
-// alloc is Make, with whole its pages mapped at once.
+// alloc is Make; when whole, all its pages are mapped at once.
 func alloc[T any](n int, whole bool) ([]T, func()) {
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))

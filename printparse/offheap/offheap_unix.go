@@ -4,8 +4,8 @@ package offheap
 
 import "syscall"
 
-// mapBytes maps n zeroed bytes outside the Go heap (nil on failure), with
-// whole their pages at once where the system allows it.
+// mapBytes maps n zeroed bytes outside the Go heap (nil on failure); when
+// whole, all their pages are mapped at once where the system allows it.
 func mapBytes(n int, whole bool) []byte {
 	flags := syscall.MAP_ANON | syscall.MAP_PRIVATE
 	if whole {
