@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 )
@@ -13,36 +15,35 @@ import (
 // groups.
 type dumpNames struct {
 	names     []string
-	prefix    map[int32]string   // renumbered compare-key prefixes
-	calls     map[string][]int32 // "path|dir" -> module entries, file order
-	index     map[string]int32   // entry name -> position
-	construct string             // construct.json ("" without one)
-	parent    map[string]string  // construct.json, read on first use
-	kids      map[string][]int32 // parent entry -> API entries called in it (built on first use)
+	prefix    map[int32]string      // renumbered compare-key prefixes
+	calls     map[moduleDir][]int32 // a module's entries of a direction, file order
+	construct string                // construct.json ("" without one)
+	parent    map[string]string     // construct.json, read on first use
+	kids      map[string][]int32    // parent entry -> API entries called in it (built on first use)
 	err       error
 }
 
 // readNames skims a dump.json (and reads construct.json beside it);
 // known, when not nil, are its names as SkimExact gives them.
 func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error) {
-	d := &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: make(map[string]int32, len(known))}
+	d := &dumpNames{prefix: map[int32]string{}, calls: map[moduleDir][]int32{}}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	defer func() { namer.release() }()
 	reset := func() { // a "data" repeating keys: read again as Python does
-		d = &dumpNames{prefix: map[int32]string{}, calls: map[string][]int32{}, index: map[string]int32{}}
+		d = &dumpNames{prefix: map[int32]string{}, calls: map[moduleDir][]int32{}}
 		namer.release()
 		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	}
 	add := func(name string) {
 		i := int32(len(d.names))
 		d.names = append(d.names, name)
-		d.index[name] = i
 		ek, ok := namer.entryKey(name)
 		if ok && ek.renumbered {
 			d.prefix[i] = ek.prefix
 		}
 		if path, _, dir, ok := msprobe.ModuleEntry(name); ok {
-			d.calls[path+"|"+dir] = append(d.calls[path+"|"+dir], i)
+			k := moduleDir{path, dir}
+			d.calls[k] = append(d.calls[k], i)
 		}
 	}
 	if known != nil {
@@ -59,6 +60,20 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 	return d, nil
 }
 
+// readBothNames reads the names of both dumps (readNames), one goroutine
+// a side; the NPU side's error comes first.
+func readBothNames(np, bp msprobe.Paths, cfg *Config) (nn, bn *dumpNames, err error) {
+	var bErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { bn, bErr = readNames(bp, cfg, cfg.entryNames[1]) })
+	nn, err = readNames(np, cfg, cfg.entryNames[0])
+	wg.Wait()
+	if err = cmp.Or(err, bErr); err != nil {
+		return nil, nil, err
+	}
+	return nn, bn, nil
+}
+
 // keyPrefix is entry i's compare-key prefix.
 func (d *dumpNames) keyPrefix(i int32) string {
 	if p, ok := d.prefix[i]; ok {
@@ -69,7 +84,23 @@ func (d *dumpNames) keyPrefix(i int32) string {
 
 // moduleCalls lists a module's entries of one direction ("forward",
 // "backward", "parameters_grad") in file order.
-func (d *dumpNames) moduleCalls(path, dir string) []int32 { return d.calls[path+"|"+dir] }
+func (d *dumpNames) moduleCalls(path, dir string) []int32 { return d.calls[moduleDir{path, dir}] }
+
+// moduleDir is a module path and a direction.
+type moduleDir struct{ path, dir string }
+
+// callOf returns the position of the module entry named entry among the
+// calls of its module in direction dir (the last, for a repeated name),
+// or -1.
+func (d *dumpNames) callOf(entry, path, dir string) int {
+	calls := d.moduleCalls(path, dir)
+	for k := len(calls) - 1; k >= 0; k-- {
+		if d.names[calls[k]] == entry {
+			return k
+		}
+	}
+	return -1
+}
 
 // apiChildren lists the API entries construct.json places directly in
 // entry (not modules), by API and direction ("Functional.linear|forward"),
@@ -111,7 +142,7 @@ func (d *dumpNames) siblings(path, dir string) []string {
 	}
 	var out []first
 	for k, calls := range d.calls {
-		p, dr, _ := strings.Cut(k, "|")
+		p, dr := k.path, k.dir
 		if dr != dir || p == path || !strings.HasPrefix(p, parent) || strings.Contains(p[len(parent):], ".") {
 			continue
 		}

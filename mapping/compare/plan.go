@@ -25,11 +25,7 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 	if len(groups) == 0 && !detect {
 		return pl, nil
 	}
-	nn, err := readNames(np, cfg, cfg.entryNames[0])
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	bn, err := readNames(bp, cfg, cfg.entryNames[1])
+	nn, bn, err := readBothNames(np, bp, cfg)
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -99,17 +95,17 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		it := r.it
 		return &it
 	}
-	var keys []string
+	var keys []moduleDir
 	for k := range nn.calls {
-		if strings.HasSuffix(k, "|forward") {
+		if k.dir == "forward" {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b string) int { return int(nn.calls[a][0] - nn.calls[b][0]) })
+	slices.SortFunc(keys, func(a, b moduleDir) int { return int(nn.calls[a][0] - nn.calls[b][0]) })
 	var out []mapping.ModulePair
 	taken := [2]map[string]bool{{}, {}}
 	for _, k := range keys {
-		path := strings.TrimSuffix(k, "|forward")
+		path := k.path
 		first := nn.calls[k][0]
 		if taken[0][path] || pl.calls[nn.names[first]] != nil {
 			continue
@@ -136,7 +132,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		}
 		var g mapping.ModulePair
 		if npuBigger {
-			call := slices.Index(bn.calls[bpath+"|forward"], bn.index[b.Entry])
+			call := bn.callOf(b.Entry, bpath, "forward")
 			parts := findParts(bn, bix, row, bpath, call, axis, dims(o.Shape)[axis])
 			if parts == nil {
 				continue
