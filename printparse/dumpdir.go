@@ -141,22 +141,22 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		nEntries = len(names)
 	}
 	constructFile := filepath.Join(dir, "construct.json")
-	construct, err := msprobe.ReadConstructSized(constructFile, nEntries)
-	return b.finish(dumpFile, constructFile, construct, err, nEntries)
+	parents, err := msprobe.ReadParentIndex(constructFile, nEntries)
+	return b.finish(dumpFile, constructFile, parents, err, nEntries)
 }
 
 // DumpTreeOf is LoadDumpDir for a caller that has read the rank folder
 // dir (FindRankDir of path) already: names are its dump.json keys in
-// order as msprobe.EntryNames gives them, construct and constructErr what
-// msprobe.ReadConstruct gave for its construct.json.
-func DumpTreeOf(path, dir string, names []string, construct map[string]string, constructErr error) (*Tree, error) {
+// order as msprobe.EntryNames gives them, parents and constructErr what
+// msprobe.ReadParentIndex gave for its construct.json.
+func DumpTreeOf(path, dir string, names []string, parents *msprobe.ParentIndex, constructErr error) (*Tree, error) {
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
 	if err := b.addNames(dumpFile, names); err != nil {
 		return nil, err
 	}
-	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), construct, constructErr, len(names))
+	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, len(names))
 }
 
 // addNames adds the modules of dump.json's keys.
@@ -172,7 +172,7 @@ func (b *treeBuilder) addNames(dumpFile string, names []string) error {
 
 // finish adds the modules construct.json names (read with err) and
 // groups repeated children.
-func (b *treeBuilder) finish(dumpFile, constructFile string, construct map[string]string, err error, nEntries int) (*Tree, error) {
+func (b *treeBuilder) finish(dumpFile, constructFile string, parents *msprobe.ParentIndex, err error, nEntries int) (*Tree, error) {
 	t := b.t
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -185,11 +185,9 @@ func (b *treeBuilder) finish(dumpFile, constructFile string, construct map[strin
 		return nil, fmt.Errorf("reading module parents: %w", err)
 	default:
 		var extra []string
-		for k, v := range construct {
-			for _, s := range []string{k, v} {
-				if p, _, _, ok := msprobe.ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
-					extra = append(extra, s)
-				}
+		for _, s := range parents.Modules() {
+			if p, _, _, ok := msprobe.ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
+				extra = append(extra, s)
 			}
 		}
 		sort.Strings(extra)

@@ -18,7 +18,7 @@ type dumpNames struct {
 	prefix    map[int32]string      // renumbered compare-key prefixes
 	calls     map[moduleDir][]int32 // a module's entries of a direction, file order
 	construct string                // construct.json ("" without one)
-	parent    map[string]string     // construct.json, read on first use
+	parents   *msprobe.ParentIndex  // construct.json, read on first use
 	kids      map[string][]int32    // parent entry -> API entries called in it (built on first use)
 	err       error
 }
@@ -110,12 +110,12 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 		return nil
 	}
 	if d.kids == nil {
-		if d.parent, d.err = msprobe.ReadConstructSized(d.construct, len(d.names)); d.err != nil {
+		if d.parents, d.err = msprobe.ReadParentIndex(d.construct, len(d.names)); d.err != nil {
 			return nil
 		}
 		d.kids = map[string][]int32{}
 		for i, n := range d.names {
-			if par := d.parent[n]; par != "" && !isModule(n) {
+			if par := d.parents.Parent(n); par != "" && !isModule(n) {
 				d.kids[par] = append(d.kids[par], int32(i))
 			}
 		}

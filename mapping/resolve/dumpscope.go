@@ -23,9 +23,9 @@ type DumpInput struct {
 	Framework string
 	// Names are the keys of dump.json "data", in file order.
 	Names []string
-	// Construct maps an entry to its parent ("" for none). Only the parent
-	// of the Megatron [parent, micro_step] form is kept.
-	Construct map[string]string
+	// Parents holds construct.json: each entry's parent ("" for none).
+	// Only the parent of the Megatron [parent, micro_step] form is kept.
+	Parents *msprobe.ParentIndex
 	// Stack holds the old-format stack.json entries ({name: [frame, ...]})
 	// of the names.
 	// Values that are not lists of strings are kept as invalid so that the
@@ -199,7 +199,7 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
 		}
 	}
 	isLayer := apiType == layerCell || apiType == layerModule
-	parent := in.Construct[name]
+	parent := in.Parents.Parent(name)
 
 	// layer scope (set_layer_scope): the fields of the name without the
 	// API type, or of the parent, but the last three

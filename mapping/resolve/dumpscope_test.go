@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -16,12 +17,14 @@ import (
 // level) with a new-format stack.json (no stack entries), like the synthetic
 // fixtures of msprobe-layer-mapping-detail.md §14.
 func synth(lines ...string) DumpInput {
-	in := DumpInput{Source: "synthetic", Framework: "pytorch", Construct: map[string]string{}}
+	in := DumpInput{Source: "synthetic", Framework: "pytorch"}
+	construct := map[string]string{}
 	for _, l := range lines {
 		name, parent, _ := strings.Cut(l, " <- ")
 		in.Names = append(in.Names, name)
-		in.Construct[name] = parent
+		construct[name] = parent
 	}
+	in.Parents = msprobe.NewParentIndex(construct)
 	return in
 }
 
@@ -344,7 +347,7 @@ func FuzzDumpScope(f *testing.F) {
 	f.Add("Cell.net.encoder.layers.4.ParallelTransformerLayer.backward.0", "Cell.net.encoder.ParallelTransformer.forward.0", "Template")
 	f.Add("a.b", "x.y", "File")
 	f.Fuzz(func(t *testing.T, name, parent, frame string) {
-		in := DumpInput{Source: "fuzz", Framework: "pytorch", Construct: map[string]string{name: parent, "Tensor.add.0.forward": name},
+		in := DumpInput{Source: "fuzz", Framework: "pytorch", Parents: msprobe.NewParentIndex(map[string]string{name: parent, "Tensor.add.0.forward": name}),
 			Names: []string{name, "Tensor.add.0.forward", "Module.x.ParallelTransformer.forward.0"},
 			Stack: map[string]StackEntry{name: {Frames: []string{"Template", frame, frame}, Valid: true}}}
 		items, err := ItemsFromDump(in)
@@ -420,7 +423,7 @@ func TestLayerScopeFields(t *testing.T) {
 		}
 		return strings.Join(head(data, 3), ".") + "." + apiName
 	}
-	in := DumpInput{Source: "synthetic", Framework: "pytorch", Construct: map[string]string{}}
+	in := DumpInput{Source: "synthetic", Framework: "pytorch", Parents: msprobe.NewParentIndex(nil)}
 	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
 		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
 		it, err := parseDumpItem(in, name, newScopeCache())

@@ -68,10 +68,10 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		in.allNames = true
 	}
 	if paths.ConstructJSON != "" {
-		if in.Construct, err = msprobe.ReadConstructSized(paths.ConstructJSON, len(in.Names)); err != nil {
+		if in.Parents, err = msprobe.ReadParentIndex(paths.ConstructJSON, len(in.Names)); err != nil {
 			return fail(err)
 		}
-		in.ConstructEmpty = len(in.Construct) == 0
+		in.ConstructEmpty = in.Parents.Len() == 0
 	}
 	if paths.StackJSON != "" {
 		if in.Stack, in.StackEmpty, err = readStackRaw(paths.StackJSON, in.Names); err != nil {
@@ -108,7 +108,7 @@ func dumpTree(in DumpInput) (*printparse.Tree, error) {
 	if !in.allNames || in.Paths.Debug || in.Paths.ConstructJSON == "" {
 		return printparse.LoadDumpDir(in.path)
 	}
-	return printparse.DumpTreeOf(in.path, in.Source, in.Names, in.Construct, nil)
+	return printparse.DumpTreeOf(in.path, in.Source, in.Names, in.Parents, nil)
 }
 
 // readDumpNames returns the keys of dump.json's "data" in order and the

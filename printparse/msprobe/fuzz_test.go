@@ -121,9 +121,17 @@ func FuzzReadSmallFiles(f *testing.F) {
 		cons, err := ReadConstruct(p)
 		checkErr("ReadConstruct", err)
 		// the streamed common case agrees with the tree
-		tcons, terr := readConstructTree(p)
+		tcons, terr := constructTree(p)
 		if fmt.Sprint(err) != fmt.Sprint(terr) || !maps.Equal(cons, tcons) {
 			t.Fatalf("ReadConstruct %v, %v; through the tree %v, %v", cons, err, tcons, terr)
+		}
+		// the index agrees with it
+		ix, ierr := ReadParentIndex(p, 0)
+		if fmt.Sprint(err) != fmt.Sprint(ierr) {
+			t.Fatalf("ReadConstruct error %v, ReadParentIndex %v", err, ierr)
+		}
+		if err == nil {
+			checkParentIndex(t, ix, cons)
 		}
 		// the streaming reader of a few parents agrees with it
 		want := map[string]bool{}

@@ -450,23 +450,54 @@ func ReadConstruct(path string) (map[string]string, error) {
 // entries: the number of dump.json entries, when known (construct.json
 // has a member for each), which spares the map its growth.
 func ReadConstructSized(path string, n int) (map[string]string, error) {
-	if m, ok := readConstructPlain(path, n); ok {
-		return m, nil
+	m := newConstructMap(n)
+	if readConstructPlain(path, m) {
+		return m.m, nil
 	}
-	return readConstructTree(path)
+	m = newConstructMap(n)
+	if err := readConstructTree(path, m); err != nil {
+		return nil, err
+	}
+	return m.m, nil
 }
 
-// readConstructTree is ReadConstruct through the file's tree.
-func readConstructTree(path string) (map[string]string, error) {
+// constructSink receives construct.json's members in file order: an
+// entry's name and its parent ("" for none), both valid only during the
+// call.
+type constructSink interface {
+	member(key, parent []byte)
+}
+
+// constructMap is ReadConstruct's sink. Parent names repeat: each
+// distinct one is kept once.
+type constructMap struct {
+	m       map[string]string
+	parents map[string]string
+}
+
+func newConstructMap(n int) *constructMap {
+	return &constructMap{m: make(map[string]string, n), parents: map[string]string{}}
+}
+
+func (c *constructMap) member(key, parent []byte) {
+	p, ok := c.parents[string(parent)]
+	if !ok {
+		p = string(parent)
+		c.parents[p] = p
+	}
+	c.m[string(key)] = p
+}
+
+// readConstructTree reads construct.json through the file's tree.
+func readConstructTree(path string, sink constructSink) error {
 	t, root, err := readTree(path)
 	if err != nil {
-		return nil, readErr("construct.json", err)
+		return readErr("construct.json", err)
 	}
 	if t.nodes[root].kind != kObject {
-		return nil, nodeErr(path, t, root, "expected an object of entry -> parent, found %s", kindName(t.nodes[root].kind))
+		return nodeErr(path, t, root, "expected an object of entry -> parent, found %s", kindName(t.nodes[root].kind))
 	}
 	megatron := t.get(root, megatronKey) >= 0
-	m := make(map[string]string, t.nodes[root].n)
 	for c := t.nodes[root].first; c >= 0; c = t.nodes[c].next {
 		key := t.str(t.nodes[c].key)
 		v := c
@@ -476,93 +507,82 @@ func readConstructTree(path string) (map[string]string, error) {
 			}
 			if t.nodes[c].kind == kArray {
 				if t.nodes[c].n != 2 {
-					return nil, nodeErr(path, t, c, "entry %q: expected [parent, microStep], found a list of %d", key, t.nodes[c].n)
+					return nodeErr(path, t, c, "entry %q: expected [parent, microStep], found a list of %d", key, t.nodes[c].n)
 				}
 				v = t.nodes[c].first
 			}
 		}
 		switch t.nodes[v].kind {
 		case kNull:
-			m[key] = ""
+			sink.member([]byte(key), nil)
 		case kString:
-			m[key] = t.str(t.nodes[v].text)
+			sink.member([]byte(key), []byte(t.str(t.nodes[v].text)))
 		default:
-			return nil, nodeErr(path, t, v, "entry %q: expected a parent name or null, found %s", key, kindName(t.nodes[v].kind))
+			return nodeErr(path, t, v, "entry %q: expected a parent name or null, found %s", key, kindName(t.nodes[v].kind))
 		}
 	}
-	return m, nil
+	return nil
 }
 
-// readConstructPlain is ReadConstruct for the common file, streamed: an
-// object whose values are all parent names or null. ok is false for
+// readConstructPlain reads the common construct.json streamed: an object
+// whose values are all parent names or null. It returns false for
 // anything else (the Megatron variant, a list, a syntax error), which
-// ReadConstruct then reads (or refuses) through the file's tree. Parent
-// names repeat: each distinct one is kept once.
-func readConstructPlain(path string, n int) (map[string]string, bool) {
+// readConstructTree then reads (or refuses) into a new sink: sink may
+// have had members by then.
+func readConstructPlain(path string, sink constructSink) bool {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
-		return nil, false
+		return false
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
 	if lx.expect('{', "") != nil {
-		return nil, false
+		return false
 	}
-	out := make(map[string]string, n)
-	parents := map[string]string{}
 	var key, val []byte
 	for first := true; ; first = false {
 		c, ok := lx.peek()
 		if !ok {
-			return nil, false
+			return false
 		}
 		if c == '}' && first {
 			lx.pos++
 			break
 		}
 		if c != '"' {
-			return nil, false
+			return false
 		}
 		if key, err = lx.readString(key[:0]); err != nil || string(key) == megatronKey {
-			return nil, false
+			return false
 		}
 		if lx.expect(':', "") != nil {
-			return nil, false
+			return false
 		}
 		c, _ = lx.peek()
-		parent := ""
 		switch {
 		case c == '"':
 			if val, err = lx.readString(val[:0]); err != nil {
-				return nil, false
+				return false
 			}
-			p, ok := parents[string(val)]
-			if !ok {
-				p = string(val)
-				parents[p] = p
-			}
-			parent = p
 		case lx.literal("null"):
+			val = val[:0]
 		default:
-			return nil, false
+			return false
 		}
-		out[string(key)] = parent
+		sink.member(key, val)
 		c, ok = lx.peek()
 		if !ok {
-			return nil, false
+			return false
 		}
 		lx.pos++
 		if c == '}' {
 			break
 		}
 		if c != ',' {
-			return nil, false
+			return false
 		}
 	}
-	if atEnd(lx) != nil {
-		return nil, false
-	}
-	return out, true
+	return atEnd(lx) == nil
 }
 
 // ObjectMembers reads data, a JSON object, member by member without

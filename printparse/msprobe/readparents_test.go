@@ -60,8 +60,8 @@ func TestReadConstructPlain(t *testing.T) {
 		t.Fatalf("construct files: %v", files)
 	}
 	for _, f := range files {
-		got, ok := readConstructPlain(f, 0)
-		want, err := readConstructTree(f)
+		got, ok := constructPlain(f)
+		want, err := constructTree(f)
 		if !ok || err != nil || !maps.Equal(got, want) || len(got) == 0 {
 			t.Errorf("%s: streamed %d parents (%v), tree %d (%v)", f, len(got), ok, len(want), err)
 		}
@@ -70,16 +70,17 @@ func TestReadConstructPlain(t *testing.T) {
 	for _, in := range []string{`{"a": ["b", 1]}`, `{"megatron_micro_step_number": 1}`, `{"a": "b",}`, `{"a": nullx}`, `{"a": 1}`, `{"a": "b"} x`, `[]`} {
 		p := filepath.Join(dir, "construct.json")
 		os.WriteFile(p, []byte(in), 0o644)
-		if m, ok := readConstructPlain(p, 0); ok {
+		if m, ok := constructPlain(p); ok {
 			t.Errorf("%s: streamed %v, want the tree's reading", in, m)
 		}
 	}
 	for _, in := range []string{`{}`, ` {"a": null, "b": "c", "a": "d"} `, `{"\u0041": "\"x"}`} {
 		p := filepath.Join(dir, "construct.json")
 		os.WriteFile(p, []byte(in), 0o644)
-		want, err := readConstructTree(p)
+		want, err := constructTree(p)
 		for _, n := range []int{0, 1, 100} { // the size hint changes nothing
-			got, ok := readConstructPlain(p, n)
+			m := newConstructMap(n)
+			got, ok := m.m, readConstructPlain(p, m)
 			if !ok || err != nil || !maps.Equal(got, want) {
 				t.Errorf("%s, %d entries: streamed %v (%v), tree %v (%v)", in, n, got, ok, want, err)
 			}

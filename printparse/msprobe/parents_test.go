@@ -1,0 +1,115 @@
+package msprobe
+
+import (
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// constructPlain is readConstructPlain into a map.
+func constructPlain(path string) (map[string]string, bool) {
+	m := newConstructMap(0)
+	ok := readConstructPlain(path, m)
+	return m.m, ok
+}
+
+// constructTree is readConstructTree into a map.
+func constructTree(path string) (map[string]string, error) {
+	m := newConstructMap(0)
+	if err := readConstructTree(path, m); err != nil {
+		return nil, err
+	}
+	return m.m, nil
+}
+
+// checkParentIndex fails unless ix answers as the map construct does:
+// every name's parent, "" for names it lacks, the number of names, and
+// the module entries among names and parents.
+func checkParentIndex(t *testing.T, ix *ParentIndex, construct map[string]string) {
+	t.Helper()
+	if ix.Len() != len(construct) {
+		t.Fatalf("index holds %d names, construct.json %d", ix.Len(), len(construct))
+	}
+	want := map[string]bool{}
+	for k, v := range construct {
+		if got := ix.Parent(k); got != v {
+			t.Fatalf("Parent(%q) = %q, want %q", k, got, v)
+		}
+		if got := ix.Parent(k + "x"); got != construct[k+"x"] {
+			t.Fatalf("Parent(%q) = %q, want %q", k+"x", got, construct[k+"x"])
+		}
+		for _, s := range []string{k, v} {
+			if _, _, _, ok := ModuleEntry(s); ok {
+				want[s] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	for _, m := range ix.Modules() {
+		if got[m] {
+			t.Fatalf("Modules lists %q twice", m)
+		}
+		got[m] = true
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("Modules = %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+}
+
+// TestParentIndex: the index answers as ReadConstruct's map on every
+// construct.json of testdata and on edge files, also when every name's
+// first hash collides with others (the spill table).
+func TestParentIndex(t *testing.T) {
+	t.Parallel()
+	var files []string
+	filepath.WalkDir(testkit.Testdata(t), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "construct.json" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	dir := t.TempDir()
+	for i, in := range []string{
+		`{}`,
+		`{"a": null, "b": "c", "a": "d"}`,
+		`{"Module.m.M.forward.0": null, "Tensor.add.0.forward": "Module.m.M.forward.0", "Module.m.k.K.forward.0": "Module.m.M.forward.0"}`,
+		`{"Module.m.k.K.forward.0": "Module.m.M.forward.0", "Module.m.M.forward.0": null, "Module.m.k.K.forward.0": "Module.m.M.forward.1"}`,
+		`{"megatron_micro_step_number": 2, "A.0.forward": ["Module.m.M.forward.0", 1], "Module.m.M.forward.0": ""}`,
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.json", i))
+		os.WriteFile(p, []byte(in), 0o644)
+		files = append(files, p)
+	}
+	if len(files) < 20 {
+		t.Fatalf("construct files: %v", files)
+	}
+	checkParentIndex(t, nil, nil) // a nil index has no names
+	for _, f := range files {
+		construct, err := ReadConstruct(f)
+		ix, ierr := ReadParentIndex(f, 0)
+		if fmt.Sprint(err) != fmt.Sprint(ierr) {
+			t.Fatalf("%s: ReadConstruct error %v, ReadParentIndex %v", f, err, ierr)
+		}
+		if err != nil {
+			continue
+		}
+		t.Run(strings.TrimPrefix(f, testkit.Testdata(t)), func(t *testing.T) {
+			checkParentIndex(t, ix, construct)
+			checkParentIndex(t, NewParentIndex(construct), construct)
+			for _, mask := range []uint64{0, 1, 3} { // first hashes collide
+				ix := parentIndexOf(construct, mask)
+				if len(construct) > 4 && len(ix.spill) == 0 {
+					t.Fatalf("mask %d: no name spilled", mask)
+				}
+				checkParentIndex(t, ix, construct)
+			}
+		})
+	}
+}
