@@ -55,12 +55,26 @@ func TestReadConstructLargeDuplicate(t *testing.T) {
 	}
 }
 
-// BenchmarkReadConstruct reads a 200k-entry construct.json into a map
+// BenchmarkReadConstruct reads a 200k-entry construct.json shaped like a
+// model's (a module call, then calls of four APIs in it) into a map
 // (ReadConstruct) and into a ParentIndex. Before the key index the
 // duplicate-key check made this quadratic: 300k entries took over 3
 // minutes; now it is linear.
 func BenchmarkReadConstruct(b *testing.B) {
-	p := writeConstruct(b, 200000, "")
+	var sb strings.Builder
+	sb.WriteString("{\n")
+	for i := 0; i < 40000; i++ {
+		mod := fmt.Sprintf("Module.model.layers.%d.mlp.Linear.forward.%d", i%28, i/28)
+		fmt.Fprintf(&sb, " %q: \"Module.model.layers.%d.Qwen2DecoderLayer.forward.%d\",\n", mod, i%28, i/28)
+		for _, api := range []string{"Functional.linear", "Tensor.__add__", "Torch.matmul", "Tensor.view"} {
+			fmt.Fprintf(&sb, " \"%s.%d.forward\": %q,\n", api, i, mod)
+		}
+	}
+	sb.WriteString(" \"Module.model.Qwen2Model.forward.0\": null\n}\n")
+	p := filepath.Join(b.TempDir(), "construct.json")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	for _, r := range []struct {
 		name string
 		read func(string) (any, error)

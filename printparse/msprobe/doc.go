@@ -17,7 +17,8 @@
 // are kept as written so that they can be printed as msprobe prints them
 // (Value.PyStr, PyFloat).
 //
-// stack.json and construct.json: ReadStack, ReadConstruct. The manual
+// stack.json and construct.json: ReadStack, ReadConstruct (ReadParentIndex
+// for lookups by name in less memory). The manual
 // matches of msprobe's graph view (.vis.config): ParseVisConfig.
 //
 // Errors about file content are *source.Error values ("file:line: expected

@@ -3,30 +3,32 @@ package msprobe
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 )
 
 // ParentIndex is construct.json for lookups by entry name, in a fraction
-// of ReadConstruct's memory: it keeps each entry's parent under two 64-bit
-// hashes of the entry's name, not the name (two names would share a
-// parent only if both hashes agreed: odds of 2^-128 a pair), each distinct
-// parent once, and the module entries among names and parents, which is
-// what a module tree needs (printparse.DumpTreeOf). Its table holds no
-// pointers, so the collector does not scan it.
+// of ReadConstruct's memory: it keeps each entry's parent under 96 bits of
+// two hashes of the entry's name, not the name (two names would share a
+// parent only if all agreed: odds of 2^-96 a pair), each distinct parent
+// once, and the module entries among names and parents, which is what a
+// module tree needs (printparse.DumpTreeOf). Its table is 16 bytes a slot
+// at most three quarters full, without pointers for the collector to scan.
 type ParentIndex struct {
 	seed1, seed2 maphash.Seed
 	mask         uint64 // applied to the first hash (tests force collisions)
 
-	slots   map[uint64]parentSlot // by the first hash
-	spill   map[[2]uint64]int32   // names whose first hash another name has
-	parents []string              // distinct parents; [0] is ""
-	ids     map[string]int32      // parent -> index in parents
-	modules []string              // module entries among names and parents
+	slots   []parentSlot // open addressing, linear probing
+	n       int          // slots in use: distinct names
+	parents []string     // distinct parents; [0] is ""
+	ids     map[string]int32
+	modules []string // module entries among names and parents
 }
 
-// parentSlot is a name's second hash and its parent's index.
+// parentSlot is a name's hashes and its parent's index in parents.
 type parentSlot struct {
-	h2     uint64
+	h1     uint64 // 0: an empty slot
+	h2     uint32
 	parent int32
 }
 
@@ -46,11 +48,11 @@ func ReadParentIndex(path string, n int) (*ParentIndex, error) {
 
 // NewParentIndex indexes a construct.json read by ReadConstruct.
 func NewParentIndex(construct map[string]string) *ParentIndex {
-	return parentIndexOf(construct, ^uint64(0))
+	return parentIndexOf(construct, len(construct), ^uint64(0))
 }
 
-func parentIndexOf(construct map[string]string, mask uint64) *ParentIndex {
-	p := newParentIndex(len(construct), mask)
+func parentIndexOf(construct map[string]string, n int, mask uint64) *ParentIndex {
+	p := newParentIndex(n, mask)
 	for k, v := range construct {
 		p.member([]byte(k), []byte(v))
 	}
@@ -62,7 +64,7 @@ func parentIndexOf(construct map[string]string, mask uint64) *ParentIndex {
 func newParentIndex(n int, mask uint64) *ParentIndex {
 	return &ParentIndex{
 		seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), mask: mask,
-		slots: make(map[uint64]parentSlot, n), parents: []string{""}, ids: map[string]int32{"": 0},
+		slots: make([]parentSlot, max(16, n+n/3+1)), parents: []string{""}, ids: map[string]int32{"": 0},
 	}
 }
 
@@ -87,14 +89,41 @@ func (p *ParentIndex) member(key, parent []byte) {
 		}
 	}
 	h1, h2 := p.hashes(key)
-	if s, ok := p.slots[h1]; ok && s.h2 != h2 {
-		if p.spill == nil {
-			p.spill = map[[2]uint64]int32{}
+	sl := p.slot(h1, h2)
+	if sl.h1 == 0 {
+		if p.n++; p.n > len(p.slots)*3/4 {
+			p.grow()
+			sl = p.slot(h1, h2)
 		}
-		p.spill[[2]uint64{h1, h2}] = id
-		return
+		sl.h1, sl.h2 = h1, h2
 	}
-	p.slots[h1] = parentSlot{h2, id}
+	sl.parent = id
+}
+
+// slot returns the slot of the name with hashes h1 and h2, or the empty
+// slot where it goes.
+func (p *ParentIndex) slot(h1 uint64, h2 uint32) *parentSlot {
+	i, _ := bits.Mul64(h1, uint64(len(p.slots)))
+	for {
+		s := &p.slots[i]
+		if s.h1 == 0 || s.h1 == h1 && s.h2 == h2 {
+			return s
+		}
+		if i++; i == uint64(len(p.slots)) {
+			i = 0
+		}
+	}
+}
+
+// grow doubles the table.
+func (p *ParentIndex) grow() {
+	old := p.slots
+	p.slots = make([]parentSlot, 2*len(old))
+	for _, s := range old {
+		if s.h1 != 0 {
+			*p.slot(s.h1, s.h2) = s
+		}
+	}
 }
 
 // done drops what only reading needs and the module names recorded twice
@@ -125,8 +154,9 @@ func isModuleEntry(s string) bool {
 	return ok
 }
 
-func (p *ParentIndex) hashes(key []byte) (uint64, uint64) {
-	return maphash.Bytes(p.seed1, key) & p.mask, maphash.Bytes(p.seed2, key)
+// hashes returns key's hashes: the first never 0 (an empty slot).
+func (p *ParentIndex) hashes(key []byte) (uint64, uint32) {
+	return maphash.Bytes(p.seed1, key)&p.mask | 1, uint32(maphash.Bytes(p.seed2, key))
 }
 
 // Parent returns the parent of the entry named name: "" for none, or for
@@ -135,13 +165,9 @@ func (p *ParentIndex) Parent(name string) string {
 	if p == nil {
 		return ""
 	}
-	h1 := maphash.String(p.seed1, name) & p.mask
-	h2 := maphash.String(p.seed2, name)
-	if s, ok := p.slots[h1]; ok && s.h2 == h2 {
+	h1 := maphash.String(p.seed1, name)&p.mask | 1
+	if s := p.slot(h1, uint32(maphash.String(p.seed2, name))); s.h1 != 0 {
 		return p.parents[s.parent]
-	}
-	if id, ok := p.spill[[2]uint64{h1, h2}]; ok {
-		return p.parents[id]
 	}
 	return ""
 }
@@ -151,7 +177,7 @@ func (p *ParentIndex) Len() int {
 	if p == nil {
 		return 0
 	}
-	return len(p.slots) + len(p.spill)
+	return p.n
 }
 
 // Modules returns the distinct module entries (ModuleEntry) among the
