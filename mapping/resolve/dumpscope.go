@@ -123,19 +123,18 @@ func (in DumpInput) place(i int, err error) error {
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
 	type scoped struct {
-		full  string
-		scope []string
-		node  *TrieNode
+		full string
+		node *TrieNode
 	}
 	seen := map[string]scoped{}
 	for _, it := range items {
 		s, ok := seen[it.FullScope]
 		if !ok {
 			n := t.Insert(it)
-			seen[it.FullScope] = scoped{it.FullScope, it.scope, n}
+			seen[it.FullScope] = scoped{it.FullScope, n}
 			continue
 		}
-		it.FullScope, it.scope = s.full, s.scope
+		it.FullScope = s.full
 		t.add(s.node, it)
 	}
 	return t

@@ -32,16 +32,15 @@ type Item struct {
 	// Node is the tree node for tree items, nil for dump items.
 	Node *printparse.Node
 
-	scope []string // cached Scope, set when the item is inserted
-	ord   int      // position among the same-state items of its node
-	node  *TrieNode
+	ord  int       // position among the same-state items of its node
+	node *TrieNode // set when the item is inserted
 }
 
 // Scope returns the trie path of the item: FullScope without its first
 // segment. The slice is shared: do not modify it.
 func (it *Item) Scope() []string {
-	if it.scope != nil {
-		return it.scope
+	if it.node != nil && it.node.scope != nil {
+		return it.node.scope
 	}
 	segs := strings.Split(it.FullScope, ".")
 	return segs[1:]
@@ -72,8 +71,9 @@ type TrieNode struct {
 	// Items by state, each in insertion order (nil when none).
 	Items map[string][]*Item
 
-	depth int   // segments below the root
-	trie  *Trie // the trie the node belongs to
+	depth int      // segments below the root
+	trie  *Trie    // the trie the node belongs to
+	scope []string // the path, once an item is inserted here: their Scope
 }
 
 // NewTrie returns a trie with only its TopLayer root.
@@ -123,9 +123,12 @@ func (n *TrieNode) Walk(fn func(*TrieNode)) {
 // node's type to the item's type (msprobe LayerTrie.insert).
 func (t *Trie) Insert(it *Item) *TrieNode {
 	n := t.Root
-	it.scope = it.Scope()
-	for _, seg := range it.scope {
+	scope := it.Scope()
+	for _, seg := range scope {
 		n = n.child(seg)
+	}
+	if n.scope == nil {
+		n.scope = scope
 	}
 	t.add(n, it)
 	return n
