@@ -443,18 +443,11 @@ const megatronKey = "megatron_micro_step_number"
 // (a "megatron_micro_step_number" key) values may be [parent, microStep];
 // the parent is kept, the micro step and the special key dropped.
 func ReadConstruct(path string) (map[string]string, error) {
-	return ReadConstructSized(path, 0)
-}
-
-// ReadConstructSized is ReadConstruct with the map made for about n
-// entries: the number of dump.json entries, when known (construct.json
-// has a member for each), which spares the map its growth.
-func ReadConstructSized(path string, n int) (map[string]string, error) {
-	m := newConstructMap(n)
+	m := newConstructMap()
 	if readConstructPlain(path, m) {
 		return m.m, nil
 	}
-	m = newConstructMap(n)
+	m = newConstructMap()
 	if err := readConstructTree(path, m); err != nil {
 		return nil, err
 	}
@@ -475,8 +468,8 @@ type constructMap struct {
 	parents map[string]string
 }
 
-func newConstructMap(n int) *constructMap {
-	return &constructMap{m: make(map[string]string, n), parents: map[string]string{}}
+func newConstructMap() *constructMap {
+	return &constructMap{m: map[string]string{}, parents: map[string]string{}}
 }
 
 func (c *constructMap) member(key, parent []byte) {

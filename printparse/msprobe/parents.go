@@ -8,12 +8,14 @@ import (
 )
 
 // ParentIndex is construct.json for lookups by entry name, in a fraction
-// of ReadConstruct's memory: it keeps each entry's parent under 96 bits of
+// of ReadConstruct's memory: it keeps each entry's parent under 95 bits of
 // two hashes of the entry's name, not the name (two names would share a
-// parent only if all agreed: odds of 2^-96 a pair), each distinct parent
+// parent only if all agreed: odds of 2^-95 a pair), each distinct parent
 // once, and the module entries among names and parents, which is what a
 // module tree needs (printparse.DumpTreeOf). Its table is 16 bytes a slot
 // at most three quarters full, without pointers for the collector to scan.
+// Make one with ReadParentIndex or NewParentIndex; a nil index has no
+// names.
 type ParentIndex struct {
 	seed1, seed2 maphash.Seed
 	mask         uint64 // applied to the first hash (tests force collisions)
@@ -22,7 +24,7 @@ type ParentIndex struct {
 	n       int          // slots in use: distinct names
 	parents []string     // distinct parents; [0] is ""
 	ids     map[string]int32
-	modules []string // module entries among names and parents
+	modules []string // module entries among names (then parents, by done)
 }
 
 // parentSlot is a name's hashes and its parent's index in parents.
@@ -32,7 +34,7 @@ type parentSlot struct {
 	parent int32
 }
 
-// ReadParentIndex reads construct.json as ReadConstructSized does into a
+// ReadParentIndex reads construct.json as ReadConstruct does into a
 // ParentIndex; n is about the number of its entries (0 when unknown).
 func ReadParentIndex(path string, n int) (*ParentIndex, error) {
 	p := newParentIndex(n, ^uint64(0))
@@ -56,9 +58,7 @@ func parentIndexOf(construct map[string]string, n int, mask uint64) *ParentIndex
 	for k, v := range construct {
 		p.member([]byte(k), []byte(v))
 	}
-	p.done()
-	slices.Sort(p.modules) // the map's order is random
-	return p
+	return p.done()
 }
 
 func newParentIndex(n int, mask uint64) *ParentIndex {
@@ -73,22 +73,20 @@ func newParentIndex(n int, mask uint64) *ParentIndex {
 func (p *ParentIndex) member(key, parent []byte) {
 	id, ok := p.ids[string(parent)]
 	if !ok {
-		s := string(parent)
 		id = int32(len(p.parents))
-		p.parents = append(p.parents, s)
-		p.ids[s] = id
+		p.parents = append(p.parents, string(parent))
+		p.ids[p.parents[id]] = id
+	}
+	if moduleLike(key) {
+		s := string(key)
+		if k, isParent := p.ids[s]; isParent {
+			s = p.parents[k] // the copy held already
+		}
 		if isModuleEntry(s) {
 			p.modules = append(p.modules, s)
 		}
 	}
-	if moduleLike(key) {
-		if _, isParent := p.ids[string(key)]; !isParent {
-			if s := string(key); isModuleEntry(s) {
-				p.modules = append(p.modules, s)
-			}
-		}
-	}
-	h1, h2 := p.hashes(key)
+	h1, h2 := p.first(maphash.Bytes(p.seed1, key)), uint32(maphash.Bytes(p.seed2, key))
 	sl := p.slot(h1, h2)
 	if sl.h1 == 0 {
 		if p.n++; p.n > len(p.slots)*3/4 {
@@ -126,10 +124,21 @@ func (p *ParentIndex) grow() {
 	}
 }
 
-// done drops what only reading needs and the module names recorded twice
-// (a module entry seen as a name before it was seen as a parent, or a
-// repeated name).
+// done adds the module entries among the parents names still have (a
+// repeated name's earlier parent may have none left), drops repeats from
+// the module entries and what only reading needs.
 func (p *ParentIndex) done() *ParentIndex {
+	held := make([]bool, len(p.parents))
+	for _, s := range p.slots {
+		if s.h1 != 0 {
+			held[s.parent] = true
+		}
+	}
+	for id, s := range p.parents {
+		if held[id] && moduleLike([]byte(s)) && isModuleEntry(s) {
+			p.modules = append(p.modules, s)
+		}
+	}
 	seen := make(map[string]bool, len(p.modules))
 	kept := p.modules[:0]
 	for _, m := range p.modules {
@@ -154,10 +163,9 @@ func isModuleEntry(s string) bool {
 	return ok
 }
 
-// hashes returns key's hashes: the first never 0 (an empty slot).
-func (p *ParentIndex) hashes(key []byte) (uint64, uint32) {
-	return maphash.Bytes(p.seed1, key)&p.mask | 1, uint32(maphash.Bytes(p.seed2, key))
-}
+// first returns the first hash as the table keeps it: masked, and never
+// 0 (an empty slot).
+func (p *ParentIndex) first(h uint64) uint64 { return h&p.mask | 1 }
 
 // Parent returns the parent of the entry named name: "" for none, or for
 // a name construct.json does not have. A nil index has no names.
@@ -165,8 +173,7 @@ func (p *ParentIndex) Parent(name string) string {
 	if p == nil {
 		return ""
 	}
-	h1 := maphash.String(p.seed1, name)&p.mask | 1
-	if s := p.slot(h1, uint32(maphash.String(p.seed2, name))); s.h1 != 0 {
+	if s := p.slot(p.first(maphash.String(p.seed1, name)), uint32(maphash.String(p.seed2, name))); s.h1 != 0 {
 		return p.parents[s.parent]
 	}
 	return ""
@@ -181,7 +188,7 @@ func (p *ParentIndex) Len() int {
 }
 
 // Modules returns the distinct module entries (ModuleEntry) among the
-// entry names and the parents, in the order first seen. The slice is
+// entry names and the parents, in no particular order. The slice is
 // shared: do not modify it.
 func (p *ParentIndex) Modules() []string {
 	if p == nil {

@@ -15,14 +15,14 @@ import (
 
 // constructPlain is readConstructPlain into a map.
 func constructPlain(path string) (map[string]string, bool) {
-	m := newConstructMap(0)
+	m := newConstructMap()
 	ok := readConstructPlain(path, m)
 	return m.m, ok
 }
 
 // constructTree is readConstructTree into a map.
 func constructTree(path string) (map[string]string, error) {
-	m := newConstructMap(0)
+	m := newConstructMap()
 	if err := readConstructTree(path, m); err != nil {
 		return nil, err
 	}
@@ -83,6 +83,8 @@ func TestParentIndex(t *testing.T) {
 		`{"Module.m.M.forward.0": null, "Tensor.add.0.forward": "Module.m.M.forward.0", "Module.m.k.K.forward.0": "Module.m.M.forward.0"}`,
 		`{"Module.m.k.K.forward.0": "Module.m.M.forward.0", "Module.m.M.forward.0": null, "Module.m.k.K.forward.0": "Module.m.M.forward.1"}`,
 		`{"megatron_micro_step_number": 2, "A.0.forward": ["Module.m.M.forward.0", 1], "Module.m.M.forward.0": ""}`,
+		`{"Tensor.add.0.forward": "Module.m.M.forward.0", "Tensor.add.0.forward": null}`, // a parent no name keeps
+		`{"Module.a.A.forward.0": null, "Tensor.add.0.forward": "Module.b.B.forward.0", "Tensor.add.0.forward": "Module.a.A.forward.0"}`,
 	} {
 		p := filepath.Join(dir, fmt.Sprintf("c%d.json", i))
 		os.WriteFile(p, []byte(in), 0o644)

@@ -1,0 +1,77 @@
+package compare
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
+// TestCallOf: a module entry's position among its module's calls of a
+// direction, the last for a repeated name, -1 for a name that is none of
+// them.
+func TestCallOf(t *testing.T) {
+	t.Parallel()
+	known := []string{
+		"Module.a.A.forward.0", "Tensor.add.0.forward", "Module.a.A.forward.1", "Module.b.B.forward.0",
+		"Module.a.A.backward.0", "Module.a.A.forward.2", "Module.a.A.forward.1",
+	}
+	d, err := readNames(msprobe.Paths{}, &Config{}, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		entry, path, dir string
+		want             int
+	}{
+		{"Module.a.A.forward.0", "a", "forward", 0},
+		{"Module.a.A.forward.2", "a", "forward", 2},
+		{"Module.a.A.forward.1", "a", "forward", 3}, // repeated: the last
+		{"Module.a.A.backward.0", "a", "backward", 0},
+		{"Module.b.B.forward.0", "b", "forward", 0},
+		{"Module.a.A.forward.9", "a", "forward", -1},
+		{"Module.b.B.forward.0", "a", "forward", -1},
+		{"Module.a.A.forward.0", "a", "backward", -1},
+	} {
+		if got := d.callOf(tt.entry, tt.path, tt.dir); got != tt.want {
+			t.Errorf("callOf(%s, %s, %s) = %d, want %d", tt.entry, tt.path, tt.dir, got, tt.want)
+		}
+	}
+}
+
+// TestReadBothNamesErrors: a side that cannot be read fails the plan, and
+// when both cannot, the NPU side's error is the one reported.
+func TestReadBothNamesErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) msprobe.Paths {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return msprobe.Paths{Dir: dir, DumpJSON: p}
+	}
+	good := write("good.json", `{"task": "statistics", "level": "L0", "framework": "pytorch", "data": {"Module.a.A.forward.0": {}}}`)
+	badNPU := write("npu.json", `{"task": "statistics", "data": {"Module.a.A.forward.0": {}`)
+	badBench := write("bench.json", `{"task": "statistics", "data": [}`)
+	for _, tt := range []struct {
+		name       string
+		npu, bench msprobe.Paths
+		want       string // in the error; "" for none
+	}{
+		{"both read", good, good, ""},
+		{"bench fails", good, badBench, "bench.json"},
+		{"npu fails", badNPU, good, "npu.json"},
+		{"both fail", badNPU, badBench, "npu.json"},
+	} {
+		nn, bn, err := readBothNames(tt.npu, tt.bench, &Config{})
+		switch {
+		case tt.want == "" && (err != nil || len(nn.names) != 1 || len(bn.names) != 1):
+			t.Errorf("%s: %v, %v, %v", tt.name, nn, bn, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v, want one about %s", tt.name, err, tt.want)
+		}
+	}
+}
