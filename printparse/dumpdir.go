@@ -141,7 +141,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		nEntries = len(names)
 	}
 	constructFile := filepath.Join(dir, "construct.json")
-	parents, err := msprobe.ReadParentIndex(constructFile, nEntries)
+	parents, err := msprobe.ReadParentIndex(constructFile)
 	return b.finish(dumpFile, constructFile, parents, err, nEntries)
 }
 

@@ -110,7 +110,7 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 		return nil
 	}
 	if d.kids == nil {
-		if d.parents, d.err = msprobe.ReadParentIndex(d.construct, len(d.names)); d.err != nil {
+		if d.parents, d.err = msprobe.ReadParentIndex(d.construct); d.err != nil {
 			return nil
 		}
 		d.kids = map[string][]int32{}

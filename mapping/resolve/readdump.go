@@ -68,7 +68,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		in.allNames = true
 	}
 	if paths.ConstructJSON != "" {
-		if in.Parents, err = msprobe.ReadParentIndex(paths.ConstructJSON, len(in.Names)); err != nil {
+		if in.Parents, err = msprobe.ReadParentIndex(paths.ConstructJSON); err != nil {
 			return fail(err)
 		}
 		in.ConstructEmpty = in.Parents.Len() == 0

@@ -45,7 +45,7 @@ func TestReadConstructLargeDuplicate(t *testing.T) {
 		if len(m) != n+1 || m[rep] != "new" || m["Module.m.ModuleList.forward.0"] != "" {
 			t.Errorf("n=%d: %d entries, %q -> %q", n, len(m), rep, m[rep])
 		}
-		ix, err := ReadParentIndex(writeConstruct(t, n, rep), n)
+		ix, err := ReadParentIndex(writeConstruct(t, n, rep))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func BenchmarkReadConstruct(b *testing.B) {
 		read func(string) (any, error)
 	}{
 		{"map", func(p string) (any, error) { return ReadConstruct(p) }},
-		{"index", func(p string) (any, error) { return ReadParentIndex(p, 0) }},
+		{"index", func(p string) (any, error) { return ReadParentIndex(p) }},
 	} {
 		b.Run(r.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -126,7 +126,7 @@ func FuzzReadSmallFiles(f *testing.F) {
 			t.Fatalf("ReadConstruct %v, %v; through the tree %v, %v", cons, err, tcons, terr)
 		}
 		// the index agrees with it
-		ix, ierr := ReadParentIndex(p, 0)
+		ix, ierr := ReadParentIndex(p)
 		if fmt.Sprint(err) != fmt.Sprint(ierr) {
 			t.Fatalf("ReadConstruct error %v, ReadParentIndex %v", err, ierr)
 		}

@@ -3,138 +3,55 @@ package msprobe
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
-	"math/bits"
 	"slices"
 	"strings"
 
-	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats): a table of two hashes of each name (96 bits)
-// and its frames list, each distinct frames list held once. Two names
-// would share frames only if both hashes agreed (odds of 2^-96 per pair).
-// Memory: 16 bytes a name and 2 to 4 bytes of bucket index, outside the
-// collected heap (printparse/offheap), freed by Release; and the
-// distinct frames lists.
+// for the formats): each name's frames list under 96 bits of two hashes of
+// the name (a nameTable: 16 bytes a name and 2 to 4 bytes of bucket index,
+// outside the collected heap, freed by Release), each distinct frames list
+// held once. Two names would share frames only if both hashes agreed
+// (odds of 2^-96 per pair).
 type Stacks struct {
-	seed  maphash.Seed
-	seed2 maphash.Seed
-	list  offheap.List[stackName] // while reading
-	names []stackName             // sorted by (h, h2) once read
-	// starts[b] is where the names whose hash's top shift bits are b
-	// begin (one or two names a bucket): a lookup reads one or two cache
-	// lines, not a binary search's fifteen.
-	starts []uint32
-	shift  uint
-	frees  [2]func() // of names and starts
+	tab    *nameTable // name -> frames index + 1
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
 }
 
-type stackName struct {
-	h  uint64
-	h2 uint32
-	id int32 // frames index + 1
-}
-
-func (s *Stacks) key(name string) stackName {
-	return stackName{maphash.String(s.seed, name), uint32(maphash.String(s.seed2, name)), 0}
-}
-
 // Frames returns the call stack of an entry.
 func (s *Stacks) Frames(name string) ([]string, bool) {
-	if s == nil || len(s.names) == 0 {
+	if s == nil {
 		return nil, false
 	}
-	k := s.key(name)
-	b := k.h >> (64 - s.shift)
-	for i := s.starts[b]; i < s.starts[b+1]; i++ {
-		if n := s.names[i]; n.h == k.h && n.h2 == k.h2 {
-			return s.frames[n.id-1], true
-		}
+	id, ok := s.tab.get(name)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return s.frames[id-1], true
 }
 
 // Len is the number of names.
-func (s *Stacks) Len() int { return len(s.names) }
+func (s *Stacks) Len() int { return s.tab.len() }
 
 // Release frees the names' tables; Frames finds nothing afterwards. A
 // Stacks dropped without it is freed by the collector's cleanup.
 func (s *Stacks) Release() {
-	if s == nil {
-		return
-	}
-	s.list.Release()
-	s.names, s.starts = nil, nil
-	for _, f := range s.frees {
-		if f != nil {
-			f()
-		}
+	if s != nil {
+		s.tab.release()
 	}
 }
 
 // set gives name the frames list id; a later set of the same name wins.
-func (s *Stacks) set(name string, id int32) {
-	k := s.key(name)
-	k.id = id
-	s.list.Add(k)
-}
+func (s *Stacks) set(name string, id int32) { s.tab.set(name, id) }
 
-// done groups the names by bucket (a stable counting sort on the top
-// shift bits of h), the last set of a name kept, into a table of their
-// exact size.
+// done makes the names ready for lookups.
 func (s *Stacks) done() {
-	n := s.list.Len()
-	s.shift = uint(max(1, bits.Len(uint(n))-1))
-	nb := 1 << s.shift
-	starts, freeStarts := offheap.Make[uint32](nb + 1)
-	for i := range n {
-		starts[s.list.At(i).h>>(64-s.shift)+1]++
-	}
-	for b := 1; b <= nb; b++ {
-		starts[b] += starts[b-1]
-	}
-	names, free := offheap.Make[stackName](n)
-	for i := range n { // starts[b] walks bucket b, ending at bucket b+1's start
-		k := s.list.At(i)
-		b := k.h >> (64 - s.shift)
-		names[starts[b]] = k
-		starts[b]++
-	}
-	s.list.Release()
-	out := uint32(0)
-	lo := uint32(0)
-	for b := range nb {
-		hi := starts[b]
-		starts[b] = out
-		for i := lo; i < hi; i++ {
-			if !laterInBucket(names[i+1:hi], names[i]) {
-				names[out] = names[i]
-				out++
-			}
-		}
-		lo = hi
-	}
-	starts[nb] = out
-	s.names = names[:out]
+	s.tab.done()
 	s.dedupe = nil
-	s.starts, s.frees = starts, [2]func(){free, freeStarts}
-	offheap.Cleanup(s, func() { free(); freeStarts() })
-}
-
-// laterInBucket reports whether a name set later in the bucket is n's.
-func laterInBucket(later []stackName, n stackName) bool {
-	for _, m := range later {
-		if m.h == n.h && m.h2 == n.h2 {
-			return true
-		}
-	}
-	return false
 }
 
 // errStackFallback sends ReadStacks to the whole-file reader.
@@ -179,7 +96,7 @@ func ReadStacks(path string) (*Stacks, error) {
 	return s, nil
 }
 
-func newStacks() *Stacks { return &Stacks{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed()} }
+func newStacks() *Stacks { return &Stacks{tab: newNameTable()} }
 
 // readStacks streams the file, reading it both ways (grouped and old
 // format) until the "0" key tells which one holds; the other stays small
