@@ -3,20 +3,22 @@ package msprobe
 import (
 	"bytes"
 	"slices"
+
+	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // ParentIndex is construct.json for lookups by entry name, in a fraction
 // of ReadConstruct's memory: each entry's parent under 96 bits of two
-// hashes of the entry's name, not the name (a nameTable: 16 bytes a name
-// and 2 to 4 bytes of bucket index, outside the collected heap; two
-// names would share a parent only if all agreed: odds of 2^-96 a pair),
-// each distinct parent once, and the module entries among names and
-// parents, which is what a module tree needs (printparse.DumpTreeOf).
+// hashes of the entry's name, not the name (a nametable.Table: 16 bytes
+// a name and 2 to 4 bytes of bucket index, outside the collected heap;
+// two names would share a parent only if all agreed: odds of 2^-96 a
+// pair), each distinct parent once, and the module entries among names
+// and parents, which is what a module tree needs (printparse.DumpTreeOf).
 // Make one with ReadParentIndex or NewParentIndex; a nil index has no
 // names.
 type ParentIndex struct {
-	tab     *nameTable // name -> index in parents
-	parents []string   // distinct parents; [0] is ""
+	tab     *nametable.Table // name -> index in parents
+	parents []string         // distinct parents; [0] is ""
 	ids     map[string]int32
 	modules []string // module entries among names (then parents, by done)
 }
@@ -28,10 +30,10 @@ func ReadParentIndex(path string) (*ParentIndex, error) {
 	if readConstructPlain(path, p) {
 		return p.done(), nil
 	}
-	p.tab.release()
+	p.tab.Release()
 	p = newParentIndex()
 	if err := readConstructTree(path, p); err != nil {
-		p.tab.release()
+		p.tab.Release()
 		return nil, err
 	}
 	return p.done(), nil
@@ -39,12 +41,7 @@ func ReadParentIndex(path string) (*ParentIndex, error) {
 
 // NewParentIndex indexes a construct.json read by ReadConstruct.
 func NewParentIndex(construct map[string]string) *ParentIndex {
-	return parentIndexOf(construct, ^uint64(0))
-}
-
-func parentIndexOf(construct map[string]string, mask uint64) *ParentIndex {
 	p := newParentIndex()
-	p.tab.mask = mask
 	for k, v := range construct {
 		p.member([]byte(k), []byte(v))
 	}
@@ -52,7 +49,7 @@ func parentIndexOf(construct map[string]string, mask uint64) *ParentIndex {
 }
 
 func newParentIndex() *ParentIndex {
-	return &ParentIndex{tab: newNameTable(), parents: []string{""}, ids: map[string]int32{"": 0}}
+	return &ParentIndex{tab: nametable.New(), parents: []string{""}, ids: map[string]int32{"": 0}}
 }
 
 // member records that key's parent is parent; a repeated key takes its
@@ -73,7 +70,7 @@ func (p *ParentIndex) member(key, parent []byte) {
 			p.modules = append(p.modules, s)
 		}
 	}
-	p.tab.setBytes(key, id)
+	p.tab.SetBytes(key, id)
 }
 
 // done makes the names ready for lookups, adds the module entries among
@@ -81,11 +78,9 @@ func (p *ParentIndex) member(key, parent []byte) {
 // none left), drops repeats from the module entries and what only reading
 // needs.
 func (p *ParentIndex) done() *ParentIndex {
-	p.tab.done()
+	p.tab.Done()
 	held := make([]bool, len(p.parents))
-	for _, n := range p.tab.names {
-		held[n.id] = true
-	}
+	p.tab.Each(func(id int32) { held[id] = true })
 	for id, s := range p.parents {
 		if held[id] && isModuleEntry(s) {
 			p.modules = append(p.modules, s)
@@ -121,7 +116,7 @@ func (p *ParentIndex) Parent(name string) string {
 	if p == nil {
 		return ""
 	}
-	if id, ok := p.tab.get(name); ok {
+	if id, ok := p.tab.Get(name); ok {
 		return p.parents[id]
 	}
 	return ""
@@ -132,7 +127,7 @@ func (p *ParentIndex) Len() int {
 	if p == nil {
 		return 0
 	}
-	return p.tab.len()
+	return p.tab.Len()
 }
 
 // Modules returns the distinct module entries (ModuleEntry) among the

@@ -64,9 +64,7 @@ func checkParentIndex(t *testing.T, ix *ParentIndex, construct map[string]string
 }
 
 // TestParentIndex: the index answers as ReadConstruct's map on every
-// construct.json of testdata and on edge files, also when every name's
-// first hash is one of very few, all in one bucket (the second hash tells
-// the names apart).
+// construct.json of testdata and on edge files.
 func TestParentIndex(t *testing.T) {
 	t.Parallel()
 	var files []string
@@ -106,9 +104,6 @@ func TestParentIndex(t *testing.T) {
 		t.Run(strings.TrimPrefix(f, testkit.Testdata(t)), func(t *testing.T) {
 			checkParentIndex(t, ix, construct)
 			checkParentIndex(t, NewParentIndex(construct), construct)
-			for _, mask := range []uint64{0, 2, 6} { // every name in one bucket, first hashes colliding
-				checkParentIndex(t, parentIndexOf(construct, mask), construct)
-			}
 		})
 	}
 }

@@ -7,17 +7,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats): each name's frames list under 96 bits of two hashes of
-// the name (a nameTable: 16 bytes a name and 2 to 4 bytes of bucket index,
-// outside the collected heap, freed by Release), each distinct frames list
-// held once. Two names would share frames only if both hashes agreed
-// (odds of 2^-96 per pair).
+// for the formats): each name's frames list under 96 bits of two hashes
+// of the name (a nametable.Table: 16 bytes a name and 2 to 4 bytes of
+// bucket index, outside the collected heap, freed by Release), each
+// distinct frames list held once. Two names would share frames only if
+// both hashes agreed (odds of 2^-96 per pair).
 type Stacks struct {
-	tab    *nameTable // name -> frames index + 1
+	tab    *nametable.Table // name -> frames index + 1
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
 }
@@ -27,7 +28,7 @@ func (s *Stacks) Frames(name string) ([]string, bool) {
 	if s == nil {
 		return nil, false
 	}
-	id, ok := s.tab.get(name)
+	id, ok := s.tab.Get(name)
 	if !ok {
 		return nil, false
 	}
@@ -35,22 +36,22 @@ func (s *Stacks) Frames(name string) ([]string, bool) {
 }
 
 // Len is the number of names.
-func (s *Stacks) Len() int { return s.tab.len() }
+func (s *Stacks) Len() int { return s.tab.Len() }
 
 // Release frees the names' tables; Frames finds nothing afterwards. A
 // Stacks dropped without it is freed by the collector's cleanup.
 func (s *Stacks) Release() {
 	if s != nil {
-		s.tab.release()
+		s.tab.Release()
 	}
 }
 
 // set gives name the frames list id; a later set of the same name wins.
-func (s *Stacks) set(name string, id int32) { s.tab.set(name, id) }
+func (s *Stacks) set(name string, id int32) { s.tab.Set(name, id) }
 
 // done makes the names ready for lookups.
 func (s *Stacks) done() {
-	s.tab.done()
+	s.tab.Done()
 	s.dedupe = nil
 }
 
@@ -96,7 +97,7 @@ func ReadStacks(path string) (*Stacks, error) {
 	return s, nil
 }
 
-func newStacks() *Stacks { return &Stacks{tab: newNameTable()} }
+func newStacks() *Stacks { return &Stacks{tab: nametable.New()} }
 
 // readStacks streams the file, reading it both ways (grouped and old
 // format) until the "0" key tells which one holds; the other stays small
