@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // rowTable holds the row names of a dump's entries compactly. Almost every
@@ -13,11 +14,12 @@ import (
 // ".parameters.weight"), and entries share their lists of suffixes: each
 // distinct list is kept once, an entry keeps the list's number.
 type rowTable struct {
-	entry map[string]int32 // entry name -> suffix list
+	// entry maps an entry name to its suffix list, or for an entry with a
+	// row that does not start with the entry name to -1-k, its rows being
+	// raw[k] as read.
+	entry *nametable.Table
 	lists []suffixList
-	// raw holds the rows of entries with a row that does not start with
-	// the entry name, as read.
-	raw map[string][]string
+	raw   [][]string
 	// irregular is set when some row is not its entry's name followed by
 	// "" or a suffix starting with '.' (then distinct entries may give one
 	// row name, and the data mapping takes the general path).
@@ -98,37 +100,41 @@ func (t *rowTable) add(name string, e *msprobe.Entry) {
 	t.ofName = append(t.ofName, id)
 }
 
-// done puts the entries read in the maps (a later entry of a repeated
+// done puts the entries read in the table (a later entry of a repeated
 // name wins), drops what only reading needs, and returns the entries'
 // names in the order read.
 func (t *rowTable) done() []string {
 	names := t.names
-	t.entry = make(map[string]int32, len(t.names))
+	t.entry = nametable.New()
 	for i, name := range t.names {
-		if id := t.ofName[i]; id >= 0 {
-			t.entry[name] = id
-			delete(t.raw, name)
-			continue
+		id := t.ofName[i]
+		if id < 0 {
+			id = -1 - int32(len(t.raw))
+			t.raw = append(t.raw, t.rawRows[int32(i)])
 		}
-		if t.raw == nil {
-			t.raw = map[string][]string{}
-		}
-		t.raw[name] = t.rawRows[int32(i)]
-		delete(t.entry, name)
+		t.entry.Set(name, id)
 	}
+	t.entry.Done()
 	t.names, t.ofName, t.rawRows, t.ids, t.key = nil, nil, nil, nil, nil
 	return names
+}
+
+// list returns the suffix list of an entry whose rows all start with its
+// name.
+func (t *rowTable) list(entry string) (int32, bool) {
+	id, ok := t.entry.Get(entry)
+	return id, ok && id >= 0
 }
 
 // rows returns the row names of an entry (each once), none for a name
 // that is not an entry with rows.
 func (t *rowTable) rows(entry string) []string {
-	if r, ok := t.raw[entry]; ok {
-		return r
-	}
-	id, ok := t.entry[entry]
-	if !ok {
+	id, ok := t.entry.Get(entry)
+	switch {
+	case !ok:
 		return nil
+	case id < 0:
+		return t.raw[-1-id]
 	}
 	l := t.lists[id].sfx
 	out := make([]string, len(l))
@@ -160,7 +166,7 @@ func (l *suffixList) find(s string) int {
 type DataMap struct {
 	lists   []suffixList // the NPU side's suffix lists
 	pairs   []dmPair
-	byEntry map[string]int32 // NPU entry -> pairs index
+	byEntry *nametable.Table // NPU entry -> pairs index
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
@@ -180,7 +186,7 @@ type dmPair struct {
 // NPU entry's name extends another's (a row of one could then be a row of
 // the other: the dict's later pair overwrites the earlier).
 func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
-	d := &DataMap{lists: npu.lists, byEntry: make(map[string]int32, len(npu.entry)), pairs: make([]dmPair, 0, len(npu.entry))}
+	d := &DataMap{lists: npu.lists, byEntry: nametable.New(), pairs: make([]dmPair, 0, npu.entry.Len())}
 	general := npu.irregular || bench.irregular
 	type listPair struct{ n, b int32 }
 	cache := map[listPair][]bool{}
@@ -191,16 +197,12 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 		if p.NPU == "" {
 			continue
 		}
-		nl, ok := npu.entry[p.NPU]
+		nl, ok := npu.list(p.NPU)
 		if !ok {
 			continue // no rows
 		}
-		if _, dup := d.byEntry[p.NPU]; dup {
-			general = true
-			break
-		}
 		dp := dmPair{npu: p.NPU, list: nl}
-		if bl, ok := bench.entry[p.Bench]; ok {
+		if bl, ok := bench.list(p.Bench); ok {
 			dp.bench = p.Bench
 			k := listPair{nl, bl}
 			has, ok := cache[k]
@@ -214,13 +216,14 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 			}
 			dp.has = has
 		}
-		d.byEntry[p.NPU] = int32(len(d.pairs))
+		d.byEntry.Set(p.NPU, int32(len(d.pairs)))
 		d.pairs = append(d.pairs, dp)
 	}
-	if !general {
-		general = extendsAnother(d.pairs)
-	}
+	d.byEntry.Done()
+	// an NPU entry paired twice, or one extending another
+	general = general || d.byEntry.Len() != len(d.pairs) || extendsAnother(d.pairs)
 	if general {
+		d.byEntry.Release()
 		d.pairs, d.byEntry = nil, nil
 		d.full = DataMapping(api, npu.rows, bench.rows)
 		d.fullMap = make(map[string]string, len(d.full))
@@ -321,7 +324,7 @@ func (d *DataMap) Lookup(entry, row string) (string, bool) {
 		b, ok := d.fullMap[row]
 		return b, ok
 	}
-	i, ok := d.byEntry[entry]
+	i, ok := d.byEntry.Get(entry)
 	if !ok || !strings.HasPrefix(row, entry) {
 		return "", false
 	}
