@@ -42,15 +42,9 @@ var msprobeFixtures = map[string]struct {
 func TestCorpusMsprobe(t *testing.T) {
 	root := filepath.Join(testkit.Corpus(t), "msprobe")
 	var dirs []string
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == "construct.json" {
-			rel, _ := filepath.Rel(root, filepath.Dir(p))
-			dirs = append(dirs, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	if len(dirs) < 10 {
-		t.Fatalf("found only %d msprobe folders with construct.json", len(dirs))
+	for _, p := range testkit.FilesNamed(t, root, "construct.json", 10) {
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		dirs = append(dirs, filepath.ToSlash(rel))
 	}
 	for _, rel := range dirs {
 		t.Run(rel, func(t *testing.T) {

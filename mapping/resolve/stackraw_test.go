@@ -3,9 +3,7 @@ package resolve
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
@@ -46,18 +44,8 @@ func checkStackMembers(t *testing.T, what string, data []byte, names []string) {
 // and on files made to differ.
 func TestStackMembers(t *testing.T) {
 	t.Parallel()
-	var files []string
-	for _, root := range []string{testkit.Testdata(t, "demo"), testkit.Testdata(t, "corpus")} {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Name() == "stack.json" {
-				files = append(files, p)
-			}
-			return nil
-		})
-	}
-	if len(files) < 10 {
-		t.Fatalf("stack files: %v", files)
-	}
+	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "stack.json", 1),
+		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "stack.json", 9)...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {

@@ -2,7 +2,6 @@ package msprobe
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,13 +15,7 @@ import (
 // frames the whole-file reader gives, on the corpus and on the formats'
 // corner cases, and the same errors.
 func TestReadStacksLikeReadStack(t *testing.T) {
-	var files []string
-	filepath.WalkDir(testkit.Corpus(t, "msprobe"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == "stack.json" {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := testkit.FilesNamed(t, testkit.Corpus(t, "msprobe"), "stack.json", 1)
 	dir := t.TempDir()
 	for i, src := range []string{
 		`{}`,

@@ -70,6 +70,23 @@ func Corpus(tb testing.TB, rel ...string) string {
 	return Testdata(tb, append([]string{"corpus"}, rel...)...)
 }
 
+// FilesNamed returns the files called name below root, in walk order,
+// and fails the test when it finds fewer than least.
+func FilesNamed(tb testing.TB, root, name string, least int) []string {
+	tb.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil || len(files) < least {
+		tb.Fatalf("%d files %s below %s, want at least %d (%v)", len(files), name, root, least, err)
+	}
+	return files
+}
+
 // SeedTemplate returns the path of msprobe's seed template name (without
 // .yaml) under testdata/seed-templates.
 func SeedTemplate(tb testing.TB, name string) string {
