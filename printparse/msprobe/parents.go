@@ -62,9 +62,11 @@ func (p *ParentIndex) member(key, parent []byte) {
 		p.ids[p.parents[id]] = id
 	}
 	if moduleLike(key) {
-		s := string(key)
-		if k, isParent := p.ids[s]; isParent {
+		var s string
+		if k, isParent := p.ids[string(key)]; isParent {
 			s = p.parents[k] // the copy held already
+		} else {
+			s = string(key)
 		}
 		if isModuleEntry(s) {
 			p.modules = append(p.modules, s)
