@@ -144,8 +144,17 @@ func (s *Summary) classify(construct, benchConstruct string, frames StackFrames)
 				want[c.npu] = true
 			}
 		}
+		// (the file is read once; later rounds read the values they need)
+		var pr *msprobe.ParentReader
+		defer func() { pr.Release() }()
 		for round := 0; round < 3 && len(want) > 0; round++ {
-			got, err := msprobe.ReadParents(construct, want)
+			var got map[string]string
+			var err error
+			if pr == nil {
+				got, pr, err = msprobe.ReadParentsKeeping(construct, want)
+			} else {
+				got, err = pr.Parents(want)
+			}
 			if err != nil {
 				<-benchDone
 				return err

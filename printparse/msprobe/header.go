@@ -8,6 +8,8 @@ import (
 	"io"
 	"regexp"
 
+	"github.com/layermap/layermap/printparse/nametable"
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -703,6 +705,98 @@ func ReadStack(path string) (map[string][]string, error) {
 // else: the few entries a compare run asks about, whatever the file's
 // size.
 func ReadParents(path string, want map[string]bool) (map[string]string, error) {
+	return readParents(path, want, nil)
+}
+
+// ParentReader answers ReadParents again about a construct.json it has
+// read once, for a caller that climbs its parents a generation at a time:
+// it keeps where the value of each module entry (ModuleEntry's prefix)
+// is, 24 bytes an entry outside the collected heap, and reads just those
+// values. Release frees it.
+type ParentReader struct {
+	path    string
+	at      *nametable.Table    // module entry -> index in values
+	values  offheap.List[int64] // byte offsets of their values
+	repeats bool                // some module entry is a key twice
+}
+
+// ReadParentsKeeping is ReadParents, and a ParentReader of the file.
+func ReadParentsKeeping(path string, want map[string]bool) (map[string]string, *ParentReader, error) {
+	r := &ParentReader{path: path, at: nametable.New()}
+	out, err := readParents(path, want, r)
+	if err != nil {
+		r.Release()
+		return nil, nil, err
+	}
+	r.at.Done()
+	r.repeats = r.at.Len() < r.values.Len()
+	return out, r, nil
+}
+
+// Parents is ReadParents(path, want) of the file read: module entries
+// are read at their place, other names (rare: parents are modules) by
+// reading the file again, and so is everything when a value cannot be
+// read, for ReadParents' error, or when a module entry is a key twice
+// (ReadParents reads each of its values).
+func (r *ParentReader) Parents(want map[string]bool) (map[string]string, error) {
+	if r.repeats {
+		return ReadParents(r.path, want)
+	}
+	f, err := source.Open(r.path, source.MaxTreeJSON)
+	if err != nil {
+		return nil, readErr("construct.json", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ReadParents(r.path, want)
+	}
+	out := map[string]string{}
+	var rest map[string]bool
+	buf := make([]byte, 4<<10)
+	for name := range want {
+		if !moduleLike([]byte(name)) || name == megatronKey {
+			if rest == nil {
+				rest = map[string]bool{}
+			}
+			rest[name] = true
+			continue
+		}
+		i, ok := r.at.Get(name)
+		if !ok {
+			continue // not in the file
+		}
+		off := r.values.At(int(i))
+		lx := &lexer{r: io.NewSectionReader(f, off, st.Size()-off), source: r.path, buf: buf, line: 1, read: off}
+		p, _, err := lx.parentValue(name, nil)
+		if err != nil {
+			return ReadParents(r.path, want)
+		}
+		out[name] = p
+	}
+	if rest != nil {
+		more, err := ReadParents(r.path, rest)
+		if err != nil {
+			return ReadParents(r.path, want)
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Release frees the reader's tables.
+func (r *ParentReader) Release() {
+	if r != nil {
+		r.at.Release()
+		r.values.Release()
+	}
+}
+
+// readParents is ReadParents; with keep, it also records where the
+// value of every module entry is.
+func readParents(path string, want map[string]bool, keep *ParentReader) (map[string]string, error) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, readErr("construct.json", err)
@@ -732,44 +826,21 @@ func ReadParents(path string, want map[string]bool) (map[string]string, error) {
 		if err := lx.expect(':', "':'"); err != nil {
 			return nil, err
 		}
+		if keep != nil && moduleLike(key) {
+			keep.at.SetBytes(key, int32(keep.values.Len()))
+			keep.values.Add(lx.read + int64(lx.pos))
+		}
 		if !want[string(key)] || string(key) == megatronKey {
 			if err := lx.skipValue("a parent"); err != nil {
 				return nil, err
 			}
 		} else {
 			k := string(key)
-			c, _ := lx.peek()
-			list := c == '[' // Megatron: [parent, microStep]
-			if list {
-				lx.pos++
-				c, _ = lx.peek()
-			}
-			parent := ""
-			switch {
-			case c == '"':
-				if val, err = lx.readString(val[:0]); err != nil {
-					return nil, err
-				}
-				parent = string(val)
-			case lx.literal("null"):
-			default:
-				return nil, lx.errorf("entry %q: expected a parent entry name or null, found %s", k, lx.describe())
+			var parent string
+			if parent, val, err = lx.parentValue(k, val); err != nil {
+				return nil, err
 			}
 			out[k] = parent
-			for list {
-				c, _ := lx.peek()
-				lx.pos++
-				if c == ']' {
-					break
-				}
-				if c != ',' {
-					lx.pos--
-					return nil, lx.errorf("entry %q: expected ',' or ']', found %s", k, lx.describe())
-				}
-				if err := lx.skipValue("a micro step"); err != nil {
-					return nil, err
-				}
-			}
 		}
 		c, ok = lx.peek()
 		if !ok {
@@ -788,6 +859,44 @@ func ReadParents(path string, want map[string]bool) (map[string]string, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// parentValue reads the value of entry k in construct.json: a parent
+// name, null ("") or Megatron's [parent, microStep]. val is scratch.
+func (lx *lexer) parentValue(k string, val []byte) (string, []byte, error) {
+	c, _ := lx.peek()
+	list := c == '[' // Megatron: [parent, microStep]
+	if list {
+		lx.pos++
+		c, _ = lx.peek()
+	}
+	parent := ""
+	var err error
+	switch {
+	case c == '"':
+		if val, err = lx.readString(val[:0]); err != nil {
+			return "", val, err
+		}
+		parent = string(val)
+	case lx.literal("null"):
+	default:
+		return "", val, lx.errorf("entry %q: expected a parent entry name or null, found %s", k, lx.describe())
+	}
+	for list {
+		c, _ := lx.peek()
+		lx.pos++
+		if c == ']' {
+			break
+		}
+		if c != ',' {
+			lx.pos--
+			return "", val, lx.errorf("entry %q: expected ',' or ']', found %s", k, lx.describe())
+		}
+		if err := lx.skipValue("a micro step"); err != nil {
+			return "", val, err
+		}
+	}
+	return parent, val, nil
 }
 
 // readErr returns a *source.Error as it is (it names its file and line)

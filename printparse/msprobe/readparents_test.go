@@ -1,9 +1,11 @@
 package msprobe
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +105,89 @@ func FuzzReadParents(f *testing.F) {
 				}
 			}
 		}
+		// a reader climbing the parents answers each generation alike
+		first := map[string]bool{}
+		for k := range want {
+			if len(first) < 3 {
+				first[k] = true
+			}
+		}
+		checkParentReader(t, p, first)
 	})
+}
+
+// checkParentReader fails unless a ParentReader of the file answers every
+// generation as ReadParents does (values and errors): first want, then
+// each name's parent, as a caller climbing the file would ask.
+func checkParentReader(t *testing.T, path string, want map[string]bool) {
+	t.Helper()
+	got, pr, err := ReadParentsKeeping(path, want)
+	defer pr.Release()
+	for round := 0; ; round++ {
+		exp, expErr := ReadParents(path, want)
+		if fmt.Sprint(err) != fmt.Sprint(expErr) || !maps.Equal(got, exp) {
+			t.Fatalf("%s, round %d, want %v: %v, %v; ReadParents %v, %v", path, round, slices.Sorted(maps.Keys(want)), got, err, exp, expErr)
+		}
+		if err != nil || round == 4 {
+			return
+		}
+		next := map[string]bool{}
+		for _, p := range got {
+			next[p] = true
+		}
+		if len(next) == 0 {
+			return
+		}
+		want = next
+		got, err = pr.Parents(want)
+	}
+}
+
+// TestParentReader: the reader's later generations are ReadParents' on
+// the testdata construct.json files and on files made to differ: names
+// that are no module, repeated module entries (one value bad), values
+// that are not parents, the Megatron form, escapes, names not there.
+func TestParentReader(t *testing.T) {
+	t.Parallel()
+	for _, f := range testkit.FilesNamed(t, testkit.Testdata(t), "construct.json", 15) {
+		all, err := ReadConstruct(f)
+		if err != nil {
+			continue
+		}
+		want := map[string]bool{}
+		for k := range all {
+			if !strings.HasPrefix(k, "Module.") && !strings.HasPrefix(k, "Cell.") {
+				want[k] = true
+			}
+		}
+		checkParentReader(t, f, want)
+	}
+	dir := t.TempDir()
+	for i, tt := range []struct {
+		src  string
+		want []string
+	}{
+		{`{"t.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": "Module.r.R.forward.0", "Module.r.R.forward.0": null}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "p", "p": "Module.a.A.forward.0", "Module.a.A.forward.0": "q", "q": null}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": 3}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": 3, "Module.a.A.forward.0": "Module.r.R.forward.0"}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.0": "x", "Module.a.A.forward.0": [1]}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": ["Module.a.A.forward.0", 1], "megatron_micro_step_number": 2, "Module.a.A.forward.0": [null, 1]}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": ["Module.a.A.forward.0", 1], "Module.a.A.forward.0": ["Module.r.R.forward.0" 1]}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "Module.a.A.forward.0", "Module.a.A.forward.\u0030": "Module.\"r\".forward.0"}`, []string{"t.0.forward"}},
+		{`{"t.0.forward": "Module.gone.G.forward.0"}`, []string{"t.0.forward", "u.0.forward"}},
+		{` { "t.0.forward" :
+  "Module.a.A.forward.0" ,
+ "Module.a.A.forward.0"
+  :
+   "Module.r.R.forward.0" } `, []string{"t.0.forward"}},
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.json", i))
+		os.WriteFile(p, []byte(tt.src), 0o644)
+		want := map[string]bool{}
+		for _, w := range tt.want {
+			want[w] = true
+		}
+		checkParentReader(t, p, want)
+	}
 }
