@@ -354,26 +354,7 @@ func walkDataMembers(lx *lexer, kf *keyFilter, ahead func(off int64) (bool, erro
 		}
 		if !took {
 			var err error
-			name, err = lx.readString(name[:0])
-			if err != nil {
-				return err
-			}
-			if err := lx.expect(':', "':' after the entry name"); err != nil {
-				return err
-			}
-			var at *memberAt
-			skip := false
-			if kf != nil {
-				if at, skip, err = kf.member(name, line, off); err != nil {
-					return err
-				}
-			}
-			if skip {
-				err = lx.skipValue("an entry body")
-			} else {
-				err = fn(name, line, off, at)
-			}
-			if err != nil {
+			if name, err = dataMember(lx, kf, name[:0], line, off, fn); err != nil {
 				return err
 			}
 		}
@@ -390,6 +371,30 @@ func walkDataMembers(lx *lexer, kf *keyFilter, ahead func(off int64) (bool, erro
 			return lx.errorf(`expected ',' or '}' in "data", found %s`, lx.describe())
 		}
 	}
+}
+
+// dataMember reads one member of "data" from its name's opening quote,
+// at line and byte off: the name (into name, returned), ':' and the value,
+// given to fn or skipped when kf says so.
+func dataMember(lx *lexer, kf *keyFilter, name []byte, line int, off int64, fn func(name []byte, line int, off int64, at *memberAt) error) ([]byte, error) {
+	name, err := lx.readString(name)
+	if err != nil {
+		return name, err
+	}
+	if err := lx.expect(':', "':' after the entry name"); err != nil {
+		return name, err
+	}
+	var at *memberAt
+	if kf != nil {
+		var skip bool
+		if at, skip, err = kf.member(name, line, off); err != nil {
+			return name, err
+		}
+		if skip {
+			return name, lx.skipValue("an entry body")
+		}
+	}
+	return name, fn(name, line, off, at)
 }
 
 // readTree parses a whole small JSON file (stack.json, construct.json)
@@ -755,7 +760,7 @@ func (r *ParentReader) Parents(want map[string]bool) (map[string]string, error) 
 	var rest map[string]bool
 	buf := make([]byte, 4<<10)
 	for name := range want {
-		if !moduleLike([]byte(name)) || name == megatronKey {
+		if !moduleLike([]byte(name)) { // the Megatron key too: ReadParents skips it
 			if rest == nil {
 				rest = map[string]bool{}
 			}
