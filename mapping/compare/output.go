@@ -1,8 +1,8 @@
 package compare
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/layermap/layermap/mapping/output"
@@ -82,7 +82,7 @@ type CSVSink struct {
 	dir    string
 	name   output.Name
 	parts  []*output.File
-	w      *bufio.Writer
+	w      *output.Writer
 	header []string
 	rows   int
 	line   []byte
@@ -104,7 +104,7 @@ func (s *CSVSink) open() error {
 	}
 	s.parts = append(s.parts, f)
 	if s.w == nil {
-		s.w = bufio.NewWriterSize(f, 1<<20)
+		s.w = output.NewWriter(f, 1<<20)
 	} else {
 		s.w.Reset(f)
 	}
@@ -163,11 +163,11 @@ func (s *CSVSink) Line(line []byte, _ RowMark) error {
 
 // Reset discards the rows written so far.
 func (s *CSVSink) Reset() error {
+	s.w.Reset(s.parts[0])
 	for _, f := range s.parts[1:] {
 		f.Drop()
 	}
 	s.parts, s.rows = s.parts[:1], 0
-	s.w.Reset(s.parts[0])
 	return s.parts[0].Truncate()
 }
 
@@ -190,6 +190,7 @@ func (s *CSVSink) Finish() error {
 
 // Drop removes the table from the set.
 func (s *CSVSink) Drop() {
+	s.w.Reset(io.Discard) // no write in flight to a dropped file
 	for _, f := range s.parts {
 		f.Drop()
 	}

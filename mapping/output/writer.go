@@ -1,0 +1,89 @@
+package output
+
+import "io"
+
+// Writer buffers like bufio.Writer, but a full buffer is written by
+// another goroutine while the caller fills the next one: the cost of the
+// write (the system call, the kernel's copy) leaves the goroutine that
+// makes the output. At most one write is in flight, so the data reach the
+// underlying writer in order; a write's error is returned by a later
+// Write or by Flush.
+type Writer struct {
+	w        io.Writer
+	buf      []byte
+	spare    []byte     // the other buffer; being written while inflight is set
+	inflight chan error // the result of the write in flight, nil for none
+	err      error
+}
+
+// NewWriter returns a Writer to w with two buffers of size bytes.
+func NewWriter(w io.Writer, size int) *Writer {
+	return &Writer{w: w, buf: make([]byte, 0, size), spare: make([]byte, 0, size)}
+}
+
+// Write copies p into the buffer, handing full buffers to the writing
+// goroutine.
+func (b *Writer) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if b.err != nil {
+			return n, b.err
+		}
+		if len(b.buf) == cap(b.buf) {
+			b.handOff()
+			continue
+		}
+		k := copy(b.buf[len(b.buf):cap(b.buf)], p)
+		b.buf = b.buf[:len(b.buf)+k]
+		p = p[k:]
+		n += k
+	}
+	return n, nil
+}
+
+// handOff waits for the write in flight, then starts writing the buffer
+// and makes the spare the buffer.
+func (b *Writer) handOff() {
+	b.wait()
+	if b.err != nil {
+		return
+	}
+	full, w := b.buf, b.w
+	done := make(chan error, 1)
+	go func() {
+		n, err := w.Write(full)
+		if err == nil && n < len(full) {
+			err = io.ErrShortWrite
+		}
+		done <- err
+	}()
+	b.inflight = done
+	b.buf, b.spare = b.spare[:0], full
+}
+
+// wait waits for the write in flight, keeping its error.
+func (b *Writer) wait() {
+	if b.inflight == nil {
+		return
+	}
+	if err := <-b.inflight; err != nil && b.err == nil {
+		b.err = err
+	}
+	b.inflight = nil
+}
+
+// Flush writes what is buffered and waits until every write is done.
+func (b *Writer) Flush() error {
+	if len(b.buf) > 0 && b.err == nil {
+		b.handOff()
+	}
+	b.wait()
+	return b.err
+}
+
+// Reset waits for the write in flight, discards what is buffered and any
+// error, and makes w the underlying writer.
+func (b *Writer) Reset(w io.Writer) {
+	b.wait()
+	b.w, b.buf, b.err = w, b.buf[:0], nil
+}

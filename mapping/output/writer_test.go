@@ -1,0 +1,117 @@
+package output
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// failAfter takes limit bytes, then fails (or writes short).
+type failAfter struct {
+	got   bytes.Buffer
+	limit int
+	short bool
+	calls int
+}
+
+var errFull = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	f.calls++
+	if f.got.Len()+len(p) <= f.limit {
+		return f.got.Write(p)
+	}
+	n := f.limit - f.got.Len()
+	f.got.Write(p[:n])
+	if f.short {
+		return n, nil
+	}
+	return n, errFull
+}
+
+func TestWriter(t *testing.T) {
+	t.Parallel()
+	data := []byte(strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\n", 300)) // 11100 bytes
+	for _, tc := range []struct {
+		name   string
+		size   int   // buffer size
+		chunks []int // sizes of the writes, cycled over data
+		limit  int   // the underlying writer fails past this many bytes (0: never)
+		short  bool  // ... by writing short without an error
+		want   error // from Flush
+	}{
+		{name: "small writes", size: 64, chunks: []int{1, 7, 13}},
+		{name: "writes larger than the buffer", size: 64, chunks: []int{100, 1000, 3}},
+		{name: "exact buffers", size: 100, chunks: []int{100}},
+		{name: "one buffer holds all", size: 1 << 16, chunks: []int{37}},
+		{name: "error", size: 64, chunks: []int{10}, limit: 1000, want: errFull},
+		{name: "short write", size: 64, chunks: []int{10}, limit: 1000, short: true, want: io.ErrShortWrite},
+		{name: "error in the last buffer", size: 4096, chunks: []int{10}, limit: 11000, want: errFull},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dst := &failAfter{limit: tc.limit, short: tc.short}
+			if tc.limit == 0 {
+				dst.limit = len(data)
+			}
+			w := NewWriter(dst, tc.size)
+			var werr error
+			for i, k := 0, 0; i < len(data) && werr == nil; k++ {
+				n := min(tc.chunks[k%len(tc.chunks)], len(data)-i)
+				var m int
+				m, werr = w.Write(data[i : i+n])
+				if werr == nil && m != n {
+					t.Fatalf("Write wrote %d of %d bytes without an error", m, n)
+				}
+				i += n
+			}
+			ferr := w.Flush()
+			if werr != nil && !errors.Is(werr, tc.want) {
+				t.Fatalf("Write: %v, want nil or %v", werr, tc.want)
+			}
+			if !errors.Is(ferr, tc.want) {
+				t.Fatalf("Flush: %v, want %v", ferr, tc.want)
+			}
+			if tc.want == nil {
+				if !bytes.Equal(dst.got.Bytes(), data) {
+					t.Fatalf("wrote %d bytes, not the %d given (or not in order)", dst.got.Len(), len(data))
+				}
+				return
+			}
+			// nothing is written after a failed write
+			if dst.got.Len() != tc.limit || !bytes.Equal(dst.got.Bytes(), data[:tc.limit]) {
+				t.Fatalf("wrote %d bytes before the failure at %d", dst.got.Len(), tc.limit)
+			}
+			calls := dst.calls
+			if _, err := w.Write([]byte("more")); !errors.Is(err, tc.want) {
+				t.Fatalf("Write after the failure: %v, want %v", err, tc.want)
+			}
+			if err := w.Flush(); !errors.Is(err, tc.want) || dst.calls != calls {
+				t.Fatalf("Flush after the failure: %v with %d more writes, want %v and none", err, dst.calls-calls, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriterReset(t *testing.T) {
+	t.Parallel()
+	bad := &failAfter{limit: 0}
+	w := NewWriter(bad, 8)
+	w.Write([]byte("0123456789")) // the first 8 bytes are being written, and fail
+	var good bytes.Buffer
+	w.Reset(&good) // waits for that write, drops "89" and the error
+	if _, err := w.Write([]byte("hello, ")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("world")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if good.String() != "hello, world" {
+		t.Fatalf("after Reset: %q, want %q", good.String(), "hello, world")
+	}
+}
