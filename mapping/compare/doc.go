@@ -15,8 +15,8 @@
 // (the caller) -- or, in statistics and md5 mode on two CPUs or fewer,
 // the join finishing and writing the rows itself (inlineRows); the
 // table's full buffers are written by another goroutine (output.Writer),
-// so the join never waits on a write; rank pairs of a step folder run
-// side by side.
+// so the join waits on a write only when the one before is still under
+// way; rank pairs of a step folder run side by side.
 //
 // Memory: the NPU side is streamed; the bench side is joined through an
 // index built before the first NPU row from a skim of the bench file

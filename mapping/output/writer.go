@@ -16,8 +16,15 @@ type Writer struct {
 	err      error
 }
 
-// NewWriter returns a Writer to w with two buffers of size bytes.
+// defaultSize is the buffers' size when NewWriter is given none.
+const defaultSize = 64 << 10
+
+// NewWriter returns a Writer to w with two buffers of size bytes (64 KB
+// when size is not positive).
 func NewWriter(w io.Writer, size int) *Writer {
+	if size <= 0 {
+		size = defaultSize
+	}
 	return &Writer{w: w, buf: make([]byte, 0, size), spare: make([]byte, 0, size)}
 }
 
@@ -25,9 +32,12 @@ func NewWriter(w io.Writer, size int) *Writer {
 // goroutine.
 func (b *Writer) Write(p []byte) (int, error) {
 	n := 0
-	for len(p) > 0 {
+	for {
 		if b.err != nil {
 			return n, b.err
+		}
+		if len(p) == 0 {
+			return n, nil
 		}
 		if len(b.buf) == cap(b.buf) {
 			b.handOff()
@@ -38,7 +48,6 @@ func (b *Writer) Write(p []byte) (int, error) {
 		p = p[k:]
 		n += k
 	}
-	return n, nil
 }
 
 // handOff waits for the write in flight, then starts writing the buffer

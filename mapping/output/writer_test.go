@@ -11,21 +11,26 @@ import (
 	"testing"
 )
 
-// failAfter takes limit bytes, then fails (or writes short).
+// failAfter takes limit bytes, then fails (or writes short); it counts
+// the calls made after its first failure.
 type failAfter struct {
-	got   bytes.Buffer
-	limit int
-	short bool
-	calls int
+	got    bytes.Buffer
+	limit  int
+	short  bool
+	failed bool
+	after  int // calls after the first failure
 }
 
 var errFull = errors.New("disk full")
 
 func (f *failAfter) Write(p []byte) (int, error) {
-	f.calls++
+	if f.failed {
+		f.after++
+	}
 	if f.got.Len()+len(p) <= f.limit {
 		return f.got.Write(p)
 	}
+	f.failed = true
 	n := f.limit - f.got.Len()
 	f.got.Write(p[:n])
 	if f.short {
@@ -49,6 +54,8 @@ func TestWriter(t *testing.T) {
 		{name: "writes larger than the buffer", size: 64, chunks: []int{100, 1000, 3}},
 		{name: "exact buffers", size: 100, chunks: []int{100}},
 		{name: "one buffer holds all", size: 1 << 16, chunks: []int{37}},
+		{name: "no size given", size: 0, chunks: []int{37}},
+		{name: "a negative size", size: -1, chunks: []int{37}},
 		{name: "error", size: 64, chunks: []int{10}, limit: 1000, want: errFull},
 		{name: "short write", size: 64, chunks: []int{10}, limit: 1000, short: true, want: io.ErrShortWrite},
 		{name: "error in the last buffer", size: 4096, chunks: []int{10}, limit: 11000, want: errFull},
@@ -84,15 +91,17 @@ func TestWriter(t *testing.T) {
 				return
 			}
 			// nothing is written after a failed write
-			if dst.got.Len() != tc.limit || !bytes.Equal(dst.got.Bytes(), data[:tc.limit]) {
+			if !bytes.Equal(dst.got.Bytes(), data[:tc.limit]) {
 				t.Fatalf("wrote %d bytes before the failure at %d", dst.got.Len(), tc.limit)
 			}
-			calls := dst.calls
 			if _, err := w.Write([]byte("more")); !errors.Is(err, tc.want) {
 				t.Fatalf("Write after the failure: %v, want %v", err, tc.want)
 			}
-			if err := w.Flush(); !errors.Is(err, tc.want) || dst.calls != calls {
-				t.Fatalf("Flush after the failure: %v with %d more writes, want %v and none", err, dst.calls-calls, tc.want)
+			if _, err := w.Write(nil); !errors.Is(err, tc.want) {
+				t.Fatalf("Write(nil) after the failure: %v, want %v", err, tc.want)
+			}
+			if err := w.Flush(); !errors.Is(err, tc.want) || dst.after != 0 {
+				t.Fatalf("Flush after the failure: %v with %d writes after it, want %v and none", err, dst.after, tc.want)
 			}
 		})
 	}
@@ -144,9 +153,16 @@ func BenchmarkWriter(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(total)
 			var line []byte
+			f, err := os.CreateTemp(b.TempDir(), "w")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
 			for b.Loop() {
-				f, err := os.CreateTemp(b.TempDir(), "w")
-				if err != nil {
+				if err := f.Truncate(0); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.Seek(0, io.SeekStart); err != nil {
 					b.Fatal(err)
 				}
 				w := tc.make(f)
@@ -165,7 +181,6 @@ func BenchmarkWriter(b *testing.B) {
 				if err := w.Flush(); err != nil {
 					b.Fatal(err)
 				}
-				f.Close()
 			}
 		})
 	}

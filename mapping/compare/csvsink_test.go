@@ -1,0 +1,133 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/mapping/output"
+)
+
+// TestCSVSink: the table's files hold exactly the rows written, split
+// into parts of MaxCSVRows rows each with the header (stamped, as msprobe
+// names them); a Reset with writes under way leaves only what is written
+// after it, and a dropped table leaves no file. Rows are long enough that the Writer's buffers are
+// being written while the sink resets or drops.
+func TestCSVSink(t *testing.T) {
+	t.Parallel()
+	header := []string{"NPU Name", "Bench Name"}
+	at := time.Date(2026, 12, 5, 10, 30, 0, 0, time.Local)
+	stamp := at.Format(output.StampLayout)
+	row := func(i int) string {
+		return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("x", i%300))
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(t *testing.T, s *CSVSink) // after the header
+		want  map[string][]int               // file name -> rows, or nil: no file
+	}{
+		{"one part", func(t *testing.T, s *CSVSink) { writeRows(t, s, row, 0, 20_000) },
+			map[string][]int{"t.csv": span(0, 20_000)}},
+		{"two parts", func(t *testing.T, s *CSVSink) { writeRows(t, s, row, 0, MaxCSVRows+3) },
+			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
+		{"reset", func(t *testing.T, s *CSVSink) {
+			writeRows(t, s, row, 0, 20_000)
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil { // as each pass does
+				t.Fatal(err)
+			}
+			writeRows(t, s, row, 7, 9)
+		}, map[string][]int{"t.csv": span(7, 9)}},
+		{"reset after parts", func(t *testing.T, s *CSVSink) {
+			writeRows(t, s, row, 0, MaxCSVRows+3)
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil { // as each pass does
+				t.Fatal(err)
+			}
+			writeRows(t, s, row, 1, 2)
+		}, map[string][]int{"t.csv": span(1, 2)}},
+		{"drop", func(t *testing.T, s *CSVSink) {
+			writeRows(t, s, row, 0, 20_000)
+			s.Drop()
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if testing.Short() && strings.Contains(tc.name, "parts") {
+				t.Skip("a million rows: not in -short")
+			}
+			dir := t.TempDir()
+			set := output.NewSet()
+			s, err := NewCSVSink(set, dir, output.Name{Prefix: "t", Suffix: ".csv"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil {
+				t.Fatal(err)
+			}
+			tc.write(t, s)
+			if tc.want != nil {
+				if err := s.Finish(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := set.Commit(at); err != nil {
+				t.Fatal(err)
+			}
+			es, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names, wantNames []string
+			for _, e := range es {
+				names = append(names, e.Name())
+			}
+			for n := range tc.want {
+				wantNames = append(wantNames, n)
+			}
+			slices.Sort(wantNames)
+			if !slices.Equal(names, wantNames) {
+				t.Fatalf("files %q, want %q", names, wantNames)
+			}
+			for n, rows := range tc.want {
+				var want strings.Builder
+				want.WriteString("NPU Name,Bench Name\n")
+				for _, i := range rows {
+					want.WriteString(row(i))
+				}
+				got, err := os.ReadFile(filepath.Join(dir, n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want.String() {
+					t.Fatalf("%s: %d bytes, want %d (the rows written since the header or the last Reset)", n, len(got), want.Len())
+				}
+			}
+		})
+	}
+}
+
+func writeRows(t *testing.T, s *CSVSink, row func(int) string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := s.Line([]byte(row(i)), RowMark{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func span(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
