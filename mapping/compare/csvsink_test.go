@@ -25,6 +25,20 @@ func TestCSVSink(t *testing.T) {
 	row := func(i int) string {
 		return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("x", i%300))
 	}
+	// resetAfter writes rows [from, to), resets the table, writes the
+	// header again as each pass does, then rows [from2, to2).
+	resetAfter := func(from, to, from2, to2 int) func(*testing.T, *CSVSink) {
+		return func(t *testing.T, s *CSVSink) {
+			writeRows(t, s, row, from, to)
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil {
+				t.Fatal(err)
+			}
+			writeRows(t, s, row, from2, to2)
+		}
+	}
 	for _, tc := range []struct {
 		name  string
 		write func(t *testing.T, s *CSVSink) // after the header
@@ -34,26 +48,8 @@ func TestCSVSink(t *testing.T) {
 			map[string][]int{"t.csv": span(0, 20_000)}},
 		{"two parts", func(t *testing.T, s *CSVSink) { writeRows(t, s, row, 0, MaxCSVRows+3) },
 			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
-		{"reset", func(t *testing.T, s *CSVSink) {
-			writeRows(t, s, row, 0, 20_000)
-			if err := s.Reset(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Header(header); err != nil { // as each pass does
-				t.Fatal(err)
-			}
-			writeRows(t, s, row, 7, 9)
-		}, map[string][]int{"t.csv": span(7, 9)}},
-		{"reset after parts", func(t *testing.T, s *CSVSink) {
-			writeRows(t, s, row, 0, MaxCSVRows+3)
-			if err := s.Reset(); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Header(header); err != nil { // as each pass does
-				t.Fatal(err)
-			}
-			writeRows(t, s, row, 1, 2)
-		}, map[string][]int{"t.csv": span(1, 2)}},
+		{"reset", resetAfter(0, 20_000, 7, 9), map[string][]int{"t.csv": span(7, 9)}},
+		{"reset after parts", resetAfter(0, MaxCSVRows+3, 1, 2), map[string][]int{"t.csv": span(1, 2)}},
 		{"drop", func(t *testing.T, s *CSVSink) {
 			writeRows(t, s, row, 0, 20_000)
 			s.Drop()
