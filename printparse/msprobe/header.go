@@ -450,15 +450,31 @@ const megatronKey = "megatron_micro_step_number"
 // (a "megatron_micro_step_number" key) values may be [parent, microStep];
 // the parent is kept, the micro step and the special key dropped.
 func ReadConstruct(path string) (map[string]string, error) {
-	m := newConstructMap()
-	if readConstructPlain(path, m) {
-		return m.m, nil
-	}
-	m = newConstructMap()
-	if err := readConstructTree(path, m); err != nil {
+	m, err := readConstructInto(path, newConstructMap, func(*constructMap) {})
+	if err != nil {
 		return nil, err
 	}
 	return m.m, nil
+}
+
+// readConstructInto reads construct.json into a sink made by fresh:
+// streamed for the common file (readConstructPlain), else through the
+// file's tree into a second fresh sink. drop gets a sink that is not
+// returned: the first after a fallback (it may hold members), the second
+// on an error.
+func readConstructInto[S constructSink](path string, fresh func() S, drop func(S)) (S, error) {
+	s := fresh()
+	if readConstructPlain(path, s) {
+		return s, nil
+	}
+	drop(s)
+	s = fresh()
+	if err := readConstructTree(path, s); err != nil {
+		drop(s)
+		var none S
+		return none, err
+	}
+	return s, nil
 }
 
 // constructSink receives construct.json's members in file order: an

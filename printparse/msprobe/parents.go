@@ -26,14 +26,8 @@ type ParentIndex struct {
 // ReadParentIndex reads construct.json as ReadConstruct does into a
 // ParentIndex.
 func ReadParentIndex(path string) (*ParentIndex, error) {
-	p := newParentIndex()
-	if readConstructPlain(path, p) {
-		return p.done(), nil
-	}
-	p.tab.Release()
-	p = newParentIndex()
-	if err := readConstructTree(path, p); err != nil {
-		p.tab.Release()
+	p, err := readConstructInto(path, newParentIndex, func(p *ParentIndex) { p.tab.Release() })
+	if err != nil {
 		return nil, err
 	}
 	return p.done(), nil
