@@ -128,7 +128,8 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		d.buf = append(d.buf, "\n            }"...)
 	}
 	d.buf = append(d.buf, "\n        ]\n    }"...)
-	n := daNode{name: name, same: same, comm: daIsComm(name)}
+	// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
+	n := daNode{name: strings.Clone(name), same: same, comm: daIsComm(name)}
 	if !same {
 		n.info = d.dataInfo(grp, mode)
 	}

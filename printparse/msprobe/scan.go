@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -133,7 +134,8 @@ func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 // (the strings are not: they stay valid), so that scanning allocates
 // little per row, and ForwardCallOrder and BackwardCallOrder are left 0,
 // so that no count per op name is kept: memory does not grow with the
-// file.
+// file. An entry's name and its rows' strings are one allocation: a
+// caller keeping the name without the rows should clone it.
 func ScanReuse(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 	return scan(r, source, nil, fn, runtime.GOMAXPROCS(0) > 1, true)
 }
@@ -197,7 +199,11 @@ type job struct {
 // what the tree already holds. With at set (a repeated key, see Repeats)
 // the body is the one at at, and the one at the lexer is skipped.
 func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job, error) {
-	name := string(rawName)
+	// The name is held in the tree's arena, which outlives the job, and
+	// read there in place; emit copies it once, with the rows' strings.
+	lo := len(p.t.arena)
+	p.t.arena = append(p.t.arena, rawName...)
+	name := unsafe.String(unsafe.SliceData(p.t.arena[lo:]), len(rawName))
 	if formulaStart(name) {
 		return job{}, &source.Error{File: s.lx.source, Line: line,
 			Msg: fmt.Sprintf("expected an entry name without a leading formula character (+ - = %% @; msprobe refuses it), found %q", name)}
@@ -365,6 +371,7 @@ type scanner struct {
 
 	// Per-entry state.
 	entryName string
+	strs      []byte // finish's scratch: an entry's name and strings
 	items     []pitem
 	sb        []byte // bytes of the entry's row strings
 	path      []byte // structural name being built
@@ -457,10 +464,17 @@ func (s *scanner) process(h *Header, j *job) error {
 }
 
 // emit passes the entry with its rows (items over sb) to fn.
+//
+// name is read in place (see decode): the Entry's name is copied with
+// its rows' strings (finish); an entry only counted keeps it nowhere.
 func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pitem, sb []byte) error {
 	e := &s.entry // reused: fn must not keep it (Scan's fn may)
 	if !s.reuse {
 		e = new(Entry)
+	}
+	var rows []Item
+	if !s.countOnly || !s.reuse {
+		name, rows = s.finish(name, items, sb)
 	}
 	*e = Entry{Name: name, Line: line, HasMD5: hasMD5}
 	if s.debug {
@@ -468,7 +482,7 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 	} else {
 		e.OpNoNumber, e.CallDirection, e.Direction = SplitName(name)
 		if e.OpNoNumber == "" {
-			h.Skipped = append(h.Skipped, name)
+			h.Skipped = append(h.Skipped, strings.Clone(name))
 			return nil
 		}
 	}
@@ -488,7 +502,7 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 		s.rows = s.count
 		return nil
 	}
-	e.Items = s.finish(items, sb)
+	e.Items = rows
 	return s.fn(e)
 }
 
@@ -925,12 +939,21 @@ func appendNPShape(dst []byte, t *tree, i int32) []byte {
 }
 
 // finish orders the entry's rows as reorder_index does and materializes
-// their strings with one allocation.
-func (s *scanner) finish(items []pitem, sb []byte) []Item {
+// their strings with one allocation. In reuse mode the entry's name
+// shares it (a caller keeping the name alone for long clones it);
+// otherwise the name is a string of its own.
+func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item) {
 	if len(items) == 0 {
-		return nil
+		return strings.Clone(name), nil
 	}
-	str := string(sb)
+	var str string
+	if s.reuse {
+		s.strs = append(append(s.strs[:0], name...), sb...)
+		str = string(s.strs)
+		name, str = str[:len(name)], str[len(name):]
+	} else {
+		name, str = strings.Clone(name), string(sb)
+	}
 	get := func(sp span) string {
 		if sp.off < 0 {
 			return ""
@@ -959,6 +982,7 @@ func (s *scanner) finish(items []pitem, sb []byte) []Item {
 				}
 			}
 			it := pi.it
+			it.Entry = name
 			it.Name = get(pi.name)
 			if pi.dataName.off >= 0 {
 				it.DataName = get(pi.dataName)
@@ -974,7 +998,7 @@ func (s *scanner) finish(items []pitem, sb []byte) []Item {
 			out = append(out, it)
 		}
 	}
-	return out
+	return name, out
 }
 
 // formulaStart reports whether s matches msprobe's STRING_BLACKLIST:

@@ -220,7 +220,7 @@ func readStacks(path string) (st *Stacks, err error) {
 							break
 						}
 					}
-					grouped.set(t.str(t.nodes[c].text), id)
+					grouped.tab.SetBytes(t.bytes(t.nodes[c].text), id)
 				}
 			}
 		}
