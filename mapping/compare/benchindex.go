@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/offheap"
@@ -359,7 +360,9 @@ func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error)
 	indexed := 0
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ix.n = i + 1
-		ek, ok := namer.entryKey(string(name))
+		// The name is read in place: entryKey copies what it keeps (a
+		// renumbered prefix), the hash below reads it and is done.
+		ek, ok := namer.entryKey(unsafe.String(unsafe.SliceData(name), len(name)))
 		if !ok {
 			return nil
 		}
@@ -458,8 +461,9 @@ func (p *entryParser) take(e *msprobe.Entry) error {
 	be := p.ix.spare.get(len(e.Items))
 	be.name, be.key = e.Name, p.ix.keyOf(p.i, e.Name)
 	for r := range e.Items {
-		be.rows[r] = sideRow{it: e.Items[r], key: be.key.key(e.Name, e.Items[r].Name)}
+		be.rows[r] = sideRow{it: e.Items[r]}
 	}
+	be.key.setKeys(e.Name, be.rows)
 	p.be = be
 	return nil
 }
@@ -477,33 +481,31 @@ func (p *entryParser) parse(i int32) (*parsedEntry, error) {
 // prefetcher's hold); the join and the prefetcher share it.
 type entryPool struct {
 	mu   sync.Mutex
-	free []*parsedEntry
+	free freeList[*parsedEntry]
 }
 
 // get is a parsedEntry for n rows, reusing a recycled one's memory.
 func (p *entryPool) get(n int) *parsedEntry {
 	p.mu.Lock()
-	for k := len(p.free) - 1; k >= 0 && k >= len(p.free)-8; k-- {
-		if e := p.free[k]; cap(e.rows) >= n && cap(e.matched) >= n {
-			p.free[k] = p.free[len(p.free)-1]
-			p.free = p.free[:len(p.free)-1]
-			p.mu.Unlock()
-			*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n]}
-			clear(e.matched)
-			return e
-		}
-	}
+	e, ok := p.free.take(n)
 	p.mu.Unlock()
-	return &parsedEntry{rows: make([]sideRow, n, max(n, 8)), matched: make([]bool, n, max(n, 8))}
+	if !ok {
+		c := classCap(n)
+		return &parsedEntry{rows: make([]sideRow, n, c), matched: make([]bool, n, c)}
+	}
+	*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n]}
+	clear(e.matched)
+	return e
 }
 
 // put recycles e, which nothing refers to any more.
 func (p *entryPool) put(e *parsedEntry) {
 	clear(e.rows) // drop the strings for the collector
 	p.mu.Lock()
-	if len(p.free) < 256 {
-		p.free = append(p.free, e)
+	if p.free.limit == 0 {
+		p.free.limit = 256
 	}
+	p.free.give(e, min(cap(e.rows), cap(e.matched)))
 	p.mu.Unlock()
 }
 

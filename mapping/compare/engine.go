@@ -306,25 +306,26 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 	stacks := map[*string]*stackCell{}
 	empty := &stackCell{text: "[]", csv: "[]"}
 	return src(func(e *msprobe.Entry) error {
-		keyOf, ok := namer.entry(e.Name)
+		ek, ok := namer.entryKey(e.Name)
 		if !ok {
 			return fn(e, nil)
 		}
 		buf = buf[:0]
 		for i := range e.Items {
-			r := sideRow{it: e.Items[i], key: keyOf(e.Items[i].Name)}
-			if i == 0 && stack != nil {
-				if fr, ok := stack.Frames(e.Name); ok {
-					if len(fr) == 0 {
-						r.stack = empty
-					} else if r.stack = stacks[&fr[0]]; r.stack == nil {
-						t := msprobe.PyStrList(fr)
-						r.stack = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
-						stacks[&fr[0]] = r.stack
-					}
+			buf = append(buf, sideRow{it: e.Items[i]})
+		}
+		ek.setKeys(e.Name, buf)
+		if len(buf) > 0 && stack != nil {
+			if fr, ok := stack.Frames(e.Name); ok {
+				r := &buf[0]
+				if len(fr) == 0 {
+					r.stack = empty
+				} else if r.stack = stacks[&fr[0]]; r.stack == nil {
+					t := msprobe.PyStrList(fr)
+					r.stack = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
+					stacks[&fr[0]] = r.stack
 				}
 			}
-			buf = append(buf, r)
 		}
 		return fn(e, buf)
 	})
@@ -893,7 +894,7 @@ func (p *rowPool) put(grp []*outRow) {
 // written (the rows of an entry are written in one group).
 type rowsPool struct {
 	mu   sync.Mutex
-	free []*rowsBuf
+	free freeList[*rowsBuf]
 }
 
 // rowsBuf is an NPU entry's rows.
@@ -901,25 +902,23 @@ type rowsBuf struct{ rows []sideRow }
 
 func (p *rowsPool) get(n int) *rowsBuf {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k := len(p.free) - 1; k >= 0 && k >= len(p.free)-8; k-- {
-		if b := p.free[k]; cap(b.rows) >= n {
-			p.free[k] = p.free[len(p.free)-1]
-			p.free = p.free[:len(p.free)-1]
-			b.rows = b.rows[:n]
-			return b
-		}
+	b, ok := p.free.take(n)
+	p.mu.Unlock()
+	if !ok {
+		return &rowsBuf{rows: make([]sideRow, n, classCap(n))}
 	}
-	return &rowsBuf{rows: make([]sideRow, n, max(n, 8))}
+	b.rows = b.rows[:n]
+	return b
 }
 
 func (p *rowsPool) put(b *rowsBuf) {
+	clear(b.rows) // drop the strings for the collector
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.free) < 2*maxInFlight {
-		clear(b.rows) // drop the strings for the collector
-		p.free = append(p.free, b)
+	if p.free.limit == 0 {
+		p.free.limit = 2 * maxInFlight
 	}
+	p.free.give(b, cap(b.rows))
+	p.mu.Unlock()
 }
 
 // groupWriter collects the rows of one entry (the join's side), has

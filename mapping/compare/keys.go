@@ -88,6 +88,41 @@ func (k entryKey) key(name, row string) string {
 	return k.prefix + strings.ReplaceAll(row, name, "")
 }
 
+// setKeys gives the rows of entry name their keys (key), those of a
+// renumbered entry in one string when every row is the entry name and a
+// suffix without it, as flattened rows are.
+func (k entryKey) setKeys(name string, rows []sideRow) {
+	if !k.renumbered {
+		for i := range rows {
+			rows[i].key = rows[i].it.Name
+		}
+		return
+	}
+	n := 0
+	for i := range rows {
+		row := rows[i].it.Name
+		if !strings.HasPrefix(row, name) || strings.Contains(row[len(name):], name) {
+			for i := range rows {
+				rows[i].key = k.key(name, rows[i].it.Name)
+			}
+			return
+		}
+		n += len(k.prefix) + len(row) - len(name)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range rows {
+		b.WriteString(k.prefix)
+		b.WriteString(rows[i].it.Name[len(name):])
+	}
+	all, at := b.String(), 0
+	for i := range rows {
+		end := at + len(k.prefix) + len(rows[i].it.Name) - len(name)
+		rows[i].key = all[at:end]
+		at = end
+	}
+}
+
 // entryKey registers an entry and returns how its rows are keyed, or ok
 // false when msprobe skips the entry.
 func (k *keyNamer) entryKey(name string) (entryKey, bool) {
@@ -117,24 +152,21 @@ func renumbered(name, op, cd string, n int) entryKey {
 	if !hd && !td {
 		return entryKey{prefix: name}
 	}
-	num := strconv.Itoa(n)
+	var buf [64]byte
+	b := append(buf[:0], op...)
+	b = append(b, '.')
 	if hd {
-		head = num
+		b = strconv.AppendInt(b, int64(n), 10)
+	} else {
+		b = append(b, head...)
 	}
+	b = append(b, '.')
 	if td {
-		tail = num
+		b = strconv.AppendInt(b, int64(n), 10)
+	} else {
+		b = append(b, tail...)
 	}
-	return entryKey{prefix: op + "." + head + "." + tail, renumbered: true, call: n}
-}
-
-// entry registers an entry and returns a function that gives each row
-// name its key, or ok false when msprobe skips the entry.
-func (k *keyNamer) entry(name string) (func(row string) string, bool) {
-	ek, ok := k.entryKey(name)
-	if !ok {
-		return nil, false
-	}
-	return func(row string) string { return ek.key(name, row) }, true
+	return entryKey{prefix: string(b), renumbered: true, call: n}
 }
 
 // renameAPI is msprobe's fuzzy-match name (Match.rename_api): the last

@@ -98,15 +98,15 @@ func TestBackwardRenumbering(t *testing.T) {
 	want := []string{"Functional.relu.0.backward.input.0", "Functional.relu.1.backward.input.0",
 		"Module.fc.Linear.backward.0.input.0", "Functional.relu.7.forward.input.0"}
 	for i, n := range names {
-		f, ok := k.entry(n)
+		ek, ok := k.entryKey(n)
 		if !ok {
 			t.Fatalf("%s skipped", n)
 		}
-		if got := f(n + ".input.0"); got != want[i] {
+		if got := ek.key(n, n+".input.0"); got != want[i] {
 			t.Errorf("%s: key %s, want %s", n, got, want[i])
 		}
 	}
-	if _, ok := k.entry("Tensor.weird_entry"); ok {
+	if _, ok := k.entryKey("Tensor.weird_entry"); ok {
 		t.Error("Tensor.weird_entry should be skipped")
 	}
 }
@@ -311,5 +311,42 @@ func TestHighlightTensor(t *testing.T) {
 		if c.out.color != c.want || c.in.color != NoColor {
 			t.Errorf("%s: output %v input %v, want %v", c.name, c.out.color, c.in.color, c.want)
 		}
+	}
+}
+
+// TestSetKeys: an entry's keys set at once are the keys row by row.
+func TestSetKeys(t *testing.T) {
+	const name = "Functional.linear.3.backward"
+	ren := renumbered(name, "Functional.linear", "3.backward", 120)
+	for _, c := range []struct {
+		name string
+		ek   entryKey
+		rows []string
+		want []string
+	}{
+		{"not renumbered", entryKey{prefix: name}, []string{name + ".input.0", "odd"}, []string{name + ".input.0", "odd"}},
+		{"renumbered", ren, []string{name + ".input.0", name + ".output.0"},
+			[]string{"Functional.linear.120.backward.input.0", "Functional.linear.120.backward.output.0"}},
+		{"a row not under the entry's name", ren, []string{name + ".input.0", "x." + name + ".y"},
+			[]string{"Functional.linear.120.backward.input.0", "Functional.linear.120.backwardx..y"}},
+		{"the name again in a suffix", ren, []string{name + ".input." + name},
+			[]string{"Functional.linear.120.backward.input."}},
+		{"no rows", ren, nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := make([]sideRow, len(c.rows))
+			for i, r := range c.rows {
+				rows[i].it.Name = r
+			}
+			c.ek.setKeys(name, rows)
+			for i := range rows {
+				if rows[i].key != c.want[i] {
+					t.Errorf("row %q: key %q, want %q", c.rows[i], rows[i].key, c.want[i])
+				}
+				if k := c.ek.key(name, c.rows[i]); rows[i].key != k {
+					t.Errorf("row %q: key %q, key() %q", c.rows[i], rows[i].key, k)
+				}
+			}
+		})
 	}
 }
