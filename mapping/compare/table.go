@@ -345,7 +345,8 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	if len(r.msgs) == 0 {
 		o.plain("[]")
 	} else {
-		o.str(msprobe.JSONDumps(r.msgs))
+		o.buf = msprobe.AppendJSONDumps(o.buf[:0], r.msgs)
+		o.text(o.buf)
 	}
 	if stack {
 		if s := r.npu.stack; s != nil {

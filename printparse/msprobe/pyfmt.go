@@ -231,14 +231,19 @@ func JSONDumps(items []string) string {
 	for _, s := range items {
 		n += len(s) + 4
 	}
-	b := append(make([]byte, 0, n), '[')
+	return string(AppendJSONDumps(make([]byte, 0, n), items))
+}
+
+// AppendJSONDumps appends JSONDumps(items).
+func AppendJSONDumps(dst []byte, items []string) []byte {
+	dst = append(dst, '[')
 	for i, s := range items {
 		if i > 0 {
-			b = append(b, ", "...)
+			dst = append(dst, ", "...)
 		}
-		b = AppendJSONString(b, s)
+		dst = AppendJSONString(dst, s)
 	}
-	return string(append(b, ']'))
+	return append(dst, ']')
 }
 
 // AppendJSONString appends s as Python's json module writes a string by
