@@ -284,6 +284,9 @@ func (s *scanner) runPipelined() (Header, error) {
 			}
 		}
 		var err error
+		// The first batches are short, so that the first entries reach
+		// fn at once (a caller may want only those).
+		entries := 1
 		if !take() {
 			err = errStop
 		} else {
@@ -295,7 +298,8 @@ func (s *scanner) runPipelined() (Header, error) {
 							return err
 						}
 						cur.jobs = append(cur.jobs, j)
-						if len(cur.jobs) >= batchEntries || len(cur.t.arena)+len(cur.t.fsb) >= batchBytes {
+						if len(cur.jobs) >= entries || len(cur.t.arena)+len(cur.t.fsb) >= batchBytes {
+							entries = min(2*entries, batchEntries)
 							if !send() || !take() {
 								return errStop
 							}
