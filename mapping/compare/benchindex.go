@@ -501,6 +501,7 @@ func (p *entryPool) get(n int) *parsedEntry {
 // put recycles e, which nothing refers to any more.
 func (p *entryPool) put(e *parsedEntry) {
 	clear(e.rows) // drop the strings for the collector
+	e.name, e.key = "", entryKey{}
 	p.mu.Lock()
 	if p.free.limit == 0 {
 		p.free.limit = 256

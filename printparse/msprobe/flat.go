@@ -890,7 +890,6 @@ func (f *flatter) shape() (string, bool) {
 func (f *flatter) newItem(line int32) *pitem {
 	f.items = append(f.items, pitem{})
 	pi := &f.items[len(f.items)-1]
-	pi.it.Entry = f.name
 	pi.it.State = f.state
 	pi.it.Line = int(line)
 	pi.it.DataName = "-1"

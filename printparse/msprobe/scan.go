@@ -200,7 +200,7 @@ type job struct {
 // the body is the one at at, and the one at the lexer is skipped.
 func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job, error) {
 	// The name is held in the tree's arena, which outlives the job, and
-	// read there in place; emit copies it once, with the rows' strings.
+	// read there in place; emit makes the Entry's copy (see finish).
 	lo := len(p.t.arena)
 	p.t.arena = append(p.t.arena, rawName...)
 	name := unsafe.String(unsafe.SliceData(p.t.arena[lo:]), len(rawName))
@@ -375,7 +375,6 @@ type scanner struct {
 
 	// Per-entry state.
 	entryName string
-	strs      []byte // finish's scratch: an entry's name and strings
 	items     []pitem
 	sb        []byte // bytes of the entry's row strings
 	path      []byte // structural name being built
@@ -476,6 +475,12 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 	if !s.reuse {
 		e = new(Entry)
 	}
+	if !s.debug {
+		if op, _, _ := SplitName(name); op == "" {
+			h.Skipped = append(h.Skipped, strings.Clone(name))
+			return nil
+		}
+	}
 	var rows []Item
 	if !s.countOnly || !s.reuse {
 		name, rows = s.finish(name, items, sb)
@@ -485,10 +490,6 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {
 		e.OpNoNumber, e.CallDirection, e.Direction = SplitName(name)
-		if e.OpNoNumber == "" {
-			h.Skipped = append(h.Skipped, strings.Clone(name))
-			return nil
-		}
 	}
 	if !s.reuse { // a count per op for the whole file: not for ScanReuse
 		e.ForwardCallOrder = s.fwd[e.OpNoNumber]
@@ -652,7 +653,6 @@ func (s *scanner) internBytes(b []byte) string {
 func (s *scanner) newItem(state string, line int32) *pitem {
 	s.items = append(s.items, pitem{})
 	pi := &s.items[len(s.items)-1]
-	pi.it.Entry = s.entryName
 	pi.it.State = state
 	pi.it.Line = int(line)
 	pi.it.DataName = "-1"
@@ -952,8 +952,11 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 	}
 	var str string
 	if s.reuse {
-		s.strs = append(append(s.strs[:0], name...), sb...)
-		str = string(s.strs)
+		var b strings.Builder
+		b.Grow(len(name) + len(sb))
+		b.WriteString(name)
+		b.Write(sb)
+		str = b.String()
 		name, str = str[:len(name)], str[len(name):]
 	} else {
 		name, str = strings.Clone(name), string(sb)

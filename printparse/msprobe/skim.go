@@ -536,7 +536,8 @@ func (r *EntryReader) fill(b *fileBlock, off, end int64) ([]byte, error) {
 // fields and for errors; 0 when unknown: the Line fields then count from
 // the name's line (1) and errors are given the absolute line, counted
 // from the file's start. As with ScanReuse, the Entry and its Items are
-// reused by the next Read (their strings stay valid).
+// reused by the next Read (their strings stay valid, the Entry's name
+// sharing its rows' allocation).
 func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) error) error {
 	if line > 0 {
 		return r.read(index, off, end, line, fn)

@@ -49,6 +49,8 @@ func (s *Stacks) Release() {
 // set gives name the frames list id; a later set of the same name wins.
 func (s *Stacks) set(name string, id int32) { s.tab.Set(name, id) }
 
+func (s *Stacks) setBytes(name []byte, id int32) { s.tab.SetBytes(name, id) }
+
 // done makes the names ready for lookups.
 func (s *Stacks) done() {
 	s.tab.Done()
@@ -220,7 +222,7 @@ func readStacks(path string) (st *Stacks, err error) {
 							break
 						}
 					}
-					grouped.tab.SetBytes(t.bytes(t.nodes[c].text), id)
+					grouped.setBytes(t.bytes(t.nodes[c].text), id)
 				}
 			}
 		}
