@@ -1023,7 +1023,11 @@ func plainYAML[S string | []byte](s S) bool {
 	if len(s) > 5 {
 		return true
 	}
-	switch strings.ToLower(string(s)) {
+	var low [5]byte
+	for i := 0; i < len(s); i++ {
+		low[i] = s[i] | 0x20 // ASCII letters and digits only, as checked above
+	}
+	switch string(low[:len(s)]) {
 	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
 		return false
 	}

@@ -350,3 +350,22 @@ func TestSetKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestPlainYAML(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"Module.layers.0.mlp.forward.0", true}, {"a_b", true}, {"y_", true}, {"Offs", true}, {"nulls", true},
+		{"", false}, {"1abc", false}, {"a b", false}, {"a:b", false},
+		{"y", false}, {"N", false}, {"Yes", false}, {"no", false}, {"ON", false}, {"off", false},
+		{"True", false}, {"FALSE", false}, {"Null", false},
+	} {
+		if got := plainYAML(c.s); got != c.want {
+			t.Errorf("plainYAML(%q) = %v, want %v", c.s, got, c.want)
+		}
+		if got := plainYAML([]byte(c.s)); got != c.want {
+			t.Errorf("plainYAML([]byte(%q)) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
