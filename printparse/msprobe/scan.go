@@ -475,12 +475,6 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 	if !s.reuse {
 		e = new(Entry)
 	}
-	if !s.debug {
-		if op, _, _ := SplitName(name); op == "" {
-			h.Skipped = append(h.Skipped, strings.Clone(name))
-			return nil
-		}
-	}
 	var rows []Item
 	if !s.countOnly || !s.reuse {
 		name, rows = s.finish(name, items, sb)
@@ -490,6 +484,10 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {
 		e.OpNoNumber, e.CallDirection, e.Direction = SplitName(name)
+		if e.OpNoNumber == "" {
+			h.Skipped = append(h.Skipped, strings.Clone(name))
+			return nil
+		}
 	}
 	if !s.reuse { // a count per op for the whole file: not for ScanReuse
 		e.ForwardCallOrder = s.fwd[e.OpNoNumber]
