@@ -503,10 +503,7 @@ func (p *entryPool) put(e *parsedEntry) {
 	clear(e.rows) // drop the strings for the collector
 	e.name, e.key = "", entryKey{}
 	p.mu.Lock()
-	if p.free.limit == 0 {
-		p.free.limit = 256
-	}
-	p.free.give(e, min(cap(e.rows), cap(e.matched)))
+	p.free.give(e, min(cap(e.rows), cap(e.matched)), 256)
 	p.mu.Unlock()
 }
 

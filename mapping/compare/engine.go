@@ -914,10 +914,7 @@ func (p *rowsPool) get(n int) *rowsBuf {
 func (p *rowsPool) put(b *rowsBuf) {
 	clear(b.rows) // drop the strings for the collector
 	p.mu.Lock()
-	if p.free.limit == 0 {
-		p.free.limit = 2 * maxInFlight
-	}
-	p.free.give(b, cap(b.rows))
+	p.free.give(b, cap(b.rows), 2*maxInFlight)
 	p.mu.Unlock()
 }
 

@@ -5,11 +5,10 @@ import "math/bits"
 // freeList keeps recycled buffers by capacity class, so that a buffer
 // asked for n rows is found whatever the sizes recycled before it: class
 // c holds buffers of capacity at least minCap<<c, and a buffer made for n
-// rows gets the capacity of n's class. At most limit buffers are kept.
+// rows gets the capacity of n's class.
 type freeList[T any] struct {
-	free  [freeClasses][]T
-	n     int
-	limit int
+	free [freeClasses][]T
+	n    int
 }
 
 const (
@@ -48,9 +47,10 @@ func (l *freeList[T]) take(n int) (x T, ok bool) {
 	return x, false
 }
 
-// give keeps x, a buffer of capacity capacity, unless limit are kept.
-func (l *freeList[T]) give(x T, capacity int) {
-	if l.n >= l.limit || capacity < minCap {
+// give keeps x, a buffer of capacity capacity, unless limit buffers are
+// kept already.
+func (l *freeList[T]) give(x T, capacity, limit int) {
+	if l.n >= limit || capacity < minCap {
 		return
 	}
 	// the largest class whose capacity it holds

@@ -39,9 +39,8 @@ func TestFreeList(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var l freeList[*buf]
-			l.limit = c.limit
 			for _, g := range c.give {
-				l.give(mk(g), g)
+				l.give(mk(g), g, c.limit)
 			}
 			b, ok := l.take(c.take)
 			switch {
