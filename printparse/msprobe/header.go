@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 
 	"github.com/layermap/layermap/printparse/nametable"
@@ -800,9 +801,7 @@ func (r *ParentReader) Parents(want map[string]bool) (map[string]string, error) 
 		if err != nil {
 			return ReadParents(r.path, want)
 		}
-		for k, v := range more {
-			out[k] = v
-		}
+		maps.Copy(out, more)
 	}
 	return out, nil
 }

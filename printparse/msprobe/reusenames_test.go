@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ import (
 func TestReuseKeepsNames(t *testing.T) {
 	t.Parallel()
 	inputs := map[string][]byte{}
-	for _, p := range testkit.FilesNamed(t, "../../testdata/corpus", "dump.json", 2) {
+	for _, p := range testkit.FilesNamed(t, testkit.Corpus(t), "dump.json", 2) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -56,16 +57,8 @@ func TestReuseKeepsNames(t *testing.T) {
 		if name == "generated" && len(want) < 4*64 {
 			t.Fatalf("%s: %d entries, want batches of them", name, len(want))
 		}
-		if got, exp := strings.Join(flat(kept), "\n"), strings.Join(flat(want), "\n"); got != exp {
+		if got, exp := strings.Join(slices.Concat(kept...), "\n"), strings.Join(slices.Concat(want...), "\n"); got != exp {
 			t.Errorf("%s: names kept from ScanReuse differ from Scan's", name)
 		}
 	}
-}
-
-func flat(x [][]string) []string {
-	var out []string
-	for _, s := range x {
-		out = append(out, s...)
-	}
-	return out
 }
