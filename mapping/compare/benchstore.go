@@ -505,7 +505,7 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 func collectBench(src Source, cfg *Config, renumber bool) (*benchSide, error) {
 	b := newBenchSide(cfg.Mode)
 	b.simple = cfg.simpleBench
-	err := forEachRow(src, cfg, renumber, nil, func(e *msprobe.Entry, rs []sideRow) error {
+	err := forEachRow(src, cfg, renumber, nil, nil, func(e *msprobe.Entry, rs []sideRow) error {
 		b.md5 = b.md5 || e.HasMD5
 		if len(rs) == 0 {
 			return nil

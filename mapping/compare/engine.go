@@ -295,39 +295,34 @@ func (a *artifactScan) result() artifacts {
 }
 
 // forEachRow walks a side entry by entry, giving each entry's rows their
-// compare keys (op_name_update).
+// compare keys (op_name_update). The rows are put in alloc(n) (n rows),
+// or in one buffer reused from entry to entry when alloc is nil.
 func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
-	fn func(e *msprobe.Entry, rows []sideRow) error) error {
+	alloc func(n int) []sideRow, fn func(e *msprobe.Entry, rows []sideRow) error) error {
 	namer := newKeyNamer(renumber, cfg.Debug)
 	defer namer.release()
 	var buf []sideRow
-	// Entries share stacks (a stack.json group holds one frames slice):
-	// each distinct one is rendered once.
-	stacks := map[*string]*stackCell{}
-	empty := &stackCell{text: "[]", csv: "[]"}
+	if alloc == nil {
+		alloc = func(n int) []sideRow {
+			buf = slices.Grow(buf[:0], n)[:n]
+			return buf
+		}
+	}
+	cells := newStackCells(stack)
 	return src(func(e *msprobe.Entry) error {
 		ek, ok := namer.entryKey(e.Name)
 		if !ok {
 			return fn(e, nil)
 		}
-		buf = buf[:0]
+		rows := alloc(len(e.Items))
 		for i := range e.Items {
-			buf = append(buf, sideRow{it: e.Items[i]})
+			rows[i] = sideRow{it: e.Items[i]}
 		}
-		ek.setKeys(e.Name, buf)
-		if len(buf) > 0 && stack != nil {
-			if fr, ok := stack.Frames(e.Name); ok {
-				r := &buf[0]
-				if len(fr) == 0 {
-					r.stack = empty
-				} else if r.stack = stacks[&fr[0]]; r.stack == nil {
-					t := msprobe.PyStrList(fr)
-					r.stack = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
-					stacks[&fr[0]] = r.stack
-				}
-			}
+		ek.setKeys(e.Name, rows)
+		if len(rows) > 0 && stack != nil {
+			rows[0].stack = cells.cellNow(e.Name)
 		}
-		return fn(e, buf)
+		return fn(e, rows)
 	})
 }
 
@@ -497,9 +492,15 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 		return nil
 	}
 	go func() {
-		err := forEachRow(npu, cfg, renumber, cfg.Stack, func(e *msprobe.Entry, rs []sideRow) error {
-			b := pool.get(len(rs))
-			copy(b.rows, rs)
+		var b *rowsBuf // the rows alloc gave
+		alloc := func(n int) []sideRow {
+			b = pool.get(n)
+			return b.rows
+		}
+		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, rs []sideRow) error {
+			if rs == nil {
+				b = pool.get(0)
+			}
 			for i := range b.rows {
 				b.rows[i].owner = b
 			}
@@ -599,8 +600,12 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 			return
 		}
 		npuReady()
+		cells := newStackCells(cfg.Stack)
 		for e := range ch {
 			entries++
+			if len(e.rows) > 0 && e.rows[0].stack == stackPending {
+				e.rows[0].stack = cells.cell(e.name)
+			}
 			if cfg.Progress != nil && entries%1024 == 0 {
 				cfg.Progress(entries)
 			}

@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -77,6 +79,54 @@ func TestLinesEqualCells(t *testing.T) {
 					t.Fatalf("mode %v row %d:\nline  %q\ncells %q", cfg.Mode, i, lines.lines[i], want)
 				}
 			}
+		}
+	}
+}
+
+// lateStacks is a stackMap read in the background: ready reports false
+// for its first calls (the NPU reader then leaves the cells to the join).
+type lateStacks struct {
+	stackMap
+	calls, after int
+}
+
+func (l *lateStacks) ready() bool {
+	l.calls++ // the NPU reader's goroutine alone asks
+	return l.calls > l.after
+}
+
+// TestStackCellsLate: the stack column is the same whether stack.json is
+// read before the NPU reader needs it, after it is done, or midway (the
+// join then sets the cells of the entries read before), and entries with
+// no stack or an empty one keep N/A and "[]".
+func TestStackCellsLate(t *testing.T) {
+	t.Parallel()
+	npu := genEntries(t, dumpgen.Options{Seed: 7, Layers: 3, Hidden: 64})
+	bench := genEntries(t, dumpgen.Options{Seed: 7, Layers: 3, Hidden: 64, Perturb: 0.02})
+	stack := stackMap{}
+	for i, e := range npu {
+		switch i % 3 {
+		case 0:
+			stack[e.Name] = []string{"File a.py, line " + strconv.Itoa(i%7) + ", in f", "File b.py, line 2, in g"}
+		case 1:
+			stack[e.Name] = []string{}
+		}
+	}
+	var want memSink
+	if _, err := Compare(memSource(npu...), memSource(bench...), Config{Mode: Statistics, Stack: stack}, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, after := range []int{0, 1, len(npu) / 2, len(npu) + 1} {
+		var got memSink
+		late := &lateStacks{stackMap: stack, after: after}
+		if _, err := Compare(memSource(npu...), memSource(bench...), Config{Mode: Statistics, Stack: late}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.rows, want.rows) {
+			t.Errorf("ready after %d calls: the table differs from the one with stacks read first", after)
 		}
 	}
 }

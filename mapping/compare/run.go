@@ -811,6 +811,16 @@ func (r *stackReader) Frames(entry string) ([]string, bool) {
 	return r.s.Frames(entry)
 }
 
+// ready reports whether the file is read.
+func (r *stackReader) ready() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // wait returns the read's error once it is done.
 func (r *stackReader) wait() error {
 	<-r.done

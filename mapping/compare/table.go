@@ -373,3 +373,47 @@ type stackCell struct {
 	text string // Python's str() of the frames list
 	csv  string // text as a CSV field
 }
+
+// stackPending marks an entry's first row whose stack cell is set later:
+// the NPU reader does not wait for stack.json (read beside the bench
+// side's skim); the join sets the cell when it takes the entry.
+var stackPending = &stackCell{}
+
+// stackCells renders entries' stack cells. Entries share stacks (a
+// stack.json group holds one frames slice): each distinct one is rendered
+// once. One goroutine uses it.
+type stackCells struct {
+	frames StackFrames
+	cells  map[*string]*stackCell
+	empty  *stackCell
+}
+
+func newStackCells(frames StackFrames) *stackCells {
+	return &stackCells{frames: frames, cells: map[*string]*stackCell{}, empty: &stackCell{text: "[]", csv: "[]"}}
+}
+
+// cell is the stack cell of entry, nil when stack.json has none.
+func (s *stackCells) cell(entry string) *stackCell {
+	fr, ok := s.frames.Frames(entry)
+	if !ok {
+		return nil
+	}
+	if len(fr) == 0 {
+		return s.empty
+	}
+	c := s.cells[&fr[0]]
+	if c == nil {
+		t := msprobe.PyStrList(fr)
+		c = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
+		s.cells[&fr[0]] = c
+	}
+	return c
+}
+
+// cellNow is cell when the frames are read, else stackPending.
+func (s *stackCells) cellNow(entry string) *stackCell {
+	if r, ok := s.frames.(interface{ ready() bool }); ok && !r.ready() {
+		return stackPending
+	}
+	return s.cell(entry)
+}
