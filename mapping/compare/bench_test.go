@@ -37,8 +37,7 @@ import (
 // iteration runs one compare in a child process (the test binary
 // re-executed), as `layermap compare` would, and reports:
 //   - MB/s: both dump.json files' bytes per second of wall time;
-//   - cpu-MB/s: the same per second of user+system CPU time (the figure
-//     the bare tokenizer is compared with: BenchmarkTokenizer);
+//   - cpu-MB/s: the same per second of user+system CPU time;
 //   - peak-RSS-MB: the child's maximum resident set, as the child reads it
 //     (testkit.PeakRSS);
 //   - allocs/row: heap allocations (runtime.MemStats.Mallocs) per table row;

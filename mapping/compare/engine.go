@@ -308,7 +308,10 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 			return buf
 		}
 	}
-	cells := newStackCells(stack)
+	var cells *stackCells
+	if stack != nil {
+		cells = newStackCells(stack)
+	}
 	return src(func(e *msprobe.Entry) error {
 		ek, ok := namer.entryKey(e.Name)
 		if !ok {
@@ -319,7 +322,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 			rows[i] = sideRow{it: e.Items[i]}
 		}
 		ek.setKeys(e.Name, rows)
-		if len(rows) > 0 && stack != nil {
+		if len(rows) > 0 && cells != nil {
 			rows[0].stack = cells.cellNow(e.Name)
 		}
 		return fn(e, rows)
@@ -492,13 +495,15 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 		return nil
 	}
 	go func() {
-		var b *rowsBuf // the rows alloc gave
+		var given *rowsBuf // the rows alloc gave, not yet sent
 		alloc := func(n int) []sideRow {
-			b = pool.get(n)
-			return b.rows
+			given = pool.get(n)
+			return given.rows
 		}
-		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, rs []sideRow) error {
-			if rs == nil {
+		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, _ []sideRow) error {
+			b := given // nil for an entry without a compare key: no rows
+			given = nil
+			if b == nil {
 				b = pool.get(0)
 			}
 			for i := range b.rows {
@@ -600,10 +605,13 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 			return
 		}
 		npuReady()
-		cells := newStackCells(cfg.Stack)
+		var cells *stackCells // for entries read before stack.json was
 		for e := range ch {
 			entries++
 			if len(e.rows) > 0 && e.rows[0].stack == stackPending {
+				if cells == nil {
+					cells = newStackCells(cfg.Stack)
+				}
 				e.rows[0].stack = cells.cell(e.name)
 			}
 			if cfg.Progress != nil && entries%1024 == 0 {

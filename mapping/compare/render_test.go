@@ -130,3 +130,23 @@ func TestStackCellsLate(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryWithoutKey: an NPU entry whose name has no compare key (no
+// forward or backward part) gives no rows, and the rows of the entries
+// around it come out once each.
+func TestEntryWithoutKey(t *testing.T) {
+	t.Parallel()
+	a := tensorEntry("Tensor.add.0.forward", ".input.0", ".output.0")
+	odd := tensorEntry("Tensor.weird_entry", ".input.0")
+	b := tensorEntry("Tensor.mul.0.forward", ".input.0")
+	var want, got memSink
+	if _, err := Compare(memSource(a, b), memSource(a, b), Config{Mode: Statistics}, &want); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compare(memSource(a, odd, b), memSource(a, b), Config{Mode: Statistics}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.rows) != 3 || !reflect.DeepEqual(got.rows, want.rows) {
+		t.Errorf("with an entry without a key: %d rows %q, want %d rows %q", len(got.rows), got.rows, len(want.rows), want.rows)
+	}
+}

@@ -788,7 +788,8 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 
 // stackReader reads the NPU stack.json in the background, beside the
 // inputs' reading and the bench side's skim: the stack column is first
-// needed when the first NPU entry is flattened. Frames waits for it.
+// needed when the join takes the first NPU entry. Frames waits for it;
+// ready says whether it would.
 type stackReader struct {
 	done chan struct{}
 	s    *msprobe.Stacks

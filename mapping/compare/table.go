@@ -388,6 +388,7 @@ type stackCells struct {
 	empty  *stackCell
 }
 
+// newStackCells renders the cells of frames' entries.
 func newStackCells(frames StackFrames) *stackCells {
 	return &stackCells{frames: frames, cells: map[*string]*stackCell{}, empty: &stackCell{text: "[]", csv: "[]"}}
 }
