@@ -17,6 +17,11 @@ type Entry struct {
 
 	// Line is the line of the entry's key in the dump file.
 	Line int
+	// Offset is the byte offset of the entry's key (its opening quote) in
+	// the dump file: SkimEntry.Offset, where EntryReader reads it. When
+	// "data" repeats the key, the offset of the occurrence whose body was
+	// read (the last).
+	Offset int64
 
 	// OpNoNumber, CallDirection and Direction are msprobe's split of the
 	// name (ParseData.split_data_name_components), used to build the

@@ -166,12 +166,13 @@ func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, pipe
 	var h Header
 	err := readTop(s.lx, &h, func() error {
 		return s.kf.onData(s.lx, func() error {
-			return forEachDataKey(s.lx, s.kf, func(name []byte, line int, at *memberAt) error {
+			return forEachDataMember(s.lx, s.kf, func(name []byte, line int, off int64, at *memberAt) error {
 				t.reset()
 				j, err := s.decode(&p, name, line, at)
 				if err != nil {
 					return err
 				}
+				j.setOffset(off, at)
 				h.Entries++
 				return s.process(&h, &j)
 			})
@@ -189,10 +190,20 @@ type job struct {
 	body int32
 	name string
 	line int
+	off  int64 // Entry.Offset
 	// flat: the fast path flattened the entry into t.fitems[ilo:ihi]
 	// over t.fsb[slo:shi] (see flat.go); there is no body.
 	flat               bool
 	ilo, ihi, slo, shi int32
+}
+
+// setOffset gives the job the offset of its member's name, or of the
+// occurrence at, whose body it read.
+func (j *job) setOffset(off int64, at *memberAt) {
+	j.off = off
+	if at != nil {
+		j.off = at.off
+	}
 }
 
 // decode checks an entry name and parses its body into p's tree, after
@@ -292,11 +303,12 @@ func (s *scanner) runPipelined() (Header, error) {
 		} else {
 			err = readTop(s.lx, &hd, func() error {
 				return s.kf.onData(s.lx, func() error {
-					return forEachDataKey(s.lx, s.kf, func(name []byte, line int, at *memberAt) error {
+					return forEachDataMember(s.lx, s.kf, func(name []byte, line int, off int64, at *memberAt) error {
 						j, err := s.decode(&p, name, line, at)
 						if err != nil {
 							return err
 						}
+						j.setOffset(off, at)
 						cur.jobs = append(cur.jobs, j)
 						if len(cur.jobs) >= entries || len(cur.t.arena)+len(cur.t.fsb) >= batchBytes {
 							entries = min(2*entries, batchEntries)
@@ -364,6 +376,7 @@ type scanner struct {
 	lx          *lexer
 	flat        flatter // the fast path, used by the decoding goroutine
 	t           *tree   // tree of the entry being flattened
+	off         int64   // Offset of the entry being flattened
 	debug       bool
 	fn          func(*Entry) error
 	index       int
@@ -397,7 +410,7 @@ func (s *scanner) errAt(line int32, format string, args ...any) error {
 
 // process flattens one decoded entry and passes it to fn.
 func (s *scanner) process(h *Header, j *job) error {
-	s.t = j.t
+	s.t, s.off = j.t, j.off
 	if j.flat {
 		s.count = int(j.ihi - j.ilo)
 		return s.emit(h, j.name, j.line, false, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
@@ -479,7 +492,7 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pi
 	if !s.countOnly || !s.reuse {
 		name, rows = s.finish(name, items, sb)
 	}
-	*e = Entry{Name: name, Line: line, HasMD5: hasMD5}
+	*e = Entry{Name: name, Line: line, Offset: s.off, HasMD5: hasMD5}
 	if s.debug {
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {

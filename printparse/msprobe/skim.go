@@ -597,6 +597,7 @@ func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) 
 	if err != nil {
 		return err
 	}
+	j.off = off
 	if c, ok := lx.peek(); ok && c != ',' && c != '}' {
 		return lx.errorf(`expected ',' or '}' in "data", found %s`, lx.describe())
 	}

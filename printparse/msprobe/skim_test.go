@@ -229,3 +229,80 @@ func TestSkimGenerated(t *testing.T) {
 		t.Errorf("in-order read differs from Scan")
 	}
 }
+
+// TestEntryOffset: every reader gives an entry the offset Skim gives it
+// (a repeated key's: its last occurrence's), and EntryReader the offset
+// it read at.
+func TestEntryOffset(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := []string{
+		filepath.Join("..", "..", "testdata", "demo", "dumps", "llamafactory", "dump.json"),
+		filepath.Join("..", "..", "testdata", "demo", "dumps", "mindspeed-mm", "dump.json"),
+	}
+	for name, data := range map[string]string{
+		"skipped":  `"Tensor.weird": {"output": [` + tensorA + `]}, "A.0.forward": {"output": [` + tensorA + `]}`,
+		"repeated": `"A.0.forward": {"output": [` + tensorA + `]}, "B.0.forward": {}, "A.0.forward": {"input": [` + tensorA + `]}`,
+	} {
+		p := filepath.Join(dir, name, "dump.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(dumpWith(data)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for _, f := range files {
+		skimmed := map[string]int64{}
+		if _, err := SkimExact(f, func() { clear(skimmed) }, func(e *SkimEntry) error {
+			skimmed[string(e.Name)] = e.Offset
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		check := func(how string, e *Entry) {
+			if off, ok := skimmed[e.Name]; !ok || e.Offset != off {
+				t.Errorf("%s: %s: %s at offset %d, skim says %d (%v)", f, how, e.Name, e.Offset, off, ok)
+			}
+		}
+		var exact []Entry // the last reading's (a repeated key reads the file again)
+		if _, err := ScanFileExact(f, func() { exact = exact[:0] }, func(e *Entry) error {
+			exact = append(exact, *e)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(exact) == 0 {
+			t.Fatalf("%s: no entries", f)
+		}
+		for i := range exact {
+			check("ScanFileExact", &exact[i])
+		}
+		if !strings.Contains(f, "repeated") {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ScanSequential(bytes.NewReader(data), f, func(e *Entry) error {
+				check("ScanSequential", e)
+				return nil
+			}); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			r, err := NewEntryReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, off := range skimmed {
+				if err := r.Read(0, off, -1, 0, func(e *Entry) error {
+					if e.Offset != off || e.Name != name {
+						t.Errorf("%s: EntryReader at %d: %s at offset %d", f, off, e.Name, e.Offset)
+					}
+					return nil
+				}); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+			}
+			r.Close()
+		}
+	}
+}
