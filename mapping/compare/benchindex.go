@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/offheap"
 )
@@ -79,6 +80,7 @@ func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 
 type fileBench struct {
 	path   string
+	known  *resolve.Entries // the entries, when read before (no skim)
 	r      *msprobe.EntryReader
 	offs   *offsets // shared with forks
 	forked bool
@@ -87,6 +89,17 @@ type fileBench struct {
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
+	if k := f.known; k != nil {
+		f.known = nil // the index keeps what it needs
+		for i, name := range k.Names {
+			f.offs.add(k.Offsets[i])
+			// read in place, as a skimmed name is
+			if err := fn(i, unsafe.Slice(unsafe.StringData(name), len(name)), k.Odd[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	_, err := msprobe.SkimWith(f.path, f.plan, func(e *msprobe.SkimEntry) error {
 		f.offs.add(e.Offset)
 		if e.End != 0 {
@@ -98,6 +111,21 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 		return fn(e.Index, e.Name, e.Odd)
 	})
 	return err
+}
+
+// knownFile is a bench dump.json whose entries were read before (a mapped
+// compare's reading of both dumps): indexed from them, without a skim.
+type knownFile struct {
+	path    string
+	entries *resolve.Entries
+}
+
+func (p knownFile) openBench(cfg *Config) (benchSource, error) {
+	r, err := msprobe.NewEntryReader(p.path)
+	if err != nil {
+		return nil, err
+	}
+	return &fileBench{path: p.path, known: p.entries, r: r, offs: &offsets{}}, nil
 }
 
 // end is where entry i's body ends, or -1 for the end of the file.

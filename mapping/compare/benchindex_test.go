@@ -8,8 +8,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 func TestOffsets(t *testing.T) {
@@ -118,5 +120,84 @@ func TestPartialRows(t *testing.T) {
 		if p.get(i, make([]bool, 3)) {
 			t.Fatalf("entry %d never put is found", i)
 		}
+	}
+}
+
+// TestKnownIndex: an index built from the entries a mapped compare read
+// (resolve.Sides.Entries) finds every row key's bench rows as the one
+// built by skimming the file does.
+func TestKnownIndex(t *testing.T) {
+	t.Parallel()
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	// rows named by their data_name (odd entries: indexed by row key)
+	odd := t.TempDir()
+	tensor := func(dataName string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": "` + dataName + `"}`
+	}
+	dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` +
+		`"Tensor.add.0.forward": {"input_args": [` + tensor("Tensor.add.0.forward.input.0.pt") + `], "output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}, ` +
+		`"Tensor.add.1.forward": {"output": [` + tensor("Tensor.add.1.forward.output.0.pt") + `]}, ` +
+		`"Tensor.add.0.backward": {"input": [` + tensor("Y.0.backward.input.0.pt") + `]}}}`
+	for name, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
+		if err := os.WriteFile(filepath.Join(odd, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sides, oddSeen := 0, false
+	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
+		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}, {odd, odd}} {
+		s, err := resolve.ReadSides(dirs[0], dirs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		npu, bench := s.Entries()
+		for k, es := range []*resolve.Entries{npu, bench} {
+			if es == nil {
+				continue
+			}
+			sides++
+			oddSeen = oddSeen || slices.Contains(es.Odd, true)
+			path := filepath.Join(dirs[k], "dump.json")
+			cfg := &Config{}
+			skimmed, err := newBenchIndex(BenchFile(path), cfg, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer skimmed.close()
+			known, err := newBenchIndex(knownFile{path, es}, cfg, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer known.close()
+			skimmed.reset()
+			known.reset()
+			if skimmed.n != known.n || skimmed.n == 0 {
+				t.Fatalf("%s: %d entries known, %d skimmed", path, known.n, skimmed.n)
+			}
+			var keys []string
+			for i := range skimmed.n {
+				e, err := skimmed.entry(int32(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e == nil {
+					continue
+				}
+				for r := range e.rows {
+					keys = append(keys, e.rows[r].key)
+				}
+			}
+			for _, key := range keys {
+				want, err1 := skimmed.lookup(key, nil)
+				got, err2 := known.lookup(key, nil)
+				if err1 != nil || err2 != nil || !slices.Equal(got, want) || len(got) == 0 {
+					t.Fatalf("%s: key %s: known index %v (%v), skimmed %v (%v)", path, key, got, err2, want, err1)
+				}
+			}
+		}
+	}
+	if sides < 4 || !oddSeen {
+		t.Errorf("%d sides indexed from their entries, want at least 4; odd entries among them: %v", sides, oddSeen)
 	}
 }

@@ -62,13 +62,14 @@ type rankHealth struct {
 // validate's checks against the two dump folders and the entries a rule
 // sends nowhere. Each dump is read once for both; the entry names read
 // are returned for the N:1 plan (nil where they could differ from a skim's).
-// read is called once the dumps are read.
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func()) (*resolve.DataMap, *rankHealth, [2][]string, error) {
+// read is called once the dumps are read, with their entries as a skim
+// gives them (nil where they could differ).
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench *resolve.Entries)) (*resolve.DataMap, *rankHealth, [2][]string, error) {
 	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
 	if err != nil {
 		return nil, nil, [2][]string{}, err
 	}
-	read()
+	read(sides.Entries())
 	h := &rankHealth{entries: map[string]int32{}}
 	byRule := map[*mapping.Rule]int32{}
 	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it, b *resolve.Item, fired []*mapping.Rule) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
@@ -302,16 +303,23 @@ type sideIndexes struct {
 	taken      bool
 }
 
-// indexSides starts indexing both dumps; cfg is copied.
-func indexSides(cfg Config, np, bp msprobe.Paths) *sideIndexes {
+// indexSides starts indexing both dumps; cfg is copied. A side's entries,
+// when known (as a skim gives them), are indexed without skimming it.
+func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.Entries) *sideIndexes {
 	s := &sideIndexes{done: make(chan struct{})}
+	side := func(path string, known *resolve.Entries) Bench {
+		if known != nil && !cfg.Debug && cfg.BenchRepeats == nil {
+			return knownFile{path, known}
+		}
+		return BenchFile(path)
+	}
 	go func() {
 		defer close(s.done)
 		var berr error
 		var wg sync.WaitGroup
-		wg.Go(func() { s.bench, berr = newBenchIndex(BenchFile(bp.DumpJSON), &cfg, !cfg.Fuzzy) })
+		wg.Go(func() { s.bench, berr = newBenchIndex(side(bp.DumpJSON, benchKnown), &cfg, !cfg.Fuzzy) })
 		var nerr error
-		s.npu, nerr = newBenchIndex(BenchFile(np.DumpJSON), &cfg, !cfg.Fuzzy)
+		s.npu, nerr = newBenchIndex(side(np.DumpJSON, npuKnown), &cfg, !cfg.Fuzzy)
 		wg.Wait()
 		if s.err = cmp.Or(nerr, berr); s.err != nil {
 			s.release()
@@ -324,7 +332,7 @@ func indexSides(cfg Config, np, bp msprobe.Paths) *sideIndexes {
 // indexSides was not started (nil s).
 func (s *sideIndexes) take(cfg *Config, np, bp msprobe.Paths) (npu, bench *benchIndex, err error) {
 	if s == nil {
-		s = indexSides(*cfg, np, bp)
+		s = indexSides(*cfg, np, bp, nil, nil)
 	}
 	<-s.done
 	s.taken = true

@@ -36,7 +36,7 @@ func TestHeldIndex(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			nix, bix, err := indexSides(Config{}, np, bp).take(&cfg, np, bp)
+			nix, bix, err := indexSides(Config{}, np, bp, nil, nil).take(&cfg, np, bp)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/layermap/layermap/mapping/output"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -843,14 +844,14 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	// skims run beside the work on the mappings (after the layer mapping's
 	// reading of the dumps, which keeps both cores busy).
 	var ixs *sideIndexes
-	startIndexes := func() {}
+	startIndexes := func(npu, bench *resolve.Entries) {}
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
 		ixc := *cfg
-		startIndexes = func() { ixs = indexSides(ixc, np, bp) }
+		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
 	}
 	defer func() { ixs.close() }()
 	if in.layerMapping == nil {
-		startIndexes()
+		startIndexes(nil, nil)
 	}
 	// Before the table's progress bar, what the pair is doing (a
 	// layer mapping reads both dumps whole first).
@@ -864,9 +865,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
-		dm, h, names, err := checkMapping(in.layerMapping, np, bp, func() {
+		dm, h, names, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries) {
 			stage("resolving the layer mapping")
-			startIndexes()
+			startIndexes(npu, bench) // the dumps' entries as read: no skims
 		})
 		if err != nil {
 			return written, err

@@ -80,6 +80,7 @@ type Sides struct {
 // row names of each entry and its module tree.
 type sideRest struct {
 	names   []string
+	scanned bool // names are the rows' entries
 	rows    *rowTable
 	tree    *printparse.Tree
 	treeErr error
@@ -90,6 +91,29 @@ type sideRest struct {
 // read them so.
 func (s *Sides) EntryNames() (npu, bench []string) {
 	return s.side[0].names, s.side[1].names
+}
+
+// Entries are the members of a dump.json's "data" in file order, as
+// msprobe.Skim gives them: their names, the byte offsets of their keys,
+// and whether each has a row msprobe.NormalRow refuses (Odd is thus
+// never set where SkimEntry.Odd is not).
+type Entries struct {
+	Names   []string
+	Offsets []int64
+	Odd     []bool
+}
+
+// Entries returns each side's entries as ReadSides read them; nil for a
+// side where they may differ from a skim's (entries msprobe skips, keys
+// repeated in "data": see EntryNames).
+func (s *Sides) Entries() (npu, bench *Entries) {
+	var es [2]*Entries
+	for k, r := range s.side {
+		if r.scanned && r.rows != nil && len(r.rows.offs) == len(r.names) {
+			es[k] = &Entries{Names: r.names, Offsets: r.rows.offs, Odd: r.rows.odd}
+		}
+	}
+	return es[0], es[1]
 }
 
 // Trees returns the module trees of both dump folders as
@@ -121,7 +145,7 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 			}
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
-				r.names = in.Names
+				r.names, r.scanned = in.Names, in.scanned
 			}
 			r.tree, r.treeErr = dumpTree(in)
 			tries[k], r.rows = t, rt

@@ -359,3 +359,78 @@ func TestExtendsAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestSidesEntries: the entries ReadSides gives are the members Skim
+// finds, at the same offsets, odd only where Skim says odd too and
+// wherever a row is not msprobe.NormalRow's; none for a side with an entry
+// msprobe skips.
+func TestSidesEntries(t *testing.T) {
+	t.Parallel()
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	checked := 0
+	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
+		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}} {
+		s, err := ReadSides(dirs[0], dirs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		npu, bench := s.Entries()
+		for k, es := range []*Entries{npu, bench} {
+			if es == nil {
+				continue
+			}
+			path := filepath.Join(dirs[k], "dump.json")
+			var want Entries
+			var skimOdd []bool
+			if _, err := msprobe.Skim(path, func(e *msprobe.SkimEntry) error {
+				want.Names = append(want.Names, string(e.Name))
+				want.Offsets = append(want.Offsets, e.Offset)
+				skimOdd = append(skimOdd, e.Odd)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(es.Names, want.Names) || !reflect.DeepEqual(es.Offsets, want.Offsets) || len(es.Odd) != len(want.Names) {
+				t.Errorf("%s: %d entries at offsets %v, Skim: %d at %v", path, len(es.Names), head64(es.Offsets), len(want.Names), head64(want.Offsets))
+				continue
+			}
+			rows := s.side[k].rows
+			for i, name := range es.Names {
+				normal := true
+				for _, r := range rows.rows(name) {
+					normal = normal && msprobe.NormalRow(name, r)
+				}
+				if es.Odd[i] == normal || es.Odd[i] && !skimOdd[i] {
+					t.Errorf("%s: %s odd %v, rows all normal %v, Skim odd %v", path, name, es.Odd[i], normal, skimOdd[i])
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Errorf("entries of %d sides checked, want at least 4", checked)
+	}
+
+	// An entry msprobe skips: no entries, so that the compare skims.
+	dir := t.TempDir()
+	for _, side := range []string{"npu", "bench"} {
+		d := filepath.Join(dir, side)
+		os.MkdirAll(d, 0o755)
+		data := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {"Tensor.weird": {}, "Tensor.add.0.forward": {}}}`
+		for name, text := range map[string]string{"dump.json": data, "stack.json": "{}", "construct.json": "{}"} {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, err := ReadSides(filepath.Join(dir, "npu"), filepath.Join(dir, "bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if npu, bench := s.Entries(); npu != nil || bench != nil {
+		t.Errorf("with an entry msprobe skips: entries %v, %v; want none", npu, bench)
+	}
+}
+
+func head64(s []int64) []int64 { return s[:min(len(s), 4)] }

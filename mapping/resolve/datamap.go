@@ -25,6 +25,11 @@ type rowTable struct {
 	// row name, and the data mapping takes the general path).
 	irregular bool
 
+	// The entries' key offsets (msprobe.Entry.Offset) and whether each
+	// has a row msprobe.NormalRow refuses, in the order read.
+	offs []int64
+	odd  []bool
+
 	// While reading: the entries in order, each with its list (-1: raw),
 	// put in the maps by done at their final size.
 	names   []string
@@ -52,6 +57,14 @@ func newRowTable() *rowTable {
 // scanner's buffers).
 func (t *rowTable) add(name string, e *msprobe.Entry) {
 	t.names = append(t.names, name)
+	odd := false
+	for i := range e.Items {
+		if !msprobe.NormalRow(name, e.Items[i].Name) {
+			odd = true
+			break
+		}
+	}
+	t.offs, t.odd = append(t.offs, e.Offset), append(t.odd, odd)
 	k := t.key[:0]
 	for i := range e.Items {
 		r := e.Items[i].Name
