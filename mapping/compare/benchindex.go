@@ -10,7 +10,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/offheap"
 )
@@ -27,6 +26,9 @@ import (
 // are parsed on demand from their offsets (msprobe.EntryReader), each
 // kept in a small cache while the NPU side needs it. Odd entries (none in
 // ordinary dumps) are parsed up front and their rows indexed by key.
+//
+// A mapped compare, which has read both dumps whole, gives the index the
+// entries it read (knownFile) instead of a skim.
 //
 // Whatever the two dumps' orders, the join is exact and reads every bench
 // entry once in the common case (an entry evicted from the cache and
@@ -80,7 +82,7 @@ func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 
 type fileBench struct {
 	path   string
-	known  *resolve.Entries // the entries, when read before (no skim)
+	known  *knownEntries // the entries, when read before (no skim)
 	r      *msprobe.EntryReader
 	offs   *offsets // shared with forks
 	forked bool
@@ -90,11 +92,11 @@ type fileBench struct {
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 	if k := f.known; k != nil {
-		f.known = nil // the index keeps what it needs
-		for i, name := range k.Names {
-			f.offs.add(k.Offsets[i])
+		f.known = nil // replayed once
+		for i, name := range k.names {
+			f.offs.add(k.offsets[i])
 			// read in place, as a skimmed name is
-			if err := fn(i, unsafe.Slice(unsafe.StringData(name), len(name)), k.Odd[i]); err != nil {
+			if err := fn(i, unsafe.Slice(unsafe.StringData(name), len(name)), k.odd[i]); err != nil {
 				return err
 			}
 		}
@@ -114,13 +116,26 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 }
 
 // knownFile is a bench dump.json whose entries were read before (a mapped
-// compare's reading of both dumps): indexed from them, without a skim.
+// compare's reading of both dumps): indexed from them, without a skim,
+// unless the file is read with a plan of repeated keys or as a debug.json.
 type knownFile struct {
 	path    string
-	entries *resolve.Entries
+	entries *knownEntries
+}
+
+// knownEntries are the members of "data" in file order, as a skim gives
+// them: names, key offsets, and odd where a row is not
+// msprobe.NormalRow's (never where the skim's odd is not).
+type knownEntries struct {
+	names   []string
+	offsets []int64
+	odd     []bool
 }
 
 func (p knownFile) openBench(cfg *Config) (benchSource, error) {
+	if cfg.Debug || cfg.BenchRepeats != nil {
+		return BenchFile(p.path).openBench(cfg)
+	}
 	r, err := msprobe.NewEntryReader(p.path)
 	if err != nil {
 		return nil, err
@@ -241,13 +256,7 @@ type memBench struct {
 func (m *memBench) skim(fn func(int, []byte, bool) error) error {
 	for i := range m.entries {
 		e := &m.entries[i]
-		odd := false
-		for k := range e.Items {
-			if !msprobe.NormalRow(e.Name, e.Items[k].Name) {
-				odd = true
-			}
-		}
-		if err := fn(i, []byte(e.Name), odd); err != nil {
+		if err := fn(i, []byte(e.Name), !msprobe.NormalRows(e)); err != nil {
 			return err
 		}
 	}

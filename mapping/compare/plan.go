@@ -294,8 +294,9 @@ func qkvName(short, long string) func(string) bool {
 }
 
 // sideIndexes are the two dumps of a rank pair indexed side by side (one
-// skim of each dump.json) for detectGroups, in the background, beside the
-// single-threaded work on the mappings (applyInputs).
+// skim of each dump.json, or the entries already read) for detectGroups,
+// in the background, beside the single-threaded work on the mappings
+// (applyInputs).
 type sideIndexes struct {
 	done       chan struct{}
 	npu, bench *benchIndex
@@ -308,8 +309,8 @@ type sideIndexes struct {
 func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.Entries) *sideIndexes {
 	s := &sideIndexes{done: make(chan struct{})}
 	side := func(path string, known *resolve.Entries) Bench {
-		if known != nil && !cfg.Debug && cfg.BenchRepeats == nil {
-			return knownFile{path, known}
+		if known != nil {
+			return knownFile{path, &knownEntries{known.Names, known.Offsets, known.Odd}}
 		}
 		return BenchFile(path)
 	}

@@ -840,9 +840,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			written()
 		}
 	}()
-	// The N:1 detection below reads both dumps through indexes: their
-	// skims run beside the work on the mappings (after the layer mapping's
-	// reading of the dumps, which keeps both cores busy).
+	// The N:1 detection below reads both dumps through indexes, built
+	// beside the work on the mappings: from the layer mapping's reading of
+	// the dumps, or else by skimming them.
 	var ixs *sideIndexes
 	startIndexes := func(npu, bench *resolve.Entries) {}
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {

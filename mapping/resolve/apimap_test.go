@@ -368,9 +368,29 @@ func TestSidesEntries(t *testing.T) {
 	t.Parallel()
 	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	checked := 0
+	dir := t.TempDir()
+	tensor := func(dataName string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": "` + dataName + `"}`
+	}
+	side := func(name, data string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + data + `}}`
+		for name, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	// rows named by their data_name: odd
+	odd := side("odd", `"Tensor.add.0.forward": {"input_args": [`+tensor("Tensor.add.0.forward.input.0.pt")+`], "output": [`+tensor("X.mul.1.forward.output.0.pt")+`]}, `+
+		`"Tensor.add.1.forward": {"output": [`+tensor("Tensor.add.1.forward.output.0.pt")+`]}`)
+	checked, oddSeen := 0, false
 	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
-		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}} {
+		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}, {odd, odd}} {
 		s, err := ReadSides(dirs[0], dirs[1])
 		if err != nil {
 			t.Fatal(err)
@@ -404,32 +424,29 @@ func TestSidesEntries(t *testing.T) {
 				if es.Odd[i] == normal || es.Odd[i] && !skimOdd[i] {
 					t.Errorf("%s: %s odd %v, rows all normal %v, Skim odd %v", path, name, es.Odd[i], normal, skimOdd[i])
 				}
+				oddSeen = oddSeen || es.Odd[i]
 			}
 			checked++
 		}
 	}
-	if checked < 4 {
-		t.Errorf("entries of %d sides checked, want at least 4", checked)
+	if checked < 6 || !oddSeen {
+		t.Errorf("entries of %d sides checked, want at least 6; odd entries among them: %v", checked, oddSeen)
 	}
 
-	// An entry msprobe skips: no entries, so that the compare skims.
-	dir := t.TempDir()
-	for _, side := range []string{"npu", "bench"} {
-		d := filepath.Join(dir, side)
-		os.MkdirAll(d, 0o755)
-		data := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {"Tensor.weird": {}, "Tensor.add.0.forward": {}}}`
-		for name, text := range map[string]string{"dump.json": data, "stack.json": "{}", "construct.json": "{}"} {
-			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
+	// Where the scan's entries may differ from a skim's: none, so that
+	// the compare skims.
+	for name, data := range map[string]string{
+		"skipped":  `"Tensor.weird": {}, "Tensor.add.0.forward": {}`,
+		"repeated": `"Tensor.add.0.forward": {}, "Tensor.mul.0.forward": {}, "Tensor.add.0.forward": {"output": [` + tensor("Tensor.add.0.forward.output.0.pt") + `]}`,
+	} {
+		d := side(name, data)
+		s, err := ReadSides(d, d)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	s, err := ReadSides(filepath.Join(dir, "npu"), filepath.Join(dir, "bench"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if npu, bench := s.Entries(); npu != nil || bench != nil {
-		t.Errorf("with an entry msprobe skips: entries %v, %v; want none", npu, bench)
+		if npu, bench := s.Entries(); npu != nil || bench != nil {
+			t.Errorf("%s: entries %v, %v; want none", name, npu, bench)
+		}
 	}
 }
 

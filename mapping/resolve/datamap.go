@@ -57,14 +57,7 @@ func newRowTable() *rowTable {
 // scanner's buffers).
 func (t *rowTable) add(name string, e *msprobe.Entry) {
 	t.names = append(t.names, name)
-	odd := false
-	for i := range e.Items {
-		if !msprobe.NormalRow(name, e.Items[i].Name) {
-			odd = true
-			break
-		}
-	}
-	t.offs, t.odd = append(t.offs, e.Offset), append(t.odd, odd)
+	t.offs, t.odd = append(t.offs, e.Offset), append(t.odd, !msprobe.NormalRows(e))
 	k := t.key[:0]
 	for i := range e.Items {
 		r := e.Items[i].Name

@@ -57,7 +57,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		names := rt.done()
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
-			in.Names, in.Framework, in.allNames, in.scanned = names, h.Framework, !repeats, true
+			in.Names, in.Framework, in.allNames, in.scanned = names, h.Framework, !repeats, !paths.Debug
 		}
 		in.noRepeats = !repeats
 	}

@@ -368,15 +368,33 @@ func normalDataName(s, name []byte) bool {
 // ".parameters" followed by "." or nothing; and the entry name's first
 // dot-part does not occur in the suffix (so the name occurs once).
 func NormalRow(entry, row string) bool {
+	first, _, _ := strings.Cut(entry, ".")
+	return normalRow(entry, row, first, WholeBody(entry))
+}
+
+// NormalRows reports whether every row of e is NormalRow's.
+func NormalRows(e *Entry) bool {
+	first, _, _ := strings.Cut(e.Name, ".")
+	whole := WholeBody(e.Name)
+	for i := range e.Items {
+		if !normalRow(e.Name, e.Items[i].Name, first, whole) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalRow is NormalRow given the entry name's first dot-part and
+// WholeBody.
+func normalRow(entry, row, first string, whole bool) bool {
 	if !strings.HasPrefix(row, entry) {
 		return false
 	}
 	s := row[len(entry):]
-	first, _, _ := strings.Cut(entry, ".")
 	if first == "" || strings.Contains(s, first) {
 		return false
 	}
-	if WholeBody(entry) {
+	if whole {
 		return s == "" || s[0] == '.'
 	}
 	for _, f := range [...]string{".input", ".kwargs", ".output", ".parameters"} {

@@ -245,7 +245,9 @@ func TestEntryOffset(t *testing.T) {
 		"repeated": `"A.0.forward": {"output": [` + tensorA + `]}, "B.0.forward": {}, "A.0.forward": {"input": [` + tensorA + `]}`,
 	} {
 		p := filepath.Join(dir, name, "dump.json")
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(dumpWith(data)), 0o644); err != nil {
 			t.Fatal(err)
 		}
