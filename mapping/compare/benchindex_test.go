@@ -131,19 +131,11 @@ func TestKnownIndex(t *testing.T) {
 	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	// rows named by their data_name (odd entries: indexed by row key)
-	odd := t.TempDir()
-	tensor := func(dataName string) string {
-		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": "` + dataName + `"}`
-	}
-	dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` +
-		`"Tensor.add.0.forward": {"input_args": [` + tensor("Tensor.add.0.forward.input.0.pt") + `], "output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}, ` +
-		`"Tensor.add.1.forward": {"output": [` + tensor("Tensor.add.1.forward.output.0.pt") + `]}, ` +
-		`"Tensor.add.0.backward": {"input": [` + tensor("Y.0.backward.input.0.pt") + `]}}}`
-	for name, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
-		if err := os.WriteFile(filepath.Join(odd, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tensor := testkit.Tensor
+	odd := testkit.DumpDir(t, t.TempDir(), "odd",
+		`"Tensor.add.0.forward": {"input_args": [`+tensor("Tensor.add.0.forward.input.0.pt")+`], "output": [`+tensor("X.mul.1.forward.output.0.pt")+`]}, `+
+			`"Tensor.add.1.forward": {"output": [`+tensor("Tensor.add.1.forward.output.0.pt")+`]}, `+
+			`"Tensor.add.0.backward": {"input": [`+tensor("Y.0.backward.input.0.pt")+`]}`)
 	sides, oddSeen := 0, false
 	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
 		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}, {odd, odd}} {

@@ -368,23 +368,8 @@ func TestSidesEntries(t *testing.T) {
 	t.Parallel()
 	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	dir := t.TempDir()
-	tensor := func(dataName string) string {
-		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": "` + dataName + `"}`
-	}
-	side := func(name, data string) string {
-		d := filepath.Join(dir, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + data + `}}`
-		for name, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
-			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return d
-	}
+	dir, tensor := t.TempDir(), testkit.Tensor
+	side := func(name, data string) string { return testkit.DumpDir(t, dir, name, data) }
 	// rows named by their data_name: odd
 	odd := side("odd", `"Tensor.add.0.forward": {"input_args": [`+tensor("Tensor.add.0.forward.input.0.pt")+`], "output": [`+tensor("X.mul.1.forward.output.0.pt")+`]}, `+
 		`"Tensor.add.1.forward": {"output": [`+tensor("Tensor.add.1.forward.output.0.pt")+`]}`)

@@ -261,3 +261,28 @@ func PeakRSS() int64 {
 	}
 	return 0
 }
+
+// DumpDir writes a pytorch statistics dump folder into dir/name: a
+// dump.json whose "data" holds the members data (JSON text without the
+// braces), and empty stack.json and construct.json. It returns the
+// folder.
+func DumpDir(tb testing.TB, dir, name, data string) string {
+	tb.Helper()
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + data + `}}`
+	for file, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
+		if err := os.WriteFile(filepath.Join(d, file), []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return d
+}
+
+// Tensor is a dump.json tensor item with statistics and the given
+// data_name.
+func Tensor(dataName string) string {
+	return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": ` + strconv.Quote(dataName) + `}`
+}
