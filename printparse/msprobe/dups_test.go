@@ -198,8 +198,8 @@ func TestNameSet(t *testing.T) {
 }
 
 // FuzzSkim: the skim (with its plan for repeated keys) and the entry
-// reader give the entries and rows the full scan gives, or both refuse
-// the file; errors carry a line inside it; nothing panics.
+// reader give the entries, rows and offsets the full scan gives, or both
+// refuse the file; errors carry a line inside it; nothing panics.
 func FuzzSkim(f *testing.F) {
 	f.Add([]byte(`{"data": {"A.0.forward": {"output": [{"type": "torch.Tensor", "Max": 1}]}, "B.0.forward": {}, "A.0.forward": {"output": [2]}}}`))
 	f.Add([]byte(`{"data": {"A.0.forward": {}}, "data": {"B.0.forward": {"input_args": [null]}}}`))
@@ -275,6 +275,11 @@ func FuzzSkim(f *testing.F) {
 		default:
 			if g, w := rowNames(got), rowNames(want); !slices.Equal(g, w) {
 				t.Fatalf("skim + reader rows %q\nscan rows %q", g, w)
+			}
+			for i := range want {
+				if want[i].Offset != got[i].Offset {
+					t.Fatalf("entry %s: scan gives offset %d, skim %d", want[i].Name, want[i].Offset, got[i].Offset)
+				}
 			}
 		}
 	})
