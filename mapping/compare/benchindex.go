@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/offheap"
 )
@@ -82,7 +83,7 @@ func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 
 type fileBench struct {
 	path   string
-	known  *knownEntries // the entries, when read before (no skim)
+	known  *resolve.Entries // the entries, when read before (no skim)
 	r      *msprobe.EntryReader
 	offs   *offsets // shared with forks
 	forked bool
@@ -93,10 +94,10 @@ type fileBench struct {
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 	if k := f.known; k != nil {
 		f.known = nil // replayed once
-		for i, name := range k.names {
-			f.offs.add(k.offsets[i])
+		for i, name := range k.Names {
+			f.offs.add(k.Offsets[i])
 			// read in place, as a skimmed name is
-			if err := fn(i, unsafe.Slice(unsafe.StringData(name), len(name)), k.odd[i]); err != nil {
+			if err := fn(i, unsafe.Slice(unsafe.StringData(name), len(name)), k.Odd[i]); err != nil {
 				return err
 			}
 		}
@@ -120,16 +121,7 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 // unless the file is read with a plan of repeated keys or as a debug.json.
 type knownFile struct {
 	path    string
-	entries *knownEntries
-}
-
-// knownEntries are the members of "data" in file order, as a skim gives
-// them: names, key offsets, and odd where a row is not
-// msprobe.NormalRow's (never where the skim's odd is not).
-type knownEntries struct {
-	names   []string
-	offsets []int64
-	odd     []bool
+	entries *resolve.Entries
 }
 
 func (p knownFile) openBench(cfg *Config) (benchSource, error) {

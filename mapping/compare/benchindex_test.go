@@ -157,7 +157,7 @@ func TestKnownIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer skimmed.close()
-			known, err := newBenchIndex(knownFile{path, &knownEntries{es.Names, es.Offsets, es.Odd}}, cfg, true)
+			known, err := newBenchIndex(knownFile{path, es}, cfg, true)
 			if err != nil {
 				t.Fatal(err)
 			}
