@@ -15,8 +15,8 @@ import (
 // TestCSVSink: the table's files hold exactly the rows written, split
 // into parts of MaxCSVRows rows each with the header (stamped, as msprobe
 // names them); a Reset with writes under way leaves only what is written
-// after it, and a dropped table leaves no file. Rows are long enough that the Writer's buffers are
-// being written while the sink resets or drops.
+// after it, and a dropped table leaves no file. Rows are long enough that
+// the Writer's buffers are being written while the sink resets or drops.
 func TestCSVSink(t *testing.T) {
 	t.Parallel()
 	header := []string{"NPU Name", "Bench Name"}
