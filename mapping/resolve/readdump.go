@@ -48,7 +48,7 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 	if rows {
 		reset := func() { rt = newRowTable() }
 		reset()
-		h, repeats, err := msprobe.ScanFileExactReuse(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
+		h, repeats, err := msprobe.ScanFileRowNames(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
 			rt.add(strings.Clone(e.Name), e)
 			return nil
 		})

@@ -4,7 +4,7 @@ import "io"
 
 // ScanSequential is Scan without the decoding goroutine, for benchmarks.
 func ScanSequential(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, nil, fn, false, false)
+	return scan(r, source, nil, fn, scanMode{})
 }
 
 // SetFlat turns the fast path of the flattening on or off (flat.go) and

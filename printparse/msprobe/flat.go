@@ -49,7 +49,8 @@ type flatter struct {
 	recent  [8]string
 	next    int
 
-	taken int // entries flattened here (tests)
+	taken int  // entries flattened here (tests)
+	names bool // rows are built with their names only (scanner.names)
 }
 
 // Entry kinds for the fast path.
@@ -768,6 +769,12 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape,
 			stem = stem[:d]
 		}
 		pi.name = f.add(stem)
+	}
+	if f.names { // no statistics or md5: only the check of the dtype
+		if len(dtype) > 0 {
+			_, ok = f.internOK(dtype)
+		}
+		return ok
 	}
 	pi.it.RequiresGrad = reqGrad
 	if len(dtype) > 0 {

@@ -43,7 +43,7 @@ func renderScan(data []byte, name string, pipelined bool) string {
 	h, err := scan(strings.NewReader(string(data)), name, nil, func(e *Entry) error {
 		fmt.Fprintf(&b, "%+v\n", *e)
 		return nil
-	}, pipelined, false)
+	}, scanMode{pipelined: pipelined})
 	fmt.Fprintf(&b, "%+v %v\n", h, err)
 	return b.String()
 }
@@ -121,6 +121,91 @@ func TestFlatMatchesTree(t *testing.T) {
 	}
 }
 
+// renderRows renders what scan gives for data in mode m, rows with what
+// ScanFileRowNames keeps of them (all of the row in names mode, so that a
+// field it should leave zero shows), the error included.
+func renderRows(data []byte, name string, m scanMode) string {
+	var b strings.Builder
+	h, err := scan(strings.NewReader(string(data)), name, nil, func(e *Entry) error {
+		fmt.Fprintf(&b, "%s %d %d %d %s|%s|%s %v\n", e.Name, e.Index, e.Line, e.Offset, e.OpNoNumber, e.CallDirection, e.Direction, e.HasMD5)
+		for _, it := range e.Items {
+			if !m.names {
+				it = Item{Name: it.Name, Entry: it.Entry, State: it.State, DataName: it.DataName, Line: it.Line}
+			}
+			fmt.Fprintf(&b, "  %+v\n", it)
+		}
+		return nil
+	}, m)
+	fmt.Fprintf(&b, "%+v %v\n", h, err)
+	return b.String()
+}
+
+// rowNamesDiffer reports how the names mode of scan differs from the full
+// one on data, "" when it does not, with the fast path on and off.
+func rowNamesDiffer(data []byte, name string) string {
+	for _, flat := range []bool{true, false} {
+		for _, pipelined := range []bool{false, true} {
+			var full, names string
+			withFlat(flat, func() {
+				full = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true})
+				names = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true, names: true})
+			})
+			if full != names {
+				return fmt.Sprintf("fast path %v, pipelined %v:\n%s", flat, pipelined, firstDiff(names, full))
+			}
+		}
+	}
+	return ""
+}
+
+// TestRowNames checks ScanFileRowNames' mode against the full scan: the
+// same entries, rows, header and errors, each row with its names only.
+func TestRowNames(t *testing.T) {
+	t.Parallel()
+	for _, path := range flatDumps(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := rowNamesDiffer(data, filepath.Base(path)); d != "" {
+			t.Errorf("%s: %s", path, d)
+		}
+	}
+	// Values the fast path leaves to the tree (a dtype msprobe refuses,
+	// or one the fast path does not keep) besides the seeds.
+	bodies := append([]string{
+		`{"input_args": [{"type": "torch.Tensor", "dtype": "=x", "shape": [1]}]}`,
+		`{"output": [{"type": "torch.Tensor", "dtype": "md5", "shape": [1], "Max": 1}]}`,
+	}, flatSeeds...)
+	for _, name := range []string{"Functional.linear.0.forward", "A.parameters_grad", "x.debug"} {
+		for _, body := range bodies {
+			if d := rowNamesDiffer([]byte(dumpWith(strconv.Quote(name)+": "+body)), "dump.json"); d != "" {
+				t.Errorf("%s: %s: %s", name, body, d)
+			}
+		}
+	}
+	// ScanFileRowNames itself, on a file with a repeated key.
+	path := filepath.Join(t.TempDir(), "dump.json")
+	src := dumpWith(`"A.0.forward": {"output": [` + tensorA + `]}, "A.0.forward": {"output": [null, ` + tensorA + `]}`)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_, repeats, err := ScanFileRowNames(path, func() { got = nil }, func(e *Entry) error {
+		for _, it := range e.Items {
+			got = append(got, fmt.Sprintf("%+v", it))
+		}
+		return nil
+	})
+	want := []string{
+		fmt.Sprintf("%+v", Item{Name: "A.0.forward.output.0", Entry: "A.0.forward", State: StateOutput, DataName: "-1", Line: 1}),
+		fmt.Sprintf("%+v", Item{Name: "A.0.forward.output.1", Entry: "A.0.forward", State: StateOutput, DataName: "-1", Line: 1}),
+	}
+	if err != nil || !repeats || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ScanFileRowNames: repeats %v, err %v, rows\n%s\nwant\n%s", repeats, err, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func firstDiff(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for k := range min(len(al), len(bl)) {
@@ -186,6 +271,9 @@ func FuzzFlat(f *testing.F) {
 			if fast != slow {
 				t.Fatalf("fast path differs:\n%s", firstDiff(fast, slow))
 			}
+		}
+		if d := rowNamesDiffer(data, "dump.json"); d != "" {
+			t.Fatalf("names mode differs: %s", d)
 		}
 	})
 }

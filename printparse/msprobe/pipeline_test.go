@@ -21,7 +21,7 @@ import (
 // header, and the error.
 func scanBoth(t *testing.T, name string, src []byte, stopAfter int) [3]string {
 	var out [3]string
-	for k, mode := range []struct{ pipelined, reuse bool }{{false, false}, {true, false}, {true, true}} {
+	for k, mode := range []scanMode{{}, {pipelined: true}, {pipelined: true, reuse: true}} {
 		var b strings.Builder
 		var kept [][]Item
 		var heads []string
@@ -41,7 +41,7 @@ func scanBoth(t *testing.T, name string, src []byte, stopAfter int) [3]string {
 			}
 			kept = append(kept, append([]Item(nil), e.Items...))
 			return nil
-		}, mode.pipelined, mode.reuse)
+		}, mode)
 		for i := range heads {
 			b.WriteString(heads[i])
 			for _, it := range kept[i] {
@@ -120,7 +120,7 @@ func TestPipelinedPanic(t *testing.T) {
 					t.Fatal("no panic")
 				}
 			}()
-			scan(strings.NewReader(string(src)), "dump.json", nil, func(*Entry) error { panic("boom") }, true, false)
+			scan(strings.NewReader(string(src)), "dump.json", nil, func(*Entry) error { panic("boom") }, scanMode{pipelined: true})
 		}()
 	}
 	// Goroutines left blocked would pile up; give them a moment, then count.

@@ -41,16 +41,26 @@ func ScanFile(path string, fn func(*Entry) error) (Header, error) {
 // ScanFileWith is ScanFile with the plan FindRepeats gave for the file
 // (nil: none).
 func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, error) {
-	return scanFile(path, plan, fn, false)
+	return scanFile(path, plan, fn, scanMode{})
 }
 
-func scanFile(path string, plan *Repeats, fn func(*Entry) error, reuse bool) (Header, error) {
+// scanMode is how scan reads a file: with the decoding goroutine
+// (pipelined), reusing the entries it gives fn (reuse; see ScanReuse),
+// building rows with their names only (names; see ScanFileRowNames).
+type scanMode struct {
+	pipelined, reuse, names bool
+}
+
+// scanFile is scan over the file at path, pipelined when more than one
+// CPU is available.
+func scanFile(path string, plan *Repeats, fn func(*Entry) error, m scanMode) (Header, error) {
 	f, err := source.Open(path, source.MaxDumpJSON)
 	if err != nil {
 		return Header{}, err // *source.Error naming the file
 	}
 	defer f.Close()
-	return scan(f, path, plan, fn, runtime.GOMAXPROCS(0) > 1, reuse)
+	m.pipelined = runtime.GOMAXPROCS(0) > 1
+	return scan(f, path, plan, fn, m)
 }
 
 // ScanFileExact is ScanFile that reads a "data" repeating keys as
@@ -58,19 +68,23 @@ func scanFile(path string, plan *Repeats, fn func(*Entry) error, reuse bool) (He
 // forgets the entries fn was given) and scans the file again with its
 // Repeats.
 func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, error) {
-	h, _, err := scanFileExact(path, reset, fn, false)
+	h, _, err := scanFileExact(path, reset, fn, scanMode{})
 	return h, err
 }
 
-// ScanFileExactReuse is ScanFileExact reusing the entries it gives fn (as
-// ScanReuse does: fn must copy what it keeps); repeats tells whether
-// "data" repeated a key (the file was scanned again).
-func ScanFileExactReuse(path string, reset func(), fn func(*Entry) error) (h Header, repeats bool, err error) {
-	return scanFileExact(path, reset, fn, true)
+// ScanFileRowNames is ScanFileExact for readers of the rows' names only.
+// Each Item has its Name, Entry, State, DataName and Line, and nothing
+// else: no statistics, dtype, shape or md5 are built. The file is checked,
+// and its entries and rows found, exactly as ScanFileExact does. Entries
+// are reused as ScanReuse reuses them (fn must copy what it keeps);
+// repeats tells whether "data" repeated a key (the file was scanned
+// again).
+func ScanFileRowNames(path string, reset func(), fn func(*Entry) error) (h Header, repeats bool, err error) {
+	return scanFileExact(path, reset, fn, scanMode{reuse: true, names: true})
 }
 
-func scanFileExact(path string, reset func(), fn func(*Entry) error, reuse bool) (Header, bool, error) {
-	h, err := scanFile(path, nil, fn, reuse)
+func scanFileExact(path string, reset func(), fn func(*Entry) error, m scanMode) (Header, bool, error) {
+	h, err := scanFile(path, nil, fn, m)
 	if err == nil {
 		return h, false, nil
 	}
@@ -82,7 +96,7 @@ func scanFileExact(path string, reset func(), fn func(*Entry) error, reuse bool)
 		return Header{}, false, err
 	}
 	reset()
-	h, err = scanFile(path, plan, fn, reuse)
+	h, err = scanFile(path, plan, fn, m)
 	return h, true, err
 }
 
@@ -126,7 +140,7 @@ func scanFileExact(path string, reset func(), fn func(*Entry) error, reuse bool)
 // calling goroutine, in file order. A non-nil error from fn stops the scan
 // and is returned as is. On any error the returned Header is zero.
 func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, nil, fn, runtime.GOMAXPROCS(0) > 1, false)
+	return scan(r, source, nil, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1})
 }
 
 // ScanReuse is Scan for callers that copy what they keep and need no call
@@ -137,19 +151,20 @@ func Scan(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
 // file. An entry's name and its rows' strings are one allocation: a
 // caller keeping the name without the rows should clone it.
 func ScanReuse(r io.Reader, source string, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, nil, fn, runtime.GOMAXPROCS(0) > 1, true)
+	return scan(r, source, nil, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1, reuse: true})
 }
 
 // ScanReuseWith is ScanReuse with the plan FindRepeats gave for the file r
 // reads (nil: none); source must then be the file's path.
 func ScanReuseWith(r io.Reader, source string, plan *Repeats, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, plan, fn, runtime.GOMAXPROCS(0) > 1, true)
+	return scan(r, source, plan, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1, reuse: true})
 }
 
-func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, pipelined, reuse bool) (Header, error) {
+func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, m scanMode) (Header, error) {
 	s := &scanner{
 		kf:     newKeyFilter(source, plan),
-		reuse:  reuse,
+		reuse:  m.reuse,
+		names:  m.names,
 		lx:     newLexer(r, source),
 		debug:  filepath.Base(source) == DebugJSONName,
 		fn:     fn,
@@ -157,8 +172,9 @@ func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, pipe
 		fwd:    make(map[string]int),
 		bwd:    make(map[string]int),
 	}
+	s.flat.names = m.names
 	defer s.reloc.close()
-	if pipelined {
+	if m.pipelined {
 		return s.runPipelined()
 	}
 	t := &tree{}
@@ -368,6 +384,7 @@ type scanner struct {
 	kf    *keyFilter // repeated keys of "data"
 	reloc relocator  // bodies of repeated keys (the rare path)
 	reuse bool       // finish reuses out
+	names bool       // finish builds rows with their names only
 	// countOnly counts an entry's rows into rows instead of building them.
 	countOnly   bool
 	count, rows int
@@ -998,6 +1015,14 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 				if st != pass {
 					continue
 				}
+			}
+			if s.names {
+				it := Item{Name: get(pi.name), Entry: name, State: pi.it.State, DataName: pi.it.DataName, Line: pi.it.Line}
+				if pi.dataName.off >= 0 {
+					it.DataName = get(pi.dataName)
+				}
+				out = append(out, it)
+				continue
 			}
 			it := pi.it
 			it.Entry = name
