@@ -3,6 +3,7 @@ package resolve
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,43 @@ func TestReadDumpInputHalfStructure(t *testing.T) {
 				t.Errorf("got %v, want %s%s", err, dir, tc.want)
 			}
 		})
+	}
+}
+
+// With several of a folder's files malformed, the error is dump.json's,
+// then construct.json's, then stack.json's, though construct.json is read
+// beside dump.json; with rows (ReadSides' reading) and without.
+func TestReadDumpErrorOrder(t *testing.T) {
+	t.Parallel()
+	const (
+		goodDump      = `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {"Tensor.add.0.forward": {}}}`
+		goodConstruct = `{"Tensor.add.0.forward": null}`
+		goodStack     = `{"0": [["Tensor.add.0.forward"], []]}`
+		bad           = `{"x": [}`
+	)
+	tests := []struct {
+		name                   string
+		dump, construct, stack string
+		want                   string // the file named first in the error
+	}{
+		{"all bad", bad, bad, bad, "dump.json"},
+		{"dump and construct", bad, bad, goodStack, "dump.json"},
+		{"dump and stack", bad, goodConstruct, bad, "dump.json"},
+		{"construct and stack", goodDump, bad, bad, "construct.json"},
+		{"stack", goodDump, goodConstruct, bad, "stack.json"},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		for name, body := range map[string]string{"dump.json": tc.dump, "construct.json": tc.construct, "stack.json": tc.stack} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, rows := range []bool{false, true} {
+			_, _, err := readDump(dir, rows)
+			if want := filepath.Join(dir, tc.want) + ":"; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s (rows %v): got %v, want an error starting %s", tc.name, rows, err, want)
+			}
+		}
 	}
 }
