@@ -86,7 +86,8 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		in.allNames = true
 	}
-	if <-parentsIn; parentErr != nil {
+	<-parentsIn
+	if parentErr != nil {
 		return fail(parentErr)
 	}
 	if parents != nil {

@@ -19,3 +19,7 @@ func SetFlat(on bool) (was bool) {
 func SkimSequential(path string, fn func(*SkimEntry) error) (Header, error) {
 	return skimWith(path, nil, skimWorkers{n: 1}, fn)
 }
+
+// RowNamesDiffer reports how scanning data for its rows' names only
+// differs from the full scan (see ScanFileRowNames), "" when it does not.
+func RowNamesDiffer(data []byte, name string) string { return rowNamesDiffer(data, name) }

@@ -743,7 +743,8 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 	}
 }
 
-// leafRow appends the row of an item (gen_op_item) from its members.
+// leafRow appends the row of an item (gen_op_item) from its members (in
+// names mode, the row with its names only).
 func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape, reqGrad string, stats *[4]fval, val *fval) bool {
 	typStr, ok := f.internOK(typ)
 	if !ok {

@@ -10,9 +10,10 @@ import (
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 )
 
-// TestFlatMatchesTreeGenerated compares the fast path with the tree path
-// on generated dumps: statistics (parameters_grad and backward entries,
-// kwargs, nulls), tensor mode (a data_name on every tensor) and md5 mode.
+// TestFlatMatchesTreeGenerated compares the fast path with the tree path,
+// and the names mode of the scan with the full one, on generated dumps:
+// statistics (parameters_grad and backward entries, kwargs, nulls), tensor
+// mode (a data_name on every tensor) and md5 mode.
 func TestFlatMatchesTreeGenerated(t *testing.T) {
 	for _, o := range []dumpgen.Options{
 		{Seed: 1, Layers: 2},
@@ -33,6 +34,11 @@ func TestFlatMatchesTreeGenerated(t *testing.T) {
 			})
 			fmt.Fprintf(&b, "%+v %v\n", h, err)
 			return b.String()
+		}
+		for _, name := range []string{"dump.json", msprobe.DebugJSONName} {
+			if d := msprobe.RowNamesDiffer(buf.Bytes(), name); d != "" {
+				t.Errorf("%+v as %s: names mode differs: %s", o, name, d)
+			}
 		}
 		fast, slow := render(true), render(false)
 		if fast != slow {

@@ -74,11 +74,11 @@ func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, er
 
 // ScanFileRowNames is ScanFileExact for readers of the rows' names only.
 // Each Item has its Name, Entry, State, DataName and Line, and nothing
-// else: no statistics, dtype, shape or md5 are built. The file is checked,
-// and its entries and rows found, exactly as ScanFileExact does. Entries
-// are reused as ScanReuse reuses them (fn must copy what it keeps);
-// repeats tells whether "data" repeated a key (the file was scanned
-// again).
+// else: no statistics, dtype, shape or md5 are filled in. The file is
+// checked, and its entries and rows found, exactly as ScanFileExact does.
+// Entries are given as ScanReuse gives them (reused: fn must copy what it
+// keeps; no call orders); repeats tells whether "data" repeated a key (the
+// file was scanned again).
 func ScanFileRowNames(path string, reset func(), fn func(*Entry) error) (h Header, repeats bool, err error) {
 	return scanFileExact(path, reset, fn, scanMode{reuse: true, names: true})
 }
