@@ -70,6 +70,14 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench
 		return nil, nil, [2][]string{}, err
 	}
 	read(sides.Entries())
+	// validate's checks read the module trees and m only: they run beside
+	// the api and data mappings.
+	var findings []Finding
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		findings = treeFindings(m, sides)
+	}()
 	h := &rankHealth{entries: map[string]int32{}}
 	byRule := map[*mapping.Rule]int32{}
 	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it, b *resolve.Item, fired []*mapping.Rule) {
@@ -100,22 +108,32 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench
 		}
 		h.entries[it.Name] = i
 	})
-	// validate's checks need module trees: a dump of APIs only (level
-	// L1) has none, and nothing for a layer mapping to check
-	nt, bt, err1, err2 := sides.Trees()
-	if err1 == nil && err2 == nil {
-		rep := validate.Check(m, nil, nt, bt, validate.Options{})
-		for _, f := range rep.Findings {
-			fd := Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg}
-			if r := ruleAt(m, f); r != nil && notDumpedRule(r, f, nt, bt) {
-				fd.Severity, fd.Msg = "info", "layer not dumped: "+f.Msg+" (the dump holds fewer layers than the mapping names: a scope-limited dump or a smaller model; the rule fires on a dump that holds the layer)"
-			}
-			h.findings = append(h.findings, fd)
-		}
-	}
+	dm := sides.DataMappingOf(api)
+	<-checked
+	h.findings = findings
 	var names [2][]string
 	names[0], names[1] = sides.EntryNames()
-	return sides.DataMappingOf(api), h, names, nil
+	return dm, h, names, nil
+}
+
+// treeFindings are validate's findings of m against the module trees of
+// both dumps; none when a dump has no module tree (a dump of APIs only,
+// level L1, has nothing for a layer mapping to check).
+func treeFindings(m *mapping.Mapping, sides *resolve.Sides) []Finding {
+	nt, bt, err1, err2 := sides.Trees()
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	var out []Finding
+	rep := validate.Check(m, nil, nt, bt, validate.Options{})
+	for _, f := range rep.Findings {
+		fd := Finding{Pos: f.Pos.String(), Severity: f.Severity.String(), Code: f.Code, Msg: f.Msg}
+		if r := ruleAt(m, f); r != nil && notDumpedRule(r, f, nt, bt) {
+			fd.Severity, fd.Msg = "info", "layer not dumped: "+f.Msg+" (the dump holds fewer layers than the mapping names: a scope-limited dump or a smaller model; the rule fires on a dump that holds the layer)"
+		}
+		out = append(out, fd)
+	}
+	return out
 }
 
 // namesModule tells whether rule's key names the module of an entry: a

@@ -73,6 +73,9 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
+	// npuExtends tells whether an NPU entry's name extends another's
+	// (see newDataMap), worked out beside the rest once the NPU side is read.
+	npuExtends func() bool
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
@@ -143,6 +146,11 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 				errs[k] = err
 				return
 			}
+			if k == 0 {
+				names, ext := in.Names, make(chan bool, 1)
+				go func() { ext <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
+				s.npuExtends = sync.OnceValue(func() bool { return <-ext })
+			}
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
 				r.names, r.scanned = in.Names, in.scanned
@@ -162,7 +170,7 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 // DataMappingOf expands an api mapping of these sides into msprobe's data
 // mapping (see DataMapping).
 func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
-	return newDataMap(api, s.side[0].rows, s.side[1].rows)
+	return newDataMap(api, s.side[0].rows, s.side[1].rows, s.npuExtends)
 }
 
 // readSide builds the scope trie of a dump folder and, with rows, the

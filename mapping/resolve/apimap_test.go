@@ -206,20 +206,25 @@ func TestDataMapCompactGeneral(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			npu, bch := table(tc.npu...), table(tc.bch...)
 			want := DataMapping(tc.api, npu.rows, bch.rows)
-			dm := newDataMap(tc.api, npu, bch)
-			if general := dm.full != nil; general != tc.general {
-				t.Errorf("general path %v, want %v", general, tc.general)
-			}
-			got := dm.Pairs()
-			diffPairs(t, got, want)
-			if dm.Len() != len(want) {
-				t.Errorf("Len %d, want %d", dm.Len(), len(want))
-			}
 			var names []string
 			for _, e := range tc.npu {
 				names = append(names, e.Name)
 			}
-			checkLookup(t, dm, npu, names, want)
+			// unknown (nil), or worked out over all NPU entries as
+			// ReadSides does: the same data mapping
+			all := func() bool { return extendsAnother(len(names), func(i int) string { return names[i] }) }
+			for _, mayExtend := range []func() bool{nil, all} {
+				dm := newDataMap(tc.api, npu, bch, mayExtend)
+				if general := dm.full != nil; general != tc.general {
+					t.Errorf("general path %v, want %v", general, tc.general)
+				}
+				got := dm.Pairs()
+				diffPairs(t, got, want)
+				if dm.Len() != len(want) {
+					t.Errorf("Len %d, want %d", dm.Len(), len(want))
+				}
+				checkLookup(t, dm, npu, names, want)
+			}
 		})
 	}
 }
@@ -350,11 +355,7 @@ func TestExtendsAnother(t *testing.T) {
 		{[]string{"Tensor.add.0.forward"}, false},
 	}
 	for _, tc := range tests {
-		var pairs []dmPair
-		for _, n := range tc.names {
-			pairs = append(pairs, dmPair{npu: n})
-		}
-		if got := extendsAnother(pairs); got != tc.want {
+		if got := extendsAnother(len(tc.names), func(i int) string { return tc.names[i] }); got != tc.want {
 			t.Errorf("extendsAnother(%q) = %v, want %v", tc.names, got, tc.want)
 		}
 	}

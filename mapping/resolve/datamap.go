@@ -190,8 +190,10 @@ type dmPair struct {
 // newDataMap expands an api mapping over the rows of both sides. The
 // general algorithm (DataMapping) runs when names are irregular or an
 // NPU entry's name extends another's (a row of one could then be a row of
-// the other: the dict's later pair overwrites the earlier).
-func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
+// the other: the dict's later pair overwrites the earlier). mayExtend,
+// when not nil, tells whether some NPU entry's name (of all of them, not
+// only those paired) extends another's: false spares the check.
+func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *DataMap {
 	d := &DataMap{lists: npu.lists, byEntry: nametable.New(), pairs: make([]dmPair, 0, npu.entry.Len())}
 	general := npu.irregular || bench.irregular
 	type listPair struct{ n, b int32 }
@@ -227,7 +229,8 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 	}
 	d.byEntry.Done()
 	// an NPU entry paired twice, or one extending another
-	general = general || d.byEntry.Len() != len(d.pairs) || extendsAnother(d.pairs)
+	general = general || d.byEntry.Len() != len(d.pairs) ||
+		(mayExtend == nil || mayExtend()) && extendsAnother(len(d.pairs), func(i int) string { return d.pairs[i].npu })
 	if general {
 		d.byEntry.Release()
 		d.pairs, d.byEntry = nil, nil
@@ -240,20 +243,20 @@ func newDataMap(api []NamePair, npu, bench *rowTable) *DataMap {
 	return d
 }
 
-// extendsAnother reports whether the NPU entry of a pair is another's
-// name followed by '.' and more. Each name's prefixes ending before a '.'
-// are hashed as it is read, and looked up among the names' hashes; a
-// hit is checked by comparing names.
-func extendsAnother(pairs []dmPair) bool {
+// extendsAnother reports whether one of n names (name(i)) is another's
+// followed by '.' and more. Each name's prefixes ending before a '.' are
+// hashed as it is read, and looked up among the names' hashes; a hit is
+// checked by comparing names.
+func extendsAnother(n int, name func(int) string) bool {
 	seed := maphash.MakeSeed()
-	hashes := make(map[uint64]int32, len(pairs))
-	for i := range pairs {
-		hashes[maphash.String(seed, pairs[i].npu)] = int32(i)
+	hashes := make(map[uint64]int32, n)
+	for i := range n {
+		hashes[maphash.String(seed, name(i))] = int32(i)
 	}
 	var h maphash.Hash
 	h.SetSeed(seed)
-	for i := range pairs {
-		e := pairs[i].npu
+	for i := range n {
+		e := name(i)
 		h.Reset()
 		last := 0
 		for {
@@ -262,7 +265,7 @@ func extendsAnother(pairs []dmPair) bool {
 				break
 			}
 			h.WriteString(e[last : last+d])
-			if j, ok := hashes[h.Sum64()]; ok && pairs[j].npu == e[:last+d] {
+			if j, ok := hashes[h.Sum64()]; ok && name(int(j)) == e[:last+d] {
 				return true
 			}
 			h.WriteByte('.')
