@@ -31,20 +31,24 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item, fired []*mapping.Rule)) []NamePair {
 	r := New(m)
 	out := make([]NamePair, 0, len(npu.Items))
-	// Items of one full scope (the calls of an API in one module) convert
-	// alike: once each.
+	// Items of one node (the calls of an API in one module) convert
+	// alike, to the same bench node: once each.
 	type conversion struct {
-		path  []string
 		fired []*mapping.Rule
+		node  *TrieNode // the bench node at the converted path, nil for none
 	}
-	converted := map[string]conversion{}
+	converted := map[*TrieNode]conversion{}
 	for _, it := range npu.Items {
-		c, ok := converted[it.FullScope]
-		if !ok {
-			c.path, c.fired = r.ConvertScope(npu, it.Scope())
-			converted[it.FullScope] = c
+		c, ok := converted[it.node]
+		if !ok || it.node == nil {
+			var path []string
+			path, c.fired = r.ConvertScope(npu, it.Scope())
+			c.node = bench.Lookup(path)
+			if it.node != nil {
+				converted[it.node] = c
+			}
 		}
-		b := benchItem(npu, bench, it, c.path)
+		b := c.node.item(it.State, npuOrdinal(npu, it))
 		if each != nil {
 			each(it, b, c.fired)
 		}

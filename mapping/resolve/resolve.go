@@ -154,9 +154,15 @@ func (r *Resolver) Resolve(npu, bench *Trie, it *Item) (*Item, []*mapping.Rule) 
 // benchItem returns the bench item at path for the NPU item it: the one at
 // its position among the same-state items of its node.
 func benchItem(npu, bench *Trie, it *Item, path []string) *Item {
+	return bench.Query(path, it.State, npuOrdinal(npu, it))
+}
+
+// npuOrdinal is the position of it among the same-state items of its
+// node, as msprobe computes it (-1 when it is not in npu).
+func npuOrdinal(npu *Trie, it *Item) int {
 	idx := -1
 	if it.node != nil {
-		idx = it.ord // the item's position in its node, as msprobe computes it
+		idx = it.ord
 	} else if n := npu.Lookup(it.Scope()); n != nil {
 		for i, x := range n.Items[it.State] {
 			if x == it {
@@ -164,7 +170,7 @@ func benchItem(npu, bench *Trie, it *Item, path []string) *Item {
 			}
 		}
 	}
-	return bench.Query(path, it.State, idx)
+	return idx
 }
 
 // NodePair is the bench partner msprobe gives one NPU module node.

@@ -173,7 +173,12 @@ func (t *Trie) Lookup(path []string) *TrieNode {
 // Query returns the item at path with the given state and ordinal, or nil
 // (msprobe LayerTrie.query_data).
 func (t *Trie) Query(path []string, state string, index int) *Item {
-	n := t.Lookup(path)
+	return t.Lookup(path).item(state, index)
+}
+
+// item returns the node's item of the given state and ordinal, or nil
+// (also for a nil node).
+func (n *TrieNode) item(state string, index int) *Item {
 	if n == nil || index < 0 || index >= len(n.Items[state]) {
 		return nil
 	}
