@@ -134,9 +134,6 @@ type Config struct {
 	// layerMap is the data mapping derived from the layer mapping, looked
 	// up after DataMapping (msprobe merges them, -dm winning).
 	layerMap *resolve.DataMap
-	// entryNames are the entry names of the NPU and bench dump.json as
-	// the layer mapping read them (nil: not read), for the N:1 plan.
-	entryNames [2][]string
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank

@@ -60,16 +60,18 @@ type rankHealth struct {
 // checkMapping derives a rank pair's data mapping from m (msprobe's
 // generate_data_mapping_by_layer_mapping) and, on the way, its health:
 // validate's checks against the two dump folders and the entries a rule
-// sends nowhere. Each dump is read once for both; the entry names read
-// are returned for the N:1 plan (nil where they could differ from a skim's).
-// read is called once the dumps are read, with their entries as a skim
-// gives them (nil where they could differ).
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench *resolve.Entries)) (*resolve.DataMap, *rankHealth, [2][]string, error) {
+// sends nowhere. Each dump is read once for both. read is called once the
+// dumps are read, with their entries and their entry names as a skim
+// gives them (nil where they could differ), for the N:1 plan.
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench *resolve.Entries, names [2][]string)) (*resolve.DataMap, *rankHealth, error) {
 	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
 	if err != nil {
-		return nil, nil, [2][]string{}, err
+		return nil, nil, err
 	}
-	read(sides.Entries())
+	npu, bench := sides.Entries()
+	var names [2][]string
+	names[0], names[1] = sides.EntryNames()
+	read(npu, bench, names)
 	// validate's checks read the module trees and m only: they run beside
 	// the api and data mappings.
 	var findings []Finding
@@ -111,9 +113,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench
 	dm := sides.DataMappingOf(api)
 	<-checked
 	h.findings = findings
-	var names [2][]string
-	names[0], names[1] = sides.EntryNames()
-	return dm, h, names, nil
+	return dm, h, nil
 }
 
 // treeFindings are validate's findings of m against the module trees of

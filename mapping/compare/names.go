@@ -61,17 +61,45 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 }
 
 // readBothNames reads the names of both dumps (readNames), one goroutine
-// a side; the NPU side's error comes first.
-func readBothNames(np, bp msprobe.Paths, cfg *Config) (nn, bn *dumpNames, err error) {
+// a side; the NPU side's error comes first. known are the names of each
+// side as SkimExact gives them, nil where not known.
+func readBothNames(np, bp msprobe.Paths, cfg *Config, known [2][]string) (nn, bn *dumpNames, err error) {
 	var bErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { bn, bErr = readNames(bp, cfg, cfg.entryNames[1]) })
-	nn, err = readNames(np, cfg, cfg.entryNames[0])
+	wg.Go(func() { bn, bErr = readNames(bp, cfg, known[1]) })
+	nn, err = readNames(np, cfg, known[0])
 	wg.Wait()
 	if err = cmp.Or(err, bErr); err != nil {
 		return nil, nil, err
 	}
 	return nn, bn, nil
+}
+
+// bothNames are both dumps' names read in the background (readBothNames),
+// beside the work that comes before the N:1 plan.
+type bothNames struct {
+	done   chan struct{}
+	nn, bn *dumpNames
+	err    error
+}
+
+// startBothNames starts reading both dumps' names; cfg is copied.
+func startBothNames(np, bp msprobe.Paths, cfg Config, known [2][]string) *bothNames {
+	b := &bothNames{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.nn, b.bn, b.err = readBothNames(np, bp, &cfg, known)
+	}()
+	return b
+}
+
+// take waits for the names, or reads them when none were started (nil b).
+func (b *bothNames) take(np, bp msprobe.Paths, cfg *Config) (nn, bn *dumpNames, err error) {
+	if b == nil {
+		return readBothNames(np, bp, cfg, [2][]string{})
+	}
+	<-b.done
+	return b.nn, b.bn, b.err
 }
 
 // keyPrefix is entry i's compare-key prefix.

@@ -66,7 +66,7 @@ func TestReadBothNamesErrors(t *testing.T) {
 		{"npu fails", badNPU, good, "npu.json"},
 		{"both fail", badNPU, badBench, "npu.json"},
 	} {
-		nn, bn, err := readBothNames(tt.npu, tt.bench, &Config{})
+		nn, bn, err := readBothNames(tt.npu, tt.bench, &Config{}, [2][]string{})
 		switch {
 		case tt.want == "" && (err != nil || len(nn.names) != 1 || len(bn.names) != 1):
 			t.Errorf("%s: %v, %v, %v", tt.name, nn, bn, err)

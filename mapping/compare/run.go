@@ -842,16 +842,23 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}()
 	// The N:1 detection below reads both dumps through indexes, built
 	// beside the work on the mappings: from the layer mapping's reading of
-	// the dumps, or else by skimming them.
+	// the dumps, or else by skimming them. A layer mapping's reading also
+	// gives the dumps' names, read beside the api and data mappings.
 	var ixs *sideIndexes
-	startIndexes := func(npu, bench *resolve.Entries) {}
+	var names *bothNames
+	startIndexes := func(npu, bench *resolve.Entries, known [2][]string) {}
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
 		ixc := *cfg
-		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
+		startIndexes = func(npu, bench *resolve.Entries, known [2][]string) {
+			ixs = indexSides(ixc, np, bp, npu, bench)
+			if in.layerMapping != nil {
+				names = startBothNames(np, bp, ixc, known)
+			}
+		}
 	}
 	defer func() { ixs.close() }()
 	if in.layerMapping == nil {
-		startIndexes(nil, nil)
+		startIndexes(nil, nil, [2][]string{})
 	}
 	// Before the table's progress bar, what the pair is doing (a
 	// layer mapping reads both dumps whole first).
@@ -865,9 +872,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
-		dm, h, names, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries) {
+		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, known [2][]string) {
 			stage("resolving the layer mapping")
-			startIndexes(npu, bench) // the dumps' entries as read: no skims
+			startIndexes(npu, bench, known) // the dumps' entries as read: no skims
 		})
 		if err != nil {
 			return written, err
@@ -881,7 +888,6 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		go func() { done <- writeDataMapping(f, dm.Each) }()
 		written = sync.OnceValue(func() error { return <-done })
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
-		cfg.entryNames = names
 	}
 	if in.pairs != nil {
 		pm, known, err := pairRows(in.pairs, np, bp)
@@ -904,10 +910,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if detect {
 		stage("looking for N:1 groups")
 	}
-	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs); err != nil {
+	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, names); err != nil {
 		return written, err
 	}
-	cfg.entryNames = [2][]string{} // the plan's only: not held through the compare
 	if cfg.Mode == Tensor {
 		newTensor := opt.newTensor
 		if newTensor == nil {
