@@ -93,7 +93,8 @@ func startBothNames(np, bp msprobe.Paths, cfg Config, known [2][]string) *bothNa
 	return b
 }
 
-// take waits for the names, or reads them when none were started (nil b).
+// take waits for the names, or reads them when none were started (nil b:
+// a plan without a layer mapping, whose dumps' names are not known).
 func (b *bothNames) take(np, bp msprobe.Paths, cfg *Config) (nn, bn *dumpNames, err error) {
 	if b == nil {
 		return readBothNames(np, bp, cfg, [2][]string{})

@@ -840,20 +840,23 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			written()
 		}
 	}()
-	// The N:1 detection below reads both dumps through indexes, built
-	// beside the work on the mappings: from the layer mapping's reading of
-	// the dumps, or else by skimming them. A layer mapping's reading also
-	// gives the dumps' names, read beside the api and data mappings.
+	var groups []mapping.ModulePair
+	for _, p := range in.pairs {
+		if p.Group() && !opt.NoFused {
+			groups = append(groups, p)
+		}
+	}
+	// The N:1 plan below reads both dumps' names, and its detection reads
+	// them through indexes. Both are read beside the work on the mappings:
+	// from the layer mapping's reading of the dumps, or else by skimming
+	// them.
 	var ixs *sideIndexes
 	var names *bothNames
 	startIndexes := func(npu, bench *resolve.Entries, known [2][]string) {}
+	ixc := *cfg
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
-		ixc := *cfg
 		startIndexes = func(npu, bench *resolve.Entries, known [2][]string) {
 			ixs = indexSides(ixc, np, bp, npu, bench)
-			if in.layerMapping != nil {
-				names = startBothNames(np, bp, ixc, known)
-			}
 		}
 	}
 	defer func() { ixs.close() }()
@@ -874,7 +877,10 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		stage("reading both dumps for the layer mapping")
 		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, known [2][]string) {
 			stage("resolving the layer mapping")
-			startIndexes(npu, bench, known) // the dumps' entries as read: no skims
+			startIndexes(npu, bench, known)                      // the dumps' entries as read: no skims
+			if !opt.NoFused && (!cfg.Fuzzy || len(groups) > 0) { // the plan reads names
+				names = startBothNames(np, bp, ixc, known)
+			}
 		})
 		if err != nil {
 			return written, err
@@ -896,15 +902,6 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 		cfg.Pairs = pm
 		rr.lacking = known
-	}
-	var groups []mapping.ModulePair
-	for _, p := range in.pairs {
-		if p.Group() {
-			groups = append(groups, p)
-		}
-	}
-	if opt.NoFused {
-		groups = nil
 	}
 	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
 	if detect {

@@ -40,11 +40,11 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item,
 	converted := map[*TrieNode]conversion{}
 	for _, it := range npu.Items {
 		c, ok := converted[it.node]
-		if !ok || it.node == nil {
+		if !ok {
 			var path []string
 			path, c.fired = r.ConvertScope(npu, it.Scope())
 			c.node = bench.Lookup(path)
-			if it.node != nil {
+			if it.node != nil { // not placed: converted each time
 				converted[it.node] = c
 			}
 		}
@@ -171,8 +171,9 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	return s, nil
 }
 
-// DataMappingOf expands an api mapping of these sides into msprobe's data
-// mapping (see DataMapping).
+// DataMappingOf expands an api mapping of these sides (APIMapping of
+// their tries: its NPU names are theirs) into msprobe's data mapping (see
+// DataMapping).
 func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
 	return newDataMap(api, s.side[0].rows, s.side[1].rows, s.npuExtends)
 }

@@ -196,6 +196,8 @@ func TestDataMapCompactGeneral(t *testing.T) {
 			[]NamePair{{a, b}}, false},
 		{"entry extends another", []*msprobe.Entry{entry(a, a+".input.0", a+".input.0.x"), entry(a+".input.0", a+".input.0.x")},
 			[]*msprobe.Entry{entry(b, b+".input.0.x")}, []NamePair{{a, b}, {a + ".input.0", c}}, true},
+		{"unpaired entry extends a paired one", []*msprobe.Entry{entry(a, a+".input.0"), entry(a+".input.0", a+".input.0.x")},
+			[]*msprobe.Entry{entry(b, b+".input.0")}, []NamePair{{a, b}}, false},
 		{"raw row", []*msprobe.Entry{entry(a, "elsewhere.input.0", a+".output.0")}, []*msprobe.Entry{entry(b, b+".output.0")},
 			[]NamePair{{a, b}}, true},
 		{"raw bench row", []*msprobe.Entry{entry(a, a+".input.0")}, []*msprobe.Entry{entry(b, "x")}, []NamePair{{a, b}}, true},
