@@ -852,16 +852,14 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	// them.
 	var ixs *sideIndexes
 	var names *bothNames
-	startIndexes := func(npu, bench *resolve.Entries, known [2][]string) {}
+	startIndexes := func(npu, bench *resolve.Entries) {}
 	ixc := *cfg
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
-		startIndexes = func(npu, bench *resolve.Entries, known [2][]string) {
-			ixs = indexSides(ixc, np, bp, npu, bench)
-		}
+		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
 	}
 	defer func() { ixs.close() }()
 	if in.layerMapping == nil {
-		startIndexes(nil, nil, [2][]string{})
+		startIndexes(nil, nil)
 	}
 	// Before the table's progress bar, what the pair is doing (a
 	// layer mapping reads both dumps whole first).
@@ -877,8 +875,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		stage("reading both dumps for the layer mapping")
 		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, known [2][]string) {
 			stage("resolving the layer mapping")
-			startIndexes(npu, bench, known)                      // the dumps' entries as read: no skims
-			if !opt.NoFused && (!cfg.Fuzzy || len(groups) > 0) { // the plan reads names
+			// the dumps' entries and names as read: no skims
+			startIndexes(npu, bench)
+			if !opt.NoFused && (!cfg.Fuzzy || len(groups) > 0) { // planFused reads them
 				names = startBothNames(np, bp, ixc, known)
 			}
 		})
