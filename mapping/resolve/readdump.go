@@ -44,25 +44,6 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		return fail(fmt.Errorf("%s: expected %s beside %s (msprobe refuses a folder with only one of them), found none", dir, missing, have))
 	}
-	// construct.json does not depend on dump.json: it is read beside it,
-	// and its errors reported after dump.json's.
-	var (
-		parents   *msprobe.ParentIndex
-		parentErr error
-		parentsIn = make(chan struct{})
-	)
-	if paths.ConstructJSON != "" {
-		go func() {
-			defer close(parentsIn)
-			parents, parentErr = msprobe.ReadParentIndex(paths.ConstructJSON)
-		}()
-	} else {
-		close(parentsIn)
-	}
-	fail = func(err error) (DumpInput, *rowTable, error) {
-		<-parentsIn
-		return DumpInput{}, nil, err
-	}
 	var rt *rowTable
 	if rows {
 		reset := func() { rt = newRowTable() }
@@ -86,12 +67,11 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		in.allNames = true
 	}
-	<-parentsIn
-	if parentErr != nil {
-		return fail(parentErr)
-	}
-	if parents != nil {
-		in.Parents, in.ConstructEmpty = parents, parents.Len() == 0
+	if paths.ConstructJSON != "" {
+		if in.Parents, err = msprobe.ReadParentIndex(paths.ConstructJSON); err != nil {
+			return fail(err)
+		}
+		in.ConstructEmpty = in.Parents.Len() == 0
 	}
 	if paths.StackJSON != "" {
 		if in.Stack, in.StackEmpty, err = readStackRaw(paths.StackJSON, in.Names); err != nil {

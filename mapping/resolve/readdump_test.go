@@ -37,8 +37,8 @@ func TestReadDumpInputHalfStructure(t *testing.T) {
 }
 
 // With several of a folder's files malformed, the error is dump.json's,
-// then construct.json's, then stack.json's, though construct.json is read
-// beside dump.json; with rows (ReadSides' reading) and without.
+// then construct.json's, then stack.json's; with rows (ReadSides'
+// reading) and without.
 func TestReadDumpErrorOrder(t *testing.T) {
 	t.Parallel()
 	const (
