@@ -75,34 +75,6 @@ func readBothNames(np, bp msprobe.Paths, cfg *Config, known [2][]string) (nn, bn
 	return nn, bn, nil
 }
 
-// bothNames are both dumps' names read in the background (readBothNames),
-// beside the work that comes before the N:1 plan.
-type bothNames struct {
-	done   chan struct{}
-	nn, bn *dumpNames
-	err    error
-}
-
-// startBothNames starts reading both dumps' names; cfg is copied.
-func startBothNames(np, bp msprobe.Paths, cfg Config, known [2][]string) *bothNames {
-	b := &bothNames{done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		b.nn, b.bn, b.err = readBothNames(np, bp, &cfg, known)
-	}()
-	return b
-}
-
-// take waits for the names, or reads them when none were started (nil b:
-// a plan without a layer mapping, whose dumps' names are not known).
-func (b *bothNames) take(np, bp msprobe.Paths, cfg *Config) (nn, bn *dumpNames, err error) {
-	if b == nil {
-		return readBothNames(np, bp, cfg, [2][]string{})
-	}
-	<-b.done
-	return b.nn, b.bn, b.err
-}
-
 // keyPrefix is entry i's compare-key prefix.
 func (d *dumpNames) keyPrefix(i int32) string {
 	if p, ok := d.prefix[i]; ok {

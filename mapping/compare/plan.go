@@ -16,10 +16,11 @@ import (
 // groups the dumps' shapes show behind mapped pairs (detect), and the
 // tensor-parallel shards. nil when there is nothing to combine.
 //
-// Both dumps' names come from names (startBothNames; nil: read here).
+// known are both dumps' entry names where the layer mapping read them
+// (see readBothNames).
 // Detection reads both dumps through the indexes of ixs (indexSides),
 // and leaves the bench one to the compare's join in cfg.held.
-func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan, ixs *sideIndexes, names *bothNames) (*fusedPlan, error) {
+func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan, ixs *sideIndexes, known [2][]string) (*fusedPlan, error) {
 	if len(groups) == 0 && !detect && tp == nil {
 		return nil, nil
 	}
@@ -27,7 +28,7 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 	if len(groups) == 0 && !detect {
 		return pl, nil
 	}
-	nn, bn, err := names.take(np, bp, cfg)
+	nn, bn, err := readBothNames(np, bp, cfg, known)
 	if err != nil {
 		return nil, inputErr(err)
 	}

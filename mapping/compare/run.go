@@ -840,21 +840,15 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			written()
 		}
 	}()
-	var groups []mapping.ModulePair
-	for _, p := range in.pairs {
-		if p.Group() && !opt.NoFused {
-			groups = append(groups, p)
-		}
-	}
-	// The N:1 plan below reads both dumps' names, and its detection reads
-	// them through indexes. Both are read beside the work on the mappings:
-	// from the layer mapping's reading of the dumps, or else by skimming
-	// them.
+	// The N:1 detection below reads both dumps through indexes, built
+	// beside the work on the mappings: from the layer mapping's reading of
+	// the dumps, or else by skimming them. (The plan's names are read
+	// after the mappings: beside them they would raise the peak memory.)
 	var ixs *sideIndexes
-	var names *bothNames
+	var entryNames [2][]string // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
-	ixc := *cfg
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
+		ixc := *cfg
 		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
 	}
 	defer func() { ixs.close() }()
@@ -873,13 +867,10 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
-		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, known [2][]string) {
+		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, names [2][]string) {
 			stage("resolving the layer mapping")
-			// the dumps' entries and names as read: no skims
-			startIndexes(npu, bench)
-			if !opt.NoFused && (!cfg.Fuzzy || len(groups) > 0) { // planFused reads them
-				names = startBothNames(np, bp, ixc, known)
-			}
+			startIndexes(npu, bench) // the dumps' entries as read: no skims
+			entryNames = names
 		})
 		if err != nil {
 			return written, err
@@ -902,11 +893,20 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.Pairs = pm
 		rr.lacking = known
 	}
+	var groups []mapping.ModulePair
+	for _, p := range in.pairs {
+		if p.Group() {
+			groups = append(groups, p)
+		}
+	}
+	if opt.NoFused {
+		groups = nil
+	}
 	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
 	if detect {
 		stage("looking for N:1 groups")
 	}
-	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, names); err != nil {
+	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, entryNames); err != nil {
 		return written, err
 	}
 	if cfg.Mode == Tensor {
