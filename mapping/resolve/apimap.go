@@ -77,9 +77,8 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
-	// npuExtends tells whether an NPU entry's name extends the name of an
-	// entry with rows (see newDataMap), worked out beside the rest once the
-	// NPU side is read.
+	// npuExtends tells whether an NPU entry's name extends another's (see
+	// newDataMap), worked out beside the rest once the NPU side is read.
 	npuExtends func() bool
 }
 
@@ -153,7 +152,7 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 			}
 			if k == 0 {
 				names, ext := in.Names, make(chan bool, 1)
-				go func() { ext <- rt.extended(names) }()
+				go func() { ext <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
 				s.npuExtends = sync.OnceValue(func() bool { return <-ext })
 			}
 			r := &s.side[k]

@@ -214,7 +214,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 			}
 			// unknown (nil), or worked out over all NPU entries as
 			// ReadSides does: the same data mapping
-			all := func() bool { return npu.extended(names) }
+			all := func() bool { return extendsAnother(len(names), func(i int) string { return names[i] }) }
 			for _, mayExtend := range []func() bool{nil, all} {
 				dm := newDataMap(tc.api, npu, bch, mayExtend)
 				if general := dm.full != nil; general != tc.general {

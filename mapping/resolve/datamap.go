@@ -132,23 +132,6 @@ func (t *rowTable) list(entry string) (int32, bool) {
 	return id, ok && id >= 0
 }
 
-// extended reports whether one of names is the name of an entry of the
-// table followed by '.' and more. A lookup costs no memory; the table's
-// hashes could only make it report true wrongly (newDataMap then takes
-// its exact check).
-func (t *rowTable) extended(names []string) bool {
-	for _, e := range names {
-		for i := 0; i < len(e); i++ {
-			if e[i] == '.' {
-				if _, ok := t.entry.Get(e[:i]); ok {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // rows returns the row names of an entry (each once), none for a name
 // that is not an entry with rows.
 func (t *rowTable) rows(entry string) []string {
@@ -209,8 +192,7 @@ type dmPair struct {
 // NPU entry's name extends another's (a row of one could then be a row of
 // the other: the dict's later pair overwrites the earlier). mayExtend,
 // when not nil, tells whether some NPU entry's name (of all of them, not
-// only those paired) extends the name of an entry with rows: false spares
-// the check.
+// only those paired) extends another's: false spares the check.
 func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *DataMap {
 	d := &DataMap{lists: npu.lists, byEntry: nametable.New(), pairs: make([]dmPair, 0, npu.entry.Len())}
 	general := npu.irregular || bench.irregular
