@@ -492,6 +492,91 @@ func (f *flatter) scalar(v *fval) bool {
 	return false
 }
 
+// statScalar is scalar for a value the row keeps only outside names mode
+// (statistics, value, members the row does without). In names mode only
+// its acceptance matters: it is checked as scalar checks it, no number
+// converted.
+func (f *flatter) statScalar(v *fval) bool {
+	if !f.names {
+		return f.scalar(v)
+	}
+	v.set = true
+	switch c := f.ws(); {
+	case c == '"':
+		s, ok := f.str()
+		return ok && plainOK(s)
+	case c == 't':
+		return f.word("true")
+	case c == 'f':
+		return f.word("false")
+	case c == 'n':
+		return f.word("null")
+	case c == '-' || c-'0' <= 9:
+		_, _, ok := f.numCheck()
+		return ok
+	}
+	return false
+}
+
+// numCheck is num for a literal whose grammar, sign and kind alone
+// matter: it accepts exactly what num does, its digits not parsed.
+func (f *flatter) numCheck() (neg, float, ok bool) {
+	b, i := f.b, f.i
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(b) {
+		return
+	}
+	switch c := b[i]; {
+	case c == '0':
+		i++
+	case c-'1' < 9:
+		i = skipDigits(b, i+1)
+	default:
+		return
+	}
+	if i < len(b) && b[i] == '.' {
+		d := i + 1
+		if i = skipDigits(b, d); i == d {
+			return
+		}
+		float = true
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		if i = skipDigits(b, d); i == d {
+			return
+		}
+		float = true
+	}
+	if i >= len(b) {
+		return // the literal may go on past the buffer
+	}
+	f.i = i
+	return neg, float, true
+}
+
+// skipDigits returns the end of the run of decimal digits at b[i:].
+func skipDigits(b []byte, i int) int {
+	for i+8 <= len(b) {
+		n := digitRun(binary.LittleEndian.Uint64(b[i:]))
+		i += n
+		if n < 8 {
+			return i
+		}
+	}
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
+}
+
 // body flattens an entry body, an object, as process does for an entry
 // that is neither debug nor parameters_grad.
 func (f *flatter) body() bool {
@@ -696,19 +781,23 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 			dtype = skip.lit
 		case kyShape:
 			bit = 1 << 1
-			shape, ok = f.shape()
+			if f.names {
+				ok = f.shapeCheck()
+			} else {
+				shape, ok = f.shape()
+			}
 		case kyMax:
 			bit = 1 << 2
-			ok = f.scalar(&stats[0])
+			ok = f.statScalar(&stats[0])
 		case kyMin:
 			bit = 1 << 3
-			ok = f.scalar(&stats[1])
+			ok = f.statScalar(&stats[1])
 		case kyMean:
 			bit = 1 << 4
-			ok = f.scalar(&stats[2])
+			ok = f.statScalar(&stats[2])
 		case kyNorm:
 			bit = 1 << 5
-			ok = f.scalar(&stats[3])
+			ok = f.statScalar(&stats[3])
 		case kyReqGrad:
 			bit = 1 << 6
 			ok = f.scalar(&skip)
@@ -726,13 +815,13 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 			dataName = skip.lit
 		case kyValue:
 			bit = 1 << 8
-			ok = f.scalar(&val)
+			ok = f.statScalar(&val)
 		case kyType, kyClassType, kyMD5:
 			return false
 		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
-			ok = !top && f.scalar(&skip)
+			ok = !top && f.statScalar(&skip)
 		default:
-			ok = f.scalar(&skip)
+			ok = f.statScalar(&skip)
 		}
 		if !ok || seen&bit != 0 {
 			return false
@@ -892,6 +981,31 @@ func (f *flatter) shape() (string, bool) {
 			return f.internOK(f.scratch)
 		}
 		s = append(s, ", "...)
+	}
+}
+
+// shapeCheck is shape in names mode: the list is checked as shape checks
+// it, its string not built.
+func (f *flatter) shapeCheck() bool {
+	if f.ws() != '[' {
+		return false
+	}
+	f.i++
+	if f.ws() == ']' {
+		f.i++
+		return true
+	}
+	for {
+		f.ws()
+		if neg, float, ok := f.numCheck(); !ok || float || neg {
+			return false
+		}
+		switch f.sep(']') {
+		case 0:
+			return false
+		case 2:
+			return true
+		}
 	}
 }
 

@@ -245,6 +245,10 @@ var flatSeeds = []string{
 	`{"input_args": [{"type": "t", "dtype": "d", "shape": [01]}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": 1.}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": 12345678901234567890123}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "shape": [1.5]}, {"type": "t", "dtype": "d", "shape": [-1]}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "shape": [2e3]}, {"type": "t", "dtype": "d", "Min": -, "Max": 1}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Mean": 1e, "Norm": 2}, {"type": "t", "value": 1e+}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Mean": -0.5E-3, "Norm": 0e0, "value": 1.25}]}`,
 	`[]`,
 	`{}`,
 	`null`,
@@ -337,4 +341,30 @@ func TestFormulaStart(t *testing.T) {
 			t.Fatalf("formulaStart([]byte %q) = %v", s, got)
 		}
 	}
+}
+
+// FuzzNumCheck checks that numCheck accepts exactly the literals num
+// accepts, ending where num ends, with num's sign and kind.
+func FuzzNumCheck(f *testing.F) {
+	for _, s := range []string{"0", "-0", "12", "012", "1.5", "1.", ".5", "-", "1e5", "1E+5", "1e-", "2.5e-07",
+		"123456789012345678901234567890", "1.234567890123456789", "9e99999", "-1.0e0,", "0.000001234]", "7 ", "1.2.3 "} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var n fnum
+		full := flatter{b: b}
+		ok := full.num(&n)
+		check := flatter{b: b}
+		neg, float, cok := check.numCheck()
+		if ok != cok {
+			t.Fatalf("%q: num %v, numCheck %v", b, ok, cok)
+		}
+		if ok && (full.i != check.i || n.neg != neg || n.float != float) {
+			t.Fatalf("%q: num ends at %d (neg %v, float %v), numCheck at %d (neg %v, float %v)",
+				b, full.i, n.neg, n.float, check.i, neg, float)
+		}
+		if !ok && check.i != 0 {
+			t.Fatalf("%q: numCheck moved on a literal it refused", b)
+		}
+	})
 }

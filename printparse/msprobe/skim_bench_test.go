@@ -31,3 +31,33 @@ func BenchmarkSkim(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanFile measures the file scans over the generated 64 MB
+// dump: the full one and the one for the rows' names only.
+func BenchmarkScanFile(b *testing.B) {
+	data := benchDump(b)
+	p := filepath.Join(b.TempDir(), "dump.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		scan func(string, func(), func(*msprobe.Entry) error) (msprobe.Header, error)
+	}{
+		{"exact", msprobe.ScanFileExact},
+		{"names", func(p string, reset func(), fn func(*msprobe.Entry) error) (msprobe.Header, error) {
+			h, _, err := msprobe.ScanFileRowNames(p, reset, fn)
+			return h, err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.scan(p, func() {}, func(*msprobe.Entry) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
