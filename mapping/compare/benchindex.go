@@ -338,7 +338,8 @@ type parsedEntry struct {
 type benchIndex struct {
 	src     benchSource
 	cfg     *Config
-	n       int // entries
+	side    string // in errors: "bench" (or "target" for an index of the NPU side)
+	n       int    // entries
 	seed    maphash.Seed
 	index   tagTable             // key-prefix hash -> entries
 	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
@@ -372,11 +373,17 @@ func (b bitset) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
 
 // newBenchIndex skims the bench side and indexes it.
 func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
+	return newSideIndex("bench", bench, cfg, renumber)
+}
+
+// newSideIndex is newBenchIndex of a dump of either side, its errors
+// naming the side ("bench", "target").
+func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
 	src, err := bench.openBench(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ix := &benchIndex{src: src, cfg: cfg, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
+	ix := &benchIndex{src: src, cfg: cfg, side: side, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
 	namer := newKeyNamer(renumber, cfg.Debug)
 	defer namer.release()
 	var odd []int32
@@ -501,7 +508,7 @@ func (p *entryParser) take(e *msprobe.Entry) error {
 func (p *entryParser) parse(i int32) (*parsedEntry, error) {
 	p.i, p.be = i, nil
 	if err := p.src.read(int(i), p.fn); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, fmt.Errorf("%s: %w", p.ix.side, err)
 	}
 	return p.be, nil
 }
@@ -708,7 +715,7 @@ func (ix *benchIndex) finish(sum *Summary) error {
 			todo = append(todo, i)
 		}
 	}
-	rows, md5, err := countRows(ix.src, todo)
+	rows, md5, err := countRows(ix.src, ix.side, todo)
 	if err != nil {
 		return err
 	}
@@ -721,7 +728,7 @@ func (ix *benchIndex) finish(sum *Summary) error {
 
 // countRows counts the rows of entries (in file order), on as many
 // goroutines as there are cores, each with its own reader.
-func countRows(src benchSource, entries []int32) (rows int, md5 bool, err error) {
+func countRows(src benchSource, side string, entries []int32) (rows int, md5 bool, err error) {
 	parts := max(1, min(runtime.GOMAXPROCS(0), len(entries)/256))
 	type result struct {
 		rows int
@@ -746,7 +753,7 @@ func countRows(src benchSource, entries []int32) (rows int, md5 bool, err error)
 			for _, i := range chunk {
 				n, err := s.rows(int(i))
 				if err != nil {
-					r.err = fmt.Errorf("bench: %w", err)
+					r.err = fmt.Errorf("%s: %w", side, err)
 					return
 				}
 				r.rows += n

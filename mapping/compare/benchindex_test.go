@@ -83,7 +83,7 @@ func TestCountRows(t *testing.T) {
 	if len(all) < 1024 {
 		t.Fatalf("only %d entries: one goroutine would count", len(all))
 	}
-	rows, md5, err := countRows(src, all)
+	rows, md5, err := countRows(src, "bench", all)
 	if err != nil || rows != want || md5 != h.MD5 {
 		t.Errorf("%d rows, md5 %v, %v; want %d, %v", rows, md5, err, want, h.MD5)
 	}

@@ -322,7 +322,7 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 		var wg sync.WaitGroup
 		wg.Go(func() { s.bench, berr = newBenchIndex(side(bp.DumpJSON, benchKnown), &cfg, !cfg.Fuzzy) })
 		var nerr error
-		s.npu, nerr = newBenchIndex(side(np.DumpJSON, npuKnown), &cfg, !cfg.Fuzzy)
+		s.npu, nerr = newSideIndex("target", side(np.DumpJSON, npuKnown), &cfg, !cfg.Fuzzy)
 		wg.Wait()
 		if s.err = cmp.Or(nerr, berr); s.err != nil {
 			s.release()
