@@ -139,57 +139,59 @@ func TestKnownIndex(t *testing.T) {
 	sides, oddSeen := 0, false
 	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
 		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}, {odd, odd}} {
-		s, err := resolve.ReadSides(dirs[0], dirs[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		npu, bench := s.Entries()
-		for k, es := range []*resolve.Entries{npu, bench} {
-			if es == nil {
-				continue
-			}
-			sides++
-			oddSeen = oddSeen || slices.Contains(es.Odd, true)
-			path := filepath.Join(dirs[k], "dump.json")
-			cfg := &Config{}
-			skimmed, err := newBenchIndex(BenchFile(path), cfg, true)
+		for _, readRows := range []bool{true, false} {
+			s, err := resolve.ReadSides(dirs[0], dirs[1], readRows)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer skimmed.close()
-			known, err := newBenchIndex(knownFile{path, es}, cfg, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer known.close()
-			skimmed.reset()
-			known.reset()
-			if skimmed.n != known.n || skimmed.n == 0 {
-				t.Fatalf("%s: %d entries known, %d skimmed", path, known.n, skimmed.n)
-			}
-			var keys []string
-			for i := range skimmed.n {
-				e, err := skimmed.entry(int32(i))
+			npu, bench := s.Entries()
+			for k, es := range []*resolve.Entries{npu, bench} {
+				if es == nil {
+					continue
+				}
+				sides++
+				oddSeen = oddSeen || slices.Contains(es.Odd, true)
+				path := filepath.Join(dirs[k], "dump.json")
+				cfg := &Config{}
+				skimmed, err := newBenchIndex(BenchFile(path), cfg, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e == nil {
-					continue
+				defer skimmed.close()
+				known, err := newBenchIndex(knownFile{path, es}, cfg, true)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for r := range e.rows {
-					keys = append(keys, e.rows[r].key)
+				defer known.close()
+				skimmed.reset()
+				known.reset()
+				if skimmed.n != known.n || skimmed.n == 0 {
+					t.Fatalf("%s: %d entries known, %d skimmed", path, known.n, skimmed.n)
 				}
-			}
-			for _, key := range keys {
-				want, err1 := skimmed.lookup(key, nil)
-				got, err2 := known.lookup(key, nil)
-				if err1 != nil || err2 != nil || !slices.Equal(got, want) || len(got) == 0 {
-					t.Fatalf("%s: key %s: known index %v (%v), skimmed %v (%v)", path, key, got, err2, want, err1)
+				var keys []string
+				for i := range skimmed.n {
+					e, err := skimmed.entry(int32(i))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if e == nil {
+						continue
+					}
+					for r := range e.rows {
+						keys = append(keys, e.rows[r].key)
+					}
+				}
+				for _, key := range keys {
+					want, err1 := skimmed.lookup(key, nil)
+					got, err2 := known.lookup(key, nil)
+					if err1 != nil || err2 != nil || !slices.Equal(got, want) || len(got) == 0 {
+						t.Fatalf("%s: key %s: known index %v (%v), skimmed %v (%v)", path, key, got, err2, want, err1)
+					}
 				}
 			}
 		}
 	}
-	if sides < 4 || !oddSeen {
-		t.Errorf("%d sides indexed from their entries, want at least 4; odd entries among them: %v", sides, oddSeen)
+	if sides < 8 || !oddSeen {
+		t.Errorf("%d sides indexed from their entries, want at least 8; odd entries among them: %v", sides, oddSeen)
 	}
 }

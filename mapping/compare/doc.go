@@ -40,16 +40,20 @@
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from
-// its last entry), so the two dumps are read first (package resolve, one
-// goroutine a side), and their entry names, scope tries and row-name
-// lists held until the data mapping is derived; the data mapping (its NPU
-// and bench entry names, per NPU entry) is then held through the join.
-// Lookups by entry name (construct.json's parents, the row lists, the
-// data mapping's entries) go through hashes of the names outside the
-// collected heap (printparse/nametable). Measured on a Qwen2.5-VL pair of
-// 244,400 NPU entries (216 MB a side): about 150 MB live at most, while
-// both are read, and 50 MB during the join, some 35 MB more than a plain
-// compare; peak RSS about 280 MB.
+// its last entry), so the two dumps' entries are read first (package
+// resolve, one goroutine a side), and their entry names and scope tries
+// held until the api mapping is derived; the data mapping (its NPU and
+// bench entry names, per NPU entry) is then held through the join. Where
+// every row is its entry's name and a structural suffix and no entry name
+// extends another (the common case), the entries are only skimmed: a
+// row's pair then follows from its entry's, and the data mapping file is
+// written as the join reads the rows (dataMapLog). Otherwise the rows'
+// names are read first too. Lookups by entry name (construct.json's
+// parents, the row lists, the data mapping's entries) go through hashes
+// of the names outside the collected heap (printparse/nametable).
+// Measured on a Qwen2.5-VL pair of 244,400 NPU entries (216 MB a side):
+// about 130 MB live at most, while both are read, and 50 MB during the
+// join, some 35 MB more than a plain compare; peak RSS about 270 MB.
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of

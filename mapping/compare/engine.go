@@ -134,6 +134,9 @@ type Config struct {
 	// layerMap is the data mapping derived from the layer mapping, looked
 	// up after DataMapping (msprobe merges them, -dm winning).
 	layerMap *resolve.DataMap
+	// dataMapLog, when set, writes layerMap's pairs as the join reads the
+	// NPU entries (a map completed per entry).
+	dataMapLog *dataMapLog
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank
@@ -402,6 +405,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			}
 			ix.reset()
 			j = &indexJoin{ix: ix, cfg: &cfg}
+			if cfg.dataMapLog != nil {
+				cfg.dataMapLog.passStart(ix)
+			}
 		default:
 			if bs == nil {
 				var md5 bool
@@ -411,6 +417,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				bs.md5 = bs.md5 || md5
 			}
 			j = newStoreJoin(bs, &cfg)
+			if cfg.dataMapLog != nil {
+				cfg.dataMapLog.passStart(nil)
+			}
 		}
 		return fusedJoiner(j, &cfg)
 	}
@@ -500,13 +509,20 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, _ []sideRow) error {
 			b := given // nil for an entry without a compare key: no rows
 			given = nil
+			var others []string
 			if b == nil {
 				b = pool.get(0)
+				if cfg.dataMapLog != nil && len(e.Items) > 0 {
+					others = make([]string, len(e.Items))
+					for i := range e.Items {
+						others[i] = strings.Clone(e.Items[i].Name)
+					}
+				}
 			}
 			for i := range b.rows {
 				b.rows[i].owner = b
 			}
-			ent := npuEntry{e.Name, b.rows}
+			ent := npuEntry{e.Name, b.rows, others}
 			if !started.Load() && len(backlog) < npuAhead {
 				if len(backlog) == 0 {
 					select {
@@ -614,10 +630,16 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 			if cfg.Progress != nil && entries%1024 == 0 {
 				cfg.Progress(entries)
 			}
+			if cfg.dataMapLog != nil {
+				cfg.dataMapLog.rowsOf(&e)
+			}
 			for i := range e.rows {
 				if res.err = j.row(&e.rows[i], emit); res.err != nil {
 					break
 				}
+			}
+			if res.err == nil && cfg.dataMapLog != nil {
+				res.err = cfg.dataMapLog.entry(e.name)
 			}
 			if res.err != nil {
 				break
@@ -629,6 +651,9 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 		} else if err := <-errc; err != nil {
 			res.err = fmt.Errorf("target: %w", err)
 		} else {
+			if cfg.dataMapLog != nil {
+				cfg.dataMapLog.passDone()
+			}
 			res.err = j.end(emit, &res.sum)
 			if res.err == nil {
 				res.err = out.flushGroup()
@@ -659,10 +684,13 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 
 var errStopped = errors.New("stopped")
 
-// npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
+// npuEntry is one NPU entry's rows, handed from the NPU reader to the join;
+// for an entry without a compare key (no rows), its rows' names when the
+// data mapping is written as the entries are read (Config.dataMapLog).
 type npuEntry struct {
-	name string
-	rows []sideRow
+	name   string
+	rows   []sideRow
+	others []string
 }
 
 // indexJoin joins through the bench index.

@@ -62,9 +62,11 @@ type rankHealth struct {
 // validate's checks against the two dump folders and the entries a rule
 // sends nowhere. Each dump is read once for both. read is called once the
 // dumps are read, with their entries and their entry names as a skim
-// gives them (nil where they could differ), for the N:1 plan.
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench *resolve.Entries, names [2][]string)) (*resolve.DataMap, *rankHealth, error) {
-	sides, err := resolve.ReadSides(np.Dir, bp.Dir)
+// gives them (nil where they could differ), for the N:1 plan. Without
+// rows, the rows are left to the table's passes where they can be (see
+// resolve.ReadSides).
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func(npu, bench *resolve.Entries, names [2][]string)) (*resolve.DataMap, *rankHealth, error) {
+	sides, err := resolve.ReadSides(np.Dir, bp.Dir, rows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,8 +112,11 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, read func(npu, bench
 		}
 		h.entries[it.Name] = i
 	})
-	dm := sides.DataMappingOf(api)
+	dm, err := sides.DataMappingOf(api)
 	<-checked
+	if err != nil {
+		return nil, nil, err
+	}
 	h.findings = findings
 	return dm, h, nil
 }

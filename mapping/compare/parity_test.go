@@ -112,8 +112,10 @@ func TestParity(t *testing.T) {
 
 // TestParityJoins: the goldens hold with every bench join: the whole bench
 // side in memory, and the bench index with caches so small that parsed
-// entries leave them and are parsed again; and with the rows finished by
-// the join itself or by workers, whatever the machine's CPUs choose.
+// entries leave them and are parsed again; with the rows finished by the
+// join itself or by workers, whatever the machine's CPUs choose; and with
+// a layer mapping's data mapping made before the table from the rows it
+// reads itself, as well as completed as the table's passes read them.
 func TestParityJoins(t *testing.T) {
 	joins := []struct {
 		name string
@@ -124,6 +126,7 @@ func TestParityJoins(t *testing.T) {
 		{"cache 16", func(o *Options) { o.cache = 16 }},
 		{"inline rows", func(o *Options) { o.inline = true }},
 		{"three workers", func(o *Options) { o.Workers = 3 }},
+		{"rows read by the layer mapping", func(o *Options) { o.mapRows = true }},
 	}
 	for _, j := range joins {
 		for _, c := range parityCases(t) {

@@ -85,6 +85,10 @@ type Options struct {
 	// inline has the join finish each entry's rows itself (tests; see
 	// inlineRows).
 	inline bool
+	// mapRows has the layer mapping read both dumps' rows itself, its
+	// data mapping complete before the table (tests compare it with the
+	// one completed by the table's passes: see resolve.ReadSides).
+	mapRows bool
 }
 
 // inputs are the files of Options, read.
@@ -676,7 +680,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		return nil, nil, err
 	}
 	defer func() {
-		// the data mapping is written while the table is
+		// the data mapping is written while the table is (or by it)
 		if werr := written(); werr != nil && err == nil {
 			err = werr
 		}
@@ -856,7 +860,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		startIndexes(nil, nil)
 	}
 	// Before the table's progress bar, what the pair is doing (a
-	// layer mapping reads both dumps whole first).
+	// layer mapping reads both dumps' entries first).
 	stage := func(what string) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, "\r\033[K%s: %s", progressHead(suffix), what)
@@ -867,7 +871,10 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
-		dm, h, err := checkMapping(in.layerMapping, np, bp, func(npu, bench *resolve.Entries, names [2][]string) {
+		// The rows are left to the table's passes where the indexed join
+		// reads the bench side (see dataMapLog).
+		rows := opt.mapRows || cfg.Fuzzy || cfg.fullBench || cfg.simpleBench
+		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2][]string) {
 			stage("resolving the layer mapping")
 			startIndexes(npu, bench) // the dumps' entries as read: no skims
 			entryNames = names
@@ -880,9 +887,16 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		if err != nil {
 			return written, err
 		}
-		done := make(chan error, 1)
-		go func() { done <- writeDataMapping(f, dm.Each) }()
-		written = sync.OnceValue(func() error { return <-done })
+		if dm.PerEntry() {
+			// written as the table's passes read the NPU entries
+			log := &dataMapLog{dm: dm, w: newDataMappingWriter(f)}
+			cfg.dataMapLog = log
+			written = sync.OnceValue(log.close)
+		} else {
+			done := make(chan error, 1)
+			go func() { done <- writeDataMapping(f, dm.Each) }()
+			written = sync.OnceValue(func() error { return <-done })
+		}
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
 	}
 	if in.pairs != nil {
@@ -984,40 +998,153 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set: as
-// yaml.v3 writes a mapping node of the pairs (the names that YAML writes
-// plain, row names all, are written directly; any other pair goes
-// through the encoder). each gives the pairs in order, each name in two
-// parts (see resolve.DataMap.Each).
+// yaml.v3 writes a mapping node of the pairs (see dataMappingWriter).
+// each gives the pairs in order, each name in two parts (see
+// resolve.DataMap.Each).
 func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
-	w := bufio.NewWriterSize(f, 64<<10)
-	var b []byte
-	empty := true
-	err := each(func(n, ns, bn, bs string) error {
-		empty = false
-		b = append(append(append(append(append(b[:0], n...), ns...), ": "...), bn...), bs...)
-		if k := len(n) + len(ns); plainYAML(b[:k]) && plainYAML(b[k+2:]) {
-			b = append(b, '\n')
-			_, err := w.Write(b)
-			return err
-		}
-		np, bp := string(b[:len(n)+len(ns)]), string(b[len(n)+len(ns)+2:])
-		node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: np}, {Kind: yaml.ScalarNode, Value: bp}}}
-		one, err := yaml.Marshal(node)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(one)
+	w := newDataMappingWriter(f)
+	if err := each(w.pair); err != nil {
 		return err
-	})
+	}
+	return w.finish()
+}
+
+// dataMappingWriter writes a derived data mapping as yaml.v3 writes a
+// mapping node of its pairs: the names that YAML writes plain, row names
+// all, are written directly; any other pair goes through the encoder.
+type dataMappingWriter struct {
+	w     *bufio.Writer
+	b     []byte
+	empty bool
+}
+
+func newDataMappingWriter(f io.Writer) *dataMappingWriter {
+	return &dataMappingWriter{w: bufio.NewWriterSize(f, 64<<10), empty: true}
+}
+
+// pair writes the next pair, each name in two parts.
+func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
+	d.empty = false
+	b := append(append(append(append(append(d.b[:0], n...), ns...), ": "...), bn...), bs...)
+	d.b = b
+	if k := len(n) + len(ns); plainYAML(b[:k]) && plainYAML(b[k+2:]) {
+		d.b = append(b, '\n')
+		_, err := d.w.Write(d.b)
+		return err
+	}
+	np, bp := string(b[:len(n)+len(ns)]), string(b[len(n)+len(ns)+2:])
+	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: np}, {Kind: yaml.ScalarNode, Value: bp}}}
+	one, err := yaml.Marshal(node)
 	if err != nil {
 		return err
 	}
-	if empty {
-		if _, err := w.WriteString("{}\n"); err != nil {
+	_, err = d.w.Write(one)
+	return err
+}
+
+// finish ends the mapping ("{}" when it had no pair) and flushes it.
+func (d *dataMappingWriter) finish() error {
+	if d.empty {
+		if _, err := d.w.WriteString("{}\n"); err != nil {
 			return err
 		}
 	}
-	return w.Flush()
+	return d.w.Flush()
+}
+
+// dataMapLog writes a data mapping completed per entry
+// (resolve.DataMap.PerEntry) as the compare's passes read the NPU
+// entries, in file order, on the join's goroutine: whether a bench entry
+// has a row is asked of the bench index, which parses the entries the
+// join reads anyway. Every pass reads the same entries in the same order
+// (the map is made so only for dump.json files repeating no key), so
+// each pass writes the entries past those written before, and a pass
+// cut short (the compare reading again) leaves nothing twice.
+type dataMapLog struct {
+	dm      *resolve.DataMap
+	w       *dataMappingWriter
+	ix      *benchIndex // the pass's
+	next    int         // entries the pass under way read
+	written int         // entries written
+	done    bool        // a pass read every entry
+	err     error       // the first write's error
+	rows    []string
+	pair    int          // where EntryPairs looks for the next entry's pair
+	at      int32        // the bench entry last asked for (-1: none)
+	bench   *parsedEntry // its rows
+}
+
+// passStart starts a pass over the NPU side, joined through ix.
+func (l *dataMapLog) passStart(ix *benchIndex) { l.next, l.ix, l.at, l.bench = 0, ix, -1, nil }
+
+// rowsOf keeps the names of the rows of e, before the join: the writer
+// may take the rows back once they are joined (the names stay valid).
+func (l *dataMapLog) rowsOf(e *npuEntry) {
+	l.rows = l.rows[:0]
+	if e.others != nil {
+		l.rows = append(l.rows, e.others...)
+		return
+	}
+	for i := range e.rows {
+		l.rows = append(l.rows, e.rows[i].it.Name)
+	}
+}
+
+// entry writes the pairs of the pass's next NPU entry, named name, its
+// rows' names kept by rowsOf, after the join read its bench rows; unless
+// an earlier pass wrote them.
+func (l *dataMapLog) entry(name string) error {
+	if l.err != nil {
+		return l.err
+	}
+	l.next++
+	if l.next <= l.written {
+		return nil
+	}
+	l.written++
+	l.err = l.dm.EntryPairs(name, l.rows, &l.pair, l.benchHas, l.w.pair)
+	l.at, l.bench = -1, nil // the entry may leave the index's cache
+	return l.err
+}
+
+// benchHas tells whether the bench entry at position i has a row with
+// the suffix.
+func (l *dataMapLog) benchHas(i int32, suffix string) (bool, error) {
+	if l.ix == nil {
+		return false, errors.New("data mapping: a map completed per entry needs the bench index")
+	}
+	if i != l.at {
+		e, err := l.ix.entry(i)
+		if err != nil {
+			return false, err
+		}
+		l.at, l.bench = i, e
+	}
+	e := l.bench
+	if e == nil {
+		return false, nil // an entry msprobe skips
+	}
+	for r := range e.rows {
+		if e.rows[r].it.Name[len(e.name):] == suffix {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// passDone records that a pass read every entry of the NPU side.
+func (l *dataMapLog) passDone() { l.done = true }
+
+// close finishes the file once a pass read every entry, after the
+// compare (an error when none did: the compare failed before it).
+func (l *dataMapLog) close() error {
+	switch {
+	case l.err != nil:
+		return l.err
+	case !l.done:
+		return errors.New("data mapping: the compare read no pass of the NPU dump to the end")
+	}
+	return l.w.finish()
 }
 
 // plainYAML reports a string yaml.v3 writes as a plain scalar on one

@@ -65,7 +65,7 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item,
 // files, or step folders with one rank) and returns msprobe's api mapping
 // for m: every NPU entry in dump order, bench name or NA.
 func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	npu, bench, _, _, err := readSides(npuDir, benchDir, false)
+	npu, bench, _, _, err := readSides(npuDir, benchDir, namesOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -77,20 +77,23 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
-	// npuExtends tells whether an NPU entry's name extends another's (see
-	// newDataMap), worked out beside the rest once the NPU side is read.
-	npuExtends func() bool
+	// extends tells, per side, whether an entry's name extends another's
+	// (see newDataMap), worked out beside the rest once the side is read.
+	extends [2]func() bool
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
 // its entry names as SkimExact gives them (nil when they may differ), the
-// row names of each entry and its module tree.
+// row names of each entry (or, for a side whose rows are left to the
+// compare, the skim's entries) and its module tree.
 type sideRest struct {
-	names   []string
-	scanned bool // names are the rows' entries
-	rows    *rowTable
-	tree    *printparse.Tree
-	treeErr error
+	names    []string
+	scanned  bool // names are the rows' entries
+	rows     *rowTable
+	skim     *skimmed
+	dumpJSON string
+	tree     *printparse.Tree
+	treeErr  error
 }
 
 // EntryNames returns the keys of each dump.json's "data" in order, as
@@ -116,7 +119,10 @@ type Entries struct {
 func (s *Sides) Entries() (npu, bench *Entries) {
 	var es [2]*Entries
 	for k, r := range s.side {
-		if r.scanned && r.rows != nil && len(r.rows.offs) == len(r.names) {
+		switch {
+		case r.skim != nil:
+			es[k] = &Entries{Names: r.skim.names, Offsets: r.skim.offs, Odd: r.skim.odd}
+		case r.scanned && r.rows != nil && len(r.rows.offs) == len(r.names):
 			es[k] = &Entries{Names: r.names, Offsets: r.rows.offs, Odd: r.rows.odd}
 		}
 	}
@@ -132,11 +138,18 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry),
-// the row names (data mapping) and the module trees (validate's checks).
+// with rows the row names (data mapping) and the module trees (validate's
+// checks).
 // The sides are read at the same time, each on its own goroutine; each
 // lets its construct.json and stack.json go once its trie and tree are
 // built. An error of the NPU side is reported before one of the bench.
-func ReadSides(npuDir, benchDir string) (*Sides, error) {
+//
+// Without rows, the rows are left to the compare's own passes over the
+// dump.json files where they can be: the entries are skimmed (see
+// skimEntries: the bodies' syntax is then checked by those passes), and
+// DataMappingOf gives a map completed per entry as the compare reads
+// them (DataMap.PerEntry).
+func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 	s := &Sides{}
 	var (
 		tries [2]*Trie
@@ -145,22 +158,24 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 	)
 	for k, dir := range [2]string{npuDir, benchDir} {
 		wg.Go(func() {
-			t, rt, in, err := readSide(dir, [2]string{"npu", "bench"}[k], true)
+			mode := withRows
+			if !rows {
+				mode = skimOnly
+			}
+			t, rt, sk, in, err := readSide(dir, [2]string{"npu", "bench"}[k], mode)
 			if err != nil {
 				errs[k] = err
 				return
 			}
-			if k == 0 {
-				names, ext := in.Names, make(chan bool, 1)
-				go func() { ext <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
-				s.npuExtends = sync.OnceValue(func() bool { return <-ext })
-			}
+			names, ext := in.Names, make(chan bool, 1)
+			go func() { ext <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
+			s.extends[k] = sync.OnceValue(func() bool { return <-ext })
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
 				r.names, r.scanned = in.Names, in.scanned
 			}
 			r.tree, r.treeErr = dumpTree(in)
-			tries[k], r.rows = t, rt
+			tries[k], r.rows, r.skim, r.dumpJSON = t, rt, sk, in.Paths.DumpJSON
 		})
 	}
 	wg.Wait()
@@ -173,31 +188,51 @@ func ReadSides(npuDir, benchDir string) (*Sides, error) {
 
 // DataMappingOf expands an api mapping of these sides (APIMapping of
 // their tries: its NPU names are theirs) into msprobe's data mapping (see
-// DataMapping).
-func (s *Sides) DataMappingOf(api []NamePair) *DataMap {
-	return newDataMap(api, s.side[0].rows, s.side[1].rows, s.npuExtends)
+// DataMapping). Where both sides' rows were left to the compare, the map
+// is completed per entry (PerEntry) when each NPU row's pair follows from
+// the names alone: no entry name extends another's on either side, and
+// no NPU entry is paired twice. Otherwise the rows left are read here.
+func (s *Sides) DataMappingOf(api []NamePair) (*DataMap, error) {
+	npu, bench := &s.side[0], &s.side[1]
+	if npu.skim != nil && bench.skim != nil && !s.extends[0]() && !s.extends[1]() {
+		if d := newPerEntryDataMap(api, bench.skim.names); d != nil {
+			return d, nil
+		}
+	}
+	for k, r := range []*sideRest{npu, bench} {
+		if r.rows != nil {
+			continue
+		}
+		rt, _, _, err := scanRowTable(r.dumpJSON)
+		if err != nil {
+			return nil, fmt.Errorf("%s dump: %w", [2]string{"npu", "bench"}[k], err)
+		}
+		rt.done()
+		r.rows = rt
+	}
+	return newDataMap(api, npu.rows, bench.rows, s.extends[0]), nil
 }
 
-// readSide builds the scope trie of a dump folder and, with rows, the
-// row names of every entry, in the same pass over its dump.json.
-func readSide(dir, name string, rows bool) (*Trie, *rowTable, DumpInput, error) {
-	in, r, err := readDump(dir, rows)
+// readSide builds the scope trie of a dump folder and what mode asks of
+// its rows, in the same pass over its dump.json.
+func readSide(dir, name string, mode rowsMode) (*Trie, *rowTable, *skimmed, DumpInput, error) {
+	in, r, sk, err := readDump(dir, mode)
 	if err != nil {
-		return nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
+		return nil, nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
 	}
 	t, err := trieFromInput(in)
 	if err != nil {
-		return nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
+		return nil, nil, nil, in, fmt.Errorf("%s dump: %w", name, err)
 	}
-	return t, r, in, nil
+	return t, r, sk, in, nil
 }
 
 // readSides reads two dump folders (readSide).
-func readSides(npuDir, benchDir string, rows bool) (npu, bench *Trie, npuRows, benchRows *rowTable, err error) {
-	if npu, npuRows, _, err = readSide(npuDir, "npu", rows); err != nil {
+func readSides(npuDir, benchDir string, mode rowsMode) (npu, bench *Trie, npuRows, benchRows *rowTable, err error) {
+	if npu, npuRows, _, _, err = readSide(npuDir, "npu", mode); err != nil {
 		return
 	}
-	bench, benchRows, _, err = readSide(benchDir, "bench", rows)
+	bench, benchRows, _, _, err = readSide(benchDir, "bench", mode)
 	return
 }
 
@@ -252,7 +287,7 @@ func DataMapping(api []NamePair, npuRows, benchRows RowsFunc) []NamePair {
 // names (see DataMapping). msprobe's table compare with -dm of this mapping
 // is what layermap compare --mapping reproduces.
 func GenerateDataMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	npu, bench, npuRows, benchRows, err := readSides(npuDir, benchDir, true)
+	npu, bench, npuRows, benchRows, err := readSides(npuDir, benchDir, withRows)
 	if err != nil {
 		return nil, err
 	}

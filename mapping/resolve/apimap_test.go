@@ -118,17 +118,24 @@ func TestGenerateDataMappingParity(t *testing.T) {
 			want := readPairs(t, tc.want)
 			// the compact form compare uses: the same pairs, and Lookup
 			// answers each NPU row with its bench row
-			sides, err := ReadSides(tc.npu, tc.bench)
+			sides, err := ReadSides(tc.npu, tc.bench, true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dm := sides.DataMappingOf(APIMapping(mustLoad(t, tc.yaml), sides.NPU, sides.Bench))
+			dm, err := sides.DataMappingOf(APIMapping(mustLoad(t, tc.yaml), sides.NPU, sides.Bench))
+			if err != nil {
+				t.Fatal(err)
+			}
 			compact := dm.Pairs()
 			var names []string
 			for _, it := range sides.NPU.Items {
 				names = append(names, it.Name)
 			}
 			checkLookup(t, dm, sides.side[0].rows, names, compact)
+			// the NPU rows left to the compare: the map completed per
+			// entry as the NPU dump is read gives the same pairs
+			perEntry := perEntryPairs(t, tc.npu, tc.bench, tc.yaml, sides.side[0].rows, names)
+			diffPairs(t, perEntry, compact)
 			if tc.unordered { // the python test compares dicts
 				sortPairs(got)
 				sortPairs(compact)
@@ -137,6 +144,87 @@ func TestGenerateDataMappingParity(t *testing.T) {
 			diffPairs(t, got, want)
 			diffPairs(t, compact, want)
 		})
+	}
+}
+
+// perEntryPairs reads a pair of dumps with the rows left to the compare,
+// and gives the data mapping's pairs as EntryPairs gives them for the NPU
+// dump's entries read in order, the bench rows read too; the map's
+// Lookup is checked against them (npu: the NPU rows, names: the NPU
+// entries).
+func perEntryPairs(t *testing.T, npuDir, benchDir, yaml string, npu *rowTable, names []string) []NamePair {
+	t.Helper()
+	sides, err := ReadSides(npuDir, benchDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, err := sides.DataMappingOf(APIMapping(mustLoad(t, yaml), sides.NPU, sides.Bench))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dm.PerEntry() {
+		t.Fatalf("%s: not a map completed per entry", npuDir)
+	}
+	if err := dm.Each(func(string, string, string, string) error { return nil }); err == nil {
+		t.Error("Each of a map completed per entry gave no error")
+	}
+	paths := func(dir string) msprobe.Paths {
+		in, err := ReadDumpInput(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.Paths
+	}
+	bench, _, _, err := scanRowTable(paths(benchDir).DumpJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchNames := bench.done()
+	return entryPairsOf(t, dm, paths(npuDir).DumpJSON, bench, benchNames, npu, names)
+}
+
+// entryPairsOf gives the pairs of a map completed per entry for the NPU
+// dump's entries read in order, the bench rows from a table, and checks
+// the map's Lookup against them.
+func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, benchNames []string, npu *rowTable, names []string) []NamePair {
+	t.Helper()
+	has := func(at int32, s string) (bool, error) {
+		return slices.Contains(bench.rows(benchNames[at]), benchNames[at]+s), nil
+	}
+	var got []NamePair
+	next := 0
+	if _, err := msprobe.ScanFile(npuDump, func(e *msprobe.Entry) error {
+		var rows []string
+		for _, it := range e.Items {
+			rows = append(rows, it.Name)
+		}
+		return dm.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
+			got = append(got, NamePair{NPU: n + ns, Bench: b + bs})
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkLookupPerEntry(t, dm, npu, names, got)
+	return got
+}
+
+// checkLookupPerEntry is checkLookup for a map completed per entry: a row
+// paired with NA may be given a bench row name no entry has.
+func checkLookupPerEntry(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs []NamePair) {
+	t.Helper()
+	want := map[string]string{}
+	for _, p := range pairs {
+		want[p.NPU] = p.Bench
+	}
+	for _, e := range names {
+		for _, r := range npu.rows(e) {
+			b, ok := dm.Lookup(e, r)
+			w, wok := want[r]
+			if ok != wok || b != w && w != NA {
+				t.Errorf("Lookup(%q, %q) = %q, %v; want %q, %v", e, r, b, ok, w, wok)
+			}
+		}
 	}
 }
 
@@ -227,6 +315,42 @@ func TestDataMapCompactGeneral(t *testing.T) {
 				}
 				checkLookup(t, dm, npu, names, want)
 			}
+			// completed per entry, where the rows are regular (as the
+			// skim the compare relies on finds them) and no name extends
+			// another: the same pairs
+			if npu.irregular || bch.irregular || all() {
+				return
+			}
+			var benchNames []string
+			for _, e := range tc.bch {
+				benchNames = append(benchNames, e.Name)
+			}
+			pe := newPerEntryDataMap(tc.api, benchNames)
+			if pe == nil {
+				if tc.name == "regular" || tc.name == "long lists" {
+					t.Error("no map completed per entry")
+				}
+				return
+			}
+			has := func(at int32, s string) (bool, error) {
+				return slices.Contains(bch.rows(benchNames[at]), benchNames[at]+s), nil
+			}
+			var got []NamePair
+			next := 0
+			for _, e := range tc.npu {
+				var rows []string
+				for _, it := range e.Items {
+					rows = append(rows, it.Name)
+				}
+				if err := pe.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
+					got = append(got, NamePair{NPU: n + ns, Bench: b + bs})
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			diffPairs(t, got, want)
+			checkLookupPerEntry(t, pe, npu, names, want)
 		})
 	}
 }
@@ -251,26 +375,28 @@ func TestSidesTrees(t *testing.T) {
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
 		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}} {
-		s, err := ReadSides(dirs[0], dirs[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		nt, bt, nerr, berr := s.Trees()
-		for i, got := range []*printparse.Tree{nt, bt} {
-			want, werr := printparse.LoadDumpDir(dirs[i])
-			gerr := []error{nerr, berr}[i]
-			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
-				t.Errorf("%s: error %v, want %v", dirs[i], gerr, werr)
+		for _, readRows := range []bool{true, false} {
+			s, err := ReadSides(dirs[0], dirs[1], readRows)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: tree differs from LoadDumpDir's", dirs[i])
-			}
-			if got != nil && got.Root != nil && len(got.Root.Children) > 0 {
-				built++
+			nt, bt, nerr, berr := s.Trees()
+			for i, got := range []*printparse.Tree{nt, bt} {
+				want, werr := printparse.LoadDumpDir(dirs[i])
+				gerr := []error{nerr, berr}[i]
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Errorf("%s: error %v, want %v", dirs[i], gerr, werr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: tree differs from LoadDumpDir's", dirs[i])
+				}
+				if got != nil && got.Root != nil && len(got.Root.Children) > 0 {
+					built++
+				}
 			}
 		}
 	}
-	if built < 4 {
+	if built < 8 {
 		t.Errorf("%d trees with modules built, want at least 4", built)
 	}
 }
@@ -292,9 +418,11 @@ func TestReadSidesErrors(t *testing.T) {
 		{good, filepath.Join(dir, "none"), "bench dump: "},
 	}
 	for _, tc := range tests {
-		_, err := ReadSides(tc.npu, tc.bench)
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("ReadSides(%s, %s) = %v, want an error starting %q", tc.npu, tc.bench, err, tc.want)
+		for _, readRows := range []bool{true, false} {
+			_, err := ReadSides(tc.npu, tc.bench, readRows)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("ReadSides(%s, %s, %v) = %v, want an error starting %q", tc.npu, tc.bench, readRows, err, tc.want)
+			}
 		}
 	}
 }
@@ -379,61 +507,72 @@ func TestSidesEntries(t *testing.T) {
 	checked, oddSeen := 0, false
 	for _, dirs := range [][2]string{{r1 + "/mindspore_data", r1 + "/pytorch_data"}, {qw + "/npu/proc12360", qw + "/bench/proc12353"},
 		{"../../testdata/demo/dumps/llamafactory", "../../testdata/demo/dumps/mindspeed-mm"}, {odd, odd}} {
-		s, err := ReadSides(dirs[0], dirs[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		npu, bench := s.Entries()
-		for k, es := range []*Entries{npu, bench} {
-			if es == nil {
-				continue
-			}
-			path := filepath.Join(dirs[k], "dump.json")
-			var want Entries
-			var skimOdd []bool
-			if _, err := msprobe.Skim(path, func(e *msprobe.SkimEntry) error {
-				want.Names = append(want.Names, string(e.Name))
-				want.Offsets = append(want.Offsets, e.Offset)
-				skimOdd = append(skimOdd, e.Odd)
-				return nil
-			}); err != nil {
+		for _, readRows := range []bool{true, false} {
+			s, err := ReadSides(dirs[0], dirs[1], readRows)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(es.Names, want.Names) || !reflect.DeepEqual(es.Offsets, want.Offsets) || len(es.Odd) != len(want.Names) {
-				t.Errorf("%s: %d entries at offsets %v, Skim: %d at %v", path, len(es.Names), head64(es.Offsets), len(want.Names), head64(want.Offsets))
-				continue
-			}
-			rows := s.side[k].rows
-			for i, name := range es.Names {
-				normal := true
-				for _, r := range rows.rows(name) {
-					normal = normal && msprobe.NormalRow(name, r)
+			npu, bench := s.Entries()
+			for k, es := range []*Entries{npu, bench} {
+				if es == nil {
+					continue
 				}
-				if es.Odd[i] == normal || es.Odd[i] && !skimOdd[i] {
-					t.Errorf("%s: %s odd %v, rows all normal %v, Skim odd %v", path, name, es.Odd[i], normal, skimOdd[i])
+				path := filepath.Join(dirs[k], "dump.json")
+				var want Entries
+				var skimOdd []bool
+				if _, err := msprobe.Skim(path, func(e *msprobe.SkimEntry) error {
+					want.Names = append(want.Names, string(e.Name))
+					want.Offsets = append(want.Offsets, e.Offset)
+					skimOdd = append(skimOdd, e.Odd)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
 				}
-				oddSeen = oddSeen || es.Odd[i]
+				if !reflect.DeepEqual(es.Names, want.Names) || !reflect.DeepEqual(es.Offsets, want.Offsets) || len(es.Odd) != len(want.Names) {
+					t.Errorf("%s: %d entries at offsets %v, Skim: %d at %v", path, len(es.Names), head64(es.Offsets), len(want.Names), head64(want.Offsets))
+					continue
+				}
+				rows := s.side[k].rows
+				if rows == nil { // left to the compare
+					if rows, _, _, err = scanRowTable(path); err != nil {
+						t.Fatal(err)
+					}
+					rows.done()
+				}
+				for i, name := range es.Names {
+					normal := true
+					for _, r := range rows.rows(name) {
+						normal = normal && msprobe.NormalRow(name, r)
+					}
+					if es.Odd[i] == normal || es.Odd[i] && !skimOdd[i] {
+						t.Errorf("%s: %s odd %v, rows all normal %v, Skim odd %v", path, name, es.Odd[i], normal, skimOdd[i])
+					}
+					oddSeen = oddSeen || es.Odd[i]
+				}
+				checked++
 			}
-			checked++
 		}
 	}
-	if checked < 6 || !oddSeen {
-		t.Errorf("entries of %d sides checked, want at least 6; odd entries among them: %v", checked, oddSeen)
+	if checked < 12 || !oddSeen {
+		t.Errorf("entries of %d sides checked, want at least 12; odd entries among them: %v", checked, oddSeen)
 	}
 
 	// Where the scan's entries may differ from a skim's: none, so that
-	// the compare skims.
+	// the compare skims; skimmed sides give the skim's.
 	for name, data := range map[string]string{
 		"skipped":  `"Tensor.weird": {}, "Tensor.add.0.forward": {}`,
 		"repeated": `"Tensor.add.0.forward": {}, "Tensor.mul.0.forward": {}, "Tensor.add.0.forward": {"output": [` + tensor("Tensor.add.0.forward.output.0.pt") + `]}`,
 	} {
 		d := side(name, data)
-		s, err := ReadSides(d, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if npu, bench := s.Entries(); npu != nil || bench != nil {
-			t.Errorf("%s: entries %v, %v; want none", name, npu, bench)
+		for _, readRows := range []bool{true, false} {
+			s, err := ReadSides(d, d, readRows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			npu, bench := s.Entries()
+			if want := !readRows && name == "skipped"; (npu != nil) != want || (bench != nil) != want {
+				t.Errorf("%s, rows read %v: entries %v, %v; want the skim's %v", name, readRows, npu, bench, want)
+			}
 		}
 	}
 }

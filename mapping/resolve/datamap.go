@@ -2,7 +2,10 @@ package resolve
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -177,14 +180,115 @@ type DataMap struct {
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
 	fullMap map[string]string
+
+	// perEntry marks a map completed per entry (PerEntry).
+	perEntry bool
 }
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
-// none) and, per NPU suffix, whether the bench entry has a row with it.
+// none) and, per NPU suffix (list), whether the bench entry has a row
+// with it; in a map completed per entry, the bench entry's position in
+// the bench dump instead (at; -1 for none).
 type dmPair struct {
 	npu, bench string
-	list       int32
+	list, at   int32
 	has        []bool
+}
+
+// newPerEntryDataMap is newDataMap for sides whose rows are read after
+// the map is made, each NPU entry paired with its bench entry (at its
+// position among benchNames, the bench dump's entries). nil when an NPU
+// entry is paired twice. The rows of both sides must be regular (every
+// row its entry's name followed by "" or a suffix starting with '.', as
+// a skim without odd entries finds them) and no entry name may extend
+// another's on either side: a bench row named after an NPU row's bench
+// entry and suffix is then that entry's, so that newDataMap's per-entry
+// path would pair them, and no other row.
+func newPerEntryDataMap(api []NamePair, benchNames []string) *DataMap {
+	at := nametable.New()
+	for i, n := range benchNames {
+		at.Set(n, int32(i))
+	}
+	at.Done()
+	defer at.Release()
+	d := &DataMap{perEntry: true, byEntry: nametable.New(), pairs: make([]dmPair, 0, len(api))}
+	for _, p := range api {
+		if p.NPU == "" {
+			continue
+		}
+		dp := dmPair{npu: p.NPU, list: -1, at: -1}
+		if i, ok := at.Get(p.Bench); ok && p.Bench != NA {
+			dp.bench, dp.at = p.Bench, i
+		}
+		d.byEntry.Set(p.NPU, int32(len(d.pairs)))
+		d.pairs = append(d.pairs, dp)
+	}
+	d.byEntry.Done()
+	if d.byEntry.Len() != len(d.pairs) {
+		d.byEntry.Release()
+		return nil
+	}
+	return d
+}
+
+// PerEntry reports a map completed per entry: its pairs are given by
+// EntryPairs for each NPU entry as the compare reads the dumps, not by
+// Each; Lookup pairs each NPU row of a paired entry with its bench
+// entry's row of the same suffix, whether or not the bench entry has it
+// (a row it does not have is found nowhere, as NA is not).
+func (d *DataMap) PerEntry() bool { return d.perEntry }
+
+// EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU
+// entry named entry (rows: its rows' names as read, in order) in a map
+// completed per entry (PerEntry); has tells whether the bench entry at a
+// position in the bench dump has a row with a suffix. Given every entry
+// of the NPU dump in file order, the calls are Each's of a map made with
+// the rows. The entries' pairs are looked for from *next on, where the
+// entry read before left it (the pairs are in the NPU dump's order).
+func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
+	var i int32
+	if k := *next; k < len(d.pairs) && d.pairs[k].npu == entry {
+		i = int32(k)
+	} else if j, ok := d.byEntry.Get(entry); ok {
+		i = j
+	} else {
+		return nil
+	}
+	*next = int(i) + 1
+	p := &d.pairs[i]
+	var seen map[string]bool // for long lists
+	if len(rows) > longList {
+		seen = make(map[string]bool, len(rows))
+	}
+	for k, r := range rows {
+		if !strings.HasPrefix(r, entry) {
+			return fmt.Errorf("data mapping: row %q of entry %q does not start with the entry's name", r, entry)
+		}
+		s := r[len(entry):]
+		// each suffix once, where it first comes
+		if seen != nil {
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+		} else if slices.ContainsFunc(rows[:k], func(o string) bool { return o[len(entry):] == s }) {
+			continue
+		}
+		b, bs := NA, ""
+		if p.bench != "" {
+			ok, err := has(p.at, s)
+			if err != nil {
+				return err
+			}
+			if ok {
+				b, bs = p.bench, s
+			}
+		}
+		if err := fn(p.npu, s, b, bs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newDataMap expands an api mapping over the rows of both sides. The
@@ -280,6 +384,9 @@ func extendsAnother(n int, name func(int) string) bool {
 // "" for none). Names are not joined: fn appends the parts where it
 // writes them.
 func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
+	if d.perEntry {
+		return errPerEntry
+	}
 	if d.full != nil || d.pairs == nil {
 		for _, p := range d.full {
 			if err := fn(p.NPU, "", p.Bench, ""); err != nil {
@@ -303,8 +410,14 @@ func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error)
 	return nil
 }
 
-// Len is the number of pairs.
+// errPerEntry is Each's error for a map completed per entry.
+var errPerEntry = errors.New("data mapping: the pairs of a map completed per entry are given by EntryPairs")
+
+// Len is the number of pairs (none for a map completed per entry).
 func (d *DataMap) Len() int {
+	if d.perEntry {
+		return 0
+	}
 	if d.pairs == nil {
 		return len(d.full)
 	}
@@ -339,6 +452,15 @@ func (d *DataMap) Lookup(entry, row string) (string, bool) {
 	}
 	p := &d.pairs[i]
 	s := row[len(entry):]
+	if d.perEntry {
+		switch {
+		case p.bench == "":
+			return NA, true
+		case p.bench == entry:
+			return row, true
+		}
+		return p.bench + s, true
+	}
 	k := d.lists[p.list].find(s)
 	switch {
 	case k < 0:

@@ -17,15 +17,27 @@ import (
 // get_stack_construct_by_dump_json_path does (a new-format stack.json
 // therefore gives no stack entries), and the framework.
 func ReadDumpInput(path string) (DumpInput, error) {
-	in, _, err := readDump(path, false)
+	in, _, _, err := readDump(path, namesOnly)
 	return in, err
 }
 
-// readDump is ReadDumpInput; with rows it also returns the row names of
+// rowsMode is what readDump reads of dump.json besides the entry names.
+type rowsMode uint8
+
+const (
+	namesOnly rowsMode = iota // the names only (msprobe.EntryNames)
+	withRows                  // the rows' names too (a rowTable), in the same pass
+	// skimOnly reads the names, offsets and odd flags with a skim and
+	// leaves the rows to whoever reads the file next; it reads withRows
+	// where the skim cannot stand in for the scan (see skimEntries).
+	skimOnly
+)
+
+// readDump is ReadDumpInput; withRows it also returns the row names of
 // every entry, read in the same pass over dump.json when the file has no
-// entries Scan leaves out.
-func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
-	fail := func(err error) (DumpInput, *rowTable, error) { return DumpInput{}, nil, err }
+// entries Scan leaves out; skimOnly, either those or the skim's entries.
+func readDump(path string, mode rowsMode) (DumpInput, *rowTable, *skimmed, error) {
+	fail := func(err error) (DumpInput, *rowTable, *skimmed, error) { return DumpInput{}, nil, nil, err }
 	dir, err := msprobe.FindRankDir(path)
 	if err != nil {
 		return fail(err)
@@ -44,15 +56,22 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 		}
 		return fail(fmt.Errorf("%s: expected %s beside %s (msprobe refuses a folder with only one of them), found none", dir, missing, have))
 	}
+	var sk *skimmed
+	if mode == skimOnly {
+		if sk, err = skimEntries(paths); err != nil {
+			return fail(err)
+		}
+		if sk != nil {
+			in.Names, in.Framework, in.allNames, in.noRepeats = sk.names, sk.framework, true, true
+		} else {
+			mode = withRows
+		}
+	}
 	var rt *rowTable
-	if rows {
-		reset := func() { rt = newRowTable() }
-		reset()
-		h, repeats, err := msprobe.ScanFileRowNames(paths.DumpJSON, reset, func(e *msprobe.Entry) error {
-			rt.add(strings.Clone(e.Name), e)
-			return nil
-		})
-		if err != nil {
+	if mode == withRows {
+		var h msprobe.Header
+		var repeats bool
+		if rt, h, repeats, err = scanRowTable(paths.DumpJSON); err != nil {
 			return fail(err)
 		}
 		names := rt.done()
@@ -78,7 +97,58 @@ func readDump(path string, rows bool) (DumpInput, *rowTable, error) {
 			return fail(err)
 		}
 	}
-	return in, rt, nil
+	return in, rt, sk, nil
+}
+
+// scanRowTable reads the rows' names of every entry of a dump.json (a
+// "data" repeating keys as json.load reads it) into a table not yet done.
+func scanRowTable(path string) (_ *rowTable, _ msprobe.Header, repeats bool, _ error) {
+	var rt *rowTable
+	reset := func() { rt = newRowTable() }
+	reset()
+	h, repeats, err := msprobe.ScanFileRowNames(path, reset, func(e *msprobe.Entry) error {
+		rt.add(strings.Clone(e.Name), e)
+		return nil
+	})
+	return rt, h, repeats, err
+}
+
+// skimmed is a dump.json's entries as a skim gives them, for a side whose
+// rows are read by the compare's own pass over the file.
+type skimmed struct {
+	names     []string
+	offs      []int64
+	odd       []bool // all false: a file with an odd entry is scanned
+	framework string
+}
+
+// skimEntries skims a dump.json for its entries where the skim gives
+// what the names-only scan would, and the rows can be left to a later
+// reader: a dump.json (not a debug.json) that repeats no key, states its
+// framework, and has no odd entry (every row is its entry's name followed
+// by a structural suffix). nil: scan the file instead. The skim checks
+// the structure around the bodies, not the bodies: their syntax errors
+// are the later reader's to find.
+func skimEntries(paths msprobe.Paths) (*skimmed, error) {
+	if paths.Debug {
+		return nil, nil
+	}
+	sk := &skimmed{}
+	repeats, odd := false, false
+	h, err := msprobe.SkimExact(paths.DumpJSON, func() { repeats = true }, func(e *msprobe.SkimEntry) error {
+		odd = odd || e.Odd
+		sk.names = append(sk.names, string(e.Name))
+		sk.offs = append(sk.offs, e.Offset)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if repeats || odd || h.FrameworkMissing || h.Framework != "pytorch" && h.Framework != "mindspore" {
+		return nil, nil
+	}
+	sk.odd, sk.framework = make([]bool, len(sk.names)), h.Framework
+	return sk, nil
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:

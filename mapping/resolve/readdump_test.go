@@ -38,7 +38,8 @@ func TestReadDumpInputHalfStructure(t *testing.T) {
 
 // With several of a folder's files malformed, the error is dump.json's,
 // then construct.json's, then stack.json's; with rows (ReadSides'
-// reading) and without.
+// reading) and without. A skim checks the structure of dump.json but not
+// the bodies, whose errors are then the compare's to report.
 func TestReadDumpErrorOrder(t *testing.T) {
 	t.Parallel()
 	const (
@@ -46,17 +47,20 @@ func TestReadDumpErrorOrder(t *testing.T) {
 		goodConstruct = `{"Tensor.add.0.forward": null}`
 		goodStack     = `{"0": [["Tensor.add.0.forward"], []]}`
 		bad           = `{"x": [}`
+		badBody       = `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {"Tensor.add.0.forward": {"x": 1.}}}`
 	)
 	tests := []struct {
 		name                   string
 		dump, construct, stack string
 		want                   string // the file named first in the error
+		skimmed                string // the same, when dump.json is skimmed
 	}{
-		{"all bad", bad, bad, bad, "dump.json"},
-		{"dump and construct", bad, bad, goodStack, "dump.json"},
-		{"dump and stack", bad, goodConstruct, bad, "dump.json"},
-		{"construct and stack", goodDump, bad, bad, "construct.json"},
-		{"stack", goodDump, goodConstruct, bad, "stack.json"},
+		{"all bad", bad, bad, bad, "dump.json", "dump.json"},
+		{"dump and construct", bad, bad, goodStack, "dump.json", "dump.json"},
+		{"dump and stack", bad, goodConstruct, bad, "dump.json", "dump.json"},
+		{"construct and stack", goodDump, bad, bad, "construct.json", "construct.json"},
+		{"stack", goodDump, goodConstruct, bad, "stack.json", "stack.json"},
+		{"body and construct", badBody, bad, goodStack, "dump.json", "construct.json"},
 	}
 	for _, tc := range tests {
 		dir := t.TempDir()
@@ -65,10 +69,14 @@ func TestReadDumpErrorOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, rows := range []bool{false, true} {
-			_, _, err := readDump(dir, rows)
-			if want := filepath.Join(dir, tc.want) + ":"; err == nil || !strings.HasPrefix(err.Error(), want) {
-				t.Errorf("%s (rows %v): got %v, want an error starting %s", tc.name, rows, err, want)
+		for _, mode := range []rowsMode{namesOnly, withRows, skimOnly} {
+			_, _, _, err := readDump(dir, mode)
+			file := tc.want
+			if mode == skimOnly {
+				file = tc.skimmed
+			}
+			if want := filepath.Join(dir, file) + ":"; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s (mode %d): got %v, want an error starting %s", tc.name, mode, err, want)
 			}
 		}
 	}

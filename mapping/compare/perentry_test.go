@@ -1,0 +1,232 @@
+package compare
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// TestDataMappingPerEntry: a mapped compare writes the same files whether
+// the layer mapping reads the NPU rows itself or leaves them to the
+// table's pass (the data mapping then completed per entry as the pass
+// reads them), on the demo pair and on variants of it that keep the data
+// mapping from being completed per entry; a body the skim does not check
+// fails either way, naming the same line.
+func TestDataMappingPerEntry(t *testing.T) {
+	t.Parallel()
+	demo := testkit.Testdata(t, "demo", "dumps")
+	lm := filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
+	m, _, err := mapping.Load(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tensor := testkit.Tensor
+	plain := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
+	// variants insert members first in "data" of the NPU or bench dump
+	tests := []struct {
+		name           string
+		npuAdd, bchAdd string
+		perEntry       bool
+		bad            bool // the compare fails
+	}{
+		{name: "demo", perEntry: true},
+		{name: "npu entry with rows named otherwise (odd)",
+			npuAdd: `"Tensor.odd.0.forward": {"output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}`},
+		{name: "npu entry extending another",
+			npuAdd: `"Tensor.ext.0.forward": {"output": [` + plain + `]}, "Tensor.ext.0.forward.x": {"output": [` + plain + `]}`},
+		{name: "npu key repeated",
+			npuAdd: `"Tensor.rep.0.forward": {"output": [` + plain + `]}, "Tensor.rep.0.forward": {"output": [null, ` + plain + `]}`, bad: true},
+		{name: "bench key repeated",
+			bchAdd: `"Tensor.rep.0.forward": {"output": [` + plain + `]}, "Tensor.rep.0.forward": {"output": [null, ` + plain + `]}`, bad: true},
+		{name: "bench rows named otherwise",
+			bchAdd: `"Tensor.raw.0.forward": {"output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}`},
+		{name: "npu rows repeated and long lists", perEntry: true,
+			npuAdd: `"Tensor.long.0.forward": {"input_args": [` + strings.Repeat(plain+", ", 20) + plain + `], "output": [null]}`},
+		{name: "bench entry without some rows", perEntry: true,
+			npuAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `, ` + plain + `], "output": [` + plain + `]}`,
+			bchAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `], "output": [null, ` + plain + `]}`},
+		{name: "npu body the skim leaves unchecked", perEntry: true, bad: true,
+			npuAdd: `"Tensor.bad.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.}]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			npu := variant(t, filepath.Join(demo, "llamafactory"), filepath.Join(dir, "npu"), tc.npuAdd)
+			bench := variant(t, filepath.Join(demo, "mindspeed-mm"), filepath.Join(dir, "bench"), tc.bchAdd)
+			np, bp := msprobe.Paths{Dir: npu}, msprobe.Paths{Dir: bench}
+			if dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {}); err != nil {
+				t.Fatal(err)
+			} else if dm.PerEntry() != tc.perEntry {
+				t.Errorf("completed per entry %v, want %v", dm.PerEntry(), tc.perEntry)
+			}
+			var outs [2]string
+			var errs [2]error
+			for k, mapRows := range []bool{true, false} {
+				outs[k] = filepath.Join(dir, "out", []string{"read", "per-entry"}[k])
+				_, errs[k] = Run(Options{Target: npu, Golden: bench, OutDir: outs[k], LayerMappingFile: lm,
+					Stamp: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC), mapRows: mapRows})
+			}
+			if tc.bad {
+				for k, err := range errs {
+					if err == nil {
+						t.Fatalf("run %d: no error", k)
+					}
+					if left, _ := os.ReadDir(outs[k]); len(left) != 0 {
+						t.Errorf("run %d failed and left %d files", k, len(left))
+					}
+				}
+				// the same place named: the file and line
+				var places [2]string
+				for k, err := range errs {
+					places[k] = placeRE.FindString(err.Error())
+				}
+				if places[0] == "" || places[0] != places[1] || strings.HasPrefix(places[1], npu) && strings.Contains(errs[1].Error(), "bench:") {
+					t.Errorf("errors name different places, or the NPU dump the bench's:\n%v\n%v", errs[0], errs[1])
+				}
+				return
+			}
+			for k, err := range errs {
+				if err != nil {
+					t.Fatalf("run %d: %v", k, err)
+				}
+			}
+			files := filesOf(t, outs[0])
+			if got := filesOf(t, outs[1]); !slices.Equal(got, files) || !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "data_mapping") }) {
+				t.Fatalf("files %v, want %v with a data mapping", got, files)
+			}
+			for _, f := range files {
+				checkSame(t, filepath.Join(outs[1], f), filepath.Join(outs[0], f))
+				if b, _ := os.ReadFile(filepath.Join(outs[1], f)); tc.name == "bench entry without some rows" && strings.HasPrefix(f, "data_mapping") &&
+					!strings.Contains(string(b), "Tensor.pair.0.forward.input.1: N/A\n") {
+					t.Errorf("%s: no row paired with NA: %q", f, regexp.MustCompile(`(?m)^Tensor.pair.*$`).FindAllString(string(b), -1))
+				}
+			}
+		})
+	}
+}
+
+// placeRE finds the place an error names.
+var placeRE = regexp.MustCompile(`[^ ]*dump\.json:\d+:`)
+
+// variant copies the dump folder src to dst with members put first in
+// the "data" of its dump.json.
+func variant(t *testing.T, src, dst, members string) string {
+	t.Helper()
+	for _, f := range []string{"dump.json", "construct.json", "stack.json"} {
+		copyFile(t, filepath.Join(src, f), dst)
+	}
+	if members == "" {
+		return dst
+	}
+	p := filepath.Join(dst, "dump.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, `"data": {`)
+	if i < 0 {
+		t.Fatalf("%s: no data", src)
+	}
+	i += len(`"data": {`)
+	if err := os.WriteFile(p, []byte(s[:i]+"\n"+members+","+s[i:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// filesOf lists the files of dir.
+func filesOf(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestDataMapLogPasses: a pass cut short and passes read again write each
+// entry's pairs once, as one pass does; without a pass read to the end the
+// file is not finished.
+func TestDataMapLogPasses(t *testing.T) {
+	t.Parallel()
+	demo := testkit.Testdata(t, "demo", "dumps")
+	lm := filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
+	m, _, err := mapping.Load(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
+	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {})
+	if err != nil || !dm.PerEntry() {
+		t.Fatalf("no map completed per entry (%v)", err)
+	}
+	var entries []npuEntry
+	if _, err := msprobe.ScanFile(filepath.Join(np.Dir, "dump.json"), func(e *msprobe.Entry) error {
+		ne := npuEntry{name: e.Name}
+		for _, it := range e.Items {
+			ne.rows = append(ne.rows, sideRow{it: it})
+		}
+		entries = append(entries, ne)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := newBenchIndex(BenchFile(filepath.Join(bp.Dir, "dump.json")), &Config{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	// write runs passes of the first n entries each (-1: all) and closes
+	write := func(passes ...int) (string, error) {
+		var b strings.Builder
+		l := &dataMapLog{dm: dm, w: newDataMappingWriter(&b)}
+		for _, n := range passes {
+			if err := ix.stopPrefetch(); err != nil { // as a pass's end does
+				t.Fatal(err)
+			}
+			ix.reset()
+			l.passStart(ix)
+			for i := range entries {
+				if i == n {
+					break
+				}
+				l.rowsOf(&entries[i])
+				if err := l.entry(entries[i].name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n < 0 {
+				l.passDone()
+			}
+		}
+		err := l.close()
+		return b.String(), err
+	}
+	want, err := write(-1)
+	if err != nil || strings.Count(want, "\n") < 100 {
+		t.Fatalf("one pass: %d lines, %v", strings.Count(want, "\n"), err)
+	}
+	for _, passes := range [][]int{{40, -1}, {40, 10, -1, -1}, {-1, -1}} {
+		if got, err := write(passes...); err != nil || got != want {
+			t.Errorf("passes %v: %v, the file differs: %s", passes, err, testkit.FirstDiff(want, got))
+		}
+	}
+	if _, err := write(40); err == nil {
+		t.Error("no pass read to the end, and no error")
+	}
+}
