@@ -28,8 +28,8 @@ import (
 // kept in a small cache while the NPU side needs it. Odd entries (none in
 // ordinary dumps) are parsed up front and their rows indexed by key.
 //
-// A mapped compare, which has read both dumps whole, gives the index the
-// entries it read (knownFile) instead of a skim.
+// A mapped compare, which has read both dumps' entries first, gives the
+// index the entries it read (knownFile) instead of a skim.
 //
 // Whatever the two dumps' orders, the join is exact and reads every bench
 // entry once in the common case (an entry evicted from the cache and

@@ -135,8 +135,11 @@ type Config struct {
 	// up after DataMapping (msprobe merges them, -dm winning).
 	layerMap *resolve.DataMap
 	// dataMapLog, when set, writes layerMap's pairs as the join reads the
-	// NPU entries (a map completed per entry).
+	// NPU entries (a deferred map).
 	dataMapLog *dataMapLog
+	// benchRows tells, for a deferred layerMap, whether a bench
+	// entry has a row: the pass's, through the bench index it joins with.
+	benchRows *benchRows
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank
@@ -405,8 +408,11 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			}
 			ix.reset()
 			j = &indexJoin{ix: ix, cfg: &cfg}
+			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
+				cfg.benchRows = &benchRows{ix: ix}
+			}
 			if cfg.dataMapLog != nil {
-				cfg.dataMapLog.passStart(ix)
+				cfg.dataMapLog.passStart(cfg.benchRows)
 			}
 		default:
 			if bs == nil {
@@ -417,8 +423,8 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				bs.md5 = bs.md5 || md5
 			}
 			j = newStoreJoin(bs, &cfg)
-			if cfg.dataMapLog != nil {
-				cfg.dataMapLog.passStart(nil)
+			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
+				return nil, errors.New("compare: a data mapping deferred needs the bench index")
 			}
 		}
 		return fusedJoiner(j, &cfg)
@@ -509,20 +515,13 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, _ []sideRow) error {
 			b := given // nil for an entry without a compare key: no rows
 			given = nil
-			var others []string
 			if b == nil {
 				b = pool.get(0)
-				if cfg.dataMapLog != nil && len(e.Items) > 0 {
-					others = make([]string, len(e.Items))
-					for i := range e.Items {
-						others[i] = strings.Clone(e.Items[i].Name)
-					}
-				}
 			}
 			for i := range b.rows {
 				b.rows[i].owner = b
 			}
-			ent := npuEntry{e.Name, b.rows, others}
+			ent := npuEntry{e.Name, b.rows}
 			if !started.Load() && len(backlog) < npuAhead {
 				if len(backlog) == 0 {
 					select {
@@ -684,13 +683,11 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 
 var errStopped = errors.New("stopped")
 
-// npuEntry is one NPU entry's rows, handed from the NPU reader to the join;
-// for an entry without a compare key (no rows), its rows' names when the
-// data mapping is written as the entries are read (Config.dataMapLog).
+// npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
+// (An entry without a compare key has none: the scan skips such entries.)
 type npuEntry struct {
-	name   string
-	rows   []sideRow
-	others []string
+	name string
+	rows []sideRow
 }
 
 // indexJoin joins through the bench index.
@@ -702,6 +699,9 @@ type indexJoin struct {
 
 func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
 	key, src, gate := joinKey(n, j.cfg)
+	if b := j.cfg.benchRows; b != nil && b.err != nil {
+		return b.err
+	}
 	var err error
 	if j.refs, err = j.ix.lookup(key, j.refs); err != nil {
 		return err
@@ -832,10 +832,51 @@ func (cfg *Config) mapRow(it *msprobe.Item) (string, bool) {
 	if m, ok := cfg.DataMapping[it.Name]; ok {
 		return m, true
 	}
-	if cfg.layerMap != nil {
-		return cfg.layerMap.Lookup(it.Entry, it.Name)
+	switch d := cfg.layerMap; {
+	case d == nil:
+		return "", false
+	case d.Deferred():
+		b, at, ok := d.PairOf(it.Entry, it.Name)
+		suffix := it.Name[min(len(it.Entry), len(it.Name)):]
+		switch {
+		case !ok:
+			return "", false
+		case b == "" || !cfg.benchRows.has(at, suffix):
+			return resolve.NA, true
+		case b == it.Entry:
+			return it.Name, true
+		}
+		return b + suffix, true
 	}
-	return "", false
+	return cfg.layerMap.Lookup(it.Entry, it.Name)
+}
+
+// benchRows tells, on the goroutine of a join through ix, whether a bench
+// entry has a row with a suffix after its name, from the entry as the
+// index parses it. The first error parsing one is kept in err (false is
+// told from then on).
+type benchRows struct {
+	ix  *benchIndex
+	err error
+}
+
+// has tells whether the bench entry at position i has a row with the
+// suffix.
+func (b *benchRows) has(i int32, suffix string) bool {
+	if b == nil || b.err != nil {
+		return false
+	}
+	e, err := b.ix.entry(i)
+	if err != nil || e == nil { // nil: an entry msprobe skips
+		b.err = err
+		return false
+	}
+	for r := range e.rows {
+		if e.rows[r].it.Name[len(e.name):] == suffix {
+			return true
+		}
+	}
+	return false
 }
 
 // emitFunc hands one table row to the writer: an NPU row and its bench row

@@ -60,7 +60,8 @@ type rankHealth struct {
 // checkMapping derives a rank pair's data mapping from m (msprobe's
 // generate_data_mapping_by_layer_mapping) and, on the way, its health:
 // validate's checks against the two dump folders and the entries a rule
-// sends nowhere. Each dump is read once for both. read is called once the
+// sends nowhere: one reading of each dump serves both (a second one
+// reads the rows where a skim was not enough). read is called once the
 // dumps are read, with their entries and their entry names as a skim
 // gives them (nil where they could differ), for the N:1 plan. Without
 // rows, the rows are left to the table's passes where they can be (see

@@ -87,6 +87,10 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 	}()
 	var refs []rowRef
 	var ferr error
+	// a deferred layer mapping asks the bench index whether a
+	// bench entry has a row
+	mcfg := *cfg
+	mcfg.benchRows = &benchRows{ix: bix}
 	row := func(ix *benchIndex, key string) *msprobe.Item {
 		if ferr != nil {
 			return nil
@@ -117,7 +121,10 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		if o == nil {
 			continue
 		}
-		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, cfg)
+		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, &mcfg)
+		if ferr = cmp.Or(ferr, mcfg.benchRows.err); ferr != nil {
+			break
+		}
 		if src == ByName {
 			continue // not a mapped pair
 		}

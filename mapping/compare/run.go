@@ -836,7 +836,8 @@ func (r *stackReader) wait() error {
 // applyInputs puts the run's match sources into cfg for one rank pair:
 // the data mapping, the one derived from the layer mapping (saved in the
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
-// The data mapping is written in the background: written waits for it.
+// The data mapping is written in the background, or by the table's passes
+// (a deferred one): written waits for it, or finishes it.
 func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, err error) {
 	written = func() error { return nil }
 	defer func() {
@@ -887,7 +888,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		if err != nil {
 			return written, err
 		}
-		if dm.PerEntry() {
+		if dm.Deferred() {
 			// written as the table's passes read the NPU entries
 			log := &dataMapLog{dm: dm, w: newDataMappingWriter(f)}
 			cfg.dataMapLog = log
@@ -1052,39 +1053,32 @@ func (d *dataMappingWriter) finish() error {
 	return d.w.Flush()
 }
 
-// dataMapLog writes a data mapping completed per entry
-// (resolve.DataMap.PerEntry) as the compare's passes read the NPU
-// entries, in file order, on the join's goroutine: whether a bench entry
-// has a row is asked of the bench index, which parses the entries the
-// join reads anyway. Every pass reads the same entries in the same order
-// (the map is made so only for dump.json files repeating no key), so
-// each pass writes the entries past those written before, and a pass
-// cut short (the compare reading again) leaves nothing twice.
+// dataMapLog writes a deferred data mapping (resolve.DataMap.Deferred) as
+// the compare's passes read the NPU entries, in file order, on the join's
+// goroutine: whether a bench entry has a row is asked of the bench index
+// (benchRows), which parses the entries the join reads anyway. Every pass reads the same entries in the
+// same order (the map is made so only for dump.json files repeating no
+// key), so each pass writes the entries past those written before, and a
+// pass cut short (the compare reading again) leaves nothing twice.
 type dataMapLog struct {
 	dm      *resolve.DataMap
 	w       *dataMappingWriter
-	ix      *benchIndex // the pass's
-	next    int         // entries the pass under way read
-	written int         // entries written
-	done    bool        // a pass read every entry
-	err     error       // the first write's error
+	bench   *benchRows // the pass's
+	next    int        // entries the pass under way read
+	written int        // entries written
+	done    bool       // a pass read every entry
+	err     error      // the first write's error
 	rows    []string
-	pair    int          // where EntryPairs looks for the next entry's pair
-	at      int32        // the bench entry last asked for (-1: none)
-	bench   *parsedEntry // its rows
+	pair    int // where EntryPairs looks for the next entry's pair
 }
 
-// passStart starts a pass over the NPU side, joined through ix.
-func (l *dataMapLog) passStart(ix *benchIndex) { l.next, l.ix, l.at, l.bench = 0, ix, -1, nil }
+// passStart starts a pass over the NPU side, its bench rows told by b.
+func (l *dataMapLog) passStart(b *benchRows) { l.next, l.bench = 0, b }
 
 // rowsOf keeps the names of the rows of e, before the join: the writer
 // may take the rows back once they are joined (the names stay valid).
 func (l *dataMapLog) rowsOf(e *npuEntry) {
 	l.rows = l.rows[:0]
-	if e.others != nil {
-		l.rows = append(l.rows, e.others...)
-		return
-	}
 	for i := range e.rows {
 		l.rows = append(l.rows, e.rows[i].it.Name)
 	}
@@ -1102,34 +1096,13 @@ func (l *dataMapLog) entry(name string) error {
 		return nil
 	}
 	l.written++
-	l.err = l.dm.EntryPairs(name, l.rows, &l.pair, l.benchHas, l.w.pair)
-	l.at, l.bench = -1, nil // the entry may leave the index's cache
+	l.err = l.dm.EntryPairs(name, l.rows, &l.pair, l.has, l.w.pair)
 	return l.err
 }
 
-// benchHas tells whether the bench entry at position i has a row with
-// the suffix.
-func (l *dataMapLog) benchHas(i int32, suffix string) (bool, error) {
-	if l.ix == nil {
-		return false, errors.New("data mapping: a map completed per entry needs the bench index")
-	}
-	if i != l.at {
-		e, err := l.ix.entry(i)
-		if err != nil {
-			return false, err
-		}
-		l.at, l.bench = i, e
-	}
-	e := l.bench
-	if e == nil {
-		return false, nil // an entry msprobe skips
-	}
-	for r := range e.rows {
-		if e.rows[r].it.Name[len(e.name):] == suffix {
-			return true, nil
-		}
-	}
-	return false, nil
+func (l *dataMapLog) has(at int32, suffix string) (bool, error) {
+	ok := l.bench.has(at, suffix)
+	return ok, l.bench.err
 }
 
 // passDone records that a pass read every entry of the NPU side.

@@ -65,7 +65,7 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item,
 // files, or step folders with one rank) and returns msprobe's api mapping
 // for m: every NPU entry in dump order, bench name or NA.
 func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair, error) {
-	npu, bench, _, _, err := readSides(npuDir, benchDir, namesOnly)
+	npu, bench, _, _, err := readSides(npuDir, benchDir, noRows)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +77,10 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
-	// extends tells, per side, whether an entry's name extends another's
-	// (see newDataMap), worked out beside the rest once the side is read.
-	extends [2]func() bool
+	// names finds, per side, the entries by name, and extends tells
+	// whether an entry's name extends another's (see newDataMap): worked
+	// out beside the rest once the side is read.
+	names [2]func() (*nameIndex, bool)
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
@@ -138,8 +139,8 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 
 // ReadSides reads two dump folders once for everything a mapped compare
 // derives from them: the tries (api mapping, resolution of each entry),
-// with rows the row names (data mapping) and the module trees (validate's
-// checks).
+// the module trees (validate's checks) and, with rows, the row names
+// (data mapping).
 // The sides are read at the same time, each on its own goroutine; each
 // lets its construct.json and stack.json go once its trie and tree are
 // built. An error of the NPU side is reported before one of the bench.
@@ -147,8 +148,8 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 // Without rows, the rows are left to the compare's own passes over the
 // dump.json files where they can be: the entries are skimmed (see
 // skimEntries: the bodies' syntax is then checked by those passes), and
-// DataMappingOf gives a map completed per entry as the compare reads
-// them (DataMap.PerEntry).
+// DataMappingOf gives a map completed as the compare reads them
+// (DataMap.Deferred).
 func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 	s := &Sides{}
 	var (
@@ -160,16 +161,17 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 		wg.Go(func() {
 			mode := withRows
 			if !rows {
-				mode = skimOnly
+				mode = rowsLater
 			}
 			t, rt, sk, in, err := readSide(dir, [2]string{"npu", "bench"}[k], mode)
 			if err != nil {
 				errs[k] = err
 				return
 			}
-			names, ext := in.Names, make(chan bool, 1)
-			go func() { ext <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
-			s.extends[k] = sync.OnceValue(func() bool { return <-ext })
+			// (the bench side's only for a deferred map)
+			if k == 0 || !rows {
+				s.names[k] = indexNames(in.Names, k == 1)
+			}
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
 				r.names, r.scanned = in.Names, in.scanned
@@ -186,31 +188,62 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 	return s, nil
 }
 
+// indexNames works out, on a goroutine of its own, whether one of names
+// extends another's and, when keep is set, an index of them.
+func indexNames(names []string, keep bool) func() (*nameIndex, bool) {
+	type indexed struct {
+		x       *nameIndex
+		extends bool
+	}
+	c := make(chan indexed, 1)
+	go func() {
+		x := newNameIndex(len(names), func(i int) string { return names[i] })
+		r := indexed{extends: x.extends()}
+		if keep {
+			r.x = x
+		}
+		c <- r
+	}()
+	return sync.OnceValues(func() (*nameIndex, bool) { r := <-c; return r.x, r.extends })
+}
+
 // DataMappingOf expands an api mapping of these sides (APIMapping of
 // their tries: its NPU names are theirs) into msprobe's data mapping (see
 // DataMapping). Where both sides' rows were left to the compare, the map
-// is completed per entry (PerEntry) when each NPU row's pair follows from
+// is deferred (DataMap.Deferred) when each NPU row's pair follows from
 // the names alone: no entry name extends another's on either side, and
 // no NPU entry is paired twice. Otherwise the rows left are read here.
 func (s *Sides) DataMappingOf(api []NamePair) (*DataMap, error) {
 	npu, bench := &s.side[0], &s.side[1]
-	if npu.skim != nil && bench.skim != nil && !s.extends[0]() && !s.extends[1]() {
-		if d := newPerEntryDataMap(api, bench.skim.names); d != nil {
-			return d, nil
+	_, npuExtends := s.names[0]()
+	if npu.skim != nil && bench.skim != nil && !npuExtends {
+		if x, extends := s.names[1](); x != nil && !extends {
+			if d := newDeferredDataMap(api, x); d != nil {
+				return d, nil
+			}
 		}
 	}
+	var errs [2]error
+	var wg sync.WaitGroup
 	for k, r := range []*sideRest{npu, bench} {
 		if r.rows != nil {
 			continue
 		}
-		rt, _, _, err := scanRowTable(r.dumpJSON)
-		if err != nil {
-			return nil, fmt.Errorf("%s dump: %w", [2]string{"npu", "bench"}[k], err)
-		}
-		rt.done()
-		r.rows = rt
+		wg.Go(func() {
+			rt, _, _, err := scanRowTable(r.dumpJSON)
+			if err != nil {
+				errs[k] = fmt.Errorf("%s dump: %w", [2]string{"npu", "bench"}[k], err)
+				return
+			}
+			rt.done()
+			r.rows = rt
+		})
 	}
-	return newDataMap(api, npu.rows, bench.rows, s.extends[0]), nil
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return nil, err
+	}
+	return newDataMap(api, npu.rows, bench.rows, func() bool { return npuExtends }), nil
 }
 
 // readSide builds the scope trie of a dump folder and what mode asks of

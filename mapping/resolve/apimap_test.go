@@ -134,8 +134,8 @@ func TestGenerateDataMappingParity(t *testing.T) {
 			checkLookup(t, dm, sides.side[0].rows, names, compact)
 			// the NPU rows left to the compare: the map completed per
 			// entry as the NPU dump is read gives the same pairs
-			perEntry := perEntryPairs(t, tc.npu, tc.bench, tc.yaml, sides.side[0].rows, names)
-			diffPairs(t, perEntry, compact)
+			deferred := deferredPairs(t, tc.npu, tc.bench, tc.yaml, sides.side[0].rows, names)
+			diffPairs(t, deferred, compact)
 			if tc.unordered { // the python test compares dicts
 				sortPairs(got)
 				sortPairs(compact)
@@ -147,12 +147,12 @@ func TestGenerateDataMappingParity(t *testing.T) {
 	}
 }
 
-// perEntryPairs reads a pair of dumps with the rows left to the compare,
+// deferredPairs reads a pair of dumps with the rows left to the compare,
 // and gives the data mapping's pairs as EntryPairs gives them for the NPU
 // dump's entries read in order, the bench rows read too; the map's
 // Lookup is checked against them (npu: the NPU rows, names: the NPU
 // entries).
-func perEntryPairs(t *testing.T, npuDir, benchDir, yaml string, npu *rowTable, names []string) []NamePair {
+func deferredPairs(t *testing.T, npuDir, benchDir, yaml string, npu *rowTable, names []string) []NamePair {
 	t.Helper()
 	sides, err := ReadSides(npuDir, benchDir, false)
 	if err != nil {
@@ -162,11 +162,11 @@ func perEntryPairs(t *testing.T, npuDir, benchDir, yaml string, npu *rowTable, n
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !dm.PerEntry() {
-		t.Fatalf("%s: not a map completed per entry", npuDir)
+	if !dm.Deferred() {
+		t.Fatalf("%s: not a deferred map", npuDir)
 	}
 	if err := dm.Each(func(string, string, string, string) error { return nil }); err == nil {
-		t.Error("Each of a map completed per entry gave no error")
+		t.Error("Each of a deferred map gave no error")
 	}
 	paths := func(dir string) msprobe.Paths {
 		in, err := ReadDumpInput(dir)
@@ -183,7 +183,7 @@ func perEntryPairs(t *testing.T, npuDir, benchDir, yaml string, npu *rowTable, n
 	return entryPairsOf(t, dm, paths(npuDir).DumpJSON, bench, benchNames, npu, names)
 }
 
-// entryPairsOf gives the pairs of a map completed per entry for the NPU
+// entryPairsOf gives the pairs of a deferred map for the NPU
 // dump's entries read in order, the bench rows from a table, and checks
 // the map's Lookup against them.
 func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, benchNames []string, npu *rowTable, names []string) []NamePair {
@@ -205,13 +205,15 @@ func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, be
 	}); err != nil {
 		t.Fatal(err)
 	}
-	checkLookupPerEntry(t, dm, npu, names, got)
+	checkLookupDeferred(t, dm, npu, names, got, has)
 	return got
 }
 
-// checkLookupPerEntry is checkLookup for a map completed per entry: a row
-// paired with NA may be given a bench row name no entry has.
-func checkLookupPerEntry(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs []NamePair) {
+// checkLookupDeferred is checkLookup for a deferred map:
+// PairOf gives each NPU row's bench entry, which has the row a pair
+// names, and no row of the suffix for a row paired with NA (has: whether
+// the bench entry at a position has a row with a suffix).
+func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs []NamePair, has func(at int32, suffix string) (bool, error)) {
 	t.Helper()
 	want := map[string]string{}
 	for _, p := range pairs {
@@ -219,10 +221,25 @@ func checkLookupPerEntry(t *testing.T, dm *DataMap, npu *rowTable, names []strin
 	}
 	for _, e := range names {
 		for _, r := range npu.rows(e) {
-			b, ok := dm.Lookup(e, r)
+			if _, ok := dm.Lookup(e, r); ok {
+				t.Errorf("Lookup(%q, %q) of a deferred map found the row", e, r)
+			}
+			b, at, ok := dm.PairOf(e, r)
 			w, wok := want[r]
-			if ok != wok || b != w && w != NA {
-				t.Errorf("Lookup(%q, %q) = %q, %v; want %q, %v", e, r, b, ok, w, wok)
+			if ok != wok {
+				t.Errorf("PairOf(%q, %q) has the row %v, want %v", e, r, ok, wok)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			s := r[len(e):]
+			found := false
+			if b != "" {
+				found, _ = has(at, s)
+			}
+			if got := map[bool]string{true: b + s, false: NA}[found]; got != w {
+				t.Errorf("PairOf(%q, %q) = %q at %d: the row's pair %q, want %q", e, r, b, at, got, w)
 			}
 		}
 	}
@@ -315,7 +332,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 				}
 				checkLookup(t, dm, npu, names, want)
 			}
-			// completed per entry, where the rows are regular (as the
+			// deferred, where the rows are regular (as the
 			// skim the compare relies on finds them) and no name extends
 			// another: the same pairs
 			if npu.irregular || bch.irregular || all() {
@@ -325,10 +342,10 @@ func TestDataMapCompactGeneral(t *testing.T) {
 			for _, e := range tc.bch {
 				benchNames = append(benchNames, e.Name)
 			}
-			pe := newPerEntryDataMap(tc.api, benchNames)
+			pe := newDeferredDataMap(tc.api, newNameIndex(len(benchNames), func(i int) string { return benchNames[i] }))
 			if pe == nil {
 				if tc.name == "regular" || tc.name == "long lists" {
-					t.Error("no map completed per entry")
+					t.Error("no deferred map")
 				}
 				return
 			}
@@ -350,7 +367,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 				}
 			}
 			diffPairs(t, got, want)
-			checkLookupPerEntry(t, pe, npu, names, want)
+			checkLookupDeferred(t, pe, npu, names, want, has)
 		})
 	}
 }
@@ -397,7 +414,7 @@ func TestSidesTrees(t *testing.T) {
 		}
 	}
 	if built < 8 {
-		t.Errorf("%d trees with modules built, want at least 4", built)
+		t.Errorf("%d trees with modules built, want at least 8", built)
 	}
 }
 
@@ -488,6 +505,33 @@ func TestExtendsAnother(t *testing.T) {
 		if got := extendsAnother(len(tc.names), func(i int) string { return tc.names[i] }); got != tc.want {
 			t.Errorf("extendsAnother(%q) = %v, want %v", tc.names, got, tc.want)
 		}
+	}
+}
+
+// TestNameIndex: names are found at their positions; a name that is not
+// one is surely not, unless two names hash alike, which also makes
+// extends answer yes.
+func TestNameIndex(t *testing.T) {
+	t.Parallel()
+	names := []string{"Tensor.add.0.forward", "Module.a.A.forward.0", "Tensor.add.1.forward"}
+	x := newNameIndex(len(names), func(i int) string { return names[i] })
+	for i, n := range names {
+		if at, ok, sure := x.at(n); at != int32(i) || !ok || !sure {
+			t.Errorf("at(%q) = %d, %v, %v; want %d, found for sure", n, at, ok, sure, i)
+		}
+	}
+	if _, ok, sure := x.at("Tensor.add.2.forward"); ok || !sure {
+		t.Errorf("a name that is not one: found %v, sure %v", ok, sure)
+	}
+	x.collided = true // as if two names hashed alike
+	if _, ok, sure := x.at("Tensor.add.2.forward"); ok || sure {
+		t.Errorf("with hashes alike, a name that is not one: found %v, sure %v; want not sure", ok, sure)
+	}
+	if !x.extends() {
+		t.Error("with hashes alike, extends says no")
+	}
+	if pe := newDeferredDataMap([]NamePair{{NPU: "Tensor.add.0.forward", Bench: "Tensor.mul.0.forward"}}, x); pe != nil {
+		t.Error("a deferred map with a bench entry not found for sure")
 	}
 }
 

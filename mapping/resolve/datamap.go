@@ -181,13 +181,13 @@ type DataMap struct {
 	full    []NamePair
 	fullMap map[string]string
 
-	// perEntry marks a map completed per entry (PerEntry).
-	perEntry bool
+	// deferred marks a map whose rows are read after it (Deferred).
+	deferred bool
 }
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
 // none) and, per NPU suffix (list), whether the bench entry has a row
-// with it; in a map completed per entry, the bench entry's position in
+// with it; in a deferred map, the bench entry's position in
 // the bench dump instead (at; -1 for none).
 type dmPair struct {
 	npu, bench string
@@ -195,30 +195,31 @@ type dmPair struct {
 	has        []bool
 }
 
-// newPerEntryDataMap is newDataMap for sides whose rows are read after
+// newDeferredDataMap is newDataMap for sides whose rows are read after
 // the map is made, each NPU entry paired with its bench entry (at its
-// position among benchNames, the bench dump's entries). nil when an NPU
-// entry is paired twice. The rows of both sides must be regular (every
+// position among the bench dump's entries, found in bench). nil when an
+// NPU entry is paired twice (or a bench entry cannot be found for sure). The rows of both sides must be regular (every
 // row its entry's name followed by "" or a suffix starting with '.', as
 // a skim without odd entries finds them) and no entry name may extend
 // another's on either side: a bench row named after an NPU row's bench
 // entry and suffix is then that entry's, so that newDataMap's per-entry
 // path would pair them, and no other row.
-func newPerEntryDataMap(api []NamePair, benchNames []string) *DataMap {
-	at := nametable.New()
-	for i, n := range benchNames {
-		at.Set(n, int32(i))
-	}
-	at.Done()
-	defer at.Release()
-	d := &DataMap{perEntry: true, byEntry: nametable.New(), pairs: make([]dmPair, 0, len(api))}
+func newDeferredDataMap(api []NamePair, bench *nameIndex) *DataMap {
+	d := &DataMap{deferred: true, byEntry: nametable.New(), pairs: make([]dmPair, 0, len(api))}
 	for _, p := range api {
 		if p.NPU == "" {
 			continue
 		}
 		dp := dmPair{npu: p.NPU, list: -1, at: -1}
-		if i, ok := at.Get(p.Bench); ok && p.Bench != NA {
-			dp.bench, dp.at = p.Bench, i
+		if p.Bench != NA {
+			i, ok, sure := bench.at(p.Bench)
+			if !sure {
+				d.byEntry.Release()
+				return nil
+			}
+			if ok {
+				dp.bench, dp.at = p.Bench, i
+			}
 		}
 		d.byEntry.Set(p.NPU, int32(len(d.pairs)))
 		d.pairs = append(d.pairs, dp)
@@ -231,17 +232,35 @@ func newPerEntryDataMap(api []NamePair, benchNames []string) *DataMap {
 	return d
 }
 
-// PerEntry reports a map completed per entry: its pairs are given by
-// EntryPairs for each NPU entry as the compare reads the dumps, not by
-// Each; Lookup pairs each NPU row of a paired entry with its bench
-// entry's row of the same suffix, whether or not the bench entry has it
-// (a row it does not have is found nowhere, as NA is not).
-func (d *DataMap) PerEntry() bool { return d.perEntry }
+// Deferred reports a map made before the rows were read: it pairs each
+// NPU row with the row of the same suffix of its entry's bench entry, if
+// that entry has one, else with NA; whether it has one is for the reader
+// of the bench dump to tell. Its pairs are given by EntryPairs for each
+// NPU entry as the compare reads the dumps, not by Each, and an NPU row's
+// bench entry by PairOf, not Lookup.
+func (d *DataMap) Deferred() bool { return d.deferred }
+
+// PairOf gives, in a deferred map, the bench entry paired with the NPU
+// entry named entry ("" for none) and its position in the bench dump, for
+// the NPU row named row; ok is false when the map does not have the row. The row's pair is that entry's row named with
+// the bench entry and the row's suffix after its entry's name, when the
+// bench entry has it, else NA.
+func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
+	if !d.deferred || !strings.HasPrefix(row, entry) {
+		return "", -1, false
+	}
+	i, ok := d.byEntry.Get(entry)
+	if !ok {
+		return "", -1, false
+	}
+	p := &d.pairs[i]
+	return p.bench, p.at, true
+}
 
 // EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU
-// entry named entry (rows: its rows' names as read, in order) in a map
-// completed per entry (PerEntry); has tells whether the bench entry at a
-// position in the bench dump has a row with a suffix. Given every entry
+// entry named entry (rows: its rows' names as read, in order) in a
+// deferred map; has tells whether the bench entry at a position in the
+// bench dump has a row with a suffix. Given every entry
 // of the NPU dump in file order, the calls are Each's of a map made with
 // the rows. The entries' pairs are looked for from *next on, where the
 // entry read before left it (the pairs are in the NPU dump's order).
@@ -348,19 +367,53 @@ func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *Da
 }
 
 // extendsAnother reports whether one of n names (name(i)) is another's
-// followed by '.' and more. Each name's prefixes ending before a '.' are
-// hashed as it is read, and looked up among the names' hashes; a hit is
-// checked by comparing names.
+// followed by '.' and more (nameIndex.extends).
 func extendsAnother(n int, name func(int) string) bool {
-	seed := maphash.MakeSeed()
-	hashes := make(map[uint64]int32, n)
+	return newNameIndex(n, name).extends()
+}
+
+// nameIndex finds names among n names (name(i)) by a hash of each.
+type nameIndex struct {
+	seed     maphash.Seed
+	hashes   map[uint64]int32
+	name     func(int) string
+	collided bool // two names hash alike: lookups may miss
+}
+
+func newNameIndex(n int, name func(int) string) *nameIndex {
+	x := &nameIndex{seed: maphash.MakeSeed(), hashes: make(map[uint64]int32, n), name: name}
 	for i := range n {
-		hashes[maphash.String(seed, name(i))] = int32(i)
+		h := maphash.String(x.seed, name(i))
+		if j, ok := x.hashes[h]; ok && name(int(j)) != name(i) {
+			x.collided = true
+		}
+		x.hashes[h] = int32(i)
+	}
+	return x
+}
+
+// at returns the position of the name s; ok is false when s is not a
+// name, or when that cannot be told (hashes alike: sure is false).
+func (x *nameIndex) at(s string) (i int32, ok, sure bool) {
+	i, ok = x.hashes[maphash.String(x.seed, s)]
+	if ok && x.name(int(i)) == s {
+		return i, true, true
+	}
+	return -1, false, !x.collided
+}
+
+// extends reports whether one name is another's followed by '.' and more
+// (true when hashes alike keep it from being told). Each name's prefixes
+// ending before a '.' are hashed as it is read, and looked up among the
+// names' hashes; a hit is checked by comparing names.
+func (x *nameIndex) extends() bool {
+	if x.collided {
+		return true
 	}
 	var h maphash.Hash
-	h.SetSeed(seed)
-	for i := range n {
-		e := name(i)
+	h.SetSeed(x.seed)
+	for i := range len(x.hashes) {
+		e := x.name(i)
 		h.Reset()
 		last := 0
 		for {
@@ -369,7 +422,7 @@ func extendsAnother(n int, name func(int) string) bool {
 				break
 			}
 			h.WriteString(e[last : last+d])
-			if j, ok := hashes[h.Sum64()]; ok && name(int(j)) == e[:last+d] {
+			if j, ok := x.hashes[h.Sum64()]; ok && x.name(int(j)) == e[:last+d] {
 				return true
 			}
 			h.WriteByte('.')
@@ -384,8 +437,8 @@ func extendsAnother(n int, name func(int) string) bool {
 // "" for none). Names are not joined: fn appends the parts where it
 // writes them.
 func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
-	if d.perEntry {
-		return errPerEntry
+	if d.deferred {
+		return errDeferred
 	}
 	if d.full != nil || d.pairs == nil {
 		for _, p := range d.full {
@@ -410,12 +463,12 @@ func (d *DataMap) Each(fn func(npu, npuSuffix, bench, benchSuffix string) error)
 	return nil
 }
 
-// errPerEntry is Each's error for a map completed per entry.
-var errPerEntry = errors.New("data mapping: the pairs of a map completed per entry are given by EntryPairs")
+// errDeferred is Each's error for a deferred map.
+var errDeferred = errors.New("data mapping: the pairs of a deferred map are given by EntryPairs")
 
-// Len is the number of pairs (none for a map completed per entry).
+// Len is the number of pairs (none for a deferred map).
 func (d *DataMap) Len() int {
-	if d.perEntry {
+	if d.deferred {
 		return 0
 	}
 	if d.pairs == nil {
@@ -428,7 +481,8 @@ func (d *DataMap) Len() int {
 	return n
 }
 
-// Pairs spells out every pair, in Each's order.
+// Pairs spells out every pair, in Each's order (none for a deferred
+// map).
 func (d *DataMap) Pairs() []NamePair {
 	out := make([]NamePair, 0, d.Len())
 	d.Each(func(n, ns, b, bs string) error {
@@ -440,11 +494,14 @@ func (d *DataMap) Pairs() []NamePair {
 
 // Lookup returns the bench row the data mapping pairs with the NPU row
 // named row of the entry named entry (NA for none), and whether the
-// mapping has the row at all.
+// mapping has the row at all. A deferred map has no row: ask PairOf.
 func (d *DataMap) Lookup(entry, row string) (string, bool) {
 	if d.fullMap != nil {
 		b, ok := d.fullMap[row]
 		return b, ok
+	}
+	if d.deferred {
+		return "", false
 	}
 	i, ok := d.byEntry.Get(entry)
 	if !ok || !strings.HasPrefix(row, entry) {
@@ -452,15 +509,6 @@ func (d *DataMap) Lookup(entry, row string) (string, bool) {
 	}
 	p := &d.pairs[i]
 	s := row[len(entry):]
-	if d.perEntry {
-		switch {
-		case p.bench == "":
-			return NA, true
-		case p.bench == entry:
-			return row, true
-		}
-		return p.bench + s, true
-	}
 	k := d.lists[p.list].find(s)
 	switch {
 	case k < 0:

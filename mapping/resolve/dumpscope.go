@@ -37,7 +37,7 @@ type DumpInput struct {
 
 	path      string // the folder as given
 	allNames  bool   // Names are every key of "data" (msprobe.EntryNames)
-	noRepeats bool   // rows were read, and "data" repeats no key
+	noRepeats bool   // rows were read or entries skimmed, and "data" repeats no key
 	scanned   bool   // Names were read with the rows, in the same pass
 }
 

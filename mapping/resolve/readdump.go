@@ -17,7 +17,7 @@ import (
 // get_stack_construct_by_dump_json_path does (a new-format stack.json
 // therefore gives no stack entries), and the framework.
 func ReadDumpInput(path string) (DumpInput, error) {
-	in, _, _, err := readDump(path, namesOnly)
+	in, _, _, err := readDump(path, noRows)
 	return in, err
 }
 
@@ -25,17 +25,17 @@ func ReadDumpInput(path string) (DumpInput, error) {
 type rowsMode uint8
 
 const (
-	namesOnly rowsMode = iota // the names only (msprobe.EntryNames)
-	withRows                  // the rows' names too (a rowTable), in the same pass
-	// skimOnly reads the names, offsets and odd flags with a skim and
+	noRows   rowsMode = iota // the names only (msprobe.EntryNames)
+	withRows                 // the rows' names too (a rowTable), in the same pass
+	// rowsLater reads the names, offsets and odd flags with a skim and
 	// leaves the rows to whoever reads the file next; it reads withRows
 	// where the skim cannot stand in for the scan (see skimEntries).
-	skimOnly
+	rowsLater
 )
 
 // readDump is ReadDumpInput; withRows it also returns the row names of
 // every entry, read in the same pass over dump.json when the file has no
-// entries Scan leaves out; skimOnly, either those or the skim's entries.
+// entries Scan leaves out; rowsLater, either those or the skim's entries.
 func readDump(path string, mode rowsMode) (DumpInput, *rowTable, *skimmed, error) {
 	fail := func(err error) (DumpInput, *rowTable, *skimmed, error) { return DumpInput{}, nil, nil, err }
 	dir, err := msprobe.FindRankDir(path)
@@ -57,7 +57,7 @@ func readDump(path string, mode rowsMode) (DumpInput, *rowTable, *skimmed, error
 		return fail(fmt.Errorf("%s: expected %s beside %s (msprobe refuses a folder with only one of them), found none", dir, missing, have))
 	}
 	var sk *skimmed
-	if mode == skimOnly {
+	if mode == rowsLater {
 		if sk, err = skimEntries(paths); err != nil {
 			return fail(err)
 		}

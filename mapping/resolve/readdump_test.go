@@ -69,10 +69,10 @@ func TestReadDumpErrorOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, mode := range []rowsMode{namesOnly, withRows, skimOnly} {
+		for _, mode := range []rowsMode{noRows, withRows, rowsLater} {
 			_, _, _, err := readDump(dir, mode)
 			file := tc.want
-			if mode == skimOnly {
+			if mode == rowsLater {
 				file = tc.skimmed
 			}
 			if want := filepath.Join(dir, file) + ":"; err == nil || !strings.HasPrefix(err.Error(), want) {

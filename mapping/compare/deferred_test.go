@@ -15,13 +15,13 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-// TestDataMappingPerEntry: a mapped compare writes the same files whether
-// the layer mapping reads the NPU rows itself or leaves them to the
-// table's pass (the data mapping then completed per entry as the pass
-// reads them), on the demo pair and on variants of it that keep the data
-// mapping from being completed per entry; a body the skim does not check
-// fails either way, naming the same line.
-func TestDataMappingPerEntry(t *testing.T) {
+// TestDataMappingDeferred: a mapped compare writes the same files whether
+// the layer mapping reads the rows itself or leaves them to the table's
+// passes (the data mapping deferred, completed as the passes read them),
+// on the demo pair and on variants of it, some of which keep the data
+// mapping from being deferred; a body the skim does not check fails
+// either way, naming the same line.
+func TestDataMappingDeferred(t *testing.T) {
 	t.Parallel()
 	demo := testkit.Testdata(t, "demo", "dumps")
 	lm := filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
@@ -35,10 +35,10 @@ func TestDataMappingPerEntry(t *testing.T) {
 	tests := []struct {
 		name           string
 		npuAdd, bchAdd string
-		perEntry       bool
+		deferred       bool
 		bad            bool // the compare fails
 	}{
-		{name: "demo", perEntry: true},
+		{name: "demo", deferred: true},
 		{name: "npu entry with rows named otherwise (odd)",
 			npuAdd: `"Tensor.odd.0.forward": {"output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}`},
 		{name: "npu entry extending another",
@@ -49,12 +49,17 @@ func TestDataMappingPerEntry(t *testing.T) {
 			bchAdd: `"Tensor.rep.0.forward": {"output": [` + plain + `]}, "Tensor.rep.0.forward": {"output": [null, ` + plain + `]}`, bad: true},
 		{name: "bench rows named otherwise",
 			bchAdd: `"Tensor.raw.0.forward": {"output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}`},
-		{name: "npu rows repeated and long lists", perEntry: true,
+		{name: "npu rows repeated and long lists", deferred: true,
 			npuAdd: `"Tensor.long.0.forward": {"input_args": [` + strings.Repeat(plain+", ", 20) + plain + `], "output": [null]}`},
-		{name: "bench entry without some rows", perEntry: true,
+		{name: "bench entry without some rows", deferred: true,
 			npuAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `, ` + plain + `], "output": [` + plain + `]}`,
 			bchAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `], "output": [null, ` + plain + `]}`},
-		{name: "npu body the skim leaves unchecked", perEntry: true, bad: true,
+		// backward entries are joined on renumbered keys: a bench row
+		// the bench entry lacks may name another entry's key
+		{name: "backward calls of different arities", deferred: true,
+			npuAdd: `"Tensor.bw.1.backward": {"input": [` + plain + `]}, "Tensor.bw.0.backward": {"input": [` + plain + `, ` + plain + `]}`,
+			bchAdd: `"Tensor.bw.1.backward": {"input": [` + plain + `, ` + plain + `]}, "Tensor.bw.0.backward": {"input": [` + plain + `]}`},
+		{name: "npu body the skim leaves unchecked", deferred: true, bad: true,
 			npuAdd: `"Tensor.bad.0.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.}]}`},
 	}
 	for _, tc := range tests {
@@ -66,13 +71,13 @@ func TestDataMappingPerEntry(t *testing.T) {
 			np, bp := msprobe.Paths{Dir: npu}, msprobe.Paths{Dir: bench}
 			if dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {}); err != nil {
 				t.Fatal(err)
-			} else if dm.PerEntry() != tc.perEntry {
-				t.Errorf("completed per entry %v, want %v", dm.PerEntry(), tc.perEntry)
+			} else if dm.Deferred() != tc.deferred {
+				t.Errorf("deferred %v, want %v", dm.Deferred(), tc.deferred)
 			}
 			var outs [2]string
 			var errs [2]error
 			for k, mapRows := range []bool{true, false} {
-				outs[k] = filepath.Join(dir, "out", []string{"read", "per-entry"}[k])
+				outs[k] = filepath.Join(dir, "out", []string{"read", "deferred"}[k])
 				_, errs[k] = Run(Options{Target: npu, Golden: bench, OutDir: outs[k], LayerMappingFile: lm,
 					Stamp: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC), mapRows: mapRows})
 			}
@@ -172,8 +177,8 @@ func TestDataMapLogPasses(t *testing.T) {
 	}
 	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
 	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {})
-	if err != nil || !dm.PerEntry() {
-		t.Fatalf("no map completed per entry (%v)", err)
+	if err != nil || !dm.Deferred() {
+		t.Fatalf("no deferred map (%v)", err)
 	}
 	var entries []npuEntry
 	if _, err := msprobe.ScanFile(filepath.Join(np.Dir, "dump.json"), func(e *msprobe.Entry) error {
@@ -200,7 +205,7 @@ func TestDataMapLogPasses(t *testing.T) {
 				t.Fatal(err)
 			}
 			ix.reset()
-			l.passStart(ix)
+			l.passStart(&benchRows{ix: ix})
 			for i := range entries {
 				if i == n {
 					break
