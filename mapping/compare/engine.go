@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/mapping/resolve"
@@ -695,10 +696,11 @@ type indexJoin struct {
 	ix   *benchIndex
 	cfg  *Config
 	refs []rowRef
+	key  []byte // the mapped key being looked up
 }
 
 func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
-	key, src, gate := joinKey(n, j.cfg)
+	key, src, gate := joinKey(n, j.cfg, &j.key)
 	if b := j.cfg.benchRows; b != nil && b.err != nil {
 		return b.err
 	}
@@ -782,7 +784,7 @@ func (j *storeJoin) end(emit rowEmit, sum *Summary) error {
 // joinRow pairs one NPU row with every bench row of its compare key
 // (msprobe's outer merge keeps all of them) and applies the dtype gate.
 func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
-	key, src, gate := joinKey(n, cfg)
+	key, src, gate := joinKey(n, cfg, nil)
 	idx := bs.lookup(key)
 	if len(idx) == 0 {
 		return emit(n, -1, Unmatched)
@@ -803,14 +805,16 @@ func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
 }
 
 // joinKey returns the bench key an NPU row is joined on, the source it is
-// reported under when it matches, and whether the dtype gate applies.
-func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
+// reported under when it matches, and whether the dtype gate applies. A
+// key the data mapping joins from parts is joined in *buf when buf is not
+// nil (the key is then valid until the next call).
+func joinKey(n *sideRow, cfg *Config, buf *[]byte) (key string, src MatchSource, gate bool) {
 	key, src, mapped := n.key, ByName, false
 	if m, ok := cfg.Pairs[n.it.Name]; ok {
 		key, src, mapped = m, ByPairs, true
 	} else if cfg.dataMapped() {
 		key = n.it.Name
-		if m, ok := cfg.mapRow(&n.it); ok {
+		if m, ok := cfg.mapRow(&n.it, buf); ok {
 			key, mapped = m, true
 			if m != n.it.Name {
 				src = cfg.DataMappingSource
@@ -827,28 +831,43 @@ func joinKey(n *sideRow, cfg *Config) (key string, src MatchSource, gate bool) {
 func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.layerMap != nil }
 
 // mapRow returns the bench row name the data mapping gives an NPU row,
-// and whether it has the row.
-func (cfg *Config) mapRow(it *msprobe.Item) (string, bool) {
+// and whether it has the row. A name joined from parts is joined in *buf
+// when buf is not nil (valid until the next call), else allocated.
+func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
 	if m, ok := cfg.DataMapping[it.Name]; ok {
 		return m, true
 	}
+	var b, suffix string
 	switch d := cfg.layerMap; {
 	case d == nil:
 		return "", false
 	case d.Deferred():
-		b, at, ok := d.PairOf(it.Entry, it.Name)
-		suffix := it.Name[min(len(it.Entry), len(it.Name)):]
-		switch {
-		case !ok:
+		var at int32
+		var ok bool
+		if b, at, ok = d.PairOf(it.Entry, it.Name); !ok {
 			return "", false
+		}
+		suffix = it.Name[len(it.Entry):]
+		switch {
 		case b == "" || !cfg.benchRows.has(at, suffix):
 			return resolve.NA, true
 		case b == it.Entry:
 			return it.Name, true
 		}
+	default:
+		var ok bool
+		if b, suffix, ok = d.Lookup(it.Entry, it.Name); !ok {
+			return "", false
+		}
+	}
+	switch {
+	case suffix == "":
+		return b, true
+	case buf == nil:
 		return b + suffix, true
 	}
-	return cfg.layerMap.Lookup(it.Entry, it.Name)
+	*buf = append(append((*buf)[:0], b...), suffix...)
+	return unsafe.String(unsafe.SliceData(*buf), len(*buf)), true
 }
 
 // benchRows tells, on the goroutine of a join through ix, whether a bench

@@ -121,7 +121,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		if o == nil {
 			continue
 		}
-		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, &mcfg)
+		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, &mcfg, nil)
 		if ferr = cmp.Or(ferr, mcfg.benchRows.err); ferr != nil {
 			break
 		}

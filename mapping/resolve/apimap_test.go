@@ -221,7 +221,7 @@ func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []strin
 	}
 	for _, e := range names {
 		for _, r := range npu.rows(e) {
-			if _, ok := dm.Lookup(e, r); ok {
+			if _, _, ok := dm.Lookup(e, r); ok {
 				t.Errorf("Lookup(%q, %q) of a deferred map found the row", e, r)
 			}
 			b, at, ok := dm.PairOf(e, r)
@@ -259,7 +259,8 @@ func checkLookup(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs
 	}
 	for e := range entries {
 		for _, r := range npu.rows(e) {
-			b, ok := dm.Lookup(e, r)
+			b, bs, ok := dm.Lookup(e, r)
+			b += bs
 			w, wok := want[r]
 			if b != w || ok != wok {
 				t.Errorf("Lookup(%q, %q) = %q, %v; want %q, %v", e, r, b, ok, w, wok)

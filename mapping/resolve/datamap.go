@@ -493,30 +493,31 @@ func (d *DataMap) Pairs() []NamePair {
 }
 
 // Lookup returns the bench row the data mapping pairs with the NPU row
-// named row of the entry named entry (NA for none), and whether the
-// mapping has the row at all. A deferred map has no row: ask PairOf.
-func (d *DataMap) Lookup(entry, row string) (string, bool) {
+// named row of the entry named entry (NA for none), in two parts, bench
+// and suffix, not joined; and whether the mapping has the row at all. A
+// deferred map has no row: ask PairOf.
+func (d *DataMap) Lookup(entry, row string) (bench, suffix string, ok bool) {
 	if d.fullMap != nil {
 		b, ok := d.fullMap[row]
-		return b, ok
+		return b, "", ok
 	}
 	if d.deferred {
-		return "", false
+		return "", "", false
 	}
 	i, ok := d.byEntry.Get(entry)
 	if !ok || !strings.HasPrefix(row, entry) {
-		return "", false
+		return "", "", false
 	}
 	p := &d.pairs[i]
 	s := row[len(entry):]
 	k := d.lists[p.list].find(s)
 	switch {
 	case k < 0:
-		return "", false
+		return "", "", false
 	case p.bench == "" || !p.has[k]:
-		return NA, true
+		return NA, "", true
 	case p.bench == entry:
-		return row, true
+		return row, "", true
 	}
-	return p.bench + s, true
+	return p.bench, s, true
 }
