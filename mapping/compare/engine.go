@@ -138,9 +138,9 @@ type Config struct {
 	// dataMapLog, when set, writes layerMap's pairs as the join reads the
 	// NPU entries (a deferred map).
 	dataMapLog *dataMapLog
-	// benchRows tells, for a deferred layerMap, whether a bench
+	// suffixCheck tells, for a deferred layerMap, whether a bench
 	// entry has a row: the pass's, through the bench index it joins with.
-	benchRows *benchRows
+	suffixCheck *suffixCheck
 	// da, when set, receives the table as msprobe's -da per-rank JSON
 	// (da.go).
 	da *daRank
@@ -410,10 +410,10 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			ix.reset()
 			j = &indexJoin{ix: ix, cfg: &cfg}
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
-				cfg.benchRows = &benchRows{ix: ix}
+				cfg.suffixCheck = &suffixCheck{ix: ix}
 			}
 			if cfg.dataMapLog != nil {
-				cfg.dataMapLog.passStart(cfg.benchRows)
+				cfg.dataMapLog.passStart(cfg.suffixCheck)
 			}
 		default:
 			if bs == nil {
@@ -685,7 +685,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 var errStopped = errors.New("stopped")
 
 // npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
-// (An entry without a compare key has none: the scan skips such entries.)
+// (Entries without a compare key never come: the scan skips them.)
 type npuEntry struct {
 	name string
 	rows []sideRow
@@ -701,7 +701,7 @@ type indexJoin struct {
 
 func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
 	key, src, gate := joinKey(n, j.cfg, &j.key)
-	if b := j.cfg.benchRows; b != nil && b.err != nil {
+	if b := j.cfg.suffixCheck; b != nil && b.err != nil {
 		return b.err
 	}
 	var err error
@@ -849,7 +849,7 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
 		}
 		suffix = it.Name[len(it.Entry):]
 		switch {
-		case b == "" || !cfg.benchRows.has(at, suffix):
+		case b == "" || !cfg.suffixCheck.has(at, suffix):
 			return resolve.NA, true
 		case b == it.Entry:
 			return it.Name, true
@@ -870,19 +870,22 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
 	return unsafe.String(unsafe.SliceData(*buf), len(*buf)), true
 }
 
-// benchRows tells, on the goroutine of a join through ix, whether a bench
+// suffixCheck tells, on the goroutine of a join through ix, whether a bench
 // entry has a row with a suffix after its name, from the entry as the
 // index parses it. The first error parsing one is kept in err (false is
 // told from then on).
-type benchRows struct {
+type suffixCheck struct {
 	ix  *benchIndex
 	err error
 }
 
 // has tells whether the bench entry at position i has a row with the
 // suffix.
-func (b *benchRows) has(i int32, suffix string) bool {
-	if b == nil || b.err != nil {
+func (b *suffixCheck) has(i int32, suffix string) bool {
+	if b == nil {
+		panic("compare: a deferred data mapping used without the bench index")
+	}
+	if b.err != nil {
 		return false
 	}
 	e, err := b.ix.entry(i)

@@ -90,7 +90,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 	// a deferred layer mapping asks the bench index whether a
 	// bench entry has a row
 	mcfg := *cfg
-	mcfg.benchRows = &benchRows{ix: bix}
+	mcfg.suffixCheck = &suffixCheck{ix: bix}
 	row := func(ix *benchIndex, key string) *msprobe.Item {
 		if ferr != nil {
 			return nil
@@ -122,7 +122,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 			continue
 		}
 		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, &mcfg, nil)
-		if ferr = cmp.Or(ferr, mcfg.benchRows.err); ferr != nil {
+		if ferr = cmp.Or(ferr, mcfg.suffixCheck.err); ferr != nil {
 			break
 		}
 		if src == ByName {

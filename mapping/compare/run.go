@@ -1056,24 +1056,25 @@ func (d *dataMappingWriter) finish() error {
 // dataMapLog writes a deferred data mapping (resolve.DataMap.Deferred) as
 // the compare's passes read the NPU entries, in file order, on the join's
 // goroutine: whether a bench entry has a row is asked of the bench index
-// (benchRows), which parses the entries the join reads anyway. Every pass reads the same entries in the
-// same order (the map is made so only for dump.json files repeating no
-// key), so each pass writes the entries past those written before, and a
-// pass cut short (the compare reading again) leaves nothing twice.
+// (suffixCheck), whose parses of the entries the join mostly makes anyway.
+// Every pass reads the same entries in the same order (the map is made so
+// only for dump.json files repeating no key), so each pass writes the
+// entries past those written before, and a pass cut short (the compare
+// reading again) leaves nothing twice.
 type dataMapLog struct {
 	dm      *resolve.DataMap
 	w       *dataMappingWriter
-	bench   *benchRows // the pass's
-	next    int        // entries the pass under way read
-	written int        // entries written
-	done    bool       // a pass read every entry
-	err     error      // the first write's error
+	bench   *suffixCheck // the pass's
+	next    int          // entries the pass under way read
+	written int          // entries written
+	done    bool         // a pass read every entry
+	err     error        // the first write's error
 	rows    []string
 	pair    int // where EntryPairs looks for the next entry's pair
 }
 
 // passStart starts a pass over the NPU side, its bench rows told by b.
-func (l *dataMapLog) passStart(b *benchRows) { l.next, l.bench = 0, b }
+func (l *dataMapLog) passStart(b *suffixCheck) { l.next, l.bench = 0, b }
 
 // rowsOf keeps the names of the rows of e, before the join: the writer
 // may take the rows back once they are joined (the names stay valid).

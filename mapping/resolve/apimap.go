@@ -73,7 +73,7 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 }
 
 // Sides are two dump folders as the layer mapping reads them: the scope
-// tries and, per entry, its row names.
+// tries and, per entry, its row names (where they were read).
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
@@ -211,8 +211,9 @@ func indexNames(names []string, keep bool) func() (*nameIndex, bool) {
 // their tries: its NPU names are theirs) into msprobe's data mapping (see
 // DataMapping). Where both sides' rows were left to the compare, the map
 // is deferred (DataMap.Deferred) when each NPU row's pair follows from
-// the names alone: no entry name extends another's on either side, and
-// no NPU entry is paired twice. Otherwise the rows left are read here.
+// its entry's pair and the bench rows alone: no entry name extends
+// another's on either side, no NPU entry is paired twice, and every bench
+// entry paired is found for sure. Otherwise the rows left are read here.
 func (s *Sides) DataMappingOf(api []NamePair) (*DataMap, error) {
 	npu, bench := &s.side[0], &s.side[1]
 	_, npuExtends := s.names[0]()

@@ -132,8 +132,8 @@ func TestGenerateDataMappingParity(t *testing.T) {
 				names = append(names, it.Name)
 			}
 			checkLookup(t, dm, sides.side[0].rows, names, compact)
-			// the NPU rows left to the compare: the map completed per
-			// entry as the NPU dump is read gives the same pairs
+			// the rows left to the compare: the deferred map, completed
+			// as the dumps are read, gives the same pairs
 			deferred := deferredPairs(t, tc.npu, tc.bench, tc.yaml, sides.side[0].rows, names)
 			diffPairs(t, deferred, compact)
 			if tc.unordered { // the python test compares dicts
@@ -501,6 +501,7 @@ func TestExtendsAnother(t *testing.T) {
 		{[]string{"x.y", "x.y.", ".x"}, true},
 		{[]string{"Tensor.add.0.forward", "Tensor.add.0.forward_x", "Tensor.add.0"}, true},
 		{[]string{"Tensor.add.0.forward"}, false},
+		{[]string{"X.0.forward", "X.0.forward", "A.0.forward", "A.0.forward.x"}, true},
 	}
 	for _, tc := range tests {
 		if got := extendsAnother(len(tc.names), func(i int) string { return tc.names[i] }); got != tc.want {

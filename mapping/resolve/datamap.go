@@ -198,12 +198,12 @@ type dmPair struct {
 // newDeferredDataMap is newDataMap for sides whose rows are read after
 // the map is made, each NPU entry paired with its bench entry (at its
 // position among the bench dump's entries, found in bench). nil when an
-// NPU entry is paired twice (or a bench entry cannot be found for sure). The rows of both sides must be regular (every
-// row its entry's name followed by "" or a suffix starting with '.', as
-// a skim without odd entries finds them) and no entry name may extend
-// another's on either side: a bench row named after an NPU row's bench
-// entry and suffix is then that entry's, so that newDataMap's per-entry
-// path would pair them, and no other row.
+// NPU entry is paired twice, or a bench entry cannot be found for sure.
+// The rows of both sides must be regular (every row its entry's name
+// followed by "" or a suffix starting with '.', as a skim without odd
+// entries finds them) and no entry name may extend another's on either
+// side: an NPU row's pair is then its bench entry's row of the same
+// suffix, as newDataMap's compact path pairs them.
 func newDeferredDataMap(api []NamePair, bench *nameIndex) *DataMap {
 	d := &DataMap{deferred: true, byEntry: nametable.New(), pairs: make([]dmPair, 0, len(api))}
 	for _, p := range api {
@@ -242,9 +242,10 @@ func (d *DataMap) Deferred() bool { return d.deferred }
 
 // PairOf gives, in a deferred map, the bench entry paired with the NPU
 // entry named entry ("" for none) and its position in the bench dump, for
-// the NPU row named row; ok is false when the map does not have the row. The row's pair is that entry's row named with
-// the bench entry and the row's suffix after its entry's name, when the
-// bench entry has it, else NA.
+// the NPU row named row; ok is false when the map does not have the row.
+// The row's pair is that entry's row named with the bench entry and the
+// row's suffix after its entry's name, when the bench entry has it, else
+// NA.
 func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
 	if !d.deferred || !strings.HasPrefix(row, entry) {
 		return "", -1, false
@@ -376,12 +377,13 @@ func extendsAnother(n int, name func(int) string) bool {
 type nameIndex struct {
 	seed     maphash.Seed
 	hashes   map[uint64]int32
+	n        int
 	name     func(int) string
 	collided bool // two names hash alike: lookups may miss
 }
 
 func newNameIndex(n int, name func(int) string) *nameIndex {
-	x := &nameIndex{seed: maphash.MakeSeed(), hashes: make(map[uint64]int32, n), name: name}
+	x := &nameIndex{seed: maphash.MakeSeed(), hashes: make(map[uint64]int32, n), n: n, name: name}
 	for i := range n {
 		h := maphash.String(x.seed, name(i))
 		if j, ok := x.hashes[h]; ok && name(int(j)) != name(i) {
@@ -412,7 +414,7 @@ func (x *nameIndex) extends() bool {
 	}
 	var h maphash.Hash
 	h.SetSeed(x.seed)
-	for i := range len(x.hashes) {
+	for i := range x.n {
 		e := x.name(i)
 		h.Reset()
 		last := 0
