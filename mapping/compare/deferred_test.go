@@ -23,12 +23,7 @@ import (
 // either way, naming the same line.
 func TestDataMappingDeferred(t *testing.T) {
 	t.Parallel()
-	demo := testkit.Testdata(t, "demo", "dumps")
-	lm := filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
-	m, _, err := mapping.Load(lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo, lm, m := demoMapping(t)
 	tensor := testkit.Tensor
 	plain := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
 	// variants insert members first in "data" of the NPU or bench dump
@@ -88,7 +83,7 @@ func TestDataMappingDeferred(t *testing.T) {
 					if err == nil {
 						t.Fatalf("run %d: no error", k)
 					}
-					if left, _ := os.ReadDir(outs[k]); len(left) != 0 {
+					if left := names(t, outs[k]); len(left) != 0 {
 						t.Errorf("run %d failed and left %d files", k, len(left))
 					}
 				}
@@ -107,8 +102,8 @@ func TestDataMappingDeferred(t *testing.T) {
 					t.Fatalf("run %d: %v", k, err)
 				}
 			}
-			files := filesOf(t, outs[0])
-			if got := filesOf(t, outs[1]); !slices.Equal(got, files) || !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "data_mapping") }) {
+			files := names(t, outs[0])
+			if got := names(t, outs[1]); !slices.Equal(got, files) || !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "data_mapping") }) {
 				t.Fatalf("files %v, want %v with a data mapping", got, files)
 			}
 			for _, f := range files {
@@ -124,6 +119,18 @@ func TestDataMappingDeferred(t *testing.T) {
 
 // placeRE finds the place an error names.
 var placeRE = regexp.MustCompile(`[^ ]*dump\.json:\d+:`)
+
+// demoMapping gives the demo dumps' folder, and the built-in layer
+// mapping of their pair: its file and the mapping.
+func demoMapping(t *testing.T) (demo, lm string, m *mapping.Mapping) {
+	t.Helper()
+	lm = filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
+	m, _, err := mapping.Load(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Testdata(t, "demo", "dumps"), lm, m
+}
 
 // variant copies the dump folder src to dst with members put first in
 // the "data" of its dump.json.
@@ -152,31 +159,12 @@ func variant(t *testing.T, src, dst, members string) string {
 	return dst
 }
 
-// filesOf lists the files of dir.
-func filesOf(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 // TestDataMapLogPasses: a pass cut short and passes read again write each
 // entry's pairs once, as one pass does; without a pass read to the end the
 // file is not finished.
 func TestDataMapLogPasses(t *testing.T) {
 	t.Parallel()
-	demo := testkit.Testdata(t, "demo", "dumps")
-	lm := filepath.Join(testkit.Root(t), "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
-	m, _, err := mapping.Load(lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo, _, m := demoMapping(t)
 	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
 	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {})
 	if err != nil || !dm.Deferred() {

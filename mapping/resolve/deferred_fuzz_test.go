@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -51,32 +50,12 @@ func FuzzDataMapDeferred(f *testing.F) {
 		if !d.Deferred() {
 			return
 		}
-		want := dm.Pairs()
-		npuRows, bench2 := eager.side[0].rows, eager.side[1].rows
-		benchNames := eager.side[1].names
-		has := func(at int32, s string) (bool, error) {
-			return slices.Contains(bench2.rows(benchNames[at]), benchNames[at]+s), nil
-		}
-		var got []NamePair
-		next := 0
-		if _, err := msprobe.ScanFile(filepath.Join(npu, "dump.json"), func(e *msprobe.Entry) error {
-			var rows []string
-			for _, it := range e.Items {
-				rows = append(rows, it.Name)
-			}
-			return d.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
-				got = append(got, NamePair{NPU: n + ns, Bench: b + bs})
-				return nil
-			})
-		}); err != nil {
-			t.Fatal(err)
-		}
-		diffPairs(t, got, want)
 		var names []string
 		for _, it := range eager.NPU.Items {
 			names = append(names, it.Name)
 		}
-		checkLookupDeferred(t, d, npuRows, names, want, has)
+		got := entryPairsOf(t, d, filepath.Join(npu, "dump.json"), eager.side[1].rows, eager.side[1].names, eager.side[0].rows, names)
+		diffPairs(t, got, dm.Pairs())
 	})
 }
 
