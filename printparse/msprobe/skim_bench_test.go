@@ -11,11 +11,7 @@ import (
 // BenchmarkSkim measures Skim over the generated 64 MB dump: as it runs
 // (skimming ahead on every CPU) and on one goroutine.
 func BenchmarkSkim(b *testing.B) {
-	data := benchDump(b)
-	p := filepath.Join(b.TempDir(), "dump.json")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	p, data := benchFile(b)
 	for _, c := range []struct {
 		name string
 		skim func(string, func(*msprobe.SkimEntry) error) (msprobe.Header, error)
@@ -35,11 +31,7 @@ func BenchmarkSkim(b *testing.B) {
 // BenchmarkScanFile measures the file scans over the generated 64 MB
 // dump: the full one and the one for the rows' names only.
 func BenchmarkScanFile(b *testing.B) {
-	data := benchDump(b)
-	p := filepath.Join(b.TempDir(), "dump.json")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	p, data := benchFile(b)
 	for _, c := range []struct {
 		name string
 		scan func(string, func(), func(*msprobe.Entry) error) (msprobe.Header, error)
@@ -60,4 +52,14 @@ func BenchmarkScanFile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchFile writes the generated 64 MB dump (benchDump) into a file.
+func benchFile(b *testing.B) (path string, data []byte) {
+	data = benchDump(b)
+	path = filepath.Join(b.TempDir(), "dump.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path, data
 }
