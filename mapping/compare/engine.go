@@ -425,7 +425,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			}
 			j = newStoreJoin(bs, &cfg)
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
-				return nil, errors.New("compare: a data mapping deferred needs the bench index")
+				return nil, errors.New("compare: a deferred data mapping needs the bench index")
 			}
 		}
 		return fusedJoiner(j, &cfg)
