@@ -187,8 +187,8 @@ type DataMap struct {
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
 // none) and, per NPU suffix (list), whether the bench entry has a row
-// with it; in a deferred map, the bench entry's position in
-// the bench dump instead (at; -1 for none).
+// with it; in a deferred map, the bench entry's position in the bench
+// dump instead (at; -1 for none).
 type dmPair struct {
 	npu, bench string
 	list, at   int32
@@ -261,10 +261,10 @@ func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
 // EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU
 // entry named entry (rows: its rows' names as read, in order) in a
 // deferred map; has tells whether the bench entry at a position in the
-// bench dump has a row with a suffix. Given every entry
-// of the NPU dump in file order, the calls are Each's of a map made with
-// the rows. The entries' pairs are looked for from *next on, where the
-// entry read before left it (the pairs are in the NPU dump's order).
+// bench dump has a row with a suffix. Given every entry of the NPU dump in
+// file order, the calls are Each's of a map made with the rows. The
+// entries' pairs are looked for from *next on, where the entry read
+// before left it (the pairs are in the NPU dump's order).
 func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
 	var i int32
 	if k := *next; k < len(d.pairs) && d.pairs[k].npu == entry {
