@@ -497,25 +497,12 @@ func (f *flatter) scalar(v *fval) bool {
 // its acceptance matters: it is checked as scalar checks it, no number
 // converted.
 func (f *flatter) statScalar(v *fval) bool {
-	if !f.names {
+	if c := f.ws(); !f.names || c != '-' && c-'0' > 9 {
 		return f.scalar(v)
 	}
 	v.set = true
-	switch c := f.ws(); {
-	case c == '"':
-		s, ok := f.str()
-		return ok && plainOK(s)
-	case c == 't':
-		return f.word("true")
-	case c == 'f':
-		return f.word("false")
-	case c == 'n':
-		return f.word("null")
-	case c == '-' || c-'0' <= 9:
-		_, _, ok := f.numCheck()
-		return ok
-	}
-	return false
+	_, _, ok := f.numCheck()
+	return ok
 }
 
 // numCheck is num for a literal whose grammar, sign and kind alone
@@ -781,11 +768,7 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 			dtype = skip.lit
 		case kyShape:
 			bit = 1 << 1
-			if f.names {
-				ok = f.shapeCheck()
-			} else {
-				shape, ok = f.shape()
-			}
+			shape, ok = f.shape()
 		case kyMax:
 			bit = 1 << 2
 			ok = f.statScalar(&stats[0])
@@ -955,56 +938,39 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 	}
 }
 
-// shape reads a list of non-negative integers and returns its Python str.
+// shape reads a list of non-negative integers and returns its Python str;
+// in names mode it only checks the list, the string not built ("").
 func (f *flatter) shape() (string, bool) {
 	if f.ws() != '[' {
 		return "", false
 	}
 	f.i++
-	s := append(f.scratch[:0], '[')
 	if f.ws() == ']' {
 		f.i++
 		return "[]", true
 	}
-	var n fnum
+	s := append(f.scratch[:0], '[')
 	for {
 		f.ws()
-		if !f.num(&n) || n.float || n.neg {
+		start := f.i
+		if neg, float, ok := f.numCheck(); !ok || float || neg {
 			return "", false
 		}
-		s = append(s, n.lit...)
+		if !f.names {
+			s = append(s, f.b[start:f.i]...)
+		}
 		switch f.sep(']') {
 		case 0:
 			return "", false
 		case 2:
+			if f.names {
+				return "", true
+			}
 			f.scratch = append(s, ']')
 			return f.internOK(f.scratch)
 		}
-		s = append(s, ", "...)
-	}
-}
-
-// shapeCheck is shape in names mode: the list is checked as shape checks
-// it, its string not built.
-func (f *flatter) shapeCheck() bool {
-	if f.ws() != '[' {
-		return false
-	}
-	f.i++
-	if f.ws() == ']' {
-		f.i++
-		return true
-	}
-	for {
-		f.ws()
-		if neg, float, ok := f.numCheck(); !ok || float || neg {
-			return false
-		}
-		switch f.sep(']') {
-		case 0:
-			return false
-		case 2:
-			return true
+		if !f.names {
+			s = append(s, ", "...)
 		}
 	}
 }
