@@ -77,10 +77,10 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
-	// names finds, per side, the entries by name, and extends tells
-	// whether an entry's name extends another's (see newDataMap): worked
-	// out beside the rest once the side is read.
-	names [2]func() (*nameIndex, bool)
+	// index finds, per side, the entries by name, and tells whether an
+	// entry's name extends another's (see newDataMap): worked out beside
+	// the rest once the side is read.
+	index [2]func() (*nameIndex, bool)
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
@@ -170,7 +170,7 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 			}
 			// (the bench side's only for a deferred map)
 			if k == 0 || !rows {
-				s.names[k] = indexNames(in.Names, k == 1)
+				s.index[k] = indexNames(in.Names, k == 1)
 			}
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
@@ -216,9 +216,9 @@ func indexNames(names []string, keep bool) func() (*nameIndex, bool) {
 // entry paired is found for sure. Otherwise the rows left are read here.
 func (s *Sides) DataMappingOf(api []NamePair) (*DataMap, error) {
 	npu, bench := &s.side[0], &s.side[1]
-	_, npuExtends := s.names[0]()
+	_, npuExtends := s.index[0]()
 	if npu.skim != nil && bench.skim != nil && !npuExtends {
-		if x, extends := s.names[1](); x != nil && !extends {
+		if x, extends := s.index[1](); x != nil && !extends {
 			if d := newDeferredDataMap(api, x); d != nil {
 				return d, nil
 			}
