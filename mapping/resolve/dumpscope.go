@@ -74,14 +74,14 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 	if in.ConstructEmpty || in.StackEmpty {
 		return nil, nil
 	}
-	items := make([]*Item, 0, len(in.Names))
+	items := make([]*Item, len(in.Names))
+	slab := make([]Item, len(in.Names)) // one allocation, not one an item
 	c := newScopeCache()
 	for i, name := range in.Names {
-		it, err := parseDumpItem(in, name, c)
-		if err != nil {
+		if err := parseDumpItem(in, name, c, &slab[i]); err != nil {
 			return nil, in.place(i, err)
 		}
-		items = append(items, it)
+		items[i] = &slab[i]
 	}
 	backwardPass(items)
 	renumberPass(items, "ParallelTransformer", "layers")
@@ -123,6 +123,7 @@ func (in DumpInput) place(i int, err error) error {
 // (a dump has many calls per scope).
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
+	t.Items = make([]*Item, 0, len(items))
 	type scoped struct {
 		full string
 		node *TrieNode
@@ -141,23 +142,14 @@ func TrieFromItems(source string, items []*Item) *Trie {
 	return t
 }
 
-// head returns s without its last n elements (Python s[:-n]).
-func head(s []string, n int) []string {
-	if len(s) <= n {
-		return nil
-	}
-	return s[:len(s)-n]
-}
-
-// scopeCache keeps what dump items share: the layer scope of each API
-// parent, each distinct full scope once.
+// scopeCache keeps what dump items share: each distinct full scope once.
 type scopeCache struct {
-	parents, full map[string]string
-	buf           []byte
+	full map[string]string
+	buf  []byte
 }
 
 func newScopeCache() *scopeCache {
-	return &scopeCache{parents: map[string]string{}, full: map[string]string{}}
+	return &scopeCache{full: map[string]string{}}
 }
 
 // fullScope returns the parts joined by '.', kept once.
@@ -178,11 +170,11 @@ func (c *scopeCache) fullScope(parts ...string) string {
 	return s
 }
 
-// parseDumpItem reads one dump name into an Item.
-func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
+// parseDumpItem reads one dump name into it.
+func parseDumpItem(in DumpInput, name string, c *scopeCache, it *Item) error {
 	first, last, n := nameFields(name) // last[k] is field n-1-k
 	if n < 4 {
-		return nil, &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
+		return &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
 	}
 	var apiType, apiName, typ, state string
 	switch {
@@ -210,15 +202,11 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
 	case apiType == StateParamsGrad:
 		layerScope = fieldsPrefix(name, n-3)
 	case parent != "":
-		s, ok := c.parents[parent]
-		if !ok {
-			s = strings.Join(head(strings.Split(parent, "."), 3), ".")
-			c.parents[parent] = s
-		}
-		layerScope = s
+		// the parent's fields but the last three (Python [:-3]), in place
+		layerScope = fieldsPrefix(parent, strings.Count(parent, ".")+1-3)
 	}
 	if parent != "" && strings.Contains(parent, ".") && strings.Count(parent, ".") < 3 {
-		return nil, &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
+		return &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
 	}
 
 	// stack scope (set_stack_scope), frame part only
@@ -226,11 +214,11 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
 	if !isLayer && apiType != "Primitive" && apiType != "Jit" {
 		if st, ok := in.Stack[name]; ok && !(st.Valid && len(st.Frames) == 0) {
 			if !st.Valid {
-				return nil, &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
+				return &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
 			}
 			fs, err := frameStackScope(in.Framework, st.Frames)
 			if err != nil {
-				return nil, &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
+				return &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
 			}
 			frameScope = fs
 		}
@@ -239,7 +227,8 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache) (*Item, error) {
 	if frameScope != "" {
 		full = c.fullScope(layerScope, frameScope, apiName)
 	}
-	return &Item{Name: name, State: state, Type: typ, FullScope: full}, nil
+	*it = Item{Name: name, State: state, Type: typ, FullScope: full}
+	return nil
 }
 
 // nameFields returns the first '.'-separated field of name, its last

@@ -391,19 +391,33 @@ func FuzzReadDumpInput(f *testing.F) {
 	})
 }
 
-// TestLayerScopeFields: the layer scope taken as a prefix of the name is
-// msprobe's join of all fields but the API type and the last three.
+// head returns s without its last n elements (Python s[:-n]).
+func head(s []string, n int) []string {
+	if len(s) <= n {
+		return nil
+	}
+	return s[:len(s)-n]
+}
+
+// TestLayerScopeFields: the layer scope taken as a prefix of the name (or
+// of an API's parent) is msprobe's join of all fields but the API type and
+// the last three (of the parent: but the last three).
 func TestLayerScopeFields(t *testing.T) {
 	join := func(name string, k int) string {
 		p := strings.Split(name, ".")
 		return strings.Join(head(p[:k], 0), ".")
 	}
-	for _, name := range []string{"a", "a.b", "a.b.c", "a.b.c.d", "Module.x.forward.0", "Module.a.b.Linear.forward.0", "x..y.", ".."} {
+	names := []string{"a", "a.b", "a.b.c", "a.b.c.d", "Module.x.forward.0", "Module.a.b.Linear.forward.0", "x..y.", "..", "a..b.c.d", "...."}
+	for _, name := range names {
 		n := strings.Count(name, ".") + 1
 		for k := 0; k <= n; k++ {
 			if got, want := fieldsPrefix(name, k), join(name, k); got != want {
 				t.Errorf("fieldsPrefix(%q, %d) = %q, want %q", name, k, got, want)
 			}
+		}
+		// an API's parent (parseDumpItem)
+		if got, want := fieldsPrefix(name, n-3), strings.Join(head(strings.Split(name, "."), 3), "."); got != want {
+			t.Errorf("parent %q: layer scope %q, want %q", name, got, want)
 		}
 	}
 	// msprobe's set_layer_scope, spelled as it is: the data fields less
@@ -426,8 +440,8 @@ func TestLayerScopeFields(t *testing.T) {
 	in := DumpInput{Source: "synthetic", Framework: "pytorch", Parents: msprobe.NewParentIndex(nil)}
 	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
 		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
-		it, err := parseDumpItem(in, name, newScopeCache())
-		if err != nil {
+		it := &Item{}
+		if err := parseDumpItem(in, name, newScopeCache(), it); err != nil {
 			t.Fatal(err)
 		}
 		if want := ref(name); it.FullScope != want {
