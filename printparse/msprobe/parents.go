@@ -2,7 +2,7 @@ package msprobe
 
 import (
 	"bytes"
-	"slices"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
 )
@@ -17,10 +17,12 @@ import (
 // Make one with ReadParentIndex or NewParentIndex; a nil index has no
 // names.
 type ParentIndex struct {
-	tab     *nametable.Table // name -> index in parents
-	parents []string         // distinct parents; [0] is ""
-	ids     map[string]int32
-	modules []string // module entries among names (then parents, by done)
+	tab *nametable.Table // name -> index in parents
+	// distinct parents, and the module entries among names; [0] is ""
+	parents []string
+	ids     map[string]int32 // index in parents (while reading)
+	named   []int32          // module entries among names (while reading)
+	modules []string         // module entries among names and parents (by done)
 }
 
 // ReadParentIndex reads construct.json as ReadConstruct does into a
@@ -49,49 +51,50 @@ func newParentIndex() *ParentIndex {
 // member records that key's parent is parent; a repeated key takes its
 // last parent, as json.load does.
 func (p *ParentIndex) member(key, parent []byte) {
-	id, ok := p.ids[string(parent)]
-	if !ok {
-		id = int32(len(p.parents))
-		p.parents = append(p.parents, string(parent))
-		p.ids[p.parents[id]] = id
-	}
-	if moduleLike(key) {
-		var s string
-		if k, isParent := p.ids[string(key)]; isParent {
-			s = p.parents[k] // the copy held already
-		} else {
-			s = string(key)
-		}
-		if isModuleEntry(s) {
-			p.modules = append(p.modules, s)
-		}
+	id := p.id(parent)
+	if moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key))) {
+		p.named = append(p.named, p.id(key))
 	}
 	p.tab.SetBytes(key, id)
 }
 
-// done makes the names ready for lookups, adds the module entries among
-// the parents names still have (a repeated name's earlier parent may have
-// none left), drops repeats from the module entries and what only reading
-// needs.
+// id is the index of s in parents, added if new.
+func (p *ParentIndex) id(s []byte) int32 {
+	id, ok := p.ids[string(s)]
+	if !ok {
+		id = int32(len(p.parents))
+		p.parents = append(p.parents, string(s))
+		p.ids[p.parents[id]] = id
+	}
+	return id
+}
+
+// done makes the names ready for lookups, lists the module entries among
+// the names and among the parents names still have (a repeated name's
+// earlier parent may have none left), each once, and drops what only
+// reading needs.
 func (p *ParentIndex) done() *ParentIndex {
 	p.tab.Done()
 	held := make([]bool, len(p.parents))
 	p.tab.Each(func(id int32) { held[id] = true })
+	seen := make([]bool, len(p.parents))
+	mods := p.named[:0] // in place: one list of numbers, then the strings
+	for _, id := range p.named {
+		if !seen[id] {
+			seen[id] = true
+			mods = append(mods, id)
+		}
+	}
 	for id, s := range p.parents {
-		if held[id] && isModuleEntry(s) {
-			p.modules = append(p.modules, s)
+		if held[id] && !seen[id] && isModuleEntry(s) {
+			mods = append(mods, int32(id))
 		}
 	}
-	seen := make(map[string]bool, len(p.modules))
-	kept := p.modules[:0]
-	for _, m := range p.modules {
-		if !seen[m] {
-			seen[m] = true
-			kept = append(kept, m)
-		}
+	p.modules = make([]string, len(mods))
+	for k, id := range mods {
+		p.modules[k] = p.parents[id]
 	}
-	p.modules = slices.Clip(kept)
-	p.ids = nil
+	p.ids, p.named = nil, nil
 	return p
 }
 
