@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -380,18 +381,28 @@ type nameIndex struct {
 	n        int
 	name     func(int) string
 	collided bool // two names hash alike: lookups may miss
+	// a bit for each name's hash, at its low bits: a clear bit tells a
+	// string is no name without the map (about 8 bits a name)
+	filter []uint64
 }
 
 func newNameIndex(n int, name func(int) string) *nameIndex {
 	x := &nameIndex{seed: maphash.MakeSeed(), hashes: make(map[uint64]int32, n), n: n, name: name}
+	x.filter = make([]uint64, 1<<max(0, bits.Len(uint(n))-3))
 	for i := range n {
 		h := maphash.String(x.seed, name(i))
 		if j, ok := x.hashes[h]; ok && name(int(j)) != name(i) {
 			x.collided = true
 		}
 		x.hashes[h] = int32(i)
+		x.filter[h>>6&uint64(len(x.filter)-1)] |= 1 << (h & 63)
 	}
 	return x
+}
+
+// mayHave reports whether some name may hash to h (false: none does).
+func (x *nameIndex) mayHave(h uint64) bool {
+	return x.filter[h>>6&uint64(len(x.filter)-1)]&(1<<(h&63)) != 0
 }
 
 // at returns the position of the name s; ok is false when s is not a
@@ -424,8 +435,10 @@ func (x *nameIndex) extends() bool {
 				break
 			}
 			h.WriteString(e[last : last+d])
-			if j, ok := x.hashes[h.Sum64()]; ok && x.name(int(j)) == e[:last+d] {
-				return true
+			if sum := h.Sum64(); x.mayHave(sum) {
+				if j, ok := x.hashes[sum]; ok && x.name(int(j)) == e[:last+d] {
+					return true
+				}
 			}
 			h.WriteByte('.')
 			last += d + 1
