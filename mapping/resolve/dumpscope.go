@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -118,26 +119,25 @@ func (in DumpInput) place(i int, err error) error {
 	return se
 }
 
-// TrieFromItems inserts items into a new trie in order.
-// Items of one full scope share its string, its segments and its node
-// (a dump has many calls per scope).
+// TrieFromItems inserts items into a new trie in order. Items whose full
+// scope is one string (ItemsFromDump gives each distinct full scope once)
+// share its segments and its node, found by the string's address (a dump
+// has many calls per scope); others are inserted segment by segment.
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
 	t.Items = make([]*Item, 0, len(items))
-	type scoped struct {
-		full string
-		node *TrieNode
+	type addr struct {
+		p *byte
+		n int
 	}
-	seen := map[string]scoped{}
+	seen := map[addr]*TrieNode{}
 	for _, it := range items {
-		s, ok := seen[it.FullScope]
-		if !ok {
-			n := t.Insert(it)
-			seen[it.FullScope] = scoped{it.FullScope, n}
+		key := addr{unsafe.StringData(it.FullScope), len(it.FullScope)}
+		if n, ok := seen[key]; ok {
+			t.add(n, it)
 			continue
 		}
-		it.FullScope = s.full
-		t.add(s.node, it)
+		seen[key] = t.Insert(it)
 	}
 	return t
 }

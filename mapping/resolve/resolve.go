@@ -164,7 +164,7 @@ func npuOrdinal(npu *Trie, it *Item) int {
 	if it.node != nil {
 		idx = it.ord
 	} else if n := npu.Lookup(it.Scope()); n != nil {
-		for i, x := range n.Items[it.State] {
+		for i, x := range n.ItemsOf(it.State) {
 			if x == it {
 				idx = i
 			}

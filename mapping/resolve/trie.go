@@ -68,8 +68,7 @@ type TrieNode struct {
 	Parent   *TrieNode
 	Children []*TrieNode // in creation order
 	children map[string]*TrieNode
-	// Items by state, each in insertion order (nil when none).
-	Items map[string][]*Item
+	items    []stateItems // by state, in order of first insertion (see ItemsOf)
 
 	depth int      // segments below the root
 	trie  *Trie    // the trie the node belongs to
@@ -148,12 +147,34 @@ func (n *TrieNode) child(seg string) *TrieNode {
 	return c
 }
 
-func (t *Trie) add(n *TrieNode, it *Item) {
-	if n.Items == nil {
-		n.Items = map[string][]*Item{}
+// stateItems are a node's items of one state, in insertion order.
+type stateItems struct {
+	state string
+	items []*Item
+}
+
+// ItemsOf returns the node's items of a state, in insertion order (nil
+// when none). A node has items of a few states at most.
+func (n *TrieNode) ItemsOf(state string) []*Item {
+	for i := range n.items {
+		if n.items[i].state == state {
+			return n.items[i].items
+		}
 	}
-	it.ord, it.node = len(n.Items[it.State]), n
-	n.Items[it.State] = append(n.Items[it.State], it)
+	return nil
+}
+
+func (t *Trie) add(n *TrieNode, it *Item) {
+	k := 0
+	for k < len(n.items) && n.items[k].state != it.State {
+		k++
+	}
+	if k == len(n.items) {
+		n.items = append(n.items, stateItems{state: it.State})
+	}
+	s := &n.items[k]
+	it.ord, it.node = len(s.items), n
+	s.items = append(s.items, it)
 	n.Type = it.Type
 	n.Typed = true
 	t.Items = append(t.Items, it)
@@ -179,10 +200,13 @@ func (t *Trie) Query(path []string, state string, index int) *Item {
 // item returns the node's item of the given state and ordinal, or nil
 // (also for a nil node).
 func (n *TrieNode) item(state string, index int) *Item {
-	if n == nil || index < 0 || index >= len(n.Items[state]) {
+	if n == nil || index < 0 {
 		return nil
 	}
-	return n.Items[state][index]
+	if items := n.ItemsOf(state); index < len(items) {
+		return items[index]
+	}
+	return nil
 }
 
 // untypedContainers are module classes msprobe never sees in a dump: they

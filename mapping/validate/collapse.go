@@ -101,7 +101,7 @@ func collapseTrie(ns []*resolve.TrieNode) string {
 	var nodes []*printparse.Node
 	var other []string
 	for _, n := range ns {
-		if items := n.Items[resolve.StateForward]; len(items) > 0 && items[0].Node != nil {
+		if items := n.ItemsOf(resolve.StateForward); len(items) > 0 && items[0].Node != nil {
 			nodes = append(nodes, items[0].Node)
 		} else {
 			other = append(other, displayPath(n))
