@@ -74,3 +74,29 @@ func BenchmarkGenerateDataMapping(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadSides: what a mapped compare reads of a pair of ~64 MB
+// dumps before its table (the rows left to the table: each dump.json
+// skimmed, construct.json and stack.json read, the scope tries and name
+// indexes built), with both sides' name indexes waited for.
+func BenchmarkReadSides(b *testing.B) {
+	npu, bench := b.TempDir(), b.TempDir()
+	genDump(b, npu, 64<<20, 0)
+	genDump(b, bench, 64<<20, 0.01)
+	st, _ := os.Stat(filepath.Join(npu, "dump.json"))
+	b.SetBytes(2 * st.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := ReadSides(npu, bench, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, extends := s.index[0](); extends {
+			b.Fatal("an NPU name extends another")
+		}
+		if x, _ := s.index[1](); x == nil {
+			b.Fatal("no bench name index")
+		}
+	}
+}
