@@ -543,8 +543,10 @@ func (p *entryPool) put(e *parsedEntry) {
 	p.mu.Unlock()
 }
 
-// reset starts a pass.
-func (ix *benchIndex) reset() {
+// reset starts a pass; with prefetch, its entries are parsed ahead in
+// file order on a goroutine of their own (for a join, which asks for
+// most of them), else only those asked for are.
+func (ix *benchIndex) reset(prefetch bool) {
 	ix.cache = map[int32]*parsedEntry{}
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
@@ -555,7 +557,10 @@ func (ix *benchIndex) reset() {
 		clear(e.matched)
 		ix.benchRow += len(e.rows)
 	}
-	ix.pf = ix.startPrefetch()
+	ix.pf = nil
+	if prefetch {
+		ix.pf = ix.startPrefetch()
+	}
 }
 
 // entry returns bench entry i parsed: from the cache, from the

@@ -163,8 +163,8 @@ func TestKnownIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer known.close()
-				skimmed.reset()
-				known.reset()
+				skimmed.reset(true)
+				known.reset(true)
 				if skimmed.n != known.n || skimmed.n == 0 {
 					t.Fatalf("%s: %d entries known, %d skimmed", path, known.n, skimmed.n)
 				}

@@ -194,7 +194,7 @@ func TestDataMapLogPasses(t *testing.T) {
 			if err := ix.stopPrefetch(); err != nil { // as a pass's end does
 				t.Fatal(err)
 			}
-			ix.reset()
+			ix.reset(true)
 			l.passStart(&suffixCheck{ix: ix})
 			for i := range entries {
 				if i == n {

@@ -407,7 +407,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 					return nil, fmt.Errorf("bench: %w", err)
 				}
 			}
-			ix.reset()
+			ix.reset(true)
 			j = &indexJoin{ix: ix, cfg: &cfg}
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
 				cfg.suffixCheck = &suffixCheck{ix: ix}

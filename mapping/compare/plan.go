@@ -78,8 +78,10 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 // named by the parts' names. Both directions: the fused module may be on
 // either side.
 func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
-	nix.reset()
-	bix.reset()
+	// the entries asked for only: a first forward call of each module,
+	// sparse in the files (a prefetcher would parse all those between)
+	nix.reset(false)
+	bix.reset(false)
 	defer func() {
 		// the bench index goes on to the compare (heldIndex.take)
 		nix.stopPrefetch()

@@ -53,7 +53,7 @@ func TestHeldIndex(t *testing.T) {
 				if got.cfg != &cfg || got.n != bix.n {
 					t.Errorf("taken index: cfg %p (want %p), %d entries", got.cfg, &cfg, got.n)
 				}
-				got.reset()
+				got.reset(true)
 				if refs, err := got.lookup(bix.keyOf(0, firstName(t, bp.DumpJSON)).prefix+".input.0", nil); err != nil || len(refs) == 0 {
 					t.Errorf("lookup in the taken index: %v, %v", refs, err)
 				}

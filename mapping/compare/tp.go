@@ -121,7 +121,7 @@ func (p *tpPlan) join(cfg *Config) (*tpJoin, error) {
 			t.close()
 			return nil, fmt.Errorf("tensor-parallel shard %s: %w", s.DumpJSON, err)
 		}
-		ix.reset()
+		ix.reset(true)
 		t.ix = append(t.ix, ix)
 	}
 	return t, nil
