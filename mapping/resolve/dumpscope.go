@@ -122,7 +122,8 @@ func (in DumpInput) place(i int, err error) error {
 // TrieFromItems inserts items into a new trie in order. Items whose full
 // scope is one string (ItemsFromDump gives each distinct full scope once)
 // share its segments and its node, found by the string's address (a dump
-// has many calls per scope); others are inserted segment by segment.
+// has many calls per scope); others are inserted segment by segment, to
+// the same node as their equals.
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
 	t.Items = make([]*Item, 0, len(items))
@@ -374,6 +375,10 @@ func renumberPass(items []*Item, typ, suffix string) {
 			}
 		}
 	}
+	// the rebased scopes, each distinct one once (as ItemsFromDump gives
+	// them: TrieFromItems finds a scope's node by its string)
+	rebased := map[string]string{}
+	var buf []byte
 	for _, pre := range prefixes {
 		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
 		minIdx := math.Inf(1)
@@ -395,7 +400,13 @@ func renumberPass(items []*Item, typ, suffix string) {
 			if !math.IsNaN(rel) {
 				idx = strconv.FormatInt(int64(rel), 10)
 			}
-			it.FullScope = pre + "." + idx + it.FullScope[len(pre)+1+len(next):]
+			buf = append(append(append(append(buf[:0], pre...), '.'), idx...), it.FullScope[len(pre)+1+len(next):]...)
+			full, ok := rebased[string(buf)]
+			if !ok {
+				full = string(buf)
+				rebased[full] = full
+			}
+			it.FullScope = full
 		}
 	}
 }

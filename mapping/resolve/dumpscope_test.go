@@ -1,12 +1,14 @@
 package resolve
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -131,6 +133,54 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
+// checkSharedScopes fails unless the items of one full scope hold one
+// string, and the trie built of them puts them at one node, numbered in
+// order.
+func checkSharedScopes(t *testing.T, items []*Item) {
+	t.Helper()
+	first := map[string]*Item{}
+	for _, it := range items {
+		if f, ok := first[it.FullScope]; ok && unsafe.StringData(f.FullScope) != unsafe.StringData(it.FullScope) {
+			t.Errorf("%s and %s: full scope %q held twice", f.Name, it.Name, it.FullScope)
+		} else if !ok {
+			first[it.FullScope] = it
+		}
+	}
+	tr := TrieFromItems("t", items)
+	nodes := map[string]*TrieNode{}
+	ords := map[string]int{}
+	for _, it := range tr.Items {
+		if n, ok := nodes[it.FullScope]; ok && n != it.node {
+			t.Errorf("%s: full scope %q at two nodes", it.Name, it.FullScope)
+		}
+		nodes[it.FullScope] = it.node
+		k := it.FullScope + " " + it.State
+		if it.ord != ords[k] {
+			t.Errorf("%s: ordinal %d, want %d", it.Name, it.ord, ords[k])
+		}
+		ords[k]++
+	}
+}
+
+// TestTrieScopesByContent: items whose equal full scopes are distinct
+// strings still share one node, numbered in order.
+func TestTrieScopesByContent(t *testing.T) {
+	var items []*Item
+	for i := range 6 {
+		scope := strings.Join([]string{"Module", "a", "b"}, ".")
+		if i%2 == 1 {
+			scope = strings.Join([]string{"Module", "a", "c"}, ".")
+		}
+		items = append(items, &Item{Name: fmt.Sprintf("Tensor.add.%d.forward", i), State: "forward", Type: "add", FullScope: scope})
+	}
+	tr := TrieFromItems("t", items)
+	for i, it := range tr.Items {
+		if it.node != tr.Items[i%2].node || it.ord != i/2 {
+			t.Errorf("%s: node %p ordinal %d, want %p and %d", it.Name, it.node, it.ord, tr.Items[i%2].node, i/2)
+		}
+	}
+}
+
 // S2 (detail §5.2): pipeline-parallel layer rebasing under ParallelTransformer.
 func TestSyntheticRenumber(t *testing.T) {
 	mk := func(prefix string, pt bool, idx ...string) DumpInput {
@@ -157,6 +207,13 @@ func TestSyntheticRenumber(t *testing.T) {
 		"Cell.net.encoder.layers.5.mlp.ParallelMLP.forward.0":          "Module.net.encoder.layers.1.mlp.ParallelMLP.forward.0",
 		"Torch.matmul.5.forward":                                       "Torch.matmul.1.forward",
 	})
+	// Rebased scopes are shared as the others are: one string and one
+	// node per distinct scope.
+	items, err := ItemsFromDump(mk("Cell", true, "4", "5", "4", "5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSharedScopes(t, items)
 	// Without the ParallelTransformer entry nothing is rebased: all N/A.
 	for k, v := range apiMappingOf(t, "", mk("Cell", false, "4", "5"), bench) {
 		if v != NA {
