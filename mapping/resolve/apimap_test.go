@@ -508,6 +508,24 @@ func TestExtendsAnother(t *testing.T) {
 			t.Errorf("extendsAnother(%q) = %v, want %v", tc.names, got, tc.want)
 		}
 	}
+	// Many names (a filter of many words): the name extended, and the one
+	// extending it, at every tenth position of 1000 names.
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = fmt.Sprintf("Tensor.op%d.%d.forward", i, i)
+	}
+	if extendsAnother(len(many), func(i int) string { return many[i] }) {
+		t.Fatalf("extendsAnother: 1000 names extending none: true")
+	}
+	for at := 0; at < len(many); at += 100 {
+		for by := 5; by < len(many); by += 100 {
+			names := slices.Clone(many)
+			names[by] = names[at] + ".x"
+			if !extendsAnother(len(names), func(i int) string { return names[i] }) {
+				t.Errorf("extendsAnother: name %d extending name %d of 1000: false", by, at)
+			}
+		}
+	}
 }
 
 // TestNameIndex: names are found at their positions; a name that is not

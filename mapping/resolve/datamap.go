@@ -382,7 +382,7 @@ type nameIndex struct {
 	name     func(int) string
 	collided bool // two names hash alike: lookups may miss
 	// a bit for each name's hash, at its low bits: a clear bit tells a
-	// string is no name without the map (about 8 bits a name)
+	// string is no name without the map (8 to 16 bits a name, 64 at least)
 	filter []uint64
 }
 
