@@ -78,15 +78,12 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 // named by the parts' names. Both directions: the fused module may be on
 // either side.
 func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
-	// the entries asked for only: a first forward call of each module,
-	// sparse in the files (a prefetcher would parse all those between)
+	// the entries asked for only, without prefetchers: a first forward
+	// call of each module, sparse in the files (a prefetcher would parse
+	// all those between). The bench index goes on to the compare
+	// (heldIndex.take), whose join resets it with one.
 	nix.reset(false)
 	bix.reset(false)
-	defer func() {
-		// the bench index goes on to the compare (heldIndex.take)
-		nix.stopPrefetch()
-		bix.stopPrefetch()
-	}()
 	var refs []rowRef
 	var ferr error
 	// a deferred layer mapping asks the bench index whether a
