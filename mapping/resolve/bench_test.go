@@ -51,14 +51,24 @@ func genDump(b *testing.B, dir string, size int64, perturb float64) {
 	}
 }
 
+// genPair writes a pair of ~64 MB dumps (genDump; the bench one's
+// statistics perturbed) and sets the bytes an op: both dump.json files.
+func genPair(b *testing.B) (npu, bench string) {
+	npu, bench = b.TempDir(), b.TempDir()
+	genDump(b, npu, 64<<20, 0)
+	genDump(b, bench, 64<<20, 0.01)
+	st, err := os.Stat(filepath.Join(npu, "dump.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(2 * st.Size())
+	return npu, bench
+}
+
 // BenchmarkGenerateDataMapping: api + data mapping of a pair of ~64 MB
 // dumps (what compare --mapping does before comparing).
 func BenchmarkGenerateDataMapping(b *testing.B) {
-	npu, bench := b.TempDir(), b.TempDir()
-	genDump(b, npu, 64<<20, 0)
-	genDump(b, bench, 64<<20, 0.01)
-	st, _ := os.Stat(filepath.Join(npu, "dump.json"))
-	b.SetBytes(2 * st.Size())
+	npu, bench := genPair(b)
 	m, _, err := mapping.Parse([]byte("TopLayer: {}\n"), "b.yaml")
 	if err != nil {
 		b.Fatal(err)
@@ -80,11 +90,7 @@ func BenchmarkGenerateDataMapping(b *testing.B) {
 // skimmed, construct.json and stack.json read, the scope tries and name
 // indexes built), with both sides' name indexes waited for.
 func BenchmarkReadSides(b *testing.B) {
-	npu, bench := b.TempDir(), b.TempDir()
-	genDump(b, npu, 64<<20, 0)
-	genDump(b, bench, 64<<20, 0.01)
-	st, _ := os.Stat(filepath.Join(npu, "dump.json"))
-	b.SetBytes(2 * st.Size())
+	npu, bench := genPair(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
