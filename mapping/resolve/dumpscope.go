@@ -85,7 +85,7 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 		items[i] = &slab[i]
 	}
 	backwardPass(items)
-	renumberPass(items, "ParallelTransformer", "layers")
+	renumberPass(items, "ParallelTransformer", "layers", c)
 	return items, nil
 }
 
@@ -362,8 +362,9 @@ func backwardTail(name string) bool {
 // renumberPass rebases the layer index below every module of class typ
 // (postprocess_pass.renumber_index_pass): for prefix = full scope + "." +
 // suffix, the last digit run of the next segment minus the minimum over all
-// items replaces that segment.
-func renumberPass(items []*Item, typ, suffix string) {
+// items replaces that segment. The rebased scopes are kept once in c, as
+// the others are (TrieFromItems finds a scope's node by its string).
+func renumberPass(items []*Item, typ, suffix string, c *scopeCache) {
 	var prefixes []string
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -375,10 +376,6 @@ func renumberPass(items []*Item, typ, suffix string) {
 			}
 		}
 	}
-	// the rebased scopes, each distinct one once (as ItemsFromDump gives
-	// them: TrieFromItems finds a scope's node by its string)
-	rebased := map[string]string{}
-	var buf []byte
 	for _, pre := range prefixes {
 		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
 		minIdx := math.Inf(1)
@@ -400,13 +397,12 @@ func renumberPass(items []*Item, typ, suffix string) {
 			if !math.IsNaN(rel) {
 				idx = strconv.FormatInt(int64(rel), 10)
 			}
-			buf = append(append(append(append(buf[:0], pre...), '.'), idx...), it.FullScope[len(pre)+1+len(next):]...)
-			full, ok := rebased[string(buf)]
-			if !ok {
-				full = string(buf)
-				rebased[full] = full
+			// the rest is "" or starts with '.' (the next segment's end)
+			if rest := it.FullScope[len(pre)+1+len(next):]; rest == "" {
+				it.FullScope = c.fullScope(pre, idx)
+			} else {
+				it.FullScope = c.fullScope(pre, idx, rest[1:])
 			}
-			it.FullScope = full
 		}
 	}
 }

@@ -345,7 +345,7 @@ func TestRenumberPassUnit(t *testing.T) {
 		{FullScope: "fake_data.layers.10"}, {FullScope: "fake_data.layers.12"}, {FullScope: "fake_data.layers.10.a.b.c"},
 		{FullScope: "other.layers.7"},
 	}
-	renumberPass(items, "ParallelTransformer", "layers")
+	renumberPass(items, "ParallelTransformer", "layers", newScopeCache())
 	want := []string{"fake_data", "fake_data.layers.0", "fake_data.layers.2", "fake_data.layers.0.a.b.c", "other.layers.7"}
 	for i, w := range want {
 		if items[i].FullScope != w {
