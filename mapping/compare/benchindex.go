@@ -359,7 +359,8 @@ type benchIndex struct {
 	gen      int          // lookups so far
 	spare    entryPool    // evicted entries, for reuse (the prefetcher's too)
 	parser   *entryParser // the join's
-	pf       *prefetcher  // this pass\'s
+	pf       *prefetcher  // this pass's, in file order
+	plan     *planner     // this pass's, in the join's order
 	pfMD5    bool
 }
 
@@ -452,6 +453,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 }
 
 func (ix *benchIndex) close() {
+	ix.stopPlan()
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
@@ -544,9 +546,11 @@ func (p *entryPool) put(e *parsedEntry) {
 }
 
 // reset starts a pass; with prefetch, its entries are parsed ahead in
-// file order on a goroutine of their own (for a join, which asks for
-// most of them), else only those asked for are.
+// file order on a goroutine of their own (for lookups that ask for most
+// of them), else only those asked for are, unless a planner is started
+// (planAhead).
 func (ix *benchIndex) reset(prefetch bool) {
+	ix.stopPlan()
 	ix.cache = map[int32]*parsedEntry{}
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
@@ -577,6 +581,7 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 		return e, err
 	}
 	ix.pf.take(i)
+	ix.plan.take(i)
 	e, err := ix.parse(i)
 	if err != nil || e == nil {
 		if err == nil {
@@ -701,6 +706,7 @@ func (ix *benchIndex) match(r rowRef) {
 // finish counts the rows of the bench entries no NPU row asked for (it
 // parses them) and fills the summary's bench counts.
 func (ix *benchIndex) finish(sum *Summary) error {
+	ix.stopPlan()
 	if err := ix.stopPrefetch(); err != nil {
 		return err
 	}

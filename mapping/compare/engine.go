@@ -407,7 +407,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 					return nil, fmt.Errorf("bench: %w", err)
 				}
 			}
-			ix.reset(true)
+			ix.reset(false) // the join plans its entries (planAhead)
 			j = &indexJoin{ix: ix, cfg: &cfg}
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
 				cfg.suffixCheck = &suffixCheck{ix: ix}
@@ -522,7 +522,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 			for i := range b.rows {
 				b.rows[i].owner = b
 			}
-			ent := npuEntry{e.Name, b.rows}
+			ent := npuEntry{name: e.Name, rows: b.rows}
 			if !started.Load() && len(backlog) < npuAhead {
 				if len(backlog) == 0 {
 					select {
@@ -618,8 +618,17 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 			return
 		}
 		npuReady()
+		in := ch
+		aj, ahead := j.(aheadJoiner)
+		if ahead {
+			in = aj.planAhead(ch)
+		}
 		var cells *stackCells // for entries read before stack.json was
-		for e := range ch {
+		for e := range in {
+			if e.isAhead {
+				aj.takeAhead(e.ahead)
+				continue
+			}
 			entries++
 			if len(e.rows) > 0 && e.rows[0].stack == stackPending {
 				if cells == nil {
@@ -689,6 +698,10 @@ var errStopped = errors.New("stopped")
 type npuEntry struct {
 	name string
 	rows []sideRow
+	// With a planned join, a bench entry parsed ahead for the NPU
+	// entries after it (planAhead) rather than an NPU entry.
+	ahead   prefetched
+	isAhead bool
 }
 
 // indexJoin joins through the bench index.
@@ -728,6 +741,31 @@ func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
 }
 
 func (j *indexJoin) end(_ rowEmit, sum *Summary) error { return j.ix.finish(sum) }
+
+// aheadJoiner is a joiner whose bench entries are parsed ahead of it, in
+// the order its rows ask for them.
+type aheadJoiner interface {
+	// planAhead starts the planning of a pass over the NPU entries in
+	// and returns them, bench entries parsed for them put before them.
+	planAhead(in <-chan npuEntry) <-chan npuEntry
+	// takeAhead takes a bench entry parsed ahead.
+	takeAhead(p prefetched)
+}
+
+func (j *indexJoin) planAhead(in <-chan npuEntry) <-chan npuEntry {
+	return j.ix.planAhead(in, j.planKey)
+}
+
+func (j *indexJoin) takeAhead(p prefetched) { j.ix.takeAhead(p) }
+
+// planKey gives the key the join will look row n up by, for the planner.
+func (j *indexJoin) planKey(n *sideRow, buf *[]byte, has suffixHas) string {
+	key, _, _ := joinKeyWith(n, j.cfg, buf, has)
+	if key == resolve.NA {
+		return ""
+	}
+	return key
+}
 
 // storeJoin joins against the whole bench side in memory (msprobe's
 // fuzzy match, and the tests' references).
@@ -809,12 +847,18 @@ func joinRow(n *sideRow, bs *benchSide, cfg *Config, emit emitFunc) error {
 // key the data mapping joins from parts is joined in *buf when buf is not
 // nil (the key is then valid until the next call).
 func joinKey(n *sideRow, cfg *Config, buf *[]byte) (key string, src MatchSource, gate bool) {
+	return joinKeyWith(n, cfg, buf, cfg.suffixCheck)
+}
+
+// joinKeyWith is joinKey with a deferred data mapping's suffix checks
+// answered by has.
+func joinKeyWith(n *sideRow, cfg *Config, buf *[]byte, has suffixHas) (key string, src MatchSource, gate bool) {
 	key, src, mapped := n.key, ByName, false
 	if m, ok := cfg.Pairs[n.it.Name]; ok {
 		key, src, mapped = m, ByPairs, true
 	} else if cfg.dataMapped() {
 		key = n.it.Name
-		if m, ok := cfg.mapRow(&n.it, buf); ok {
+		if m, ok := cfg.mapRow(&n.it, buf, has); ok {
 			key, mapped = m, true
 			if m != n.it.Name {
 				src = cfg.DataMappingSource
@@ -831,9 +875,10 @@ func joinKey(n *sideRow, cfg *Config, buf *[]byte) (key string, src MatchSource,
 func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.layerMap != nil }
 
 // mapRow returns the bench row name the data mapping gives an NPU row,
-// and whether it has the row. A name joined from parts is joined in *buf
-// when buf is not nil (valid until the next call), else allocated.
-func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
+// and whether it has the row; has answers a deferred mapping's suffix
+// checks. A name joined from parts is joined in *buf when buf is not nil
+// (valid until the next call), else allocated.
+func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string, bool) {
 	if m, ok := cfg.DataMapping[it.Name]; ok {
 		return m, true
 	}
@@ -849,7 +894,7 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
 		}
 		suffix = it.Name[len(it.Entry):]
 		switch {
-		case b == "" || !cfg.suffixCheck.has(at, suffix):
+		case b == "" || !has.has(at, suffix):
 			return resolve.NA, true
 		case b == it.Entry:
 			return it.Name, true
@@ -868,6 +913,12 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte) (string, bool) {
 	}
 	*buf = append(append((*buf)[:0], b...), suffix...)
 	return unsafe.String(unsafe.SliceData(*buf), len(*buf)), true
+}
+
+// suffixHas tells whether the bench entry at position i has a row with
+// the suffix.
+type suffixHas interface {
+	has(i int32, suffix string) bool
 }
 
 // suffixCheck tells, on the goroutine of a join through ix, whether a bench

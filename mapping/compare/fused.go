@@ -259,6 +259,15 @@ func fusedJoiner(j joiner, cfg *Config) (joiner, error) {
 	return f, nil
 }
 
+func (f *fusedJoin) planAhead(in <-chan npuEntry) <-chan npuEntry {
+	if a, ok := f.inner.(aheadJoiner); ok {
+		return a.planAhead(in)
+	}
+	return in
+}
+
+func (f *fusedJoin) takeAhead(p prefetched) { f.inner.(aheadJoiner).takeAhead(p) }
+
 func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 	c := f.plan.calls[n.it.Entry]
 	if c == nil || !msprobe.NormalRow(n.it.Entry, n.it.Name) {

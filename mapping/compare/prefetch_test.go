@@ -1,0 +1,129 @@
+package compare
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
+)
+
+// countingBench is a bench dump.json whose readers count, per entry, the
+// reads that build it and those that only count its rows.
+type countingBench struct {
+	path        string
+	mu          sync.Mutex
+	reads, rows map[int]int
+}
+
+type countingSource struct {
+	benchSource
+	c *countingBench
+}
+
+func (c *countingBench) openBench(cfg *Config) (benchSource, error) {
+	src, err := BenchFile(c.path).openBench(cfg)
+	return &countingSource{src, c}, err
+}
+
+func (s *countingSource) read(i int, fn func(*msprobe.Entry) error) error {
+	s.c.mu.Lock()
+	s.c.reads[i]++
+	s.c.mu.Unlock()
+	return s.benchSource.read(i, fn)
+}
+
+func (s *countingSource) rows(i int) (int, error) {
+	s.c.mu.Lock()
+	s.c.rows[i]++
+	s.c.mu.Unlock()
+	return s.benchSource.rows(i)
+}
+
+func (s *countingSource) fork() (benchSource, error) {
+	f, err := s.benchSource.fork()
+	if err != nil {
+		return nil, err
+	}
+	return &countingSource{f, s.c}, nil
+}
+
+// TestPlannedJoinReadsOnce: the table's join has every bench entry a row
+// asks for parsed once, whatever the order the rows ask in, and the rows
+// of the others counted, not built; the table is the plain join's.
+func TestPlannedJoinReadsOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// 3000 bench entries; the NPU side asks for two in three of them in
+	// a shuffled order (far from file order: a prefetcher reading ahead
+	// in file order has to drop most of them before they are asked for)
+	// and has entries of its own.
+	const n = 3000
+	var bench, npu []string
+	for i := range n {
+		bench = append(bench, fmt.Sprintf(`"Tensor.add.%d.forward": {"input_args": [%s], "output": [%s]}`, i,
+			testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", i)), testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
+		if i%3 != 0 {
+			npu = append(npu, fmt.Sprintf(`"Tensor.add.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
+		}
+		if i%7 == 0 {
+			npu = append(npu, fmt.Sprintf(`"Tensor.npu_only.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.npu_only.%d.forward.output.0.pt", i))))
+		}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(npu), func(i, j int) { npu[i], npu[j] = npu[j], npu[i] })
+	asked := func(i int) bool { return i%3 != 0 }
+	pairs := []struct{ name, npu, bench string }{
+		{"shuffled", testkit.DumpDir(t, dir, "npu", strings.Join(npu, ", ")), testkit.DumpDir(t, dir, "bench", strings.Join(bench, ", "))},
+	}
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	pairs = append(pairs, struct{ name, npu, bench string }{"qwen25vl", qw + "/npu/proc12360", qw + "/bench/proc12353"})
+	for _, p := range pairs {
+		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
+			_, err := msprobe.ScanFile(filepath.Join(p.npu, "dump.json"), yield)
+			return err
+		})
+		benchPath := filepath.Join(p.bench, "dump.json")
+		cb := &countingBench{path: benchPath, reads: map[int]int{}, rows: map[int]int{}}
+		var got, want markSink
+		var tr joinTrace
+		gs, err := Compare(npuSrc, cb, Config{Mode: Statistics, trace: &tr}, &got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := Compare(npuSrc, BenchFile(benchPath), Config{Mode: Statistics, simpleBench: true}, &want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.indexedPasses == 0 || tr.fullPasses > 0 {
+			t.Fatalf("%s: not the indexed join: %+v", p.name, tr)
+		}
+		if !reflect.DeepEqual(gs, ws) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the table differs from the plain join's", p.name)
+		}
+		ix, err := newBenchIndex(BenchFile(benchPath), &Config{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries := ix.n
+		ix.close()
+		read, counted := 0, 0
+		for i := range entries {
+			if cb.reads[i]+cb.rows[i] != ws.Passes {
+				t.Errorf("%s: bench entry %d read %d times and counted %d times, want %d in all (once a pass)", p.name, i, cb.reads[i], cb.rows[i], ws.Passes)
+			}
+			read += cb.reads[i]
+			counted += cb.rows[i]
+			if p.name == "shuffled" && (cb.reads[i] == ws.Passes) != asked(i) {
+				t.Errorf("%s: bench entry %d read %d times; asked for: %v", p.name, i, cb.reads[i], asked(i))
+			}
+		}
+		if read == 0 || counted == 0 || gs.Compared == 0 {
+			t.Errorf("%s: %d bench entries, %d reads, %d row counts, %d rows compared: want some of each", p.name, entries, read, counted, gs.Compared)
+		}
+	}
+}
