@@ -201,6 +201,9 @@ func (ix *benchIndex) stopPrefetch() error {
 // parses only what the plan missed (rows a fused call looks up by other
 // names, entries the cache let go).
 
+// planPerEntry bounds the bench entries planned for one NPU entry.
+const planPerEntry = cacheEntries / 2
+
 // planKey gives the key the join will look an NPU row up by (see
 // joinKey), the suffix checks of a deferred data mapping answered by has;
 // "" when it looks nothing up.
@@ -219,6 +222,7 @@ type planner struct {
 	cands   []int
 	buf     []byte
 	looked  []uint64 // key-prefix hashes looked up for the entry under way
+	sent    int      // bench entries planned for it
 	md5     bool
 }
 
@@ -257,10 +261,15 @@ func (ix *benchIndex) planAhead(in <-chan npuEntry, key planKey) <-chan npuEntry
 }
 
 // entry parses ahead what the rows of one NPU entry will ask for; false
-// when the planner is stopped.
+// when the planner is stopped. It plans at most planPerEntry bench
+// entries an NPU entry (the join parses the rest of a huge one itself),
+// so that the entries parsed ahead fit in the join's cache.
 func (pl *planner) entry(rows []sideRow) bool {
-	pl.looked = pl.looked[:0]
+	pl.looked, pl.sent = pl.looked[:0], 0
 	for r := range rows {
+		if pl.sent >= planPerEntry {
+			return true
+		}
 		key := pl.key(&rows[r], &pl.buf, pl)
 		if key == "" {
 			continue
@@ -268,14 +277,17 @@ func (pl *planner) entry(rows []sideRow) bool {
 		pl.cands = candidates(pl.cands[:0], key, pl.ix.cfg.Debug)
 		for _, end := range pl.cands {
 			h := maphash.String(pl.ix.seed, key[:end])
-			if slices.Contains(pl.looked, h) {
+			// Rows in a row mostly share their prefixes: the last few
+			// are not looked up again (the others' entries are planned
+			// already, and found again cheaply).
+			if slices.Contains(pl.looked[max(0, len(pl.looked)-8):], h) {
 				continue
 			}
 			pl.looked = append(pl.looked, h)
 			ok := true
 			pl.ix.index.find(h, func(n uint32) bool {
 				ok = pl.parse(int32(n))
-				return ok
+				return ok && pl.sent < planPerEntry
 			})
 			if !ok {
 				return false
@@ -306,6 +318,7 @@ func (pl *planner) parse(i int32) bool {
 	}
 	select {
 	case pl.out <- npuEntry{ahead: prefetched{i: i, e: e}, isAhead: true}:
+		pl.sent++
 		return true
 	case <-pl.stop:
 		if e != nil {

@@ -64,10 +64,9 @@ func TestPlannedJoinReadsOnce(t *testing.T) {
 	// in file order has to drop most of them before they are asked for)
 	// and has entries of its own.
 	const n = 3000
-	var bench, npu []string
+	bench := benchAdds(n)
+	var npu []string
 	for i := range n {
-		bench = append(bench, fmt.Sprintf(`"Tensor.add.%d.forward": {"input_args": [%s], "output": [%s]}`, i,
-			testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", i)), testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
 		if i%3 != 0 {
 			npu = append(npu, fmt.Sprintf(`"Tensor.add.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
 		}
@@ -125,5 +124,73 @@ func TestPlannedJoinReadsOnce(t *testing.T) {
 		if read == 0 || counted == 0 || gs.Compared == 0 {
 			t.Errorf("%s: %d bench entries, %d reads, %d row counts, %d rows compared: want some of each", p.name, entries, read, counted, gs.Compared)
 		}
+	}
+}
+
+// benchAdds is n bench entries Tensor.add.K.forward, each with an input
+// and an output row.
+func benchAdds(n int) []string {
+	var bench []string
+	for i := range n {
+		bench = append(bench, fmt.Sprintf(`"Tensor.add.%d.forward": {"input_args": [%s], "output": [%s]}`, i,
+			testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", i)), testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
+	}
+	return bench
+}
+
+// TestPlanBounded: the planner parses ahead at most planPerEntry bench
+// entries for one NPU entry, however many its rows ask for, and the join's
+// cache stays within its bound while it parses the rest itself.
+func TestPlanBounded(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	dir := testkit.DumpDir(t, t.TempDir(), "bench", strings.Join(benchAdds(n), ", "))
+	ix, err := newBenchIndex(BenchFile(filepath.Join(dir, "dump.json")), &Config{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	ix.reset(false)
+	// One NPU entry whose rows ask for every bench entry (as a data
+	// mapping may make them).
+	rows := make([]sideRow, n)
+	for i := range rows {
+		rows[i].key = fmt.Sprintf("Tensor.add.%d.forward.output.0", i)
+	}
+	in := make(chan npuEntry, 1)
+	in <- npuEntry{name: "Module.x.forward.0", rows: rows}
+	close(in)
+	ahead, most := 0, 0
+	for e := range ix.planAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
+		if e.isAhead {
+			ahead++
+			ix.takeAhead(e.ahead)
+			most = max(most, len(ix.cache))
+			continue
+		}
+		for r := range e.rows {
+			refs, err := ix.lookup(e.rows[r].key, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(refs) != 1 || refs[0].entry != int32(r) {
+				t.Fatalf("row %d: bench rows %v, want entry %d's", r, refs, r)
+			}
+			ix.match(refs[0])
+			most = max(most, len(ix.cache))
+		}
+	}
+	if ahead != planPerEntry {
+		t.Errorf("%d bench entries parsed ahead for one NPU entry, want %d", ahead, planPerEntry)
+	}
+	if most > cacheEntries {
+		t.Errorf("%d bench entries in the cache at once, want at most %d", most, cacheEntries)
+	}
+	var sum Summary
+	if err := ix.finish(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.BenchRows != 2*n || sum.BenchUnmatched != n {
+		t.Errorf("bench rows %d, unmatched %d; want %d, %d", sum.BenchRows, sum.BenchUnmatched, 2*n, n)
 	}
 }
