@@ -24,8 +24,10 @@ import (
 // bench rows are found without reading ahead: the candidate prefixes of
 // its key (the part before ".input", ".output", ".parameters", or through
 // a parameters_grad or debug part) are looked up, and the entries found
-// are parsed on demand from their offsets (msprobe.EntryReader), each
-// kept in a small cache while the NPU side needs it. Odd entries (none in
+// are parsed from their offsets (msprobe.EntryReader): by the table's
+// lookahead (lookahead.go) just before the NPU entry that asks for them,
+// or by the join itself when the lookahead did not foresee the lookup;
+// each is kept in a small cache while the NPU side needs it. Odd entries (none in
 // ordinary dumps) are parsed up front and their rows indexed by key.
 //
 // A mapped compare, which has read both dumps' entries first, gives the
@@ -33,19 +35,20 @@ import (
 //
 // Whatever the two dumps' orders, the join is exact and reads every bench
 // entry once in the common case (an entry evicted from the cache and
-// needed again is parsed again); bench entries no NPU row asks for are
-// parsed only at the end, to count the bench rows.
+// needed again is parsed again); the rows of bench entries no NPU row
+// asks for are only counted, at the end.
 //
 // Memory, flat in the file's length but for these fixed amounts per
 // bench entry, all outside the collected heap but the bits
 // (printparse/offheap): its index slot (8 bytes at 7/10 full: 11.5),
 // its offset (4 bytes), its renumbered call index when it is a
-// renumbered backward entry (8 bytes), 3 bits (parsed, fully matched,
-// taken from the prefetcher); when it left the cache partly matched, its
-// matched rows (partialRows: at most 43 bytes, and a bit per row past
-// the 64th). Besides: the cache (cacheEntries parsed entries) and the
-// prefetcher's hold, and the rows of odd entries (none in ordinary
-// dumps).
+// renumbered backward entry (8 bytes), 5 bits (parsed, fully matched,
+// skipped by msprobe, parsed ahead, parsed by the join); when it left the
+// cache partly matched, its matched rows (partialRows: at most 43 bytes,
+// and a bit per row past the 64th). Besides: the cache (cacheEntries
+// parsed entries), the entries between the lookahead and the join
+// (aheadQueue) or a tensor-parallel sibling's prefetcher hold, and the
+// rows of odd entries (none in ordinary dumps).
 
 // Bench is the bench (golden) side of a comparison: a dump.json read
 // where the join needs it (BenchFile), or any Source (held in memory).
@@ -357,10 +360,11 @@ type benchIndex struct {
 	matchedN int         // distinct bench rows matched
 	cands    []int
 	gen      int          // lookups so far
-	spare    entryPool    // evicted entries, for reuse (the prefetcher's too)
+	spare    entryPool    // evicted entries, for reuse (the prefetcher's and lookahead's too)
 	parser   *entryParser // the join's
+	skipped  bitset       // entries msprobe skips, found so
 	pf       *prefetcher  // this pass's, in file order
-	plan     *planner     // this pass's, in the join's order
+	ahead    *lookahead   // this pass's, in the join's order
 	pfMD5    bool
 }
 
@@ -453,7 +457,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 }
 
 func (ix *benchIndex) close() {
-	ix.stopPlan()
+	ix.stopAhead()
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
@@ -516,7 +520,8 @@ func (p *entryParser) parse(i int32) (*parsedEntry, error) {
 }
 
 // entryPool recycles parsed entries that left the cache (or the
-// prefetcher's hold); the join and the prefetcher share it.
+// prefetcher's hold); the join, the prefetcher and the lookahead share
+// it.
 type entryPool struct {
 	mu   sync.Mutex
 	free freeList[*parsedEntry]
@@ -547,14 +552,14 @@ func (p *entryPool) put(e *parsedEntry) {
 
 // reset starts a pass; with prefetch, its entries are parsed ahead in
 // file order on a goroutine of their own (for lookups that ask for most
-// of them), else only those asked for are, unless a planner is started
-// (planAhead).
+// of them), else only those asked for are, unless a lookahead is started
+// (lookAhead).
 func (ix *benchIndex) reset(prefetch bool) {
-	ix.stopPlan()
+	ix.stopAhead()
 	ix.cache = map[int32]*parsedEntry{}
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
-	ix.fetched, ix.full = make(bitset, words), make(bitset, words)
+	ix.fetched, ix.full, ix.skipped = make(bitset, words), make(bitset, words), make(bitset, words)
 	ix.partial.release()
 	ix.benchRow, ix.matchedN = 0, 0
 	for _, e := range ix.oddEnts {
@@ -577,15 +582,19 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 		e.gen = ix.gen
 		return e, nil
 	}
+	if ix.skipped.get(i) {
+		return nil, nil
+	}
 	if e, err := ix.fromPrefetch(i); e != nil || err != nil {
 		return e, err
 	}
 	ix.pf.take(i)
-	ix.plan.take(i)
+	ix.ahead.take(i)
 	e, err := ix.parse(i)
 	if err != nil || e == nil {
 		if err == nil {
 			ix.fetched.set(i)
+			ix.skipped.set(i)
 		}
 		return nil, err
 	}
@@ -607,10 +616,7 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 // cacheAdd puts a parsed entry in the cache, evicting the oldest ones the
 // lookup under way has not used.
 func (ix *benchIndex) cacheAdd(i int32, e *parsedEntry) {
-	limit := cacheEntries
-	if ix.cfg.cache > 0 {
-		limit = ix.cfg.cache
-	}
+	limit := ix.cacheLimit()
 	for k := len(ix.clock); len(ix.clock) >= limit && k > 0; k-- {
 		old := ix.clock[0]
 		ix.clock = ix.clock[1:]
@@ -623,6 +629,14 @@ func (ix *benchIndex) cacheAdd(i int32, e *parsedEntry) {
 	e.gen = ix.gen
 	ix.cache[i] = e
 	ix.clock = append(ix.clock, i)
+}
+
+// cacheLimit is the number of parsed entries the cache keeps.
+func (ix *benchIndex) cacheLimit() int {
+	if ix.cfg.cache > 0 {
+		return ix.cfg.cache
+	}
+	return cacheEntries
 }
 
 func (ix *benchIndex) evict(i int32) {
@@ -703,10 +717,10 @@ func (ix *benchIndex) match(r rowRef) {
 	}
 }
 
-// finish counts the rows of the bench entries no NPU row asked for (it
-// parses them) and fills the summary's bench counts.
+// finish counts the rows of the bench entries no NPU row asked for
+// (checking them as a parse does) and fills the summary's bench counts.
 func (ix *benchIndex) finish(sum *Summary) error {
-	ix.stopPlan()
+	ix.stopAhead()
 	if err := ix.stopPrefetch(); err != nil {
 		return err
 	}

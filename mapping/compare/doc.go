@@ -10,7 +10,7 @@
 // fuzzy match), gated by dtype, then each entry's rows get their statistics
 // diffs or tensor metrics and msprobe's rule checkers (Result,
 // Err_message) and are written in NPU dump order. Goroutines: the NPU
-// decode and flatten, the bench prefetch (prefetch.go), the join, and the
+// decode and flatten, the bench lookahead (lookahead.go), the join, and the
 // workers that finish each entry's rows into CSV lines with the writer
 // (the caller) -- or, in statistics and md5 mode on two CPUs or fewer,
 // the join finishing and writing the rows itself (inlineRows); the
@@ -23,9 +23,9 @@
 // (benchindex.go; the skim runs ahead on every CPU, see msprobe.Skim):
 // every entry's compare-key prefix and byte offset, so that each NPU row
 // finds its bench rows whatever the two files' orders, and bench entries
-// are parsed where the join needs them. Nothing is
-// kept per row beyond the parsed bench entries in use (a cache of
-// cacheEntries, and the prefetcher's hold), the entries being joined and
+// are parsed where the join needs them. Nothing is kept per row beyond
+// the parsed bench entries in use (a cache of cacheEntries, and those
+// parsed ahead for the next NPU entries), the entries being joined and
 // written, and the capped first-divergence candidates (maxCandidates,
 // maxModules). What grows with the files is a fixed amount per entry,
 // outside the collected heap (printparse/offheap): per bench entry about

@@ -407,7 +407,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 					return nil, fmt.Errorf("bench: %w", err)
 				}
 			}
-			ix.reset(false) // the join plans its entries (planAhead)
+			ix.reset(false) // the join looks ahead (lookAhead)
 			j = &indexJoin{ix: ix, cfg: &cfg}
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
 				cfg.suffixCheck = &suffixCheck{ix: ix}
@@ -550,14 +550,13 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 		close(c)
 		ec <- err
 	}()
-	stopped := false
+	var once sync.Once // the join and, when the writer fails, the caller stop it
 	return c, ec, func() { started.Store(true) }, func() {
-		if !stopped {
-			stopped = true
+		once.Do(func() {
 			close(done)
 			for range c {
 			}
-		}
+		})
 	}
 }
 
@@ -577,10 +576,11 @@ type rowEmit func(npu, bench *sideRow, src MatchSource) error
 // runPass streams the NPU side once through the joiner newJoin makes (on
 // the join's goroutine, while the NPU side is read) and writes the table.
 // Stages keep the cores busy: the NPU scan (itself two goroutines), the
-// join (one goroutine; the indexed join parses the bench entries the
-// prefetcher has not), and either the join itself finishing and writing
-// each entry's rows (cfg.inline) or cfg.Workers goroutines finishing them
-// (cells, diffs, rules) and the caller's goroutine writing them in order.
+// bench lookahead (lookAhead), the join (one goroutine; it parses the
+// bench entries the lookahead did not), and either the join itself
+// finishing and writing each entry's rows (cfg.inline) or cfg.Workers
+// goroutines finishing them (cells, diffs, rules) and the caller's
+// goroutine writing them in order.
 func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, error), art artifacts, sink RowSink) (*Summary, *artifactScan, error) {
 	if err := sink.Header(Header(cfg.Mode, cfg.Stack != nil)); err != nil {
 		return nil, nil, err
@@ -621,12 +621,12 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 		in := ch
 		aj, ahead := j.(aheadJoiner)
 		if ahead {
-			in = aj.planAhead(ch)
+			in = aj.lookAhead(ch)
 		}
 		var cells *stackCells // for entries read before stack.json was
 		for e := range in {
 			if e.isAhead {
-				aj.takeAhead(e.ahead)
+				aj.takeAhead(e.aheadAt, e.ahead)
 				continue
 			}
 			entries++
@@ -671,6 +671,9 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 				cfg.Progress(entries)
 			}
 		}
+		if a, ok := j.(aborter); ok && res.err != nil {
+			a.abort()
+		}
 		out.closeJobs()
 		jc <- res
 	}()
@@ -698,9 +701,11 @@ var errStopped = errors.New("stopped")
 type npuEntry struct {
 	name string
 	rows []sideRow
-	// With a planned join, a bench entry parsed ahead for the NPU
-	// entries after it (planAhead) rather than an NPU entry.
-	ahead   prefetched
+	// With isAhead, not an NPU entry but bench entry aheadAt, parsed
+	// ahead for the NPU entries after it (lookAhead; nil: msprobe
+	// skips it).
+	ahead   *parsedEntry
+	aheadAt int32
 	isAhead bool
 }
 
@@ -742,24 +747,29 @@ func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
 
 func (j *indexJoin) end(_ rowEmit, sum *Summary) error { return j.ix.finish(sum) }
 
+// aborter is a joiner with something to release when its pass fails
+// before end.
+type aborter interface{ abort() }
+
 // aheadJoiner is a joiner whose bench entries are parsed ahead of it, in
-// the order its rows ask for them.
+// the order its rows ask for them (lookahead.go).
 type aheadJoiner interface {
-	// planAhead starts the planning of a pass over the NPU entries in
-	// and returns them, bench entries parsed for them put before them.
-	planAhead(in <-chan npuEntry) <-chan npuEntry
-	// takeAhead takes a bench entry parsed ahead.
-	takeAhead(p prefetched)
+	// lookAhead starts the lookahead of a pass over the NPU entries in
+	// and returns them, the bench entries parsed for each put before it.
+	lookAhead(in <-chan npuEntry) <-chan npuEntry
+	// takeAhead takes bench entry i, parsed ahead.
+	takeAhead(i int32, e *parsedEntry)
 }
 
-func (j *indexJoin) planAhead(in <-chan npuEntry) <-chan npuEntry {
-	return j.ix.planAhead(in, j.planKey)
+func (j *indexJoin) lookAhead(in <-chan npuEntry) <-chan npuEntry {
+	return j.ix.lookAhead(in, j.aheadKey)
 }
 
-func (j *indexJoin) takeAhead(p prefetched) { j.ix.takeAhead(p) }
+func (j *indexJoin) takeAhead(i int32, e *parsedEntry) { j.ix.takeAhead(i, e) }
 
-// planKey gives the key the join will look row n up by, for the planner.
-func (j *indexJoin) planKey(n *sideRow, buf *[]byte, has suffixHas) string {
+// aheadKey gives the key the join will look row n up by, for the
+// lookahead.
+func (j *indexJoin) aheadKey(n *sideRow, buf *[]byte, has suffixHas) string {
 	key, _, _ := joinKeyWith(n, j.cfg, buf, has)
 	if key == resolve.NA {
 		return ""

@@ -259,14 +259,17 @@ func fusedJoiner(j joiner, cfg *Config) (joiner, error) {
 	return f, nil
 }
 
-func (f *fusedJoin) planAhead(in <-chan npuEntry) <-chan npuEntry {
+// lookAhead has the inner join look ahead, when it can (the fused rows'
+// own lookups are not looked ahead: the join parses those itself).
+func (f *fusedJoin) lookAhead(in <-chan npuEntry) <-chan npuEntry {
 	if a, ok := f.inner.(aheadJoiner); ok {
-		return a.planAhead(in)
+		return a.lookAhead(in)
 	}
 	return in
 }
 
-func (f *fusedJoin) takeAhead(p prefetched) { f.inner.(aheadJoiner).takeAhead(p) }
+// takeAhead is called only when the inner join looks ahead.
+func (f *fusedJoin) takeAhead(i int32, e *parsedEntry) { f.inner.(aheadJoiner).takeAhead(i, e) }
 
 func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 	c := f.plan.calls[n.it.Entry]
@@ -292,6 +295,13 @@ func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 		}
 	}
 	return nil
+}
+
+// abort closes the tensor-parallel siblings' indexes of a failed pass.
+func (f *fusedJoin) abort() {
+	if f.tp != nil {
+		f.tp.close()
+	}
 }
 
 func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {

@@ -81,7 +81,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 	// the entries asked for only, without prefetchers: a first forward
 	// call of each module, sparse in the files (a prefetcher would parse
 	// all those between). The bench index goes on to the compare
-	// (heldIndex.take), whose join resets it with one.
+	// (heldIndex.take), whose join looks ahead (lookAhead).
 	nix.reset(false)
 	bix.reset(false)
 	var refs []rowRef

@@ -1,20 +1,19 @@
 package compare
 
 import (
-	"hash/maphash"
-	"slices"
 	"sync/atomic"
 )
 
 // Bench entries are parsed ahead of their lookups by a goroutine of their
 // own, so that the join goroutine does not carry the bench side's parsing
 // alone, in one of two ways:
-//   - a prefetcher parses every entry in file order, for lookups that ask
-//     for most entries in about file order (a tensor-parallel sibling's);
-//     the lookups take its entries into the cache when they miss one, and
-//     an entry they parse themselves is marked taken and skipped;
-//   - a planner (below) parses what the table's join will ask for, in the
-//     order it asks.
+//   - the table's join has a lookahead (lookahead.go) parse what its rows
+//     will ask for, in the order they ask;
+//   - a tensor-parallel sibling's index, whose lookups cannot be known
+//     ahead (only rows whose shapes differ look one up), has a prefetcher
+//     parse every entry in file order. The lookups take its entries into
+//     the cache when they miss one; an entry they parse themselves is
+//     marked taken and skipped.
 
 // prefetchAhead bounds the entries parsed ahead and not yet taken.
 const prefetchAhead = 256
@@ -100,6 +99,7 @@ func (ix *benchIndex) receive(p prefetched) {
 	}
 	ix.fetched.set(p.i)
 	if p.e == nil {
+		ix.skipped.set(p.i)
 		return
 	}
 	ix.benchRow += len(p.e.rows)
@@ -188,188 +188,4 @@ func (ix *benchIndex) stopPrefetch() error {
 	<-pf.done
 	ix.pfMD5 = ix.pfMD5 || pf.md5
 	return pf.err
-}
-
-// The planner takes the NPU entries on their way to the table's join,
-// works out which bench entries their rows will look up (planKey, the
-// index's tags), parses each of them once, in the order the join will ask
-// for them, and hands each on just before the NPU entry that asks for it.
-// The join's requests drift away from file order as a dump goes on (API
-// call counters differ between frameworks), which a prefetcher's hold of
-// fixed size cannot follow; the planner needs no hold. Nothing is parsed
-// that no row asks for (finish only counts those rows), and the join
-// parses only what the plan missed (rows a fused call looks up by other
-// names, entries the cache let go).
-
-// planPerEntry bounds the bench entries planned for one NPU entry.
-const planPerEntry = cacheEntries / 2
-
-// planKey gives the key the join will look an NPU row up by (see
-// joinKey), the suffix checks of a deferred data mapping answered by has;
-// "" when it looks nothing up.
-type planKey func(n *sideRow, buf *[]byte, has suffixHas) string
-
-// planner is a pass's planner.
-type planner struct {
-	ix      *benchIndex
-	key     planKey
-	out     chan npuEntry
-	stop    chan struct{}
-	done    chan struct{}
-	taken   []atomic.Uint64 // entries the join parses itself
-	planned bitset          // planner side
-	p       *entryParser
-	cands   []int
-	buf     []byte
-	looked  []uint64 // key-prefix hashes looked up for the entry under way
-	sent    int      // bench entries planned for it
-	md5     bool
-}
-
-// planAhead starts the planner of a pass over the NPU entries in and
-// returns what the join reads instead: the same entries, each after the
-// bench entries parsed for it (npuEntry.ahead). Without a fork of the
-// bench side, in is returned as it is.
-func (ix *benchIndex) planAhead(in <-chan npuEntry, key planKey) <-chan npuEntry {
-	src, err := ix.src.fork()
-	if err != nil {
-		return in
-	}
-	pl := &planner{ix: ix, key: key, out: make(chan npuEntry, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: make([]atomic.Uint64, (ix.n+63)/64), planned: make(bitset, (ix.n+63)/64)}
-	pl.p = ix.newParser(src)
-	ix.plan = pl
-	go func() {
-		defer close(pl.done)
-		defer close(pl.out)
-		if src != ix.src {
-			defer src.close()
-		}
-		defer func() { pl.md5 = src.md5() }()
-		for e := range in {
-			if !pl.entry(e.rows) {
-				return
-			}
-			select {
-			case pl.out <- e:
-			case <-pl.stop:
-				return
-			}
-		}
-	}()
-	return pl.out
-}
-
-// entry parses ahead what the rows of one NPU entry will ask for; false
-// when the planner is stopped. It plans at most planPerEntry bench
-// entries an NPU entry (the join parses the rest of a huge one itself),
-// so that the entries parsed ahead fit in the join's cache.
-func (pl *planner) entry(rows []sideRow) bool {
-	pl.looked, pl.sent = pl.looked[:0], 0
-	for r := range rows {
-		if pl.sent >= planPerEntry {
-			return true
-		}
-		key := pl.key(&rows[r], &pl.buf, pl)
-		if key == "" {
-			continue
-		}
-		pl.cands = candidates(pl.cands[:0], key, pl.ix.cfg.Debug)
-		for _, end := range pl.cands {
-			h := maphash.String(pl.ix.seed, key[:end])
-			// Rows in a row mostly share their prefixes: the last few
-			// are not looked up again (the others' entries are planned
-			// already, and found again cheaply).
-			if slices.Contains(pl.looked[max(0, len(pl.looked)-8):], h) {
-				continue
-			}
-			pl.looked = append(pl.looked, h)
-			ok := true
-			pl.ix.index.find(h, func(n uint32) bool {
-				ok = pl.parse(int32(n))
-				return ok && pl.sent < planPerEntry
-			})
-			if !ok {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// has plans the bench entry a deferred data mapping's suffix check will
-// read (suffixHas); it answers yes, so that the row's key is planned too.
-func (pl *planner) has(i int32, _ string) bool {
-	pl.parse(i)
-	return true
-}
-
-// parse parses entry i and hands it on, unless it was planned, the join
-// took it or the index keeps it; false when the planner is stopped.
-func (pl *planner) parse(i int32) bool {
-	ix := pl.ix
-	if i < 0 || int(i) >= ix.n || pl.planned.get(i) || ix.oddEnts[i] != nil || pl.taken[i>>6].Load()&(1<<(i&63)) != 0 {
-		return true
-	}
-	pl.planned.set(i)
-	e, err := pl.p.parse(i)
-	if err != nil {
-		return true // the join reads it, if a row asks for it, and reports the error where it would
-	}
-	select {
-	case pl.out <- npuEntry{ahead: prefetched{i: i, e: e}, isAhead: true}:
-		pl.sent++
-		return true
-	case <-pl.stop:
-		if e != nil {
-			ix.spare.put(e)
-		}
-		return false
-	}
-}
-
-// take marks entry i parsed by the join.
-func (pl *planner) take(i int32) {
-	if pl != nil {
-		pl.taken[i>>6].Or(1 << (i & 63))
-	}
-}
-
-// takeAhead takes a bench entry the planner parsed into the cache (join
-// side).
-func (ix *benchIndex) takeAhead(p prefetched) {
-	if ix.fetched.get(p.i) { // the join parsed it meanwhile
-		if p.e != nil {
-			ix.spare.put(p.e)
-		}
-		return
-	}
-	ix.fetched.set(p.i)
-	if p.e == nil {
-		return
-	}
-	ix.benchRow += len(p.e.rows)
-	ix.cacheAdd(p.i, p.e)
-}
-
-// stopPlan stops the planner, dropping what it parsed and the join did
-// not take.
-func (ix *benchIndex) stopPlan() {
-	pl := ix.plan
-	if pl == nil {
-		return
-	}
-	ix.plan = nil
-	select {
-	case <-pl.stop:
-	default:
-		close(pl.stop)
-	}
-	for e := range pl.out {
-		if e.isAhead && e.ahead.e != nil {
-			ix.spare.put(e.ahead.e)
-		}
-	}
-	<-pl.done
-	ix.pfMD5 = ix.pfMD5 || pl.md5
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -53,10 +54,10 @@ func (s *countingSource) fork() (benchSource, error) {
 	return &countingSource{f, s.c}, nil
 }
 
-// TestPlannedJoinReadsOnce: the table's join has every bench entry a row
+// TestLookaheadReadsOnce: the table's join has every bench entry a row
 // asks for parsed once, whatever the order the rows ask in, and the rows
 // of the others counted, not built; the table is the plain join's.
-func TestPlannedJoinReadsOnce(t *testing.T) {
+func TestLookaheadReadsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	// 3000 bench entries; the NPU side asks for two in three of them in
@@ -138,59 +139,128 @@ func benchAdds(n int) []string {
 	return bench
 }
 
-// TestPlanBounded: the planner parses ahead at most planPerEntry bench
-// entries for one NPU entry, however many its rows ask for, and the join's
-// cache stays within its bound while it parses the rest itself.
-func TestPlanBounded(t *testing.T) {
+// TestLookaheadBounded: the lookahead parses ahead at most aheadPerEntry
+// bench entries for one NPU entry (half a smaller cache), however many
+// its rows ask for, and the join's cache stays within its bound while it
+// parses the rest itself; NPU entries that look nothing up (a fused
+// join's rows) do not let the entries taken ahead pile up.
+func TestLookaheadBounded(t *testing.T) {
 	t.Parallel()
 	const n = 3000
 	dir := testkit.DumpDir(t, t.TempDir(), "bench", strings.Join(benchAdds(n), ", "))
-	ix, err := newBenchIndex(BenchFile(filepath.Join(dir, "dump.json")), &Config{}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.close()
-	ix.reset(false)
-	// One NPU entry whose rows ask for every bench entry (as a data
-	// mapping may make them).
-	rows := make([]sideRow, n)
-	for i := range rows {
-		rows[i].key = fmt.Sprintf("Tensor.add.%d.forward.output.0", i)
-	}
-	in := make(chan npuEntry, 1)
-	in <- npuEntry{name: "Module.x.forward.0", rows: rows}
-	close(in)
-	ahead, most := 0, 0
-	for e := range ix.planAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
-		if e.isAhead {
-			ahead++
-			ix.takeAhead(e.ahead)
-			most = max(most, len(ix.cache))
-			continue
+	for _, tc := range []struct {
+		name       string
+		cache      int
+		oneEntry   bool // one NPU entry asking for all, else one an entry
+		lookups    bool // the join looks the rows up
+		most, keep int  // bench entries parsed ahead an NPU entry, in the cache
+	}{
+		{"one entry", 0, true, true, aheadPerEntry, cacheEntries},
+		{"one entry, small cache", 8, true, true, 4, 8},
+		{"entries without lookups", 0, false, false, 1, cacheEntries},
+		{"entries without lookups, small cache", 8, false, false, 1, 8},
+	} {
+		ix, err := newBenchIndex(BenchFile(filepath.Join(dir, "dump.json")), &Config{cache: tc.cache}, true)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for r := range e.rows {
-			refs, err := ix.lookup(e.rows[r].key, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(refs) != 1 || refs[0].entry != int32(r) {
-				t.Fatalf("row %d: bench rows %v, want entry %d's", r, refs, r)
-			}
-			ix.match(refs[0])
-			most = max(most, len(ix.cache))
+		ix.reset(false)
+		rows := make([]sideRow, n)
+		for i := range rows {
+			rows[i].key = fmt.Sprintf("Tensor.add.%d.forward.output.0", i)
 		}
+		in := make(chan npuEntry, n)
+		if tc.oneEntry {
+			in <- npuEntry{name: "Module.x.forward.0", rows: rows}
+		} else {
+			for i := range rows {
+				in <- npuEntry{name: fmt.Sprintf("Tensor.add.%d.forward", i), rows: rows[i : i+1]}
+			}
+		}
+		close(in)
+		ahead, run, most, keep := 0, 0, 0, 0
+		for e := range ix.lookAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
+			if e.isAhead {
+				ahead++
+				run++
+				most = max(most, run)
+				ix.takeAhead(e.aheadAt, e.ahead)
+				keep = max(keep, len(ix.cache))
+				continue
+			}
+			run = 0
+			for r := range e.rows {
+				if !tc.lookups {
+					break
+				}
+				refs, err := ix.lookup(e.rows[r].key, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(refs) != 1 || (tc.oneEntry && refs[0].entry != int32(r)) {
+					t.Fatalf("%s: row %d: bench rows %v", tc.name, r, refs)
+				}
+				ix.match(refs[0])
+				keep = max(keep, len(ix.cache))
+			}
+		}
+		if most != tc.most {
+			t.Errorf("%s: at most %d bench entries parsed ahead for one NPU entry, want %d", tc.name, most, tc.most)
+		}
+		if keep > tc.keep {
+			t.Errorf("%s: %d bench entries in the cache at once, want at most %d", tc.name, keep, tc.keep)
+		}
+		var sum Summary
+		if err := ix.finish(&sum); err != nil {
+			t.Fatal(err)
+		}
+		matched := n
+		if !tc.lookups {
+			matched = 0
+		}
+		if sum.BenchRows != 2*n || sum.BenchUnmatched != 2*n-matched {
+			t.Errorf("%s: bench rows %d, unmatched %d; want %d, %d", tc.name, sum.BenchRows, sum.BenchUnmatched, 2*n, 2*n-matched)
+		}
+		ix.close()
 	}
-	if ahead != planPerEntry {
-		t.Errorf("%d bench entries parsed ahead for one NPU entry, want %d", ahead, planPerEntry)
+}
+
+// failingSink fails on row n.
+type failingSink struct {
+	memSink
+	n int
+}
+
+var errSinkFull = errors.New("sink full")
+
+func (s *failingSink) Row(cells []Cell, mark RowMark) error {
+	if s.n--; s.n < 0 {
+		return errSinkFull
 	}
-	if most > cacheEntries {
-		t.Errorf("%d bench entries in the cache at once, want at most %d", most, cacheEntries)
-	}
-	var sum Summary
-	if err := ix.finish(&sum); err != nil {
-		t.Fatal(err)
-	}
-	if sum.BenchRows != 2*n || sum.BenchUnmatched != n {
-		t.Errorf("bench rows %d, unmatched %d; want %d, %d", sum.BenchRows, sum.BenchUnmatched, 2*n, n)
+	return s.memSink.Row(cells, mark)
+}
+
+// TestWriterFails: a table whose writer fails midway stops the NPU
+// reader, the lookahead and the join, and the compare returns the
+// writer's error (under -race: the writer's side and the join both stop
+// the NPU reader).
+func TestWriterFails(t *testing.T) {
+	t.Parallel()
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
+		_, err := msprobe.ScanFile(qw+"/npu/proc12360/dump.json", yield)
+		return err
+	})
+	for _, mode := range []Mode{Statistics, Tensor} {
+		for _, n := range []int{0, 10, 200} {
+			cfg := Config{Mode: mode}
+			if mode == Tensor {
+				cfg.Tensor = nameMetrics{}
+			}
+			_, err := Compare(npuSrc, BenchFile(qw+"/bench/proc12353/dump.json"), cfg, &failingSink{n: n})
+			if !errors.Is(err, errSinkFull) {
+				t.Errorf("%v, writer failing on row %d: error %v, want %v", mode, n, err, errSinkFull)
+			}
+		}
 	}
 }

@@ -1,0 +1,210 @@
+package compare
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+)
+
+// The lookahead takes the NPU entries on their way to the table's join,
+// works out which bench entries their rows will look up (aheadKey, the
+// index's tags), parses each of them once, in the order the join will ask
+// for them, and hands each on just before the NPU entry that asks for it.
+// The join's requests drift away from file order as a dump goes on (API
+// call counters differ between frameworks), which a prefetcher's hold of
+// fixed size cannot follow; the lookahead needs no hold. Entries no row
+// asks for are not parsed (finish only counts their rows), and the join
+// parses only what the lookahead missed: rows a fused call looks up by
+// other names, entries its cache let go, the rest of an NPU entry that
+// asks for more than aheadPerEntry.
+
+// aheadQueue bounds the NPU and bench entries between the lookahead and
+// the join.
+const aheadQueue = 128
+
+// aheadPerEntry bounds the bench entries parsed ahead for one NPU entry,
+// so that they fit in the join's cache with those of the lookup before.
+const aheadPerEntry = cacheEntries / 2
+
+// aheadKey gives the key the join will look an NPU row up by (see
+// joinKey), the suffix checks of a deferred data mapping answered by has;
+// "" when it looks nothing up.
+type aheadKey func(n *sideRow, buf *[]byte, has suffixHas) string
+
+// lookahead is a pass's lookahead.
+type lookahead struct {
+	ix     *benchIndex
+	key    aheadKey
+	most   int // bench entries parsed ahead an NPU entry
+	out    chan npuEntry
+	stop   chan struct{}
+	done   chan struct{}
+	taken  []atomic.Uint64 // entries the join parses itself
+	parsed bitset          // lookahead side
+	p      *entryParser
+	cands  []int
+	buf    []byte
+	looked [8]uint64 // the last key-prefix hashes looked up for the entry under way
+	nLook  int
+	sent   int // bench entries parsed ahead for it
+	md5    bool
+}
+
+// lookAhead starts the lookahead of a pass over the NPU entries in and
+// returns what the join reads instead: the same entries, each after the
+// bench entries parsed for it (npuEntry.isAhead). Without a fork of the
+// bench side, in is returned as it is.
+func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntry {
+	ix.stopAhead()
+	src, err := ix.src.fork()
+	if err != nil {
+		return in
+	}
+	la := &lookahead{ix: ix, key: key, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
+		out: make(chan npuEntry, aheadQueue), stop: make(chan struct{}), done: make(chan struct{}),
+		taken: make([]atomic.Uint64, (ix.n+63)/64), parsed: make(bitset, (ix.n+63)/64)}
+	la.p = ix.newParser(src)
+	ix.ahead = la
+	go func() {
+		defer close(la.done)
+		defer close(la.out)
+		if src != ix.src {
+			defer src.close()
+		}
+		defer func() { la.md5 = src.md5() }()
+		for e := range in {
+			if !la.entry(e.rows) {
+				return
+			}
+			select {
+			case la.out <- e:
+			case <-la.stop:
+				return
+			}
+		}
+	}()
+	return la.out
+}
+
+// entry parses ahead what the rows of one NPU entry will ask for, at most
+// la.most entries; false when the lookahead is stopped.
+func (la *lookahead) entry(rows []sideRow) bool {
+	la.nLook, la.sent = 0, 0
+	for r := range rows {
+		if la.sent >= la.most {
+			return true
+		}
+		key := la.key(&rows[r], &la.buf, la)
+		if key == "" {
+			continue
+		}
+		la.cands = candidates(la.cands[:0], key, la.ix.cfg.Debug)
+		for _, end := range la.cands {
+			if la.sent >= la.most {
+				return true
+			}
+			h := maphash.String(la.ix.seed, key[:end])
+			// The rows of an entry mostly share their prefixes: the
+			// last few are not looked up again (the others' entries
+			// are parsed already, and found again cheaply).
+			if slices.Contains(la.looked[:min(la.nLook, len(la.looked))], h) {
+				continue
+			}
+			la.looked[la.nLook%len(la.looked)] = h
+			la.nLook++
+			ok := true
+			la.ix.index.find(h, func(n uint32) bool {
+				if la.sent >= la.most {
+					return false
+				}
+				ok = la.parse(int32(n))
+				return ok
+			})
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// has parses ahead the bench entry a deferred data mapping's suffix check
+// will read (suffixHas); it answers yes, so that the row's key is looked
+// ahead too.
+func (la *lookahead) has(i int32, _ string) bool {
+	if la.sent < la.most {
+		la.parse(i)
+	}
+	return true
+}
+
+// parse parses entry i and hands it on, unless it was parsed ahead
+// before, the join took it or the index keeps it; false when the
+// lookahead is stopped.
+func (la *lookahead) parse(i int32) bool {
+	ix := la.ix
+	if i < 0 || int(i) >= ix.n || la.parsed.get(i) || ix.oddEnts[i] != nil || la.taken[i>>6].Load()&(1<<(i&63)) != 0 {
+		return true
+	}
+	la.parsed.set(i)
+	e, err := la.p.parse(i)
+	if err != nil {
+		return true // the join reads it, if a row asks for it, and reports the error where it would
+	}
+	select {
+	case la.out <- npuEntry{ahead: e, aheadAt: i, isAhead: true}:
+		la.sent++
+		return true
+	case <-la.stop:
+		if e != nil {
+			ix.spare.put(e)
+		}
+		return false
+	}
+}
+
+// take marks entry i parsed by the join.
+func (la *lookahead) take(i int32) {
+	if la != nil {
+		la.taken[i>>6].Or(1 << (i & 63))
+	}
+}
+
+// takeAhead takes bench entry i, parsed ahead (nil: msprobe skips it),
+// into the cache (join side). No lookup is under way: each entry taken
+// starts a generation, so that it may push out any entry before it (the
+// oldest first: an NPU entry's at most half the cache stay).
+func (ix *benchIndex) takeAhead(i int32, e *parsedEntry) {
+	if ix.fetched.get(i) { // the join parsed it meanwhile
+		if e != nil {
+			ix.spare.put(e)
+		}
+		return
+	}
+	ix.fetched.set(i)
+	if e == nil {
+		ix.skipped.set(i)
+		return
+	}
+	ix.benchRow += len(e.rows)
+	ix.gen++
+	ix.cacheAdd(i, e)
+}
+
+// stopAhead stops the lookahead, dropping what it parsed and the join did
+// not take.
+func (ix *benchIndex) stopAhead() {
+	la := ix.ahead
+	if la == nil {
+		return
+	}
+	ix.ahead = nil
+	close(la.stop)
+	for e := range la.out {
+		if e.isAhead && e.ahead != nil {
+			ix.spare.put(e.ahead)
+		}
+	}
+	<-la.done
+	ix.pfMD5 = ix.pfMD5 || la.md5
+}
