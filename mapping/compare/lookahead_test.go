@@ -264,3 +264,36 @@ func TestWriterFails(t *testing.T) {
 		}
 	}
 }
+
+// TestLookaheadBadBody: a bench entry whose body the skim leaves unchecked
+// fails the compare with the error reading the whole bench side gives,
+// whether an NPU row asks for it (the lookahead drops its error and the
+// join meets it) or none does (finish meets it counting its rows).
+func TestLookaheadBadBody(t *testing.T) {
+	t.Parallel()
+	bad := `"Tensor.add.%d.forward": {"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.}]}`
+	for _, asked := range []bool{true, false} {
+		bench := benchAdds(300)
+		bench[200] = fmt.Sprintf(bad, 200)
+		var npu []string
+		for i := range 300 {
+			if i == 200 && !asked {
+				continue
+			}
+			npu = append(npu, fmt.Sprintf(`"Tensor.add.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
+		}
+		dir := t.TempDir()
+		np := testkit.DumpDir(t, dir, "npu", strings.Join(npu, ", "))
+		bp := filepath.Join(testkit.DumpDir(t, dir, "bench", strings.Join(bench, ", ")), "dump.json")
+		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
+			_, err := msprobe.ScanFile(filepath.Join(np, "dump.json"), yield)
+			return err
+		})
+		var tr joinTrace
+		_, got := Compare(npuSrc, BenchFile(bp), Config{Mode: Statistics, trace: &tr}, &memSink{})
+		_, want := Compare(npuSrc, BenchFile(bp), Config{Mode: Statistics, simpleBench: true}, &memSink{})
+		if got == nil || want == nil || got.Error() != want.Error() || tr.indexedPasses == 0 {
+			t.Errorf("asked for %v: error %v, want %v (reading the whole bench side)", asked, got, want)
+		}
+	}
+}
