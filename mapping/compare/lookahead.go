@@ -3,7 +3,6 @@ package compare
 import (
 	"hash/maphash"
 	"slices"
-	"sync/atomic"
 )
 
 // The lookahead takes the NPU entries on their way to the table's join,
@@ -39,8 +38,8 @@ type lookahead struct {
 	out    chan npuEntry
 	stop   chan struct{}
 	done   chan struct{}
-	taken  []atomic.Uint64 // entries the join parses itself
-	parsed bitset          // lookahead side
+	taken  takenBits // entries the join parses itself
+	parsed bitset    // lookahead side
 	p      *entryParser
 	cands  []int
 	buf    []byte
@@ -62,7 +61,7 @@ func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntr
 	}
 	la := &lookahead{ix: ix, key: key, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
 		out: make(chan npuEntry, aheadQueue), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: make([]atomic.Uint64, (ix.n+63)/64), parsed: make(bitset, (ix.n+63)/64)}
+		taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
 	la.p = ix.newParser(src)
 	ix.ahead = la
 	go func() {
@@ -143,7 +142,7 @@ func (la *lookahead) has(i int32, _ string) bool {
 // lookahead is stopped.
 func (la *lookahead) parse(i int32) bool {
 	ix := la.ix
-	if i < 0 || int(i) >= ix.n || la.parsed.get(i) || ix.oddEnts[i] != nil || la.taken[i>>6].Load()&(1<<(i&63)) != 0 {
+	if i < 0 || int(i) >= ix.n || la.parsed.get(i) || ix.oddEnts[i] != nil || la.taken.has(i) {
 		return true
 	}
 	la.parsed.set(i)
@@ -166,7 +165,7 @@ func (la *lookahead) parse(i int32) bool {
 // take marks entry i parsed by the join.
 func (la *lookahead) take(i int32) {
 	if la != nil {
-		la.taken[i>>6].Or(1 << (i & 63))
+		la.taken.set(i)
 	}
 }
 

@@ -15,6 +15,15 @@ import (
 //     the cache when they miss one; an entry they parse themselves is
 //     marked taken and skipped.
 
+// takenBits are the entries the join parses itself, which a goroutine
+// parsing ahead of it skips: a bit each, set by the join as it goes.
+type takenBits []atomic.Uint64
+
+func newTakenBits(n int) takenBits { return make(takenBits, (n+63)/64) }
+
+func (t takenBits) set(i int32)      { t[i>>6].Or(1 << (i & 63)) }
+func (t takenBits) has(i int32) bool { return t[i>>6].Load()&(1<<(i&63)) != 0 }
+
 // prefetchAhead bounds the entries parsed ahead and not yet taken.
 const prefetchAhead = 256
 
@@ -29,7 +38,7 @@ type prefetcher struct {
 	ch    chan prefetched
 	stop  chan struct{}
 	done  chan struct{}
-	taken []atomic.Uint64 // entries the join parses itself
+	taken takenBits // entries the join parses itself
 	held  map[int32]*parsedEntry
 	order []int32 // held, oldest first
 	last  int32   // the last entry received (join side)
@@ -52,7 +61,7 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 		return nil
 	}
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: make([]atomic.Uint64, (ix.n+63)/64), last: -1, held: map[int32]*parsedEntry{}}
+		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}}
 	go func() {
 		defer close(pf.done)
 		defer close(pf.ch)
@@ -62,7 +71,7 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 		defer func() { pf.md5 = src.md5() }()
 		p := ix.newParser(src)
 		for i := int32(0); i < int32(ix.n); i++ {
-			if ix.oddEnts[i] != nil || pf.taken[i>>6].Load()&(1<<(i&63)) != 0 {
+			if ix.oddEnts[i] != nil || pf.taken.has(i) {
 				continue
 			}
 			e, err := p.parse(i)
@@ -82,7 +91,7 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 // take marks entry i parsed by the join.
 func (pf *prefetcher) take(i int32) {
 	if pf != nil {
-		pf.taken[i>>6].Or(1 << (i & 63))
+		pf.taken.set(i)
 	}
 }
 
