@@ -27,8 +27,9 @@ import (
 // are parsed from their offsets (msprobe.EntryReader): by the table's
 // lookahead (lookahead.go) just before the NPU entry that asks for them,
 // or by the join itself when the lookahead did not foresee the lookup;
-// each is kept in a small cache while the NPU side needs it. Odd entries (none in
-// ordinary dumps) are parsed up front and their rows indexed by key.
+// each is kept in a small cache while the NPU side needs it. Odd entries
+// (none in ordinary dumps) are parsed up front and their rows indexed by
+// key.
 //
 // A mapped compare, which has read both dumps' entries first, gives the
 // index the entries it read (knownFile) instead of a skim.
