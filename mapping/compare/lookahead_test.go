@@ -76,13 +76,29 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		}
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(npu), func(i, j int) { npu[i], npu[j] = npu[j], npu[i] })
-	asked := func(i int) bool { return i%3 != 0 }
-	pairs := []struct{ name, npu, bench string }{
-		{"shuffled", testkit.DumpDir(t, dir, "npu", strings.Join(npu, ", ")), testkit.DumpDir(t, dir, "bench", strings.Join(bench, ", "))},
+	// A data mapping (-dm) sends each of those NPU rows to another bench
+	// entry's input row: the lookahead has to look up the mapped keys.
+	dm := map[string]string{}
+	mapped := map[int]bool{}
+	for i := range n {
+		if i%3 != 0 {
+			m := (7*i + 1) % n
+			dm[fmt.Sprintf("Tensor.add.%d.forward.output.0", i)] = fmt.Sprintf("Tensor.add.%d.forward.input.0", m)
+			mapped[m] = true
+		}
 	}
+	shuffled := [2]string{testkit.DumpDir(t, dir, "npu", strings.Join(npu, ", ")), testkit.DumpDir(t, dir, "bench", strings.Join(bench, ", "))}
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	pairs = append(pairs, struct{ name, npu, bench string }{"qwen25vl", qw + "/npu/proc12360", qw + "/bench/proc12353"})
-	for _, p := range pairs {
+	for _, p := range []struct {
+		name       string
+		npu, bench string
+		dm         map[string]string
+		asked      func(i int) bool // nil: not checked
+	}{
+		{"shuffled", shuffled[0], shuffled[1], nil, func(i int) bool { return i%3 != 0 }},
+		{"shuffled, data mapping", shuffled[0], shuffled[1], dm, func(i int) bool { return mapped[i] }},
+		{"qwen25vl", qw + "/npu/proc12360", qw + "/bench/proc12353", nil, nil},
+	} {
 		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
 			_, err := msprobe.ScanFile(filepath.Join(p.npu, "dump.json"), yield)
 			return err
@@ -91,11 +107,11 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		cb := &countingBench{path: benchPath, reads: map[int]int{}, rows: map[int]int{}}
 		var got, want markSink
 		var tr joinTrace
-		gs, err := Compare(npuSrc, cb, Config{Mode: Statistics, trace: &tr}, &got)
+		gs, err := Compare(npuSrc, cb, Config{Mode: Statistics, DataMapping: p.dm, trace: &tr}, &got)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws, err := Compare(npuSrc, BenchFile(benchPath), Config{Mode: Statistics, simpleBench: true}, &want)
+		ws, err := Compare(npuSrc, BenchFile(benchPath), Config{Mode: Statistics, DataMapping: p.dm, simpleBench: true}, &want)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,8 +134,8 @@ func TestLookaheadReadsOnce(t *testing.T) {
 			}
 			read += cb.reads[i]
 			counted += cb.rows[i]
-			if p.name == "shuffled" && (cb.reads[i] == ws.Passes) != asked(i) {
-				t.Errorf("%s: bench entry %d read %d times; asked for: %v", p.name, i, cb.reads[i], asked(i))
+			if p.asked != nil && (cb.reads[i] == ws.Passes) != p.asked(i) {
+				t.Errorf("%s: bench entry %d read %d times; asked for: %v", p.name, i, cb.reads[i], p.asked(i))
 			}
 		}
 		if read == 0 || counted == 0 || gs.Compared == 0 {
