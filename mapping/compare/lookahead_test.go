@@ -313,3 +313,104 @@ func TestLookaheadBadBody(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIndexedJoin: whatever the two dumps' entries and orders, a data
+// mapping and the cache's size, the indexed join (the lookahead, the
+// cache's evictions, the join's own parses) writes the table and the
+// summary the whole-bench join writes.
+func FuzzIndexedJoin(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7}, []byte{7, 6, 5, 4, 3, 2, 1, 0}, uint8(0), false)
+	f.Add([]byte{1, 1, 40, 41, 80, 81, 120, 200}, []byte{200, 120, 81, 80, 41, 40, 1}, uint8(1), true)
+	f.Add([]byte{3, 9, 27, 81, 243}, []byte{243, 3, 243, 81, 9}, uint8(3), true)
+	f.Fuzz(func(t *testing.T, bench, npu []byte, cache uint8, mapped bool) {
+		if len(bench) > 200 || len(npu) > 200 {
+			return
+		}
+		// a byte b is entry b%50 of an op (b/50: add, mul, backward add,
+		// backward mul, or for b >= 200 one whose row the NPU side names
+		// by another data name)
+		name := func(b byte) string {
+			k := min(int(b)/50, 4)
+			op := [...]string{"add", "mul", "add", "mul", "sub"}[k]
+			dir := [...]string{"forward", "forward", "backward", "backward", "forward"}[k]
+			return fmt.Sprintf("Tensor.%s.%d.%s", op, b%50, dir)
+		}
+		entry := func(b byte, rows ...string) string {
+			n := name(b)
+			var items []string
+			for _, r := range rows {
+				dn := n + "." + r + ".pt"
+				if b >= 200 && r == "output.0" {
+					dn = "X.odd.0.forward.output.0.pt" // named otherwise: an odd entry
+				}
+				items = append(items, testkit.Tensor(dn))
+			}
+			in, out := "input_args", "output"
+			if strings.HasSuffix(n, "backward") {
+				in, out = "input", "output"
+			}
+			body := fmt.Sprintf(`%q: {%q: [%s]`, n, in, items[0])
+			if len(items) > 1 {
+				body += fmt.Sprintf(`, %q: [%s]`, out, items[1])
+			}
+			return body + "}"
+		}
+		var bs, ns []string
+		seen := map[string]bool{}
+		for _, b := range bench {
+			if !seen["b"+name(b)] {
+				seen["b"+name(b)] = true
+				bs = append(bs, entry(b, "input.0", "output.0"))
+			}
+		}
+		dm := map[string]string{}
+		for k, b := range npu {
+			if seen["n"+name(b)] {
+				continue
+			}
+			seen["n"+name(b)] = true
+			ns = append(ns, entry(b, "input.0", "output.0"))
+			if mapped && k%2 == 0 && len(bench) > 0 {
+				other := name(bench[k%len(bench)])
+				dm[name(b)+".output.0"] = other + ".input.0"
+			}
+		}
+		if len(bs) == 0 || len(ns) == 0 {
+			return
+		}
+		dir := t.TempDir()
+		np := filepath.Join(testkit.DumpDir(t, dir, "npu", strings.Join(ns, ", ")), "dump.json")
+		bp := filepath.Join(testkit.DumpDir(t, dir, "bench", strings.Join(bs, ", ")), "dump.json")
+		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
+			_, err := msprobe.ScanFile(np, yield)
+			return err
+		})
+		cfg := Config{Mode: Statistics, cache: int(cache % 4)}
+		if mapped {
+			cfg.DataMapping = dm
+		}
+		var got, want markSink
+		var tr joinTrace
+		indexed := cfg
+		indexed.trace = &tr
+		gs, gerr := Compare(npuSrc, BenchFile(bp), indexed, &got)
+		plain := cfg
+		plain.simpleBench = true
+		ws, werr := Compare(npuSrc, BenchFile(bp), plain, &want)
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+			t.Fatalf("indexed join: error %v; whole-bench join: %v", gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		if tr.indexedPasses == 0 {
+			t.Fatalf("not the indexed join: %+v", tr)
+		}
+		if !reflect.DeepEqual(gs, ws) {
+			t.Fatalf("summary %+v\nwhole-bench join's %+v", gs, ws)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("the table differs from the whole-bench join's")
+		}
+	})
+}
