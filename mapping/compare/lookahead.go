@@ -55,22 +55,15 @@ type lookahead struct {
 // bench side, in is returned as it is.
 func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntry {
 	ix.stopAhead()
-	src, err := ix.src.fork()
-	if err != nil {
-		return in
-	}
 	la := &lookahead{ix: ix, key: key, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
 		out: make(chan npuEntry, aheadQueue), stop: make(chan struct{}), done: make(chan struct{}),
 		taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
-	la.p = ix.newParser(src)
-	ix.ahead = la
-	go func() {
-		defer close(la.done)
-		defer close(la.out)
-		if src != ix.src {
-			defer src.close()
-		}
-		defer func() { la.md5 = src.md5() }()
+	finished := func() {
+		close(la.out)
+		close(la.done)
+	}
+	if !ix.goAhead(&la.md5, finished, func(p *entryParser) {
+		la.p = p
 		for e := range in {
 			if !la.entry(e.rows) {
 				return
@@ -81,7 +74,10 @@ func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntr
 				return
 			}
 		}
-	}()
+	}) {
+		return in
+	}
+	ix.ahead = la
 	return la.out
 }
 

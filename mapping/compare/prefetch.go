@@ -56,20 +56,13 @@ type prefetched struct {
 // startPrefetch starts the prefetcher of a pass (nil when the bench side
 // cannot be forked).
 func (ix *benchIndex) startPrefetch() *prefetcher {
-	src, err := ix.src.fork()
-	if err != nil {
-		return nil
-	}
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
 		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}}
-	go func() {
-		defer close(pf.done)
-		defer close(pf.ch)
-		if src != ix.src {
-			defer src.close()
-		}
-		defer func() { pf.md5 = src.md5() }()
-		p := ix.newParser(src)
+	finished := func() {
+		close(pf.ch)
+		close(pf.done)
+	}
+	if !ix.goAhead(&pf.md5, finished, func(p *entryParser) {
 		for i := int32(0); i < int32(ix.n); i++ {
 			if ix.oddEnts[i] != nil || pf.taken.has(i) {
 				continue
@@ -84,8 +77,32 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 				return
 			}
 		}
-	}()
+	}) {
+		return nil
+	}
 	return pf
+}
+
+// goAhead runs body, the work of a prefetcher or a lookahead, on a
+// goroutine of its own with a parser on a fork of the bench side. When
+// body returns, *md5 tells whether an entry the fork read had an md5, the
+// fork is closed, and finished is called (it closes the goroutine's
+// channels). false when the bench side cannot be forked.
+func (ix *benchIndex) goAhead(md5 *bool, finished func(), body func(p *entryParser)) bool {
+	src, err := ix.src.fork()
+	if err != nil {
+		return false
+	}
+	p := ix.newParser(src)
+	go func() {
+		defer finished()
+		if src != ix.src {
+			defer src.close()
+		}
+		defer func() { *md5 = src.md5() }()
+		body(p)
+	}()
+	return true
 }
 
 // take marks entry i parsed by the join.

@@ -154,22 +154,29 @@ type stateItems struct {
 }
 
 // ItemsOf returns the node's items of a state, in insertion order (nil
-// when none). A node has items of a few states at most.
+// when none).
 func (n *TrieNode) ItemsOf(state string) []*Item {
-	for i := range n.items {
-		if n.items[i].state == state {
-			return n.items[i].items
-		}
+	if k := n.stateAt(state); k >= 0 {
+		return n.items[k].items
 	}
 	return nil
 }
 
-func (t *Trie) add(n *TrieNode, it *Item) {
-	k := 0
-	for k < len(n.items) && n.items[k].state != it.State {
-		k++
+// stateAt is where the node keeps its items of a state, or -1. A node has
+// items of a few states at most.
+func (n *TrieNode) stateAt(state string) int {
+	for k := range n.items {
+		if n.items[k].state == state {
+			return k
+		}
 	}
-	if k == len(n.items) {
+	return -1
+}
+
+func (t *Trie) add(n *TrieNode, it *Item) {
+	k := n.stateAt(it.State)
+	if k < 0 {
+		k = len(n.items)
 		n.items = append(n.items, stateItems{state: it.State})
 	}
 	s := &n.items[k]
