@@ -78,6 +78,7 @@ func syntaxOK(data []byte) bool {
 // ReadHeader and EntryNames: no panics, errors carry a line.
 func FuzzReadSmallFiles(f *testing.F) {
 	f.Add([]byte(`{"0": [["A.0.forward", "B.0.forward"], ["File x, line 1, in f, \n y"]], "1": "bad"}`))
+	f.Add([]byte(`{"0": [["A.0.forward", 3, "B"], ["f"]], "1": [["C"], ["g"], 1], "2": [["D"]]}`))
 	f.Add([]byte(`{"A.0.forward": ["f1", "f2"], "B": null}`))
 	f.Add([]byte(`{"megatron_micro_step_number": 2, "A": ["P", 1], "B": null, "C": ""}`))
 	f.Add([]byte(`{"task": "statistics", "data": {"A.0.forward": {}}, "framework": "pytorch"}`))

@@ -131,18 +131,9 @@ func readStacks(path string) (st *Stacks, err error) {
 	isGrouped := false
 	keys := map[string]bool{} // group keys, while few
 	framesID := func(st *Stacks, i int32, name string) (int32, error) {
-		t := p.t
-		var fr []string
-		switch t.nodes[i].kind {
-		case kString:
-			fr = []string{t.str(t.nodes[i].text)}
-		case kArray:
-			fr = make([]string, 0, t.nodes[i].n)
-			for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
-				fr = append(fr, string(t.appendPyStr(nil, c)))
-			}
-		default:
-			return 0, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
+		fr, err := framesAt(p.t, i, name, path)
+		if err != nil {
+			return 0, err
 		}
 		k := strings.Join(fr, "\x00") + "\x01" + fmt.Sprint(len(fr))
 		if id, ok := st.dedupe[k]; ok {
@@ -178,8 +169,24 @@ func readStacks(path string) (st *Stacks, err error) {
 			return nil, readErr("stack.json", err)
 		}
 		p.t.reset()
-		v, err := p.value(1, "a value")
-		if err != nil {
+		v, streamed := int32(-1), false
+		if c, ok := lx.peek(); ok && c == '[' && (isGrouped || string(key) == "0") {
+			// A group: "[[" starts its names, read as they come.
+			lx.pos++
+			if c, ok := lx.peek(); ok && c == '[' {
+				lx.pos++
+				isGrouped, streamed = true, true
+				gerr, err := streamGroup(&p, grouped, path)
+				if err != nil {
+					return nil, readErr("stack.json", err)
+				}
+				if groupErr == nil {
+					groupErr = gerr
+				}
+			} else if v, err = p.arrayRest(p.add(kArray), 1); err != nil {
+				return nil, readErr("stack.json", err)
+			}
+		} else if v, err = p.value(1, "a value"); err != nil {
 			return nil, readErr("stack.json", err)
 		}
 		t := p.t
@@ -192,11 +199,11 @@ func readStacks(path string) (st *Stacks, err error) {
 		} else if isGrouped {
 			return nil, errStackFallback
 		}
-		if name == "0" && t.truthy(v) {
+		if !streamed && name == "0" && t.truthy(v) {
 			isGrouped = true
 		}
 		// Old format: name -> frames (moot once "0" said grouped).
-		if t.nodes[v].kind != kNull && oldErr == nil && !isGrouped {
+		if !isGrouped && t.nodes[v].kind != kNull && oldErr == nil {
 			if id, err := framesID(old, v, name); err != nil {
 				oldErr = err
 			} else {
@@ -204,7 +211,9 @@ func readStacks(path string) (st *Stacks, err error) {
 			}
 		}
 		// Grouped: [names, frames].
-		if n := &t.nodes[v]; n.kind == kArray && n.n == 2 && groupErr == nil {
+		if streamed {
+			// Read already.
+		} else if n := &t.nodes[v]; n.kind == kArray && n.n == 2 && groupErr == nil {
 			names := n.first
 			fr := t.nodes[names].next
 			if t.nodes[names].kind == kArray {
@@ -260,4 +269,104 @@ func atEnd(lx *lexer) error {
 		return lx.atEOF("end of file")
 	}
 	return nil
+}
+
+// framesAt reads tree node i as the frames of name's stack: a list, each
+// frame as Python's str gives it, or one string.
+func framesAt(t *tree, i int32, name, path string) ([]string, error) {
+	switch t.nodes[i].kind {
+	case kString:
+		return []string{t.str(t.nodes[i].text)}, nil
+	case kArray:
+		fr := make([]string, 0, t.nodes[i].n)
+		for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+			fr = append(fr, string(t.appendPyStr(nil, c)))
+		}
+		return fr, nil
+	}
+	return nil, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
+}
+
+// streamGroup reads the rest of a grouped file's member [names, frames],
+// whose "[[" is read, as the tree reading would read it, but giving each
+// name its frames as the name is read: a group's names (up to all of a
+// dump's entries) are never held. The frames, read after the names, go
+// to the id the names were given. A member the tree reading would read
+// otherwise (not two members, or null frames) sends the file to
+// ReadStack (errStackFallback). gerr is a bad frames list's error.
+func streamGroup(p *parser, s *Stacks, path string) (gerr, err error) {
+	lx := p.lx
+	id := int32(len(s.frames) + 1)
+	var name, first []byte
+	named := false
+	// The names, as parser.arrayRest reads them at depth 2.
+	if c, ok := lx.peek(); ok && c == ']' {
+		lx.pos++
+	} else {
+		for {
+			if c, ok := lx.peek(); ok && c == '"' {
+				if name, err = lx.readString(name[:0]); err != nil {
+					return nil, err
+				}
+				if !named {
+					first, named = append(first, name...), true
+				}
+				s.setBytes(name, id)
+			} else {
+				p.t.reset()
+				if _, err := p.value(3, "a value"); err != nil {
+					return nil, err
+				}
+			}
+			c, ok := lx.peek()
+			if !ok {
+				return nil, lx.atEOF("',' or ']'")
+			}
+			lx.pos++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				lx.pos--
+				return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
+			}
+		}
+	}
+	// The frames, and the member's end.
+	c, ok := lx.peek()
+	if !ok {
+		return nil, lx.atEOF("',' or ']'")
+	}
+	if c != ',' {
+		if c == ']' {
+			return nil, errStackFallback // one member
+		}
+		return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
+	}
+	lx.pos++
+	p.t.reset()
+	v, err := p.value(2, "a value")
+	if err != nil {
+		return nil, err
+	}
+	if c, ok = lx.peek(); !ok {
+		return nil, lx.atEOF("',' or ']'")
+	}
+	lx.pos++
+	switch {
+	case c == ',':
+		return nil, errStackFallback // more than two members
+	case c != ']':
+		lx.pos--
+		return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
+	case !named:
+		return nil, nil
+	case p.t.nodes[v].kind == kNull:
+		return nil, errStackFallback
+	}
+	fr, gerr := framesAt(p.t, v, string(first), path)
+	if gerr == nil {
+		s.frames = append(s.frames, fr)
+	}
+	return gerr, nil
 }

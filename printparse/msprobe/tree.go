@@ -204,6 +204,12 @@ func (p *parser) array(depth int) (int32, error) {
 	}
 	a := p.add(kArray)
 	l.pos++ // '['
+	return p.arrayRest(a, depth)
+}
+
+// arrayRest reads the elements of array a, whose '[' is read, and its ']'.
+func (p *parser) arrayRest(a int32, depth int) (int32, error) {
+	l := p.lx
 	if c, ok := l.peek(); ok && c == ']' {
 		l.pos++
 		return a, nil
