@@ -46,8 +46,12 @@ type flatter struct {
 
 	scratch []byte
 	intern  map[string]string
-	recent  [8]string
-	next    int
+	crcs    [256]struct {
+		crc uint32
+		hex string
+	}
+	recent [8]string
+	next   int
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
@@ -875,13 +879,24 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape,
 	if val.set {
 		crc = crc32.ChecksumIEEE(f.appendPyStr(f.scratch[:0], val))
 	}
-	var hex [8]byte
-	for k := 7; k >= 0; k-- {
-		hex[k] = hexDigit(byte(crc))
-		crc >>= 4
-	}
-	pi.it.MD5, _ = f.internOK(hex[:])
+	pi.it.MD5 = f.crcHex(crc)
 	return true
+}
+
+// crcHex returns crc in eight hex digits, kept in a small direct-mapped
+// cache: a value's crc repeats (flags, dims), but the distinct ones grow
+// with the dump, which an intern map would keep.
+func (f *flatter) crcHex(crc uint32) string {
+	c := &f.crcs[crc%uint32(len(f.crcs))]
+	if c.hex == "" || c.crc != crc {
+		var hex [8]byte
+		for k, x := 7, crc; k >= 0; k-- {
+			hex[k] = hexDigit(byte(x))
+			x >>= 4
+		}
+		c.crc, c.hex = crc, string(hex[:])
+	}
+	return c.hex
 }
 
 // pyTypeNames is pyTypeName by kind.
