@@ -667,19 +667,6 @@ func ReadStack(path string) (map[string][]string, error) {
 		return nil, nodeErr(path, t, root, "expected an object, found %s", kindName(t.nodes[root].kind))
 	}
 	m := make(map[string][]string)
-	frames := func(i int32, name string) ([]string, error) {
-		switch t.nodes[i].kind {
-		case kString:
-			return []string{t.str(t.nodes[i].text)}, nil
-		case kArray:
-			out := make([]string, 0, t.nodes[i].n)
-			for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
-				out = append(out, string(t.appendPyStr(nil, c)))
-			}
-			return out, nil
-		}
-		return nil, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
-	}
 	if t.truthy(t.get(root, "0")) {
 		for g := t.nodes[root].first; g >= 0; g = t.nodes[g].next {
 			if t.nodes[g].kind != kArray || t.nodes[g].n != 2 {
@@ -699,7 +686,7 @@ func ReadStack(path string) (map[string][]string, error) {
 					if t.nodes[fr].kind == kNull {
 						break
 					}
-					if stack, err = frames(fr, t.str(t.nodes[n].text)); err != nil {
+					if stack, err = framesAt(t, fr, t.str(t.nodes[n].text), path); err != nil {
 						return nil, err
 					}
 				}
@@ -713,7 +700,7 @@ func ReadStack(path string) (map[string][]string, error) {
 			continue
 		}
 		name := t.str(t.nodes[c].key)
-		st, err := frames(c, name)
+		st, err := framesAt(t, c, name, path)
 		if err != nil {
 			return nil, err
 		}
