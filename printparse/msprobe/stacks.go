@@ -61,9 +61,10 @@ func (s *Stacks) done() {
 var errStackFallback = errors.New("stack.json needs the whole-file reader")
 
 // ReadStacks reads stack.json as ReadStack does, streaming: memory holds
-// one top-level member at a time (a group, or an entry's frames) and the
-// Stacks. A grouped file whose group keys repeat (Python keeps the last
-// value, at the first key's place) is read whole by ReadStack.
+// the Stacks and one top-level member's frames at a time (a group's names
+// are taken as they are read, see streamGroup). A grouped file whose
+// group keys repeat (Python keeps the last value, at the first key's
+// place) is read whole by ReadStack.
 func ReadStacks(path string) (*Stacks, error) {
 	s, err := readStacks(path)
 	if !errors.Is(err, errStackFallback) {
