@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -447,7 +448,8 @@ type EntryReader struct {
 }
 
 type fileBlock struct {
-	data []byte
+	data []byte // outside the collected heap (printparse/offheap)
+	free func()
 	off  int64
 	used int
 }
@@ -476,8 +478,16 @@ func NewEntryReader(path string) (*EntryReader, error) {
 	return r, nil
 }
 
-// Close closes the file.
-func (r *EntryReader) Close() error { return r.f.Close() }
+// Close closes the file and frees the read-ahead.
+func (r *EntryReader) Close() error {
+	for i := range r.blocks {
+		if b := &r.blocks[i]; b.free != nil {
+			b.free()
+			*b = fileBlock{off: -1}
+		}
+	}
+	return r.f.Close()
+}
 
 // MD5 reports whether an entry read so far carries an md5 (msprobe's
 // md5_find; see Header.MD5).
@@ -534,8 +544,11 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 }
 
 func (r *EntryReader) fill(b *fileBlock, off, end int64) ([]byte, error) {
-	if cap(b.data) < readBlock {
-		b.data = make([]byte, readBlock)
+	if b.data == nil {
+		// Outside the heap: the blocks are filled as a large dump's
+		// reads spread out, and would count twice in the heap.
+		b.data, b.free = offheap.MakeInOrder[byte](readBlock)
+		offheap.Cleanup(r, b.free)
 	}
 	b.data = b.data[:min(int64(readBlock), r.size-off)]
 	if _, err := r.f.ReadAt(b.data, off); err != nil && err != io.EOF {
