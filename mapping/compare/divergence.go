@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // The first divergence, mapping-aware and noise-aware.
@@ -273,9 +274,11 @@ func (dv *divergences) modKey(entry string) uint64 { return maphash.String(dv.se
 
 // modStatus maps module hashes to whether their compared outputs
 // deviate: open addressing, pointer-free, 8 bytes a slot (the hash, its
-// low bit the status), at most 3/4 full: 1 MB at maxModules.
+// low bit the status), at most 3/4 full: 1 MB at maxModules, outside the
+// collected heap once large (printparse/offheap).
 type modStatus struct {
 	slots []uint64
+	free  func() // of slots
 	n     int
 }
 
@@ -294,12 +297,16 @@ func (m *modStatus) find(h uint64) int {
 
 func (m *modStatus) set(h uint64, deviates bool) {
 	if (m.n+1)*4 > len(m.slots)*3 {
-		old := m.slots
-		m.slots = make([]uint64, max(256, 2*len(old)))
+		old, free := m.slots, m.free
+		m.slots, m.free = offheap.Make[uint64](max(256, 2*len(old)))
+		offheap.Cleanup(m, m.free)
 		for _, s := range old {
 			if s != 0 {
 				m.slots[m.find(s)] = s
 			}
+		}
+		if free != nil {
+			free()
 		}
 	}
 	i := m.find(h)
