@@ -308,3 +308,50 @@ func TestEntryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryReaderClosed: Close frees the read-ahead blocks (outside the
+// heap); a Read after it fails rather than reading freed memory.
+func TestEntryReaderClosed(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "dump.json")
+	body := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
+	src := `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` +
+		`"Functional.relu.0.forward": {"input_args": [` + body + `], "output": [` + body + `]}, ` +
+		`"Functional.relu.1.forward": {"input_args": [` + body + `], "output": [` + body + `]}}}`
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	if _, err := Skim(p, func(e *SkimEntry) error {
+		offs = append(offs, e.Offset)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(offs) != 2 {
+		t.Fatalf("skim found %d entries, want 2", len(offs))
+	}
+	r, err := NewEntryReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() error {
+		return r.Read(0, offs[0], offs[1], 0, func(e *Entry) error {
+			if e.Name != "Functional.relu.0.forward" || len(e.Items) != 2 {
+				t.Errorf("read %s with %d rows", e.Name, len(e.Items))
+			}
+			return nil
+		})
+	}
+	for range 2 { // the second from the block the first filled
+		if err := read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(); err == nil {
+		t.Fatal("Read after Close: no error")
+	}
+}
