@@ -46,12 +46,9 @@ type flatter struct {
 
 	scratch []byte
 	intern  map[string]string
-	crcs    [256]struct {
-		crc uint32
-		hex string
-	}
-	recent [8]string
-	next   int
+	crcs    crcHexes
+	recent  [8]string
+	next    int
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
@@ -879,24 +876,30 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape,
 	if val.set {
 		crc = crc32.ChecksumIEEE(f.appendPyStr(f.scratch[:0], val))
 	}
-	pi.it.MD5 = f.crcHex(crc)
+	pi.it.MD5 = f.crcs.hex(crc)
 	return true
 }
 
-// crcHex returns crc in eight hex digits, kept in a small direct-mapped
-// cache: a value's crc repeats (flags, dims), but the distinct ones grow
-// with the dump, which an intern map would keep.
-func (f *flatter) crcHex(crc uint32) string {
-	c := &f.crcs[crc%uint32(len(f.crcs))]
-	if c.hex == "" || c.crc != crc {
+// crcHexes gives the CRC-32 of a non-tensor value (its md5 column) in
+// eight hex digits, from a small direct-mapped cache: a value's crc
+// repeats (flags, dims), but the distinct ones grow with the dump, which
+// an intern map would keep.
+type crcHexes [256]struct {
+	crc uint32
+	hex string
+}
+
+func (c *crcHexes) hex(crc uint32) string {
+	e := &c[crc%uint32(len(c))]
+	if e.hex == "" || e.crc != crc {
 		var hex [8]byte
 		for k, x := 7, crc; k >= 0; k-- {
 			hex[k] = hexDigit(byte(x))
 			x >>= 4
 		}
-		c.crc, c.hex = crc, string(hex[:])
+		e.crc, e.hex = crc, string(hex[:])
 	}
-	return c.hex
+	return e.hex
 }
 
 // pyTypeNames is pyTypeName by kind.

@@ -391,9 +391,10 @@ type scanner struct {
 	out         []Item // the entry's items, when reused
 	entry       Entry  // the entry passed to fn, when reused
 	lx          *lexer
-	flat        flatter // the fast path, used by the decoding goroutine
-	t           *tree   // tree of the entry being flattened
-	off         int64   // Offset of the entry being flattened
+	flat        flatter  // the fast path, used by the decoding goroutine
+	crcs        crcHexes // md5 of the tree path's non-tensor values
+	t           *tree    // tree of the entry being flattened
+	off         int64    // Offset of the entry being flattened
 	debug       bool
 	fn          func(*Entry) error
 	index       int
@@ -895,12 +896,7 @@ func (s *scanner) leaf(o int32, state string) *pitem {
 			s.scratch = t.appendPyStr(s.scratch[:0], value)
 			crc = crc32.ChecksumIEEE(s.scratch)
 		}
-		var hex [8]byte
-		for k := 7; k >= 0; k-- {
-			hex[k] = hexDigit(byte(crc))
-			crc >>= 4
-		}
-		pi.it.MD5 = s.internBytes(hex[:])
+		pi.it.MD5 = s.crcs.hex(crc)
 	}
 	return pi
 }
