@@ -594,15 +594,12 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 	e, err := ix.parse(i)
 	if err != nil || e == nil {
 		if err == nil {
-			ix.fetched.set(i)
-			ix.skipped.set(i)
+			ix.firstRead(i, nil)
 		}
 		return nil, err
 	}
 	switch {
-	case !ix.fetched.get(i):
-		ix.fetched.set(i)
-		ix.benchRow += len(e.rows)
+	case ix.firstRead(i, e):
 	case ix.full.get(i):
 		for r := range e.matched {
 			e.matched[r] = true
@@ -612,6 +609,22 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 	}
 	ix.cacheAdd(i, e)
 	return e, nil
+}
+
+// firstRead records bench entry i, just parsed (nil: msprobe skips it),
+// unless it was read before: it is fetched, and skipped or its rows
+// counted. false when it was read before.
+func (ix *benchIndex) firstRead(i int32, e *parsedEntry) bool {
+	if ix.fetched.get(i) {
+		return false
+	}
+	ix.fetched.set(i)
+	if e == nil {
+		ix.skipped.set(i)
+	} else {
+		ix.benchRow += len(e.rows)
+	}
+	return true
 }
 
 // cacheAdd puts a parsed entry in the cache, evicting the oldest ones the

@@ -170,18 +170,15 @@ func (la *lookahead) take(i int32) {
 // starts a generation, so that it may push out any entry before it (the
 // oldest first: an NPU entry's at most half the cache stay).
 func (ix *benchIndex) takeAhead(i int32, e *parsedEntry) {
-	if ix.fetched.get(i) { // the join parsed it meanwhile
+	if !ix.firstRead(i, e) { // the join parsed it meanwhile
 		if e != nil {
 			ix.spare.put(e)
 		}
 		return
 	}
-	ix.fetched.set(i)
 	if e == nil {
-		ix.skipped.set(i)
 		return
 	}
-	ix.benchRow += len(e.rows)
 	ix.gen++
 	ix.cacheAdd(i, e)
 }

@@ -120,15 +120,9 @@ func (ix *benchIndex) receive(p prefetched) {
 		pf.err = p.err
 		return
 	}
-	if ix.fetched.get(p.i) {
-		return // the join parsed it meanwhile
+	if !ix.firstRead(p.i, p.e) || p.e == nil {
+		return // the join parsed it meanwhile, or msprobe skips it
 	}
-	ix.fetched.set(p.i)
-	if p.e == nil {
-		ix.skipped.set(p.i)
-		return
-	}
-	ix.benchRow += len(p.e.rows)
 	// Held apart from the cache until asked for, so that entries no NPU
 	// row asks for (counted already) do not push out those in use.
 	if len(pf.order) >= prefetchKeep {
