@@ -161,10 +161,7 @@ func TestIndexedFile(t *testing.T) {
 				if tensor {
 					cfg.Tensor = nameMetrics{}
 				}
-				npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
-					_, err := msprobe.ScanFile(npuPath, yield)
-					return err
-				})
+				npuSrc := scanSource(npuPath)
 				plain := cfg
 				plain.simpleBench = true
 				var want, got markSink

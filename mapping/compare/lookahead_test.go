@@ -99,10 +99,7 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		{"shuffled, data mapping", shuffled[0], shuffled[1], dm, func(i int) bool { return mapped[i] }},
 		{"qwen25vl", qw + "/npu/proc12360", qw + "/bench/proc12353", nil, nil},
 	} {
-		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
-			_, err := msprobe.ScanFile(filepath.Join(p.npu, "dump.json"), yield)
-			return err
-		})
+		npuSrc := scanSource(filepath.Join(p.npu, "dump.json"))
 		benchPath := filepath.Join(p.bench, "dump.json")
 		cb := &countingBench{path: benchPath, reads: map[int]int{}, rows: map[int]int{}}
 		var got, want markSink
@@ -263,10 +260,7 @@ func (s *failingSink) Row(cells []Cell, mark RowMark) error {
 func TestWriterFails(t *testing.T) {
 	t.Parallel()
 	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
-		_, err := msprobe.ScanFile(qw+"/npu/proc12360/dump.json", yield)
-		return err
-	})
+	npuSrc := scanSource(qw + "/npu/proc12360/dump.json")
 	for _, mode := range []Mode{Statistics, Tensor} {
 		for _, n := range []int{0, 10, 200} {
 			cfg := Config{Mode: mode}
@@ -301,10 +295,7 @@ func TestLookaheadBadBody(t *testing.T) {
 		dir := t.TempDir()
 		np := testkit.DumpDir(t, dir, "npu", strings.Join(npu, ", "))
 		bp := filepath.Join(testkit.DumpDir(t, dir, "bench", strings.Join(bench, ", ")), "dump.json")
-		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
-			_, err := msprobe.ScanFile(filepath.Join(np, "dump.json"), yield)
-			return err
-		})
+		npuSrc := scanSource(filepath.Join(np, "dump.json"))
 		var tr joinTrace
 		_, got := Compare(npuSrc, BenchFile(bp), Config{Mode: Statistics, trace: &tr}, &memSink{})
 		_, want := Compare(npuSrc, BenchFile(bp), Config{Mode: Statistics, simpleBench: true}, &memSink{})
@@ -381,10 +372,7 @@ func FuzzIndexedJoin(f *testing.F) {
 		dir := t.TempDir()
 		np := filepath.Join(testkit.DumpDir(t, dir, "npu", strings.Join(ns, ", ")), "dump.json")
 		bp := filepath.Join(testkit.DumpDir(t, dir, "bench", strings.Join(bs, ", ")), "dump.json")
-		npuSrc := Source(func(yield func(*msprobe.Entry) error) error {
-			_, err := msprobe.ScanFile(np, yield)
-			return err
-		})
+		npuSrc := scanSource(np)
 		cfg := Config{Mode: Statistics, cache: int(cache % 4)}
 		if mapped {
 			cfg.DataMapping = dm

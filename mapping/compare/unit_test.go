@@ -151,6 +151,14 @@ func memSource(entries ...msprobe.Entry) Source {
 	}
 }
 
+// scanSource serves the entries of a dump.json, scanned.
+func scanSource(path string) Source {
+	return func(yield func(*msprobe.Entry) error) error {
+		_, err := msprobe.ScanFile(path, yield)
+		return err
+	}
+}
+
 func tensorEntry(name string, rows ...string) msprobe.Entry {
 	e := msprobe.Entry{Name: name}
 	for _, r := range rows {
