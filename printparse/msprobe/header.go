@@ -849,17 +849,10 @@ func readParents(path string, want map[string]bool, keep *ParentReader) (map[str
 			}
 			out[k] = parent
 		}
-		c, ok = lx.peek()
-		if !ok {
-			return nil, lx.atEOF("',' or '}'")
-		}
-		lx.pos++
-		if c == '}' {
+		if end, err := lx.sep('}'); err != nil {
+			return nil, err
+		} else if end {
 			break
-		}
-		if c != ',' {
-			lx.pos--
-			return nil, lx.errorf("expected ',' or '}', found %s", lx.describe())
 		}
 	}
 	if err := atEnd(lx); err != nil {

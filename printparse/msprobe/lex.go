@@ -168,6 +168,29 @@ func (l *lexer) expect(c byte, want string) error {
 	return nil
 }
 
+// sep consumes what follows a member of a list (end ']') or an object
+// (end '}') after optional whitespace: ',' (false: a member follows) or
+// end (true).
+func (l *lexer) sep(end byte) (bool, error) {
+	want := "',' or ']'"
+	if end == '}' {
+		want = "',' or '}'"
+	}
+	c, ok := l.peek()
+	if !ok {
+		return false, l.atEOF(want)
+	}
+	switch c {
+	case ',':
+		l.pos++
+		return false, nil
+	case end:
+		l.pos++
+		return true, nil
+	}
+	return false, l.errorf("expected %s, found %s", want, l.describe())
+}
+
 // readString consumes a JSON string (the opening quote is at pos) and
 // appends its decoded bytes to dst.
 func (l *lexer) readString(dst []byte) ([]byte, error) {

@@ -236,17 +236,10 @@ func readStacks(path string) (st *Stacks, err error) {
 				}
 			}
 		}
-		c, ok = lx.peek()
-		if !ok {
-			return nil, readErr("stack.json", lx.atEOF("',' or '}'"))
-		}
-		lx.pos++
-		if c == '}' {
+		if end, err := lx.sep('}'); err != nil {
+			return nil, readErr("stack.json", err)
+		} else if end {
 			break
-		}
-		if c != ',' {
-			lx.pos--
-			return nil, readErr("stack.json", lx.errorf("expected ',' or '}', found %s", lx.describe()))
 		}
 	}
 	if err := atEnd(lx); err != nil {
@@ -319,47 +312,30 @@ func streamGroup(p *parser, s *Stacks, path string) (gerr, err error) {
 					return nil, err
 				}
 			}
-			c, ok := lx.peek()
-			if !ok {
-				return nil, lx.atEOF("',' or ']'")
-			}
-			lx.pos++
-			if c == ']' {
+			if end, err := lx.sep(']'); err != nil {
+				return nil, err
+			} else if end {
 				break
-			}
-			if c != ',' {
-				lx.pos--
-				return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
 			}
 		}
 	}
 	// The frames, and the member's end.
-	c, ok := lx.peek()
-	if !ok {
-		return nil, lx.atEOF("',' or ']'")
+	if end, err := lx.sep(']'); err != nil {
+		return nil, err
+	} else if end {
+		return nil, errStackFallback // one member
 	}
-	if c != ',' {
-		if c == ']' {
-			return nil, errStackFallback // one member
-		}
-		return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
-	}
-	lx.pos++
 	p.t.reset()
 	v, err := p.value(2, "a value")
 	if err != nil {
 		return nil, err
 	}
-	if c, ok = lx.peek(); !ok {
-		return nil, lx.atEOF("',' or ']'")
-	}
-	lx.pos++
+	end, err := lx.sep(']')
 	switch {
-	case c == ',':
+	case err != nil:
+		return nil, err
+	case !end:
 		return nil, errStackFallback // more than two members
-	case c != ']':
-		lx.pos--
-		return nil, lx.errorf("expected ',' or ']', found %s", lx.describe())
 	case !named:
 		return nil, nil
 	case p.t.nodes[v].kind == kNull:

@@ -220,18 +220,10 @@ func (p *parser) arrayRest(a int32, depth int) (int32, error) {
 			return -1, err
 		}
 		p.appendChild(a, v)
-		c, ok := l.peek()
-		if !ok {
-			return -1, l.atEOF("',' or ']'")
-		}
-		l.pos++
-		switch c {
-		case ',':
-		case ']':
+		if end, err := l.sep(']'); err != nil {
+			return -1, err
+		} else if end {
 			return a, nil
-		default:
-			l.pos--
-			return -1, l.errorf("expected ',' or ']', found %s", l.describe())
 		}
 	}
 }
@@ -291,18 +283,10 @@ func (p *parser) object(depth int) (int32, error) {
 			p.appendChild(o, v)
 			p.indexKey(o, v)
 		}
-		c, ok = l.peek()
-		if !ok {
-			return -1, l.atEOF("',' or '}'")
-		}
-		l.pos++
-		switch c {
-		case ',':
-		case '}':
+		if end, err := l.sep('}'); err != nil {
+			return -1, err
+		} else if end {
 			return o, nil
-		default:
-			l.pos--
-			return -1, l.errorf("expected ',' or '}', found %s", l.describe())
 		}
 	}
 }
