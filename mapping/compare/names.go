@@ -34,9 +34,7 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 		namer.release()
 		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	}
-	add := func(name string) {
-		i := int32(len(d.names))
-		d.names = append(d.names, name)
+	index := func(i int32, name string) {
 		ek, ok := namer.entryKey(name)
 		if ok && ek.renumbered {
 			d.prefix[i] = ek.prefix
@@ -47,11 +45,14 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 		}
 	}
 	if known != nil {
-		for _, name := range known {
-			add(name)
+		d.names = known // read only: shared, not copied
+		for i, name := range known {
+			index(int32(i), name)
 		}
 	} else if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
-		add(string(e.Name))
+		name := string(e.Name)
+		index(int32(len(d.names)), name)
+		d.names = append(d.names, name)
 		return nil
 	}); err != nil {
 		return nil, err
