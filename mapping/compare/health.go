@@ -113,6 +113,9 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		}
 		h.entries[it.Name] = i
 	})
+	// The tries (an item an entry) are done with: let them go before the
+	// data mapping is made.
+	sides.NPU, sides.Bench = nil, nil
 	dm, err := sides.DataMappingOf(api)
 	<-checked
 	if err != nil {

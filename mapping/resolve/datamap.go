@@ -176,24 +176,33 @@ func (l *suffixList) find(s string) int {
 type DataMap struct {
 	lists   []suffixList // the NPU side's suffix lists
 	pairs   []dmPair
-	byEntry *nametable.Table // NPU entry -> pairs index
+	byEntry *nametable.Table // NPU entry -> pairs index (later's, deferred)
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
 	fullMap map[string]string
 
-	// deferred marks a map whose rows are read after it (Deferred).
+	// deferred marks a map whose rows are read after it (Deferred),
+	// kept in later rather than pairs.
 	deferred bool
+	later    []laterPair
 }
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
 // none) and, per NPU suffix (list), whether the bench entry has a row
-// with it; in a deferred map, the bench entry's position in the bench
-// dump instead (at; -1 for none).
+// with it.
 type dmPair struct {
 	npu, bench string
-	list, at   int32
+	list       int32
 	has        []bool
+}
+
+// laterPair is one NPU entry of a deferred map: its bench entry ("" for
+// none) and that entry's position in the bench dump (-1 for none). The
+// bench rows it has are for the compare's reader to tell.
+type laterPair struct {
+	npu, bench string
+	at         int32
 }
 
 // newDeferredDataMap is newDataMap for sides whose rows are read after
@@ -206,12 +215,12 @@ type dmPair struct {
 // side: an NPU row's pair is then its bench entry's row of the same
 // suffix, as newDataMap's compact path pairs them.
 func newDeferredDataMap(api []NamePair, bench *nameIndex) *DataMap {
-	d := &DataMap{deferred: true, byEntry: nametable.New(), pairs: make([]dmPair, 0, len(api))}
+	d := &DataMap{deferred: true, byEntry: nametable.New(), later: make([]laterPair, 0, len(api))}
 	for _, p := range api {
 		if p.NPU == "" {
 			continue
 		}
-		dp := dmPair{npu: p.NPU, list: -1, at: -1}
+		dp := laterPair{npu: p.NPU, at: -1}
 		if p.Bench != NA {
 			i, ok, sure := bench.at(p.Bench)
 			if !sure {
@@ -222,11 +231,11 @@ func newDeferredDataMap(api []NamePair, bench *nameIndex) *DataMap {
 				dp.bench, dp.at = p.Bench, i
 			}
 		}
-		d.byEntry.Set(p.NPU, int32(len(d.pairs)))
-		d.pairs = append(d.pairs, dp)
+		d.byEntry.Set(p.NPU, int32(len(d.later)))
+		d.later = append(d.later, dp)
 	}
 	d.byEntry.Done()
-	if d.byEntry.Len() != len(d.pairs) {
+	if d.byEntry.Len() != len(d.later) {
 		d.byEntry.Release()
 		return nil
 	}
@@ -255,7 +264,7 @@ func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
 	if !ok {
 		return "", -1, false
 	}
-	p := &d.pairs[i]
+	p := &d.later[i]
 	return p.bench, p.at, true
 }
 
@@ -268,7 +277,7 @@ func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
 // before left it (the pairs are in the NPU dump's order).
 func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
 	var i int32
-	if k := *next; k < len(d.pairs) && d.pairs[k].npu == entry {
+	if k := *next; k < len(d.later) && d.later[k].npu == entry {
 		i = int32(k)
 	} else if j, ok := d.byEntry.Get(entry); ok {
 		i = j
@@ -276,7 +285,7 @@ func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at
 		return nil
 	}
 	*next = int(i) + 1
-	p := &d.pairs[i]
+	p := &d.later[i]
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
 		seen = make(map[string]bool, len(rows))
