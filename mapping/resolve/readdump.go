@@ -200,16 +200,16 @@ func readDumpNames(path string) ([]string, string, error) {
 // names are kept (a grouped stack.json has none). empty reports an object
 // without members (or null).
 func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty bool, _ error) {
-	data, err := source.ReadFile(path, source.MaxTreeJSON)
-	if err != nil {
-		return nil, false, fmt.Errorf("read: %w", err)
-	}
-	if err := source.CheckUTF8(path, data); err != nil {
-		return nil, false, err
-	}
-	raw, empty, ok := stackMembers(data, names)
+	raw, empty, ok := stackMembers(path, names)
 	if !ok {
-		// not an object (or not JSON): json.Unmarshal's reading, or error
+		// not an object (or not JSON): read whole for the error
+		data, err := source.ReadFile(path, source.MaxTreeJSON)
+		if err != nil {
+			return nil, false, fmt.Errorf("read: %w", err)
+		}
+		if err := source.CheckUTF8(path, data); err != nil {
+			return nil, false, err
+		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, false, source.JSONError(path, data, "a JSON object", err)
@@ -236,18 +236,10 @@ func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty b
 	return out, empty, nil
 }
 
-// stackMembers reads a JSON object as json.Unmarshal into a map of raw
-// values does, without copying the values: the text of the values of the
-// keys among names (a repeated key's last), and whether it has no member.
-// ok is false when data is not an object in valid JSON and UTF-8
-// (readStackRaw checks UTF-8 first).
-func stackMembers(data []byte, names []string) (raw map[string][]byte, empty, ok bool) {
-	if !json.Valid(data) {
-		return nil, false, false
-	}
-	// Wanted keys: the names. Grouped files have keys without a '.', as
-	// names seldom are: the set of all names is made only for a key with a
-	// '.'.
+// wantedKeys tells whether a stack.json key is among names. Grouped
+// files have keys without a '.', as names seldom are: the set of all
+// names is made only for a key with a '.'.
+func wantedKeys(names []string) func(key string) bool {
 	var all map[string]bool
 	dotless := map[string]bool{}
 	for _, n := range names {
@@ -255,7 +247,7 @@ func stackMembers(data []byte, names []string) (raw map[string][]byte, empty, ok
 			dotless[n] = true
 		}
 	}
-	want := func(k string) bool {
+	return func(k string) bool {
 		if strings.IndexByte(k, '.') < 0 {
 			return dotless[k]
 		}
@@ -267,22 +259,52 @@ func stackMembers(data []byte, names []string) (raw map[string][]byte, empty, ok
 		}
 		return all[k]
 	}
-	raw, empty = map[string][]byte{}, true
-	bad := false
-	ok = msprobe.ObjectMembers(data, func(k, v []byte) {
+}
+
+// decodeKey decodes a JSON key as written (quotes kept) as
+// json.Unmarshal does; ok is false where it cannot.
+func decodeKey(k []byte) (key string, ok bool) {
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k[1 : len(k)-1]), true
+	}
+	err := json.Unmarshal(k, &key)
+	return key, err == nil
+}
+
+// stackMembers reads stack.json, a JSON object, as json.load does, once
+// and without holding it (tens of MB, where a grouped file has no value
+// any name wants): the text of the values of the keys among names (a
+// repeated key's last), and whether it has no member. ok is false when
+// the file is not one object in valid JSON and UTF-8 (the lexer's reading:
+// JSON and Python's bare NaN and Infinity), or cannot be read.
+func stackMembers(path string, names []string) (raw map[string][]byte, empty, ok bool) {
+	f, err := source.Open(path, source.MaxTreeJSON)
+	if err != nil {
+		return nil, false, false
+	}
+	defer f.Close()
+	want := wantedKeys(names)
+	type span struct{ start, end int64 }
+	spans := map[string]span{}
+	empty, bad := true, false
+	ok = msprobe.FileMembers(f, func(k []byte, start, end int64) {
 		empty = false
-		key := string(k[1 : len(k)-1])
-		if bytes.IndexByte(k, '\\') >= 0 { // decoded as json.Unmarshal does
-			if err := json.Unmarshal(k, &key); err != nil {
-				bad = true
-			}
-		}
+		key, kok := decodeKey(k)
+		bad = bad || !kok
 		if want(key) {
-			raw[key] = v
+			spans[key] = span{start, end}
 		}
 	})
 	if !ok || bad {
 		return nil, false, false
+	}
+	raw = make(map[string][]byte, len(spans))
+	for k, s := range spans {
+		v := make([]byte, s.end-s.start)
+		if _, err := f.ReadAt(v, s.start); err != nil {
+			return nil, false, false
+		}
+		raw[k] = v
 	}
 	return raw, empty, true
 }

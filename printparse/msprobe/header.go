@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"regexp"
+	"slices"
 
 	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/offheap"
@@ -607,7 +609,40 @@ func readConstructPlain(path string, sink constructSink) bool {
 // kept) and the text of its value. ok is false when data is not one
 // object the lexer reads whole; fn may have been called by then.
 func ObjectMembers(data []byte, fn func(key, value []byte)) (ok bool) {
-	lx := newLexer(bytes.NewReader(data), "")
+	var key []byte
+	return objectMembers(newLexer(bytes.NewReader(data), ""),
+		func(k0, k1 int64) { key = data[k0:k1] },
+		func(v0, v1 int64) { fn(key, data[v0:v1]) })
+}
+
+// FileMembers is ObjectMembers of the file f, read once from its
+// current position without holding it: fn gets each member's key as
+// written (a buffer reused for the next key) and the byte span of its
+// value in the file, to read with ReadAt where wanted.
+func FileMembers(f *os.File, fn func(key []byte, start, end int64)) (ok bool) {
+	lx := newLexer(f, "")
+	var key []byte
+	readErr := false
+	return objectMembers(lx,
+		func(k0, k1 int64) {
+			key = slices.Grow(key[:0], int(k1-k0))[:k1-k0]
+			if k0 >= lx.read { // still in the lexer's buffer
+				copy(key, lx.buf[k0-lx.read:])
+			} else if _, err := f.ReadAt(key, k0); err != nil {
+				readErr = true
+			}
+		},
+		func(v0, v1 int64) {
+			if !readErr {
+				fn(key, v0, v1)
+			}
+		}) && !readErr
+}
+
+// objectMembers reads the JSON object lx reads member by member: key
+// gets each key's span in the input (quotes kept) before the lexer moves
+// on, value the span of its value.
+func objectMembers(lx *lexer, key, value func(start, end int64)) bool {
 	at := func() int64 { return lx.read + int64(lx.pos) }
 	if lx.expect('{', "") != nil {
 		return false
@@ -624,7 +659,7 @@ func ObjectMembers(data []byte, fn func(key, value []byte)) (ok bool) {
 		if lx.skipString() != nil {
 			return false
 		}
-		key := data[k:at()]
+		key(k, at())
 		if lx.expect(':', "") != nil {
 			return false
 		}
@@ -635,7 +670,7 @@ func ObjectMembers(data []byte, fn func(key, value []byte)) (ok bool) {
 		if lx.skipValue("") != nil {
 			return false
 		}
-		fn(key, data[v:at()])
+		value(v, at())
 		c, ok := lx.peek()
 		if !ok {
 			return false

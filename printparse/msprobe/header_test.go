@@ -187,5 +187,33 @@ func TestObjectMembers(t *testing.T) {
 		if ok != tc.ok || ok && strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("ObjectMembers(%.40q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+		checkFileMembers(t, []byte(tc.in))
+	}
+	// keys across the lexer's first refill (its buffer is 64 KB), at
+	// every offset around it
+	for n := 65490; n < 65540; n++ {
+		checkFileMembers(t, []byte(`{"a": "`+strings.Repeat("v", n)+`", "key\\\"with.dots.0.forward": [1], "b": 2}`))
+	}
+	checkFileMembers(t, []byte(`{"`+strings.Repeat("k", 200<<10)+`": 1, "a": 2}`))
+}
+
+// checkFileMembers: FileMembers of data in a file gives ObjectMembers'
+// keys and values.
+func checkFileMembers(t *testing.T, data []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "obj.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want, got []string
+	wok := ObjectMembers(data, func(k, v []byte) { want = append(want, string(k), string(v)) })
+	gok := FileMembers(f, func(k []byte, start, end int64) { got = append(got, string(k), string(data[start:end])) })
+	if gok != wok || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("FileMembers(%.40q) = %.80q, %v; ObjectMembers: %.80q, %v", data, got, gok, want, wok)
 	}
 }
