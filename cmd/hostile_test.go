@@ -321,12 +321,34 @@ func TestHostileDumps(t *testing.T) {
 		{"stack.json with trailing garbage", compare(func(t *testing.T, npu, _ string) {
 			edit(t, filepath.Join(npu, "stack.json"), appendTo(" x"))
 		}), ExitBadInput, []string{"npu/stack.json:1: expected end of file"}},
-		// stack.json is read beside the dumps; its error still comes first
+		// msprobe loads the NPU dump.json whole, then the bench one, and
+		// stack.json after both (compare's get_compare_framework, then
+		// ParseData.parse): the first syntax error of that order is the
+		// one reported, whatever the table reached first
 		{"stack.json and both dump.json bad", compare(func(t *testing.T, npu, bench string) {
 			edit(t, filepath.Join(npu, "stack.json"), appendTo(" x"))
 			edit(t, filepath.Join(npu, "dump.json"), appendTo("{}"))
 			edit(t, filepath.Join(bench, "dump.json"), appendTo("{}"))
-		}), ExitBadInput, []string{"npu/stack.json:1: expected end of file"}},
+		}), ExitBadInput, []string{"npu/dump.json:25: expected end of file, found '{'"}},
+		{"stack.json and the bench dump.json bad", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(npu, "stack.json"), appendTo(" x"))
+			edit(t, filepath.Join(bench, "dump.json"), appendTo("{}"))
+		}), ExitBadInput, []string{"bench/dump.json:25: expected end of file, found '{'"}},
+		{"a bad bench body before a bad NPU body", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte {
+				i := bytes.LastIndex(b, []byte(`"Norm": 2.0`))
+				return append(b[:i:i], append([]byte(`"Norm": 2.0 2`), b[i+len(`"Norm": 2.0`):]...)...)
+			})
+		}), ExitBadInput, []string{"npu/dump.json:20: expected ',' or '}', found a number"}},
+		{"a bad bench body and no NPU data", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+		}), ExitBadInput, []string{"bench/dump.json:9: expected ',' or '}', found '.'"}},
+		{"a bad bench body and the tasks differ", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"statistics"`), []byte(`"tensor"`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+		}), ExitBadInput, []string{"bench/dump.json:9: expected ',' or '}', found '.'"}},
 		{"invalid UTF-8 in a dump.json string", compare(func(t *testing.T, _, bench string) {
 			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte("float32"), []byte("float\xff32"), 1) })
 		}), ExitBadInput, []string{"bench/dump.json:9: expected UTF-8 text in the string, found byte 0xff"}},

@@ -252,7 +252,15 @@ func checkRankFiles(opt Options, p *rankPair) error {
 		}
 		h, err := msprobe.ReadHeader(ps.DumpJSON)
 		if err != nil {
-			return inputErr(err)
+			// both dump.json files are loaded before the headers' checks
+			dumps := []string{p.paths[0].DumpJSON, ps.DumpJSON}
+			if i == 0 {
+				dumps = []string{ps.DumpJSON}
+				if bps, lerr := msprobe.Locate(p.Bench.Path); lerr == nil {
+					dumps = append(dumps, bps.DumpJSON)
+				}
+			}
+			return inLoadOrder(inputErr(err), dumps...)
 		}
 		p.paths[i], p.heads[i] = ps, h
 		stack := ps.StackJSON
@@ -557,6 +565,35 @@ func sideErr(side string, err error) error {
 }
 
 // inputErr marks file-system errors on the inputs as input problems.
+// inLoadOrder returns the error msprobe reports first for a rank pair
+// whose compare failed with err: it loads the dump.json files whole, in
+// the order given (the NPU side's first), before reading anything else,
+// so the first syntax error of the first file that has one comes before
+// err. err stands when it is that very error (the same file and line:
+// its own words may say more), when no dump has a syntax error, or when
+// it is not about the inputs.
+func inLoadOrder(err error, dumps ...string) error {
+	var se *source.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	for _, d := range dumps {
+		if d == "" {
+			continue
+		}
+		cerr := msprobe.CheckJSON(d)
+		var ce *source.Error
+		if cerr == nil || !errors.As(cerr, &ce) || ce.Line == 0 {
+			continue // read as json.load reads it (or unreadable: err says more)
+		}
+		if se.File == ce.File && se.Line == ce.Line {
+			return err
+		}
+		return cerr
+	}
+	return err
+}
+
 func inputErr(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -650,18 +687,21 @@ type sink interface {
 func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, bp, cfg, err := rankConfig(opt, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
 	}
 	rr, files, err := compareRank(opt, in, set, rep, np, bp, cfg, p, suffix)
 	if st, ok := cfg.Stack.(*stackReader); ok {
-		// a bad stack.json is reported first, as when it was read first
+		// a bad stack.json is reported before what the table found
 		serr := st.wait()
 		st.s.Release() // a step folder compares many ranks
 		if serr != nil {
-			return nil, nil, inputErr(serr)
+			err, rr, files = inputErr(serr), nil, nil
 		}
 	}
-	return rr, files, err
+	if err != nil {
+		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
+	}
+	return rr, files, nil
 }
 
 // progressHead starts a rank pair's progress line.

@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
@@ -147,6 +149,13 @@ func FuzzReadSmallFiles(f *testing.F) {
 					t.Fatalf("ReadParents[%q] = %q, ReadConstruct %q", k, v, cons[k])
 				}
 			}
+		}
+		// CheckJSON is json.load's syntax: encoding/json's, and Python's
+		// bare words
+		cerr := CheckJSON(p)
+		checkErr("CheckJSON", cerr)
+		if utf8.Valid(data) && !bytes.Contains(data, []byte("NaN")) && !bytes.Contains(data, []byte("Infinity")) && (cerr == nil) != json.Valid(data) {
+			t.Fatalf("CheckJSON: %v; json.Valid: %v", cerr, json.Valid(data))
 		}
 		h, err := ReadHeader(p)
 		checkErr("ReadHeader", err)

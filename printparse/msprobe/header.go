@@ -943,3 +943,21 @@ func readErr(what string, err error) error {
 	}
 	return fmt.Errorf("read %s: %w", what, err)
 }
+
+// CheckJSON reads the file at path as Python's json.load does, building
+// nothing, and returns its first syntax error (a *source.Error at the
+// line of the bad byte), or nil. msprobe loads each dump.json whole
+// before it looks at any of it, so such an error comes before any other
+// of the file's.
+func CheckJSON(path string) error {
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lx := newLexer(f, path)
+	if err := lx.skipValue("a JSON value"); err != nil {
+		return err
+	}
+	return atEnd(lx)
+}

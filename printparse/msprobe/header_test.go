@@ -217,3 +217,38 @@ func checkFileMembers(t *testing.T, data []byte) {
 		t.Errorf("FileMembers(%.40q) = %.80q, %v; ObjectMembers: %.80q, %v", data, got, gok, want, wok)
 	}
 }
+
+// TestCheckJSON: json.load's syntax, the first error at its line.
+func TestCheckJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want string // "" for none
+	}{
+		{`{"a": [1, 2.5e3, -0, true, null, "x\u00e9"]}`, ""},
+		{"{\"a\": NaN,\n \"b\": [-Infinity, Infinity]}\n", ""},
+		{`[1, "two"]`, ""},
+		{"{\"a\": 1,\n \"b\": 1.2.3}", ":2: expected ',' or '}', found '.'"},
+		{"{\"a\": 1}\n{}", ":2: expected end of file, found '{'"},
+		{"{\"a\":\n [1,", ":2: expected a value, found end of file (truncated?)"},
+		{"", ":1: expected a JSON value, found end of file (truncated?)"},
+		{"{\"a\": \"\xff\"}", ":1: expected UTF-8 text in the string, found byte 0xff"},
+		{"\xef\xbb\xbf{}", ":1: expected a JSON value, found a UTF-8 byte-order mark (BOM)"},
+	}
+	for _, tc := range tests {
+		path := filepath.Join(t.TempDir(), "dump.json")
+		if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := CheckJSON(path)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckJSON(%q) = %v, want nil", tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), path+tc.want)):
+			t.Errorf("CheckJSON(%q) = %v, want %q", tc.in, err, path+tc.want)
+		}
+	}
+	if err := CheckJSON(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("CheckJSON of a missing file: no error")
+	}
+}
