@@ -532,6 +532,75 @@ func (l *lexer) readNumber(dst []byte) ([]byte, int, error) {
 	return dst, kind, nil
 }
 
+// skipNumber is readNumber without the text: it consumes the number as
+// it goes, so that a number of any length takes no memory, and gives
+// readNumber's errors.
+func (l *lexer) skipNumber() error {
+	cur := func() (byte, bool) {
+		if l.pos >= l.end && !l.fill() {
+			return 0, false
+		}
+		return l.buf[l.pos], true
+	}
+	digits := func() {
+		for {
+			for l.pos < l.end && l.buf[l.pos] >= '0' && l.buf[l.pos] <= '9' {
+				l.pos++
+			}
+			if l.pos < l.end || !l.fill() {
+				return
+			}
+		}
+	}
+	if c, _ := cur(); c == '-' {
+		if !l.ensure(2) {
+			return l.atEOF("a digit after '-'")
+		}
+		if l.buf[l.pos+1] == 'I' {
+			_, _, err := l.readNumber(nil) // -Infinity: nine bytes
+			return err
+		}
+		l.pos++
+	}
+	c, ok := cur()
+	switch {
+	case !ok:
+		return l.atEOF("a digit")
+	case c == '0':
+		l.pos++
+	case c >= '1' && c <= '9':
+		digits()
+	default:
+		return l.errorf("expected a digit, found %s", l.describe())
+	}
+	if c, ok = cur(); ok && c == '.' {
+		l.pos++
+		c, ok = cur()
+		if !ok {
+			return l.atEOF("a digit after '.'")
+		}
+		if c < '0' || c > '9' {
+			return l.errorf("expected a digit after '.', found %s", l.describe())
+		}
+		digits()
+	}
+	if c, ok = cur(); ok && (c == 'e' || c == 'E') {
+		l.pos++
+		if c, ok = cur(); ok && (c == '+' || c == '-') {
+			l.pos++
+		}
+		c, ok = cur()
+		if !ok {
+			return l.atEOF("a digit in the exponent")
+		}
+		if c < '0' || c > '9' {
+			return l.errorf("expected a digit in the exponent, found %s", l.describe())
+		}
+		digits()
+	}
+	return nil
+}
+
 // describeAt is describe for the byte k positions ahead.
 func (l *lexer) describeAt(k int) string {
 	save := l.pos
@@ -605,7 +674,7 @@ func (l *lexer) skipValue(want string) error {
 				return err
 			}
 		case c == '-' || c >= '0' && c <= '9':
-			if _, _, err := l.readNumber(nil); err != nil {
+			if err := l.skipNumber(); err != nil {
 				return err
 			}
 		default:
