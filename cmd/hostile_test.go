@@ -345,6 +345,15 @@ func TestHostileDumps(t *testing.T) {
 			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) })
 			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
 		}), ExitBadInput, []string{"bench/dump.json:9: expected ',' or '}', found '.'"}},
+		{"a bad NPU body and no bench data", compare(func(t *testing.T, npu, bench string) {
+			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) })
+			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+		}), ExitBadInput, []string{"npu/dump.json:9: expected ',' or '}', found '.'"}},
+		{"an NPU dump.json that is a folder and a bad bench body", compare(func(t *testing.T, npu, bench string) {
+			os.Remove(filepath.Join(npu, "dump.json"))
+			os.Mkdir(filepath.Join(npu, "dump.json"), 0o755)
+			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+		}), ExitBadInput, []string{"npu/dump.json: expected a regular file, found a folder"}},
 		{"a bad bench body and the tasks differ", compare(func(t *testing.T, npu, bench string) {
 			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"statistics"`), []byte(`"tensor"`), 1) })
 			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })

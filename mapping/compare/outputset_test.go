@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -170,5 +171,49 @@ func TestRunRefusesFIFO(t *testing.T) {
 				t.Errorf("left in the output folder: %v", got)
 			}
 		})
+	}
+}
+
+// TestInLoadOrder: a dump.json's syntax error comes before the error a
+// compare failed with, the NPU side's first, unless it is that error.
+func TestInLoadOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("good.json", `{"data": {}}`)
+	bad1 := file("bad1.json", "{\"data\": {\n \"a\": [1,]}}")
+	bad2 := file("bad2.json", "{\"data\": {}}\n\n x")
+	folder := filepath.Join(dir, "folder.json")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	semantic := &source.Error{File: good, Line: 1, Msg: "expected a task"}
+	atBad1 := &source.Error{File: bad1, Line: 2, Msg: "a richer message"}
+	tests := []struct {
+		name  string
+		err   error
+		dumps []string
+		want  string // a substring; "" for err itself
+	}{
+		{"no syntax error", semantic, []string{good, good}, ""},
+		{"the NPU side's first", semantic, []string{bad1, bad2}, "bad1.json:2: expected a value"},
+		{"the bench side's", semantic, []string{good, bad2}, "bad2.json:3: expected end of file"},
+		{"that very error", atBad1, []string{bad1, bad2}, ""},
+		{"that very error, on the bench side", &source.Error{File: bad2, Line: 3}, []string{good, bad2}, ""},
+		{"an NPU dump that cannot be read", semantic, []string{folder, bad2}, ""},
+		{"no NPU path", semantic, []string{"", bad2}, "bad2.json:3:"},
+		{"not about the inputs", errors.New("disk full"), []string{bad1}, ""},
+	}
+	for _, tc := range tests {
+		got := inLoadOrder(tc.err, tc.dumps...)
+		if tc.want == "" && got != tc.err || tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)) {
+			t.Errorf("%s: inLoadOrder = %v; want %q", tc.name, got, cmp.Or(tc.want, tc.err.Error()))
+		}
 	}
 }

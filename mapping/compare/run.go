@@ -253,14 +253,14 @@ func checkRankFiles(opt Options, p *rankPair) error {
 		h, err := msprobe.ReadHeader(ps.DumpJSON)
 		if err != nil {
 			// both dump.json files are loaded before the headers' checks
-			dumps := []string{p.paths[0].DumpJSON, ps.DumpJSON}
+			npu, bench := p.paths[0].DumpJSON, ps.DumpJSON
 			if i == 0 {
-				dumps = []string{ps.DumpJSON}
+				npu, bench = ps.DumpJSON, ""
 				if bps, lerr := msprobe.Locate(p.Bench.Path); lerr == nil {
-					dumps = append(dumps, bps.DumpJSON)
+					bench = bps.DumpJSON
 				}
 			}
-			return inLoadOrder(inputErr(err), dumps...)
+			return inLoadOrder(inputErr(err), npu, bench)
 		}
 		p.paths[i], p.heads[i] = ps, h
 		stack := ps.StackJSON
@@ -564,14 +564,15 @@ func sideErr(side string, err error) error {
 	return badInput("%s: %v", side, err)
 }
 
-// inputErr marks file-system errors on the inputs as input problems.
 // inLoadOrder returns the error msprobe reports first for a rank pair
-// whose compare failed with err: it loads the dump.json files whole, in
-// the order given (the NPU side's first), before reading anything else,
-// so the first syntax error of the first file that has one comes before
-// err. err stands when it is that very error (the same file and line:
-// its own words may say more), when no dump has a syntax error, or when
-// it is not about the inputs.
+// whose compare failed with err. msprobe loads the dump.json files whole,
+// in the order given (the NPU side's first), before it checks or reads
+// anything else (its output folder included), so the first syntax error
+// of the first file that has one comes before err, and a file it cannot
+// open at all stops it there. err stands when it is that very error (the
+// same file and line: its own words may say more), when no dump has a
+// syntax error, when a dump cannot be read (err, or the error reading it
+// later, says why), or when it is not a *source.Error.
 func inLoadOrder(err error, dumps ...string) error {
 	var se *source.Error
 	if !errors.As(err, &se) {
@@ -582,11 +583,11 @@ func inLoadOrder(err error, dumps ...string) error {
 			continue
 		}
 		cerr := msprobe.CheckJSON(d)
-		var ce *source.Error
-		if cerr == nil || !errors.As(cerr, &ce) || ce.Line == 0 {
-			continue // read as json.load reads it (or unreadable: err says more)
+		if cerr == nil {
+			continue
 		}
-		if se.File == ce.File && se.Line == ce.Line {
+		var ce *source.Error
+		if !errors.As(cerr, &ce) || ce.Line == 0 || se.File == ce.File && se.Line == ce.Line {
 			return err
 		}
 		return cerr
@@ -594,6 +595,7 @@ func inLoadOrder(err error, dumps ...string) error {
 	return err
 }
 
+// inputErr marks file-system errors on the inputs as input problems.
 func inputErr(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
