@@ -176,7 +176,7 @@ func (l *suffixList) find(s string) int {
 type DataMap struct {
 	lists   []suffixList // the NPU side's suffix lists
 	pairs   []dmPair
-	byEntry *nametable.Table // NPU entry -> pairs index (later's, deferred)
+	byEntry *nametable.Table // NPU entry -> index in pairs (in later, deferred)
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair

@@ -1,9 +1,12 @@
 package resolve
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"strings"
 
 	"github.com/layermap/layermap/printparse"
@@ -284,27 +287,37 @@ func stackMembers(path string, names []string) (raw map[string][]byte, empty, ok
 	}
 	defer f.Close()
 	want := wantedKeys(names)
-	type span struct{ start, end int64 }
-	spans := map[string]span{}
+	type member struct {
+		key        string
+		start, end int64
+	}
+	var wanted []member // in file order
 	empty, bad := true, false
 	ok = msprobe.FileMembers(f, func(k []byte, start, end int64) {
 		empty = false
 		key, kok := decodeKey(k)
 		bad = bad || !kok
 		if want(key) {
-			spans[key] = span{start, end}
+			wanted = append(wanted, member{key, start, end})
 		}
 	})
 	if !ok || bad {
 		return nil, false, false
 	}
-	raw = make(map[string][]byte, len(spans))
-	for k, s := range spans {
-		v := make([]byte, s.end-s.start)
-		if _, err := f.ReadAt(v, s.start); err != nil {
+	// the values in one pass, a later value of a key replacing an earlier
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, math.MaxInt64), 256<<10)
+	at := int64(0)
+	raw = make(map[string][]byte, len(wanted))
+	for _, m := range wanted {
+		v := make([]byte, m.end-m.start)
+		if _, err := r.Discard(int(m.start - at)); err != nil {
 			return nil, false, false
 		}
-		raw[k] = v
+		if _, err := io.ReadFull(r, v); err != nil {
+			return nil, false, false
+		}
+		at = m.end
+		raw[m.key] = v
 	}
 	return raw, empty, true
 }

@@ -2,11 +2,11 @@ package msprobe
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -604,23 +604,15 @@ func readConstructPlain(path string, sink constructSink) bool {
 	return atEnd(lx) == nil
 }
 
-// ObjectMembers reads data, a JSON object, member by member without
-// decoding: fn gets each member's key as written (quotes and escapes
-// kept) and the text of its value. ok is false when data is not one
-// object the lexer reads whole; fn may have been called by then.
-func ObjectMembers(data []byte, fn func(key, value []byte)) (ok bool) {
-	var key []byte
-	return objectMembers(newLexer(bytes.NewReader(data), ""),
-		func(k0, k1 int64) { key = data[k0:k1] },
-		func(v0, v1 int64) { fn(key, data[v0:v1]) })
-}
-
-// FileMembers is ObjectMembers of the file f, read once from its
-// current position without holding it: fn gets each member's key as
-// written (a buffer reused for the next key) and the byte span of its
-// value in the file, to read with ReadAt where wanted.
+// FileMembers reads the file f, a JSON object, member by member without
+// decoding and without holding it (from its start, through ReadAt: f's
+// offset is left as it is): fn gets each member's key as written, quotes
+// and escapes kept (a buffer reused for the next key), and the byte span
+// of its value in the file, to read where wanted. ok is false when the
+// file is not one object the lexer reads whole, or cannot be read; fn may
+// have been called by then.
 func FileMembers(f *os.File, fn func(key []byte, start, end int64)) (ok bool) {
-	lx := newLexer(f, "")
+	lx := newLexer(io.NewSectionReader(f, 0, math.MaxInt64), "")
 	var key []byte
 	readErr := false
 	return objectMembers(lx,

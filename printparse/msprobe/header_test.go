@@ -1,6 +1,9 @@
 package msprobe
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,9 +163,9 @@ func TestReadStack(t *testing.T) {
 	}
 }
 
-// TestObjectMembers: each member's key as written and its value's text,
+// TestFileMembers: each member's key as written and its value's text,
 // across buffer refills; anything but one object declines.
-func TestObjectMembers(t *testing.T) {
+func TestFileMembers(t *testing.T) {
 	t.Parallel()
 	big := `"` + strings.Repeat("x", 200<<10) + `"`
 	tests := []struct {
@@ -183,11 +186,10 @@ func TestObjectMembers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []string
-		ok := ObjectMembers([]byte(tc.in), func(k, v []byte) { got = append(got, string(k), string(v)) })
+		ok := fileMembers(t, []byte(tc.in), func(k []byte, v string) { got = append(got, string(k), v) })
 		if ok != tc.ok || ok && strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("ObjectMembers(%.40q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("FileMembers(%.40q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
-		checkFileMembers(t, []byte(tc.in))
 	}
 	// keys across the lexer's first refill (its buffer is 64 KB), at
 	// every offset around it
@@ -197,9 +199,10 @@ func TestObjectMembers(t *testing.T) {
 	checkFileMembers(t, []byte(`{"`+strings.Repeat("k", 200<<10)+`": 1, "a": 2}`))
 }
 
-// checkFileMembers: FileMembers of data in a file gives ObjectMembers'
-// keys and values.
-func checkFileMembers(t *testing.T, data []byte) {
+// fileMembers is FileMembers of data written to a file, with each
+// value's text; the file's offset is moved first, which FileMembers must
+// not mind.
+func fileMembers(t *testing.T, data []byte, fn func(key []byte, value string)) bool {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "obj.json")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -210,11 +213,43 @@ func checkFileMembers(t *testing.T, data []byte) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var want, got []string
-	wok := ObjectMembers(data, func(k, v []byte) { want = append(want, string(k), string(v)) })
-	gok := FileMembers(f, func(k []byte, start, end int64) { got = append(got, string(k), string(data[start:end])) })
+	f.Seek(int64(len(data)/2), io.SeekStart)
+	return FileMembers(f, func(k []byte, start, end int64) { fn(k, string(data[start:end])) })
+}
+
+// refMembers is FileMembers' reference: each member's key and value,
+// through encoding/json's tokens (a key as written is its exact text).
+func refMembers(data []byte) ([]string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.Token() // '{'
+	var out []string
+	for d.More() {
+		start := d.InputOffset()
+		if _, err := d.Token(); err != nil {
+			return nil, false
+		}
+		key := bytes.TrimLeft(data[start:d.InputOffset()], " \t\r\n,")
+		var v json.RawMessage
+		if d.Decode(&v) != nil {
+			return nil, false
+		}
+		out = append(out, string(key), string(v))
+	}
+	return out, true
+}
+
+// checkFileMembers: FileMembers gives the members encoding/json reads.
+func checkFileMembers(t *testing.T, data []byte) {
+	t.Helper()
+	var got []string
+	gok := fileMembers(t, data, func(k []byte, v string) { got = append(got, string(k), v) })
+	want, wok := refMembers(data)
 	if gok != wok || strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("FileMembers(%.40q) = %.80q, %v; ObjectMembers: %.80q, %v", data, got, gok, want, wok)
+		t.Errorf("FileMembers(%.40q) = %.80q, %v; encoding/json: %.80q, %v", data, got, gok, want, wok)
 	}
 }
 
