@@ -296,6 +296,8 @@ func TestHostileDumps(t *testing.T) {
 		write(t, path, f(data))
 	}
 	appendTo := func(s string) func([]byte) []byte { return func(b []byte) []byte { return append(b, s...) } }
+	badNumber := func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) } // on the first entry's line 9
+	noData := func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) }
 	compare := func(change func(t *testing.T, npu, bench string)) func(t *testing.T, dir string) ([]string, io.Reader) {
 		return func(t *testing.T, dir string) ([]string, io.Reader) {
 			npu, bench := pair(t, dir)
@@ -335,28 +337,28 @@ func TestHostileDumps(t *testing.T) {
 			edit(t, filepath.Join(bench, "dump.json"), appendTo("{}"))
 		}), ExitBadInput, []string{"bench/dump.json:25: expected end of file, found '{'"}},
 		{"a bad bench body before a bad NPU body", compare(func(t *testing.T, npu, bench string) {
-			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), badNumber)
 			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte {
 				i := bytes.LastIndex(b, []byte(`"Norm": 2.0`))
 				return append(b[:i:i], append([]byte(`"Norm": 2.0 2`), b[i+len(`"Norm": 2.0`):]...)...)
 			})
 		}), ExitBadInput, []string{"npu/dump.json:20: expected ',' or '}', found a number"}},
 		{"a bad bench body and no NPU data", compare(func(t *testing.T, npu, bench string) {
-			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) })
-			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(npu, "dump.json"), noData)
+			edit(t, filepath.Join(bench, "dump.json"), badNumber)
 		}), ExitBadInput, []string{"bench/dump.json:9: expected ',' or '}', found '.'"}},
 		{"a bad NPU body and no bench data", compare(func(t *testing.T, npu, bench string) {
-			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"data"`), []byte(`"datum"`), 1) })
-			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), noData)
+			edit(t, filepath.Join(npu, "dump.json"), badNumber)
 		}), ExitBadInput, []string{"npu/dump.json:9: expected ',' or '}', found '.'"}},
 		{"an NPU dump.json that is a folder and a bad bench body", compare(func(t *testing.T, npu, bench string) {
 			os.Remove(filepath.Join(npu, "dump.json"))
 			os.Mkdir(filepath.Join(npu, "dump.json"), 0o755)
-			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), badNumber)
 		}), ExitBadInput, []string{"npu/dump.json: expected a regular file, found a folder"}},
 		{"a bad bench body and the tasks differ", compare(func(t *testing.T, npu, bench string) {
 			edit(t, filepath.Join(npu, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"statistics"`), []byte(`"tensor"`), 1) })
-			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte(`"Min": -1.0`), []byte(`"Min": -1.0.5`), 1) })
+			edit(t, filepath.Join(bench, "dump.json"), badNumber)
 		}), ExitBadInput, []string{"bench/dump.json:9: expected ',' or '}', found '.'"}},
 		{"invalid UTF-8 in a dump.json string", compare(func(t *testing.T, _, bench string) {
 			edit(t, filepath.Join(bench, "dump.json"), func(b []byte) []byte { return bytes.Replace(b, []byte("float32"), []byte("float\xff32"), 1) })

@@ -573,30 +573,30 @@ func (l *lexer) skipNumber() error {
 	default:
 		return l.errorf("expected a digit, found %s", l.describe())
 	}
-	if c, ok = cur(); ok && c == '.' {
-		l.pos++
-		c, ok = cur()
+	// one digit or more, where want is expected
+	someDigits := func(want string) error {
+		c, ok := cur()
 		if !ok {
-			return l.atEOF("a digit after '.'")
+			return l.atEOF(want)
 		}
 		if c < '0' || c > '9' {
-			return l.errorf("expected a digit after '.', found %s", l.describe())
+			return l.errorf("expected %s, found %s", want, l.describe())
 		}
 		digits()
+		return nil
+	}
+	if c, ok = cur(); ok && c == '.' {
+		l.pos++
+		if err := someDigits("a digit after '.'"); err != nil {
+			return err
+		}
 	}
 	if c, ok = cur(); ok && (c == 'e' || c == 'E') {
 		l.pos++
 		if c, ok = cur(); ok && (c == '+' || c == '-') {
 			l.pos++
 		}
-		c, ok = cur()
-		if !ok {
-			return l.atEOF("a digit in the exponent")
-		}
-		if c < '0' || c > '9' {
-			return l.errorf("expected a digit in the exponent, found %s", l.describe())
-		}
-		digits()
+		return someDigits("a digit in the exponent")
 	}
 	return nil
 }
