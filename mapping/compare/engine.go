@@ -897,11 +897,23 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string,
 	case d == nil:
 		return "", false
 	case d.Deferred():
-		var at int32
-		var ok bool
-		if b, at, ok = d.PairOf(it.Entry, it.Name); !ok {
+		if !strings.HasPrefix(it.Name, it.Entry) {
 			return "", false
 		}
+		// the rows of an entry come together: its pair is looked up once
+		last := has.lastPair()
+		if last == nil {
+			last = &entryPair{}
+		}
+		if last.entry != it.Entry || !last.set {
+			b, at, ok := d.EntryPair(it.Entry, &last.next)
+			last.entry, last.bench, last.at, last.ok, last.set = it.Entry, b, at, ok, true
+		}
+		if !last.ok {
+			return "", false
+		}
+		var at int32
+		b, at = last.bench, last.at
 		suffix = it.Name[len(it.Entry):]
 		switch {
 		case b == "" || !has.has(at, suffix):
@@ -926,9 +938,21 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string,
 }
 
 // suffixHas tells whether the bench entry at position i has a row with
-// the suffix.
+// the suffix; lastPair is where mapRow keeps, for the goroutine that asks,
+// the pair of the entry it asked about last (nil: none kept).
 type suffixHas interface {
 	has(i int32, suffix string) bool
+	lastPair() *entryPair
+}
+
+// entryPair is a deferred data mapping's pair of one NPU entry
+// (resolve.DataMap.EntryPair), kept while its rows are mapped, and where
+// to look for the next entry's.
+type entryPair struct {
+	entry, bench string
+	at           int32
+	ok, set      bool
+	next         int
 }
 
 // suffixCheck tells, on the goroutine of a join through ix, whether a bench
@@ -936,8 +960,16 @@ type suffixHas interface {
 // index parses it. The first error parsing one is kept in err (false is
 // told from then on).
 type suffixCheck struct {
-	ix  *benchIndex
-	err error
+	ix   *benchIndex
+	err  error
+	last entryPair
+}
+
+func (b *suffixCheck) lastPair() *entryPair {
+	if b == nil {
+		return nil
+	}
+	return &b.last
 }
 
 // has tells whether the bench entry at position i has a row with the

@@ -47,6 +47,7 @@ type lookahead struct {
 	nLook  int
 	sent   int // bench entries parsed ahead for it
 	md5    bool
+	last   entryPair
 }
 
 // lookAhead starts the lookahead of a pass over the NPU entries in and
@@ -132,6 +133,8 @@ func (la *lookahead) has(i int32, _ string) bool {
 	}
 	return true
 }
+
+func (la *lookahead) lastPair() *entryPair { return &la.last }
 
 // parse parses entry i and hands it on, unless it was parsed ahead
 // before, the join took it or the index keeps it; false when the

@@ -219,6 +219,18 @@ func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []strin
 	for _, p := range pairs {
 		want[p.NPU] = p.Bench
 	}
+	// EntryPair gives the same with a cursor, the entries asked for in
+	// order or not
+	for _, order := range [][]string{names, reversed(names)} {
+		next := 0
+		for _, e := range order {
+			b, at, ok := dm.EntryPair(e, &next)
+			wb, wat, wok := dm.EntryPair(e, nil)
+			if b != wb || at != wat || ok != wok {
+				t.Errorf("EntryPair(%q) with a cursor = %q, %d, %v; without %q, %d, %v", e, b, at, ok, wb, wat, wok)
+			}
+		}
+	}
 	for _, e := range names {
 		for _, r := range npu.rows(e) {
 			if _, _, ok := dm.Lookup(e, r); ok {
@@ -642,3 +654,10 @@ func TestSidesEntries(t *testing.T) {
 }
 
 func head64(s []int64) []int64 { return s[:min(len(s), 4)] }
+
+// reversed is a reversed copy of s.
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
+}

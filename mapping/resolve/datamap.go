@@ -257,15 +257,48 @@ func (d *DataMap) Deferred() bool { return d.deferred }
 // row's suffix after its entry's name, when the bench entry has it, else
 // NA.
 func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
-	if !d.deferred || !strings.HasPrefix(row, entry) {
+	if !strings.HasPrefix(row, entry) {
 		return "", -1, false
 	}
-	i, ok := d.byEntry.Get(entry)
+	return d.EntryPair(entry, nil)
+}
+
+// EntryPair gives, in a deferred map, the bench entry paired with the NPU
+// entry named entry ("" for none) and its position in the bench dump;
+// ok is false when the map does not have the entry. The rows of the
+// entry are paired as PairOf tells, each row named with the entry's name
+// and a suffix. The entry is looked for from *next on first, where the
+// entry asked for before left it (the pairs are in the NPU dump's order);
+// next may be nil.
+func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok bool) {
+	if !d.deferred {
+		return "", -1, false
+	}
+	var k int
+	if next == nil {
+		next = &k
+	}
+	i, ok := d.laterAt(entry, next)
 	if !ok {
 		return "", -1, false
 	}
 	p := &d.later[i]
 	return p.bench, p.at, true
+}
+
+// laterAt finds the NPU entry named entry in a deferred map, from *next
+// on first, and leaves *next just past it.
+func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
+	var i int32
+	if k := *next; k < len(d.later) && d.later[k].npu == entry {
+		i = int32(k)
+	} else if j, ok := d.byEntry.Get(entry); ok {
+		i = j
+	} else {
+		return -1, false
+	}
+	*next = int(i) + 1
+	return i, true
 }
 
 // EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU
@@ -276,15 +309,10 @@ func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
 // entries' pairs are looked for from *next on, where the entry read
 // before left it (the pairs are in the NPU dump's order).
 func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
-	var i int32
-	if k := *next; k < len(d.later) && d.later[k].npu == entry {
-		i = int32(k)
-	} else if j, ok := d.byEntry.Get(entry); ok {
-		i = j
-	} else {
+	i, ok := d.laterAt(entry, next)
+	if !ok {
 		return nil
 	}
-	*next = int(i) + 1
 	p := &d.later[i]
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
