@@ -51,9 +51,12 @@
 // names are read first too. Lookups by entry name (construct.json's
 // parents, the row lists, the data mapping's entries) go through hashes
 // of the names outside the collected heap (printparse/nametable).
-// Measured on a Qwen2.5-VL pair of 244,400 NPU entries (216 MB a side):
-// about 130 MB live at most, while both are read, and 50 MB during the
-// join, some 35 MB more than a plain compare; peak RSS about 270 MB.
+// Once the data mapping is made the reading's tables are garbage, and
+// one collection then sets the collector's goal from the join's live
+// heap (see applyInputs). Measured on a Qwen2.5-VL pair of 244,400 NPU
+// entries (216 MB a side): about 115 MB live at most, while both are
+// read, and 40 MB during the join, some 30 MB more than a plain compare;
+// peak RSS about 222 MB.
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
