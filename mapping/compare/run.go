@@ -929,8 +929,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// sides' tries) is garbage now, the table's live heap a third of
 		// it: one collection here sets the collector's goal from the
 		// table's live heap, where the table's allocations would
-		// otherwise grow the heap to twice the reading's (the peak RSS
-		// of a long dump: 255 -> 222 MB at 216 MB a side).
+		// otherwise grow the heap to twice the reading's.
 		runtime.GC()
 		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
 		f, err := set.Create(opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, resultMode)
