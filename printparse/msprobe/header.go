@@ -613,28 +613,6 @@ func readConstructPlain(path string, sink constructSink) bool {
 // have been called by then.
 func FileMembers(f *os.File, fn func(key []byte, start, end int64)) (ok bool) {
 	lx := newLexer(io.NewSectionReader(f, 0, math.MaxInt64), "")
-	var key []byte
-	readErr := false
-	return objectMembers(lx,
-		func(k0, k1 int64) {
-			key = slices.Grow(key[:0], int(k1-k0))[:k1-k0]
-			if k0 >= lx.read { // still in the lexer's buffer
-				copy(key, lx.buf[k0-lx.read:])
-			} else if _, err := f.ReadAt(key, k0); err != nil {
-				readErr = true
-			}
-		},
-		func(v0, v1 int64) {
-			if !readErr {
-				fn(key, v0, v1)
-			}
-		}) && !readErr
-}
-
-// objectMembers reads the JSON object lx reads member by member: key
-// gets each key's span in the input (quotes kept) before the lexer moves
-// on, value the span of its value.
-func objectMembers(lx *lexer, key, value func(start, end int64)) bool {
 	at := func() int64 { return lx.read + int64(lx.pos) }
 	if lx.expect('{', "") != nil {
 		return false
@@ -643,15 +621,22 @@ func objectMembers(lx *lexer, key, value func(start, end int64)) bool {
 		lx.pos++
 		return atEnd(lx) == nil
 	}
+	var key []byte
 	for {
 		if c, ok := lx.peek(); !ok || c != '"' {
 			return false
 		}
-		k := at()
+		k0 := at()
 		if lx.skipString() != nil {
 			return false
 		}
-		key(k, at())
+		k1 := at()
+		key = slices.Grow(key[:0], int(k1-k0))[:k1-k0]
+		if k0 >= lx.read { // still in the lexer's buffer
+			copy(key, lx.buf[k0-lx.read:])
+		} else if _, err := f.ReadAt(key, k0); err != nil {
+			return false
+		}
 		if lx.expect(':', "") != nil {
 			return false
 		}
@@ -662,18 +647,11 @@ func objectMembers(lx *lexer, key, value func(start, end int64)) bool {
 		if lx.skipValue("") != nil {
 			return false
 		}
-		value(v, at())
-		c, ok := lx.peek()
-		if !ok {
+		fn(key, v, at())
+		if end, err := lx.sep('}'); err != nil {
 			return false
-		}
-		lx.pos++
-		switch c {
-		case '}':
+		} else if end {
 			return atEnd(lx) == nil
-		case ',':
-		default:
-			return false
 		}
 	}
 }
