@@ -71,12 +71,7 @@ func TestBrowserManualRoundTrip(t *testing.T) {
 	if shown := htmltest.Eval[string](t, p, `document.getElementById('outyaml').value`); shown != lines {
 		t.Errorf("textarea shows %q, want %q", shown, lines)
 	}
-	write := func(name, text string) string {
-		if err := os.WriteFile(at(name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return at(name)
-	}
+	write := func(name, text string) string { return testkit.WriteFile(t, dir, name, text) }
 	merged := write("layer_mapping.yaml", htmltest.Eval[string](t, p, `layermapView.mergedMapping()`))
 	manualPairs := write("manual_pairs.yaml", htmltest.Eval[string](t, p, `layermapView.manualPairsYAML()`))
 	p.CheckClean(t)

@@ -26,13 +26,7 @@ func TestValidateCommand(t *testing.T) {
 	hf2ms := filepath.Join(seed, "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml")
 	golden := filepath.Join(c, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return testkit.WriteFile(t, dir, name, text) }
 	broken := write("broken.yaml", "TopLayer:\n  0.module: [\n")
 	cutDump := filepath.Join(dir, "cut")
 	os.Mkdir(cutDump, 0o755)

@@ -179,13 +179,7 @@ func TestRunRefusesFIFO(t *testing.T) {
 func TestInLoadOrder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := func(name, text string) string { return testkit.WriteFile(t, dir, name, text) }
 	good := file("good.json", `{"data": {}}`)
 	bad1 := file("bad1.json", "{\"data\": {\n \"a\": [1,]}}")
 	bad2 := file("bad2.json", "{\"data\": {}}\n\n x")

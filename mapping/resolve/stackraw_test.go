@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -34,11 +33,7 @@ func stackRawJSON(data []byte, names []string) (map[string][]byte, bool, bool) {
 // UTF-8, which json.Unmarshal reads.
 func checkStackMembers(t *testing.T, what string, data []byte, names []string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "stack.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, gempty, gok := stackMembers(path, names)
+	got, gempty, gok := stackMembers(testkit.WriteFile(t, t.TempDir(), "stack.json", string(data)), names)
 	if !utf8.Valid(data) {
 		if gok {
 			t.Fatalf("%s: stackMembers read a file that is not UTF-8", what)
@@ -103,10 +98,7 @@ func TestStackMembers(t *testing.T) {
 // would.
 func TestStackRawPythonWords(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "stack.json")
-	if err := os.WriteFile(path, []byte(`{"0": [["a.b.c.d"], [NaN, -Infinity]], "a.b.c.d": ["File x, line 1, in f"]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteFile(t, t.TempDir(), "stack.json", `{"0": [["a.b.c.d"], [NaN, -Infinity]], "a.b.c.d": ["File x, line 1, in f"]}`)
 	got, empty, err := readStackRaw(path, []string{"a.b.c.d"})
 	if err != nil || empty || len(got) != 1 || !got["a.b.c.d"].Valid || len(got["a.b.c.d"].Frames) != 1 {
 		t.Errorf("readStackRaw = %v, %v, %v; want the one stack of a.b.c.d", got, empty, err)

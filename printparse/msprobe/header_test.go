@@ -102,13 +102,7 @@ func TestReadConstruct(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, s string) string { return testkit.WriteFile(t, dir, name, s) }
 	m, err := ReadConstruct(write("mg.json", `{"megatron_micro_step_number": 2, "A.0.forward": ["Module.m.M.forward.0", 1], "B.0.forward": null, "Module.m.M.forward.0": ""}`))
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +198,7 @@ func TestFileMembers(t *testing.T) {
 // not mind.
 func fileMembers(t *testing.T, data []byte, fn func(key []byte, value string)) bool {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "obj.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
+	f, err := os.Open(testkit.WriteFile(t, t.TempDir(), "obj.json", string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,10 +261,7 @@ func TestCheckJSON(t *testing.T) {
 		{"\xef\xbb\xbf{}", ":1: expected a JSON value, found a UTF-8 byte-order mark (BOM)"},
 	}
 	for _, tc := range tests {
-		path := filepath.Join(t.TempDir(), "dump.json")
-		if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := testkit.WriteFile(t, t.TempDir(), "dump.json", tc.in)
 		err := CheckJSON(path)
 		switch {
 		case tc.want == "" && err != nil:

@@ -262,6 +262,16 @@ func PeakRSS() int64 {
 	return 0
 }
 
+// WriteFile writes text to dir/name and returns its path.
+func WriteFile(tb testing.TB, dir, name, text string) string {
+	tb.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // DumpDir writes a pytorch statistics dump folder into dir/name: a
 // dump.json whose "data" holds the members data (JSON text without the
 // braces), and empty stack.json and construct.json. It returns the
@@ -274,9 +284,7 @@ func DumpDir(tb testing.TB, dir, name, data string) string {
 	}
 	dump := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + data + `}}`
 	for file, text := range map[string]string{"dump.json": dump, "stack.json": "{}", "construct.json": "{}"} {
-		if err := os.WriteFile(filepath.Join(d, file), []byte(text), 0o644); err != nil {
-			tb.Fatal(err)
-		}
+		WriteFile(tb, d, file, text)
 	}
 	return d
 }
