@@ -313,14 +313,11 @@ func TestEntryOffset(t *testing.T) {
 // heap); a Read after it fails rather than reading freed memory.
 func TestEntryReaderClosed(t *testing.T) {
 	t.Parallel()
-	p := filepath.Join(t.TempDir(), "dump.json")
 	body := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
 	src := `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {` +
 		`"Functional.relu.0.forward": {"input_args": [` + body + `], "output": [` + body + `]}, ` +
 		`"Functional.relu.1.forward": {"input_args": [` + body + `], "output": [` + body + `]}}}`
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := testkit.WriteFile(t, t.TempDir(), "dump.json", src)
 	var offs []int64
 	if _, err := Skim(p, func(e *SkimEntry) error {
 		offs = append(offs, e.Offset)
