@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // skimRead reads a dump as a reader of entries out of order does: Skim,
