@@ -85,10 +85,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 	}()
 	h := &rankHealth{entries: map[string]int32{}}
 	byRule := map[*mapping.Rule]int32{}
-	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it, b *resolve.Item, fired []*mapping.Rule) {
-		if b != nil {
-			return
-		}
+	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it *resolve.Item, fired []*mapping.Rule) {
 		var rule *mapping.Rule
 		for _, f := range fired {
 			if f.Class != nil && f.Class.Class != mapping.TopLayer {

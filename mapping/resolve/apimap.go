@@ -25,12 +25,12 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 	return APIMappingWith(m, npu, bench, nil)
 }
 
-// APIMappingWith is APIMapping; each, when set, also sees every NPU item's
-// resolution: its bench item (nil for none) and the rules that fired (a
+// APIMappingWith is APIMapping; unpaired, when set, also sees every NPU
+// item msprobe pairs with nothing, and the rules that fired for it (a
 // slice shared by the items of one scope: not to be modified).
-func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item, fired []*mapping.Rule)) []NamePair {
+func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []NamePair {
 	r := New(m)
-	out := make([]NamePair, 0, len(npu.Items))
+	out := make([]NamePair, 0, npu.Len())
 	// Items of one node (the calls of an API in one module) convert
 	// alike, to the same bench node: once each.
 	type conversion struct {
@@ -38,25 +38,27 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, each func(it, b *Item,
 		node  *TrieNode // the bench node at the converted path, nil for none
 	}
 	converted := map[*TrieNode]conversion{}
-	for _, it := range npu.Items {
-		c, ok := converted[it.node]
+	for i := range npu.Len() {
+		node, state, ord, name := npu.at(i)
+		c, ok := converted[node]
 		if !ok {
 			var path []string
-			path, c.fired = r.ConvertScope(npu, it.Scope())
+			path, c.fired = r.ConvertScope(npu, npu.Item(i).Scope())
 			c.node = bench.Lookup(path)
-			if it.node != nil { // not placed: converted each time
-				converted[it.node] = c
+			if node != nil { // not placed: converted each time
+				converted[node] = c
 			}
 		}
-		b := c.node.item(it.State, npuOrdinal(npu, it))
-		if each != nil {
-			each(it, b, c.fired)
+		b := c.node.posOf(state, ord)
+		if b < 0 {
+			if unpaired != nil {
+				unpaired(npu.Item(i), c.fired)
+			}
+			out = append(out, NamePair{NPU: name, Bench: NA})
+			continue
 		}
-		name := NA
-		if b != nil {
-			name = b.Name
-		}
-		out = append(out, NamePair{NPU: it.Name, Bench: name})
+		_, _, _, bname := bench.at(b)
+		out = append(out, NamePair{NPU: name, Bench: bname})
 	}
 	return out
 }

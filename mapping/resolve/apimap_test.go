@@ -128,7 +128,7 @@ func TestGenerateDataMappingParity(t *testing.T) {
 			}
 			compact := dm.Pairs()
 			var names []string
-			for _, it := range sides.NPU.Items {
+			for _, it := range sides.NPU.Items() {
 				names = append(names, it.Name)
 			}
 			checkLookup(t, dm, sides.side[0].rows, names, compact)

@@ -51,7 +51,7 @@ func FuzzDataMapDeferred(f *testing.F) {
 			return
 		}
 		var names []string
-		for _, it := range eager.NPU.Items {
+		for _, it := range eager.NPU.Items() {
 			names = append(names, it.Name)
 		}
 		got := entryPairsOf(t, d, filepath.Join(npu, "dump.json"), eager.side[1].rows, eager.side[1].names, eager.side[0].rows, names)

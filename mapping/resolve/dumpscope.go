@@ -72,21 +72,76 @@ var (
 // returns no items when construct.json or stack.json is empty or missing,
 // as msprobe does.
 func ItemsFromDump(in DumpInput) ([]*Item, error) {
+	d, err := parseDump(in)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	items := make([]*Item, len(d.entries))
+	for i := range items {
+		items[i] = d.item(i)
+	}
+	return items, nil
+}
+
+// dumpItems are a dump's items in the compact form a dump trie keeps
+// (a few bytes an entry, not an Item): each entry's full scope and state
+// as indexes into the distinct ones, its name by position, and, once
+// placed in a trie, its ordinal there. Its type is read again from its
+// name when asked (dumpName).
+type dumpItems struct {
+	names   []string // dump.json's keys, in order
+	scopes  []string // the distinct full scopes
+	states  []string // the distinct states
+	entries []dumpEntry
+	nodes   []*TrieNode // the node of each full scope, once placed
+}
+
+// dumpEntry is one dump item: indexes into its dumpItems' scopes and
+// states, and its ordinal among the same-state items of its node.
+type dumpEntry struct {
+	scope, state, ord int32
+}
+
+// item makes the Item of entry i.
+func (d *dumpItems) item(i int) *Item {
+	e := d.entries[i]
+	name := d.names[i]
+	it := &Item{Name: name, State: d.states[e.state], Type: dumpName(name).typ, FullScope: d.scopes[e.scope], ord: int(e.ord)}
+	if d.nodes != nil {
+		it.node = d.nodes[e.scope]
+	}
+	return it
+}
+
+// parseDump is ItemsFromDump in compact form (nil for no items).
+func parseDump(in DumpInput) (*dumpItems, error) {
 	if in.ConstructEmpty || in.StackEmpty {
 		return nil, nil
 	}
-	items := make([]*Item, len(in.Names))
-	slab := make([]Item, len(in.Names)) // one allocation, not one an item
+	d := &dumpItems{names: in.Names, entries: make([]dumpEntry, len(in.Names))}
 	c := newScopeCache()
+	states := map[string]int32{}
+	var renumbered []int32 // the entries of the class renumberPass rebases below
 	for i, name := range in.Names {
-		if err := parseDumpItem(in, name, c, &slab[i]); err != nil {
+		full, dn, err := parseDumpItem(in, name, c)
+		if err != nil {
 			return nil, in.place(i, err)
 		}
-		items[i] = &slab[i]
+		st, ok := states[dn.state]
+		if !ok {
+			st = int32(len(d.states))
+			states[dn.state] = st
+			d.states = append(d.states, dn.state)
+		}
+		d.entries[i] = dumpEntry{scope: full, state: st}
+		if dn.typ == renumberedClass {
+			renumbered = append(renumbered, int32(i))
+		}
 	}
-	backwardPass(items)
-	renumberPass(items, "ParallelTransformer", "layers", c)
-	return items, nil
+	d.backwardPass(c)
+	d.renumberPass(renumbered, renumberedLayers, c)
+	d.scopes = c.scopes
+	return d, nil
 }
 
 // itemError is a refusal of parseDumpItem: the file it concerns (a
@@ -126,7 +181,7 @@ func (in DumpInput) place(i int, err error) error {
 // the same node as their equals.
 func TrieFromItems(source string, items []*Item) *Trie {
 	t := NewTrie(source)
-	t.Items = make([]*Item, 0, len(items))
+	t.items = make([]*Item, 0, len(items))
 	type addr struct {
 		p *byte
 		n int
@@ -143,18 +198,61 @@ func TrieFromItems(source string, items []*Item) *Trie {
 	return t
 }
 
-// scopeCache keeps what dump items share: each distinct full scope once.
+// trieOfDump places a dump's items in a new trie, in order, as
+// TrieFromItems places them: the trie keeps them in their compact form.
+func trieOfDump(source string, d *dumpItems) *Trie {
+	t := NewTrie(source)
+	t.dump = d
+	d.nodes = make([]*TrieNode, len(d.scopes))
+	last := make([]int32, len(d.scopes)) // the last item of each full scope
+	for i := range d.entries {
+		e := &d.entries[i]
+		n := d.nodes[e.scope]
+		if n == nil {
+			n = t.Root
+			scope := strings.Split(d.scopes[e.scope], ".")[1:]
+			for _, seg := range scope {
+				n = n.child(seg)
+			}
+			if n.scope == nil {
+				n.scope = scope
+			}
+			d.nodes[e.scope] = n
+		}
+		e.ord = int32(n.place(d.states[e.state], i))
+		last[e.scope] = int32(i)
+	}
+	// a node's type is its last item's: full scopes that differ in their
+	// first segment share a node
+	lastAt := map[*TrieNode]int32{}
+	for id, n := range d.nodes {
+		if n == nil {
+			continue // no item has this scope (a backward or rebased item's first)
+		}
+		if k, ok := lastAt[n]; !ok || last[id] > k {
+			lastAt[n] = last[id]
+		}
+	}
+	for n, i := range lastAt {
+		n.Type, n.Typed = dumpName(d.names[i]).typ, true
+	}
+	return t
+}
+
+// scopeCache keeps what dump items share: each distinct full scope once,
+// by index.
 type scopeCache struct {
-	full map[string]string
-	buf  []byte
+	ids    map[string]int32
+	scopes []string
+	buf    []byte
 }
 
 func newScopeCache() *scopeCache {
-	return &scopeCache{full: map[string]string{}}
+	return &scopeCache{ids: map[string]int32{}}
 }
 
-// fullScope returns the parts joined by '.', kept once.
-func (c *scopeCache) fullScope(parts ...string) string {
+// fullScope returns the index of the parts joined by '.', kept once.
+func (c *scopeCache) fullScope(parts ...string) int32 {
 	b := c.buf[:0]
 	for i, p := range parts {
 		if i > 0 {
@@ -163,34 +261,53 @@ func (c *scopeCache) fullScope(parts ...string) string {
 		b = append(b, p...)
 	}
 	c.buf = b
-	s, ok := c.full[string(b)]
+	id, ok := c.ids[string(b)]
 	if !ok {
-		s = string(b)
-		c.full[s] = s
+		id = int32(len(c.scopes))
+		s := string(b)
+		c.ids[s] = id
+		c.scopes = append(c.scopes, s)
 	}
-	return s
+	return id
 }
 
-// parseDumpItem reads one dump name into it.
-func parseDumpItem(in DumpInput, name string, c *scopeCache, it *Item) error {
+// dumpNameParts is what msprobe reads from a dump name alone.
+type dumpNameParts struct {
+	apiType, apiName, typ, state string
+	fields                       int // '.'-separated fields; msprobe refuses fewer than 4
+}
+
+// dumpName reads a dump name's API type, API name, type name and state
+// (DumpDataItem's set_api_type_and_name and friends).
+func dumpName(name string) dumpNameParts {
 	first, last, n := nameFields(name) // last[k] is field n-1-k
-	if n < 4 {
-		return &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
-	}
-	var apiType, apiName, typ, state string
+	p := dumpNameParts{fields: n}
 	switch {
+	case n < 4:
 	case last[0] == StateParamsGrad:
-		apiType, apiName, typ, state = StateParamsGrad, last[2], last[1], StateParamsGrad
+		p.apiType, p.apiName, p.typ, p.state = StateParamsGrad, last[2], last[1], StateParamsGrad
 	case last[1] == StateParamsGrad && msprobe.IsDigits(last[0]):
-		apiType, apiName, typ, state = StateParamsGrad, last[3], last[2], StateParamsGrad
+		p.apiType, p.apiName, p.typ, p.state = StateParamsGrad, last[3], last[2], StateParamsGrad
 	default:
-		apiType, typ = first, last[2]
-		if apiType == layerCell || apiType == layerModule {
-			apiName, state = last[3], last[1]
+		p.apiType, p.typ = first, last[2]
+		if p.apiType == layerCell || p.apiType == layerModule {
+			p.apiName, p.state = last[3], last[1]
 		} else {
-			apiName, state = typ, last[0]
+			p.apiName, p.state = p.typ, last[0]
 		}
 	}
+	return p
+}
+
+// parseDumpItem reads one dump name: the index of its full scope in c,
+// and what its name tells.
+func parseDumpItem(in DumpInput, name string, c *scopeCache) (int32, dumpNameParts, error) {
+	p := dumpName(name)
+	n := p.fields
+	if n < 4 {
+		return 0, p, &itemError{msprobe.DumpJSONName, name, "an entry name of at least four '.'-separated fields (msprobe refuses it)", strconv.Quote(name)}
+	}
+	apiType, apiName := p.apiType, p.apiName
 	isLayer := apiType == layerCell || apiType == layerModule
 	parent := in.Parents.Parent(name)
 
@@ -207,7 +324,7 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache, it *Item) error {
 		layerScope = fieldsPrefix(parent, strings.Count(parent, ".")+1-3)
 	}
 	if parent != "" && strings.Contains(parent, ".") && strings.Count(parent, ".") < 3 {
-		return &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
+		return 0, p, &itemError{msprobe.ConstructJSONName, name, "a parent name of at least four '.'-separated fields (msprobe refuses it)", fmt.Sprintf("%q as the parent of %q", parent, name)}
 	}
 
 	// stack scope (set_stack_scope), frame part only
@@ -215,21 +332,19 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache, it *Item) error {
 	if !isLayer && apiType != "Primitive" && apiType != "Jit" {
 		if st, ok := in.Stack[name]; ok && !(st.Valid && len(st.Frames) == 0) {
 			if !st.Valid {
-				return &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
+				return 0, p, &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
 			}
 			fs, err := frameStackScope(in.Framework, st.Frames)
 			if err != nil {
-				return &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
+				return 0, p, &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
 			}
 			frameScope = fs
 		}
 	}
-	full := c.fullScope(layerScope, apiName)
 	if frameScope != "" {
-		full = c.fullScope(layerScope, frameScope, apiName)
+		return c.fullScope(layerScope, frameScope, apiName), p, nil
 	}
-	*it = Item{Name: name, State: state, Type: typ, FullScope: full}
-	return nil
+	return c.fullScope(layerScope, apiName), p, nil
 }
 
 // nameFields returns the first '.'-separated field of name, its last
@@ -322,25 +437,28 @@ func containsAny(s string, subs []string) bool {
 
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
-func backwardPass(items []*Item) {
-	var byName map[string]*Item // built at the first backward item
-	for _, it := range items {
-		if !backwardTail(it.Name) {
+func (d *dumpItems) backwardPass(c *scopeCache) {
+	var byName map[string]int32 // built at the first backward item
+	var b []byte
+	for i, name := range d.names {
+		if !backwardTail(name) {
 			continue
 		}
 		if byName == nil {
-			byName = make(map[string]*Item, len(items))
-			for _, x := range items {
-				byName[x.Name] = x
+			byName = make(map[string]int32, len(d.names))
+			for k, x := range d.names {
+				byName[x] = int32(k)
 			}
 		}
-		p := strings.Split(it.Name, ".")
-		tail := p[max(0, len(p)-2):] // backwardTail: one of them is "backward"
-		for i := range tail {
-			tail[i] = strings.ReplaceAll(tail[i], StateBackward, StateForward)
+		// the name with "backward" read as "forward" in its last two
+		// parts (backwardTail: one of them is "backward")
+		cut := 0
+		if j := strings.LastIndexByte(name, '.'); j >= 0 {
+			cut = strings.LastIndexByte(name[:j], '.') + 1
 		}
-		if fw := byName[strings.Join(p, ".")]; fw != nil {
-			it.FullScope = fw.FullScope
+		b = append(append(b[:0], name[:cut]...), strings.ReplaceAll(name[cut:], StateBackward, StateForward)...)
+		if fw, ok := byName[string(b)]; ok {
+			d.entries[i].scope = d.entries[fw].scope
 		}
 	}
 }
@@ -359,33 +477,48 @@ func backwardTail(name string) bool {
 	return name[j+1:i] == StateBackward
 }
 
-// renumberPass rebases the layer index below every module of class typ
-// (postprocess_pass.renumber_index_pass): for prefix = full scope + "." +
-// suffix, the last digit run of the next segment minus the minimum over all
-// items replaces that segment. The rebased scopes are kept once in c, as
-// the others are (TrieFromItems finds a scope's node by its string).
-func renumberPass(items []*Item, typ, suffix string, c *scopeCache) {
+// The class whose layers renumberPass rebases, and the segment below it
+// that holds them.
+const (
+	renumberedClass  = "ParallelTransformer"
+	renumberedLayers = "layers"
+)
+
+// renumberPass rebases the layer index below every module of a class
+// (postprocess_pass.renumber_index_pass) given its entries, in order: for
+// prefix = full scope + "." + suffix, the last digit run of the next
+// segment minus the minimum over all items replaces that segment. It works
+// on the distinct full scopes the items have; the rebased ones are kept
+// in c too.
+func (d *dumpItems) renumberPass(class []int32, suffix string, c *scopeCache) {
 	var prefixes []string
 	seen := map[string]bool{}
-	for _, it := range items {
-		if it.Type == typ {
-			pre := it.FullScope + "." + suffix
-			if !seen[pre] {
-				seen[pre] = true
-				prefixes = append(prefixes, pre)
-			}
+	for _, i := range class {
+		pre := c.scopes[d.entries[i].scope] + "." + suffix
+		if !seen[pre] {
+			seen[pre] = true
+			prefixes = append(prefixes, pre)
 		}
 	}
 	for _, pre := range prefixes {
+		used := make([]bool, len(c.scopes))
+		for _, e := range d.entries {
+			used[e.scope] = true
+		}
 		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
 		minIdx := math.Inf(1)
-		for _, it := range items {
-			if v, _, ok := nextNumber(re, it.FullScope); ok {
+		for id, u := range used {
+			if v, _, ok := nextNumber(re, c.scopes[id]); u && ok {
 				minIdx = math.Min(minIdx, v)
 			}
 		}
-		for _, it := range items {
-			v, next, matched := nextNumber(re, it.FullScope)
+		rebased := map[int32]int32{}
+		for id, u := range used {
+			if !u {
+				continue
+			}
+			scope := c.scopes[id]
+			v, next, matched := nextNumber(re, scope)
 			if !matched {
 				continue
 			}
@@ -398,10 +531,15 @@ func renumberPass(items []*Item, typ, suffix string, c *scopeCache) {
 				idx = strconv.FormatInt(int64(rel), 10)
 			}
 			// the rest is "" or starts with '.' (the next segment's end)
-			if rest := it.FullScope[len(pre)+1+len(next):]; rest == "" {
-				it.FullScope = c.fullScope(pre, idx)
+			if rest := scope[len(pre)+1+len(next):]; rest == "" {
+				rebased[int32(id)] = c.fullScope(pre, idx)
 			} else {
-				it.FullScope = c.fullScope(pre, idx, rest[1:])
+				rebased[int32(id)] = c.fullScope(pre, idx, rest[1:])
+			}
+		}
+		for i, e := range d.entries {
+			if to, ok := rebased[e.scope]; ok {
+				d.entries[i].scope = to
 			}
 		}
 	}

@@ -149,7 +149,7 @@ func checkSharedScopes(t *testing.T, items []*Item) {
 	tr := TrieFromItems("t", items)
 	nodes := map[string]*TrieNode{}
 	ords := map[string]int{}
-	for _, it := range tr.Items {
+	for _, it := range tr.Items() {
 		if n, ok := nodes[it.FullScope]; ok && n != it.node {
 			t.Errorf("%s: full scope %q at two nodes", it.Name, it.FullScope)
 		}
@@ -174,9 +174,9 @@ func TestTrieScopesByContent(t *testing.T) {
 		items = append(items, &Item{Name: fmt.Sprintf("Tensor.add.%d.forward", i), State: "forward", Type: "add", FullScope: scope})
 	}
 	tr := TrieFromItems("t", items)
-	for i, it := range tr.Items {
-		if it.node != tr.Items[i%2].node || it.ord != i/2 {
-			t.Errorf("%s: node %p ordinal %d, want %p and %d", it.Name, it.node, it.ord, tr.Items[i%2].node, i/2)
+	for i, it := range tr.Items() {
+		if it.node != tr.Items()[i%2].node || it.ord != i/2 {
+			t.Errorf("%s: node %p ordinal %d, want %p and %d", it.Name, it.node, it.ord, tr.Items()[i%2].node, i/2)
 		}
 	}
 }
@@ -340,16 +340,18 @@ func TestDumpNameErrors(t *testing.T) {
 
 // R3: test_postprocess_pass.py cases.
 func TestRenumberPassUnit(t *testing.T) {
-	items := []*Item{
-		{Type: "ParallelTransformer", FullScope: "fake_data"},
-		{FullScope: "fake_data.layers.10"}, {FullScope: "fake_data.layers.12"}, {FullScope: "fake_data.layers.10.a.b.c"},
-		{FullScope: "other.layers.7"},
+	// the first item is the ParallelTransformer
+	scopes := []string{"fake_data", "fake_data.layers.10", "fake_data.layers.12", "fake_data.layers.10.a.b.c", "other.layers.7"}
+	c := newScopeCache()
+	d := &dumpItems{}
+	for _, s := range scopes {
+		d.entries = append(d.entries, dumpEntry{scope: c.fullScope(s)})
 	}
-	renumberPass(items, "ParallelTransformer", "layers", newScopeCache())
+	d.renumberPass([]int32{0}, "layers", c)
 	want := []string{"fake_data", "fake_data.layers.0", "fake_data.layers.2", "fake_data.layers.0.a.b.c", "other.layers.7"}
 	for i, w := range want {
-		if items[i].FullScope != w {
-			t.Errorf("item %d: %q, want %q", i, items[i].FullScope, w)
+		if got := c.scopes[d.entries[i].scope]; got != w {
+			t.Errorf("item %d: %q, want %q", i, got, w)
 		}
 	}
 	// extract_next_item_last_number("conv1.Conv2d.forward.input.conv1", "conv1") == 2
@@ -497,12 +499,13 @@ func TestLayerScopeFields(t *testing.T) {
 	in := DumpInput{Source: "synthetic", Framework: "pytorch", Parents: msprobe.NewParentIndex(nil)}
 	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
 		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
-		it := &Item{}
-		if err := parseDumpItem(in, name, newScopeCache(), it); err != nil {
+		c := newScopeCache()
+		id, _, err := parseDumpItem(in, name, c)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if want := ref(name); it.FullScope != want {
-			t.Errorf("%s: full scope %q, want %q", name, it.FullScope, want)
+		if got, want := c.scopes[id], ref(name); got != want {
+			t.Errorf("%s: full scope %q, want %q", name, got, want)
 		}
 	}
 }

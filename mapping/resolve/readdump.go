@@ -167,11 +167,14 @@ func TrieFromDump(path string) (*Trie, error) {
 }
 
 func trieFromInput(in DumpInput) (*Trie, error) {
-	items, err := ItemsFromDump(in)
+	d, err := parseDump(in)
 	if err != nil {
 		return nil, err
 	}
-	return TrieFromItems(in.Source, items), nil
+	if d == nil {
+		return NewTrie(in.Source), nil
+	}
+	return trieOfDump(in.Source, d), nil
 }
 
 // dumpTree is printparse.LoadDumpDir of the folder in was read from,

@@ -199,7 +199,7 @@ func (r *Resolver) ResolveTree(npu, bench *printparse.Tree) []NodePair {
 // step is kept with it. A deep or wide tree costs its size, not depth
 // squared or children squared.
 func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
-	out := make([]NodePair, 0, len(npu.Items))
+	out := make([]NodePair, 0, npu.Len())
 	maxKey := 1
 	for _, byPrefix := range r.rules {
 		for _, cs := range byPrefix {
@@ -213,7 +213,7 @@ func (r *Resolver) ResolveTrie(npu *Trie, bench *printparse.Tree) []NodePair {
 		benchRoot = bench.Root
 	}
 	w := trieWalk{r: r, maxKey: maxKey, bench: benchRoot}
-	for _, it := range npu.Items {
+	for _, it := range npu.Items() {
 		if it.node == nil || it.node.trie != npu {
 			// not placed in this trie: the plain rewrite
 			var fired []*mapping.Rule

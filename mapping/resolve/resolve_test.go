@@ -215,8 +215,8 @@ func TestTrieFromTreeTyping(t *testing.T) {
 	if trie.Lookup([]string{"0", "module", "gone"}) != nil {
 		t.Error("a None child is in the trie")
 	}
-	if len(trie.Items) != 4 {
-		t.Errorf("%d items, want 4", len(trie.Items))
+	if trie.Len() != 4 {
+		t.Errorf("%d items, want 4", trie.Len())
 	}
 	m, _, _ := mapping.Parse([]byte("DistributedDataParallel: {module: x}\nModuleList: {\"0\": y}\n"), "t.yaml")
 	for _, p := range New(m).ResolveTree(tr, nil) {
@@ -288,7 +288,7 @@ func TestResolveTrieIncremental(t *testing.T) {
 			r := New(m)
 			trie := TrieFromTree(npu)
 			got := r.ResolveTrie(trie, npu)
-			for i, it := range trie.Items {
+			for i, it := range trie.Items() {
 				segs, fired := r.ConvertScope(trie, it.Scope())
 				want := NodePair{NPU: it.Node, BenchPath: strings.Join(segs, "."), Rules: fired, Bench: npu.Root.LookupSegs(segs)}
 				g := got[i]

@@ -49,10 +49,11 @@ func (it *Item) Scope() []string {
 // Trie is msprobe's LayerTrie: a scope trie of one side.
 type Trie struct {
 	Root *TrieNode
-	// Items in insertion (dump) order.
-	Items []*Item
 	// Source names what the trie was built from.
 	Source string
+
+	items []*Item    // in insertion order; nil for a dump trie
+	dump  *dumpItems // a dump trie's items (see trieOfDump)
 }
 
 // TrieNode is one scope segment.
@@ -147,19 +148,64 @@ func (n *TrieNode) child(seg string) *TrieNode {
 	return c
 }
 
-// stateItems are a node's items of one state, in insertion order.
+// stateItems are a node's items of one state: their positions in the
+// trie's insertion order, in that order.
 type stateItems struct {
 	state string
-	items []*Item
+	pos   []int32
 }
 
 // ItemsOf returns the node's items of a state, in insertion order (nil
-// when none).
+// when none). A dump trie's items are made on each call (see Trie.Item).
 func (n *TrieNode) ItemsOf(state string) []*Item {
-	if k := n.stateAt(state); k >= 0 {
-		return n.items[k].items
+	k := n.stateAt(state)
+	if k < 0 {
+		return nil
 	}
-	return nil
+	out := make([]*Item, len(n.items[k].pos))
+	for i, p := range n.items[k].pos {
+		out[i] = n.trie.Item(int(p))
+	}
+	return out
+}
+
+// Len is the number of items in the trie.
+func (t *Trie) Len() int {
+	if t.dump != nil {
+		return len(t.dump.entries)
+	}
+	return len(t.items)
+}
+
+// Item returns the i-th item in insertion order. A dump trie keeps its
+// items in a compact form and makes a new Item on each call.
+func (t *Trie) Item(i int) *Item {
+	if t.dump != nil {
+		return t.dump.item(i)
+	}
+	return t.items[i]
+}
+
+// Items returns the trie's items in insertion order (see Item).
+func (t *Trie) Items() []*Item {
+	if t.dump == nil {
+		return t.items
+	}
+	out := make([]*Item, t.Len())
+	for i := range out {
+		out[i] = t.Item(i)
+	}
+	return out
+}
+
+// at is the i-th item's node, state, ordinal and name, without making it.
+func (t *Trie) at(i int) (node *TrieNode, state string, ord int, name string) {
+	if d := t.dump; d != nil {
+		e := d.entries[i]
+		return d.nodes[e.scope], d.states[e.state], int(e.ord), d.names[i]
+	}
+	it := t.items[i]
+	return it.node, it.State, it.ord, it.Name
 }
 
 // stateAt is where the node keeps its items of a state, or -1. A node has
@@ -174,17 +220,23 @@ func (n *TrieNode) stateAt(state string) int {
 }
 
 func (t *Trie) add(n *TrieNode, it *Item) {
-	k := n.stateAt(it.State)
-	if k < 0 {
-		k = len(n.items)
-		n.items = append(n.items, stateItems{state: it.State})
-	}
-	s := &n.items[k]
-	it.ord, it.node = len(s.items), n
-	s.items = append(s.items, it)
+	it.ord, it.node = n.place(it.State, len(t.items)), n
 	n.Type = it.Type
 	n.Typed = true
-	t.Items = append(t.Items, it)
+	t.items = append(t.items, it)
+}
+
+// place records the item at position pos of the trie among the node's
+// items of its state and returns its ordinal there.
+func (n *TrieNode) place(state string, pos int) int {
+	k := n.stateAt(state)
+	if k < 0 {
+		k = len(n.items)
+		n.items = append(n.items, stateItems{state: state})
+	}
+	s := &n.items[k]
+	s.pos = append(s.pos, int32(pos))
+	return len(s.pos) - 1
 }
 
 // Lookup returns the node at path (segments below the root), or nil.
@@ -207,13 +259,22 @@ func (t *Trie) Query(path []string, state string, index int) *Item {
 // item returns the node's item of the given state and ordinal, or nil
 // (also for a nil node).
 func (n *TrieNode) item(state string, index int) *Item {
-	if n == nil || index < 0 {
-		return nil
-	}
-	if items := n.ItemsOf(state); index < len(items) {
-		return items[index]
+	if p := n.posOf(state, index); p >= 0 {
+		return n.trie.Item(p)
 	}
 	return nil
+}
+
+// posOf is the trie position of the node's item of the given state and
+// ordinal, or -1 (also for a nil node).
+func (n *TrieNode) posOf(state string, index int) int {
+	if n == nil || index < 0 {
+		return -1
+	}
+	if k := n.stateAt(state); k >= 0 && index < len(n.items[k].pos) {
+		return int(n.items[k].pos[index])
+	}
+	return -1
 }
 
 // untypedContainers are module classes msprobe never sees in a dump: they

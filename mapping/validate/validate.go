@@ -266,7 +266,7 @@ func newChecker(m *mapping.Mapping, npu, bench *printparse.Tree) *checker {
 		c.byType[n.Type] = append(c.byType[n.Type], n)
 	})
 	seen := map[[2]any]bool{}
-	for _, it := range c.trie.Items {
+	for _, it := range c.trie.Items() {
 		scope := it.Scope()
 		steps := c.r.Steps(c.trie, scope)
 		var prev []string
