@@ -85,7 +85,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 	}()
 	h := &rankHealth{entries: map[string]int32{}}
 	byRule := map[*mapping.Rule]int32{}
-	api := resolve.APIMappingWith(m, sides.NPU, sides.Bench, func(it *resolve.Item, fired []*mapping.Rule) {
+	dm, err := sides.DataMapping(m, func(it *resolve.Item, fired []*mapping.Rule) {
 		var rule *mapping.Rule
 		for _, f := range fired {
 			if f.Class != nil && f.Class.Class != mapping.TopLayer {
@@ -110,10 +110,6 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		}
 		h.entries[it.Name] = i
 	})
-	// The tries (an item an entry) are done with: let them go before the
-	// data mapping is made.
-	sides.NPU, sides.Bench = nil, nil
-	dm, err := sides.DataMappingOf(api)
 	<-checked
 	if err != nil {
 		return nil, nil, err

@@ -29,8 +29,14 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 // item msprobe pairs with nothing, and the rules that fired for it (a
 // slice shared by the items of one scope: not to be modified).
 func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []NamePair {
+	return namePairs(npu, bench, apiPositions(m, npu, bench, unpaired))
+}
+
+// apiPositions is APIMappingWith by position: for each NPU item in order,
+// its bench partner's position in bench, or -1.
+func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []int32 {
 	r := New(m)
-	out := make([]NamePair, 0, npu.Len())
+	out := make([]int32, npu.Len())
 	// Items of one node (the calls of an API in one module) convert
 	// alike, to the same bench node: once each.
 	type conversion struct {
@@ -38,8 +44,8 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item
 		node  *TrieNode // the bench node at the converted path, nil for none
 	}
 	converted := map[*TrieNode]conversion{}
-	for i := range npu.Len() {
-		node, state, ord, name := npu.at(i)
+	for i := range out {
+		node, state, ord, _ := npu.at(i)
 		c, ok := converted[node]
 		if !ok {
 			var path []string
@@ -50,15 +56,23 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item
 			}
 		}
 		b := c.node.posOf(state, ord)
-		if b < 0 {
-			if unpaired != nil {
-				unpaired(npu.Item(i), c.fired)
-			}
-			out = append(out, NamePair{NPU: name, Bench: NA})
-			continue
+		if b < 0 && unpaired != nil {
+			unpaired(npu.Item(i), c.fired)
 		}
-		_, _, _, bname := bench.at(b)
-		out = append(out, NamePair{NPU: name, Bench: bname})
+		out[i] = int32(b)
+	}
+	return out
+}
+
+// namePairs spells out an api mapping by position (apiPositions).
+func namePairs(npu, bench *Trie, at []int32) []NamePair {
+	out := make([]NamePair, len(at))
+	for i, b := range at {
+		_, _, _, out[i].NPU = npu.at(i)
+		out[i].Bench = NA
+		if b >= 0 {
+			_, _, _, out[i].Bench = bench.at(int(b))
+		}
 	}
 	return out
 }
@@ -79,10 +93,9 @@ func GenerateAPIMapping(m *mapping.Mapping, npuDir, benchDir string) ([]NamePair
 type Sides struct {
 	NPU, Bench *Trie
 	side       [2]sideRest
-	// index finds, per side, the entries by name, and tells whether an
-	// entry's name extends another's (see newDataMap): worked out beside
-	// the rest once the side is read.
-	index [2]func() (*nameIndex, bool)
+	// index tells, per side, whether an entry's name extends another's
+	// (see newDataMap): worked out beside the rest once the side is read.
+	index [2]func() bool
 }
 
 // sideRest is what a mapped compare needs of a side besides its trie:
@@ -150,7 +163,7 @@ func (s *Sides) Trees() (npu, bench *printparse.Tree, npuErr, benchErr error) {
 // Without rows, the rows are left to the compare's own passes over the
 // dump.json files where they can be: the entries are skimmed (see
 // skimEntries: the bodies' syntax is then checked by those passes), and
-// DataMappingOf gives a map completed as the compare reads them
+// DataMapping gives a map completed as the compare reads them
 // (DataMap.Deferred).
 func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 	s := &Sides{}
@@ -172,7 +185,7 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 			}
 			// (the bench side's only for a deferred map)
 			if k == 0 || !rows {
-				s.index[k] = indexNames(in.Names, k == 1)
+				s.index[k] = namesExtend(in.Names)
 			}
 			r := &s.side[k]
 			if in.allNames && in.noRepeats {
@@ -190,42 +203,38 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 	return s, nil
 }
 
-// indexNames works out, on a goroutine of its own, whether one of names
-// extends another's and, when keep is set, an index of them.
-func indexNames(names []string, keep bool) func() (*nameIndex, bool) {
-	type indexed struct {
-		x       *nameIndex
-		extends bool
-	}
-	c := make(chan indexed, 1)
-	go func() {
-		x := newNameIndex(len(names), func(i int) string { return names[i] })
-		r := indexed{extends: x.extends()}
-		if keep {
-			r.x = x
-		}
-		c <- r
-	}()
-	return sync.OnceValues(func() (*nameIndex, bool) { r := <-c; return r.x, r.extends })
+// namesExtend works out, on a goroutine of its own, whether one of
+// names extends another's (nameIndex.extends).
+func namesExtend(names []string) func() bool {
+	c := make(chan bool, 1)
+	go func() { c <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
+	return sync.OnceValue(func() bool { return <-c })
 }
 
-// DataMappingOf expands an api mapping of these sides (APIMapping of
-// their tries: its NPU names are theirs) into msprobe's data mapping (see
-// DataMapping). Where both sides' rows were left to the compare, the map
-// is deferred (DataMap.Deferred) when each NPU row's pair follows from
-// its entry's pair and the bench rows alone: no entry name extends
-// another's on either side, no NPU entry is paired twice, and every bench
-// entry paired is found for sure. Otherwise the rows left are read here.
-func (s *Sides) DataMappingOf(api []NamePair) (*DataMap, error) {
+// DataMapping is msprobe's data mapping of these sides for m
+// (generate_data_mapping_by_layer_mapping): the api mapping of their
+// tries (APIMappingWith, unpaired likewise), expanded over the rows of
+// both sides (DataMapping). The tries are let go once the api mapping is
+// made. Where both sides' rows were left to the compare, the map is
+// deferred (DataMap.Deferred) when each NPU row's pair follows from its
+// entry's pair and the bench rows alone: no entry name extends another's
+// on either side and no NPU entry is paired twice. Otherwise the rows
+// left are read here.
+func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(it *Item, fired []*mapping.Rule)) (*DataMap, error) {
+	npuTrie, benchTrie := s.NPU, s.Bench
+	at := apiPositions(m, npuTrie, benchTrie, unpaired)
+	s.NPU, s.Bench = nil, nil
 	npu, bench := &s.side[0], &s.side[1]
-	_, npuExtends := s.index[0]()
+	npuExtends := s.index[0]()
 	if npu.skim != nil && bench.skim != nil && !npuExtends {
-		if x, extends := s.index[1](); x != nil && !extends {
-			if d := newDeferredDataMap(api, x); d != nil {
+		if !s.index[1]() {
+			if d := newDeferredDataMap(npuTrie.names(), benchTrie.names(), at); d != nil {
 				return d, nil
 			}
 		}
 	}
+	api := namePairs(npuTrie, benchTrie, at)
+	npuTrie, benchTrie = nil, nil
 	var errs [2]error
 	var wg sync.WaitGroup
 	for k, r := range []*sideRest{npu, bench} {

@@ -183,9 +183,12 @@ type DataMap struct {
 	fullMap map[string]string
 
 	// deferred marks a map whose rows are read after it (Deferred),
-	// kept in later rather than pairs.
-	deferred bool
-	later    []laterPair
+	// kept in later rather than pairs: for each NPU entry (npuNames), its
+	// bench entry's position among benchNames, or -1.
+	deferred   bool
+	later      []int32
+	npuNames   []string
+	benchNames []string
 }
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
@@ -197,42 +200,19 @@ type dmPair struct {
 	has        []bool
 }
 
-// laterPair is one NPU entry of a deferred map: its bench entry ("" for
-// none) and that entry's position in the bench dump (-1 for none). The
-// bench rows it has are for the compare's reader to tell.
-type laterPair struct {
-	npu, bench string
-	at         int32
-}
-
 // newDeferredDataMap is newDataMap for sides whose rows are read after
-// the map is made, each NPU entry paired with its bench entry (at its
-// position among the bench dump's entries, found in bench). nil when an
-// NPU entry is paired twice, or a bench entry cannot be found for sure.
-// The rows of both sides must be regular (every row its entry's name
-// followed by "" or a suffix starting with '.', as a skim without odd
-// entries finds them) and no entry name may extend another's on either
-// side: an NPU row's pair is then its bench entry's row of the same
-// suffix, as newDataMap's compact path pairs them.
-func newDeferredDataMap(api []NamePair, bench *nameIndex) *DataMap {
-	d := &DataMap{deferred: true, byEntry: nametable.New(), later: make([]laterPair, 0, len(api))}
-	for _, p := range api {
-		if p.NPU == "" {
-			continue
-		}
-		dp := laterPair{npu: p.NPU, at: -1}
-		if p.Bench != NA {
-			i, ok, sure := bench.at(p.Bench)
-			if !sure {
-				d.byEntry.Release()
-				return nil
-			}
-			if ok {
-				dp.bench, dp.at = p.Bench, i
-			}
-		}
-		d.byEntry.Set(p.NPU, int32(len(d.later)))
-		d.later = append(d.later, dp)
+// the map is made: at[i] is the position among bench of the bench entry
+// paired with the NPU entry npu[i], or -1 (an api mapping by position).
+// nil when an NPU entry is paired twice. The rows of both sides must be
+// regular (every row its entry's name followed by "" or a suffix
+// starting with '.', as a skim without odd entries finds them) and no
+// entry name may extend another's on either side: an NPU row's pair is
+// then its bench entry's row of the same suffix, as newDataMap's compact
+// path pairs them.
+func newDeferredDataMap(npu, bench []string, at []int32) *DataMap {
+	d := &DataMap{deferred: true, byEntry: nametable.New(), later: at, npuNames: npu, benchNames: bench}
+	for i := range at {
+		d.byEntry.Set(npu[i], int32(i))
 	}
 	d.byEntry.Done()
 	if d.byEntry.Len() != len(d.later) {
@@ -282,15 +262,23 @@ func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok
 	if !ok {
 		return "", -1, false
 	}
-	p := &d.later[i]
-	return p.bench, p.at, true
+	return d.benchAt(i)
+}
+
+// benchAt is the bench entry of the deferred map's NPU entry i ("" and -1
+// for none).
+func (d *DataMap) benchAt(i int32) (bench string, at int32, ok bool) {
+	if at = d.later[i]; at < 0 {
+		return "", -1, true
+	}
+	return d.benchNames[at], at, true
 }
 
 // laterAt finds the NPU entry named entry in a deferred map, from *next
 // on first, and leaves *next just past it.
 func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
 	var i int32
-	if k := *next; k < len(d.later) && d.later[k].npu == entry {
+	if k := *next; k < len(d.later) && d.npuNames[k] == entry {
 		i = int32(k)
 	} else if j, ok := d.byEntry.Get(entry); ok {
 		i = j
@@ -313,7 +301,7 @@ func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at
 	if !ok {
 		return nil
 	}
-	p := &d.later[i]
+	bench, at, _ := d.benchAt(i)
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
 		seen = make(map[string]bool, len(rows))
@@ -333,16 +321,16 @@ func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at
 			continue
 		}
 		b, bs := NA, ""
-		if p.bench != "" {
-			ok, err := has(p.at, s)
+		if at >= 0 {
+			ok, err := has(at, s)
 			if err != nil {
 				return err
 			}
 			if ok {
-				b, bs = p.bench, s
+				b, bs = bench, s
 			}
 		}
-		if err := fn(p.npu, s, b, bs); err != nil {
+		if err := fn(entry, s, b, bs); err != nil {
 			return err
 		}
 	}
@@ -411,7 +399,8 @@ func extendsAnother(n int, name func(int) string) bool {
 	return newNameIndex(n, name).extends()
 }
 
-// nameIndex finds names among n names (name(i)) by a hash of each.
+// nameIndex hashes n names (name(i)), to tell whether one extends
+// another.
 type nameIndex struct {
 	seed     maphash.Seed
 	hashes   map[uint64]int32
@@ -440,16 +429,6 @@ func newNameIndex(n int, name func(int) string) *nameIndex {
 // mayHave reports whether some name may hash to h (false: none does).
 func (x *nameIndex) mayHave(h uint64) bool {
 	return x.filter[h>>6&uint64(len(x.filter)-1)]&(1<<(h&63)) != 0
-}
-
-// at returns the position of the name s; ok is false when s is not a
-// name, or when that cannot be told (hashes alike: sure is false).
-func (x *nameIndex) at(s string) (i int32, ok, sure bool) {
-	i, ok = x.hashes[maphash.String(x.seed, s)]
-	if ok && x.name(int(i)) == s {
-		return i, true, true
-	}
-	return -1, false, !x.collided
 }
 
 // extends reports whether one name is another's followed by '.' and more

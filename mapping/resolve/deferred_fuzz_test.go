@@ -34,8 +34,11 @@ func FuzzDataMapDeferred(f *testing.F) {
 		if err != nil {
 			return
 		}
-		api := APIMapping(nil, eager.NPU, eager.Bench)
-		dm, err := eager.DataMappingOf(api)
+		var names []string
+		for _, it := range eager.NPU.Items() {
+			names = append(names, it.Name)
+		}
+		dm, err := eager.DataMapping(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,16 +46,12 @@ func FuzzDataMapDeferred(f *testing.F) {
 		if err != nil {
 			t.Fatalf("rows read first: no error; skimmed: %v", err)
 		}
-		d, err := lazy.DataMappingOf(APIMapping(nil, lazy.NPU, lazy.Bench))
+		d, err := lazy.DataMapping(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !d.Deferred() {
 			return
-		}
-		var names []string
-		for _, it := range eager.NPU.Items() {
-			names = append(names, it.Name)
 		}
 		got := entryPairsOf(t, d, filepath.Join(npu, "dump.json"), eager.side[1].rows, eager.side[1].names, eager.side[0].rows, names)
 		diffPairs(t, got, dm.Pairs())

@@ -198,6 +198,14 @@ func (t *Trie) Items() []*Item {
 	return out
 }
 
+// names is a dump trie's item names, in order (nil for another trie).
+func (t *Trie) names() []string {
+	if t.dump == nil {
+		return nil
+	}
+	return t.dump.names
+}
+
 // at is the i-th item's node, state, ordinal and name, without making it.
 func (t *Trie) at(i int) (node *TrieNode, state string, ord int, name string) {
 	if d := t.dump; d != nil {
