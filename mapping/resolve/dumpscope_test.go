@@ -5,7 +5,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -405,6 +407,7 @@ func FuzzDumpScope(f *testing.F) {
 	f.Add("Module.enc.fc2.Linear.parameters_grad.0", "", "")
 	f.Add("Cell.net.encoder.layers.4.ParallelTransformerLayer.backward.0", "Cell.net.encoder.ParallelTransformer.forward.0", "Template")
 	f.Add("a.b", "x.y", "File")
+	f.Add("Module.add.Add.forward.0", "", "")
 	f.Fuzz(func(t *testing.T, name, parent, frame string) {
 		in := DumpInput{Source: "fuzz", Framework: "pytorch", Parents: msprobe.NewParentIndex(map[string]string{name: parent, "Tensor.add.0.forward": name}),
 			Names: []string{name, "Tensor.add.0.forward", "Module.x.ParallelTransformer.forward.0"},
@@ -414,6 +417,11 @@ func FuzzDumpScope(f *testing.F) {
 			return
 		}
 		tr := TrieFromItems("fuzz", items)
+		d, err := parseDump(in)
+		if err != nil {
+			t.Fatalf("ItemsFromDump: no error; parseDump: %v", err)
+		}
+		sameTrie(t, trieOfDump("fuzz", d), tr)
 		r := New(nil)
 		for _, it := range items {
 			if b, _ := r.Resolve(tr, tr, it); b == nil {
@@ -422,6 +430,93 @@ func FuzzDumpScope(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDumpTrieCorpus: on every dump folder of testdata, the dump trie
+// ReadSides builds is the one TrieFromItems builds of ItemsFromDump's
+// items.
+func TestDumpTrieCorpus(t *testing.T) {
+	t.Parallel()
+	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "construct.json", 2),
+		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "construct.json", 17)...)
+	items := 0
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		in, err := ReadDumpInput(dir)
+		if err != nil {
+			continue // a folder msprobe refuses (tested elsewhere)
+		}
+		general, err := ItemsFromDump(in)
+		if err != nil {
+			continue
+		}
+		got, err := trieFromInput(in)
+		if err != nil {
+			t.Fatalf("%s: ItemsFromDump: no error; trieFromInput: %v", dir, err)
+		}
+		rel, _ := filepath.Rel(testkit.Testdata(t), dir)
+		t.Run(rel, func(t *testing.T) { sameTrie(t, got, TrieFromItems(in.Source, general)) })
+		items += len(general)
+	}
+	if items < 1000 {
+		t.Errorf("%d items in the corpus' dump folders, want 1000 or more", items)
+	}
+}
+
+// TestDumpTrieSharedNode: full scopes that differ in their first segment
+// ("TopLayer.add" of an API called outside any module, "Module.add" of a
+// module called add) share a node, whose type is its last item's
+// whichever scope that item has; backward items take their forward
+// twin's scope, and ParallelTransformer layers are rebased.
+func TestDumpTrieSharedNode(t *testing.T) {
+	t.Parallel()
+	const pt = "Module.enc.ParallelTransformer.forward.0"
+	for _, names := range [][]string{
+		{"Tensor.add.0.forward <- ", "Module.add.Add.forward.0 <- ", "Tensor.add.1.forward <- "},
+		{"Module.add.Add.forward.0 <- ", "Tensor.add.0.forward <- ", "Module.add.Add.forward.1 <- "},
+		{"Module.add.Add.forward.0 <- ", "Tensor.add.0.forward <- ", "Tensor.add.0.backward <- ", "Module.add.Add.backward.0 <- "},
+		{pt + " <- ", "Module.enc.layers.3.L.forward.0 <- " + pt, "Module.enc.layers.4.L.forward.0 <- " + pt, "Tensor.mul.0.forward <- Module.enc.layers.4.L.forward.0", "Module.enc.layers.3.L.backward.0 <- "},
+	} {
+		in := synth(names...)
+		items, err := ItemsFromDump(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := parseDump(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTrie(t, trieOfDump("t", d), TrieFromItems("t", items))
+	}
+}
+
+// sameTrie checks that a dump trie (trieOfDump) is the trie TrieFromItems
+// builds of the same items: the same nodes in the same order, with the
+// same types and items by state, and the same items.
+func sameTrie(t *testing.T, got, want *Trie) {
+	t.Helper()
+	if got.Len() != want.Len() {
+		t.Fatalf("%d items, want %d", got.Len(), want.Len())
+	}
+	for i := range want.Len() {
+		g, w := got.Item(i), want.Item(i)
+		if g.Name != w.Name || g.State != w.State || g.Type != w.Type || g.FullScope != w.FullScope || g.ord != w.ord || g.node.Path() != w.node.Path() {
+			t.Fatalf("item %d: %+v at %q, want %+v at %q", i, *g, g.node.Path(), *w, w.node.Path())
+		}
+	}
+	var walk func(g, w *TrieNode)
+	walk = func(g, w *TrieNode) {
+		if g.Segment != w.Segment || g.Type != w.Type || g.Typed != w.Typed || !slices.Equal(g.scope, w.scope) || !reflect.DeepEqual(g.items, w.items) {
+			t.Fatalf("node %q: %q %q %v %q %v, want %q %q %v %q %v", w.Path(), g.Segment, g.Type, g.Typed, g.scope, g.items, w.Segment, w.Type, w.Typed, w.scope, w.items)
+		}
+		if len(g.Children) != len(w.Children) {
+			t.Fatalf("node %q: %d children, want %d", w.Path(), len(g.Children), len(w.Children))
+		}
+		for k := range w.Children {
+			walk(g.Children[k], w.Children[k])
+		}
+	}
+	walk(got.Root, want.Root)
 }
 
 // FuzzReadDumpInput: any construct.json and stack.json beside a dump give
