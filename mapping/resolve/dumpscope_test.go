@@ -490,6 +490,25 @@ func TestDumpTrieSharedNode(t *testing.T) {
 	}
 }
 
+// TestBackwardPass: a backward item takes the full scope of its forward
+// twin (the name with "backward" read as "forward" in its last two
+// parts), where there is one (postprocess_pass.backward_pass).
+func TestBackwardPass(t *testing.T) {
+	t.Parallel()
+	in := synth("Module.m.M.forward.0 <- ", "Tensor.add.0.forward <- Module.m.M.forward.0", "Tensor.add.0.backward <- ",
+		"Tensor.mul.0.backward <- ", "Module.m.M.backward.0 <- ", "Tensor.sub.0.forward <- Module.m.M.forward.0", "Tensor.sub.0.backward <- Module.n.N.backward.0")
+	items, err := ItemsFromDump(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Module.m", "Module.m.add", "Module.m.add", "TopLayer.mul", "Module.m", "Module.m.sub", "Module.m.sub"}
+	for i, it := range items {
+		if it.FullScope != want[i] {
+			t.Errorf("%s: full scope %q, want %q", it.Name, it.FullScope, want[i])
+		}
+	}
+}
+
 // sameTrie checks that a dump trie (trieOfDump) is the trie TrieFromItems
 // builds of the same items: the same nodes in the same order, with the
 // same types and items by state, and the same items.
