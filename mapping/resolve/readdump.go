@@ -90,7 +90,7 @@ func readDump(path string, mode rowsMode) (DumpInput, *rowTable, *skimmed, error
 		in.allNames = true
 	}
 	if paths.ConstructJSON != "" {
-		if in.Parents, err = msprobe.ReadParentIndex(paths.ConstructJSON); err != nil {
+		if in.Parents, err = msprobe.ReadParentIndexOf(paths.ConstructJSON, in.Names); err != nil {
 			return fail(err)
 		}
 		in.ConstructEmpty = in.Parents.Len() == 0

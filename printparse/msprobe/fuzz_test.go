@@ -135,6 +135,7 @@ func FuzzReadSmallFiles(f *testing.F) {
 		}
 		if err == nil {
 			checkParentIndex(t, ix, cons)
+			checkParentIndexOf(t, p, cons)
 		}
 		// the streaming reader of a few parents agrees with it
 		want := map[string]bool{}

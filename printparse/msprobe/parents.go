@@ -16,19 +16,54 @@ import (
 // and parents, which is what a module tree needs (printparse.DumpTreeOf).
 // Make one with ReadParentIndex or NewParentIndex; a nil index has no
 // names.
+//
+// An index read with the dump's entry names (ReadParentIndexOf) keeps, for
+// those names, each one's parent as a position among them rather than a
+// string of its own: the parents are module entries of the same dump.
 type ParentIndex struct {
-	tab *nametable.Table // name -> index in parents
+	tab *nametable.Table // name -> index in parents; with names, -> position in names
 	// distinct parents, and the module entries among names; [0] is ""
+	// (with names: those not among them)
 	parents []string
 	ids     map[string]int32 // index in parents (while reading)
 	named   []int32          // module entries among names (while reading)
 	modules []string         // module entries among names and parents (by done)
+
+	// with names: the parent of names[i] is parentOf[i]: 0 when
+	// construct.json does not have it; 1 for none; k >= 2 names[k-2];
+	// k < 0 parents[-k]. Names it has that are not among names are in
+	// other (name -> the same).
+	names      []string
+	parentOf   []int32
+	other      map[string]int32
+	namedNames []int32 // module entries among names, by position (while reading)
 }
 
 // ReadParentIndex reads construct.json as ReadConstruct does into a
 // ParentIndex.
 func ReadParentIndex(path string) (*ParentIndex, error) {
 	p, err := readConstructInto(path, newParentIndex, func(p *ParentIndex) { p.tab.Release() })
+	if err != nil {
+		return nil, err
+	}
+	return p.done(), nil
+}
+
+// ReadParentIndexOf is ReadParentIndex for a dump whose dump.json has the
+// entry names names (nothing may write to them while the index is in
+// use): the same answers, each name's parent kept as its position among
+// names where it is one (a module entry of the dump), not as a copy.
+func ReadParentIndexOf(path string, names []string) (*ParentIndex, error) {
+	fresh := func() *ParentIndex {
+		p := newParentIndex()
+		for i, n := range names {
+			p.tab.Set(n, int32(i))
+		}
+		p.tab.Done()
+		p.names, p.parentOf, p.other = names, make([]int32, len(names)), map[string]int32{}
+		return p
+	}
+	p, err := readConstructInto(path, fresh, func(p *ParentIndex) { p.tab.Release() })
 	if err != nil {
 		return nil, err
 	}
@@ -51,11 +86,59 @@ func newParentIndex() *ParentIndex {
 // member records that key's parent is parent; a repeated key takes its
 // last parent, as json.load does.
 func (p *ParentIndex) member(key, parent []byte) {
+	if p.names != nil {
+		p.memberOf(key, parent)
+		return
+	}
 	id := p.id(parent)
 	if moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key))) {
 		p.named = append(p.named, p.id(key))
 	}
 	p.tab.SetBytes(key, id)
+}
+
+// memberOf is member for an index read with names.
+func (p *ParentIndex) memberOf(key, parent []byte) {
+	ref := int32(1)
+	if len(parent) > 0 {
+		if at, ok := p.at(parent); ok {
+			ref = at + 2
+		} else {
+			ref = -p.id(parent)
+		}
+	}
+	module := moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key)))
+	if at, ok := p.at(key); ok {
+		p.parentOf[at] = ref
+		if module {
+			p.namedNames = append(p.namedNames, at)
+		}
+		return
+	}
+	if module {
+		p.named = append(p.named, p.id(key))
+	}
+	p.other[string(key)] = ref
+}
+
+// at is the position of s among the names.
+func (p *ParentIndex) at(s []byte) (int32, bool) {
+	k := unsafe.String(unsafe.SliceData(s), len(s))
+	if i, ok := p.tab.Get(k); ok && p.names[i] == k {
+		return i, true
+	}
+	return 0, false
+}
+
+// parentString is the parent a parentOf value refers to.
+func (p *ParentIndex) parentString(ref int32) string {
+	switch {
+	case ref >= 2:
+		return p.names[ref-2]
+	case ref < 0:
+		return p.parents[-ref]
+	}
+	return ""
 }
 
 // id is the index of s in parents, added if new.
@@ -74,6 +157,9 @@ func (p *ParentIndex) id(s []byte) int32 {
 // earlier parent may have none left), each once, and drops what only
 // reading needs.
 func (p *ParentIndex) done() *ParentIndex {
+	if p.names != nil {
+		return p.doneOf()
+	}
 	p.tab.Done()
 	held := make([]bool, len(p.parents))
 	p.tab.Each(func(id int32) { held[id] = true })
@@ -98,6 +184,51 @@ func (p *ParentIndex) done() *ParentIndex {
 	return p
 }
 
+// doneOf is done for an index read with names.
+func (p *ParentIndex) doneOf() *ParentIndex {
+	held := make([]bool, len(p.parents))   // of parents
+	heldName := make([]bool, len(p.names)) // of names, as parents
+	seen, seenName := make([]bool, len(p.parents)), make([]bool, len(p.names))
+	hold := func(ref int32) {
+		switch {
+		case ref >= 2:
+			heldName[ref-2] = true
+		case ref < 0:
+			held[-ref] = true
+		}
+	}
+	for _, ref := range p.parentOf {
+		hold(ref)
+	}
+	for _, ref := range p.other {
+		hold(ref)
+	}
+	for _, at := range p.namedNames {
+		if !seenName[at] {
+			seenName[at] = true
+			p.modules = append(p.modules, p.names[at])
+		}
+	}
+	for _, id := range p.named {
+		if !seen[id] {
+			seen[id] = true
+			p.modules = append(p.modules, p.parents[id])
+		}
+	}
+	for at, h := range heldName {
+		if h && !seenName[at] && isModuleEntry(p.names[at]) {
+			p.modules = append(p.modules, p.names[at])
+		}
+	}
+	for id, s := range p.parents {
+		if held[id] && !seen[id] && isModuleEntry(s) {
+			p.modules = append(p.modules, s)
+		}
+	}
+	p.ids, p.named, p.namedNames = nil, nil, nil
+	return p
+}
+
 // moduleLike is a cheap test that name may be a module entry: it has
 // ModuleEntry's prefix.
 func moduleLike(name []byte) bool {
@@ -115,6 +246,12 @@ func (p *ParentIndex) Parent(name string) string {
 	if p == nil {
 		return ""
 	}
+	if p.names != nil {
+		if at, ok := p.at(unsafe.Slice(unsafe.StringData(name), len(name))); ok {
+			return p.parentString(p.parentOf[at])
+		}
+		return p.parentString(p.other[name])
+	}
 	if id, ok := p.tab.Get(name); ok {
 		return p.parents[id]
 	}
@@ -125,6 +262,15 @@ func (p *ParentIndex) Parent(name string) string {
 func (p *ParentIndex) Len() int {
 	if p == nil {
 		return 0
+	}
+	if p.names != nil {
+		n := len(p.other)
+		for _, ref := range p.parentOf {
+			if ref != 0 {
+				n++
+			}
+		}
+		return n
 	}
 	return p.tab.Len()
 }

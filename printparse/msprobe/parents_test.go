@@ -62,6 +62,32 @@ func checkParentIndex(t *testing.T, ix *ParentIndex, construct map[string]string
 	}
 }
 
+// checkParentIndexOf fails unless ReadParentIndexOf answers as the map
+// construct (read from path) does, whatever the dump's names: all the
+// names and parents, some of them, some twice, none, or others.
+func checkParentIndexOf(t *testing.T, path string, construct map[string]string) {
+	t.Helper()
+	keys := slices.Sorted(maps.Keys(construct))
+	var all []string
+	for _, k := range keys {
+		all = append(all, k, construct[k])
+	}
+	var half, twice []string
+	for i, k := range keys {
+		if i%2 == 0 {
+			half = append(half, k)
+		}
+		twice = append(twice, k, k)
+	}
+	for _, names := range [][]string{all, keys, half, twice, nil, {"x", "Module.m.M.forward.0"}} {
+		ix, err := ReadParentIndexOf(path, names)
+		if err != nil {
+			t.Fatalf("with %d names: %v", len(names), err)
+		}
+		checkParentIndex(t, ix, construct)
+	}
+}
+
 // TestParentIndex: the index answers as ReadConstruct's map on every
 // construct.json of testdata and on edge files.
 func TestParentIndex(t *testing.T) {
@@ -94,6 +120,7 @@ func TestParentIndex(t *testing.T) {
 		t.Run(strings.TrimPrefix(f, testkit.Testdata(t)), func(t *testing.T) {
 			checkParentIndex(t, ix, construct)
 			checkParentIndex(t, NewParentIndex(construct), construct)
+			checkParentIndexOf(t, f, construct)
 		})
 	}
 }
