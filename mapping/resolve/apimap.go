@@ -204,7 +204,7 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 }
 
 // namesExtend works out, on a goroutine of its own, whether one of
-// names extends another's (nameIndex.extends).
+// names extends another's (extendsAnother).
 func namesExtend(names []string) func() bool {
 	c := make(chan bool, 1)
 	go func() { c <- extendsAnother(len(names), func(i int) string { return names[i] }) }()

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -542,18 +543,26 @@ func TestExtendsAnother(t *testing.T) {
 	}
 }
 
-// TestNameIndexCollided: where two names hash alike, extends answers
-// yes, whatever the names.
-func TestNameIndexCollided(t *testing.T) {
+// TestPrefixHashed: a prefix that hashes like a name is taken for one
+// (extendsAnother then answers yes, which is always safe).
+func TestPrefixHashed(t *testing.T) {
 	t.Parallel()
 	names := []string{"Tensor.add.0.forward", "Module.a.A.forward.0", "Tensor.add.1.forward"}
-	x := newNameIndex(len(names), func(i int) string { return names[i] })
-	if x.extends() {
-		t.Error("names extending none: extends says yes")
+	seed := maphash.MakeSeed()
+	var hashes []uint64
+	for _, n := range names {
+		hashes = append(hashes, maphash.String(seed, n))
 	}
-	x.collided = true // as if two names hashed alike
-	if !x.extends() {
-		t.Error("with hashes alike, extends says no")
+	slices.Sort(hashes)
+	name := func(i int) string { return names[i] }
+	if prefixHashed(len(names), name, seed, hashes) {
+		t.Error("names extending none: yes")
+	}
+	// as if "Module.a" hashed like a name
+	hashes = append(hashes, maphash.String(seed, "Module.a"))
+	slices.Sort(hashes)
+	if !prefixHashed(len(names), name, seed, hashes) {
+		t.Error("a prefix hashing like a name: no")
 	}
 }
 

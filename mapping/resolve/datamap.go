@@ -394,55 +394,32 @@ func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *Da
 }
 
 // extendsAnother reports whether one of n names (name(i)) is another's
-// followed by '.' and more (nameIndex.extends).
+// followed by '.' and more. The names are known by a 64-bit hash each (8
+// bytes a name, sorted, and a filter of about 8 bits a name): a prefix
+// that hashes like a name is taken for one, so hashes alike can only make
+// it answer yes (newDataMap's general path, which is always right).
 func extendsAnother(n int, name func(int) string) bool {
-	return newNameIndex(n, name).extends()
-}
-
-// nameIndex hashes n names (name(i)), to tell whether one extends
-// another.
-type nameIndex struct {
-	seed     maphash.Seed
-	hashes   map[uint64]int32
-	n        int
-	name     func(int) string
-	collided bool // two names hash alike: lookups may miss
-	// a bit for each name's hash, at its low bits: a clear bit tells a
-	// string is no name without the map (8 to 16 bits a name, 64 at least)
-	filter []uint64
-}
-
-func newNameIndex(n int, name func(int) string) *nameIndex {
-	x := &nameIndex{seed: maphash.MakeSeed(), hashes: make(map[uint64]int32, n), n: n, name: name}
-	x.filter = make([]uint64, 1<<max(0, bits.Len(uint(n))-3))
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, n)
 	for i := range n {
-		h := maphash.String(x.seed, name(i))
-		if j, ok := x.hashes[h]; ok && name(int(j)) != name(i) {
-			x.collided = true
-		}
-		x.hashes[h] = int32(i)
-		x.filter[h>>6&uint64(len(x.filter)-1)] |= 1 << (h & 63)
+		hashes[i] = maphash.String(seed, name(i))
 	}
-	return x
+	slices.Sort(hashes)
+	return prefixHashed(n, name, seed, hashes)
 }
 
-// mayHave reports whether some name may hash to h (false: none does).
-func (x *nameIndex) mayHave(h uint64) bool {
-	return x.filter[h>>6&uint64(len(x.filter)-1)]&(1<<(h&63)) != 0
-}
-
-// extends reports whether one name is another's followed by '.' and more
-// (true when hashes alike keep it from being told). Each name's prefixes
-// ending before a '.' are hashed as it is read, and looked up among the
-// names' hashes; a hit is checked by comparing names.
-func (x *nameIndex) extends() bool {
-	if x.collided {
-		return true
+// prefixHashed reports whether a prefix of one of n names (name(i))
+// ending before a '.' has a hash among hashes (sorted). Each name's
+// prefixes are hashed as it is read.
+func prefixHashed(n int, name func(int) string, seed maphash.Seed, hashes []uint64) bool {
+	filter := make([]uint64, 1<<max(0, bits.Len(uint(n))-3))
+	for _, h := range hashes {
+		filter[h>>6&uint64(len(filter)-1)] |= 1 << (h & 63)
 	}
 	var h maphash.Hash
-	h.SetSeed(x.seed)
-	for i := range x.n {
-		e := x.name(i)
+	h.SetSeed(seed)
+	for i := range n {
+		e := name(i)
 		h.Reset()
 		last := 0
 		for {
@@ -451,8 +428,8 @@ func (x *nameIndex) extends() bool {
 				break
 			}
 			h.WriteString(e[last : last+d])
-			if sum := h.Sum64(); x.mayHave(sum) {
-				if j, ok := x.hashes[sum]; ok && x.name(int(j)) == e[:last+d] {
+			if sum := h.Sum64(); filter[sum>>6&uint64(len(filter)-1)]&(1<<(sum&63)) != 0 {
+				if _, ok := slices.BinarySearch(hashes, sum); ok {
 					return true
 				}
 			}
