@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -138,9 +139,10 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	}
 	sk := &skimmed{}
 	repeats, odd := false, false
+	var names nameBlocks
 	h, err := msprobe.SkimExact(paths.DumpJSON, func() { repeats = true }, func(e *msprobe.SkimEntry) error {
 		odd = odd || e.Odd
-		sk.names = append(sk.names, string(e.Name))
+		sk.names = append(sk.names, names.copy(e.Name))
 		sk.offs = append(sk.offs, e.Offset)
 		return nil
 	})
@@ -152,6 +154,25 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	}
 	sk.odd, sk.framework = make([]bool, len(sk.names)), h.Framework
 	return sk, nil
+}
+
+// nameBlocks copies names into blocks of nameBlock bytes, each name's
+// string pointing into its block: one allocation a block rather than
+// one a name, which the allocator would round up to its size class.
+type nameBlocks struct{ buf []byte }
+
+const nameBlock = 64 << 10
+
+func (b *nameBlocks) copy(s []byte) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if len(s) > cap(b.buf)-len(b.buf) {
+		b.buf = make([]byte, 0, max(nameBlock, len(s)))
+	}
+	lo := len(b.buf)
+	b.buf = append(b.buf, s...)
+	return unsafe.String(&b.buf[lo], len(s))
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
