@@ -123,7 +123,7 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
 	for i, name := range in.Names {
-		full, dn, err := parseDumpItem(in, name, c)
+		full, dn, err := parseDumpItem(in, i, name, c)
 		if err != nil {
 			return nil, in.place(i, err)
 		}
@@ -299,9 +299,9 @@ func dumpName(name string) dumpNameParts {
 	return p
 }
 
-// parseDumpItem reads one dump name: the index of its full scope in c,
-// and what its name tells.
-func parseDumpItem(in DumpInput, name string, c *scopeCache) (int32, dumpNameParts, error) {
+// parseDumpItem reads one dump name, the i-th: the index of its full
+// scope in c, and what its name tells.
+func parseDumpItem(in DumpInput, i int, name string, c *scopeCache) (int32, dumpNameParts, error) {
 	p := dumpName(name)
 	n := p.fields
 	if n < 4 {
@@ -309,7 +309,7 @@ func parseDumpItem(in DumpInput, name string, c *scopeCache) (int32, dumpNamePar
 	}
 	apiType, apiName := p.apiType, p.apiName
 	isLayer := apiType == layerCell || apiType == layerModule
-	parent := in.Parents.Parent(name)
+	parent := in.Parents.ParentOf(i, name)
 
 	// layer scope (set_layer_scope): the fields of the name without the
 	// API type, or of the parent, but the last three

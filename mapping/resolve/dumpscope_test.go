@@ -614,7 +614,7 @@ func TestLayerScopeFields(t *testing.T) {
 	for _, name := range []string{"Module.m.forward.0", "Module.a.b.Linear.forward.0", "Module.a.Linear.parameters_grad",
 		"Module.a.b.Linear.parameters_grad.0", "Module.x.y.parameters_grad", "Cell.net.layers.0.Dense.backward.3", "Module.a.b.c.d.E.forward.12"} {
 		c := newScopeCache()
-		id, _, err := parseDumpItem(in, name, c)
+		id, _, err := parseDumpItem(in, 0, name, c)
 		if err != nil {
 			t.Fatal(err)
 		}

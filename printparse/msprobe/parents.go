@@ -37,6 +37,9 @@ type ParentIndex struct {
 	parentOf   []int32
 	other      map[string]int32
 	namedNames []int32 // module entries among names, by position (while reading)
+	next       int32   // where the next key is looked for first, -1 for nowhere (while reading: keys come in the names' order)
+	lastParent []byte  // the last parent read and its parentOf value (siblings come together)
+	lastRef    int32
 }
 
 // ReadParentIndex reads construct.json as ReadConstruct does into a
@@ -61,6 +64,9 @@ func ReadParentIndexOf(path string, names []string) (*ParentIndex, error) {
 		}
 		p.tab.Done()
 		p.names, p.parentOf, p.other = names, make([]int32, len(names)), map[string]int32{}
+		if p.tab.Len() != len(names) {
+			p.next = -1 // a name is there twice: its key goes where the table has it
+		}
 		return p
 	}
 	p, err := readConstructInto(path, fresh, func(p *ParentIndex) { p.tab.Release() })
@@ -100,15 +106,27 @@ func (p *ParentIndex) member(key, parent []byte) {
 // memberOf is member for an index read with names.
 func (p *ParentIndex) memberOf(key, parent []byte) {
 	ref := int32(1)
-	if len(parent) > 0 {
+	switch {
+	case len(parent) == 0:
+	case p.lastRef != 0 && bytes.Equal(parent, p.lastParent):
+		ref = p.lastRef
+	default:
 		if at, ok := p.at(parent); ok {
 			ref = at + 2
 		} else {
 			ref = -p.id(parent)
 		}
+		p.lastParent, p.lastRef = append(p.lastParent[:0], parent...), ref
 	}
 	module := moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key)))
-	if at, ok := p.at(key); ok {
+	at, ok := p.next, p.next >= 0 && int(p.next) < len(p.names) && p.names[p.next] == string(key)
+	if !ok {
+		at, ok = p.at(key)
+	}
+	if ok {
+		if p.next >= 0 {
+			p.next = at + 1
+		}
 		p.parentOf[at] = ref
 		if module {
 			p.namedNames = append(p.namedNames, at)
@@ -256,6 +274,17 @@ func (p *ParentIndex) Parent(name string) string {
 		return p.parents[id]
 	}
 	return ""
+}
+
+// ParentOf is Parent of the i-th entry name of the dump, name: for an
+// index read with the names (ReadParentIndexOf), found by its position.
+func (p *ParentIndex) ParentOf(i int, name string) string {
+	if p != nil && p.names != nil && i < len(p.names) && p.names[i] == name {
+		if ref := p.parentOf[i]; ref != 0 {
+			return p.parentString(ref)
+		}
+	}
+	return p.Parent(name)
 }
 
 // Len is the number of distinct entry names.

@@ -79,12 +79,23 @@ func checkParentIndexOf(t *testing.T, path string, construct map[string]string) 
 		}
 		twice = append(twice, k, k)
 	}
-	for _, names := range [][]string{all, keys, half, twice, nil, {"x", "Module.m.M.forward.0"}} {
+	sets := [][]string{all, keys, half, twice, nil, {"x", "Module.m.M.forward.0"}}
+	// the names of the dump beside, in its order (construct.json's keys
+	// mostly come in it too)
+	if dump, err := EntryNames(filepath.Join(filepath.Dir(path), "dump.json")); err == nil {
+		sets = append(sets, dump, append(slices.Clone(dump), dump[:len(dump)/2]...))
+	}
+	for _, names := range sets {
 		ix, err := ReadParentIndexOf(path, names)
 		if err != nil {
 			t.Fatalf("with %d names: %v", len(names), err)
 		}
 		checkParentIndex(t, ix, construct)
+		for i, n := range names {
+			if got := ix.ParentOf(i, n); got != construct[n] {
+				t.Fatalf("ParentOf(%d, %q) = %q, want %q", i, n, got, construct[n])
+			}
+		}
 	}
 }
 
