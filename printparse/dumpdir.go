@@ -148,7 +148,8 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 // DumpTreeOf is LoadDumpDir for a caller that has read the rank folder
 // dir (FindRankDir of path) already: names are its dump.json keys in
 // order as msprobe.EntryNames gives them, parents and constructErr what
-// msprobe.ReadParentIndex gave for its construct.json.
+// msprobe.ReadParentIndex (or ReadParentIndexOf) gave for its
+// construct.json.
 func DumpTreeOf(path, dir string, names []string, parents *msprobe.ParentIndex, constructErr error) (*Tree, error) {
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}

@@ -925,11 +925,11 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		if err != nil {
 			return written, err
 		}
-		// The layer mapping's reading (an item a dump entry, both
-		// sides' tries) is garbage now, the table's live heap a third of
-		// it: one collection here sets the collector's goal from the
-		// table's live heap, where the table's allocations would
-		// otherwise grow the heap to twice the reading's.
+		// The layer mapping's reading (both sides' tries and what they
+		// were built from) is garbage now, the table's live heap a
+		// fraction of it: one collection here sets the collector's goal
+		// from the table's live heap, where the table's allocations
+		// would otherwise grow the heap to twice the reading's.
 		runtime.GC()
 		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
 		f, err := set.Create(opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, resultMode)

@@ -51,9 +51,7 @@ func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, 
 			var path []string
 			path, c.fired = r.ConvertScope(npu, npu.Item(i).Scope())
 			c.node = bench.Lookup(path)
-			if node != nil { // not placed: converted each time
-				converted[node] = c
-			}
+			converted[node] = c
 		}
 		b := c.node.posOf(state, ord)
 		if b < 0 && unpaired != nil {
@@ -214,12 +212,12 @@ func namesExtend(names []string) func() bool {
 // DataMapping is msprobe's data mapping of these sides for m
 // (generate_data_mapping_by_layer_mapping): the api mapping of their
 // tries (APIMappingWith, unpaired likewise), expanded over the rows of
-// both sides (DataMapping). The tries are let go once the api mapping is
-// made. Where both sides' rows were left to the compare, the map is
-// deferred (DataMap.Deferred) when each NPU row's pair follows from its
-// entry's pair and the bench rows alone: no entry name extends another's
-// on either side and no NPU entry is paired twice. Otherwise the rows
-// left are read here.
+// both sides (DataMapping). It is made once: the tries are let go (NPU
+// and Bench are nil) once the api mapping is made. Where both sides'
+// rows were left to the compare, the map is deferred (DataMap.Deferred)
+// when each NPU row's pair follows from its entry's pair and the bench
+// rows alone: no entry name extends another's on either side and no NPU
+// entry is paired twice. Otherwise the rows left are read here.
 func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(it *Item, fired []*mapping.Rule)) (*DataMap, error) {
 	npuTrie, benchTrie := s.NPU, s.Bench
 	at := apiPositions(m, npuTrie, benchTrie, unpaired)

@@ -508,7 +508,10 @@ func (d *dumpItems) renumberPass(class []int32, suffix string, c *scopeCache) {
 		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
 		minIdx := math.Inf(1)
 		for id, u := range used {
-			if v, _, ok := nextNumber(re, c.scopes[id]); u && ok {
+			if !u {
+				continue
+			}
+			if v, _, ok := nextNumber(re, c.scopes[id]); ok {
 				minIdx = math.Min(minIdx, v)
 			}
 		}

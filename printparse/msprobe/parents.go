@@ -14,8 +14,8 @@ import (
 // two names would share a parent only if all agreed: odds of 2^-96 a
 // pair), each distinct parent once, and the module entries among names
 // and parents, which is what a module tree needs (printparse.DumpTreeOf).
-// Make one with ReadParentIndex or NewParentIndex; a nil index has no
-// names.
+// Make one with ReadParentIndex, ReadParentIndexOf or NewParentIndex; a
+// nil index has no names.
 //
 // An index read with the dump's entry names (ReadParentIndexOf) keeps, for
 // those names, each one's parent as a position among them rather than a
@@ -33,6 +33,7 @@ type ParentIndex struct {
 	// construct.json does not have it; 1 for none; k >= 2 names[k-2];
 	// k < 0 parents[-k]. Names it has that are not among names are in
 	// other (name -> the same).
+	positional bool // read with names
 	names      []string
 	parentOf   []int32
 	other      map[string]int32
@@ -63,7 +64,7 @@ func ReadParentIndexOf(path string, names []string) (*ParentIndex, error) {
 			p.tab.Set(n, int32(i))
 		}
 		p.tab.Done()
-		p.names, p.parentOf, p.other = names, make([]int32, len(names)), map[string]int32{}
+		p.positional, p.names, p.parentOf, p.other = true, names, make([]int32, len(names)), map[string]int32{}
 		if p.tab.Len() != len(names) {
 			p.next = -1 // a name is there twice: its key goes where the table has it
 		}
@@ -92,7 +93,7 @@ func newParentIndex() *ParentIndex {
 // member records that key's parent is parent; a repeated key takes its
 // last parent, as json.load does.
 func (p *ParentIndex) member(key, parent []byte) {
-	if p.names != nil {
+	if p.positional {
 		p.memberOf(key, parent)
 		return
 	}
@@ -175,7 +176,7 @@ func (p *ParentIndex) id(s []byte) int32 {
 // earlier parent may have none left), each once, and drops what only
 // reading needs.
 func (p *ParentIndex) done() *ParentIndex {
-	if p.names != nil {
+	if p.positional {
 		return p.doneOf()
 	}
 	p.tab.Done()
@@ -243,7 +244,7 @@ func (p *ParentIndex) doneOf() *ParentIndex {
 			p.modules = append(p.modules, s)
 		}
 	}
-	p.ids, p.named, p.namedNames = nil, nil, nil
+	p.ids, p.named, p.namedNames, p.lastParent = nil, nil, nil, nil
 	return p
 }
 
@@ -264,7 +265,7 @@ func (p *ParentIndex) Parent(name string) string {
 	if p == nil {
 		return ""
 	}
-	if p.names != nil {
+	if p.positional {
 		if at, ok := p.at(unsafe.Slice(unsafe.StringData(name), len(name))); ok {
 			return p.parentString(p.parentOf[at])
 		}
@@ -279,7 +280,7 @@ func (p *ParentIndex) Parent(name string) string {
 // ParentOf is Parent of the i-th entry name of the dump, name: for an
 // index read with the names (ReadParentIndexOf), found by its position.
 func (p *ParentIndex) ParentOf(i int, name string) string {
-	if p != nil && p.names != nil && i < len(p.names) && p.names[i] == name {
+	if p != nil && p.positional && i < len(p.names) && p.names[i] == name {
 		if ref := p.parentOf[i]; ref != 0 {
 			return p.parentString(ref)
 		}
@@ -292,7 +293,7 @@ func (p *ParentIndex) Len() int {
 	if p == nil {
 		return 0
 	}
-	if p.names != nil {
+	if p.positional {
 		n := len(p.other)
 		for _, ref := range p.parentOf {
 			if ref != 0 {
