@@ -3,11 +3,13 @@ package resolve
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -422,6 +424,11 @@ func FuzzDumpScope(f *testing.F) {
 			t.Fatalf("ItemsFromDump: no error; parseDump: %v", err)
 		}
 		sameTrie(t, trieOfDump("fuzz", d), tr)
+		for i, want := range refFullScopes(t, in) {
+			if items[i].FullScope != want {
+				t.Fatalf("%s: full scope %q, want %q", items[i].Name, items[i].FullScope, want)
+			}
+		}
 		r := New(nil)
 		for _, it := range items {
 			if b, _ := r.Resolve(tr, tr, it); b == nil {
@@ -466,8 +473,9 @@ func TestDumpTrieCorpus(t *testing.T) {
 // TestDumpTrieSharedNode: full scopes that differ in their first segment
 // ("TopLayer.add" of an API called outside any module, "Module.add" of a
 // module called add) share a node, whose type is its last item's
-// whichever scope that item has; backward items take their forward
-// twin's scope, and ParallelTransformer layers are rebased.
+// whichever scope that item has, also where backward items took their
+// forward twin's scope and layers were rebased (the passes themselves:
+// TestPassesLikeReference).
 func TestDumpTrieSharedNode(t *testing.T) {
 	t.Parallel()
 	const pt = "Module.enc.ParallelTransformer.forward.0"
@@ -505,6 +513,115 @@ func TestBackwardPass(t *testing.T) {
 	for i, it := range items {
 		if it.FullScope != want[i] {
 			t.Errorf("%s: full scope %q, want %q", it.Name, it.FullScope, want[i])
+		}
+	}
+}
+
+// refFullScopes is msprobe's post-processing passes as written, on each
+// item's full scope as a string (postprocess_pass.backward_pass, then
+// renumber_index_pass for ParallelTransformer below "layers"): the
+// reference parseDump's passes on distinct scopes must agree with.
+func refFullScopes(t *testing.T, in DumpInput) []string {
+	t.Helper()
+	c := newScopeCache()
+	scopes := make([]string, len(in.Names))
+	for i, name := range in.Names {
+		id, _, err := parseDumpItem(in, i, name, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scopes[i] = c.scopes[id]
+	}
+	byName := map[string]int{}
+	for i, n := range in.Names {
+		byName[n] = i
+	}
+	for i, n := range in.Names {
+		if !backwardTail(n) {
+			continue
+		}
+		p := strings.Split(n, ".")
+		tail := p[max(0, len(p)-2):]
+		for k := range tail {
+			tail[k] = strings.ReplaceAll(tail[k], StateBackward, StateForward)
+		}
+		if fw, ok := byName[strings.Join(p, ".")]; ok {
+			scopes[i] = scopes[fw]
+		}
+	}
+	var prefixes []string
+	for i, n := range in.Names {
+		if pre := scopes[i] + ".layers"; dumpName(n).typ == "ParallelTransformer" && !slices.Contains(prefixes, pre) {
+			prefixes = append(prefixes, pre)
+		}
+	}
+	for _, pre := range prefixes {
+		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
+		minIdx := math.Inf(1)
+		for _, s := range scopes {
+			if v, _, ok := nextNumber(re, s); ok {
+				minIdx = math.Min(minIdx, v)
+			}
+		}
+		for i, s := range scopes {
+			v, next, ok := nextNumber(re, s)
+			if rel := v - minIdx; ok && !math.IsInf(rel, 0) {
+				idx := "nan"
+				if !math.IsNaN(rel) {
+					idx = strconv.FormatInt(int64(rel), 10)
+				}
+				scopes[i] = pre + "." + idx + s[len(pre)+1+len(next):]
+			}
+		}
+	}
+	return scopes
+}
+
+// TestPassesLikeReference: on random dumps (repeated names, backward
+// twins, several ParallelTransformers, layer indexes from any number or
+// none, modules and APIs on one node), the full scopes ItemsFromDump
+// gives are refFullScopes'.
+func TestPassesLikeReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	for range 2000 {
+		var lines []string
+		var mods []string
+		for range 1 + rng.IntN(30) {
+			parent := ""
+			if len(mods) > 0 && rng.IntN(4) > 0 {
+				parent = mods[rng.IntN(len(mods))]
+			}
+			dir := pick("forward", "backward")
+			var name string
+			switch rng.IntN(4) {
+			case 0:
+				name = fmt.Sprintf("Module.%s.%s.%s.%d", pick("enc", "enc.layers."+pick("3", "7", "12", "x", "1a2"), "dec.layers.0", "add"), pick("ParallelTransformer", "L", "Add"), dir, rng.IntN(2))
+				mods = append(mods, name)
+			case 1:
+				name = fmt.Sprintf("%s.%s.%d.%s", pick("Tensor", "Functional", "Torch"), pick("add", "mul"), rng.IntN(3), dir)
+			case 2:
+				name = fmt.Sprintf("Module.%s.Linear.parameters_grad", pick("enc.layers.5", "a.b"))
+			default:
+				if len(lines) > 0 {
+					name, _, _ = strings.Cut(lines[rng.IntN(len(lines))], " <- ") // a name again
+				} else {
+					name = "Tensor.add.0.forward"
+				}
+			}
+			lines = append(lines, name+" <- "+parent)
+		}
+		in := synth(lines...)
+		items, err := ItemsFromDump(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refFullScopes(t, in)
+		for i, it := range items {
+			if it.FullScope != want[i] {
+				t.Fatalf("%q: %s: full scope %q, want %q", lines, it.Name, it.FullScope, want[i])
+			}
 		}
 	}
 }
