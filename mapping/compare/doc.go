@@ -41,22 +41,26 @@
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from
 // its last entry), so the two dumps' entries are read first (package
-// resolve, one goroutine a side), and their entry names and scope tries
-// held until the api mapping is derived; the data mapping (its NPU and
-// bench entry names, per NPU entry) is then held through the join. Where
-// every row is its entry's name and a structural suffix and no entry name
-// extends another (the common case), the entries are only skimmed: a
-// row's pair then follows from its entry's, and the data mapping file is
-// written as the join reads the rows (dataMapLog). Otherwise the rows'
-// names are read first too. Lookups by entry name (construct.json's
-// parents, the row lists, the data mapping's entries) go through hashes
-// of the names outside the collected heap (printparse/nametable).
-// Once the data mapping is made the reading's tables are garbage, and
-// one collection then sets the collector's goal from the join's live
-// heap (see applyInputs). Measured on a Qwen2.5-VL pair of 244,400 NPU
-// entries (216 MB a side): about 115 MB live at most, while both are
-// read, and 40 MB during the join, some 30 MB more than a plain compare;
-// peak RSS about 222 MB.
+// resolve, one goroutine a side) and their entry names held through the
+// join. Each side's entries are kept in a compact form until the api
+// mapping is derived (12 bytes an entry and 4 in its scope trie's node:
+// its full scope, state and ordinal, the name by position), and
+// construct.json's parents as positions among the names (4 bytes, and a
+// table of the names' hashes outside the collected heap while the side
+// is read); the api mapping is a bench position per NPU entry, which the
+// data mapping keeps through the join. Where every row is its entry's
+// name and a structural suffix and no entry name extends another (the
+// common case), the entries are only skimmed: a row's pair then follows
+// from its entry's, and the data mapping file is written as the join
+// reads the rows (dataMapLog). Otherwise the rows' names are read first
+// too. Lookups by entry name (the row lists, the data mapping's entries)
+// go through hashes of the names outside the collected heap
+// (printparse/nametable). Once the data mapping is made the reading's
+// tables are garbage, and one collection then sets the collector's goal
+// from the join's live heap (see applyInputs). Measured on a Qwen2.5-VL
+// pair of 244,400 NPU entries (216 MB a side): about 55 MB live at most,
+// two thirds of it the entry names, and 46 MB during the join; peak RSS
+// about 130 MB (45 MB at 27 MB a side).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
