@@ -186,7 +186,8 @@ func (t *Trie) Item(i int) *Item {
 	return t.items[i]
 }
 
-// Items returns the trie's items in insertion order (see Item).
+// Items returns the trie's items in insertion order (see Item); for a
+// trie not of a dump the slice is the trie's own: do not modify it.
 func (t *Trie) Items() []*Item {
 	if t.dump == nil {
 		return t.items
