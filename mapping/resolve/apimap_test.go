@@ -211,8 +211,8 @@ func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, be
 	return got
 }
 
-// checkLookupDeferred is checkLookup for a deferred map:
-// PairOf gives each NPU row's bench entry, which has the row a pair
+// checkLookupDeferred is checkLookup for a deferred map: EntryPair of
+// each NPU row's entry gives its bench entry, which has the row a pair
 // names, and no row of the suffix for a row paired with NA (has: whether
 // the bench entry at a position has a row with a suffix).
 func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs []NamePair, has func(at int32, suffix string) (bool, error)) {
@@ -238,10 +238,13 @@ func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []strin
 			if _, _, ok := dm.Lookup(e, r); ok {
 				t.Errorf("Lookup(%q, %q) of a deferred map found the row", e, r)
 			}
-			b, at, ok := dm.PairOf(e, r)
+			b, at, ok := "", int32(-1), false
+			if strings.HasPrefix(r, e) { // the row's pair, as compare's mapRow asks
+				b, at, ok = dm.EntryPair(e, nil)
+			}
 			w, wok := want[r]
 			if ok != wok {
-				t.Errorf("PairOf(%q, %q) has the row %v, want %v", e, r, ok, wok)
+				t.Errorf("EntryPair(%q) for row %q has the row %v, want %v", e, r, ok, wok)
 				continue
 			}
 			if !ok {
@@ -253,7 +256,7 @@ func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []strin
 				found, _ = has(at, s)
 			}
 			if got := map[bool]string{true: b + s, false: NA}[found]; got != w {
-				t.Errorf("PairOf(%q, %q) = %q at %d: the row's pair %q, want %q", e, r, b, at, got, w)
+				t.Errorf("EntryPair(%q) for row %q = %q at %d: the row's pair %q, want %q", e, r, b, at, got, w)
 			}
 		}
 	}

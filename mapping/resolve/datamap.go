@@ -227,27 +227,14 @@ func newDeferredDataMap(npu, bench []string, at []int32) *DataMap {
 // that entry has one, else with NA; whether it has one is for the reader
 // of the bench dump to tell. Its pairs are given by EntryPairs for each
 // NPU entry as the compare reads the dumps, not by Each, and an NPU row's
-// bench entry by PairOf, not Lookup.
+// bench entry by its entry's EntryPair, not Lookup.
 func (d *DataMap) Deferred() bool { return d.deferred }
-
-// PairOf gives, in a deferred map, the bench entry paired with the NPU
-// entry named entry ("" for none) and its position in the bench dump, for
-// the NPU row named row; ok is false when the map does not have the row.
-// The row's pair is that entry's row named with the bench entry and the
-// row's suffix after its entry's name, when the bench entry has it, else
-// NA.
-func (d *DataMap) PairOf(entry, row string) (bench string, at int32, ok bool) {
-	if !strings.HasPrefix(row, entry) {
-		return "", -1, false
-	}
-	return d.EntryPair(entry, nil)
-}
 
 // EntryPair gives, in a deferred map, the bench entry paired with the NPU
 // entry named entry ("" for none) and its position in the bench dump;
-// ok is false when the map does not have the entry. The rows of the
-// entry are paired as PairOf tells, each row named with the entry's name
-// and a suffix. The entry is looked for from *next on first, where the
+// ok is false when the map does not have the entry. An NPU row named
+// with the entry's name and a suffix is paired with the bench entry's
+// row of that suffix, when the bench entry has it, else with NA. The entry is looked for from *next on first, where the
 // entry asked for before left it (the pairs are in the NPU dump's order);
 // next may be nil.
 func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok bool) {
@@ -503,7 +490,7 @@ func (d *DataMap) Pairs() []NamePair {
 // Lookup returns the bench row the data mapping pairs with the NPU row
 // named row of the entry named entry (NA for none), in two parts, bench
 // and suffix, not joined; and whether the mapping has the row at all. A
-// deferred map has no row: ask PairOf.
+// deferred map has no row: ask EntryPair.
 func (d *DataMap) Lookup(entry, row string) (bench, suffix string, ok bool) {
 	if d.fullMap != nil {
 		b, ok := d.fullMap[row]

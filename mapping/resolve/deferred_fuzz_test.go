@@ -12,7 +12,7 @@ import (
 // FuzzDataMapDeferred: for any pair of dumps, a deferred data mapping
 // (the rows left to the reader of the dumps) is the one made with the
 // rows read first: EntryPairs over the NPU entries read in order gives
-// Each's pairs, and PairOf with the bench rows gives Lookup's answer for
+// Each's pairs, and EntryPair with the bench rows gives Lookup's answer for
 // every NPU row; where the rows are read first and nothing fails, the
 // skim does not fail either.
 func FuzzDataMapDeferred(f *testing.F) {
