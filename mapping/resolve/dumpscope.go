@@ -138,7 +138,7 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 			renumbered = append(renumbered, int32(i))
 		}
 	}
-	d.backwardPass(c)
+	d.backwardPass()
 	d.renumberPass(renumbered, renumberedLayers, c)
 	d.scopes = c.scopes
 	return d, nil
@@ -437,7 +437,7 @@ func containsAny(s string, subs []string) bool {
 
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
-func (d *dumpItems) backwardPass(c *scopeCache) {
+func (d *dumpItems) backwardPass() {
 	var byName map[string]int32 // built at the first backward item
 	var b []byte
 	for i, name := range d.names {
@@ -506,26 +506,25 @@ func (d *dumpItems) renumberPass(class []int32, suffix string, c *scopeCache) {
 			used[e.scope] = true
 		}
 		re := regexp.MustCompile(`^` + regexp.QuoteMeta(pre) + `\.(\S+?)(?:\.|$)`)
+		type match struct {
+			id   int32
+			v    float64
+			next string
+		}
+		var matches []match // the scopes in use below pre
 		minIdx := math.Inf(1)
 		for id, u := range used {
 			if !u {
 				continue
 			}
-			if v, _, ok := nextNumber(re, c.scopes[id]); ok {
+			if v, next, ok := nextNumber(re, c.scopes[id]); ok {
+				matches = append(matches, match{int32(id), v, next})
 				minIdx = math.Min(minIdx, v)
 			}
 		}
 		rebased := map[int32]int32{}
-		for id, u := range used {
-			if !u {
-				continue
-			}
-			scope := c.scopes[id]
-			v, next, matched := nextNumber(re, scope)
-			if !matched {
-				continue
-			}
-			rel := v - minIdx // inf - inf is NaN, as in Python
+		for _, m := range matches {
+			rel := m.v - minIdx // inf - inf is NaN, as in Python
 			if math.IsInf(rel, 0) {
 				continue
 			}
@@ -534,10 +533,10 @@ func (d *dumpItems) renumberPass(class []int32, suffix string, c *scopeCache) {
 				idx = strconv.FormatInt(int64(rel), 10)
 			}
 			// the rest is "" or starts with '.' (the next segment's end)
-			if rest := scope[len(pre)+1+len(next):]; rest == "" {
-				rebased[int32(id)] = c.fullScope(pre, idx)
+			if rest := c.scopes[m.id][len(pre)+1+len(m.next):]; rest == "" {
+				rebased[m.id] = c.fullScope(pre, idx)
 			} else {
-				rebased[int32(id)] = c.fullScope(pre, idx, rest[1:])
+				rebased[m.id] = c.fullScope(pre, idx, rest[1:])
 			}
 		}
 		for i, e := range d.entries {
