@@ -1,0 +1,204 @@
+package msprobe
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// Names is a dump's entry names in file order, held in about 8 bytes a
+// name: each name as a pattern and a number, the pattern shared by the
+// names that differ only there. The number is the last of the name's
+// dot-separated parts that is a decimal number as Python writes it
+// (msprobe's call count: "Functional.linear.5.forward",
+// "Module.layers.0.mlp.MLP.forward.3"), so a dump of half a million
+// entries has a thousand patterns or so. A name without such a part is
+// its own pattern.
+//
+// Make one with NewNames or NamesOf and add the names in order; a nil
+// Names has none.
+type Names struct {
+	refs []nameRef
+	pats []pattern
+	ids  map[string]int32 // patternKey -> index in pats
+	key  []byte           // scratch for patternKey
+}
+
+// nameRef is one name: its pattern and its number.
+type nameRef struct {
+	pat int32
+	num uint32
+}
+
+// pattern is a name with its number cut out: text is what comes before
+// the number and after it, cut where the number goes (-1: no number).
+type pattern struct {
+	text string
+	cut  int32
+}
+
+// maxNameNumber bounds the numbers a pattern takes: larger ones (and
+// zero-padded ones) stay in the pattern's text.
+const maxNameNumber = 999_999_999
+
+// NewNames returns an empty Names with room for n names.
+func NewNames(n int) *Names {
+	return &Names{refs: make([]nameRef, 0, n)}
+}
+
+// NamesOf returns names as a Names.
+func NamesOf(names []string) *Names {
+	n := NewNames(len(names))
+	for _, s := range names {
+		n.AddString(s)
+	}
+	return n
+}
+
+// Add appends a name.
+func (n *Names) Add(name []byte) {
+	n.AddString(unsafe.String(unsafe.SliceData(name), len(name)))
+}
+
+// AddString appends a name.
+func (n *Names) AddString(name string) {
+	lo, hi, num := splitNumber(name)
+	cut := int32(lo)
+	if lo < 0 {
+		lo, hi = len(name), len(name)
+	}
+	n.key = append(append(append(n.key[:0], name[:lo]...), name[hi:]...), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(n.key[len(n.key)-4:], uint32(cut))
+	if n.ids == nil {
+		n.index()
+	}
+	id, ok := n.ids[string(n.key)]
+	if !ok {
+		id = int32(len(n.pats))
+		k := string(n.key)
+		n.ids[k] = id
+		n.pats = append(n.pats, pattern{text: k[:len(k)-4], cut: cut})
+	}
+	n.refs = append(n.refs, nameRef{pat: id, num: num})
+}
+
+// splitNumber finds the number of name: the last dot-separated part that
+// is "0" or a decimal without a leading zero, up to maxNameNumber. It
+// returns where it starts and ends, and its value; lo is -1 for none.
+func splitNumber(name string) (lo, hi int, num uint32) {
+	hi = len(name)
+	for hi >= 0 {
+		lo = strings.LastIndexByte(name[:hi], '.') + 1
+		part := name[lo:hi]
+		if v, ok := callNumber(part); ok {
+			return lo, hi, v
+		}
+		if lo == 0 {
+			break
+		}
+		hi = lo - 1
+	}
+	return -1, -1, 0
+}
+
+// callNumber reads s as a number Python writes with str(int): "0" or
+// digits without a leading zero, up to maxNameNumber.
+func callNumber(s string) (uint32, bool) {
+	if len(s) == 0 || len(s) > 9 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	var v uint32
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint32(c-'0')
+	}
+	return v, true
+}
+
+// Len is the number of names.
+func (n *Names) Len() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.refs)
+}
+
+// Patterns is the number of distinct patterns.
+func (n *Names) Patterns() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.pats)
+}
+
+// At returns name i, made anew unless it has no number.
+func (n *Names) At(i int) string {
+	r := n.refs[i]
+	p := n.pats[r.pat]
+	if p.cut < 0 {
+		return p.text
+	}
+	b := n.append(make([]byte, 0, len(p.text)+10), r, p)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Append appends name i to dst.
+func (n *Names) Append(dst []byte, i int) []byte {
+	r := n.refs[i]
+	return n.append(dst, r, n.pats[r.pat])
+}
+
+func (n *Names) append(dst []byte, r nameRef, p pattern) []byte {
+	if p.cut < 0 {
+		return append(dst, p.text...)
+	}
+	dst = append(dst, p.text[:p.cut]...)
+	dst = strconv.AppendUint(dst, uint64(r.num), 10)
+	return append(dst, p.text[p.cut:]...)
+}
+
+// Is reports whether name i is s.
+func (n *Names) Is(i int, s string) bool {
+	r := n.refs[i]
+	p := n.pats[r.pat]
+	if p.cut < 0 {
+		return p.text == s
+	}
+	head, tail := p.text[:p.cut], p.text[p.cut:]
+	if len(s) <= len(p.text) || s[:len(head)] != head || s[len(s)-len(tail):] != tail {
+		return false
+	}
+	var digits [10]byte
+	return string(strconv.AppendUint(digits[:0], uint64(r.num), 10)) == s[len(head):len(s)-len(tail)]
+}
+
+// Strings returns every name.
+func (n *Names) Strings() []string {
+	out := make([]string, n.Len())
+	for i := range out {
+		out[i] = n.At(i)
+	}
+	return out
+}
+
+// Done drops what adding needs (the patterns' index); adding afterwards
+// builds it again.
+func (n *Names) Done() {
+	if n != nil {
+		n.ids, n.key = nil, nil
+	}
+}
+
+// index builds the patterns' index.
+func (n *Names) index() {
+	n.ids = make(map[string]int32, len(n.pats))
+	for id, p := range n.pats {
+		k := append([]byte(p.text), 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(k[len(k)-4:], uint32(p.cut))
+		n.ids[string(k)] = int32(id)
+	}
+}

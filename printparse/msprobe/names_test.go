@@ -1,0 +1,444 @@
+package msprobe
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// nameCases is each name with the pattern it splits into: text is the
+// name without its number, cut where the number goes (-1: none).
+var nameCases = []struct {
+	name string
+	text string
+	cut  int
+	num  uint32
+}{
+	{"Functional.linear.5.forward", "Functional.linear..forward", 18, 5},
+	{"Module.layers.0.mlp.MLP.forward.3", "Module.layers.0.mlp.MLP.forward.", 32, 3},
+	{"Tensor.__add__.0.forward", "Tensor.__add__..forward", 15, 0},
+	{"Module.x.parameters_grad", "Module.x.parameters_grad", -1, 0},
+	// Zero-padded parts are text; an earlier canonical part still counts.
+	{"a.007.b", "a.007.b", -1, 0},
+	{"a.1.007", "a..007", 2, 1},
+	{"a.0999", "a.0999", -1, 0},
+	{"a.00", "a.00", -1, 0},
+	{"a.0", "a.", 2, 0},
+	{"0", "", 0, 0},
+	{"1.2", "1.", 2, 2},
+	{"1.a", ".a", 0, 1},
+	{"a.1.2", "a.1.", 4, 2},
+	{"", "", -1, 0},
+	{".", ".", -1, 0},
+	{"..", "..", -1, 0},
+	{"a..b", "a..b", -1, 0},
+	// Ten digits is past maxNameNumber; nine is the most.
+	{"a.1000000000", "a.1000000000", -1, 0},
+	{"a.9999999999", "a.9999999999", -1, 0},
+	{"a.999999999", "a.", 2, 999_999_999},
+	{"a.100000000", "a.", 2, 100_000_000},
+	// Only whole parts of ASCII digits.
+	{"a1.b", "a1.b", -1, 0},
+	{"a.-1", "a.-1", -1, 0},
+	{"a.+1", "a.+1", -1, 0},
+	{"a. 1", "a. 1", -1, 0},
+	{"a.1e3", "a.1e3", -1, 0},
+	{"a.٣", "a.٣", -1, 0},
+	{"层.3.名", "层..名", 4, 3},
+	{"a\x00.4.b", "a\x00..b", 3, 4},
+	{"\x00", "\x00", -1, 0},
+	{"a.\x00", "a.\x00", -1, 0},
+	{"a.1.", "a..", 2, 1},
+	{".1", ".", 1, 1},
+	{"1.", ".", 0, 1},
+}
+
+// nearMisses returns strings close to name that are not name.
+func nearMisses(name string) []string {
+	c := []string{"", name + "0", name + "x", "x" + name, "0" + name, name + ".", "." + name}
+	if len(name) > 0 {
+		c = append(c, name[1:], name[:len(name)-1])
+	}
+	if lo, hi, _ := splitNumber(name); lo >= 0 {
+		num := name[lo:hi]
+		c = append(c,
+			name[:lo]+"0"+num+name[hi:], // "05" for 5
+			name[:lo]+name[hi:],         // number gone
+			name[:lo]+num+num+name[hi:],
+		)
+		v, _ := strconv.ParseUint(num, 10, 64)
+		c = append(c, name[:lo]+strconv.FormatUint(v+1, 10)+name[hi:])
+		if v > 0 {
+			c = append(c, name[:lo]+strconv.FormatUint(v-1, 10)+name[hi:])
+		}
+	}
+	out := c[:0]
+	for _, s := range c {
+		if s != name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestNames(t *testing.T) {
+	all := make([]string, len(nameCases))
+	for i, c := range nameCases {
+		all[i] = c.name
+	}
+	n := NamesOf(all)
+	if n.Len() != len(all) {
+		t.Fatalf("Len = %d, want %d", n.Len(), len(all))
+	}
+	for i, c := range nameCases {
+		lo, hi, num := splitNumber(c.name)
+		text, cut := c.name, lo
+		if lo >= 0 {
+			text = c.name[:lo] + c.name[hi:]
+		}
+		if text != c.text || cut != c.cut || num != c.num {
+			t.Errorf("splitNumber(%q): text %q cut %d num %d, want %q %d %d", c.name, text, cut, num, c.text, c.cut, c.num)
+		}
+		p := n.pats[n.refs[i].pat]
+		if p.text != c.text || int(p.cut) != c.cut || n.refs[i].num != c.num {
+			t.Errorf("%q stored as %q cut %d num %d, want %q %d %d", c.name, p.text, p.cut, n.refs[i].num, c.text, c.cut, c.num)
+		}
+		if got := n.At(i); got != c.name {
+			t.Errorf("At(%d) = %q, want %q", i, got, c.name)
+		}
+		if !n.Is(i, c.name) {
+			t.Errorf("Is(%d, %q) = false", i, c.name)
+		}
+		for _, x := range nearMisses(c.name) {
+			if n.Is(i, x) {
+				t.Errorf("Is(%d [%q], %q) = true", i, c.name, x)
+			}
+		}
+		// Every other case name is a miss too.
+		for _, x := range all {
+			if x != c.name && n.Is(i, x) {
+				t.Errorf("Is(%d [%q], %q) = true", i, c.name, x)
+			}
+		}
+		prefix := make([]byte, 4, 64)
+		copy(prefix, "pre:")
+		if got := string(n.Append(prefix, i)); got != "pre:"+c.name {
+			t.Errorf("Append(pre:, %d) = %q, want %q", i, got, "pre:"+c.name)
+		}
+		if got := string(n.Append(nil, i)); got != c.name {
+			t.Errorf("Append(nil, %d) = %q, want %q", i, got, c.name)
+		}
+	}
+}
+
+func TestNamesPatterns(t *testing.T) {
+	gen := func(n int, format string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf(format, i))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what  string
+		names []string
+		want  int
+	}{
+		{"one call count", gen(1000, "Functional.linear.%d.forward"), 1},
+		{"forward and backward", append(gen(1000, "Functional.linear.%d.forward"), gen(1000, "Functional.linear.%d.backward")...), 2},
+		{"last number only", gen(1000, "Module.layers.%d.mlp.MLP.forward.0"), 1000},
+		{"layers by call count", func() []string {
+			var out []string
+			for l := range 10 {
+				for k := range 5 {
+					out = append(out, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d", l, k))
+				}
+			}
+			return out
+		}(), 10},
+		{"zero-padded apart", []string{"a.5", "a.05", "a.005", "a.6"}, 3},
+		{"too large apart", []string{"a.1000000000", "a.1000000001", "a.999999999", "a.1"}, 3},
+		{"no number repeated", []string{"x", "x", "Module.x.parameters_grad", "Module.x.parameters_grad"}, 2},
+		// Same text, number cut at different places.
+		{"cut matters", []string{"a.1.b", "a.b.1", "a.b.2", "1.a.b"}, 3},
+		{"no number vs number cut out", []string{"a.", "a.1", "a..", "a..1", "a.1."}, 5},
+		{"empty and zero", []string{"", "0", "1", "", "00"}, 3},
+	} {
+		n := NamesOf(c.names)
+		if got := n.Patterns(); got != c.want {
+			t.Errorf("%s: Patterns = %d, want %d", c.what, got, c.want)
+		}
+		if got := n.Strings(); strings.Join(got, "\n") != strings.Join(c.names, "\n") || len(got) != len(c.names) {
+			t.Errorf("%s: Strings differ", c.what)
+		}
+	}
+}
+
+func TestNamesRoundTrip(t *testing.T) {
+	var nilNames *Names
+	if nilNames.Len() != 0 || nilNames.Patterns() != 0 || len(nilNames.Strings()) != 0 {
+		t.Errorf("nil Names: Len %d Patterns %d", nilNames.Len(), nilNames.Patterns())
+	}
+	nilNames.Done() // must not panic
+
+	empty := NamesOf(nil)
+	if empty.Len() != 0 || empty.Patterns() != 0 || len(empty.Strings()) != 0 {
+		t.Errorf("empty Names: Len %d Patterns %d", empty.Len(), empty.Patterns())
+	}
+
+	names := []string{
+		"Functional.linear.0.forward", "Functional.linear.1.forward",
+		"Module.layers.0.mlp.MLP.forward.0", "Tensor.__add__.0.forward",
+		"Module.x.parameters_grad", "a.007.b", "",
+	}
+	n := NamesOf(names)
+	check := func(when string, want []string) {
+		t.Helper()
+		got := n.Strings()
+		if len(got) != len(want) {
+			t.Fatalf("%s: Len %d, want %d", when, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] || !n.Is(i, want[i]) {
+				t.Errorf("%s: name %d = %q (Is %v), want %q", when, i, got[i], n.Is(i, want[i]), want[i])
+			}
+		}
+	}
+	check("built", names)
+	pats := n.Patterns()
+
+	// After Done, known patterns are found again and not added twice.
+	n.Done()
+	n.Done()
+	check("done", names)
+	more := []string{
+		"Functional.linear.77.forward", "Module.layers.0.mlp.MLP.forward.9",
+		"Tensor.__add__.123456789.forward", "Module.x.parameters_grad", "a.007.b", "",
+	}
+	for _, s := range more {
+		n.AddString(s)
+	}
+	names = append(names, more...)
+	check("added after Done", names)
+	if got := n.Patterns(); got != pats {
+		t.Errorf("Patterns after Done and known names = %d, want %d", got, pats)
+	}
+
+	// A new pattern after Done is added once.
+	n.Done()
+	n.AddString("Functional.linear.3.backward")
+	n.AddString("Functional.linear.4.backward")
+	names = append(names, "Functional.linear.3.backward", "Functional.linear.4.backward")
+	check("new after Done", names)
+	if got := n.Patterns(); got != pats+1 {
+		t.Errorf("Patterns after a new pattern = %d, want %d", got, pats+1)
+	}
+}
+
+// Add copies what it keeps: the caller may reuse its buffer.
+func TestNamesAddCopies(t *testing.T) {
+	n := NewNames(0)
+	buf := []byte("Module.x.parameters_grad")
+	n.Add(buf)
+	copy(buf, "XXXXXXXXXXXXXXXXXXXXXXXX")
+	buf = append(buf[:0], "Functional.linear.5.forward"...)
+	n.Add(buf)
+	copy(buf, "Functional.linear.6.backwar")
+	if got := n.At(0); got != "Module.x.parameters_grad" {
+		t.Errorf("At(0) = %q after the buffer changed", got)
+	}
+	if got := n.At(1); got != "Functional.linear.5.forward" {
+		t.Errorf("At(1) = %q after the buffer changed", got)
+	}
+	n.Add(nil)
+	n.Add([]byte{})
+	if n.At(2) != "" || n.At(3) != "" || !n.Is(3, "") {
+		t.Errorf("empty names: %q %q", n.At(2), n.At(3))
+	}
+}
+
+// Is and Append into room allocate nothing; At allocates only for a
+// name with a number.
+func TestNamesAllocs(t *testing.T) {
+	n := NamesOf([]string{"Functional.linear.5.forward", "Module.x.parameters_grad"})
+	buf := make([]byte, 0, 64)
+	for _, c := range []struct {
+		what string
+		f    func()
+		want float64
+	}{
+		{"Is", func() { n.Is(0, "Functional.linear.5.forward") }, 0},
+		{"Append", func() { buf = n.Append(buf[:0], 0) }, 0},
+		{"At without number", func() { _ = n.At(1) }, 0},
+		{"At with number", func() { sinkName = n.At(0) }, 1},
+	} {
+		if got := testing.AllocsPerRun(100, c.f); got != c.want {
+			t.Errorf("%s: %v allocs, want %v", c.what, got, c.want)
+		}
+	}
+}
+
+var sinkName string
+
+// refSplit is splitNumber written plainly, to check it against.
+func refSplit(name string) (lo, hi int, num uint32) {
+	parts := strings.Split(name, ".")
+	for j := len(parts) - 1; j >= 0; j-- {
+		p := parts[j]
+		if p == "" || len(p) > 9 || len(p) > 1 && p[0] == '0' || strings.Trim(p, "0123456789") != "" {
+			continue
+		}
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			panic(err)
+		}
+		lo = len(strings.Join(parts[:j], "."))
+		if j > 0 {
+			lo++
+		}
+		return lo, lo + len(p), uint32(v)
+	}
+	return -1, -1, 0
+}
+
+func FuzzNames(f *testing.F) {
+	var seed []string
+	for _, c := range nameCases {
+		seed = append(seed, c.name)
+		f.Add(c.name)
+	}
+	f.Add(strings.Join(seed, "\n"))
+	f.Add("Functional.linear.5.forward\nFunctional.linear.6.forward\nFunctional.linear.05.forward")
+	f.Add("a.1\na.1\na.2\n\na.01\na.1000000000\na.999999999")
+	f.Fuzz(func(t *testing.T, s string) {
+		names := strings.Split(s, "\n")
+		a := NewNames(0)
+		half := len(names) / 2
+		for i, name := range names {
+			b := []byte(name)
+			a.Add(b)
+			copy(b, strings.Repeat("9", len(b))) // Add must have copied
+			if i == half {
+				a.Done()
+			}
+		}
+		b := NamesOf(names)
+		if a.Len() != len(names) || b.Len() != len(names) {
+			t.Fatalf("Len %d %d, want %d", a.Len(), b.Len(), len(names))
+		}
+
+		// Patterns are the distinct (text, cut) pairs.
+		keys := map[string]bool{}
+		for _, name := range names {
+			lo, hi, num := splitNumber(name)
+			rlo, rhi, rnum := refSplit(name)
+			if lo != rlo || hi != rhi || num != rnum {
+				t.Fatalf("splitNumber(%q) = %d %d %d, want %d %d %d", name, lo, hi, num, rlo, rhi, rnum)
+			}
+			if lo < 0 {
+				keys["-\x00"+name] = true
+			} else {
+				keys[strconv.Itoa(lo)+"\x00"+name[:lo]+name[hi:]] = true
+			}
+		}
+		if a.Patterns() != len(keys) || b.Patterns() != len(keys) {
+			t.Fatalf("Patterns %d %d, want %d", a.Patterns(), b.Patterns(), len(keys))
+		}
+
+		for _, n := range []*Names{a, b} {
+			for i, name := range names {
+				if got := n.At(i); got != name {
+					t.Fatalf("At(%d) = %q, want %q", i, got, name)
+				}
+				if got := string(n.Append([]byte("pre"), i)); got != "pre"+name {
+					t.Fatalf("Append(pre, %d) = %q, want %q", i, got, "pre"+name)
+				}
+				if !n.Is(i, name) {
+					t.Fatalf("Is(%d, %q) = false", i, name)
+				}
+				if n.Is(i, name+"x") {
+					t.Fatalf("Is(%d [%q], %q) = true", i, name, name+"x")
+				}
+				for _, x := range nearMisses(name) {
+					if n.Is(i, x) {
+						t.Fatalf("Is(%d [%q], %q) = true", i, name, x)
+					}
+				}
+				// Every other name in the list (pairwise, so bounded).
+				for j := 0; j < len(names) && j < 64; j++ {
+					if names[j] != name && n.Is(i, names[j]) {
+						t.Fatalf("Is(%d [%q], %q) = true", i, name, names[j])
+					}
+				}
+				// One digit changed is another name.
+				for k := 0; k < len(name); k++ {
+					if c := name[k]; c >= '0' && c <= '9' {
+						m := name[:k] + string('0'+(c-'0'+1)%10) + name[k+1:]
+						if n.Is(i, m) {
+							t.Fatalf("Is(%d [%q], %q) = true", i, name, m)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// benchNames is n realistic dump entry names: module calls, functional
+// and tensor calls by call count, and parameter gradients.
+func benchNames(n int) []string {
+	apis := []string{"Functional.linear", "Functional.conv2d", "Tensor.__add__", "Tensor.view", "Torch.matmul", "Functional.gelu"}
+	out := make([]string, 0, n)
+	for i := 0; len(out) < n; i++ {
+		layer, k := (i/8)%48, i/(8*48)
+		switch i % 8 {
+		case 0, 1:
+			out = append(out, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d", layer, k%40))
+		case 2:
+			out = append(out, fmt.Sprintf("Module.layers.%d.self_attn.Attention.backward.%d", layer, k%40))
+		case 3:
+			out = append(out, fmt.Sprintf("Module.layers.%d.mlp.parameters_grad", layer))
+		default:
+			dir := "forward"
+			if i%16 >= 12 {
+				dir = "backward"
+			}
+			out = append(out, fmt.Sprintf("%s.%d.%s", apis[i%len(apis)], i/len(apis), dir))
+		}
+	}
+	return out
+}
+
+func BenchmarkNamesAt(b *testing.B) {
+	names := benchNames(100_000)
+	n := NamesOf(names)
+	n.Done()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		sinkName = n.At(i)
+		if i++; i == len(names) {
+			i = 0
+		}
+	}
+}
+
+func BenchmarkNamesAdd(b *testing.B) {
+	strs := benchNames(100_000)
+	names := make([][]byte, len(strs))
+	for i, s := range strs {
+		names[i] = []byte(s)
+	}
+	b.ReportAllocs()
+	var n *Names
+	for b.Loop() {
+		n = NewNames(len(names))
+		for _, name := range names {
+			n.Add(name)
+		}
+		n.Done()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
+	b.ReportMetric(float64(n.Patterns()), "patterns")
+}
