@@ -135,7 +135,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 			}
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
-		if err := b.addNames(dumpFile, names); err != nil {
+		if err := b.addNames(dumpFile, msprobe.NamesOf(names)); err != nil {
 			return nil, err
 		}
 		nEntries = len(names)
@@ -150,20 +150,20 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 // order as msprobe.EntryNames gives them, parents and constructErr what
 // msprobe.ReadParentIndex (or ReadParentIndexOf) gave for its
 // construct.json.
-func DumpTreeOf(path, dir string, names []string, parents *msprobe.ParentIndex, constructErr error) (*Tree, error) {
+func DumpTreeOf(path, dir string, names *msprobe.Names, parents *msprobe.ParentIndex, constructErr error) (*Tree, error) {
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
 	if err := b.addNames(dumpFile, names); err != nil {
 		return nil, err
 	}
-	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, len(names))
+	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, names.Len())
 }
 
 // addNames adds the modules of dump.json's keys.
-func (b *treeBuilder) addNames(dumpFile string, names []string) error {
-	for i, name := range names {
-		if _, err := b.addEntry(name, dumpFile); err != nil {
+func (b *treeBuilder) addNames(dumpFile string, names *msprobe.Names) error {
+	for i := range names.Len() {
+		if _, err := b.addEntry(names.At(i), dumpFile); err != nil {
 			err.Line = msprobe.EntryLine(dumpFile, i)
 			return err
 		}

@@ -177,7 +177,7 @@ func loadTree(p msprobe.Paths) (*printparse.Tree, map[string]string, error) {
 		return nil, nil, fmt.Errorf("reading module names: %w", err)
 	}
 	construct, cerr := msprobe.ReadConstruct(filepath.Join(dir, "construct.json"))
-	t, err := printparse.DumpTreeOf(p.Dir, dir, names, msprobe.NewParentIndex(construct), cerr)
+	t, err := printparse.DumpTreeOf(p.Dir, dir, msprobe.NamesOf(names), msprobe.NewParentIndex(construct), cerr)
 	if err != nil {
 		return nil, nil, err
 	}

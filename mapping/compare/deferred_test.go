@@ -66,7 +66,7 @@ func TestDataMappingDeferred(t *testing.T) {
 			npu := variant(t, filepath.Join(demo, "llamafactory"), filepath.Join(dir, "npu"), tc.npuAdd)
 			bench := variant(t, filepath.Join(demo, "mindspeed-mm"), filepath.Join(dir, "bench"), tc.bchAdd)
 			np, bp := msprobe.Paths{Dir: npu}, msprobe.Paths{Dir: bench}
-			if dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {}); err != nil {
+			if dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {}); err != nil {
 				t.Fatal(err)
 			} else if dm.Deferred() != tc.deferred {
 				t.Errorf("deferred %v, want %v", dm.Deferred(), tc.deferred)
@@ -166,7 +166,7 @@ func TestDataMapLogPasses(t *testing.T) {
 	t.Parallel()
 	demo, _, m := demoMapping(t)
 	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
-	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2][]string) {})
+	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {})
 	if err != nil || !dm.Deferred() {
 		t.Fatalf("no deferred map (%v)", err)
 	}

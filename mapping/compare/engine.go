@@ -13,6 +13,7 @@ import (
 	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Source yields one side's dump entries in file order, each with its items
@@ -130,7 +131,7 @@ type Config struct {
 	held *heldIndex
 	// nowhere maps the NPU entries a layer_mapping rule sends to no bench
 	// entry to the rule (nowhereRules, health.go).
-	nowhere      map[string]int32
+	nowhere      *nametable.Table
 	nowhereRules []Nowhere
 	// layerMap is the data mapping derived from the layer mapping, looked
 	// up after DataMapping (msprobe merges them, -dm winning).
@@ -906,20 +907,26 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string,
 			last = &entryPair{}
 		}
 		if last.entry != it.Entry || !last.set {
-			b, at, ok := d.EntryPair(it.Entry, &last.next)
-			last.entry, last.bench, last.at, last.ok, last.set = it.Entry, b, at, ok, true
+			var at int32
+			var ok bool
+			last.bench, at, ok = d.AppendEntryPair(last.bench[:0], it.Entry, &last.next)
+			last.entry, last.at, last.ok, last.set = it.Entry, at, ok, true
 		}
 		if !last.ok {
 			return "", false
 		}
-		var at int32
-		b, at = last.bench, last.at
+		b = unsafe.String(unsafe.SliceData(last.bench), len(last.bench)) // until the next entry's pair
 		suffix = it.Name[len(it.Entry):]
 		switch {
-		case b == "" || !has.has(at, suffix):
+		case b == "" || !has.has(last.at, suffix):
 			return resolve.NA, true
 		case b == it.Entry:
 			return it.Name, true
+		case suffix == "" && buf == nil:
+			return strings.Clone(b), true
+		case suffix == "":
+			*buf = append((*buf)[:0], b...)
+			return unsafe.String(unsafe.SliceData(*buf), len(*buf)), true
 		}
 	default:
 		var ok bool
@@ -949,10 +956,11 @@ type suffixHas interface {
 // (resolve.DataMap.EntryPair), kept while its rows are mapped, and where
 // to look for the next entry's.
 type entryPair struct {
-	entry, bench string
-	at           int32
-	ok, set      bool
-	next         int
+	entry   string
+	bench   []byte // the bench entry's name
+	at      int32
+	ok, set bool
+	next    int
 }
 
 // suffixCheck tells, on the goroutine of a join through ix, whether a bench

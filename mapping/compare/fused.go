@@ -101,10 +101,10 @@ func (pl *fusedPlan) addGroup(g mapping.ModulePair, nn, bn *dumpNames) bool {
 		for k := 0; k < n; k++ {
 			c := &groupCall{kind: g.Kind, layout: g.Layout, npuMany: len(nm) > 1, dir: dir, group: len(pl.Groups)}
 			for i := range nm {
-				c.npu = append(c.npu, nn.names[nc[i][k]])
+				c.npu = append(c.npu, nn.name(nc[i][k]))
 			}
 			for i := range bm {
-				c.bench = append(c.bench, bn.names[bc[i][k]])
+				c.bench = append(c.bench, bn.name(bc[i][k]))
 				c.benchKeys = append(c.benchKeys, bn.keyPrefix(bc[i][k]))
 			}
 			if pl.register(c) && dir != msprobe.StateParametersGrad {
@@ -154,14 +154,14 @@ func (pl *fusedPlan) addChildren(c *groupCall, nn, bn *dumpNames) {
 					ok = false
 					break
 				}
-				cc.npu = append(cc.npu, nn.names[nk[i][api][k]])
+				cc.npu = append(cc.npu, nn.name(nk[i][api][k]))
 			}
 			for i := range bk {
 				if !ok || k >= len(bk[i][api]) {
 					ok = false
 					break
 				}
-				cc.bench = append(cc.bench, bn.names[bk[i][api][k]])
+				cc.bench = append(cc.bench, bn.name(bk[i][api][k]))
 				cc.benchKeys = append(cc.benchKeys, bn.keyPrefix(bk[i][api][k]))
 			}
 			if ok {

@@ -10,6 +10,7 @@ import (
 	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Mapping health: before comparing, the layer mapping is checked against
@@ -54,7 +55,7 @@ type Nowhere struct {
 type rankHealth struct {
 	findings []Finding
 	nowhere  []Nowhere
-	entries  map[string]int32
+	entries  *nametable.Table // no names kept: a mapped compare may send most entries nowhere
 }
 
 // checkMapping derives a rank pair's data mapping from m (msprobe's
@@ -66,13 +67,13 @@ type rankHealth struct {
 // gives them (nil where they could differ), for the N:1 plan. Without
 // rows, the rows are left to the table's passes where they can be (see
 // resolve.ReadSides).
-func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func(npu, bench *resolve.Entries, names [2][]string)) (*resolve.DataMap, *rankHealth, error) {
+func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func(npu, bench *resolve.Entries, names [2]*msprobe.Names)) (*resolve.DataMap, *rankHealth, error) {
 	sides, err := resolve.ReadSides(np.Dir, bp.Dir, rows)
 	if err != nil {
 		return nil, nil, err
 	}
 	npu, bench := sides.Entries()
-	var names [2][]string
+	var names [2]*msprobe.Names
 	names[0], names[1] = sides.EntryNames()
 	read(npu, bench, names)
 	// validate's checks read the module trees and m only: they run beside
@@ -83,7 +84,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		defer close(checked)
 		findings = treeFindings(m, sides)
 	}()
-	h := &rankHealth{entries: map[string]int32{}}
+	h := &rankHealth{entries: nametable.New()}
 	byRule := map[*mapping.Rule]int32{}
 	dm, err := sides.DataMapping(m, func(it *resolve.Item, fired []*mapping.Rule) {
 		var rule *mapping.Rule
@@ -108,8 +109,9 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 			}
 			h.nowhere = append(h.nowhere, n)
 		}
-		h.entries[it.Name] = i
+		h.entries.Set(it.Name, i)
 	})
+	h.entries.Done()
 	<-checked
 	if err != nil {
 		return nil, nil, err

@@ -14,7 +14,7 @@ import (
 // and construct.json's parents. It is built only for runs that compare
 // groups.
 type dumpNames struct {
-	names     []string
+	names     *msprobe.Names
 	prefix    map[int32]string      // renumbered compare-key prefixes
 	calls     map[moduleDir][]int32 // a module's entries of a direction, file order
 	construct string                // construct.json ("" without one)
@@ -25,7 +25,7 @@ type dumpNames struct {
 
 // readNames skims a dump.json (and reads construct.json beside it);
 // known, when not nil, are its names as SkimExact gives them.
-func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error) {
+func readNames(p msprobe.Paths, cfg *Config, known *msprobe.Names) (*dumpNames, error) {
 	d := &dumpNames{prefix: map[int32]string{}, calls: map[moduleDir][]int32{}}
 	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	defer func() { namer.release() }()
@@ -46,17 +46,20 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 	}
 	if known != nil {
 		d.names = known // read only: shared, not copied
-		for i, name := range known {
-			index(int32(i), name)
+		for i := range known.Len() {
+			index(int32(i), known.At(i))
 		}
 	} else if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
-		name := string(e.Name)
-		index(int32(len(d.names)), name)
-		d.names = append(d.names, name)
+		if d.names == nil {
+			d.names = msprobe.NewNames(0)
+		}
+		index(int32(d.names.Len()), string(e.Name))
+		d.names.Add(e.Name)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	d.names.Done()
 	d.construct = p.ConstructJSON
 	return d, nil
 }
@@ -64,7 +67,7 @@ func readNames(p msprobe.Paths, cfg *Config, known []string) (*dumpNames, error)
 // readBothNames reads the names of both dumps (readNames), one goroutine
 // a side; the NPU side's error comes first. known are the names of each
 // side as SkimExact gives them, nil where not known.
-func readBothNames(np, bp msprobe.Paths, cfg *Config, known [2][]string) (nn, bn *dumpNames, err error) {
+func readBothNames(np, bp msprobe.Paths, cfg *Config, known [2]*msprobe.Names) (nn, bn *dumpNames, err error) {
 	var bErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { bn, bErr = readNames(bp, cfg, known[1]) })
@@ -76,12 +79,15 @@ func readBothNames(np, bp msprobe.Paths, cfg *Config, known [2][]string) (nn, bn
 	return nn, bn, nil
 }
 
+// name is entry i's name.
+func (d *dumpNames) name(i int32) string { return d.names.At(int(i)) }
+
 // keyPrefix is entry i's compare-key prefix.
 func (d *dumpNames) keyPrefix(i int32) string {
 	if p, ok := d.prefix[i]; ok {
 		return p
 	}
-	return d.names[i]
+	return d.name(i)
 }
 
 // moduleCalls lists a module's entries of one direction ("forward",
@@ -97,7 +103,7 @@ type moduleDir struct{ path, dir string }
 func (d *dumpNames) callOf(entry, path, dir string) int {
 	calls := d.moduleCalls(path, dir)
 	for k := len(calls) - 1; k >= 0; k-- {
-		if d.names[calls[k]] == entry {
+		if d.names.Is(int(calls[k]), entry) {
 			return k
 		}
 	}
@@ -116,15 +122,17 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 			return nil
 		}
 		d.kids = map[string][]int32{}
-		for i, n := range d.names {
-			if par := d.parents.Parent(n); par != "" && !isModule(n) {
-				d.kids[par] = append(d.kids[par], int32(i))
+		for i := range d.names.Len() {
+			if n := d.names.At(i); !isModule(n) {
+				if par := d.parents.Parent(n); par != "" {
+					d.kids[par] = append(d.kids[par], int32(i))
+				}
 			}
 		}
 	}
 	out := map[string][]int32{}
 	for _, c := range d.kids[entry] {
-		k := apiKey(d.names[c])
+		k := apiKey(d.name(c))
 		out[k] = append(out[k], c)
 	}
 	return out

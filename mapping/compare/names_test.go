@@ -18,7 +18,7 @@ func TestCallOf(t *testing.T) {
 		"Module.a.A.forward.0", "Tensor.add.0.forward", "Module.a.A.forward.1", "Module.b.B.forward.0",
 		"Module.a.A.backward.0", "Module.a.A.forward.2", "Module.a.A.forward.1",
 	}
-	d, err := readNames(msprobe.Paths{}, &Config{}, known)
+	d, err := readNames(msprobe.Paths{}, &Config{}, msprobe.NamesOf(known))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +66,9 @@ func TestReadBothNamesErrors(t *testing.T) {
 		{"npu fails", badNPU, good, "npu.json"},
 		{"both fail", badNPU, badBench, "npu.json"},
 	} {
-		nn, bn, err := readBothNames(tt.npu, tt.bench, &Config{}, [2][]string{})
+		nn, bn, err := readBothNames(tt.npu, tt.bench, &Config{}, [2]*msprobe.Names{})
 		switch {
-		case tt.want == "" && (err != nil || len(nn.names) != 1 || len(bn.names) != 1):
+		case tt.want == "" && (err != nil || nn.names.Len() != 1 || bn.names.Len() != 1):
 			t.Errorf("%s: %v, %v, %v", tt.name, nn, bn, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want one about %s", tt.name, err, tt.want)

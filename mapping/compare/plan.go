@@ -20,7 +20,7 @@ import (
 // (see readBothNames).
 // Detection reads both dumps through the indexes of ixs (indexSides),
 // and leaves the bench one to the compare's join in cfg.held.
-func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan, ixs *sideIndexes, known [2][]string) (*fusedPlan, error) {
+func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, detect bool, tp *tpPlan, ixs *sideIndexes, known [2]*msprobe.Names) (*fusedPlan, error) {
 	if len(groups) == 0 && !detect && tp == nil {
 		return nil, nil
 	}
@@ -113,7 +113,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 	for _, k := range keys {
 		path := k.path
 		first := nn.calls[k][0]
-		if taken[0][path] || pl.calls[nn.names[first]] != nil {
+		if taken[0][path] || pl.calls[nn.name(first)] != nil {
 			continue
 		}
 		o := row(nix, nn.keyPrefix(first)+".output.0")

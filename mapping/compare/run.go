@@ -892,7 +892,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	// the dumps, or else by skimming them. (The plan's names are read
 	// after the mappings: beside them they would raise the peak memory.)
 	var ixs *sideIndexes
-	var entryNames [2][]string // where the layer mapping read them
+	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
 	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
 		ixc := *cfg
@@ -917,7 +917,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// The rows are left to the table's passes where the indexed join
 		// reads the bench side (see dataMapLog).
 		rows := opt.mapRows || cfg.Fuzzy || cfg.fullBench || cfg.simpleBench
-		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2][]string) {
+		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2]*msprobe.Names) {
 			stage("resolving the layer mapping")
 			startIndexes(npu, bench) // the dumps' entries as read: no skims
 			entryNames = names

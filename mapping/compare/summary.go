@@ -41,7 +41,7 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 		s.SentNowhere = append([]Nowhere(nil), cfg.nowhereRules...)
 	}
 	nowhere := -1 // the rule the group's unmatched rows count under
-	if k, ok := cfg.nowhere[grp[0].npu.it.Entry]; ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
+	if k, ok := cfg.nowhere.Get(grp[0].npu.it.Entry); ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
 		nowhere = int(k) // (an N:1 group call's rows are the fusion's)
 	}
 	counted := false

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -45,7 +47,7 @@ func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, 
 	}
 	converted := map[*TrieNode]conversion{}
 	for i := range out {
-		node, state, ord, _ := npu.at(i)
+		node, state, ord := npu.at(i)
 		c, ok := converted[node]
 		if !ok {
 			var path []string
@@ -66,10 +68,10 @@ func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, 
 func namePairs(npu, bench *Trie, at []int32) []NamePair {
 	out := make([]NamePair, len(at))
 	for i, b := range at {
-		_, _, _, out[i].NPU = npu.at(i)
+		out[i].NPU = npu.nameAt(i)
 		out[i].Bench = NA
 		if b >= 0 {
-			_, _, _, out[i].Bench = bench.at(int(b))
+			out[i].Bench = bench.nameAt(int(b))
 		}
 	}
 	return out
@@ -101,7 +103,7 @@ type Sides struct {
 // row names of each entry (or, for a side whose rows are left to the
 // compare, the skim's entries) and its module tree.
 type sideRest struct {
-	names    []string
+	names    *msprobe.Names
 	scanned  bool // names are the rows' entries
 	rows     *rowTable
 	skim     *skimmed
@@ -113,7 +115,7 @@ type sideRest struct {
 // EntryNames returns the keys of each dump.json's "data" in order, as
 // msprobe.SkimExact gives them; nil for a side where ReadSides did not
 // read them so.
-func (s *Sides) EntryNames() (npu, bench []string) {
+func (s *Sides) EntryNames() (npu, bench *msprobe.Names) {
 	return s.side[0].names, s.side[1].names
 }
 
@@ -122,7 +124,7 @@ func (s *Sides) EntryNames() (npu, bench []string) {
 // and whether each has a row msprobe.NormalRow refuses (Odd is thus
 // never set where SkimEntry.Odd is not).
 type Entries struct {
-	Names   []string
+	Names   *msprobe.Names
 	Offsets []int64
 	Odd     []bool
 }
@@ -136,7 +138,7 @@ func (s *Sides) Entries() (npu, bench *Entries) {
 		switch {
 		case r.skim != nil:
 			es[k] = &Entries{Names: r.skim.names, Offsets: r.skim.offs, Odd: r.skim.odd}
-		case r.scanned && r.rows != nil && len(r.rows.offs) == len(r.names):
+		case r.scanned && r.rows != nil && len(r.rows.offs) == r.names.Len():
 			es[k] = &Entries{Names: r.names, Offsets: r.rows.offs, Odd: r.rows.odd}
 		}
 	}
@@ -203,9 +205,15 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 
 // namesExtend works out, on a goroutine of its own, whether one of
 // names extends another's (extendsAnother).
-func namesExtend(names []string) func() bool {
+func namesExtend(names *msprobe.Names) func() bool {
 	c := make(chan bool, 1)
-	go func() { c <- extendsAnother(len(names), func(i int) string { return names[i] }) }()
+	go func() {
+		var b []byte // each name read in place: extendsAnother keeps none
+		c <- extendsAnother(names.Len(), func(i int) string {
+			b = names.Append(b[:0], i)
+			return unsafe.String(unsafe.SliceData(b), len(b))
+		})
+	}()
 	return sync.OnceValue(func() bool { return <-c })
 }
 

@@ -361,7 +361,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 				benchNames = append(benchNames, e.Name)
 			}
 			npuNames, at := positionsOf(tc.api, benchNames)
-			pe := newDeferredDataMap(npuNames, benchNames, at)
+			pe := newDeferredDataMap(msprobe.NamesOf(npuNames), msprobe.NamesOf(benchNames), at)
 			if pe == nil {
 				if tc.name == "regular" || tc.name == "long lists" {
 					t.Error("no deferred map")
@@ -610,7 +610,10 @@ func TestSidesEntries(t *testing.T) {
 					continue
 				}
 				path := filepath.Join(dirs[k], "dump.json")
-				var want Entries
+				var want struct {
+					Names   []string
+					Offsets []int64
+				}
 				var skimOdd []bool
 				if _, err := msprobe.Skim(path, func(e *msprobe.SkimEntry) error {
 					want.Names = append(want.Names, string(e.Name))
@@ -620,8 +623,8 @@ func TestSidesEntries(t *testing.T) {
 				}); err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(es.Names, want.Names) || !reflect.DeepEqual(es.Offsets, want.Offsets) || len(es.Odd) != len(want.Names) {
-					t.Errorf("%s: %d entries at offsets %v, Skim: %d at %v", path, len(es.Names), head64(es.Offsets), len(want.Names), head64(want.Offsets))
+				if !reflect.DeepEqual(es.Names.Strings(), want.Names) || !reflect.DeepEqual(es.Offsets, want.Offsets) || len(es.Odd) != len(want.Names) {
+					t.Errorf("%s: %d entries at offsets %v, Skim: %d at %v", path, es.Names.Len(), head64(es.Offsets), len(want.Names), head64(want.Offsets))
 					continue
 				}
 				rows := s.side[k].rows
@@ -631,7 +634,7 @@ func TestSidesEntries(t *testing.T) {
 					}
 					rows.done()
 				}
-				for i, name := range es.Names {
+				for i, name := range es.Names.Strings() {
 					normal := true
 					for _, r := range rows.rows(name) {
 						normal = normal && msprobe.NormalRow(name, r)

@@ -187,8 +187,8 @@ type DataMap struct {
 	// bench entry's position among benchNames, or -1.
 	deferred   bool
 	later      []int32
-	npuNames   []string
-	benchNames []string
+	npuNames   *msprobe.Names
+	benchNames *msprobe.Names
 }
 
 // dmPair is one NPU entry of the data mapping: its bench entry ("" for
@@ -209,10 +209,12 @@ type dmPair struct {
 // entry name may extend another's on either side: an NPU row's pair is
 // then its bench entry's row of the same suffix, as newDataMap's compact
 // path pairs them.
-func newDeferredDataMap(npu, bench []string, at []int32) *DataMap {
+func newDeferredDataMap(npu, bench *msprobe.Names, at []int32) *DataMap {
 	d := &DataMap{deferred: true, byEntry: nametable.New(), later: at, npuNames: npu, benchNames: bench}
+	var b []byte
 	for i := range at {
-		d.byEntry.Set(npu[i], int32(i))
+		b = npu.Append(b[:0], i)
+		d.byEntry.SetBytes(b, int32(i))
 	}
 	d.byEntry.Done()
 	if d.byEntry.Len() != len(d.later) {
@@ -234,12 +236,20 @@ func (d *DataMap) Deferred() bool { return d.deferred }
 // entry named entry ("" for none) and its position in the bench dump;
 // ok is false when the map does not have the entry. An NPU row named
 // with the entry's name and a suffix is paired with the bench entry's
-// row of that suffix, when the bench entry has it, else with NA. The entry is looked for from *next on first, where the
-// entry asked for before left it (the pairs are in the NPU dump's order);
-// next may be nil.
+// row of that suffix, when the bench entry has it, else with NA. The
+// entry is looked for from *next on first, where the entry asked for
+// before left it (the pairs are in the NPU dump's order); next may be
+// nil.
 func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok bool) {
+	b, at, ok := d.AppendEntryPair(nil, entry, next)
+	return string(b), at, ok
+}
+
+// AppendEntryPair is EntryPair with the bench entry's name appended to
+// dst.
+func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []byte, at int32, ok bool) {
 	if !d.deferred {
-		return "", -1, false
+		return dst, -1, false
 	}
 	var k int
 	if next == nil {
@@ -247,9 +257,12 @@ func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok
 	}
 	i, ok := d.laterAt(entry, next)
 	if !ok {
-		return "", -1, false
+		return dst, -1, false
 	}
-	return d.benchAt(i)
+	if at = d.later[i]; at < 0 {
+		return dst, -1, true
+	}
+	return d.benchNames.Append(dst, int(at)), at, true
 }
 
 // benchAt is the bench entry of the deferred map's NPU entry i ("" and -1
@@ -258,14 +271,14 @@ func (d *DataMap) benchAt(i int32) (bench string, at int32, ok bool) {
 	if at = d.later[i]; at < 0 {
 		return "", -1, true
 	}
-	return d.benchNames[at], at, true
+	return d.benchNames.At(int(at)), at, true
 }
 
 // laterAt finds the NPU entry named entry in a deferred map, from *next
 // on first, and leaves *next just past it.
 func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
 	var i int32
-	if k := *next; k < len(d.later) && d.npuNames[k] == entry {
+	if k := *next; k < len(d.later) && d.npuNames.Is(k, entry) {
 		i = int32(k)
 	} else if j, ok := d.byEntry.Get(entry); ok {
 		i = j

@@ -53,7 +53,7 @@ func FuzzDataMapDeferred(f *testing.F) {
 		if !d.Deferred() {
 			return
 		}
-		got := entryPairsOf(t, d, filepath.Join(npu, "dump.json"), eager.side[1].rows, eager.side[1].names, eager.side[0].rows, names)
+		got := entryPairsOf(t, d, filepath.Join(npu, "dump.json"), eager.side[1].rows, eager.side[1].names.Strings(), eager.side[0].rows, names)
 		diffPairs(t, got, dm.Pairs())
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -23,7 +24,7 @@ type DumpInput struct {
 	// Framework is "pytorch", "mindspore" or "mindtorch".
 	Framework string
 	// Names are the keys of dump.json "data", in file order.
-	Names []string
+	Names *msprobe.Names
 	// Parents holds construct.json: each entry's parent ("" for none).
 	// Only the parent of the Megatron [parent, micro_step] form is kept.
 	Parents *msprobe.ParentIndex
@@ -89,9 +90,9 @@ func ItemsFromDump(in DumpInput) ([]*Item, error) {
 // placed in a trie, its ordinal there. Its type is read again from its
 // name when asked (dumpName).
 type dumpItems struct {
-	names   []string // dump.json's keys, in order
-	scopes  []string // the distinct full scopes
-	states  []string // the distinct states
+	names   *msprobe.Names // dump.json's keys, in order
+	scopes  []string       // the distinct full scopes
+	states  []string       // the distinct states
 	entries []dumpEntry
 	nodes   []*TrieNode // the node of each full scope, once placed
 }
@@ -105,7 +106,7 @@ type dumpEntry struct {
 // item makes the Item of entry i.
 func (d *dumpItems) item(i int) *Item {
 	e := d.entries[i]
-	name := d.names[i]
+	name := d.names.At(i)
 	it := &Item{Name: name, State: d.states[e.state], Type: dumpName(name).typ, FullScope: d.scopes[e.scope], ord: int(e.ord)}
 	if d.nodes != nil {
 		it.node = d.nodes[e.scope]
@@ -118,12 +119,12 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	if in.ConstructEmpty || in.StackEmpty {
 		return nil, nil
 	}
-	d := &dumpItems{names: in.Names, entries: make([]dumpEntry, len(in.Names))}
+	d := &dumpItems{names: in.Names, entries: make([]dumpEntry, in.Names.Len())}
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
-	for i, name := range in.Names {
-		full, dn, err := parseDumpItem(in, i, name, c)
+	for i := range in.Names.Len() {
+		full, dn, err := parseDumpItem(in, i, in.Names.At(i), c)
 		if err != nil {
 			return nil, in.place(i, err)
 		}
@@ -234,7 +235,7 @@ func trieOfDump(source string, d *dumpItems) *Trie {
 		}
 	}
 	for n, i := range lastAt {
-		n.Type, n.Typed = dumpName(d.names[i]).typ, true
+		n.Type, n.Typed = dumpName(d.names.At(int(i))).typ, true
 	}
 	return t
 }
@@ -438,17 +439,23 @@ func containsAny(s string, subs []string) bool {
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
 func (d *dumpItems) backwardPass() {
-	var byName map[string]int32 // built at the first backward item
-	var b []byte
-	for i, name := range d.names {
+	var byName *nametable.Table // built at the first backward item
+	defer func() { byName.Release() }()
+	var b, nb []byte
+	for i := range d.names.Len() {
+		nb = d.names.Append(nb[:0], i)
+		name := unsafe.String(unsafe.SliceData(nb), len(nb))
 		if !backwardTail(name) {
 			continue
 		}
 		if byName == nil {
-			byName = make(map[string]int32, len(d.names))
-			for k, x := range d.names {
-				byName[x] = int32(k)
+			byName = nametable.New()
+			var kb []byte
+			for k := range d.names.Len() {
+				kb = d.names.Append(kb[:0], k)
+				byName.SetBytes(kb, int32(k))
 			}
+			byName.Done()
 		}
 		// the name with "backward" read as "forward" in its last two
 		// parts (backwardTail: one of them is "backward")
@@ -457,7 +464,8 @@ func (d *dumpItems) backwardPass() {
 			cut = strings.LastIndexByte(name[:j], '.') + 1
 		}
 		b = append(append(b[:0], name[:cut]...), strings.ReplaceAll(name[cut:], StateBackward, StateForward)...)
-		if fw, ok := byName[string(b)]; ok {
+		fwName := unsafe.String(unsafe.SliceData(b), len(b))
+		if fw, ok := byName.Get(fwName); ok && d.names.Is(int(fw), fwName) {
 			d.entries[i].scope = d.entries[fw].scope
 		}
 	}

@@ -25,12 +25,13 @@ import (
 func synth(lines ...string) DumpInput {
 	in := DumpInput{Source: "synthetic", Framework: "pytorch"}
 	construct := map[string]string{}
+	var names []string
 	for _, l := range lines {
 		name, parent, _ := strings.Cut(l, " <- ")
-		in.Names = append(in.Names, name)
+		names = append(names, name)
 		construct[name] = parent
 	}
-	in.Parents = msprobe.NewParentIndex(construct)
+	in.Names, in.Parents = msprobe.NamesOf(names), msprobe.NewParentIndex(construct)
 	return in
 }
 
@@ -108,8 +109,8 @@ func TestSyntheticQwenVLShared(t *testing.T) {
 		"VisionModel: {encoder.blocks.layers: blocks}\nMLP: {linear_fc1: up_proj, linear_fc2: down_proj}\n"
 	one := base + "TransformerLayer: {input_layernorm: norm1, self_attention: attn, pre_mlp_layernorm: norm2}\nMMGPTModel: {decoder.layers: layers}\n"
 	want := map[string]string{}
-	for i, n := range npu.Names {
-		want[n] = bench.Names[i]
+	for i, n := range npu.Names.Strings() {
+		want[n] = bench.Names.At(i)
 	}
 	t.Run("one TransformerLayer block", func(t *testing.T) {
 		w := copyMap(want)
@@ -390,11 +391,11 @@ func TestSyntheticDocExample(t *testing.T) {
 		"ParallelMLP: {dense_h_to_4h: linear_fc1, dense_4h_to_h: linear_fc2}\n"
 	want := map[string]string{tlm: NA}
 	bi := 0
-	for _, n := range npu.Names {
+	for _, n := range npu.Names.Strings() {
 		if n == tlm {
 			continue
 		}
-		want[n] = bench.Names[bi]
+		want[n] = bench.Names.At(bi)
 		bi++
 	}
 	checkMap(t, apiMappingOf(t, y, npu, bench), want)
@@ -412,7 +413,7 @@ func FuzzDumpScope(f *testing.F) {
 	f.Add("Module.add.Add.forward.0", "", "")
 	f.Fuzz(func(t *testing.T, name, parent, frame string) {
 		in := DumpInput{Source: "fuzz", Framework: "pytorch", Parents: msprobe.NewParentIndex(map[string]string{name: parent, "Tensor.add.0.forward": name}),
-			Names: []string{name, "Tensor.add.0.forward", "Module.x.ParallelTransformer.forward.0"},
+			Names: msprobe.NamesOf([]string{name, "Tensor.add.0.forward", "Module.x.ParallelTransformer.forward.0"}),
 			Stack: map[string]StackEntry{name: {Frames: []string{"Template", frame, frame}, Valid: true}}}
 		items, err := ItemsFromDump(in)
 		if err != nil {
@@ -524,8 +525,9 @@ func TestBackwardPass(t *testing.T) {
 func refFullScopes(t *testing.T, in DumpInput) []string {
 	t.Helper()
 	c := newScopeCache()
-	scopes := make([]string, len(in.Names))
-	for i, name := range in.Names {
+	names := in.Names.Strings()
+	scopes := make([]string, len(names))
+	for i, name := range names {
 		id, _, err := parseDumpItem(in, i, name, c)
 		if err != nil {
 			t.Fatal(err)
@@ -533,10 +535,10 @@ func refFullScopes(t *testing.T, in DumpInput) []string {
 		scopes[i] = c.scopes[id]
 	}
 	byName := map[string]int{}
-	for i, n := range in.Names {
+	for i, n := range names {
 		byName[n] = i
 	}
-	for i, n := range in.Names {
+	for i, n := range names {
 		if !backwardTail(n) {
 			continue
 		}
@@ -550,7 +552,7 @@ func refFullScopes(t *testing.T, in DumpInput) []string {
 		}
 	}
 	var prefixes []string
-	for i, n := range in.Names {
+	for i, n := range names {
 		if pre := scopes[i] + ".layers"; dumpName(n).typ == "ParallelTransformer" && !slices.Contains(prefixes, pre) {
 			prefixes = append(prefixes, pre)
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"unsafe"
 
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -78,7 +77,7 @@ func readDump(path string, mode rowsMode) (DumpInput, *rowTable, *skimmed, error
 		if rt, h, repeats, err = scanRowTable(paths.DumpJSON); err != nil {
 			return fail(err)
 		}
-		names := rt.done()
+		names := msprobe.NamesOf(rt.done())
 		if len(h.Skipped) == 0 && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 			in.Names, in.Framework, in.allNames, in.scanned = names, h.Framework, !repeats, !paths.Debug
 		}
@@ -120,7 +119,7 @@ func scanRowTable(path string) (_ *rowTable, _ msprobe.Header, repeats bool, _ e
 // skimmed is a dump.json's entries as a skim gives them, for a side whose
 // rows are read by the compare's own pass over the file.
 type skimmed struct {
-	names     []string
+	names     *msprobe.Names
 	offs      []int64
 	odd       []bool // all false: a file with an odd entry is scanned
 	framework string
@@ -137,12 +136,11 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	if paths.Debug {
 		return nil, nil
 	}
-	sk := &skimmed{}
+	sk := &skimmed{names: msprobe.NewNames(0)}
 	repeats, odd := false, false
-	var names nameBlocks
 	h, err := msprobe.SkimExact(paths.DumpJSON, func() { repeats = true }, func(e *msprobe.SkimEntry) error {
 		odd = odd || e.Odd
-		sk.names = append(sk.names, names.copy(e.Name))
+		sk.names.Add(e.Name)
 		sk.offs = append(sk.offs, e.Offset)
 		return nil
 	})
@@ -152,27 +150,9 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	if repeats || odd || h.FrameworkMissing || h.Framework != "pytorch" && h.Framework != "mindspore" {
 		return nil, nil
 	}
-	sk.odd, sk.framework = make([]bool, len(sk.names)), h.Framework
+	sk.names.Done()
+	sk.odd, sk.framework = make([]bool, sk.names.Len()), h.Framework
 	return sk, nil
-}
-
-// nameBlocks copies names into blocks of nameBlock bytes, each name's
-// string pointing into its block: one allocation a block rather than
-// one a name, which the allocator would round up to its size class.
-type nameBlocks struct{ buf []byte }
-
-const nameBlock = 64 << 10
-
-func (b *nameBlocks) copy(s []byte) string {
-	if len(s) == 0 {
-		return ""
-	}
-	if len(s) > cap(b.buf)-len(b.buf) {
-		b.buf = make([]byte, 0, max(nameBlock, len(s)))
-	}
-	lo := len(b.buf)
-	b.buf = append(b.buf, s...)
-	return unsafe.String(&b.buf[lo], len(s))
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
@@ -210,7 +190,7 @@ func dumpTree(in DumpInput) (*printparse.Tree, error) {
 
 // readDumpNames returns the keys of dump.json's "data" in order and the
 // framework (msprobe.DetectFramework).
-func readDumpNames(path string) ([]string, string, error) {
+func readDumpNames(path string) (*msprobe.Names, string, error) {
 	names, err := msprobe.EntryNames(path)
 	if err != nil {
 		return nil, "", err
@@ -219,14 +199,14 @@ func readDumpNames(path string) ([]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return names, fw, nil
+	return msprobe.NamesOf(names), fw, nil
 }
 
 // readStackRaw loads stack.json as msprobe's layer mapping does: a plain
 // object whose values are looked up by entry name. Only the values of
 // names are kept (a grouped stack.json has none). empty reports an object
 // without members (or null).
-func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty bool, _ error) {
+func readStackRaw(path string, names *msprobe.Names) (_ map[string]StackEntry, empty bool, _ error) {
 	raw, empty, ok := stackMembers(path, names)
 	if !ok {
 		// not an object (or not JSON): read whole for the error
@@ -242,9 +222,9 @@ func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty b
 			return nil, false, source.JSONError(path, data, "a JSON object", err)
 		}
 		raw, empty = map[string][]byte{}, len(m) == 0
-		for _, k := range names {
-			if v, ok := m[k]; ok {
-				raw[k] = v
+		for i := range names.Len() {
+			if v, ok := m[names.At(i)]; ok {
+				raw[names.At(i)] = v
 			}
 		}
 	}
@@ -266,12 +246,13 @@ func readStackRaw(path string, names []string) (_ map[string]StackEntry, empty b
 // wantedKeys tells whether a stack.json key is among names. Grouped
 // files have keys without a '.', as names seldom are: the set of all
 // names is made only for a key with a '.'.
-func wantedKeys(names []string) func(key string) bool {
+func wantedKeys(names *msprobe.Names) func(key string) bool {
 	var all map[string]bool
 	dotless := map[string]bool{}
-	for _, n := range names {
-		if strings.IndexByte(n, '.') < 0 {
-			dotless[n] = true
+	var b []byte
+	for i := range names.Len() {
+		if b = names.Append(b[:0], i); bytes.IndexByte(b, '.') < 0 {
+			dotless[string(b)] = true
 		}
 	}
 	return func(k string) bool {
@@ -279,9 +260,9 @@ func wantedKeys(names []string) func(key string) bool {
 			return dotless[k]
 		}
 		if all == nil {
-			all = make(map[string]bool, len(names))
-			for _, n := range names {
-				all[n] = true
+			all = make(map[string]bool, names.Len())
+			for i := range names.Len() {
+				all[names.At(i)] = true
 			}
 		}
 		return all[k]
@@ -304,7 +285,7 @@ func decodeKey(k []byte) (key string, ok bool) {
 // repeated key's last), and whether it has no member. ok is false when
 // the file is not one object in valid JSON and UTF-8 (the lexer's reading:
 // JSON and Python's bare NaN and Infinity), or cannot be read.
-func stackMembers(path string, names []string) (raw map[string][]byte, empty, ok bool) {
+func stackMembers(path string, names *msprobe.Names) (raw map[string][]byte, empty, ok bool) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, false, false

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -33,7 +34,7 @@ func stackRawJSON(data []byte, names []string) (map[string][]byte, bool, bool) {
 // UTF-8, which json.Unmarshal reads.
 func checkStackMembers(t *testing.T, what string, data []byte, names []string) {
 	t.Helper()
-	got, gempty, gok := stackMembers(testkit.WriteFile(t, t.TempDir(), "stack.json", string(data)), names)
+	got, gempty, gok := stackMembers(testkit.WriteFile(t, t.TempDir(), "stack.json", string(data)), msprobe.NamesOf(names))
 	if !utf8.Valid(data) {
 		if gok {
 			t.Fatalf("%s: stackMembers read a file that is not UTF-8", what)
@@ -99,7 +100,7 @@ func TestStackMembers(t *testing.T) {
 func TestStackRawPythonWords(t *testing.T) {
 	t.Parallel()
 	path := testkit.WriteFile(t, t.TempDir(), "stack.json", `{"0": [["a.b.c.d"], [NaN, -Infinity]], "a.b.c.d": ["File x, line 1, in f"]}`)
-	got, empty, err := readStackRaw(path, []string{"a.b.c.d"})
+	got, empty, err := readStackRaw(path, msprobe.NamesOf([]string{"a.b.c.d"}))
 	if err != nil || empty || len(got) != 1 || !got["a.b.c.d"].Valid || len(got["a.b.c.d"].Frames) != 1 {
 		t.Errorf("readStackRaw = %v, %v, %v; want the one stack of a.b.c.d", got, empty, err)
 	}

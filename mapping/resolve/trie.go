@@ -5,6 +5,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Item states as msprobe names them.
@@ -200,21 +201,29 @@ func (t *Trie) Items() []*Item {
 }
 
 // names is a dump trie's item names, in order (nil for another trie).
-func (t *Trie) names() []string {
+func (t *Trie) names() *msprobe.Names {
 	if t.dump == nil {
 		return nil
 	}
 	return t.dump.names
 }
 
-// at is the i-th item's node, state, ordinal and name, without making it.
-func (t *Trie) at(i int) (node *TrieNode, state string, ord int, name string) {
+// at is the i-th item's node, state and ordinal, without making it.
+func (t *Trie) at(i int) (node *TrieNode, state string, ord int) {
 	if d := t.dump; d != nil {
 		e := d.entries[i]
-		return d.nodes[e.scope], d.states[e.state], int(e.ord), d.names[i]
+		return d.nodes[e.scope], d.states[e.state], int(e.ord)
 	}
 	it := t.items[i]
-	return it.node, it.State, it.ord, it.Name
+	return it.node, it.State, it.ord
+}
+
+// nameAt is the i-th item's name.
+func (t *Trie) nameAt(i int) string {
+	if d := t.dump; d != nil {
+		return d.names.At(i)
+	}
+	return t.items[i].Name
 }
 
 // stateAt is where the node keeps its items of a state, or -1. A node has

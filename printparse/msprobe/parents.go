@@ -34,7 +34,8 @@ type ParentIndex struct {
 	// k < 0 parents[-k]. Names it has that are not among names are in
 	// other (name -> the same).
 	positional bool // read with names
-	names      []string
+	names      *Names
+	moduleAt   []int32 // with names: the module entries among them (modules: the rest)
 	parentOf   []int32
 	other      map[string]int32
 	namedNames []int32 // module entries among names, by position (while reading)
@@ -57,15 +58,17 @@ func ReadParentIndex(path string) (*ParentIndex, error) {
 // entry names names (nothing may write to them while the index is in
 // use): the same answers, each name's parent kept as its position among
 // names where it is one (a module entry of the dump), not as a copy.
-func ReadParentIndexOf(path string, names []string) (*ParentIndex, error) {
+func ReadParentIndexOf(path string, names *Names) (*ParentIndex, error) {
 	fresh := func() *ParentIndex {
 		p := newParentIndex()
-		for i, n := range names {
-			p.tab.Set(n, int32(i))
+		var b []byte
+		for i := range names.Len() {
+			b = names.Append(b[:0], i)
+			p.tab.SetBytes(b, int32(i))
 		}
 		p.tab.Done()
-		p.positional, p.names, p.parentOf, p.other = true, names, make([]int32, len(names)), map[string]int32{}
-		if p.tab.Len() != len(names) {
+		p.positional, p.names, p.parentOf, p.other = true, names, make([]int32, names.Len()), map[string]int32{}
+		if p.tab.Len() != names.Len() {
 			p.next = -1 // a name is there twice: its key goes where the table has it
 		}
 		return p
@@ -120,7 +123,7 @@ func (p *ParentIndex) memberOf(key, parent []byte) {
 		p.lastParent, p.lastRef = append(p.lastParent[:0], parent...), ref
 	}
 	module := moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key)))
-	at, ok := p.next, p.next >= 0 && int(p.next) < len(p.names) && p.names[p.next] == string(key)
+	at, ok := p.next, p.next >= 0 && int(p.next) < p.names.Len() && p.names.Is(int(p.next), unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
 		at, ok = p.at(key)
 	}
@@ -143,7 +146,7 @@ func (p *ParentIndex) memberOf(key, parent []byte) {
 // at is the position of s among the names.
 func (p *ParentIndex) at(s []byte) (int32, bool) {
 	k := unsafe.String(unsafe.SliceData(s), len(s))
-	if i, ok := p.tab.Get(k); ok && p.names[i] == k {
+	if i, ok := p.tab.Get(k); ok && p.names.Is(int(i), k) {
 		return i, true
 	}
 	return 0, false
@@ -153,7 +156,7 @@ func (p *ParentIndex) at(s []byte) (int32, bool) {
 func (p *ParentIndex) parentString(ref int32) string {
 	switch {
 	case ref >= 2:
-		return p.names[ref-2]
+		return p.names.At(int(ref - 2))
 	case ref < 0:
 		return p.parents[-ref]
 	}
@@ -205,9 +208,9 @@ func (p *ParentIndex) done() *ParentIndex {
 
 // doneOf is done for an index read with names.
 func (p *ParentIndex) doneOf() *ParentIndex {
-	held := make([]bool, len(p.parents))   // of parents
-	heldName := make([]bool, len(p.names)) // of names, as parents
-	seen, seenName := make([]bool, len(p.parents)), make([]bool, len(p.names))
+	held := make([]bool, len(p.parents))    // of parents
+	heldName := make([]bool, p.names.Len()) // of names, as parents
+	seen, seenName := make([]bool, len(p.parents)), make([]bool, p.names.Len())
 	hold := func(ref int32) {
 		switch {
 		case ref >= 2:
@@ -225,7 +228,7 @@ func (p *ParentIndex) doneOf() *ParentIndex {
 	for _, at := range p.namedNames {
 		if !seenName[at] {
 			seenName[at] = true
-			p.modules = append(p.modules, p.names[at])
+			p.moduleAt = append(p.moduleAt, at)
 		}
 	}
 	for _, id := range p.named {
@@ -235,8 +238,8 @@ func (p *ParentIndex) doneOf() *ParentIndex {
 		}
 	}
 	for at, h := range heldName {
-		if h && !seenName[at] && isModuleEntry(p.names[at]) {
-			p.modules = append(p.modules, p.names[at])
+		if h && !seenName[at] && isModuleEntry(p.names.At(at)) {
+			p.moduleAt = append(p.moduleAt, int32(at))
 		}
 	}
 	for id, s := range p.parents {
@@ -280,7 +283,7 @@ func (p *ParentIndex) Parent(name string) string {
 // ParentOf is Parent of the i-th entry name of the dump, name: for an
 // index read with the names (ReadParentIndexOf), found by its position.
 func (p *ParentIndex) ParentOf(i int, name string) string {
-	if p != nil && p.positional && i < len(p.names) && p.names[i] == name {
+	if p != nil && p.positional && i < p.names.Len() && p.names.Is(i, name) {
 		if ref := p.parentOf[i]; ref != 0 {
 			return p.parentString(ref)
 		}
@@ -307,10 +310,18 @@ func (p *ParentIndex) Len() int {
 
 // Modules returns the distinct module entries (ModuleEntry) among the
 // entry names and the parents, in no particular order. The slice is
-// shared: do not modify it.
+// shared (made on each call for an index read with names): do not modify
+// it.
 func (p *ParentIndex) Modules() []string {
 	if p == nil {
 		return nil
 	}
-	return p.modules
+	if len(p.moduleAt) == 0 {
+		return p.modules
+	}
+	mods := make([]string, 0, len(p.moduleAt)+len(p.modules))
+	for _, at := range p.moduleAt {
+		mods = append(mods, p.names.At(int(at)))
+	}
+	return append(mods, p.modules...)
 }

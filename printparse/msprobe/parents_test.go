@@ -86,7 +86,7 @@ func checkParentIndexOf(t *testing.T, path string, construct map[string]string) 
 		sets = append(sets, dump, append(slices.Clone(dump), dump[:len(dump)/2]...))
 	}
 	for _, names := range sets {
-		ix, err := ReadParentIndexOf(path, names)
+		ix, err := ReadParentIndexOf(path, NamesOf(names))
 		if err != nil {
 			t.Fatalf("with %d names: %v", len(names), err)
 		}
