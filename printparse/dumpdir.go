@@ -186,7 +186,7 @@ func (b *treeBuilder) finish(dumpFile, constructFile string, parents *msprobe.Pa
 		return nil, fmt.Errorf("reading module parents: %w", err)
 	default:
 		var extra []string
-		for _, s := range parents.Modules() {
+		for s := range parents.Modules() {
 			if p, _, _, ok := msprobe.ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
 				extra = append(extra, s)
 			}

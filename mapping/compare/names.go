@@ -51,7 +51,7 @@ func readNames(p msprobe.Paths, cfg *Config, known *msprobe.Names) (*dumpNames, 
 		}
 	} else if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
 		if d.names == nil {
-			d.names = msprobe.NewNames(0)
+			d.names = &msprobe.Names{}
 		}
 		index(int32(d.names.Len()), string(e.Name))
 		d.names.Add(e.Name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/nametable"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // rowTable holds the row names of a dump's entries compactly. Almost every
@@ -176,7 +177,7 @@ func (l *suffixList) find(s string) int {
 type DataMap struct {
 	lists   []suffixList // the NPU side's suffix lists
 	pairs   []dmPair
-	byEntry *nametable.Table // NPU entry -> index in pairs (in later, deferred)
+	byEntry *nametable.Table // NPU entry -> index in pairs (deferred: npuNames.Find)
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
@@ -210,18 +211,10 @@ type dmPair struct {
 // then its bench entry's row of the same suffix, as newDataMap's compact
 // path pairs them.
 func newDeferredDataMap(npu, bench *msprobe.Names, at []int32) *DataMap {
-	d := &DataMap{deferred: true, byEntry: nametable.New(), later: at, npuNames: npu, benchNames: bench}
-	var b []byte
-	for i := range at {
-		b = npu.Append(b[:0], i)
-		d.byEntry.SetBytes(b, int32(i))
-	}
-	d.byEntry.Done()
-	if d.byEntry.Len() != len(d.later) {
-		d.byEntry.Release()
+	if npu.Distinct() != len(at) {
 		return nil
 	}
-	return d
+	return &DataMap{deferred: true, later: at, npuNames: npu, benchNames: bench}
 }
 
 // Deferred reports a map made before the rows were read: it pairs each
@@ -280,8 +273,8 @@ func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
 	var i int32
 	if k := *next; k < len(d.later) && d.npuNames.Is(k, entry) {
 		i = int32(k)
-	} else if j, ok := d.byEntry.Get(entry); ok {
-		i = j
+	} else if j, ok := d.npuNames.Find(entry); ok {
+		i = int32(j)
 	} else {
 		return -1, false
 	}
@@ -400,7 +393,8 @@ func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *Da
 // it answer yes (newDataMap's general path, which is always right).
 func extendsAnother(n int, name func(int) string) bool {
 	seed := maphash.MakeSeed()
-	hashes := make([]uint64, n)
+	hashes, free := offheap.Make[uint64](n)
+	defer free()
 	for i := range n {
 		hashes[i] = maphash.String(seed, name(i))
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/nametable"
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -119,7 +119,10 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	if in.ConstructEmpty || in.StackEmpty {
 		return nil, nil
 	}
-	d := &dumpItems{names: in.Names, entries: make([]dumpEntry, in.Names.Len())}
+	d := &dumpItems{names: in.Names}
+	var free func()
+	d.entries, free = offheap.Make[dumpEntry](in.Names.Len()) // a trie's largest part
+	offheap.Cleanup(d, free)
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
@@ -439,23 +442,12 @@ func containsAny(s string, subs []string) bool {
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
 func (d *dumpItems) backwardPass() {
-	var byName *nametable.Table // built at the first backward item
-	defer func() { byName.Release() }()
 	var b, nb []byte
 	for i := range d.names.Len() {
 		nb = d.names.Append(nb[:0], i)
 		name := unsafe.String(unsafe.SliceData(nb), len(nb))
 		if !backwardTail(name) {
 			continue
-		}
-		if byName == nil {
-			byName = nametable.New()
-			var kb []byte
-			for k := range d.names.Len() {
-				kb = d.names.Append(kb[:0], k)
-				byName.SetBytes(kb, int32(k))
-			}
-			byName.Done()
 		}
 		// the name with "backward" read as "forward" in its last two
 		// parts (backwardTail: one of them is "backward")
@@ -465,7 +457,7 @@ func (d *dumpItems) backwardPass() {
 		}
 		b = append(append(b[:0], name[:cut]...), strings.ReplaceAll(name[cut:], StateBackward, StateForward)...)
 		fwName := unsafe.String(unsafe.SliceData(b), len(b))
-		if fw, ok := byName.Get(fwName); ok && d.names.Is(int(fw), fwName) {
+		if fw, ok := d.names.Find(fwName); ok {
 			d.entries[i].scope = d.entries[fw].scope
 		}
 	}

@@ -136,7 +136,7 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	if paths.Debug {
 		return nil, nil
 	}
-	sk := &skimmed{names: msprobe.NewNames(0)}
+	sk := &skimmed{names: &msprobe.Names{}}
 	repeats, odd := false, false
 	h, err := msprobe.SkimExact(paths.DumpJSON, func() { repeats = true }, func(e *msprobe.SkimEntry) error {
 		odd = odd || e.Odd

@@ -2,9 +2,14 @@ package msprobe
 
 import (
 	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
+
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // Names is a dump's entry names in file order, held in about 8 bytes a
@@ -16,13 +21,18 @@ import (
 // entries has a thousand patterns or so. A name without such a part is
 // its own pattern.
 //
-// Make one with NewNames or NamesOf and add the names in order; a nil
-// Names has none.
+// The zero Names is empty and ready: add the names in order. A nil Names
+// has none.
 type Names struct {
-	refs []nameRef
+	refs *offheap.List[nameRef] // outside the heap: it is most of a Names
 	pats []pattern
 	ids  map[string]int32 // patternKey -> index in pats
 	key  []byte           // scratch for patternKey
+
+	index    sync.Once // Find's table, made on first use
+	seed     maphash.Seed
+	slots    []int32 // open addressing: a name's position + 1, 0 for none
+	distinct int
 }
 
 // nameRef is one name: its pattern and its number.
@@ -42,14 +52,9 @@ type pattern struct {
 // zero-padded ones) stay in the pattern's text.
 const maxNameNumber = 999_999_999
 
-// NewNames returns an empty Names with room for n names.
-func NewNames(n int) *Names {
-	return &Names{refs: make([]nameRef, 0, n)}
-}
-
 // NamesOf returns names as a Names.
 func NamesOf(names []string) *Names {
-	n := NewNames(len(names))
+	n := &Names{}
 	for _, s := range names {
 		n.AddString(s)
 	}
@@ -71,7 +76,7 @@ func (n *Names) AddString(name string) {
 	n.key = append(append(append(n.key[:0], name[:lo]...), name[hi:]...), 0, 0, 0, 0)
 	binary.LittleEndian.PutUint32(n.key[len(n.key)-4:], uint32(cut))
 	if n.ids == nil {
-		n.index()
+		n.indexPatterns()
 	}
 	id, ok := n.ids[string(n.key)]
 	if !ok {
@@ -80,7 +85,11 @@ func (n *Names) AddString(name string) {
 		n.ids[k] = id
 		n.pats = append(n.pats, pattern{text: k[:len(k)-4], cut: cut})
 	}
-	n.refs = append(n.refs, nameRef{pat: id, num: num})
+	if n.refs == nil {
+		n.refs = &offheap.List[nameRef]{}
+		offheap.Cleanup(n, n.refs.Release)
+	}
+	n.refs.Add(nameRef{pat: id, num: num})
 }
 
 // splitNumber finds the number of name: the last dot-separated part that
@@ -121,10 +130,10 @@ func callNumber(s string) (uint32, bool) {
 
 // Len is the number of names.
 func (n *Names) Len() int {
-	if n == nil {
+	if n == nil || n.refs == nil {
 		return 0
 	}
-	return len(n.refs)
+	return n.refs.Len()
 }
 
 // Patterns is the number of distinct patterns.
@@ -137,7 +146,7 @@ func (n *Names) Patterns() int {
 
 // At returns name i, made anew unless it has no number.
 func (n *Names) At(i int) string {
-	r := n.refs[i]
+	r := n.refs.At(i)
 	p := n.pats[r.pat]
 	if p.cut < 0 {
 		return p.text
@@ -148,7 +157,7 @@ func (n *Names) At(i int) string {
 
 // Append appends name i to dst.
 func (n *Names) Append(dst []byte, i int) []byte {
-	r := n.refs[i]
+	r := n.refs.At(i)
 	return n.append(dst, r, n.pats[r.pat])
 }
 
@@ -163,7 +172,7 @@ func (n *Names) append(dst []byte, r nameRef, p pattern) []byte {
 
 // Is reports whether name i is s.
 func (n *Names) Is(i int, s string) bool {
-	r := n.refs[i]
+	r := n.refs.At(i)
 	p := n.pats[r.pat]
 	if p.cut < 0 {
 		return p.text == s
@@ -193,12 +202,64 @@ func (n *Names) Done() {
 	}
 }
 
-// index builds the patterns' index.
-func (n *Names) index() {
+// indexPatterns builds the patterns' index.
+func (n *Names) indexPatterns() {
 	n.ids = make(map[string]int32, len(n.pats))
 	for id, p := range n.pats {
 		k := append([]byte(p.text), 0, 0, 0, 0)
 		binary.LittleEndian.PutUint32(k[len(k)-4:], uint32(p.cut))
 		n.ids[string(k)] = int32(id)
+	}
+}
+
+// Find returns the position of the last name that is s. The names must
+// all be added before the first Find or Distinct, which index them: 4 to
+// 8 bytes a name, outside the heap, and nothing else (the names are
+// compared where they are).
+func (n *Names) Find(s string) (int, bool) {
+	if n.Len() == 0 {
+		return 0, false
+	}
+	n.index.Do(n.build)
+	mask := uint64(len(n.slots) - 1)
+	for k := maphash.String(n.seed, s) & mask; ; k = (k + 1) & mask {
+		at := n.slots[k]
+		if at == 0 {
+			return 0, false
+		}
+		if n.Is(int(at-1), s) {
+			return int(at - 1), true
+		}
+	}
+}
+
+// Distinct is the number of distinct names.
+func (n *Names) Distinct() int {
+	if n.Len() == 0 {
+		return 0
+	}
+	n.index.Do(n.build)
+	return n.distinct
+}
+
+// build indexes the names for Find: a table of twice their number, a
+// later name taking the place of an earlier equal one.
+func (n *Names) build() {
+	n.seed = maphash.MakeSeed()
+	var free func()
+	n.slots, free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
+	offheap.Cleanup(n, free)
+	mask := uint64(len(n.slots) - 1)
+	var b []byte
+	for i := range n.Len() {
+		b = n.Append(b[:0], i)
+		s := unsafe.String(unsafe.SliceData(b), len(b))
+		k := maphash.String(n.seed, s) & mask
+		for ; n.slots[k] != 0 && !n.Is(int(n.slots[k]-1), s); k = (k + 1) & mask {
+		}
+		if n.slots[k] == 0 {
+			n.distinct++
+		}
+		n.slots[k] = int32(i + 1)
 	}
 }

@@ -100,9 +100,9 @@ func TestNames(t *testing.T) {
 		if text != c.text || cut != c.cut || num != c.num {
 			t.Errorf("splitNumber(%q): text %q cut %d num %d, want %q %d %d", c.name, text, cut, num, c.text, c.cut, c.num)
 		}
-		p := n.pats[n.refs[i].pat]
-		if p.text != c.text || int(p.cut) != c.cut || n.refs[i].num != c.num {
-			t.Errorf("%q stored as %q cut %d num %d, want %q %d %d", c.name, p.text, p.cut, n.refs[i].num, c.text, c.cut, c.num)
+		p := n.pats[n.refs.At(i).pat]
+		if p.text != c.text || int(p.cut) != c.cut || n.refs.At(i).num != c.num {
+			t.Errorf("%q stored as %q cut %d num %d, want %q %d %d", c.name, p.text, p.cut, n.refs.At(i).num, c.text, c.cut, c.num)
 		}
 		if got := n.At(i); got != c.name {
 			t.Errorf("At(%d) = %q, want %q", i, got, c.name)
@@ -238,7 +238,7 @@ func TestNamesRoundTrip(t *testing.T) {
 
 // Add copies what it keeps: the caller may reuse its buffer.
 func TestNamesAddCopies(t *testing.T) {
-	n := NewNames(0)
+	n := &Names{}
 	buf := []byte("Module.x.parameters_grad")
 	n.Add(buf)
 	copy(buf, "XXXXXXXXXXXXXXXXXXXXXXXX")
@@ -313,7 +313,7 @@ func FuzzNames(f *testing.F) {
 	f.Add("a.1\na.1\na.2\n\na.01\na.1000000000\na.999999999")
 	f.Fuzz(func(t *testing.T, s string) {
 		names := strings.Split(s, "\n")
-		a := NewNames(0)
+		a := &Names{}
 		half := len(names) / 2
 		for i, name := range names {
 			b := []byte(name)
@@ -381,8 +381,53 @@ func FuzzNames(f *testing.F) {
 					}
 				}
 			}
+			checkFind(t, n, names)
 		}
 	})
+}
+
+// checkFind fails unless Find and Distinct answer as a map of names to
+// their last position does, for the names and for near misses.
+func checkFind(t *testing.T, n *Names, names []string) {
+	t.Helper()
+	last := map[string]int{}
+	for i, name := range names {
+		last[name] = i
+	}
+	if n.Distinct() != len(last) {
+		t.Fatalf("Distinct = %d, want %d", n.Distinct(), len(last))
+	}
+	for _, name := range names {
+		for _, q := range append(nearMisses(name), name, name+"x") {
+			want, wok := last[q]
+			if got, ok := n.Find(q); ok != wok || got != want {
+				t.Fatalf("Find(%q) = %d, %v; want %d, %v", q, got, ok, want, wok)
+			}
+		}
+	}
+}
+
+// TestNamesFind: the last of repeated names, none for names not there,
+// on lists long enough that names share table slots.
+func TestNamesFind(t *testing.T) {
+	t.Parallel()
+	var many []string
+	for i := range 3000 {
+		many = append(many, fmt.Sprintf("Functional.linear.%d.forward", i%1000), fmt.Sprintf("Module.m%d.M.forward.%d", i%7, i))
+	}
+	for _, names := range [][]string{
+		nil,
+		{""},
+		{"a", "a", "a"},
+		{"Tensor.add.0.forward", "Tensor.add.1.forward", "Tensor.add.0.forward"},
+		many,
+	} {
+		checkFind(t, NamesOf(names), names)
+	}
+	var n *Names
+	if _, ok := n.Find("a"); ok || n.Distinct() != 0 {
+		t.Error("a nil Names finds a name")
+	}
 }
 
 // benchNames is n realistic dump entry names: module calls, functional
@@ -433,7 +478,7 @@ func BenchmarkNamesAdd(b *testing.B) {
 	b.ReportAllocs()
 	var n *Names
 	for b.Loop() {
-		n = NewNames(len(names))
+		n = &Names{}
 		for _, name := range names {
 			n.Add(name)
 		}

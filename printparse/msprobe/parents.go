@@ -2,9 +2,11 @@ package msprobe
 
 import (
 	"bytes"
+	"iter"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // ParentIndex is construct.json for lookups by entry name, in a fraction
@@ -21,7 +23,7 @@ import (
 // those names, each one's parent as a position among them rather than a
 // string of its own: the parents are module entries of the same dump.
 type ParentIndex struct {
-	tab *nametable.Table // name -> index in parents; with names, -> position in names
+	tab *nametable.Table // name -> index in parents (without names: those use Names.Find)
 	// distinct parents, and the module entries among names; [0] is ""
 	// (with names: those not among them)
 	parents []string
@@ -61,14 +63,11 @@ func ReadParentIndex(path string) (*ParentIndex, error) {
 func ReadParentIndexOf(path string, names *Names) (*ParentIndex, error) {
 	fresh := func() *ParentIndex {
 		p := newParentIndex()
-		var b []byte
-		for i := range names.Len() {
-			b = names.Append(b[:0], i)
-			p.tab.SetBytes(b, int32(i))
-		}
-		p.tab.Done()
-		p.positional, p.names, p.parentOf, p.other = true, names, make([]int32, names.Len()), map[string]int32{}
-		if p.tab.Len() != names.Len() {
+		var free func()
+		p.parentOf, free = offheap.Make[int32](names.Len())
+		offheap.Cleanup(p, free)
+		p.positional, p.names, p.other = true, names, map[string]int32{}
+		if names.Distinct() != names.Len() {
 			p.next = -1 // a name is there twice: its key goes where the table has it
 		}
 		return p
@@ -146,8 +145,8 @@ func (p *ParentIndex) memberOf(key, parent []byte) {
 // at is the position of s among the names.
 func (p *ParentIndex) at(s []byte) (int32, bool) {
 	k := unsafe.String(unsafe.SliceData(s), len(s))
-	if i, ok := p.tab.Get(k); ok && p.names.Is(int(i), k) {
-		return i, true
+	if i, ok := p.names.Find(k); ok {
+		return int32(i), true
 	}
 	return 0, false
 }
@@ -308,20 +307,23 @@ func (p *ParentIndex) Len() int {
 	return p.tab.Len()
 }
 
-// Modules returns the distinct module entries (ModuleEntry) among the
-// entry names and the parents, in no particular order. The slice is
-// shared (made on each call for an index read with names): do not modify
-// it.
-func (p *ParentIndex) Modules() []string {
-	if p == nil {
-		return nil
+// Modules yields the distinct module entries (ModuleEntry) among the
+// entry names and the parents, in no particular order (an index read with
+// names makes each of those as it yields it).
+func (p *ParentIndex) Modules() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if p == nil {
+			return
+		}
+		for _, at := range p.moduleAt {
+			if !yield(p.names.At(int(at))) {
+				return
+			}
+		}
+		for _, s := range p.modules {
+			if !yield(s) {
+				return
+			}
+		}
 	}
-	if len(p.moduleAt) == 0 {
-		return p.modules
-	}
-	mods := make([]string, 0, len(p.moduleAt)+len(p.modules))
-	for _, at := range p.moduleAt {
-		mods = append(mods, p.names.At(int(at)))
-	}
-	return append(mods, p.modules...)
 }

@@ -51,7 +51,7 @@ func checkParentIndex(t *testing.T, ix *ParentIndex, construct map[string]string
 		}
 	}
 	got := map[string]bool{}
-	for _, m := range ix.Modules() {
+	for m := range ix.Modules() {
 		if got[m] {
 			t.Fatalf("Modules lists %q twice", m)
 		}
