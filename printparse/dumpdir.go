@@ -135,7 +135,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 			}
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
-		if err := b.addNames(dumpFile, msprobe.NamesOf(names)); err != nil {
+		if err := b.addNames(dumpFile, len(names), func(i int) string { return names[i] }); err != nil {
 			return nil, err
 		}
 		nEntries = len(names)
@@ -154,16 +154,16 @@ func DumpTreeOf(path, dir string, names *msprobe.Names, parents *msprobe.ParentI
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
-	if err := b.addNames(dumpFile, names); err != nil {
+	if err := b.addNames(dumpFile, names.Len(), names.At); err != nil {
 		return nil, err
 	}
 	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, names.Len())
 }
 
-// addNames adds the modules of dump.json's keys.
-func (b *treeBuilder) addNames(dumpFile string, names *msprobe.Names) error {
-	for i := range names.Len() {
-		if _, err := b.addEntry(names.At(i), dumpFile); err != nil {
+// addNames adds the modules of dump.json's n keys, name(i) the i-th.
+func (b *treeBuilder) addNames(dumpFile string, n int, name func(int) string) error {
+	for i := range n {
+		if _, err := b.addEntry(name(i), dumpFile); err != nil {
 			err.Line = msprobe.EntryLine(dumpFile, i)
 			return err
 		}

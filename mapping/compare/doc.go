@@ -42,25 +42,25 @@
 // every entry of both sides before it answers (a scope's class comes from
 // its last entry), so the two dumps' entries are read first (package
 // resolve, one goroutine a side) and their entry names held through the
-// join. Each side's entries are kept in a compact form until the api
-// mapping is derived (12 bytes an entry and 4 in its scope trie's node:
+// join, as msprobe.Names: 8 bytes a name (a pattern shared by the names
+// that differ only in their call number, and the number) and 4 to 8 of
+// index for lookups by name, outside the collected heap. Each side's
+// entries are kept in a compact form until the api mapping is derived
+// (12 bytes an entry outside the heap and 4 in its scope trie's node:
 // its full scope, state and ordinal, the name by position), and
-// construct.json's parents as positions among the names (4 bytes, and a
-// table of the names' hashes outside the collected heap while the side
-// is read); the api mapping is a bench position per NPU entry, which the
-// data mapping keeps through the join. Where every row is its entry's
-// name and a structural suffix and no entry name extends another (the
-// common case), the entries are only skimmed: a row's pair then follows
-// from its entry's, and the data mapping file is written as the join
-// reads the rows (dataMapLog). Otherwise the rows' names are read first
-// too. Lookups by entry name (the row lists, the data mapping's entries)
-// go through hashes of the names outside the collected heap
-// (printparse/nametable). Once the data mapping is made the reading's
-// tables are garbage, and one collection then sets the collector's goal
-// from the join's live heap (see applyInputs). Measured on a Qwen2.5-VL
-// pair of 244,400 NPU entries (216 MB a side): about 55 MB live at most,
-// two thirds of it the entry names, and 46 MB during the join; peak RSS
-// about 130 MB (45 MB at 27 MB a side).
+// construct.json's parents as positions among the names (4 bytes); the
+// api mapping is a bench position per NPU entry, which the data mapping
+// keeps through the join. Where every row is its entry's name and a
+// structural suffix and no entry name extends another (the common case),
+// the entries are only skimmed (8 bytes of offset an entry): a row's pair
+// then follows from its entry's, and the data mapping file is written as
+// the join reads the rows (dataMapLog). Otherwise the rows' names are read
+// first too. The reading's garbage is returned to the system before the
+// mappings are made, and once they are made one collection sets the
+// collector's goal from the join's live heap (see checkMapping,
+// applyInputs). Measured on a Qwen2.5-VL pair of 244,400 NPU and 256,202
+// bench entries (216 MB a side): peak RSS about 70 MB, at the end of the
+// reading, and about 60 MB during the join (39 MB at 27 MB a side).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of

@@ -49,17 +49,19 @@ func readNames(p msprobe.Paths, cfg *Config, known *msprobe.Names) (*dumpNames, 
 		for i := range known.Len() {
 			index(int32(i), known.At(i))
 		}
-	} else if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
-		if d.names == nil {
-			d.names = &msprobe.Names{}
+	} else {
+		if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
+			if d.names == nil {
+				d.names = &msprobe.Names{}
+			}
+			index(int32(d.names.Len()), string(e.Name))
+			d.names.Add(e.Name)
+			return nil
+		}); err != nil {
+			return nil, err
 		}
-		index(int32(d.names.Len()), string(e.Name))
-		d.names.Add(e.Name)
-		return nil
-	}); err != nil {
-		return nil, err
+		d.names.Done()
 	}
-	d.names.Done()
 	d.construct = p.ConstructJSON
 	return d, nil
 }

@@ -243,29 +243,11 @@ func readStackRaw(path string, names *msprobe.Names) (_ map[string]StackEntry, e
 	return out, empty, nil
 }
 
-// wantedKeys tells whether a stack.json key is among names. Grouped
-// files have keys without a '.', as names seldom are: the set of all
-// names is made only for a key with a '.'.
+// wantedKeys tells whether a stack.json key is among names.
 func wantedKeys(names *msprobe.Names) func(key string) bool {
-	var all map[string]bool
-	dotless := map[string]bool{}
-	var b []byte
-	for i := range names.Len() {
-		if b = names.Append(b[:0], i); bytes.IndexByte(b, '.') < 0 {
-			dotless[string(b)] = true
-		}
-	}
 	return func(k string) bool {
-		if strings.IndexByte(k, '.') < 0 {
-			return dotless[k]
-		}
-		if all == nil {
-			all = make(map[string]bool, names.Len())
-			for i := range names.Len() {
-				all[names.At(i)] = true
-			}
-		}
-		return all[k]
+		_, ok := names.Find(k)
+		return ok
 	}
 }
 

@@ -58,6 +58,7 @@ func NamesOf(names []string) *Names {
 	for _, s := range names {
 		n.AddString(s)
 	}
+	n.Done()
 	return n
 }
 
@@ -68,6 +69,9 @@ func (n *Names) Add(name []byte) {
 
 // AddString appends a name.
 func (n *Names) AddString(name string) {
+	if n.slots != nil {
+		panic("msprobe: Names.Add after Find")
+	}
 	lo, hi, num := splitNumber(name)
 	cut := int32(lo)
 	if lo < 0 {
@@ -185,8 +189,11 @@ func (n *Names) Is(i int, s string) bool {
 	return string(strconv.AppendUint(digits[:0], uint64(r.num), 10)) == s[len(head):len(s)-len(tail)]
 }
 
-// Strings returns every name.
+// Strings returns every name (nil for none).
 func (n *Names) Strings() []string {
+	if n.Len() == 0 {
+		return nil
+	}
 	out := make([]string, n.Len())
 	for i := range out {
 		out[i] = n.At(i)
@@ -213,8 +220,8 @@ func (n *Names) indexPatterns() {
 }
 
 // Find returns the position of the last name that is s. The names must
-// all be added before the first Find or Distinct, which index them: 4 to
-// 8 bytes a name, outside the heap, and nothing else (the names are
+// all be added before the first Find or Distinct, which index them: 8 to
+// 16 bytes a name, outside the heap, and nothing else (the names are
 // compared where they are).
 func (n *Names) Find(s string) (int, bool) {
 	if n.Len() == 0 {

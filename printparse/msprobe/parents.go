@@ -3,6 +3,7 @@ package msprobe
 import (
 	"bytes"
 	"iter"
+	"runtime"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
@@ -21,7 +22,9 @@ import (
 //
 // An index read with the dump's entry names (ReadParentIndexOf) keeps, for
 // those names, each one's parent as a position among them rather than a
-// string of its own: the parents are module entries of the same dump.
+// string of its own (4 bytes a name, outside the collected heap): the
+// parents are module entries of the same dump. It finds names with
+// Names.Find, not a table of its own.
 type ParentIndex struct {
 	tab *nametable.Table // name -> index in parents (without names: those use Names.Find)
 	// distinct parents, and the module entries among names; [0] is ""
@@ -302,6 +305,7 @@ func (p *ParentIndex) Len() int {
 				n++
 			}
 		}
+		runtime.KeepAlive(p) // parentOf is p's, outside the heap
 		return n
 	}
 	return p.tab.Len()
