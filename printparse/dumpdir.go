@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/scan"
@@ -154,7 +155,15 @@ func DumpTreeOf(path, dir string, names *msprobe.Names, parents *msprobe.ParentI
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
-	if err := b.addNames(dumpFile, names.Len(), names.At); err != nil {
+	var nb []byte
+	name := func(i int) string { // "" (no module) for API entries, not made
+		nb = names.Append(nb[:0], i)
+		if _, _, _, ok := msprobe.ModuleEntry(unsafe.String(unsafe.SliceData(nb), len(nb))); !ok {
+			return ""
+		}
+		return names.At(i)
+	}
+	if err := b.addNames(dumpFile, names.Len(), name); err != nil {
 		return nil, err
 	}
 	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, names.Len())

@@ -126,16 +126,22 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
+	var nb []byte
 	for i := range in.Names.Len() {
-		full, dn, err := parseDumpItem(in, i, in.Names.At(i), c)
+		// read in place: parseDumpItem keeps nothing of a name but in its
+		// errors, and a new state is copied
+		nb = in.Names.Append(nb[:0], i)
+		full, dn, err := parseDumpItem(in, i, unsafe.String(unsafe.SliceData(nb), len(nb)), c)
 		if err != nil {
+			_, _, err = parseDumpItem(in, i, in.Names.At(i), c)
 			return nil, in.place(i, err)
 		}
 		st, ok := states[dn.state]
 		if !ok {
 			st = int32(len(d.states))
-			states[dn.state] = st
-			d.states = append(d.states, dn.state)
+			state := strings.Clone(dn.state)
+			states[state] = st
+			d.states = append(d.states, state)
 		}
 		d.entries[i] = dumpEntry{scope: full, state: st}
 		if dn.typ == renumberedClass {
