@@ -225,3 +225,69 @@ func TestDataMapLogPasses(t *testing.T) {
 		t.Error("no pass read to the end, and no error")
 	}
 }
+
+// everySuffix answers a deferred map's suffix checks with yes.
+type everySuffix struct{ last entryPair }
+
+func (e *everySuffix) has(int32, string) bool { return true }
+func (e *everySuffix) lastPair() *entryPair   { return &e.last }
+
+// TestMapRowDeferred: mapRow gives each NPU row of a deferred map its
+// bench entry's row, named in *buf with a buffer (valid until the next
+// call) and as a string of its own without one, which later calls leave
+// alone (the pair's name is kept in a buffer that the next entry reuses).
+func TestMapRowDeferred(t *testing.T) {
+	t.Parallel()
+	demo, _, m := demoMapping(t)
+	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
+	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {})
+	if err != nil || !dm.Deferred() {
+		t.Fatalf("deferred %v, %v", dm != nil && dm.Deferred(), err)
+	}
+	entries, err := msprobe.EntryNames(filepath.Join(np.Dir, "dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{layerMap: dm}
+	type kept struct{ row, got, want string }
+	var keep []kept
+	var buf []byte
+	withBuf, without := &everySuffix{}, &everySuffix{} // each keeps its last pair
+	paired := 0
+	for _, e := range entries {
+		b, _, ok := dm.EntryPair(e, nil)
+		if !ok {
+			t.Fatalf("EntryPair(%q): not in the map", e)
+		}
+		for _, suffix := range []string{"", ".output.0"} {
+			want := resolve.NA
+			switch {
+			case b == e:
+				want = e + suffix
+			case b != "":
+				want = b + suffix
+			}
+			it := &msprobe.Item{Name: e + suffix, Entry: e}
+			got, ok := cfg.mapRow(it, &buf, withBuf)
+			if !ok || got != want {
+				t.Fatalf("mapRow(%q) with a buffer = %q, %v; want %q", it.Name, got, ok, want)
+			}
+			got, ok = cfg.mapRow(it, nil, without)
+			if !ok || got != want {
+				t.Fatalf("mapRow(%q) = %q, %v; want %q", it.Name, got, ok, want)
+			}
+			keep = append(keep, kept{it.Name, got, want})
+		}
+		if b != "" {
+			paired++
+		}
+	}
+	for _, k := range keep {
+		if k.got != k.want {
+			t.Fatalf("mapRow(%q) without a buffer gave %q, now %q", k.row, k.want, k.got)
+		}
+	}
+	if paired == 0 {
+		t.Fatal("no NPU entry is paired")
+	}
+}
