@@ -156,12 +156,9 @@ func DumpTreeOf(path, dir string, names *msprobe.Names, parents *msprobe.ParentI
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
 	var nb []byte
-	name := func(i int) string { // "" (no module) for API entries, not made
+	name := func(i int) string { // read in place: addEntry copies what it keeps
 		nb = names.Append(nb[:0], i)
-		if _, _, _, ok := msprobe.ModuleEntry(unsafe.String(unsafe.SliceData(nb), len(nb))); !ok {
-			return ""
-		}
-		return names.At(i)
+		return unsafe.String(unsafe.SliceData(nb), len(nb))
 	}
 	if err := b.addNames(dumpFile, names.Len(), name); err != nil {
 		return nil, err
@@ -197,7 +194,7 @@ func (b *treeBuilder) finish(dumpFile, constructFile string, parents *msprobe.Pa
 		var extra []string
 		for s := range parents.Modules() {
 			if p, _, _, ok := msprobe.ModuleEntry(s); ok && (b.index[p] == nil || b.index[p].Class == "") {
-				extra = append(extra, s)
+				extra = append(extra, strings.Clone(s))
 			}
 		}
 		sort.Strings(extra)
@@ -248,7 +245,8 @@ type treeBuilder struct {
 
 // addEntry adds the module an entry names; it returns its node, or nil for
 // an entry that names no module. A module nested deeper than
-// source.MaxDepth is an error (its Line left for the caller to fill).
+// source.MaxDepth is an error (its Line left for the caller to fill). It
+// keeps copies of what it keeps of name, which may be read in place.
 func (b *treeBuilder) addEntry(name, file string) (*Node, *source.Error) {
 	path, class, _, ok := msprobe.ModuleEntry(name)
 	if !ok {
@@ -261,14 +259,14 @@ func (b *treeBuilder) addEntry(name, file string) (*Node, *source.Error) {
 	n := b.node(path)
 	switch {
 	case n.Class == "":
-		n.Class = class
+		n.Class = strings.Clone(class)
 		b.modules++
 	case n.Class != class:
 		if b.clash == nil {
 			b.clash = map[string]bool{}
 		}
 		if !b.clash[path] {
-			b.clash[path] = true
+			b.clash[strings.Clone(path)] = true
 			b.t.Warnings = append(b.t.Warnings, Warning{Msg: fmt.Sprintf("%s: module %s is named with class %s and %s; kept %s", file, path, n.Class, class, n.Class)})
 		}
 	}
@@ -280,6 +278,7 @@ func (b *treeBuilder) node(path string) *Node {
 	if n := b.index[path]; n != nil {
 		return n
 	}
+	path = strings.Clone(path) // kept: the caller's may be read in place
 	parentPath, name := "", path
 	if k := strings.LastIndexByte(path, '.'); k >= 0 {
 		parentPath, name = path[:k], path[k+1:]

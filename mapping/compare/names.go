@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 )
@@ -34,27 +35,41 @@ func readNames(p msprobe.Paths, cfg *Config, known *msprobe.Names) (*dumpNames, 
 		namer.release()
 		namer = newKeyNamer(!cfg.Fuzzy, cfg.Debug)
 	}
+	// index keeps nothing of name, which is read in place: a renumbered
+	// prefix is a string of its own, and a module's path and direction
+	// are copied once (a map assignment keeps the key it is given)
+	kept := map[string]string{}
+	keep := func(s string) string {
+		k, ok := kept[s]
+		if !ok {
+			k = strings.Clone(s)
+			kept[k] = k
+		}
+		return k
+	}
 	index := func(i int32, name string) {
 		ek, ok := namer.entryKey(name)
 		if ok && ek.renumbered {
 			d.prefix[i] = ek.prefix
 		}
 		if path, _, dir, ok := msprobe.ModuleEntry(name); ok {
-			k := moduleDir{path, dir}
+			k := moduleDir{keep(path), keep(dir)}
 			d.calls[k] = append(d.calls[k], i)
 		}
 	}
 	if known != nil {
 		d.names = known // read only: shared, not copied
+		var b []byte
 		for i := range known.Len() {
-			index(int32(i), known.At(i))
+			b = known.Append(b[:0], i)
+			index(int32(i), unsafe.String(unsafe.SliceData(b), len(b)))
 		}
 	} else {
 		if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
 			if d.names == nil {
 				d.names = &msprobe.Names{}
 			}
-			index(int32(d.names.Len()), string(e.Name))
+			index(int32(d.names.Len()), unsafe.String(unsafe.SliceData(e.Name), len(e.Name)))
 			d.names.Add(e.Name)
 			return nil
 		}); err != nil {

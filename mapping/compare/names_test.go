@@ -1,12 +1,15 @@
 package compare
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestCallOf: a module entry's position among its module's calls of a
@@ -72,6 +75,53 @@ func TestReadBothNamesErrors(t *testing.T) {
 			t.Errorf("%s: %v, %v, %v", tt.name, nn, bn, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want one about %s", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestReadNamesKnown: the N:1 plan's names are the same whether it
+// skims a dump or is given the names the layer mapping read (read in
+// place there: what it keeps must be copies), with and without
+// renumbered backward entries.
+func TestReadNamesKnown(t *testing.T) {
+	t.Parallel()
+	// modules called again, in both directions, and backward APIs
+	var members []string
+	for _, n := range []string{"Module.a.A.forward.0", "Tensor.add.0.forward", "Module.b.B.forward.0", "Module.a.A.forward.1",
+		"Module.a.A.backward.0", "Tensor.add.0.backward", "Module.b.B.forward.1", "Tensor.add.1.backward", "Module.a.A.backward.1",
+		"Module.a.A.parameters_grad", "Module.b.B.backward.0", "Module.a.A.forward.2"} {
+		members = append(members, `"`+n+`": {}`)
+	}
+	calls := filepath.Join(t.TempDir(), "calls")
+	if err := os.Mkdir(calls, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WriteFile(t, calls, "dump.json", `{"task": "statistics", "level": "mix", "framework": "pytorch", "data": {`+strings.Join(members, ", ")+`}}`)
+	for _, dir := range []string{testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm"), calls} {
+		side := filepath.Base(dir)
+		p, err := msprobe.Locate(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := msprobe.EntryNames(p.DumpJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fuzzy := range []bool{false, true} {
+			cfg := &Config{Fuzzy: fuzzy}
+			skimmed, err := readNames(p, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			known, err := readNames(p, cfg, msprobe.NamesOf(list))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(known.names.Strings(), skimmed.names.Strings()) || !maps.Equal(known.prefix, skimmed.prefix) ||
+				!maps.EqualFunc(known.calls, skimmed.calls, slices.Equal) || len(known.calls) == 0 {
+				t.Errorf("%s (fuzzy %v): the names given read as %d modules, %d prefixes; skimmed %d, %d",
+					side, fuzzy, len(known.calls), len(known.prefix), len(skimmed.calls), len(skimmed.prefix))
+			}
 		}
 	}
 }

@@ -201,7 +201,7 @@ func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, be
 			rows = append(rows, it.Name)
 		}
 		return dm.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
-			got = append(got, NamePair{NPU: n + ns, Bench: b + bs})
+			got = append(got, NamePair{NPU: n + ns, Bench: strings.Clone(b + bs)}) // b is read in place
 			return nil
 		})
 	}); err != nil {
@@ -379,7 +379,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 					rows = append(rows, it.Name)
 				}
 				if err := pe.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
-					got = append(got, NamePair{NPU: n + ns, Bench: b + bs})
+					got = append(got, NamePair{NPU: n + ns, Bench: strings.Clone(b + bs)}) // b is read in place
 					return nil
 				}); err != nil {
 					t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/nametable"
@@ -189,6 +190,7 @@ type DataMap struct {
 	deferred   bool
 	later      []int32
 	npuNames   *msprobe.Names
+	scratch    []byte // EntryPairs' bench entry name
 	benchNames *msprobe.Names
 }
 
@@ -258,15 +260,6 @@ func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []
 	return d.benchNames.Append(dst, int(at)), at, true
 }
 
-// benchAt is the bench entry of the deferred map's NPU entry i ("" and -1
-// for none).
-func (d *DataMap) benchAt(i int32) (bench string, at int32, ok bool) {
-	if at = d.later[i]; at < 0 {
-		return "", -1, true
-	}
-	return d.benchNames.At(int(at)), at, true
-}
-
 // laterAt finds the NPU entry named entry in a deferred map, from *next
 // on first, and leaves *next just past it.
 func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
@@ -288,13 +281,20 @@ func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
 // bench dump has a row with a suffix. Given every entry of the NPU dump in
 // file order, the calls are Each's of a map made with the rows. The
 // entries' pairs are looked for from *next on, where the entry read
-// before left it (the pairs are in the NPU dump's order).
+// before left it (the pairs are in the NPU dump's order). It is for one
+// goroutine at a time: the bench name fn is given is valid during the
+// call only.
 func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
 	i, ok := d.laterAt(entry, next)
 	if !ok {
 		return nil
 	}
-	bench, at, _ := d.benchAt(i)
+	var bench string
+	at := d.later[i]
+	if at >= 0 {
+		d.scratch = d.benchNames.Append(d.scratch[:0], int(at))
+		bench = unsafe.String(unsafe.SliceData(d.scratch), len(d.scratch))
+	}
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
 		seen = make(map[string]bool, len(rows))

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
+	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -755,5 +756,44 @@ func TestNameFields(t *testing.T) {
 				t.Errorf("%q: last[%d] = %q, want %q", name, k, last[k], p[n-1-k])
 			}
 		}
+	}
+}
+
+// TestDumpTreeLikeLoad: the module tree a mapped compare builds from the
+// names it read (in place) is printparse.LoadDumpDir's, on every dump
+// folder of testdata.
+func TestDumpTreeLikeLoad(t *testing.T) {
+	t.Parallel()
+	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "construct.json", 2),
+		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "construct.json", 17)...)
+	trees := 0
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		in, err := ReadDumpInput(dir)
+		if err != nil {
+			continue
+		}
+		want, werr := printparse.LoadDumpDir(dir)
+		got, err := dumpTree(in)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%s: dumpTree error %v, LoadDumpDir's %v", dir, err, werr)
+		}
+		if err != nil {
+			continue
+		}
+		var g, w strings.Builder
+		if err := printparse.Render(&g, got, printparse.RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := printparse.Render(&w, want, printparse.RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if g.String() != w.String() || !reflect.DeepEqual(got.Warnings, want.Warnings) {
+			t.Errorf("%s: dumpTree gives\n%s\nLoadDumpDir\n%s", dir, g.String(), w.String())
+		}
+		trees++
+	}
+	if trees < 5 {
+		t.Errorf("%d trees compared, want 5 or more", trees)
 	}
 }

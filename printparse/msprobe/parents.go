@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"iter"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
@@ -47,6 +48,15 @@ type ParentIndex struct {
 	next       int32   // where the next key is looked for first, -1 for nowhere (while reading: keys come in the names' order)
 	lastParent []byte  // the last parent read and its parentOf value (siblings come together)
 	lastRef    int32
+	// the parent among names made last, for the next lookup (siblings
+	// come together); atomic, as lookups may come from several goroutines
+	lastMade atomic.Pointer[madeParent]
+}
+
+// madeParent is a parent among the names, made as a string.
+type madeParent struct {
+	ref  int32
+	name string
 }
 
 // ReadParentIndex reads construct.json as ReadConstruct does into a
@@ -158,7 +168,12 @@ func (p *ParentIndex) at(s []byte) (int32, bool) {
 func (p *ParentIndex) parentString(ref int32) string {
 	switch {
 	case ref >= 2:
-		return p.names.At(int(ref - 2))
+		if m := p.lastMade.Load(); m != nil && m.ref == ref {
+			return m.name
+		}
+		m := &madeParent{ref, p.names.At(int(ref - 2))}
+		p.lastMade.Store(m)
+		return m.name
 	case ref < 0:
 		return p.parents[-ref]
 	}
@@ -312,15 +327,18 @@ func (p *ParentIndex) Len() int {
 }
 
 // Modules yields the distinct module entries (ModuleEntry) among the
-// entry names and the parents, in no particular order (an index read with
-// names makes each of those as it yields it).
+// entry names and the parents, in no particular order. A string it yields
+// may be valid only until the next one is: copy it to keep it (an index
+// read with names reads those in place).
 func (p *ParentIndex) Modules() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		if p == nil {
 			return
 		}
+		var b []byte
 		for _, at := range p.moduleAt {
-			if !yield(p.names.At(int(at))) {
+			b = p.names.Append(b[:0], int(at))
+			if !yield(unsafe.String(unsafe.SliceData(b), len(b))) {
 				return
 			}
 		}

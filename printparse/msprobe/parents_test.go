@@ -55,7 +55,7 @@ func checkParentIndex(t *testing.T, ix *ParentIndex, construct map[string]string
 		if got[m] {
 			t.Fatalf("Modules lists %q twice", m)
 		}
-		got[m] = true
+		got[strings.Clone(m)] = true
 	}
 	if !maps.Equal(got, want) {
 		t.Fatalf("Modules = %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
