@@ -255,6 +255,7 @@ type scopeCache struct {
 	ids    map[string]int32
 	scopes []string
 	buf    []byte
+	parent []byte // parseDumpItem's parent, read in place
 }
 
 func newScopeCache() *scopeCache {
@@ -319,7 +320,8 @@ func parseDumpItem(in DumpInput, i int, name string, c *scopeCache) (int32, dump
 	}
 	apiType, apiName := p.apiType, p.apiName
 	isLayer := apiType == layerCell || apiType == layerModule
-	parent := in.Parents.ParentOf(i, name)
+	c.parent = in.Parents.AppendParentOf(c.parent[:0], i, name)
+	parent := unsafe.String(unsafe.SliceData(c.parent), len(c.parent))
 
 	// layer scope (set_layer_scope): the fields of the name without the
 	// API type, or of the parent, but the last three

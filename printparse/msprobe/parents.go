@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"iter"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
@@ -48,15 +47,6 @@ type ParentIndex struct {
 	next       int32   // where the next key is looked for first, -1 for nowhere (while reading: keys come in the names' order)
 	lastParent []byte  // the last parent read and its parentOf value (siblings come together)
 	lastRef    int32
-	// the parent among names made last, for the next lookup (siblings
-	// come together); atomic, as lookups may come from several goroutines
-	lastMade atomic.Pointer[madeParent]
-}
-
-// madeParent is a parent among the names, made as a string.
-type madeParent struct {
-	ref  int32
-	name string
 }
 
 // ReadParentIndex reads construct.json as ReadConstruct does into a
@@ -168,12 +158,7 @@ func (p *ParentIndex) at(s []byte) (int32, bool) {
 func (p *ParentIndex) parentString(ref int32) string {
 	switch {
 	case ref >= 2:
-		if m := p.lastMade.Load(); m != nil && m.ref == ref {
-			return m.name
-		}
-		m := &madeParent{ref, p.names.At(int(ref - 2))}
-		p.lastMade.Store(m)
-		return m.name
+		return p.names.At(int(ref - 2))
 	case ref < 0:
 		return p.parents[-ref]
 	}
@@ -306,6 +291,17 @@ func (p *ParentIndex) ParentOf(i int, name string) string {
 		}
 	}
 	return p.Parent(name)
+}
+
+// AppendParentOf appends ParentOf(i, name) to dst, without making a
+// string of a parent among the names.
+func (p *ParentIndex) AppendParentOf(dst []byte, i int, name string) []byte {
+	if p != nil && p.positional && i < p.names.Len() && p.names.Is(i, name) {
+		if ref := p.parentOf[i]; ref >= 2 {
+			return p.names.Append(dst, int(ref-2))
+		}
+	}
+	return append(dst, p.ParentOf(i, name)...)
 }
 
 // Len is the number of distinct entry names.

@@ -95,6 +95,9 @@ func checkParentIndexOf(t *testing.T, path string, construct map[string]string) 
 			if got := ix.ParentOf(i, n); got != construct[n] {
 				t.Fatalf("ParentOf(%d, %q) = %q, want %q", i, n, got, construct[n])
 			}
+			if got := string(ix.AppendParentOf([]byte("x"), i, n)); got != "x"+construct[n] {
+				t.Fatalf("AppendParentOf(x, %d, %q) = %q, want %q", i, n, got, "x"+construct[n])
+			}
 		}
 	}
 }
