@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -446,15 +447,8 @@ func FuzzDumpScope(f *testing.F) {
 // items.
 func TestDumpTrieCorpus(t *testing.T) {
 	t.Parallel()
-	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "construct.json", 2),
-		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "construct.json", 17)...)
 	items := 0
-	for _, f := range files {
-		dir := filepath.Dir(f)
-		in, err := ReadDumpInput(dir)
-		if err != nil {
-			continue // a folder msprobe refuses (tested elsewhere)
-		}
+	for dir, in := range testdataDumps(t) {
 		general, err := ItemsFromDump(in)
 		if err != nil {
 			continue
@@ -764,15 +758,8 @@ func TestNameFields(t *testing.T) {
 // folder of testdata.
 func TestDumpTreeLikeLoad(t *testing.T) {
 	t.Parallel()
-	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "construct.json", 2),
-		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "construct.json", 17)...)
 	trees := 0
-	for _, f := range files {
-		dir := filepath.Dir(f)
-		in, err := ReadDumpInput(dir)
-		if err != nil {
-			continue
-		}
+	for dir, in := range testdataDumps(t) {
 		want, werr := printparse.LoadDumpDir(dir)
 		got, err := dumpTree(in)
 		if (err == nil) != (werr == nil) {
@@ -795,5 +782,21 @@ func TestDumpTreeLikeLoad(t *testing.T) {
 	}
 	if trees < 5 {
 		t.Errorf("%d trees compared, want 5 or more", trees)
+	}
+}
+
+// testdataDumps yields every dump folder of testdata with construct.json
+// that ReadDumpInput reads (the others are folders msprobe refuses,
+// tested elsewhere), with what it reads.
+func testdataDumps(t *testing.T) iter.Seq2[string, DumpInput] {
+	files := append(testkit.FilesNamed(t, testkit.Testdata(t, "demo"), "construct.json", 2),
+		testkit.FilesNamed(t, testkit.Testdata(t, "corpus"), "construct.json", 17)...)
+	return func(yield func(string, DumpInput) bool) {
+		for _, f := range files {
+			dir := filepath.Dir(f)
+			if in, err := ReadDumpInput(dir); err == nil && !yield(dir, in) {
+				return
+			}
+		}
 	}
 }
