@@ -43,7 +43,7 @@
 // its last entry), so the two dumps' entries are read first (package
 // resolve, one goroutine a side) and their entry names held through the
 // join, as msprobe.Names: 8 bytes a name (a pattern shared by the names
-// that differ only in their call number, and the number) and 4 to 8 of
+// that differ only in their call number, and the number) and 8 to 16 of
 // index for lookups by name, outside the collected heap. Each side's
 // entries are kept in a compact form until the api mapping is derived
 // (12 bytes an entry outside the heap and 4 in its scope trie's node:
