@@ -139,8 +139,10 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 			return nil
 		}
 		d.kids = map[string][]int32{}
+		var b []byte
 		for i := range d.names.Len() {
-			if n := d.names.At(i); !isModule(n) {
+			b = d.names.Append(b[:0], i) // read in place: a parent is a string of its own
+			if n := unsafe.String(unsafe.SliceData(b), len(b)); !isModule(n) {
 				if par := d.parents.Parent(n); par != "" {
 					d.kids[par] = append(d.kids[par], int32(i))
 				}

@@ -285,16 +285,12 @@ func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
 // goroutine at a time: the bench name fn is given is valid during the
 // call only.
 func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
-	i, ok := d.laterAt(entry, next)
+	b, at, ok := d.AppendEntryPair(d.scratch[:0], entry, next)
 	if !ok {
 		return nil
 	}
-	var bench string
-	at := d.later[i]
-	if at >= 0 {
-		d.scratch = d.benchNames.Append(d.scratch[:0], int(at))
-		bench = unsafe.String(unsafe.SliceData(d.scratch), len(d.scratch))
-	}
+	d.scratch = b
+	bench := unsafe.String(unsafe.SliceData(b), len(b))
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
 		seen = make(map[string]bool, len(rows))

@@ -223,8 +223,9 @@ func readStackRaw(path string, names *msprobe.Names) (_ map[string]StackEntry, e
 		}
 		raw, empty = map[string][]byte{}, len(m) == 0
 		for i := range names.Len() {
-			if v, ok := m[names.At(i)]; ok {
-				raw[names.At(i)] = v
+			k := names.At(i)
+			if v, ok := m[k]; ok {
+				raw[k] = v
 			}
 		}
 	}

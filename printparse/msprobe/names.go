@@ -77,8 +77,7 @@ func (n *Names) AddString(name string) {
 	if lo < 0 {
 		lo, hi = len(name), len(name)
 	}
-	n.key = append(append(append(n.key[:0], name[:lo]...), name[hi:]...), 0, 0, 0, 0)
-	binary.LittleEndian.PutUint32(n.key[len(n.key)-4:], uint32(cut))
+	n.key = appendCut(append(append(n.key[:0], name[:lo]...), name[hi:]...), cut)
 	if n.ids == nil {
 		n.indexPatterns()
 	}
@@ -213,10 +212,13 @@ func (n *Names) Done() {
 func (n *Names) indexPatterns() {
 	n.ids = make(map[string]int32, len(n.pats))
 	for id, p := range n.pats {
-		k := append([]byte(p.text), 0, 0, 0, 0)
-		binary.LittleEndian.PutUint32(k[len(k)-4:], uint32(p.cut))
-		n.ids[string(k)] = int32(id)
+		n.ids[string(appendCut([]byte(p.text), p.cut))] = int32(id)
 	}
+}
+
+// appendCut ends a pattern's key (its text) with where its number goes.
+func appendCut(key []byte, cut int32) []byte {
+	return binary.LittleEndian.AppendUint32(key, uint32(cut))
 }
 
 // Find returns the position of the last name that is s. The names must

@@ -285,10 +285,8 @@ func (p *ParentIndex) Parent(name string) string {
 // ParentOf is Parent of the i-th entry name of the dump, name: for an
 // index read with the names (ReadParentIndexOf), found by its position.
 func (p *ParentIndex) ParentOf(i int, name string) string {
-	if p != nil && p.positional && i < p.names.Len() && p.names.Is(i, name) {
-		if ref := p.parentOf[i]; ref != 0 {
-			return p.parentString(ref)
-		}
+	if ref := p.refOf(i, name); ref != 0 {
+		return p.parentString(ref)
 	}
 	return p.Parent(name)
 }
@@ -296,12 +294,22 @@ func (p *ParentIndex) ParentOf(i int, name string) string {
 // AppendParentOf appends ParentOf(i, name) to dst, without making a
 // string of a parent among the names.
 func (p *ParentIndex) AppendParentOf(dst []byte, i int, name string) []byte {
-	if p != nil && p.positional && i < p.names.Len() && p.names.Is(i, name) {
-		if ref := p.parentOf[i]; ref >= 2 {
-			return p.names.Append(dst, int(ref-2))
-		}
+	switch ref := p.refOf(i, name); {
+	case ref >= 2:
+		return p.names.Append(dst, int(ref-2))
+	case ref != 0:
+		return append(dst, p.parentString(ref)...)
 	}
-	return append(dst, p.ParentOf(i, name)...)
+	return append(dst, p.Parent(name)...)
+}
+
+// refOf is the parentOf value of the i-th entry name when it is name in
+// an index read with the names; 0 when the index cannot tell by position.
+func (p *ParentIndex) refOf(i int, name string) int32 {
+	if p != nil && p.positional && i < p.names.Len() && p.names.Is(i, name) {
+		return p.parentOf[i]
+	}
+	return 0
 }
 
 // Len is the number of distinct entry names.
