@@ -32,6 +32,7 @@ type Names struct {
 	index    sync.Once // Find's table, made on first use
 	seed     maphash.Seed
 	slots    []int32 // open addressing: a name's position + 1, 0 for none
+	free     func()  // releases slots
 	distinct int
 }
 
@@ -251,13 +252,77 @@ func (n *Names) Distinct() int {
 	return n.distinct
 }
 
+// Extends reports whether a name is another followed by '.' and more. It
+// looks prefixes up with Find (making its index), a pattern at a time
+// where it can: a prefix that ends before a pattern's number is the same
+// for all its names, and one that keeps the number can only be a name of
+// the pattern that is the prefix with the number cut out.
+func (n *Names) Extends() bool {
+	if n.Len() == 0 {
+		return false
+	}
+	type patternKey struct {
+		text string
+		cut  int32
+	}
+	ids := make(map[patternKey]bool, len(n.pats))
+	for _, p := range n.pats {
+		ids[patternKey{p.text, p.cut}] = true
+	}
+	// ends[id]: where the prefixes that keep pattern id's number end in
+	// its text, for those a pattern of the prefix exists for
+	var ends map[int32][]int
+	for id, p := range n.pats {
+		for k := 0; k < len(p.text); k++ {
+			switch {
+			case p.text[k] != '.':
+			case p.cut < 0 || k < int(p.cut):
+				if _, ok := n.Find(p.text[:k]); ok {
+					return true
+				}
+			case ids[patternKey{p.text[:k], p.cut}]:
+				if ends == nil {
+					ends = map[int32][]int{}
+				}
+				ends[int32(id)] = append(ends[int32(id)], k)
+			}
+		}
+	}
+	if ends == nil {
+		return false
+	}
+	var b []byte
+	for i := range n.Len() {
+		r := n.refs.At(i)
+		p := n.pats[r.pat]
+		for _, k := range ends[r.pat] {
+			b = n.append(b[:0], r, pattern{text: p.text[:k], cut: p.cut})
+			if _, ok := n.Find(unsafe.String(unsafe.SliceData(b), len(b))); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Unindex frees the table Find and Distinct made, for a holder that is
+// done looking names up; a later Find or Distinct makes it again. It must
+// not run beside them.
+func (n *Names) Unindex() {
+	if n == nil || n.free == nil {
+		return
+	}
+	n.free()
+	n.slots, n.free, n.distinct = nil, nil, 0
+	n.index = sync.Once{}
+}
+
 // build indexes the names for Find: a table of twice their number, a
 // later name taking the place of an earlier equal one.
 func (n *Names) build() {
 	n.seed = maphash.MakeSeed()
-	var free func()
-	n.slots, free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
-	offheap.Cleanup(n, free)
+	n.slots, n.free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
+	offheap.Cleanup(n, n.free)
 	mask := uint64(len(n.slots) - 1)
 	var b []byte
 	for i := range n.Len() {

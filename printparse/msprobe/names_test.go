@@ -382,8 +382,77 @@ func FuzzNames(f *testing.F) {
 				}
 			}
 			checkFind(t, n, names)
+			if got, want := n.Extends(), refExtends(names); got != want {
+				t.Fatalf("Extends = %v, want %v", got, want)
+			}
 		}
 	})
+}
+
+// refExtends is Extends by brute force: a name's prefix before one of its
+// '.' is a name.
+func refExtends(names []string) bool {
+	set := map[string]bool{}
+	for _, s := range names {
+		set[s] = true
+	}
+	for _, s := range names {
+		for k := range len(s) {
+			if s[k] == '.' && set[s[:k]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestNamesExtends: a prefix before the number (the same for all names
+// of a pattern), one that keeps it (a name of the pattern with the tail
+// cut), and near misses: the same pattern with another number, a prefix
+// not ending at a '.', a number that is no call number.
+func TestNamesExtends(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		names []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{""}, false},
+		{[]string{"", ".a"}, true},
+		{[]string{"a", "a"}, false},
+		{[]string{"a", "a.b"}, true},
+		{[]string{"a", "ab"}, false},
+		{[]string{"a.", "a"}, true},
+		{[]string{"Functional.linear", "Functional.linear.5.forward"}, true},
+		{[]string{"Functional.linear.5", "Functional.linear.5.forward"}, true},
+		{[]string{"Functional.linear.6", "Functional.linear.5.forward"}, false},
+		{[]string{"Functional.linear.5.forward", "Functional.linear.5"}, true},
+		{[]string{"Functional.linear.5.forward", "Functional.linear.5.forwardx"}, false},
+		{[]string{"Functional.linear.5.forward.input", "Functional.linear.5.forward"}, true},
+		{[]string{"Functional.linear.5.forward.input", "Functional.linear.6.forward"}, false},
+		{[]string{"a.1.b.2", "a.1.b"}, true},
+		{[]string{"a.1.b.2", "a.1"}, true},
+		{[]string{"a.1.b.2", "a.2"}, false},
+		{[]string{"a.05.b", "a.05"}, true},
+		{[]string{"a.05.b", "a.5"}, false},
+		{[]string{"a.1000000000.b", "a.1000000000"}, true},
+		{[]string{"Module.layers.0.mlp.MLP.forward.0", "Module.layers.0.mlp.MLP.forward.1", "Module.layers.0"}, true},
+		{[]string{"Module.layers.0.mlp.MLP.forward.0", "Module.layers.1"}, false},
+	} {
+		if got := NamesOf(tc.names).Extends(); got != tc.want {
+			t.Errorf("Extends(%q) = %v, want %v", tc.names, got, tc.want)
+		}
+		if got := refExtends(tc.names); got != tc.want {
+			t.Errorf("refExtends(%q) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+	many := benchNames(20_000)
+	if NamesOf(many).Extends() {
+		t.Error("Extends of realistic names: true")
+	}
+	if !NamesOf(append(many, "Module.layers.3.mlp")).Extends() {
+		t.Error("Extends of realistic names and a module path: false")
+	}
 }
 
 // checkFind fails unless Find and Distinct answer as a map of names to
@@ -422,9 +491,14 @@ func TestNamesFind(t *testing.T) {
 		{"Tensor.add.0.forward", "Tensor.add.1.forward", "Tensor.add.0.forward"},
 		many,
 	} {
-		checkFind(t, NamesOf(names), names)
+		n := NamesOf(names)
+		n.Unindex() // before any index: nothing to free
+		checkFind(t, n, names)
+		n.Unindex() // Find and Distinct index the names again
+		checkFind(t, n, names)
 	}
 	var n *Names
+	n.Unindex()
 	if _, ok := n.Find("a"); ok || n.Distinct() != 0 {
 		t.Error("a nil Names finds a name")
 	}
