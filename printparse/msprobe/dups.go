@@ -104,11 +104,16 @@ func FindRepeatsAfter(err error) (*Repeats, error) {
 		return nil, ferr
 	}
 	if r == nil {
-		// the hashes of two names collided: read with an empty plan
-		r = &Repeats{path: se.File, data: 1}
+		r = NoRepeats(se.File) // the hashes of two names collided
 	}
 	return r, nil
 }
+
+// NoRepeats is the plan for the dump.json at path when a reading of it
+// found one "data" key and no repeated name in it (as a skim of the whole
+// file does): readers given it look for no repeats, and keep nothing per
+// name to find them.
+func NoRepeats(path string) *Repeats { return &Repeats{path: path, data: 1} }
 
 // Path is the dump.json the plan is for.
 func (r *Repeats) Path() string {

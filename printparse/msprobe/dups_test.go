@@ -335,3 +335,60 @@ func BenchmarkNameSet(b *testing.B) {
 		s.release()
 	}
 }
+
+// TestNoRepeats: a file read with NoRepeats gives what a read that looks
+// for repeats gives, on both scanners, and its key filter keeps no name.
+func TestNoRepeats(t *testing.T) {
+	t.Parallel()
+	var members []string
+	for i := range 3000 {
+		members = append(members, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d=%d", i%48, i/48, i))
+	}
+	p := dumpOf(t, strings.Join(members, " "))
+	read := func(plan *Repeats, pipelined bool) []string {
+		t.Helper()
+		var es []Entry
+		keep := func(e *Entry) error {
+			c := *e
+			c.Items = slices.Clone(e.Items)
+			es = append(es, c)
+			return nil
+		}
+		var err error
+		if pipelined {
+			var f *os.File
+			if f, err = os.Open(p); err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			_, err = ScanReuseWith(f, p, plan, keep)
+		} else {
+			_, err = ScanFileWith(p, plan, keep)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rowsOf(es)
+	}
+	want := read(nil, false)
+	if len(want) != 3000 {
+		t.Fatalf("%d rows, want 3000", len(want))
+	}
+	for _, pipelined := range []bool{false, true} {
+		if got := read(NoRepeats(p), pipelined); !slices.Equal(got, want) {
+			t.Errorf("pipelined %v: NoRepeats reads %d rows unlike the checked read", pipelined, len(got))
+		}
+	}
+	kf := newKeyFilter(p, NoRepeats(p))
+	for i := range 3000 {
+		if at, skip, err := kf.member([]byte(fmt.Sprint("Functional.a.", i, ".forward")), i+1, int64(i)); at != nil || skip || err != nil {
+			t.Fatalf("member %d: %v %v %v; want its own body", i, at, skip, err)
+		}
+	}
+	if kf.set.n != 0 {
+		t.Errorf("NoRepeats' filter holds %d names, want none", kf.set.n)
+	}
+	if NoRepeats(p).Path() != p {
+		t.Errorf("Path = %q, want %q", NoRepeats(p).Path(), p)
+	}
+}
