@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // NA is msprobe's literal for an NPU name without a bench partner.
@@ -29,16 +29,22 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 
 // APIMappingWith is APIMapping; unpaired, when set, also sees every NPU
 // item msprobe pairs with nothing, and the rules that fired for it (a
-// slice shared by the items of one scope: not to be modified).
+// slice shared by the items of one scope: not to be modified). The item
+// is valid during the call only: it and its name are used again.
 func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []NamePair {
-	return namePairs(npu, bench, apiPositions(m, npu, bench, unpaired))
+	at, free := apiPositions(m, npu, bench, unpaired)
+	defer free()
+	return namePairs(npu, bench, at)
 }
 
 // apiPositions is APIMappingWith by position: for each NPU item in order,
-// its bench partner's position in bench, or -1.
-func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []int32 {
+// its bench partner's position in bench, or -1; outside the heap until
+// free is called (offheap.Make).
+func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) (_ []int32, free func()) {
 	r := New(m)
-	out := make([]int32, npu.Len())
+	out, free := offheap.Make[int32](npu.Len())
+	var it Item
+	var buf []byte
 	// Items of one node (the calls of an API in one module) convert
 	// alike, to the same bench node: once each.
 	type conversion struct {
@@ -57,11 +63,12 @@ func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, 
 		}
 		b := c.node.posOf(state, ord)
 		if b < 0 && unpaired != nil {
-			unpaired(npu.Item(i), c.fired)
+			buf = npu.itemIn(&it, i, buf)
+			unpaired(&it, c.fired)
 		}
 		out[i] = int32(b)
 	}
-	return out
+	return out, free
 }
 
 // namePairs spells out an api mapping by position (apiPositions).
@@ -204,16 +211,11 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 }
 
 // namesExtend works out, on a goroutine of its own, whether one of
-// names extends another's (extendsAnother).
+// names extends another's (Names.Extends, through the index construct.json's
+// reading made).
 func namesExtend(names *msprobe.Names) func() bool {
 	c := make(chan bool, 1)
-	go func() {
-		var b []byte // each name read in place: extendsAnother keeps none
-		c <- extendsAnother(names.Len(), func(i int) string {
-			b = names.Append(b[:0], i)
-			return unsafe.String(unsafe.SliceData(b), len(b))
-		})
-	}()
+	go func() { c <- names.Extends() }()
 	return sync.OnceValue(func() bool { return <-c })
 }
 
@@ -228,18 +230,22 @@ func namesExtend(names *msprobe.Names) func() bool {
 // entry is paired twice. Otherwise the rows left are read here.
 func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(it *Item, fired []*mapping.Rule)) (*DataMap, error) {
 	npuTrie, benchTrie := s.NPU, s.Bench
-	at := apiPositions(m, npuTrie, benchTrie, unpaired)
+	at, free := apiPositions(m, npuTrie, benchTrie, unpaired)
 	s.NPU, s.Bench = nil, nil
+	npuTrie.release()
+	benchTrie.release()
 	npu, bench := &s.side[0], &s.side[1]
 	npuExtends := s.index[0]()
 	if npu.skim != nil && bench.skim != nil && !npuExtends {
 		if !s.index[1]() {
 			if d := newDeferredDataMap(npuTrie.names(), benchTrie.names(), at); d != nil {
+				offheap.Cleanup(d, free)
 				return d, nil
 			}
 		}
 	}
 	api := namePairs(npuTrie, benchTrie, at)
+	free()
 	npuTrie, benchTrie = nil, nil
 	var errs [2]error
 	var wg sync.WaitGroup

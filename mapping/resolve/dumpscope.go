@@ -94,6 +94,7 @@ type dumpItems struct {
 	scopes  []string       // the distinct full scopes
 	states  []string       // the distinct states
 	entries []dumpEntry
+	free    func()      // releases entries
 	nodes   []*TrieNode // the node of each full scope, once placed
 }
 
@@ -105,13 +106,18 @@ type dumpEntry struct {
 
 // item makes the Item of entry i.
 func (d *dumpItems) item(i int) *Item {
+	it := &Item{}
+	d.fill(it, i, d.names.At(i))
+	return it
+}
+
+// fill sets it to entry i, named name.
+func (d *dumpItems) fill(it *Item, i int, name string) {
 	e := d.entries[i]
-	name := d.names.At(i)
-	it := &Item{Name: name, State: d.states[e.state], Type: dumpName(name).typ, FullScope: d.scopes[e.scope], ord: int(e.ord)}
+	*it = Item{Name: name, State: d.states[e.state], Type: dumpName(name).typ, FullScope: d.scopes[e.scope], ord: int(e.ord)}
 	if d.nodes != nil {
 		it.node = d.nodes[e.scope]
 	}
-	return it
 }
 
 // parseDump is ItemsFromDump in compact form (nil for no items).
@@ -120,9 +126,8 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 		return nil, nil
 	}
 	d := &dumpItems{names: in.Names}
-	var free func()
-	d.entries, free = offheap.Make[dumpEntry](in.Names.Len()) // a trie's largest part
-	offheap.Cleanup(d, free)
+	d.entries, d.free = offheap.Make[dumpEntry](in.Names.Len()) // a trie's largest part
+	offheap.Cleanup(d, d.free)
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse"
@@ -187,6 +188,18 @@ func (t *Trie) Item(i int) *Item {
 	return t.items[i]
 }
 
+// itemIn is Item(i) in *it, made of buf (returned, to be used again):
+// it is valid until the next call with buf.
+func (t *Trie) itemIn(it *Item, i int, buf []byte) []byte {
+	if t.dump == nil {
+		*it = *t.items[i]
+		return buf
+	}
+	buf = t.dump.names.Append(buf[:0], i)
+	t.dump.fill(it, i, unsafe.String(unsafe.SliceData(buf), len(buf)))
+	return buf
+}
+
 // Items returns the trie's items in insertion order (see Item); for a
 // trie not of a dump the slice is the trie's own: do not modify it.
 func (t *Trie) Items() []*Item {
@@ -198,6 +211,15 @@ func (t *Trie) Items() []*Item {
 		out[i] = t.Item(i)
 	}
 	return out
+}
+
+// release frees a dump trie's items: it is only its names afterwards
+// (names, nameAt).
+func (t *Trie) release() {
+	if d := t.dump; d != nil {
+		d.free()
+		d.entries = nil
+	}
 }
 
 // names is a dump trie's item names, in order (nil for another trie).
