@@ -33,7 +33,8 @@
 // entry, at most 43 more when it left the cache partly matched
 // (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
 // per NPU entry 8 to 10 bytes while the NPU file is read (the names'
-// hashes that find repeated keys, dups.go); per NPU stack.json name 18 to 20
+// hashes that find repeated keys, dups.go; none in a mapped compare, whose
+// reading found none); per NPU stack.json name 18 to 20
 // bytes; per distinct op 24 bytes (keys.go). msprobe's fuzzy match pairs
 // rows in order and reads the whole bench side into memory in a packed
 // form (benchstore.go).
@@ -43,14 +44,16 @@
 // its last entry), so the two dumps' entries are read first (package
 // resolve, one goroutine a side) and their entry names held through the
 // join, as msprobe.Names: 8 bytes a name (a pattern shared by the names
-// that differ only in their call number, and the number) and 8 to 16 of
-// index for lookups by name, outside the collected heap. Each side's
+// that differ only in their call number, and the number), outside the
+// collected heap, and until the mappings are made 8 to 16 more of index
+// for lookups by name (the join takes entries by position). Each side's
 // entries are kept in a compact form until the api mapping is derived
 // (12 bytes an entry outside the heap and 4 in its scope trie's node:
 // its full scope, state and ordinal, the name by position), and
 // construct.json's parents as positions among the names (4 bytes); the
-// api mapping is a bench position per NPU entry, which the data mapping
-// keeps through the join. Where every row is its entry's name and a
+// api mapping is a bench position per NPU entry (4 bytes outside the
+// heap), which the data mapping keeps through the join. The N:1
+// detection's indexes are built once the tries are gone. Where every row is its entry's name and a
 // structural suffix and no entry name extends another (the common case),
 // the entries are only skimmed (8 bytes of offset an entry): a row's pair
 // then follows from its entry's, and the data mapping file is written as

@@ -109,6 +109,9 @@ type Config struct {
 	// Without it such a file stops Compare with an error wrapping
 	// msprobe.ErrRepeatedKey.
 	BenchRepeats *msprobe.Repeats
+	// npuRepeats is the plan the table's passes read the NPU dump.json
+	// with from the start (a layer mapping's reading found no repeats).
+	npuRepeats *msprobe.Repeats
 
 	// simpleBench holds the bench side as plain rows in a map (the
 	// reference the packed store is tested against).
@@ -447,6 +450,10 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		got := scan.result()
 		if got == assumed || pass > 0 {
 			sum.Passes = pass + 1
+			if ix != nil { // the joins are over: the index goes before construct.json is read
+				ix.close()
+				ix = nil
+			}
 			if err := sum.classify(cfg.construct[0], cfg.construct[1], cfg.Stack); err != nil {
 				return nil, err
 			}

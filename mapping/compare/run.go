@@ -729,7 +729,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}()
 	defer cfg.held.close() // when the compare did not take it
 	rank := strings.TrimPrefix(suffix, "_")
-	nsrc := &fileSource{path: np.DumpJSON}
+	nsrc := &fileSource{path: np.DumpJSON, plan: cfg.npuRepeats}
 	if opt.Progress != nil {
 		head := progressHead(suffix)
 		cfg.Progress = func(int) { fmt.Fprintf(opt.Progress, "\r\033[K%s %s", head, progressBar(nsrc.read.Load(), nsrc.size)) }
@@ -917,13 +917,24 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// The rows are left to the table's passes where the indexed join
 		// reads the bench side (see dataMapLog).
 		rows := opt.mapRows || cfg.Fuzzy || cfg.fullBench || cfg.simpleBench
+		var known [2]*resolve.Entries
 		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2]*msprobe.Names) {
 			stage("resolving the layer mapping")
-			startIndexes(npu, bench) // the dumps' entries as read: no skims
-			entryNames = names
+			known, entryNames = [2]*resolve.Entries{npu, bench}, names
 		})
 		if err != nil {
 			return written, err
+		}
+		// The mappings are made, and the join takes entries by position:
+		// the names' index goes before the N:1 detection's indexes come
+		// (the tries went with the mappings).
+		entryNames[0].Unindex()
+		entryNames[1].Unindex()
+		startIndexes(known[0], known[1]) // the dumps' entries as read: no skims
+		if entryNames[0] != nil {
+			// read whole, the NPU dump.json repeats no key: the table's
+			// passes need not look for repeats
+			cfg.npuRepeats = msprobe.NoRepeats(np.DumpJSON)
 		}
 		// The layer mapping's reading (both sides' tries and what they
 		// were built from) is garbage now, the table's live heap a
@@ -972,6 +983,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, entryNames); err != nil {
 		return written, err
 	}
+	// (and again, if the N:1 detection looked names up)
+	entryNames[0].Unindex()
+	entryNames[1].Unindex()
 	if cfg.Mode == Tensor {
 		newTensor := opt.newTensor
 		if newTensor == nil {
