@@ -120,8 +120,9 @@ type sideRest struct {
 }
 
 // EntryNames returns the keys of each dump.json's "data" in order, as
-// msprobe.SkimExact gives them; nil for a side where ReadSides did not
-// read them so.
+// msprobe.SkimExact gives them, for a side whose reading read the whole
+// file and found one "data" key that repeats no name (a reader of it
+// then needs no check for repeats, msprobe.NoRepeats); nil for another.
 func (s *Sides) EntryNames() (npu, bench *msprobe.Names) {
 	return s.side[0].names, s.side[1].names
 }
@@ -211,8 +212,8 @@ func ReadSides(npuDir, benchDir string, rows bool) (*Sides, error) {
 }
 
 // namesExtend works out, on a goroutine of its own, whether one of
-// names extends another's (Names.Extends, through the index construct.json's
-// reading made).
+// names extends another's (Names.Extends, which looks them up: through
+// the index construct.json's reading made, or one it makes).
 func namesExtend(names *msprobe.Names) func() bool {
 	c := make(chan bool, 1)
 	go func() { c <- names.Extends() }()
@@ -235,9 +236,15 @@ func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(it *Item, fired []
 	npuTrie.release()
 	benchTrie.release()
 	npu, bench := &s.side[0], &s.side[1]
-	npuExtends := s.index[0]()
+	// Both answers are awaited: working them out looks the names up, and
+	// the caller may drop the names' index once the map is made.
+	var extends [2]bool
+	for k, f := range s.index {
+		extends[k] = f != nil && f()
+	}
+	npuExtends := extends[0]
 	if npu.skim != nil && bench.skim != nil && !npuExtends {
-		if !s.index[1]() {
+		if !extends[1] {
 			if d := newDeferredDataMap(npuTrie.names(), benchTrie.names(), at); d != nil {
 				offheap.Cleanup(d, free)
 				return d, nil

@@ -680,3 +680,85 @@ func reversed(s []string) []string {
 	slices.Reverse(r)
 	return r
 }
+
+// TestAPIMappingUnpaired: the unpaired callback of APIMappingWith sees,
+// in order, every NPU item the api mapping pairs with NA, as Item gives
+// it (the callback's item is reused: what it keeps is copied).
+func TestAPIMappingUnpaired(t *testing.T) {
+	t.Parallel()
+	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
+	qw := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	for _, tc := range []struct{ yaml, npu, bench string }{
+		{r1 + "/layer_mapping.yaml", r1 + "/mindspore_data", r1 + "/pytorch_data"},
+		{qw + "/layer_mapping.yaml", qw + "/npu/proc12360", qw + "/bench/proc12353"},
+	} {
+		m := mustLoad(t, tc.yaml)
+		npu, err := TrieFromDump(tc.npu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench, err := TrieFromDump(tc.bench)
+		if err != nil {
+			t.Fatal(err)
+		}
+		show := func(it *Item) string { return strings.Join([]string{it.Name, it.State, it.Type, it.FullScope}, " ") }
+		var seen []string
+		pairs := APIMappingWith(m, npu, bench, func(it *Item, _ []*mapping.Rule) { seen = append(seen, show(it)) })
+		var want []string
+		for i, p := range pairs {
+			if p.Bench == NA {
+				want = append(want, show(npu.Item(i)))
+			}
+		}
+		if len(want) == 0 || !slices.Equal(seen, want) {
+			t.Errorf("%s: unpaired saw %d items, want the %d paired with NA:\n got %q\nwant %q", tc.npu, len(seen), len(want), head(seen, 4), head(want, 4))
+		}
+	}
+}
+
+// TestDeferredLookAhead: a deferred map finds the entries asked for in
+// the NPU dump's order, some left out, among the next few without looking
+// the names up (which would index them again, an allocation here); one
+// asked for out of order is looked up.
+func TestDeferredLookAhead(t *testing.T) {
+	var npuNames, benchNames []string
+	for i := range 2000 {
+		npuNames = append(npuNames, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d", i%40, i/40))
+		benchNames = append(benchNames, fmt.Sprintf("Module.decoder.layers.%d.mlp.MLP.forward.%d", i%40, i/40))
+	}
+	at := make([]int32, len(npuNames))
+	for i := range at {
+		at[i] = int32(len(at) - 1 - i)
+	}
+	npu := msprobe.NamesOf(npuNames)
+	d := newDeferredDataMap(npu, msprobe.NamesOf(benchNames), at)
+	if d == nil {
+		t.Fatal("not deferred")
+	}
+	var buf []byte
+	check := func(i int, next *int) {
+		t.Helper()
+		var pos int32
+		var ok bool
+		buf, pos, ok = d.AppendEntryPair(buf[:0], npuNames[i], next)
+		if !ok || pos != at[i] || string(buf) != benchNames[at[i]] || *next != i+1 {
+			t.Fatalf("entry %d: %q at %d, %v, next %d; want %q at %d, next %d", i, buf, pos, ok, *next, benchNames[at[i]], at[i], i+1)
+		}
+	}
+	allocs := testing.AllocsPerRun(1, func() {
+		npu.Unindex() // (the warm-up run may have looked names up)
+		next := 0
+		for i := 0; i < len(npuNames); i += 1 + i%50 {
+			check(i, &next)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("in order with gaps under 64: %v allocations, want none (the names looked up)", allocs)
+	}
+	next := 0
+	check(1500, &next) // out of order: looked up
+	check(3, &next)
+	if _, _, ok := d.AppendEntryPair(nil, "Module.x.X.forward.0", &next); ok {
+		t.Error("a name not in the map found")
+	}
+}

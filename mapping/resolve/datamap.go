@@ -188,7 +188,7 @@ type DataMap struct {
 	// kept in later rather than pairs: for each NPU entry (npuNames), its
 	// bench entry's position among benchNames, or -1.
 	deferred   bool
-	later      []int32
+	later      []int32 // outside the heap, freed by the map's cleanup (apiPositions)
 	npuNames   *msprobe.Names
 	scratch    []byte // EntryPairs' bench entry name
 	benchNames *msprobe.Names
@@ -261,15 +261,25 @@ func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []
 }
 
 // laterAt finds the NPU entry named entry in a deferred map, from *next
-// on first, and leaves *next just past it.
+// on first, and leaves *next just past it. The entries asked for come in
+// the NPU dump's order, less a few (no rows, or a name msprobe skips):
+// they are looked for among the next few before the names are looked up
+// (which indexes them, if the index was let go).
 func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
-	var i int32
-	if k := *next; k < len(d.later) && d.npuNames.Is(k, entry) {
-		i = int32(k)
-	} else if j, ok := d.npuNames.Find(entry); ok {
+	const ahead = 64
+	i := int32(-1)
+	for k := *next; k < min(len(d.later), *next+ahead); k++ {
+		if d.npuNames.Is(k, entry) { // the names are distinct (newDeferredDataMap)
+			i = int32(k)
+			break
+		}
+	}
+	if i < 0 {
+		j, ok := d.npuNames.Find(entry)
+		if !ok {
+			return -1, false
+		}
 		i = int32(j)
-	} else {
-		return -1, false
 	}
 	*next = int(i) + 1
 	return i, true
