@@ -382,9 +382,15 @@ func FuzzNames(f *testing.F) {
 				}
 			}
 			checkFind(t, n, names)
-			if got, want := n.Extends(), refExtends(names); got != want {
+			want := refExtends(names)
+			if got := n.Extends(); got != want {
 				t.Fatalf("Extends = %v, want %v", got, want)
 			}
+			n.Unindex() // the index is made again as needed
+			if got := n.Extends(); got != want {
+				t.Fatalf("Extends after Unindex = %v, want %v", got, want)
+			}
+			checkFind(t, n, names)
 		}
 	})
 }
