@@ -52,18 +52,20 @@
 // its full scope, state and ordinal, the name by position), and
 // construct.json's parents as positions among the names (4 bytes); the
 // api mapping is a bench position per NPU entry (4 bytes outside the
-// heap), which the data mapping keeps through the join. The N:1
-// detection's indexes are built once the tries are gone. Where every row is its entry's name and a
-// structural suffix and no entry name extends another (the common case),
-// the entries are only skimmed (8 bytes of offset an entry): a row's pair
-// then follows from its entry's, and the data mapping file is written as
-// the join reads the rows (dataMapLog). Otherwise the rows' names are read
-// first too. The reading's garbage is returned to the system before the
-// mappings are made, and once they are made one collection sets the
-// collector's goal from the join's live heap (see checkMapping,
-// applyInputs). Measured on a Qwen2.5-VL pair of 244,400 NPU and 256,202
-// bench entries (216 MB a side): peak RSS about 70 MB, at the end of the
-// reading, and about 60 MB during the join (39 MB at 27 MB a side).
+// heap), which the data mapping keeps through the join. Where every row
+// is its entry's name and a structural suffix and no entry name extends
+// another (the common case), the entries are only skimmed (8 bytes of
+// offset an entry): a row's pair then follows from its entry's, and the
+// data mapping file is written as the join reads the rows (dataMapLog).
+// Otherwise the rows' names are read first too. The reading's garbage is
+// returned to the system before the mappings are made, the N:1
+// detection's indexes are built once they are (the tries gone), and one
+// collection then sets the collector's goal from the join's live heap
+// (see checkMapping, applyInputs). The NPU side is read without a check
+// for repeated keys, which the reading ruled out. Measured on a
+// Qwen2.5-VL pair of 244,400 NPU and 256,202 bench entries (216 MB a
+// side): peak RSS about 54 MB, towards the end of the join (37 MB at
+// 27 MB a side).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
@@ -81,8 +83,8 @@
 // Err_message carries msprobe's own message for it ("error: Dump file: X
 // or Y not found or read failed."), where msprobe writes an "unsupported"
 // pass row (a missing file keeps msprobe's row). Not implemented: verl
-// consistency checks, -cm/-am cell and api mappings. Tensor mode applies msprobe's dirty_valid_len cleaning: the NPU
-// output rows of npu_grouped_matmul / npu_dequant_swiglu_quant entries are
-// zeroed past the sum of their group_list / group_index kwarg (see
-// DirtyGroup).
+// consistency checks, -cm/-am cell and api mappings. Tensor mode applies
+// msprobe's dirty_valid_len cleaning: the NPU output rows of
+// npu_grouped_matmul / npu_dequant_swiglu_quant entries are zeroed past
+// the sum of their group_list / group_index kwarg (see DirtyGroup).
 package compare

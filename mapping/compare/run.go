@@ -887,10 +887,11 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			written()
 		}
 	}()
-	// The N:1 detection below reads both dumps through indexes, built
-	// beside the work on the mappings: from the layer mapping's reading of
-	// the dumps, or else by skimming them. (The plan's names are read
-	// after the mappings: beside them they would raise the peak memory.)
+	// The N:1 detection below reads both dumps through indexes: built from
+	// the layer mapping's reading of the dumps once the mappings are made,
+	// or else by skimming them beside the other inputs' work. (The plan's
+	// names are read after the mappings: beside them they would raise the
+	// peak memory.)
 	var ixs *sideIndexes
 	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
@@ -983,7 +984,8 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, entryNames); err != nil {
 		return written, err
 	}
-	// (and again, if the N:1 detection looked names up)
+	// (and again: the N:1 detection maps rows out of order, which the
+	// deferred data map answers by looking the names up)
 	entryNames[0].Unindex()
 	entryNames[1].Unindex()
 	if cfg.Mode == Tensor {
