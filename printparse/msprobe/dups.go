@@ -181,9 +181,8 @@ func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip
 		}
 		return nil, false, nil
 	}
-	last, ok := k.plan.last[string(name)]
-	if !ok {
-		return nil, false, nil
+	if _, ok := k.plan.last[string(name)]; !ok {
+		return nil, false, nil // (no copy of the member on the heap for it)
 	}
 	if k.given[string(name)] {
 		return nil, true, nil
@@ -192,6 +191,7 @@ func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip
 		k.given = map[string]bool{}
 	}
 	k.given[string(name)] = true
+	last := k.plan.last[string(name)]
 	return &last, false, nil
 }
 

@@ -337,9 +337,9 @@ func BenchmarkNameSet(b *testing.B) {
 }
 
 // TestNoRepeats: a file read with NoRepeats gives what a read that looks
-// for repeats gives, on both scanners, and its key filter keeps no name.
+// for repeats gives, on both scanners, and its key filter keeps no name
+// and makes no allocation.
 func TestNoRepeats(t *testing.T) {
-	t.Parallel()
 	var members []string
 	for i := range 3000 {
 		members = append(members, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d=%d", i%48, i/48, i))
@@ -387,6 +387,10 @@ func TestNoRepeats(t *testing.T) {
 	}
 	if kf.set.n != 0 {
 		t.Errorf("NoRepeats' filter holds %d names, want none", kf.set.n)
+	}
+	name := []byte("Module.layers.0.mlp.MLP.forward.0")
+	if n := testing.AllocsPerRun(100, func() { kf.member(name, 1, 0) }); n != 0 {
+		t.Errorf("NoRepeats' filter: %v allocations a member, want none", n)
 	}
 	if NoRepeats(p).Path() != p {
 		t.Errorf("Path = %q, want %q", NoRepeats(p).Path(), p)
