@@ -219,7 +219,13 @@ func trieOfDump(source string, d *dumpItems) *Trie {
 	t := NewTrie(source)
 	t.dump = d
 	d.nodes = make([]*TrieNode, len(d.scopes))
-	last := make([]int32, len(d.scopes)) // the last item of each full scope
+	// The nodes first, and how many items each takes of each state: their
+	// positions are then placed in one array, cut to size.
+	type nodeState struct {
+		n     *TrieNode
+		state int32
+	}
+	count := map[nodeState]int{}
 	for i := range d.entries {
 		e := &d.entries[i]
 		n := d.nodes[e.scope]
@@ -234,7 +240,19 @@ func trieOfDump(source string, d *dumpItems) *Trie {
 			}
 			d.nodes[e.scope] = n
 		}
-		e.ord = int32(n.place(d.states[e.state], i))
+		count[nodeState{n, e.state}]++
+	}
+	positions := make([]int32, len(d.entries))
+	last := make([]int32, len(d.scopes)) // the last item of each full scope
+	for i := range d.entries {
+		e := &d.entries[i]
+		n, state := d.nodes[e.scope], d.states[e.state]
+		if n.stateAt(state) < 0 {
+			c := count[nodeState{n, e.state}]
+			n.items = append(n.items, stateItems{state: state, pos: positions[:0:c]})
+			positions = positions[c:]
+		}
+		e.ord = int32(n.place(state, i))
 		last[e.scope] = int32(i)
 	}
 	// a node's type is its last item's: full scopes that differ in their
