@@ -46,6 +46,10 @@ func TestDataMappingDeferred(t *testing.T) {
 			bchAdd: `"Tensor.raw.0.forward": {"output": [` + tensor("X.mul.1.forward.output.0.pt") + `]}`},
 		{name: "npu rows repeated and long lists", deferred: true,
 			npuAdd: `"Tensor.long.0.forward": {"input_args": [` + strings.Repeat(plain+", ", 20) + plain + `], "output": [null]}`},
+		// an entry msprobe's parser skips (no direction) among the NPU
+		// entries the join reads: the map looks past it
+		{name: "npu entry msprobe skips", deferred: true,
+			npuAdd: `"Tensor.pre.0.forward": {"output": [` + plain + `]}, "Tensor.skip.0.sideways": {"output": [` + plain + `]}, "Tensor.post.0.forward": {"output": [` + plain + `]}`},
 		{name: "bench entry without some rows", deferred: true,
 			npuAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `, ` + plain + `], "output": [` + plain + `]}`,
 			bchAdd: `"Tensor.pair.0.forward": {"input_args": [` + plain + `], "output": [null, ` + plain + `]}`},
