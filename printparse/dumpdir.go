@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/scan"
@@ -136,7 +137,7 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 			}
 			return nil, fmt.Errorf("reading module names: %w", err)
 		}
-		if err := b.addNames(dumpFile, len(names), func(i int) string { return names[i] }); err != nil {
+		if err := b.addNames(dumpFile, slices.All(names)); err != nil {
 			return nil, err
 		}
 		nEntries = len(names)
@@ -155,21 +156,16 @@ func DumpTreeOf(path, dir string, names *msprobe.Names, parents *msprobe.ParentI
 	dumpFile := filepath.Join(dir, "dump.json")
 	t := &Tree{Source: path, Kind: KindMsprobe, Root: &Node{}}
 	b := treeBuilder{t: t, index: map[string]*Node{"": t.Root}}
-	var nb []byte
-	name := func(i int) string { // read in place: addEntry copies what it keeps
-		nb = names.Append(nb[:0], i)
-		return unsafe.String(unsafe.SliceData(nb), len(nb))
-	}
-	if err := b.addNames(dumpFile, names.Len(), name); err != nil {
+	if err := b.addNames(dumpFile, names.All()); err != nil { // read in place: addEntry copies what it keeps
 		return nil, err
 	}
 	return b.finish(dumpFile, filepath.Join(dir, "construct.json"), parents, constructErr, names.Len())
 }
 
-// addNames adds the modules of dump.json's n keys, name(i) the i-th.
-func (b *treeBuilder) addNames(dumpFile string, n int, name func(int) string) error {
-	for i := range n {
-		if _, err := b.addEntry(name(i), dumpFile); err != nil {
+// addNames adds the modules of dump.json's keys, each with its position.
+func (b *treeBuilder) addNames(dumpFile string, names iter.Seq2[int, string]) error {
+	for i, name := range names {
+		if _, err := b.addEntry(name, dumpFile); err != nil {
 			err.Line = msprobe.EntryLine(dumpFile, i)
 			return err
 		}

@@ -59,10 +59,8 @@ func readNames(p msprobe.Paths, cfg *Config, known *msprobe.Names) (*dumpNames, 
 	}
 	if known != nil {
 		d.names = known // read only: shared, not copied
-		var b []byte
-		for i := range known.Len() {
-			b = known.Append(b[:0], i)
-			index(int32(i), unsafe.String(unsafe.SliceData(b), len(b)))
+		for i, name := range known.All() {
+			index(int32(i), name)
 		}
 	} else {
 		if _, err := msprobe.SkimExact(p.DumpJSON, reset, func(e *msprobe.SkimEntry) error {
@@ -139,10 +137,8 @@ func (d *dumpNames) apiChildren(entry string) map[string][]int32 {
 			return nil
 		}
 		d.kids = map[string][]int32{}
-		var b []byte
-		for i := range d.names.Len() {
-			b = d.names.Append(b[:0], i) // read in place: a parent is a string of its own
-			if n := unsafe.String(unsafe.SliceData(b), len(b)); !isModule(n) {
+		for i, n := range d.names.All() { // a parent is a string of its own
+			if !isModule(n) {
 				if par := d.parents.Parent(n); par != "" {
 					d.kids[par] = append(d.kids[par], int32(i))
 				}

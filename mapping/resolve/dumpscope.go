@@ -131,12 +131,10 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
-	var nb []byte
-	for i := range in.Names.Len() {
-		// read in place: parseDumpItem keeps nothing of a name but in its
-		// errors, and a new state is copied
-		nb = in.Names.Append(nb[:0], i)
-		full, dn, err := parseDumpItem(in, i, unsafe.String(unsafe.SliceData(nb), len(nb)), c)
+	// names read in place: parseDumpItem keeps nothing of a name but in
+	// its errors, and a new state is copied
+	for i, name := range in.Names.All() {
+		full, dn, err := parseDumpItem(in, i, name, c)
 		if err != nil {
 			_, _, err = parseDumpItem(in, i, in.Names.At(i), c)
 			return nil, in.place(i, err)
@@ -473,10 +471,8 @@ func containsAny(s string, subs []string) bool {
 // backwardPass gives each backward item the scope of its forward twin
 // (postprocess_pass.backward_pass).
 func (d *dumpItems) backwardPass() {
-	var b, nb []byte
-	for i := range d.names.Len() {
-		nb = d.names.Append(nb[:0], i)
-		name := unsafe.String(unsafe.SliceData(nb), len(nb))
+	var b []byte
+	for i, name := range d.names.All() {
 		if !backwardTail(name) {
 			continue
 		}

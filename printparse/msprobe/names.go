@@ -3,6 +3,7 @@ package msprobe
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"iter"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -189,6 +190,20 @@ func (n *Names) Is(i int, s string) bool {
 	return string(strconv.AppendUint(digits[:0], uint64(r.num), 10)) == s[len(head):len(s)-len(tail)]
 }
 
+// All yields each name with its position, in order, read in place: a
+// name is valid until the next is yielded (copy it to keep it).
+func (n *Names) All() iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		var b []byte
+		for i := range n.Len() {
+			b = n.Append(b[:0], i)
+			if !yield(i, unsafe.String(unsafe.SliceData(b), len(b))) {
+				return
+			}
+		}
+	}
+}
+
 // Strings returns every name (nil for none).
 func (n *Names) Strings() []string {
 	if n.Len() == 0 {
@@ -324,10 +339,7 @@ func (n *Names) build() {
 	n.slots, n.free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
 	offheap.Cleanup(n, n.free)
 	mask := uint64(len(n.slots) - 1)
-	var b []byte
-	for i := range n.Len() {
-		b = n.Append(b[:0], i)
-		s := unsafe.String(unsafe.SliceData(b), len(b))
+	for i, s := range n.All() {
 		k := maphash.String(n.seed, s) & mask
 		for ; n.slots[k] != 0 && !n.Is(int(n.slots[k]-1), s); k = (k + 1) & mask {
 		}

@@ -204,6 +204,19 @@ func TestNamesRoundTrip(t *testing.T) {
 				t.Errorf("%s: name %d = %q (Is %v), want %q", when, i, got[i], n.Is(i, want[i]), want[i])
 			}
 		}
+		k := 0
+		for i, name := range n.All() {
+			if i != k || name != want[i] {
+				t.Errorf("%s: All yields %d %q, want %d %q", when, i, name, k, want[k])
+			}
+			k++
+			if k == 3 {
+				break // All stops when told
+			}
+		}
+		if k != min(3, len(want)) {
+			t.Errorf("%s: All yields %d names, want %d", when, k, min(3, len(want)))
+		}
 	}
 	check("built", names)
 	pats := n.Patterns()
