@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -337,7 +336,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 			}
 			// unknown (nil), or worked out over all NPU entries as
 			// ReadSides does: the same data mapping
-			all := func() bool { return extendsAnother(len(names), func(i int) string { return names[i] }) }
+			all := func() bool { return msprobe.NamesOf(names).Extends() }
 			for _, mayExtend := range []func() bool{nil, all} {
 				dm := newDataMap(tc.api, npu, bch, mayExtend)
 				if general := dm.full != nil; general != tc.general {
@@ -504,68 +503,6 @@ func TestRowTableRepeats(t *testing.T) {
 				t.Errorf("%s: rows(%s) = %q, want %q", tc.name, name, got, want)
 			}
 		}
-	}
-}
-
-func TestExtendsAnother(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		names []string
-		want  bool
-	}{
-		{[]string{"a.b", "a.b.c"}, true},
-		{[]string{"a.b.c.d", "a"}, true},
-		{[]string{"a.b", "a.bc", "a.b-c", "b.a.b"}, false},
-		{[]string{"x.y", "x.y.", ".x"}, true},
-		{[]string{"Tensor.add.0.forward", "Tensor.add.0.forward_x", "Tensor.add.0"}, true},
-		{[]string{"Tensor.add.0.forward"}, false},
-		{[]string{"X.0.forward", "X.0.forward", "A.0.forward", "A.0.forward.x"}, true},
-	}
-	for _, tc := range tests {
-		if got := extendsAnother(len(tc.names), func(i int) string { return tc.names[i] }); got != tc.want {
-			t.Errorf("extendsAnother(%q) = %v, want %v", tc.names, got, tc.want)
-		}
-	}
-	// Many names (a filter of many words): the name extended, and the one
-	// extending it, at every tenth position of 1000 names.
-	many := make([]string, 1000)
-	for i := range many {
-		many[i] = fmt.Sprintf("Tensor.op%d.%d.forward", i, i)
-	}
-	if extendsAnother(len(many), func(i int) string { return many[i] }) {
-		t.Fatalf("extendsAnother: 1000 names extending none: true")
-	}
-	for at := 0; at < len(many); at += 100 {
-		for by := 5; by < len(many); by += 100 {
-			names := slices.Clone(many)
-			names[by] = names[at] + ".x"
-			if !extendsAnother(len(names), func(i int) string { return names[i] }) {
-				t.Errorf("extendsAnother: name %d extending name %d of 1000: false", by, at)
-			}
-		}
-	}
-}
-
-// TestPrefixHashed: a prefix that hashes like a name is taken for one
-// (extendsAnother then answers yes, which is always safe).
-func TestPrefixHashed(t *testing.T) {
-	t.Parallel()
-	names := []string{"Tensor.add.0.forward", "Module.a.A.forward.0", "Tensor.add.1.forward"}
-	seed := maphash.MakeSeed()
-	var hashes []uint64
-	for _, n := range names {
-		hashes = append(hashes, maphash.String(seed, n))
-	}
-	slices.Sort(hashes)
-	name := func(i int) string { return names[i] }
-	if prefixHashed(len(names), name, seed, hashes) {
-		t.Error("names extending none: yes")
-	}
-	// as if "Module.a" hashed like a name
-	hashes = append(hashes, maphash.String(seed, "Module.a"))
-	slices.Sort(hashes)
-	if !prefixHashed(len(names), name, seed, hashes) {
-		t.Error("a prefix hashing like a name: no")
 	}
 }
 

@@ -4,15 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"math/bits"
 	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/nametable"
-	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // rowTable holds the row names of a dump's entries compactly. Almost every
@@ -379,7 +376,7 @@ func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *Da
 	d.byEntry.Done()
 	// an NPU entry paired twice, or one extending another
 	general = general || d.byEntry.Len() != len(d.pairs) ||
-		(mayExtend == nil || mayExtend()) && extendsAnother(len(d.pairs), func(i int) string { return d.pairs[i].npu })
+		(mayExtend == nil || mayExtend()) && pairsExtend(d.pairs)
 	if general {
 		d.byEntry.Release()
 		d.pairs, d.byEntry = nil, nil
@@ -392,52 +389,16 @@ func newDataMap(api []NamePair, npu, bench *rowTable, mayExtend func() bool) *Da
 	return d
 }
 
-// extendsAnother reports whether one of n names (name(i)) is another's
-// followed by '.' and more. The names are known by a 64-bit hash each (8
-// bytes a name, sorted, and a filter of about 8 bits a name): a prefix
-// that hashes like a name is taken for one, so hashes alike can only make
-// it answer yes (newDataMap's general path, which is always right).
-func extendsAnother(n int, name func(int) string) bool {
-	seed := maphash.MakeSeed()
-	hashes, free := offheap.Make[uint64](n)
-	defer free()
-	for i := range n {
-		hashes[i] = maphash.String(seed, name(i))
+// pairsExtend reports whether the NPU entry name of a pair extends
+// another's (Names.Extends).
+func pairsExtend(pairs []dmPair) bool {
+	names := &msprobe.Names{}
+	for _, p := range pairs {
+		names.AddString(p.npu)
 	}
-	slices.Sort(hashes)
-	return prefixHashed(n, name, seed, hashes)
-}
-
-// prefixHashed reports whether a prefix of one of n names (name(i))
-// ending before a '.' has a hash among hashes (sorted). Each name's
-// prefixes are hashed as it is read.
-func prefixHashed(n int, name func(int) string, seed maphash.Seed, hashes []uint64) bool {
-	filter := make([]uint64, 1<<max(0, bits.Len(uint(n))-3))
-	for _, h := range hashes {
-		filter[h>>6&uint64(len(filter)-1)] |= 1 << (h & 63)
-	}
-	var h maphash.Hash
-	h.SetSeed(seed)
-	for i := range n {
-		e := name(i)
-		h.Reset()
-		last := 0
-		for {
-			d := strings.IndexByte(e[last:], '.')
-			if d < 0 {
-				break
-			}
-			h.WriteString(e[last : last+d])
-			if sum := h.Sum64(); filter[sum>>6&uint64(len(filter)-1)]&(1<<(sum&63)) != 0 {
-				if _, ok := slices.BinarySearch(hashes, sum); ok {
-					return true
-				}
-			}
-			h.WriteByte('.')
-			last += d + 1
-		}
-	}
-	return false
+	names.Done()
+	defer names.Unindex()
+	return names.Extends()
 }
 
 // Each calls fn for every pair of the data mapping in msprobe's order:

@@ -2,6 +2,7 @@ package msprobe
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -457,12 +458,37 @@ func TestNamesExtends(t *testing.T) {
 		{[]string{"a.1000000000.b", "a.1000000000"}, true},
 		{[]string{"Module.layers.0.mlp.MLP.forward.0", "Module.layers.0.mlp.MLP.forward.1", "Module.layers.0"}, true},
 		{[]string{"Module.layers.0.mlp.MLP.forward.0", "Module.layers.1"}, false},
+		{[]string{"a.b", "a.b.c"}, true},
+		{[]string{"a.b.c.d", "a"}, true},
+		{[]string{"a.b", "a.bc", "a.b-c", "b.a.b"}, false},
+		{[]string{"x.y", "x.y.", ".x"}, true},
+		{[]string{"Tensor.add.0.forward", "Tensor.add.0.forward_x", "Tensor.add.0"}, true},
+		{[]string{"Tensor.add.0.forward"}, false},
+		{[]string{"X.0.forward", "X.0.forward", "A.0.forward", "A.0.forward.x"}, true},
 	} {
 		if got := NamesOf(tc.names).Extends(); got != tc.want {
 			t.Errorf("Extends(%q) = %v, want %v", tc.names, got, tc.want)
 		}
 		if got := refExtends(tc.names); got != tc.want {
 			t.Errorf("refExtends(%q) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+	// A name extended, and one extending it, at every hundredth position
+	// of 1000 names that each have a pattern of their own.
+	ops := make([]string, 1000)
+	for i := range ops {
+		ops[i] = fmt.Sprintf("Tensor.op%d.%d.forward", i, i)
+	}
+	if NamesOf(ops).Extends() {
+		t.Fatalf("Extends: 1000 names extending none: true")
+	}
+	for at := 0; at < len(ops); at += 100 {
+		for by := 5; by < len(ops); by += 100 {
+			names := slices.Clone(ops)
+			names[by] = names[at] + ".x"
+			if !NamesOf(names).Extends() {
+				t.Errorf("Extends: name %d extending name %d of 1000: false", by, at)
+			}
 		}
 	}
 	many := benchNames(20_000)
