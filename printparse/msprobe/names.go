@@ -225,11 +225,15 @@ func (n *Names) Done() {
 }
 
 // indexPatterns builds the patterns' index.
-func (n *Names) indexPatterns() {
-	n.ids = make(map[string]int32, len(n.pats))
-	for id, p := range n.pats {
-		n.ids[string(appendCut([]byte(p.text), p.cut))] = int32(id)
+func (n *Names) indexPatterns() { n.ids = patternIDs(n.pats) }
+
+// patternIDs indexes pats by their keys (appendCut of text and cut).
+func patternIDs(pats []pattern) map[string]int32 {
+	ids := make(map[string]int32, len(pats))
+	for id, p := range pats {
+		ids[string(appendCut([]byte(p.text), p.cut))] = int32(id)
 	}
+	return ids
 }
 
 // appendCut ends a pattern's key (its text) with where its number goes.
@@ -276,26 +280,24 @@ func (n *Names) Extends() bool {
 	if n.Len() == 0 {
 		return false
 	}
-	type patternKey struct {
-		text string
-		cut  int32
-	}
-	ids := make(map[patternKey]bool, len(n.pats))
-	for _, p := range n.pats {
-		ids[patternKey{p.text, p.cut}] = true
-	}
+	ids := patternIDs(n.pats) // not n.ids, which Done dropped: Extends may run beside other readers
+	var key []byte
 	// ends[id]: where the prefixes that keep pattern id's number end in
 	// its text, for those a pattern of the prefix exists for
 	var ends map[int32][]int
 	for id, p := range n.pats {
 		for k := 0; k < len(p.text); k++ {
-			switch {
-			case p.text[k] != '.':
-			case p.cut < 0 || k < int(p.cut):
+			if p.text[k] != '.' {
+				continue
+			}
+			if p.cut < 0 || k < int(p.cut) {
 				if _, ok := n.Find(p.text[:k]); ok {
 					return true
 				}
-			case ids[patternKey{p.text[:k], p.cut}]:
+				continue
+			}
+			key = appendCut(append(key[:0], p.text[:k]...), p.cut)
+			if _, ok := ids[string(key)]; ok {
 				if ends == nil {
 					ends = map[int32][]int{}
 				}
