@@ -263,23 +263,12 @@ func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []
 // they are looked for among the next few before the names are looked up
 // (which indexes them, if the index was let go).
 func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
-	const ahead = 64
-	i := int32(-1)
-	for k := *next; k < min(len(d.later), *next+ahead); k++ {
-		if d.npuNames.Is(k, entry) { // the names are distinct (newDeferredDataMap)
-			i = int32(k)
-			break
-		}
+	i, ok := d.npuNames.FindFrom(entry, *next, 64) // the names are distinct (newDeferredDataMap)
+	if !ok {
+		return -1, false
 	}
-	if i < 0 {
-		j, ok := d.npuNames.Find(entry)
-		if !ok {
-			return -1, false
-		}
-		i = int32(j)
-	}
-	*next = int(i) + 1
-	return i, true
+	*next = i + 1
+	return int32(i), true
 }
 
 // EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU

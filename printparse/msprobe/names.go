@@ -262,6 +262,19 @@ func (n *Names) Find(s string) (int, bool) {
 	}
 }
 
+// FindFrom is Find for a reader that asks for the names about in their
+// order: it looks first among the window names from position from on
+// (the first of them that is s: Find's answer where the names are
+// distinct), and only then indexes them.
+func (n *Names) FindFrom(s string, from, window int) (int, bool) {
+	for k := max(from, 0); k < min(n.Len(), from+window); k++ {
+		if n.Is(k, s) {
+			return k, true
+		}
+	}
+	return n.Find(s)
+}
+
 // Distinct is the number of distinct names.
 func (n *Names) Distinct() int {
 	if n.Len() == 0 {

@@ -511,12 +511,22 @@ func checkFind(t *testing.T, n *Names, names []string) {
 	if n.Distinct() != len(last) {
 		t.Fatalf("Distinct = %d, want %d", n.Distinct(), len(last))
 	}
-	for _, name := range names {
+	for i, name := range names {
 		for _, q := range append(nearMisses(name), name, name+"x") {
 			want, wok := last[q]
 			if got, ok := n.Find(q); ok != wok || got != want {
 				t.Fatalf("Find(%q) = %d, %v; want %d, %v", q, got, ok, want, wok)
 			}
+			// not within the window: Find's answer
+			if got, ok := n.FindFrom(q, i+1, 0); ok != wok || got != want {
+				t.Fatalf("FindFrom(%q, %d, 0) = %d, %v; want %d, %v", q, i+1, got, ok, want, wok)
+			}
+		}
+		// within it: the first there
+		lo := max(0, i-3)
+		first := lo + slices.Index(names[lo:i+1], name)
+		if got, ok := n.FindFrom(name, i-3, 8); !ok || got != first {
+			t.Fatalf("FindFrom(%q, %d, 8) = %d, %v; want %d", name, i-3, got, ok, first)
 		}
 	}
 }

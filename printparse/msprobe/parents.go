@@ -124,12 +124,10 @@ func (p *ParentIndex) memberOf(key, parent []byte) {
 		}
 		p.lastParent, p.lastRef = append(p.lastParent[:0], parent...), ref
 	}
-	module := moduleLike(key) && isModuleEntry(unsafe.String(unsafe.SliceData(key), len(key)))
-	at, ok := p.next, p.next >= 0 && int(p.next) < p.names.Len() && p.names.Is(int(p.next), unsafe.String(unsafe.SliceData(key), len(key)))
-	if !ok {
-		at, ok = p.at(key)
-	}
-	if ok {
+	k := unsafe.String(unsafe.SliceData(key), len(key))
+	module := moduleLike(key) && isModuleEntry(k)
+	if i, ok := p.names.FindFrom(k, int(p.next), 1); ok { // (next -1: nowhere to look first)
+		at := int32(i)
 		if p.next >= 0 {
 			p.next = at + 1
 		}
