@@ -136,6 +136,19 @@ func demoMapping(t *testing.T) (demo, lm string, m *mapping.Mapping) {
 	return testkit.Testdata(t, "demo", "dumps"), lm, m
 }
 
+// demoDeferred is the deferred data map of the demo pair by its built-in
+// layer mapping (checkMapping, rows left to the table), and the pair.
+func demoDeferred(t *testing.T) (dm *resolve.DataMap, np, bp msprobe.Paths) {
+	t.Helper()
+	demo, _, m := demoMapping(t)
+	np, bp = msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
+	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {})
+	if err != nil || !dm.Deferred() {
+		t.Fatalf("deferred %v, %v", dm != nil && dm.Deferred(), err)
+	}
+	return dm, np, bp
+}
+
 // variant copies the dump folder src to dst with members put first in
 // the "data" of its dump.json.
 func variant(t *testing.T, src, dst, members string) string {
@@ -168,12 +181,7 @@ func variant(t *testing.T, src, dst, members string) string {
 // file is not finished.
 func TestDataMapLogPasses(t *testing.T) {
 	t.Parallel()
-	demo, _, m := demoMapping(t)
-	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
-	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {})
-	if err != nil || !dm.Deferred() {
-		t.Fatalf("no deferred map (%v)", err)
-	}
+	dm, np, bp := demoDeferred(t)
 	var entries []npuEntry
 	if _, err := msprobe.ScanFile(filepath.Join(np.Dir, "dump.json"), func(e *msprobe.Entry) error {
 		ne := npuEntry{name: e.Name}
@@ -242,12 +250,7 @@ func (e *everySuffix) lastPair() *entryPair   { return &e.last }
 // alone (the pair's name is kept in a buffer that the next entry reuses).
 func TestMapRowDeferred(t *testing.T) {
 	t.Parallel()
-	demo, _, m := demoMapping(t)
-	np, bp := msprobe.Paths{Dir: filepath.Join(demo, "llamafactory")}, msprobe.Paths{Dir: filepath.Join(demo, "mindspeed-mm")}
-	dm, _, err := checkMapping(m, np, bp, false, func(*resolve.Entries, *resolve.Entries, [2]*msprobe.Names) {})
-	if err != nil || !dm.Deferred() {
-		t.Fatalf("deferred %v, %v", dm != nil && dm.Deferred(), err)
-	}
+	dm, np, _ := demoDeferred(t)
 	entries, err := msprobe.EntryNames(filepath.Join(np.Dir, "dump.json"))
 	if err != nil {
 		t.Fatal(err)
