@@ -1077,10 +1077,13 @@ func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSu
 // dataMappingWriter writes a derived data mapping as yaml.v3 writes a
 // mapping node of its pairs: the names that YAML writes plain, row names
 // all, are written directly; any other pair goes through the encoder.
+// The pairs of one entry's rows share their names' first parts (the
+// entry names), so what makes a name plain is worked out once for them.
 type dataMappingWriter struct {
-	w     *bufio.Writer
-	b     []byte
-	empty bool
+	w          *bufio.Writer
+	b          []byte
+	empty      bool
+	npu, bench plainPart // the last first parts
 }
 
 func newDataMappingWriter(f io.Writer) *dataMappingWriter {
@@ -1090,14 +1093,26 @@ func newDataMappingWriter(f io.Writer) *dataMappingWriter {
 // pair writes the next pair, each name in two parts.
 func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
 	d.empty = false
-	b := append(append(append(append(append(d.b[:0], n...), ns...), ": "...), bn...), bs...)
-	d.b = b
-	if k := len(n) + len(ns); plainYAML(b[:k]) && plainYAML(b[k+2:]) {
-		d.b = append(b, '\n')
-		_, err := d.w.Write(d.b)
+	if d.npu.plainWith(n, ns) && d.bench.plainWith(bn, bs) {
+		need := len(n) + len(ns) + 2 + len(bn) + len(bs) + 1
+		if d.w.Available() < need {
+			if err := d.w.Flush(); err != nil {
+				return err
+			}
+		}
+		fits := d.w.Available() >= need
+		b := d.b[:0]
+		if fits {
+			b = d.w.AvailableBuffer() // appended in place
+		}
+		b = append(append(append(append(append(append(b, n...), ns...), ": "...), bn...), bs...), '\n')
+		if !fits {
+			d.b = b
+		}
+		_, err := d.w.Write(b)
 		return err
 	}
-	np, bp := string(b[:len(n)+len(ns)]), string(b[len(n)+len(ns)+2:])
+	np, bp := n+ns, bn+bs
 	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: np}, {Kind: yaml.ScalarNode, Value: bp}}}
 	one, err := yaml.Marshal(node)
 	if err != nil {
@@ -1105,6 +1120,43 @@ func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
 	}
 	_, err = d.w.Write(one)
 	return err
+}
+
+// plainPart remembers, for the first part of a name, whether each of its
+// bytes is one plainYAML allows and whether the first is a letter.
+type plainPart struct {
+	s            []byte // a copy: a caller may write the next name where this one was
+	chars, first bool
+}
+
+// plainWith is plainYAML(p+q).
+func (c *plainPart) plainWith(p, q string) bool {
+	n := len(p) + len(q)
+	if n <= 5 || n > 1000 { // the words YAML reads otherwise are short
+		return n <= 1000 && plainYAML(p+q)
+	}
+	if string(c.s) != p {
+		c.s = append(c.s[:0], p...)
+		c.chars, c.first = plainBytes(p), len(p) > 0 && isLetter(p[0])
+	}
+	if len(p) == 0 {
+		return isLetter(q[0]) && plainBytes(q)
+	}
+	return c.first && c.chars && plainBytes(q)
+}
+
+func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' }
+
+// plainBytes reports whether every byte of s is one a plain name may
+// hold past its first: a letter, a digit or . _ - /.
+func plainBytes[S string | []byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isLetter(c) || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // finish ends the mapping ("{}" when it had no pair) and flushes it.
@@ -1189,14 +1241,8 @@ func (l *dataMapLog) close() error {
 // line: a letter first, then letters, digits and . _ - / only, and no
 // word YAML reads as a bool or null.
 func plainYAML[S string | []byte](s S) bool {
-	if len(s) == 0 || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') || len(s) > 1000 {
+	if len(s) == 0 || !isLetter(s[0]) || len(s) > 1000 || !plainBytes(s) {
 		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
-			return false
-		}
 	}
 	if len(s) > 5 {
 		return true
