@@ -40,10 +40,9 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 	if s.SentNowhere == nil && len(cfg.nowhereRules) > 0 {
 		s.SentNowhere = append([]Nowhere(nil), cfg.nowhereRules...)
 	}
-	nowhere := -1 // the rule the group's unmatched rows count under
-	if k, ok := cfg.nowhere.Get(grp[0].npu.it.Entry); ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
-		nowhere = int(k) // (an N:1 group call's rows are the fusion's)
-	}
+	// the rule the group's unmatched rows count under, looked up at the
+	// first (-1: none; most groups have no unmatched row)
+	nowhere, looked := -1, false
 	counted := false
 	for _, r := range grp {
 		s.Rows++
@@ -84,7 +83,16 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 			s.MatchedBy[r.source.String()]++
 		case f == nil:
 			s.NPUUnmatched++
-			if nowhere >= 0 && r.npu.it.Entry == grp[0].npu.it.Entry {
+			if r.npu.it.Entry != grp[0].npu.it.Entry {
+				break
+			}
+			if !looked {
+				looked = true
+				if k, ok := cfg.nowhere.Get(grp[0].npu.it.Entry); ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
+					nowhere = int(k) // (an N:1 group call's rows are the fusion's)
+				}
+			}
+			if nowhere >= 0 {
 				s.SentNowhere[nowhere].Rows++
 				if !counted {
 					counted = true
