@@ -207,6 +207,12 @@ var skimClass = func() (t [256]uint8) {
 // tells whether it makes the entry odd (see SkimEntry). It checks the
 // nesting only; anything it does not follow gives errSkim.
 func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err error) {
+	return skimValueBy(lx, name, stack, true)
+}
+
+// skimValueBy is skimValue, through skimLines where lines is set (tests
+// compare it with the byte loop alone).
+func skimValueBy(lx *lexer, name []byte, stack []byte, lines bool) (odd bool, _ []byte, err error) {
 	first := name
 	if d := bytes.IndexByte(name, '.'); d >= 0 {
 		first = name[:d]
@@ -230,6 +236,13 @@ func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err er
 				for i++; i < len(b) && skimClass[b[i]] == sSpace; i++ {
 				}
 			case sNewline:
+				if lines && !dataName && len(stack) > 0 && len(b)-i >= skimLinesMin {
+					// json.dump's indented lines, most of the file
+					i, stack, lx.line, key, odd = skimLines(b, i, first, stack, lx.line, key, odd)
+					if skimClass[b[i]] != sNewline {
+						continue
+					}
+				}
 				lx.line++
 				i++
 				// Indentation: spaces eight at a time.
@@ -347,6 +360,160 @@ func skimValue(lx *lexer, name []byte, stack []byte) (odd bool, _ []byte, err er
 			}
 		}
 	}
+}
+
+// skimLinesMin is the bytes skimLines wants ahead of a line: it takes no
+// line nearer the end of the buffer (the byte loop refills there).
+const skimLinesMin = 64
+
+// skimLines is skimValue's fast path through the lines json.dump(indent)
+// writes: per line one string, one key and its value, a bracket or a
+// number, then an optional comma. Called at a newline (b[i]) with a
+// bracket open and no data_name value to come, it takes line after line,
+// doing to the stack, the line count, key and odd what the byte loop
+// does, and returns where the byte loop goes on: the start of the first
+// token it did not take (a backslash in a string, a data_name key, the
+// entry's last bracket, anything else), or a newline near the end of b.
+// Strings and numbers are read eight bytes at a time.
+func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (int, []byte, int, bool, bool) {
+	// Eight-byte reads stop at end, so that the few bytes looked at after
+	// the last one are within b.
+	end := len(b) - 24
+	for i <= len(b)-skimLinesMin && b[i] == '\n' {
+		line++
+		i++
+		for {
+			if i > end {
+				return i, stack, line, key, odd
+			}
+			w := binary.LittleEndian.Uint64(b[i:])
+			if w != 0x2020202020202020 {
+				i += bits.TrailingZeros64(w^0x2020202020202020) / 8
+				break
+			}
+			i += 8
+		}
+		switch c := b[i]; {
+		case c == '"':
+			j, ok := stringEnd(b, i+1, end)
+			if !ok {
+				return i, stack, line, key, odd
+			}
+			if key {
+				s := b[i+1 : j]
+				if string(s) == "data_name" {
+					return i, stack, line, key, odd
+				}
+				if len(s) >= len(first) && bytes.Contains(s, first) {
+					odd = true
+				}
+			}
+			i = j + 1
+			if b[i] != ':' {
+				break
+			}
+			key = false
+			i++
+			if b[i] == ' ' {
+				i++
+			}
+			switch c := b[i]; {
+			case c == '"':
+				if j, ok = stringEnd(b, i+1, end); !ok {
+					return i, stack, line, key, odd
+				}
+				i = j + 1
+			case c == '{' || c == '[':
+				if len(stack) >= maxNesting {
+					return i, stack, line, key, odd
+				}
+				stack = append(stack, c)
+				key = c == '{'
+				i++
+				if b[i] == closerOf(c) {
+					stack = stack[:len(stack)-1]
+					key = false
+					i++
+				}
+			case skimClass[c] == sOther:
+				if j, ok = wordEnd(b, i, end); !ok {
+					return i, stack, line, key, odd
+				}
+				i = j
+			default:
+				return i, stack, line, key, odd
+			}
+		case c == '{' || c == '[':
+			if len(stack) >= maxNesting {
+				return i, stack, line, key, odd
+			}
+			stack = append(stack, c)
+			key = c == '{'
+			i++
+		case c == '}' || c == ']':
+			if len(stack) <= 1 || closerOf(stack[len(stack)-1]) != c {
+				return i, stack, line, key, odd
+			}
+			stack = stack[:len(stack)-1]
+			key = false
+			i++
+		case skimClass[c] == sOther:
+			j, ok := wordEnd(b, i, end)
+			if !ok {
+				return i, stack, line, key, odd
+			}
+			i = j
+		default:
+			return i, stack, line, key, odd
+		}
+		if b[i] == ',' {
+			key = stack[len(stack)-1] == '{'
+			i++
+		}
+	}
+	return i, stack, line, key, odd
+}
+
+// stringEnd returns the closing quote of the string whose first byte is
+// b[j], reading eight bytes at a time from j up to end; false when a
+// backslash comes first or no quote is found by end.
+func stringEnd(b []byte, j, end int) (int, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for j <= end {
+		w := binary.LittleEndian.Uint64(b[j:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
+		// A high bit per byte that is a quote or a backslash; the lowest
+		// one is exact.
+		if m := ((q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			return j, b[j] == '"'
+		}
+		j += 8
+	}
+	return 0, false
+}
+
+// wordEnd returns the end of the number or bare word starting at b[j]
+// (the first byte after it that is not skimClass sOther), reading digits
+// eight at a time up to end; false when it reaches end.
+func wordEnd(b []byte, j, end int) (int, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for j <= end {
+		w := binary.LittleEndian.Uint64(b[j:])
+		// A high bit per byte below '0' or above '9'; the lowest one is
+		// exact.
+		m := ((w - ones*'0') | (w + ones*(0x80-'9'-1))) & highs
+		if m == 0 {
+			j += 8
+			continue
+		}
+		j += bits.TrailingZeros64(m) / 8
+		if skimClass[b[j]] != sOther {
+			return j, true
+		}
+		j++
+	}
+	return 0, false
 }
 
 // normalDataName reports whether a data_name leaves the row named as
