@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -93,9 +94,95 @@ func eachPairAt(pairs []resolve.NamePair, at func(string) int) func(func(npu, np
 	}
 }
 
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestDataMappingWriter: the writer that takes pairs on one goroutine and
+// writes them on its own writes what writeDataMapping writes, for none,
+// one or many batches of pairs (bench names in a buffer used again); a
+// failed write is returned by finish, by a pair once the writing
+// goroutine has it, and an abandoned writer's goroutine ends.
+func TestDataMappingWriter(t *testing.T) {
+	t.Parallel()
+	var many []resolve.NamePair
+	for i := range 40000 {
+		many = append(many, resolve.NamePair{NPU: "Module.layers." + strconv.Itoa(i) + ".mlp.MLP.forward.0.input.0", Bench: "Module.decoder.layers." + strconv.Itoa(i) + ".mlp.forward.0.input.0"})
+		if i%997 == 0 {
+			many = append(many, resolve.NamePair{NPU: "odd: " + strconv.Itoa(i), Bench: "N/A"})
+		}
+	}
+	for _, n := range []int{0, 1, 100, len(many)} {
+		pairs := many[:n]
+		var want, got bytes.Buffer
+		if err := writeDataMapping(&want, eachPair(pairs)); err != nil {
+			t.Fatal(err)
+		}
+		w := newDataMappingWriter(&got)
+		if err := eachPair(pairs)(w.pair); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.finish(); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d pairs: the writer's\n%.300s\nwant writeDataMapping's\n%.300s", n, got.String(), want.String())
+		}
+		if n == len(many) && want.Len() < 4*dataMappingBatch {
+			t.Errorf("%d pairs make %d bytes: fewer than four batches", n, want.Len())
+		}
+	}
+	// A write fails: pair says so once the writing goroutine has it, and
+	// finish does.
+	for _, n := range []int{0, 1000, 3 * dataMappingBatch} {
+		w := newDataMappingWriter(&failingWriter{n: n})
+		var perr error
+		for i := 0; i < len(many) && perr == nil; i++ {
+			perr = w.pair(many[i].NPU, "", many[i].Bench, "")
+			if perr == nil && i%500 == 0 {
+				time.Sleep(time.Millisecond) // let the writing goroutine get to it
+			}
+		}
+		if !errors.Is(perr, errDiskFull) {
+			t.Errorf("writes failing after %d bytes: pair gave %v", n, perr)
+		}
+		if err := w.finish(); !errors.Is(err, errDiskFull) {
+			t.Errorf("writes failing after %d bytes: finish gave %v", n, err)
+		}
+	}
+	w := newDataMappingWriter(&failingWriter{n: 0})
+	if err := w.finish(); !errors.Is(err, errDiskFull) {
+		t.Errorf("no pair, no write: finish gave %v", err)
+	}
+	// Abandoned after some batches: the writing goroutine ends.
+	w = newDataMappingWriter(io.Discard)
+	for _, p := range many {
+		if err := w.pair(p.NPU, "", p.Bench, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.abandon()
+	if w.queue != nil {
+		t.Error("abandoned: the writing goroutine was not waited for")
+	}
+}
+
 // BenchmarkDataMappingWriter writes the pairs of a deferred data map as
-// the join does, entry by entry, each row's name in its entry's name
-// and a suffix: ns/op is per pair.
+// the join does, entry by entry, each row's name in its entry's name and
+// a suffix: ns/pair is per pair, what the goroutine giving the pairs
+// spends ("pair": dataMappingWriter, which writes on a goroutine of its
+// own) and what writing them as YAML costs ("yaml": yamlPairs).
 func BenchmarkDataMappingWriter(b *testing.B) {
 	suffixes := []string{".input.0", ".input.1", ".output.0", ".parameters.weight", ".parameters.bias"}
 	var entries [][2]string
@@ -106,19 +193,38 @@ func BenchmarkDataMappingWriter(b *testing.B) {
 				"Module.0.module.module.text_decoder.decoder.layers." + strconv.Itoa(l) + "." + m + ".forward.0"})
 		}
 	}
-	w := newDataMappingWriter(io.Discard)
-	var buf []byte
-	b.ReportAllocs()
-	for i := 0; b.Loop(); {
-		e := entries[i%len(entries)]
-		buf = append(buf[:0], e[1]...) // the bench name in a buffer used again
-		bench := unsafe.String(unsafe.SliceData(buf), len(buf))
-		for _, s := range suffixes {
-			if err := w.pair(e[0], s, bench, s); err != nil {
+	for _, c := range []struct {
+		name   string
+		writer func() (pair func(n, ns, bn, bs string) error, finish func() error)
+	}{
+		{"pair", func() (func(n, ns, bn, bs string) error, func() error) {
+			w := newDataMappingWriter(io.Discard)
+			return w.pair, w.finish
+		}},
+		{"yaml", func() (func(n, ns, bn, bs string) error, func() error) {
+			w := newYAMLPairs(io.Discard)
+			return w.pair, w.finish
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			pair, finish := c.writer()
+			var buf []byte
+			b.ReportAllocs()
+			for i := 0; b.Loop(); {
+				e := entries[i%len(entries)]
+				buf = append(buf[:0], e[1]...) // the bench name in a buffer used again
+				bench := unsafe.String(unsafe.SliceData(buf), len(buf))
+				for _, s := range suffixes {
+					if err := pair(e[0], s, bench, s); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(suffixes)), "ns/pair")
+			if err := finish(); err != nil {
 				b.Fatal(err)
 			}
-		}
-		i++
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(suffixes)), "ns/pair")
 }

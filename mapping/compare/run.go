@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"gopkg.in/yaml.v3"
@@ -1063,35 +1065,156 @@ func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set: as
-// yaml.v3 writes a mapping node of the pairs (see dataMappingWriter).
-// each gives the pairs in order, each name in two parts (see
-// resolve.DataMap.Each).
+// yaml.v3 writes a mapping node of the pairs (see yamlPairs). each gives
+// the pairs in order, each name in two parts (see resolve.DataMap.Each).
 func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
-	w := newDataMappingWriter(f)
+	w := newYAMLPairs(f)
 	if err := each(w.pair); err != nil {
 		return err
 	}
 	return w.finish()
 }
 
-// dataMappingWriter writes a derived data mapping as yaml.v3 writes a
-// mapping node of its pairs: the names that YAML writes plain, row names
-// all, are written directly; any other pair goes through the encoder.
-// The pairs of one entry's rows share their names' first parts (the
-// entry names), so what makes a name plain is worked out once for them.
+// dataMappingWriter writes a derived data mapping as writeDataMapping
+// does, off the goroutine that gives it the pairs (the join's, for a
+// deferred map): pair copies the pair into a batch, and a goroutine of
+// the writer's own writes the full batches through a yamlPairs. A write's
+// error is returned by a later pair, or by finish. Call finish (or
+// abandon) once done.
 type dataMappingWriter struct {
+	w      *yamlPairs // the writing goroutine's
+	batch  []byte     // pairs not handed over: four uvarint-prefixed strings each
+	queue  chan []byte
+	free   chan []byte // batches back from the writing goroutine
+	failed chan error  // its first error, as soon as it has one
+	done   chan error  // its first error, or nil, once queue is closed
+	err    error
+}
+
+// dataMappingBatch is the bytes of pairs handed over at a time.
+const dataMappingBatch = 64 << 10
+
+func newDataMappingWriter(f io.Writer) *dataMappingWriter {
+	return &dataMappingWriter{w: newYAMLPairs(f)}
+}
+
+// pair takes the next pair, each name in two parts.
+func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
+	b := binary.AppendUvarint(d.batch, uint64(len(n)))
+	b = append(b, n...)
+	b = binary.AppendUvarint(b, uint64(len(ns)))
+	b = append(b, ns...)
+	b = binary.AppendUvarint(b, uint64(len(bn)))
+	b = append(b, bn...)
+	b = binary.AppendUvarint(b, uint64(len(bs)))
+	d.batch = append(b, bs...)
+	if len(d.batch) < dataMappingBatch {
+		return nil
+	}
+	return d.handOff()
+}
+
+// handOff gives the batch to the writing goroutine, started on the first,
+// and takes a free one.
+func (d *dataMappingWriter) handOff() error {
+	if d.err != nil {
+		d.batch = d.batch[:0]
+		return d.err
+	}
+	if d.queue == nil {
+		d.queue, d.free = make(chan []byte, 2), make(chan []byte, 4)
+		d.failed, d.done = make(chan error, 1), make(chan error, 1)
+		go func() { d.done <- d.write() }()
+	}
+	d.queue <- d.batch
+	select {
+	case b := <-d.free:
+		d.batch = b[:0]
+	default:
+		d.batch = make([]byte, 0, dataMappingBatch)
+	}
+	select {
+	case d.err = <-d.failed:
+	default:
+	}
+	return d.err
+}
+
+// write is the writing goroutine: it writes the batches in order, and
+// after an error takes the rest without writing them.
+func (d *dataMappingWriter) write() error {
+	var err error
+	for b := range d.queue {
+		for rest := b; err == nil && len(rest) > 0; {
+			var s [4]string
+			for i := range s {
+				n, k := binary.Uvarint(rest)
+				s[i] = unsafe.String(unsafe.SliceData(rest[k:]), n)
+				rest = rest[k+int(n):]
+			}
+			if err = d.w.pair(s[0], s[1], s[2], s[3]); err != nil {
+				d.failed <- err
+			}
+		}
+		select {
+		case d.free <- b:
+		default:
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return d.w.finish()
+}
+
+// finish writes the pairs taken, ends the mapping ("{}" when it had no
+// pair) and flushes it.
+func (d *dataMappingWriter) finish() error {
+	if err := d.handOff(); err != nil {
+		d.abandon()
+		return err
+	}
+	return d.close()
+}
+
+// abandon stops the writing goroutine, leaving the pairs it was not given
+// unwritten.
+func (d *dataMappingWriter) abandon() {
+	d.err = errAbandoned
+	d.close()
+}
+
+var errAbandoned = errors.New("data mapping abandoned")
+
+// close closes the queue and waits for the writing goroutine.
+func (d *dataMappingWriter) close() error {
+	if d.queue == nil {
+		return d.err
+	}
+	close(d.queue)
+	err := <-d.done
+	d.queue = nil
+	return err
+}
+
+// yamlPairs writes a derived data mapping as yaml.v3 writes a mapping
+// node of its pairs: the names that YAML writes plain, row names all, are
+// written directly; any other pair goes through the encoder. The pairs of
+// one entry's rows share their names' first parts (the entry names), so
+// what makes a name plain is worked out once for them.
+type yamlPairs struct {
 	w          *bufio.Writer
 	b          []byte
 	empty      bool
 	npu, bench plainPart // the last first parts
 }
 
-func newDataMappingWriter(f io.Writer) *dataMappingWriter {
-	return &dataMappingWriter{w: bufio.NewWriterSize(f, 64<<10), empty: true}
+func newYAMLPairs(f io.Writer) *yamlPairs {
+	return &yamlPairs{w: bufio.NewWriterSize(f, 64<<10), empty: true}
 }
 
 // pair writes the next pair, each name in two parts.
-func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
+func (d *yamlPairs) pair(n, ns, bn, bs string) error {
 	d.empty = false
 	if d.npu.plainWith(n, ns) && d.bench.plainWith(bn, bs) {
 		need := len(n) + len(ns) + 2 + len(bn) + len(bs) + 1
@@ -1160,7 +1283,7 @@ func plainBytes[S string | []byte](s S) bool {
 }
 
 // finish ends the mapping ("{}" when it had no pair) and flushes it.
-func (d *dataMappingWriter) finish() error {
+func (d *yamlPairs) finish() error {
 	if d.empty {
 		if _, err := d.w.WriteString("{}\n"); err != nil {
 			return err
@@ -1230,8 +1353,10 @@ func (l *dataMapLog) passDone() { l.done = true }
 func (l *dataMapLog) close() error {
 	switch {
 	case l.err != nil:
+		l.w.abandon()
 		return l.err
 	case !l.done:
+		l.w.abandon()
 		return errors.New("data mapping: the compare read no pass of the NPU dump to the end")
 	}
 	return l.w.finish()
