@@ -49,33 +49,51 @@ var naCell = cell{k: cNA}
 
 // fromValue converts a dump value the way msprobe's set_summary sees it.
 func fromValue(v msprobe.Value) cell {
+	switch k := kindOf(v); k {
+	case cBool:
+		return cell{k: k, b: v.Bool}
+	case cStr:
+		return cell{k: k, s: v.Text}
+	case cInt:
+		t := v.Text
+		if t == "-0" {
+			t = "0"
+		}
+		return cell{k: k, f: v.Num, s: t}
+	case cFloat:
+		switch v.Kind {
+		case msprobe.PosInf:
+			return cell{k: k, f: math.Inf(1)}
+		case msprobe.NegInf:
+			return cell{k: k, f: math.Inf(-1)}
+		}
+		return cell{k: k, f: v.Num}
+	default:
+		return cell{k: k}
+	}
+}
+
+// kindOf is the kind of fromValue(v).
+func kindOf(v msprobe.Value) cellKind {
 	switch v.Kind {
-	case msprobe.Null:
-		return cell{k: cNone}
 	case msprobe.Bool:
-		return cell{k: cBool, b: v.Bool}
+		return cBool
 	case msprobe.String:
-		return cell{k: cStr, s: v.Text}
+		return cStr
 	case msprobe.NaN:
-		return cell{k: cNaN}
-	case msprobe.PosInf:
-		return cell{k: cFloat, f: math.Inf(1)}
-	case msprobe.NegInf:
-		return cell{k: cFloat, f: math.Inf(-1)}
+		return cNaN
+	case msprobe.PosInf, msprobe.NegInf:
+		return cFloat
 	case msprobe.Number:
 		if isIntLiteral(v.Text) {
-			t := v.Text
-			if t == "-0" {
-				t = "0"
-			}
-			return cell{k: cInt, f: v.Num, s: t}
+			return cInt
 		}
 		if math.IsNaN(v.Num) {
-			return cell{k: cNaN}
+			return cNaN
 		}
-		return cell{k: cFloat, f: v.Num}
+		return cFloat
 	}
-	return cell{k: cNone}
+	return cNone
 }
 
 func isIntLiteral(t string) bool {

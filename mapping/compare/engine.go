@@ -248,38 +248,39 @@ func newArtifactScan() *artifactScan {
 func (a *artifactScan) add(r *outRow) {
 	a.rows++
 	for i := 0; i < 4; i++ {
-		c := fromValue(r.npu.it.Stats[i])
-		if !c.isNum() {
+		c := kindOf(r.npu.it.Stats[i])
+		num := c == cInt || c == cFloat
+		if !num {
 			a.npuAllNum = false
 		}
-		if c.k == cFloat {
+		if c == cFloat {
 			a.npuAnyFloat = true
 		}
-		if c.k != cInt {
+		if c != cInt {
 			a.npuAllInt[i] = false
 		}
 		if r.bench == nil {
 			a.benchAllNum = false
 			a.benchAllInt[i] = false
-			if !c.isNum() {
+			if !num {
 				a.nbAllNum[i] = false
 			}
-			if c.k == cFloat {
+			if c == cFloat {
 				a.nbFloat[i] = true
 			}
-			if c.k == cInt {
+			if c == cInt {
 				a.nbInt[i] = true
 			}
 			continue
 		}
-		b := fromValue(r.bench.it.Stats[i])
-		if !b.isNum() {
+		b := kindOf(r.bench.it.Stats[i])
+		if b != cInt && b != cFloat {
 			a.benchAllNum = false
 		}
-		if b.k == cFloat {
+		if b == cFloat {
 			a.benchAnyFloat = true
 		}
-		if b.k != cInt {
+		if b != cInt {
 			a.benchAllInt[i] = false
 		}
 	}
