@@ -27,6 +27,7 @@ type cell struct {
 	k  cellKind
 	b  bool
 	rn uint8   // length of r
+	pf bool    // number(c) is f (see fastStats)
 	f  float64 // cInt (as float), cFloat
 	s  string  // cInt literal, cStr text
 	r  [24]byte
@@ -115,6 +116,42 @@ func (c cell) withRepr() cell {
 		c.rn = uint8(len(msprobe.AppendPyFloat(c.r[:0], c.f)))
 	}
 	return c
+}
+
+// withReprOf is withRepr for the cell of statistic i of row s, from its
+// literal where fastStats found it to be the repr.
+func (c cell) withReprOf(s *sideRow, i int) cell {
+	if c.k == cFloat && c.rn == 0 && s.fast&(1<<i) != 0 {
+		c.rn = uint8(copy(c.r[:], s.it.Stats[i].Text))
+		c.pf = s.fast&(0x10<<i) != 0
+		return c
+	}
+	return c.withRepr()
+}
+
+// fastStats tells which statistics of it are floats written as their
+// Python repr, as json.dump writes them (bit i for Stats[i]), and of
+// those which pandas reads back as the same float (bit 4+i): their cells
+// then take the literal as the repr, and the float as the number,
+// instead of working them out (withReprOf, number). A row gets it where
+// the dump is decoded, off the join's goroutine.
+func fastStats(it *msprobe.Item) uint8 {
+	var fast uint8
+	var buf [32]byte
+	for i := range it.Stats {
+		v := &it.Stats[i]
+		if v.Kind != msprobe.Number || len(v.Text) > len(cell{}.r) || isIntLiteral(v.Text) || math.IsNaN(v.Num) {
+			continue
+		}
+		if r := msprobe.AppendPyFloat(buf[:0], v.Num); string(r) != v.Text {
+			continue
+		}
+		fast |= 1 << i
+		if p, _, _ := xstrtod(v.Text); math.Float64bits(p) == math.Float64bits(v.Num) {
+			fast |= 0x10 << i
+		}
+	}
+	return fast
 }
 
 // appendStr appends Python's str() of the cell.
@@ -311,6 +348,9 @@ func classify(c cell) valClass {
 func number(c *cell) float64 {
 	switch c.k {
 	case cFloat:
+		if c.pf {
+			return c.f
+		}
 		if c.rn > 0 {
 			v, _, _ := xstrtod(c.r[:c.rn])
 			return v

@@ -71,6 +71,7 @@ type sideRow struct {
 	stack *stackCell // NPU_Stack_Info on the first row of an entry, else nil
 	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
 	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
+	fast  uint8      // fastStats of it, where the dump was decoded
 }
 
 // outRow is one row of the result table.
@@ -102,7 +103,7 @@ func (r *outRow) setCells() {
 		if r.npuFloat || (r.bench == nil && r.noBenchFloat[i]) {
 			c = c.asFloat()
 		}
-		r.ncell[i] = c.withRepr()
+		r.ncell[i] = c.withReprOf(r.npu, i)
 		if r.bench == nil {
 			r.bcell[i] = naCell
 			continue
@@ -111,7 +112,7 @@ func (r *outRow) setCells() {
 		if r.benchFloat {
 			c = c.asFloat()
 		}
-		r.bcell[i] = c.withRepr()
+		r.bcell[i] = c.withReprOf(r.bench, i)
 	}
 }
 

@@ -2,6 +2,8 @@ package compare
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -375,5 +377,77 @@ func TestPlainYAML(t *testing.T) {
 		if got := plainYAML([]byte(c.s)); got != c.want {
 			t.Errorf("plainYAML([]byte(%q)) = %v, want %v", c.s, got, c.want)
 		}
+	}
+}
+
+// TestFastStats: a statistic fastStats marks gets, from its literal, the
+// cell (repr and number) withRepr and number work out from its float, for
+// floats as json.dump writes them across the range; literals that are not
+// the repr (or not a float) are not marked.
+func TestFastStats(t *testing.T) {
+	t.Parallel()
+	value := func(text string) msprobe.Value {
+		f, _ := strconv.ParseFloat(text, 64) // the float the literal holds
+		return msprobe.Value{Kind: msprobe.Number, Num: f, Text: text}
+	}
+	// check compares the cells of v as statistic i, returning whether the
+	// literal was taken as the repr and the float as the number.
+	check := func(v msprobe.Value, i int) (repr, num bool) {
+		s := &sideRow{}
+		s.it.Stats[i] = v
+		s.fast = fastStats(&s.it)
+		fast, slow := fromValue(v).withReprOf(s, i), fromValue(v).withRepr()
+		if got, want := string(fast.appendStr(nil)), string(slow.appendStr(nil)); got != want {
+			t.Errorf("%q: repr %q, want %q", v.Text, got, want)
+		}
+		if got, want := number(&fast), number(&slow); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("%q: number %v, want %v", v.Text, got, want)
+		}
+		return s.fast&(1<<i) != 0, s.fast&(0x10<<i) != 0
+	}
+	for _, c := range []struct {
+		text      string
+		repr, num bool
+	}{
+		{"1.3220384565547094", true, true}, {"1e-05", true, true}, {"1.5e+300", true, true},
+		{"2.5", true, true}, {"123456789012345.6", true, true},
+		// pandas drops digits past the 17th, leading zeros included
+		{"-0.04181459722050355", true, false},
+		{"1.50", false, false}, {"1.0E-5", false, false}, {"1E-05", false, false}, {"1.5E+300", false, false}, {"1e-5", false, false}, {"0.1000000000000000055", false, false},
+		{"+2.5", false, false}, {"2", false, false}, {"-3", false, false}, {"1e999", false, false},
+	} {
+		if repr, num := check(value(c.text), 3); repr != c.repr || num != c.num {
+			t.Errorf("%q: repr and number taken %v %v, want %v %v", c.text, repr, num, c.repr, c.num)
+		}
+	}
+	for _, v := range []msprobe.Value{{Kind: msprobe.NaN, Num: math.NaN()}, {Kind: msprobe.PosInf, Num: math.Inf(1)},
+		{Kind: msprobe.String, Text: "1.5"}, {Kind: msprobe.Null}, {Kind: msprobe.Bool, Bool: true}} {
+		if repr, _ := check(v, 0); repr {
+			t.Errorf("%+v taken", v)
+		}
+	}
+	// Random floats, of float32 and float64 bits, written as Python's
+	// repr writes them.
+	rng := rand.New(rand.NewPCG(1, 2))
+	taken, nums, n := 0, 0, 0
+	for range 200000 {
+		f := math.Float64frombits(rng.Uint64())
+		if rng.IntN(2) == 0 {
+			f = float64(math.Float32frombits(rng.Uint32()))
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		n++
+		repr, num := check(value(string(msprobe.AppendPyFloat(nil, f))), rng.IntN(4))
+		if repr {
+			taken++
+		}
+		if num {
+			nums++
+		}
+	}
+	if taken != n || nums < n/2 {
+		t.Errorf("of %d reprs, %d taken, %d with their numbers", n, taken, nums)
 	}
 }
