@@ -367,14 +367,14 @@ func skimValueBy(lx *lexer, name []byte, stack []byte, lines bool) (odd bool, _ 
 const skimLinesMin = 64
 
 // skimLines is skimValue's fast path through the lines json.dump(indent)
-// writes: per line one string, one key and its value, a bracket or a
-// number, then an optional comma. Called at a newline (b[i]) with a
-// bracket open and no data_name value to come, it takes line after line,
-// doing to the stack, the line count, key and odd what the byte loop
-// does, and returns where the byte loop goes on: the start of the first
-// token it did not take (a backslash in a string, a data_name key, the
-// entry's last bracket, anything else), or a newline near the end of b.
-// Strings and numbers are read eight bytes at a time.
+// writes: per line a key and its value, or a value, or a closing bracket,
+// then an optional comma. Called at a newline (b[i]) with a bracket open
+// and no data_name value to come, it takes line after line, doing to the
+// stack, the line count, key and odd what the byte loop does, and
+// returns where the byte loop goes on: the start of the first token it
+// did not take (a backslash in a string, a data_name key, the entry's
+// last bracket, anything else), or a newline near the end of b. Strings
+// and numbers are read eight bytes at a time.
 func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (int, []byte, int, bool, bool) {
 	// Eight-byte reads stop at end, so that the few bytes looked at after
 	// the last one are within b.
@@ -393,36 +393,31 @@ func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (i
 			}
 			i += 8
 		}
-		switch c := b[i]; {
-		case c == '"':
-			j, ok := stringEnd(b, i+1, end)
-			if !ok {
-				return i, stack, line, key, odd
-			}
-			if key {
-				s := b[i+1 : j]
-				if string(s) == "data_name" {
-					return i, stack, line, key, odd
-				}
-				if len(s) >= len(first) && bytes.Contains(s, first) {
-					odd = true
-				}
-			}
-			i = j + 1
-			if b[i] != ':' {
-				break
-			}
-			key = false
-			i++
-			if b[i] == ' ' {
-				i++
-			}
+		for { // a member's key, then its value
 			switch c := b[i]; {
 			case c == '"':
-				if j, ok = stringEnd(b, i+1, end); !ok {
+				j, ok := stringEnd(b, i+1, end)
+				if !ok {
 					return i, stack, line, key, odd
 				}
+				if key {
+					s := b[i+1 : j]
+					if string(s) == "data_name" {
+						return i, stack, line, key, odd
+					}
+					if len(s) >= len(first) && bytes.Contains(s, first) {
+						odd = true
+					}
+				}
 				i = j + 1
+				if b[i] == ':' {
+					key = false
+					i++
+					if b[i] == ' ' {
+						i++
+					}
+					continue
+				}
 			case c == '{' || c == '[':
 				if len(stack) >= maxNesting {
 					return i, stack, line, key, odd
@@ -435,36 +430,23 @@ func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (i
 					key = false
 					i++
 				}
+			case c == '}' || c == ']':
+				if len(stack) <= 1 || closerOf(stack[len(stack)-1]) != c {
+					return i, stack, line, key, odd
+				}
+				stack = stack[:len(stack)-1]
+				key = false
+				i++
 			case skimClass[c] == sOther:
-				if j, ok = wordEnd(b, i, end); !ok {
+				j, ok := wordEnd(b, i, end)
+				if !ok {
 					return i, stack, line, key, odd
 				}
 				i = j
 			default:
 				return i, stack, line, key, odd
 			}
-		case c == '{' || c == '[':
-			if len(stack) >= maxNesting {
-				return i, stack, line, key, odd
-			}
-			stack = append(stack, c)
-			key = c == '{'
-			i++
-		case c == '}' || c == ']':
-			if len(stack) <= 1 || closerOf(stack[len(stack)-1]) != c {
-				return i, stack, line, key, odd
-			}
-			stack = stack[:len(stack)-1]
-			key = false
-			i++
-		case skimClass[c] == sOther:
-			j, ok := wordEnd(b, i, end)
-			if !ok {
-				return i, stack, line, key, odd
-			}
-			i = j
-		default:
-			return i, stack, line, key, odd
+			break
 		}
 		if b[i] == ',' {
 			key = stack[len(stack)-1] == '{'
