@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/layermap/layermap/mapping/resolve"
@@ -767,47 +768,63 @@ func (ix *benchIndex) finish(sum *Summary) error {
 }
 
 // countRows counts the rows of entries (in file order), on as many
-// goroutines as there are cores, each with its own reader.
+// goroutines as there are cores, each with its own reader, taking the
+// entries in batches as they go (entries differ in size). The error is
+// the first in file order.
 func countRows(src benchSource, side string, entries []int32) (rows int, md5 bool, err error) {
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(entries)/256))
+	const batch = 64
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(entries)/256))
 	type result struct {
 		rows int
 		md5  bool
+		at   int32 // the entry err is about
 		err  error
 	}
-	res := make([]result, parts)
+	res := make([]result, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for p := range parts {
-		chunk := entries[p*len(entries)/parts : (p+1)*len(entries)/parts]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &res[p]
+	for w := range workers {
+		wg.Go(func() {
+			r := &res[w]
 			s := src
-			if p > 0 {
-				if s, r.err = src.fork(); r.err != nil {
-					return
+			if w > 0 {
+				var err error
+				if s, err = src.fork(); err != nil {
+					return // the others take its batches
 				}
 				defer s.close()
 			}
-			for _, i := range chunk {
-				n, err := s.rows(int(i))
-				if err != nil {
-					r.err = fmt.Errorf("%s: %w", side, err)
-					return
+			// A worker stops at its error: the batches before it were
+			// taken before, and are counted to their end or to an
+			// error of their own.
+			for r.err == nil {
+				k := int(next.Add(batch)) - batch
+				if k >= len(entries) {
+					break
 				}
-				r.rows += n
+				for _, i := range entries[k:min(k+batch, len(entries))] {
+					n, err := s.rows(int(i))
+					if err != nil {
+						r.at, r.err = i, fmt.Errorf("%s: %w", side, err)
+						break
+					}
+					r.rows += n
+				}
 			}
 			r.md5 = s.md5()
-		}()
+		})
 	}
 	wg.Wait()
-	for _, r := range res { // the first error in file order
-		if r.err != nil {
-			return 0, false, r.err
+	first := -1
+	for w, r := range res {
+		if r.err != nil && (first < 0 || r.at < res[first].at) {
+			first = w
 		}
 		rows += r.rows
 		md5 = md5 || r.md5
+	}
+	if first >= 0 {
+		return 0, false, res[first].err
 	}
 	return rows, md5, nil
 }

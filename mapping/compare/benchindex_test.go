@@ -2,9 +2,11 @@ package compare
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -86,6 +88,42 @@ func TestCountRows(t *testing.T) {
 	rows, md5, err := countRows(src, "bench", all)
 	if err != nil || rows != want || md5 != h.MD5 {
 		t.Errorf("%d rows, md5 %v, %v; want %d, %v", rows, md5, err, want, h.MD5)
+	}
+
+	// Entries that do not parse: the error is the first in file order,
+	// however the goroutines took the batches.
+	good := b.String()
+	re := regexp.MustCompile(`"requires_grad": (true|false)`)
+	at := re.FindAllStringIndex(good, -1)
+	for _, bad := range [][2]int{{0, 1}, {5, len(at) / 3}, {len(at) / 2, len(at) - 1}, {len(at) - 2, len(at) - 1}} {
+		text := good[:at[bad[1]][1]-1] + good[at[bad[1]][1]:] // "tru" or "fals"
+		text = text[:at[bad[0]][1]-1] + text[at[bad[0]][1]:]
+		p := filepath.Join(t.TempDir(), "dump.json")
+		os.WriteFile(p, []byte(text), 0o644)
+		src, err := BenchFile(p).openBench(&Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.skim(func(int, []byte, bool) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		var want error
+		for _, i := range all {
+			if _, err := src.rows(int(i)); err != nil {
+				want = fmt.Errorf("bench: %w", err)
+				break
+			}
+		}
+		if want == nil {
+			t.Fatalf("entries %v spoilt: no error", bad)
+		}
+		for range 10 {
+			if _, _, err := countRows(src, "bench", all); err == nil || err.Error() != want.Error() {
+				t.Errorf("entries %v spoilt: %v, want %v", bad, err, want)
+				break
+			}
+		}
+		src.close()
 	}
 }
 
