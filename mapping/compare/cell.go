@@ -202,7 +202,10 @@ func (c cell) asFloat() cell {
 }
 
 // isNum reports whether the cell is a Python int or float.
-func (c cell) isNum() bool { return c.k == cInt || c.k == cFloat }
+func (c cell) isNum() bool { return c.k.isNum() }
+
+// isNum reports whether the kind is a Python int or float.
+func (k cellKind) isNum() bool { return k == cInt || k == cFloat }
 
 // str is Python's str() of the cell.
 func (c cell) str() string {

@@ -249,8 +249,7 @@ func (a *artifactScan) add(r *outRow) {
 	a.rows++
 	for i := 0; i < 4; i++ {
 		c := kindOf(r.npu.it.Stats[i])
-		num := c == cInt || c == cFloat
-		if !num {
+		if !c.isNum() {
 			a.npuAllNum = false
 		}
 		if c == cFloat {
@@ -262,7 +261,7 @@ func (a *artifactScan) add(r *outRow) {
 		if r.bench == nil {
 			a.benchAllNum = false
 			a.benchAllInt[i] = false
-			if !num {
+			if !c.isNum() {
 				a.nbAllNum[i] = false
 			}
 			if c == cFloat {
@@ -274,7 +273,7 @@ func (a *artifactScan) add(r *outRow) {
 			continue
 		}
 		b := kindOf(r.bench.it.Stats[i])
-		if b != cInt && b != cFloat {
+		if !b.isNum() {
 			a.benchAllNum = false
 		}
 		if b == cFloat {
