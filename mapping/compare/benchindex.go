@@ -489,11 +489,12 @@ func (ix *benchIndex) parse(i int32) (*parsedEntry, error) {
 // entryParser parses bench entries with one reader; its callback is made
 // once, so that a parse allocates nothing but the entry's strings.
 type entryParser struct {
-	ix  *benchIndex
-	src benchSource
-	i   int32
-	be  *parsedEntry
-	fn  func(*msprobe.Entry) error
+	ix   *benchIndex
+	src  benchSource
+	i    int32
+	be   *parsedEntry
+	fn   func(*msprobe.Entry) error
+	fast bool // rows get fastStats: the parser is not the join's own
 }
 
 func (ix *benchIndex) newParser(src benchSource) *entryParser {
@@ -506,7 +507,10 @@ func (p *entryParser) take(e *msprobe.Entry) error {
 	be := p.ix.spare.get(len(e.Items))
 	be.name, be.key = e.Name, p.ix.keyOf(p.i, e.Name)
 	for r := range e.Items {
-		be.rows[r] = sideRow{it: e.Items[r], fast: fastStats(&e.Items[r])}
+		be.rows[r] = sideRow{it: e.Items[r]}
+		if p.fast {
+			be.rows[r].fast = fastStats(&e.Items[r])
+		}
 	}
 	be.key.setKeys(e.Name, be.rows)
 	p.be = be

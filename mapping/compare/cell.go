@@ -134,7 +134,8 @@ func (c cell) withReprOf(s *sideRow, i int) cell {
 // those which pandas reads back as the same float (bit 4+i): their cells
 // then take the literal as the repr, and the float as the number,
 // instead of working them out (withReprOf, number). A row gets it where
-// the dump is decoded, off the join's goroutine.
+// the dump is decoded off the join's goroutine (the NPU stream, the bench
+// lookahead and prefetcher); the cells of the others are worked out.
 func fastStats(it *msprobe.Item) uint8 {
 	var fast uint8
 	var buf [32]byte

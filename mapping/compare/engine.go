@@ -327,7 +327,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 		}
 		rows := alloc(len(e.Items))
 		for i := range e.Items {
-			rows[i] = sideRow{it: e.Items[i], fast: fastStats(&e.Items[i])}
+			rows[i] = sideRow{it: e.Items[i]}
 		}
 		ek.setKeys(e.Name, rows)
 		if len(rows) > 0 && cells != nil {
@@ -529,6 +529,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 			}
 			for i := range b.rows {
 				b.rows[i].owner = b
+				b.rows[i].fast = fastStats(&b.rows[i].it)
 			}
 			ent := npuEntry{name: e.Name, rows: b.rows}
 			if !started.Load() && len(backlog) < npuAhead {

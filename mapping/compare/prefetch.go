@@ -94,6 +94,7 @@ func (ix *benchIndex) goAhead(md5 *bool, finished func(), body func(p *entryPars
 		return false
 	}
 	p := ix.newParser(src)
+	p.fast = true // off the join's goroutine
 	go func() {
 		defer finished()
 		if src != ix.src {

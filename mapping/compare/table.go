@@ -71,7 +71,7 @@ type sideRow struct {
 	stack *stackCell // NPU_Stack_Info on the first row of an entry, else nil
 	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
 	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
-	fast  uint8      // fastStats of it, where the dump was decoded
+	fast  uint8      // fastStats of it, set where it was decoded off the join's goroutine
 }
 
 // outRow is one row of the result table.

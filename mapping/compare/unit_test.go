@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -449,5 +450,74 @@ func TestFastStats(t *testing.T) {
 	}
 	if taken != n || nums < n/2 {
 		t.Errorf("of %d reprs, %d taken, %d with their numbers", n, taken, nums)
+	}
+}
+
+// TestFastStatsWhereDecoded: the rows decoded off the join's goroutine
+// (the NPU stream, a parser of goAhead's) carry fastStats; the join's own
+// parser leaves the cells to be worked out.
+func TestFastStatsWhereDecoded(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "..", "testdata", "demo", "dumps", "mindspeed-mm", "dump.json")
+	// check checks rows, and tells whether one has a float statistic
+	check := func(where string, rows []sideRow, want bool) (some bool) {
+		t.Helper()
+		for i := range rows {
+			r := &rows[i]
+			wantFast := uint8(0)
+			if want {
+				wantFast = fastStats(&r.it)
+			}
+			if r.fast != wantFast {
+				t.Errorf("%s: row %s fast %#x, want %#x", where, r.it.Name, r.fast, wantFast)
+			}
+			some = some || fastStats(&r.it) != 0
+		}
+		return some
+	}
+	ix, err := newBenchIndex(BenchFile(path), &Config{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	own, err := ix.parse(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !check("the join's parser", own.rows, false) {
+		t.Error("entry 0 has no float statistic to check")
+	}
+	var md5 bool
+	done := make(chan struct{})
+	if !ix.goAhead(&md5, func() { close(done) }, func(p *entryParser) {
+		ahead, err := p.parse(0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !check("goAhead's parser", ahead.rows, true) {
+			t.Error("entry 0 has no float statistic to check")
+		}
+	}) {
+		t.Fatal("the bench side could not be forked")
+	}
+	<-done
+
+	npu := Source(func(yield func(*msprobe.Entry) error) error {
+		_, err := msprobe.ScanFile(path, yield)
+		return err
+	})
+	ch, errc, ready, stop := npuStream(npu, &Config{}, true, &rowsPool{})
+	ready()
+	some := false
+	for e := range ch {
+		some = check("the NPU stream", e.rows, true) || some
+	}
+	stop()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !some {
+		t.Error("the NPU stream: no row with a float statistic to check")
 	}
 }
