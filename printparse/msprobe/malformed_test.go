@@ -2,7 +2,6 @@ package msprobe
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -128,22 +127,6 @@ func TestCallbackError(t *testing.T) {
 	}
 }
 
-// oneByteReader returns one byte per Read, to exercise buffer refills in
-// the middle of every token.
-type oneByteReader struct{ s string }
-
-func (r *oneByteReader) Read(p []byte) (int, error) {
-	if r.s == "" {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	p[0] = r.s[0]
-	r.s = r.s[1:]
-	return 1, nil
-}
-
 func TestByteAtATime(t *testing.T) {
 	p := filepath.Join(testkit.Corpus(t, "msprobe"), "golden/synth_statistics/npu/dump.json")
 	src, err := os.ReadFile(p)
@@ -152,7 +135,7 @@ func TestByteAtATime(t *testing.T) {
 	}
 	_, want, _ := scanAll(t, p)
 	var got []Item
-	if _, err := Scan(&oneByteReader{string(src)}, "dump.json", func(e *Entry) error {
+	if _, err := Scan(&chunkReader{strings.NewReader(string(src)), 1}, "dump.json", func(e *Entry) error {
 		got = append(got, e.Items...)
 		return nil
 	}); err != nil {

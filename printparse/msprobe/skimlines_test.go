@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// chunkReader gives at most n bytes a Read.
+// chunkReader gives at most n bytes a Read (1: a refill in the middle of
+// every token).
 type chunkReader struct {
 	r io.Reader
 	n int
