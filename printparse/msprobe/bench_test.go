@@ -3,6 +3,7 @@ package msprobe_test
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
@@ -110,4 +111,20 @@ func BenchmarkScanStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "live-heap-MB")
+}
+
+// BenchmarkAppendPyFloat formats statistics as a dump holds them: float32
+// values of both signs and many magnitudes, widened to float64 (16 or 17
+// digits, mostly positional).
+func BenchmarkAppendPyFloat(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	v := make([]float64, 4096)
+	for i := range v {
+		v[i] = float64(float32(r.NormFloat64() * 0.05))
+	}
+	var buf [32]byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		msprobe.AppendPyFloat(buf[:0], v[i&4095])
+	}
 }

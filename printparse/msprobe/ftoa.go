@@ -6,6 +6,7 @@
 package msprobe
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 )
@@ -177,52 +178,41 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 	"8081828384858687888990919293949596979899"
 
 // appendDigits writes x in decimal at the end of buf and returns where
-// the digits start: blocks of eight digits in 32-bit arithmetic, written
-// at fixed places, two digits per table lookup.
+// the digits start: blocks of eight digits, each made at once in a word
+// (eightDigitsSWAR).
 func appendDigits(buf *[20]byte, x uint64) int {
+	const ascii = 0x3030303030303030
+	le := binary.LittleEndian
 	if x < 1e8 {
-		return 12 + put8(buf[12:], uint32(x))
+		w := eightDigitsSWAR(uint32(x))
+		le.PutUint64(buf[12:], w|ascii)
+		return 12 + bits.TrailingZeros64(w|1<<63)/8 // x == 0 keeps one digit
 	}
-	put8full(buf[12:], uint32(x%1e8))
-	x /= 1e8
-	if x < 1e8 {
-		return 4 + put8(buf[4:12], uint32(x))
+	hi := x / 1e8
+	le.PutUint64(buf[12:], eightDigitsSWAR(uint32(x-hi*1e8))|ascii)
+	if hi < 1e8 {
+		w := eightDigitsSWAR(uint32(hi))
+		le.PutUint64(buf[4:], w|ascii)
+		return 4 + bits.TrailingZeros64(w)/8
 	}
-	put8full(buf[4:12], uint32(x%1e8))
-	x /= 1e8 // at most 1844
-	d := uint32(x)
-	buf[2], buf[3] = digitPairs[2*(d%100)], digitPairs[2*(d%100)+1]
-	buf[0], buf[1] = digitPairs[2*(d/100)], digitPairs[2*(d/100)+1]
-	i := 0
-	for i < 3 && buf[i] == '0' {
-		i++
-	}
-	return i
+	top := hi / 1e8 // at most 1844
+	le.PutUint64(buf[4:], eightDigitsSWAR(uint32(hi-top*1e8))|ascii)
+	w := eightDigitsSWAR(uint32(top))
+	le.PutUint32(buf[0:], uint32(w>>32|ascii))
+	return bits.TrailingZeros32(uint32(w>>32)) / 8 // top > 0
 }
 
-// put8full writes v < 1e8 as eight digits into b[:8].
-func put8full(b []byte, v uint32) {
-	_ = b[7]
-	hi, lo := v/10000, v%10000
-	b[0], b[1] = digitPairs[2*(hi/100)], digitPairs[2*(hi/100)+1]
-	b[2], b[3] = digitPairs[2*(hi%100)], digitPairs[2*(hi%100)+1]
-	b[4], b[5] = digitPairs[2*(lo/100)], digitPairs[2*(lo/100)+1]
-	b[6], b[7] = digitPairs[2*(lo%100)], digitPairs[2*(lo%100)+1]
-}
-
-// put8 writes v < 1e8 at the end of b[:8] without leading zeros (v > 0:
-// at least one digit) and returns where the digits start.
-func put8(b []byte, v uint32) int {
-	put8full(b, v)
-	n := 8 - decimalLen32(v)
-	return n
-}
-
-// decimalLen32 is the number of decimal digits of v (1 for 0).
-func decimalLen32(v uint32) int {
-	n := 1
-	for t := uint32(10); n < 10 && v >= t; t *= 10 {
-		n++
-	}
-	return n
+// eightDigitsSWAR gives v < 1e8 as eight decimal digits, a byte each,
+// the most significant in the lowest byte (the first when stored
+// little-endian), by dividing all lanes of a word at once: v splits into
+// halves of four digits in 32-bit lanes, those into pairs in 16-bit
+// lanes, those into digits in bytes (x*10486>>20 is x/100 below 43699,
+// x*103>>10 is x/10 below 179). A zero byte is a leading zero; OR
+// 0x30 into every byte for ASCII.
+func eightDigitsSWAR(v uint32) uint64 {
+	x := uint64(v/10000) | uint64(v%10000)<<32
+	h := (x * 10486 >> 20) & 0x0000007F0000007F
+	y := h | (x-h*100)<<16
+	t := (y * 103 >> 10) & 0x000F000F000F000F
+	return t | (y-t*10)<<8
 }
