@@ -101,18 +101,23 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		it := r.it
 		return &it
 	}
-	var keys []moduleDir
-	for k := range nn.calls {
+	// the forward modules in the order of their first calls (one entry
+	// is one module's call: no ties)
+	type firstCall struct {
+		path string
+		at   int32
+	}
+	var keys []firstCall
+	for k, calls := range nn.calls {
 		if k.dir == "forward" {
-			keys = append(keys, k)
+			keys = append(keys, firstCall{k.path, calls[0]})
 		}
 	}
-	slices.SortFunc(keys, func(a, b moduleDir) int { return int(nn.calls[a][0] - nn.calls[b][0]) })
+	slices.SortFunc(keys, func(a, b firstCall) int { return cmp.Compare(a.at, b.at) })
 	var out []mapping.ModulePair
 	taken := [2]map[string]bool{{}, {}}
 	for _, k := range keys {
-		path := k.path
-		first := nn.calls[k][0]
+		path, first := k.path, k.at
 		if taken[0][path] || pl.calls[nn.name(first)] != nil {
 			continue
 		}
