@@ -63,3 +63,49 @@ func benchFile(b *testing.B) (path string, data []byte) {
 	}
 	return path, data
 }
+
+// BenchmarkEntryReader measures EntryReader over every entry of the
+// generated 64 MB dump, at the offsets a skim gives: Read, which builds
+// the rows, and Rows, which counts them (a compare's count of the bench
+// entries it did not pair).
+func BenchmarkEntryReader(b *testing.B) {
+	p, data := benchFile(b)
+	var offs []int64
+	if _, err := msprobe.Skim(p, func(e *msprobe.SkimEntry) error {
+		offs = append(offs, e.Offset)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	r, err := msprobe.NewEntryReader(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	end := func(i int) int64 {
+		if i+1 < len(offs) {
+			return offs[i+1]
+		}
+		return -1
+	}
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			for i, off := range offs {
+				if err := r.Read(i, off, end(i), 0, func(*msprobe.Entry) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("rows", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			for i, off := range offs {
+				if _, err := r.Rows(i, off, end(i), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
