@@ -967,7 +967,10 @@ func (f *flatter) shape() (string, bool) {
 		f.i++
 		return "[]", true
 	}
-	s := append(f.scratch[:0], '[')
+	s := f.scratch[:0] // names mode builds nothing
+	if !f.names {
+		s = append(s, '[')
+	}
 	for {
 		f.ws()
 		start := f.i

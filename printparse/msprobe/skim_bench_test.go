@@ -90,6 +90,7 @@ func BenchmarkEntryReader(b *testing.B) {
 	}
 	b.Run("read", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
 		for b.Loop() {
 			for i, off := range offs {
 				if err := r.Read(i, off, end(i), 0, func(*msprobe.Entry) error { return nil }); err != nil {
@@ -100,6 +101,7 @@ func BenchmarkEntryReader(b *testing.B) {
 	})
 	b.Run("rows", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
 		for b.Loop() {
 			for i, off := range offs {
 				if _, err := r.Rows(i, off, end(i), 0); err != nil {
