@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // entryRowsDiffer reads every entry of the dump.json at path, at the
@@ -116,4 +118,42 @@ func FuzzEntryReaderRows(f *testing.F) {
 			t.Fatal(d)
 		}
 	})
+}
+
+// TestEntryReaderRowsAllocs: counting an entry's rows allocates nothing
+// once the reader's buffers have grown (names mode once allocated a
+// buffer at every shape it did not build).
+func TestEntryReaderRowsAllocs(t *testing.T) {
+	path := filepath.Join(testkit.Testdata(t), "demo", "dumps", "mindspeed-mm", "dump.json")
+	var offs []int64
+	if _, err := Skim(path, func(e *SkimEntry) error {
+		offs = append(offs, e.Offset)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewEntryReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rows := 0
+	count := func() {
+		rows = 0
+		for i, off := range offs {
+			end := int64(-1)
+			if i+1 < len(offs) {
+				end = offs[i+1]
+			}
+			n, err := r.Rows(i, off, end, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows += n
+		}
+	}
+	count()
+	if a := testing.AllocsPerRun(5, count); a > 0 || rows < 100 {
+		t.Errorf("%d entries, %d rows counted with %v allocations", len(offs), rows, a)
+	}
 }
