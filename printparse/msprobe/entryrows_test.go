@@ -11,16 +11,33 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
+// entryOffsets are the offsets of the entries of the dump.json at path,
+// as a skim gives them.
+func entryOffsets(path string) ([]int64, error) {
+	var offs []int64
+	_, err := Skim(path, func(e *SkimEntry) error {
+		offs = append(offs, e.Offset)
+		return nil
+	})
+	return offs, err
+}
+
+// entryEnd is where entry i of entries at offs ends for EntryReader: the
+// next one's offset, or -1 for the last.
+func entryEnd(offs []int64, i int) int64 {
+	if i+1 < len(offs) {
+		return offs[i+1]
+	}
+	return -1
+}
+
 // entryRowsDiffer reads every entry of the dump.json at path, at the
 // offsets a skim gives, with Read and with Rows, and describes the first
 // entry whose row count or error differs ("" for none; none either when
 // the skim fails: the file has no entries to read).
 func entryRowsDiffer(path string) string {
-	var offs []int64
-	if _, err := Skim(path, func(e *SkimEntry) error {
-		offs = append(offs, e.Offset)
-		return nil
-	}); err != nil {
+	offs, err := entryOffsets(path)
+	if err != nil {
 		return ""
 	}
 	r, err := NewEntryReader(path)
@@ -35,10 +52,7 @@ func entryRowsDiffer(path string) string {
 		return err.Error()
 	}
 	for i, off := range offs {
-		end := int64(-1)
-		if i+1 < len(offs) {
-			end = offs[i+1]
-		}
+		end := entryEnd(offs, i)
 		want := 0
 		rerr := r.Read(i, off, end, 0, func(e *Entry) error {
 			want = len(e.Items)
@@ -125,11 +139,8 @@ func FuzzEntryReaderRows(f *testing.F) {
 // buffer at every shape it did not build).
 func TestEntryReaderRowsAllocs(t *testing.T) {
 	path := filepath.Join(testkit.Testdata(t), "demo", "dumps", "mindspeed-mm", "dump.json")
-	var offs []int64
-	if _, err := Skim(path, func(e *SkimEntry) error {
-		offs = append(offs, e.Offset)
-		return nil
-	}); err != nil {
+	offs, err := entryOffsets(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := NewEntryReader(path)
@@ -141,11 +152,7 @@ func TestEntryReaderRowsAllocs(t *testing.T) {
 	count := func() {
 		rows = 0
 		for i, off := range offs {
-			end := int64(-1)
-			if i+1 < len(offs) {
-				end = offs[i+1]
-			}
-			n, err := r.Rows(i, off, end, 0)
+			n, err := r.Rows(i, off, entryEnd(offs, i), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
