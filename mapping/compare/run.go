@@ -1111,12 +1111,12 @@ func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
 	if len(d.batch) < dataMappingBatch {
 		return nil
 	}
-	return d.handOff()
+	return d.handOff(true)
 }
 
 // handOff gives the batch to the writing goroutine, started on the first,
-// and takes a free one.
-func (d *dataMappingWriter) handOff() error {
+// and, when more pairs are to come, takes a free one.
+func (d *dataMappingWriter) handOff(more bool) error {
 	if d.err != nil {
 		d.batch = d.batch[:0]
 		return d.err
@@ -1127,11 +1127,14 @@ func (d *dataMappingWriter) handOff() error {
 		go func() { d.done <- d.write() }()
 	}
 	d.queue <- d.batch
-	select {
-	case b := <-d.free:
-		d.batch = b[:0]
-	default:
-		d.batch = make([]byte, 0, dataMappingBatch)
+	d.batch = nil
+	if more {
+		select {
+		case b := <-d.free:
+			d.batch = b[:0]
+		default:
+			d.batch = make([]byte, 0, dataMappingBatch)
+		}
 	}
 	select {
 	case d.err = <-d.failed:
@@ -1170,7 +1173,7 @@ func (d *dataMappingWriter) write() error {
 // finish writes the pairs taken, ends the mapping ("{}" when it had no
 // pair) and flushes it.
 func (d *dataMappingWriter) finish() error {
-	if err := d.handOff(); err != nil {
+	if err := d.handOff(false); err != nil {
 		d.abandon()
 		return err
 	}
