@@ -586,28 +586,36 @@ func isDigitsBytes(b []byte) bool {
 // depend on the entries before). It is not safe for concurrent use.
 type EntryReader struct {
 	f      *os.File
+	ra     io.ReaderAt // f (tests count what is read)
 	path   string
 	size   int64
 	s      *scanner
 	p      parser
 	h      Header
-	blocks [4]fileBlock // read-ahead of the last places read, for runs of entries in file order
+	chunks []byte // readChunks chunks of the file, outside the collected heap (printparse/offheap)
+	free   func() // releases chunks
+	slots  [readChunks]chunkSlot
 	tick   int
-	buf    []byte // an entry read alone
+	buf    []byte // an entry across chunks, or too large for them
 	lx     lexer  // the entry being read
 	name   []byte // its name
 }
 
-type fileBlock struct {
-	data []byte // outside the collected heap (printparse/offheap)
-	free func()
-	off  int64
-	used int
-}
+// An EntryReader reads the file in aligned chunks and keeps the last
+// used: entries read near each other, in whatever order (a join in the
+// other dump's order, a count of scattered entries), share what was read,
+// and the file's bytes are read about once.
+const (
+	readChunk  = 64 << 10
+	readChunks = 16
+)
 
-// readBlock is how much an EntryReader reads ahead of an entry that
-// follows one it read.
-const readBlock = 256 << 10
+// chunkSlot is the state of one of the chunks.
+type chunkSlot struct {
+	at   int64 // the chunk's index in the file; -1: none
+	n    int   // bytes read into it (fewer at the end of the file)
+	used int   // tick of the last use
+}
 
 // NewEntryReader opens the dump.json at path for EntryReader.Read.
 func NewEntryReader(path string) (*EntryReader, error) {
@@ -620,22 +628,25 @@ func NewEntryReader(path string) (*EntryReader, error) {
 		f.Close()
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
-	r := &EntryReader{f: f, path: path, size: st.Size()}
-	for i := range r.blocks {
-		r.blocks[i].off = -1
-	}
+	r := &EntryReader{f: f, ra: f, path: path, size: st.Size()}
+	r.forget()
 	r.s = &scanner{reuse: true, debug: filepath.Base(path) == DebugJSONName, intern: map[string]string{}}
 	r.p.t = &tree{}
 	return r, nil
 }
 
-// Close closes the file and frees the read-ahead.
+func (r *EntryReader) forget() {
+	for i := range r.slots {
+		r.slots[i] = chunkSlot{at: -1}
+	}
+}
+
+// Close closes the file and frees the chunks.
 func (r *EntryReader) Close() error {
-	for i := range r.blocks {
-		if b := &r.blocks[i]; b.free != nil {
-			b.free()
-			*b = fileBlock{off: -1}
-		}
+	if r.free != nil {
+		r.free()
+		r.chunks, r.free = nil, nil
+		r.forget()
 	}
 	return r.f.Close()
 }
@@ -644,70 +655,78 @@ func (r *EntryReader) Close() error {
 // md5_find; see Header.MD5).
 func (r *EntryReader) MD5() bool { return r.h.MD5 }
 
-// bytesAt returns the file bytes [off, end), valid until the next call.
+// bytesAt returns the file bytes [off, end), valid until the next call;
+// fewer when the file ends before end.
 func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 	end = min(end, r.size)
 	if off < 0 || off > end {
 		return nil, fmt.Errorf("%s: offset %d out of range", r.path, off)
 	}
+	first, last := off/readChunk, (end-1)/readChunk
+	if end == off || last-first >= readChunks/2 {
+		// Large: read alone.
+		if int64(cap(r.buf)) < end-off {
+			r.buf = make([]byte, end-off)
+		}
+		n, err := r.ra.ReadAt(r.buf[:end-off], off)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read dump: %w", err)
+		}
+		return r.buf[:n], nil
+	}
 	r.tick++
-	var near *fileBlock
-	for i := range r.blocks {
-		b := &r.blocks[i]
-		if b.off < 0 {
-			if near == nil {
-				near = b
-			}
-			continue
+	if first == last {
+		c, err := r.chunk(first)
+		if err != nil {
+			return nil, err
 		}
-		if off >= b.off && end <= b.off+int64(len(b.data)) {
-			b.used = r.tick
-			return b.data[off-b.off : end-b.off], nil
-		}
-		if off >= b.off && off < b.off+int64(len(b.data))+readBlock {
-			near = b // the run this block serves goes on
-		}
+		base := first * readChunk
+		return c[min(off-base, int64(len(c))):min(end-base, int64(len(c)))], nil
 	}
-	if end-off <= readBlock/4 && near != nil && (near.off < 0 || off >= near.off) {
-		return r.fill(near, off, end)
-	}
-	if end-off <= readBlock/4 {
-		// A new run: take the least recently used block.
-		lru := &r.blocks[0]
-		for i := range r.blocks {
-			if r.blocks[i].used < lru.used {
-				lru = &r.blocks[i]
-			}
+	// Across chunks: copied together (a few entries in a hundred).
+	r.buf = r.buf[:0]
+	for i := first; i <= last; i++ {
+		c, err := r.chunk(i)
+		if err != nil {
+			return nil, err
 		}
-		if lru.used < r.tick-64 {
-			return r.fill(lru, off, end)
+		base := i * readChunk
+		r.buf = append(r.buf, c[max(off-base, 0):min(end-base, int64(len(c)))]...)
+		if len(c) < readChunk {
+			break // the file ended
 		}
-	}
-	// Far from every run, or large: read the entry alone.
-	if int64(cap(r.buf)) < end-off {
-		r.buf = make([]byte, end-off)
-	}
-	r.buf = r.buf[:end-off]
-	if _, err := r.f.ReadAt(r.buf, off); err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read dump: %w", err)
 	}
 	return r.buf, nil
 }
 
-func (r *EntryReader) fill(b *fileBlock, off, end int64) ([]byte, error) {
-	if b.data == nil {
-		// Outside the heap: the blocks are filled as a large dump's
-		// reads spread out, and would count twice in the heap.
-		b.data, b.free = offheap.MakeInOrder[byte](readBlock)
-		offheap.Cleanup(r, b.free)
+// chunk returns chunk i of the file, read unless kept.
+func (r *EntryReader) chunk(i int64) ([]byte, error) {
+	lru := 0
+	for k := range r.slots {
+		s := &r.slots[k]
+		if s.at == i {
+			s.used = r.tick
+			return r.chunks[k*readChunk : k*readChunk+s.n], nil
+		}
+		if s.used < r.slots[lru].used {
+			lru = k
+		}
 	}
-	b.data = b.data[:min(int64(readBlock), r.size-off)]
-	if _, err := r.f.ReadAt(b.data, off); err != nil && err != io.EOF {
-		b.off = -1
+	if r.chunks == nil {
+		// Outside the heap: they would count twice in the heap of a
+		// compare with several readers.
+		r.chunks, r.free = offheap.MakeInOrder[byte](readChunks * readChunk)
+		offheap.Cleanup(r, r.free)
+	}
+	s := &r.slots[lru]
+	c := r.chunks[lru*readChunk : (lru+1)*readChunk]
+	n, err := r.ra.ReadAt(c, i*readChunk)
+	if err != nil && err != io.EOF {
+		*s = chunkSlot{at: -1}
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
-	b.off, b.used = off, r.tick
-	return b.data[:end-off], nil
+	*s = chunkSlot{at: i, n: n, used: r.tick}
+	return c[:n], nil
 }
 
 // Read parses the member of "data" whose name starts at byte off (a

@@ -187,7 +187,7 @@ func TestSkimErrors(t *testing.T) {
 func TestSkimGenerated(t *testing.T) {
 	// dumpgen imports this package; a large generated dump is checked in
 	// the compare benchmarks' pairs. Here: a dump with every item kind
-	// repeated, read in file order through the read-ahead blocks.
+	// repeated, read in file order through the kept chunks.
 	var b bytes.Buffer
 	b.WriteString(`{"task": "statistics", "level": "mix", "framework": "pytorch", "data": {`)
 	for i := 0; i < 3000; i++ {
@@ -311,7 +311,7 @@ func TestEntryOffset(t *testing.T) {
 	}
 }
 
-// TestEntryReaderClosed: Close frees the read-ahead blocks (outside the
+// TestEntryReaderClosed: Close frees the kept chunks (outside the
 // heap); a Read after it fails rather than reading freed memory.
 func TestEntryReaderClosed(t *testing.T) {
 	t.Parallel()

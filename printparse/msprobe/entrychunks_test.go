@@ -1,0 +1,214 @@
+package msprobe
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r     io.ReaderAt
+	bytes int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.bytes += int64(n)
+	return n, err
+}
+
+// chunkFile writes size bytes that differ from chunk to chunk and opens
+// an EntryReader on them that counts what it reads.
+func chunkFile(t *testing.T, size int) ([]byte, *EntryReader, *countingReaderAt) {
+	t.Helper()
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i*7 + i/readChunk)
+	}
+	p := filepath.Join(t.TempDir(), "dump.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewEntryReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	c := &countingReaderAt{r: r.f}
+	r.ra = c
+	return data, r, c
+}
+
+// TestEntryReaderBytesAt: whatever the order of the reads and however
+// the ranges lie on the chunks, bytesAt gives the file's bytes.
+func TestEntryReaderBytesAt(t *testing.T) {
+	t.Parallel()
+	const size = 20*readChunk + 1234
+	data, r, _ := chunkFile(t, size)
+	type span struct{ off, end int64 }
+	spans := []span{
+		{0, 0}, {0, 1}, {5, 900},
+		{readChunk - 1, readChunk + 1},            // across two chunks
+		{readChunk, 2 * readChunk},                // one whole chunk
+		{readChunk - 10, 3*readChunk + 10},        // across four
+		{100, readChunks/2*readChunk - 100},       // the most chunks copied together
+		{100, readChunks/2*readChunk + 100},       // read alone
+		{3 * readChunk, 3*readChunk + 3*size/4},   // more than all the chunks
+		{size - 10, size}, {size - 10, size + 50}, // the end, and past it
+		{size, size}, {size, size + 8},
+		{readChunk + 5, readChunk + 6}, // from a kept chunk
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		off := rnd.Int64N(size)
+		n := rnd.Int64N(4 << 10)
+		if rnd.IntN(20) == 0 {
+			n = rnd.Int64N(12 * readChunk)
+		}
+		spans = append(spans, span{off, off + n})
+	}
+	for _, s := range spans {
+		got, err := r.bytesAt(s.off, s.end)
+		if err != nil {
+			t.Fatalf("bytesAt(%d, %d): %v", s.off, s.end, err)
+		}
+		if want := data[s.off:min(s.end, size)]; !bytes.Equal(got, want) {
+			t.Fatalf("bytesAt(%d, %d): %d bytes, not the file's %d", s.off, s.end, len(got), len(want))
+		}
+	}
+	for _, s := range []span{{-1, 5}, {10, 5}, {size + 1, size + 2}} {
+		if _, err := r.bytesAt(s.off, s.end); err == nil {
+			t.Errorf("bytesAt(%d, %d): no error", s.off, s.end)
+		}
+	}
+}
+
+// TestEntryReaderReadsOnce: entries read near each other in an order of
+// their own (a join in the other dump's order, which goes back a few
+// hundred KB at times) or scattered (a count of the entries no row
+// asked for) are read from chunks kept: the file's bytes are read about
+// once.
+func TestEntryReaderReadsOnce(t *testing.T) {
+	t.Parallel()
+	const size, entry = 24 << 20, 900
+	var offs []int64
+	for off := int64(0); off+entry <= size; off += entry {
+		offs = append(offs, off)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	// runs of 500 entries (450 KB) in an order of their own
+	local := make([]int64, 0, len(offs))
+	for k := 0; k < len(offs); k += 500 {
+		run := append([]int64(nil), offs[k:min(k+500, len(offs))]...)
+		rnd.Shuffle(len(run), func(i, j int) { run[i], run[j] = run[j], run[i] })
+		local = append(local, run...)
+	}
+	var sparse []int64
+	for i, off := range offs {
+		if i%40 == 0 || rnd.IntN(10) == 0 {
+			sparse = append(sparse, off)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		order []int64
+		max   float64 // bytes read, in files
+	}{{"local", local, 1.05}, {"in order", offs, 1.01}, {"sparse", sparse, 1.01}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			data, r, count := chunkFile(t, size)
+			for _, off := range c.order {
+				got, err := r.bytesAt(off, off+entry)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, data[off:off+entry]) {
+					t.Fatalf("bytesAt(%d): not the file's bytes", off)
+				}
+			}
+			if files := float64(count.bytes) / size; files > c.max {
+				t.Errorf("read %.2f times the file, want at most %.2f", files, c.max)
+			}
+		})
+	}
+}
+
+// TestEntryReaderLargeAlone: a large entry is read alone, without
+// pushing out the chunks kept for the entries around the place a join is
+// at.
+func TestEntryReaderLargeAlone(t *testing.T) {
+	t.Parallel()
+	_, r, count := chunkFile(t, 40*readChunk)
+	near := func() {
+		for off := int64(0); off < readChunks/2*readChunk; off += 1000 {
+			if _, err := r.bytesAt(off, off+900); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	near()
+	if _, err := r.bytesAt(20*readChunk+7, 30*readChunk); err != nil {
+		t.Fatal(err)
+	}
+	before := count.bytes
+	near()
+	if count.bytes != before {
+		t.Errorf("read %d bytes again after a large entry", count.bytes-before)
+	}
+}
+
+// TestEntryReaderShrunk: an entry past the end of a file that shrank
+// after it was skimmed is an error, not stale bytes.
+func TestEntryReaderShrunk(t *testing.T) {
+	t.Parallel()
+	body := `{"output": [` + tensorA + `]}`
+	var src strings.Builder
+	src.WriteString(`{"task": "statistics", "level": "L1", "data": {`)
+	for i := range 2000 {
+		if i > 0 {
+			src.WriteString(",\n")
+		}
+		src.WriteString(`"A.` + strconv.Itoa(i) + `.forward": ` + body)
+	}
+	src.WriteString("}}")
+	p := filepath.Join(t.TempDir(), "dump.json")
+	if err := os.WriteFile(p, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	if _, err := Skim(p, func(e *SkimEntry) error {
+		offs = append(offs, e.Offset)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewEntryReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	read := func(i int) error {
+		return r.Read(i, offs[i], offs[i+1], 0, func(*Entry) error { return nil })
+	}
+	if offs[1500] < 2*readChunk {
+		t.Fatalf("the file is %d bytes: it should span more chunks", offs[len(offs)-1])
+	}
+	if err := read(10); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, offs[1500]+5); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(1500); err == nil {
+		t.Errorf("entry cut by the file's end: no error")
+	}
+	if err := read(1900); err == nil {
+		t.Errorf("entry past the file's end: no error")
+	}
+}
