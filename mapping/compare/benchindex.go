@@ -773,11 +773,12 @@ func (ix *benchIndex) finish(sum *Summary) error {
 
 // countRows counts the rows of entries (in file order), on as many
 // goroutines as there are cores, each with its own reader, taking the
-// entries in batches as they go (entries differ in size). The error is
-// the first in file order.
+// entries in batches as they go (entries differ in size). The batches are
+// long runs, so that the readers seldom read the same part of the file.
+// The error is the first in file order.
 func countRows(src benchSource, side string, entries []int32) (rows int, md5 bool, err error) {
-	const batch = 64
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(entries)/256))
+	batch := min(max(len(entries)/(8*workers), 64), 4096)
 	type result struct {
 		rows int
 		md5  bool
@@ -802,7 +803,7 @@ func countRows(src benchSource, side string, entries []int32) (rows int, md5 boo
 			// taken before, and are counted to their end or to an
 			// error of their own.
 			for r.err == nil {
-				k := int(next.Add(batch)) - batch
+				k := int(next.Add(int64(batch))) - batch
 				if k >= len(entries) {
 					break
 				}
