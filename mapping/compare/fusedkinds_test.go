@@ -626,3 +626,52 @@ func TestFusedShapesDoNotAddUp(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedDetectedFirstCalled: two NPU modules that could each be the
+// fused whole of the same bench parts (each paired 1:1 with one of them)
+// do not both claim the parts: the one called first does, whatever the
+// order of the sidecar, and the other stays a 1:1 pair.
+func TestFusedDetectedFirstCalled(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	fwd := func(path string) fxEntry {
+		return fxEntry{name: "Module." + path + ".ColumnParallelLinear.forward.0", in: []*jnode{x[0]}, out: []*jnode{joinLeaves(t, 1, false, x[1], x[2])}}
+	}
+	gate, up := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"
+	bench := []fxEntry{
+		{name: "Module." + gate + ".Linear.forward.0", in: []*jnode{x[0]}, out: []*jnode{x[1]}},
+		{name: "Module." + up + ".Linear.forward.0", in: []*jnode{x[0]}, out: []*jnode{x[2]}},
+	}
+	a, b := "decoder.layers.0.mlp.linear_fc1", "decoder.layers.0.mlp.linear_fc1_copy"
+	toUp, toGate := []mapping.ModulePair{{NPU: a, Bench: up}, {NPU: b, Bench: gate}}, []mapping.ModulePair{{NPU: b, Bench: gate}, {NPU: a, Bench: up}}
+	outRow := func(path string) string { return "Module." + path + ".ColumnParallelLinear.forward.0.output.0" }
+	for _, c := range []struct {
+		name          string
+		called        []string // the NPU modules in the order of their calls
+		pairs         []mapping.ModulePair
+		claims, stays string
+	}{
+		{"a called first", []string{a, b}, toUp, a, b},
+		{"a called first, the sidecar in the other order", []string{a, b}, toGate, a, b},
+		{"b called first", []string{b, a}, toUp, b, a},
+		{"b called first, the sidecar in the other order", []string{b, a}, toGate, b, a},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			npu := []fxEntry{fwd(c.called[0]), fwd(c.called[1])}
+			s, rows := runKind(t, kindCase{npu: npu, bench: bench, pairs: c.pairs})
+			if got := s.Fused[mapping.KindGateUp]; got == nil || got.Combined != 1 {
+				t.Fatalf("fused gate_up: %+v, want one combined row", got)
+			}
+			msg := col(rows, "Err_message")
+			got := map[string]string{}
+			for _, r := range rows[1:] {
+				got[r[0]] = r[msg]
+			}
+			if m := got[outRow(c.claims)]; !strings.Contains(m, "bench row = its 2 parts concatenated along axis 1") {
+				t.Errorf("%s (called first): %q, want its output combined from the parts", outRow(c.claims), m)
+			}
+			if m, ok := got[outRow(c.stays)]; !ok || strings.Contains(m, "parts") {
+				t.Errorf("%s (called second): %q, want a 1:1 row", outRow(c.stays), m)
+			}
+		})
+	}
+}
