@@ -5,10 +5,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // countingReaderAt counts the bytes read through it.
@@ -31,11 +32,7 @@ func chunkFile(t *testing.T, size int) ([]byte, *EntryReader, *countingReaderAt)
 	for i := range data {
 		data[i] = byte(i*7 + i/readChunk)
 	}
-	p := filepath.Join(t.TempDir(), "dump.json")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewEntryReader(p)
+	r, err := NewEntryReader(testkit.WriteFile(t, t.TempDir(), "dump.json", string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +174,9 @@ func TestEntryReaderShrunk(t *testing.T) {
 		src.WriteString(`"A.` + strconv.Itoa(i) + `.forward": ` + body)
 	}
 	src.WriteString("}}")
-	p := filepath.Join(t.TempDir(), "dump.json")
-	if err := os.WriteFile(p, []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var offs []int64
-	if _, err := Skim(p, func(e *SkimEntry) error {
-		offs = append(offs, e.Offset)
-		return nil
-	}); err != nil {
+	p := testkit.WriteFile(t, t.TempDir(), "dump.json", src.String())
+	offs, err := entryOffsets(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := NewEntryReader(p)

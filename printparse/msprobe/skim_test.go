@@ -320,11 +320,8 @@ func TestEntryReaderClosed(t *testing.T) {
 		`"Functional.relu.0.forward": {"input_args": [` + body + `], "output": [` + body + `]}, ` +
 		`"Functional.relu.1.forward": {"input_args": [` + body + `], "output": [` + body + `]}}}`
 	p := testkit.WriteFile(t, t.TempDir(), "dump.json", src)
-	var offs []int64
-	if _, err := Skim(p, func(e *SkimEntry) error {
-		offs = append(offs, e.Offset)
-		return nil
-	}); err != nil {
+	offs, err := entryOffsets(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(offs) != 2 {
@@ -342,7 +339,7 @@ func TestEntryReaderClosed(t *testing.T) {
 			return nil
 		})
 	}
-	for range 2 { // the second from the block the first filled
+	for range 2 { // the second from the chunk the first read
 		if err := read(); err != nil {
 			t.Fatal(err)
 		}
