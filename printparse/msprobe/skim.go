@@ -635,6 +635,7 @@ func NewEntryReader(path string) (*EntryReader, error) {
 	return r, nil
 }
 
+// forget marks every chunk slot empty.
 func (r *EntryReader) forget() {
 	for i := range r.slots {
 		r.slots[i] = chunkSlot{at: -1}
