@@ -1,13 +1,18 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -140,6 +145,91 @@ func TestParityJoins(t *testing.T) {
 			t.Run(j.name+"/"+c.name, func(t *testing.T) { runParity(t, c) })
 		}
 	}
+}
+
+// TestParityUnderCollection: the goldens hold with a collection at every
+// turn (GOGC 1, and runtime.GC in a loop beside the compare). Memory
+// outside the heap (printparse/offheap) is unmapped when released, or
+// when its owner is collected (offheap.Cleanup): an owner let go while
+// its memory is still read makes the read fault here. Not parallel: the
+// collector's settings are the process's.
+func TestParityUnderCollection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compares under constant collection: seconds")
+	}
+	dir := t.TempDir()
+	stressPair := [2]string{filepath.Join(dir, "npu"), filepath.Join(dir, "bench")}
+	if err := dumpgen.WriteSyntheticPair(stressPair[0], stressPair[1], 8<<20, false); err != nil {
+		t.Fatal(err)
+	}
+	stressWant := map[string]map[string][]byte{}
+	for _, lm := range []string{"", qwenLayerMapping} {
+		stressWant[lm] = compareFiles(t, stressPair, lm)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(1))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	for _, c := range parityCases(t) {
+		t.Run(c.name, func(t *testing.T) { runParity(t, c) })
+	}
+	// A generated pair large enough that the bench index, the entry
+	// readers and the layer mapping's tables are all outside the heap:
+	// the outputs are those of the compares run before the collections
+	// began.
+	for _, lm := range []string{"", qwenLayerMapping} {
+		name := "generated"
+		if lm != "" {
+			name += " -lm"
+		}
+		t.Run(name, func(t *testing.T) {
+			got := compareFiles(t, stressPair, lm)
+			for f, want := range stressWant[lm] {
+				if !bytes.Equal(got[f], want) {
+					t.Errorf("%s differs from the compare without collections", f)
+				}
+			}
+			if len(got) != len(stressWant[lm]) {
+				t.Errorf("%d files written, want %d", len(got), len(stressWant[lm]))
+			}
+		})
+	}
+}
+
+// compareFiles compares the pair of folders p with a fixed stamp (and
+// the layer mapping lm, if any) and returns the files written.
+func compareFiles(t *testing.T, p [2]string, lm string) map[string][]byte {
+	t.Helper()
+	out := t.TempDir()
+	if _, err := Run(Options{Target: p[0], Golden: p[1], OutDir: out, LayerMappingFile: lm, Stamp: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
 }
 
 // parityCases are the msprobe goldens with how to run them.
