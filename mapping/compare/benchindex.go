@@ -575,8 +575,19 @@ func (ix *benchIndex) reset(prefetch bool) {
 	}
 	ix.pf = nil
 	if prefetch {
-		ix.pf = ix.startPrefetch()
+		ix.pf = ix.startPrefetch(nil)
 	}
+}
+
+// prefetchOf has the entries of list (in increasing order) parsed ahead
+// on a goroutine of their own, for lookups that ask for them in that
+// order.
+func (ix *benchIndex) prefetchOf(list []int32) error {
+	if err := ix.stopPrefetch(); err != nil {
+		return err
+	}
+	ix.pf = ix.startPrefetch(list)
+	return nil
 }
 
 // entry returns bench entry i parsed: from the cache, from the

@@ -402,3 +402,59 @@ func FuzzIndexedJoin(f *testing.F) {
 		}
 	})
 }
+
+// TestPrefetchOf: a prefetcher of a list of entries (the N:1 detection's
+// first calls) parses those and no other, each once, and lookups in the
+// list's order take them from it; entries off the list are parsed by the
+// lookup, as without a prefetcher.
+func TestPrefetchOf(t *testing.T) {
+	t.Parallel()
+	const n = 900
+	path := filepath.Join(testkit.DumpDir(t, t.TempDir(), "bench", strings.Join(benchAdds(n), ", ")), "dump.json")
+	cb := &countingBench{path: path, reads: map[int]int{}, rows: map[int]int{}}
+	ix, err := newBenchIndex(cb, &Config{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	ix.reset(false)
+	var list []int32
+	for i := int32(0); i < n; i += 7 {
+		list = append(list, i)
+	}
+	if err := ix.prefetchOf(list); err != nil {
+		t.Fatal(err)
+	}
+	if ix.pf == nil {
+		t.Fatal("no prefetcher")
+	}
+	off := map[int32]bool{5: true, 299: true, 894: true} // asked for, not on the list
+	for _, i := range list {
+		for _, want := range []int32{i, i + 5} {
+			if want >= n || want != i && !off[want] {
+				continue
+			}
+			e, err := ix.entry(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name := fmt.Sprintf("Tensor.add.%d.forward", want); e == nil || e.name != name {
+				t.Fatalf("entry %d: %v, want %s", want, e, name)
+			}
+		}
+	}
+	if err := ix.stopPrefetch(); err != nil {
+		t.Fatal(err)
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	for i := range n {
+		want := 0
+		if i%7 == 0 || off[int32(i)] {
+			want = 1
+		}
+		if cb.reads[i] != want {
+			t.Errorf("entry %d parsed %d times, want %d", i, cb.reads[i], want)
+		}
+	}
+}

@@ -78,9 +78,9 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 // named by the parts' names. Both directions: the fused module may be on
 // either side.
 func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fusedPlan) ([]mapping.ModulePair, error) {
-	// the entries asked for only, without prefetchers: a first forward
-	// call of each module, sparse in the files (a prefetcher would parse
-	// all those between). The bench index goes on to the compare
+	// the entries asked for only: a first forward call of each module,
+	// sparse in the files (a prefetcher of every entry would parse all
+	// those between). The bench index goes on to the compare
 	// (heldIndex.take), whose join looks ahead (lookAhead).
 	nix.reset(false)
 	bix.reset(false)
@@ -114,6 +114,15 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		}
 	}
 	slices.SortFunc(keys, func(a, b firstCall) int { return cmp.Compare(a.at, b.at) })
+	// Their first calls, asked for in this order, are parsed ahead on a
+	// goroutine of their own.
+	firsts := make([]int32, len(keys))
+	for i, k := range keys {
+		firsts[i] = k.at
+	}
+	if err := nix.prefetchOf(firsts); err != nil {
+		return nil, err
+	}
 	var out []mapping.ModulePair
 	taken := [2]map[string]bool{{}, {}}
 	for _, k := range keys {

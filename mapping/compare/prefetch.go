@@ -53,9 +53,10 @@ type prefetched struct {
 	err error
 }
 
-// startPrefetch starts the prefetcher of a pass (nil when the bench side
-// cannot be forked).
-func (ix *benchIndex) startPrefetch() *prefetcher {
+// startPrefetch starts the prefetcher of a pass over the entries of list,
+// in increasing order, or over every entry when list is nil (nil when
+// the bench side cannot be forked).
+func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
 		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}}
 	finished := func() {
@@ -63,7 +64,15 @@ func (ix *benchIndex) startPrefetch() *prefetcher {
 		close(pf.done)
 	}
 	if !ix.goAhead(&pf.md5, finished, func(p *entryParser) {
-		for i := int32(0); i < int32(ix.n); i++ {
+		n := ix.n
+		if list != nil {
+			n = len(list)
+		}
+		for k := range n {
+			i := int32(k)
+			if list != nil {
+				i = list[k]
+			}
 			if ix.oddEnts[i] != nil || pf.taken.has(i) {
 				continue
 			}
