@@ -458,3 +458,45 @@ func TestPrefetchOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchOfErrors: a list's prefetcher reports no error of its own:
+// an entry it fails on and no lookup asks for fails nothing, and one a
+// lookup asks for gives the error the lookup gives without a prefetcher.
+func TestPrefetchOfErrors(t *testing.T) {
+	t.Parallel()
+	bench := benchAdds(40)
+	bench[21] = `"Tensor.add.21.forward": {"input_args": [{"type": "torch.Tensor", "Max": tru}]}`
+	path := filepath.Join(testkit.DumpDir(t, t.TempDir(), "bench", strings.Join(bench, ", ")), "dump.json")
+	open := func() *benchIndex {
+		ix, err := newBenchIndex(BenchFile(path), &Config{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ix.close)
+		ix.reset(false)
+		return ix
+	}
+	_, want := open().entry(21)
+	if want == nil {
+		t.Fatal("entry 21 parsed without error")
+	}
+	list := []int32{3, 21, 30, 35}
+	for _, ask := range [][]int32{{3, 30, 35}, {3, 21, 30}} {
+		ix := open()
+		if err := ix.prefetchOf(list); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range ask {
+			e, err := ix.entry(i)
+			switch {
+			case i == 21 && (err == nil || err.Error() != want.Error()):
+				t.Errorf("asking %v: entry 21: %v, want %v", ask, err, want)
+			case i != 21 && (err != nil || e == nil):
+				t.Errorf("asking %v: entry %d: %v, %v", ask, i, e, err)
+			}
+		}
+		if err := ix.stopPrefetch(); err != nil {
+			t.Errorf("asking %v: stopping the prefetcher: %v", ask, err)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type prefetcher struct {
 	held  map[int32]*parsedEntry
 	order []int32 // held, oldest first
 	last  int32   // the last entry received (join side)
+	some  bool    // it parses a list of entries, not every one
 	ended bool    // ch closed (join side)
 	md5   bool    // an entry the prefetcher read had an md5
 	err   error
@@ -58,7 +59,7 @@ type prefetched struct {
 // the bench side cannot be forked).
 func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}}
+		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}, some: list != nil}
 	finished := func() {
 		close(pf.ch)
 		close(pf.done)
@@ -193,7 +194,18 @@ func (ix *benchIndex) fromPrefetch(i int32) (*parsedEntry, error) {
 			break // it skipped i
 		}
 	}
-	return nil, pf.err
+	return nil, pf.failure()
+}
+
+// failure is the prefetcher's error for the lookups. A list's prefetcher
+// reports none: it may have parsed an entry the lookups do not ask for,
+// and a lookup it fails parses its entry itself, reporting what it finds
+// as without a prefetcher.
+func (pf *prefetcher) failure() error {
+	if pf.some {
+		return nil
+	}
+	return pf.err
 }
 
 // stopPrefetch stops the prefetcher and takes what it had parsed.
@@ -217,5 +229,5 @@ func (ix *benchIndex) stopPrefetch() error {
 	}
 	<-pf.done
 	ix.pfMD5 = ix.pfMD5 || pf.md5
-	return pf.err
+	return pf.failure()
 }
