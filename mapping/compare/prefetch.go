@@ -6,14 +6,18 @@ import (
 
 // Bench entries are parsed ahead of their lookups by a goroutine of their
 // own, so that the join goroutine does not carry the bench side's parsing
-// alone, in one of two ways:
+// alone, in one of three ways:
 //   - the table's join has a lookahead (lookahead.go) parse what its rows
 //     will ask for, in the order they ask;
 //   - a tensor-parallel sibling's index, whose lookups cannot be known
 //     ahead (only rows whose shapes differ look one up), has a prefetcher
 //     parse every entry in file order. The lookups take its entries into
 //     the cache when they miss one; an entry they parse themselves is
-//     marked taken and skipped.
+//     marked taken and skipped;
+//   - the N:1 detection's index of the NPU side has a prefetcher parse the
+//     entries it will ask for first (prefetchOf), a list in file order,
+//     taken likewise. Such a prefetcher reports no error: a lookup it
+//     fails parses its entry itself.
 
 // takenBits are the entries the join parses itself, which a goroutine
 // parsing ahead of it skips: a bit each, set by the join as it goes.
