@@ -215,8 +215,19 @@ type Summary struct {
 	First       *Divergence   `json:"first_divergence,omitempty"`
 	Divergences []*Divergence `json:"divergences,omitempty"`
 	div         divergences
+	matched     [ByGroup + 1]int // MatchedBy by source while the table is written (see matchedBy)
 
 	benchMD5 bool // the bench side has an md5 (see msprobe.Header.MD5)
+}
+
+// matchedBy adds the counts tally kept by source to MatchedBy.
+func (s *Summary) matchedBy() {
+	for src, n := range s.matched {
+		if n > 0 {
+			s.MatchedBy[MatchSource(src).String()] += n
+		}
+	}
+	s.matched = [len(s.matched)]int{}
 }
 
 // artifacts are the whole-column pandas effects that change how cells
@@ -700,6 +711,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 	}
 	sum.BenchRows, sum.BenchUnmatched, sum.benchMD5 = res.sum.BenchRows, res.sum.BenchUnmatched, res.sum.benchMD5
 	sum.FusedWarnings = res.sum.FusedWarnings
+	sum.matchedBy()
 	return sum, scan, nil
 }
 

@@ -80,7 +80,7 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 		case compared:
 			s.Compared++
 			s.ComparedResults.add(r.result)
-			s.MatchedBy[r.source.String()]++
+			s.matched[r.source]++
 		case f == nil:
 			s.NPUUnmatched++
 			if r.npu.it.Entry != grp[0].npu.it.Entry {
