@@ -3,11 +3,11 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // TestPandasParse checks the pandas precise_xstrtod emulation on the
@@ -458,7 +458,7 @@ func TestFastStats(t *testing.T) {
 // parser leaves the cells to be worked out.
 func TestFastStatsWhereDecoded(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "..", "testdata", "demo", "dumps", "mindspeed-mm", "dump.json")
+	path := testkit.Testdata(t, "demo", "dumps", "mindspeed-mm", "dump.json")
 	// check checks rows, and tells whether one has a float statistic
 	check := func(where string, rows []sideRow, want bool) (some bool) {
 		t.Helper()
