@@ -13,11 +13,12 @@ import (
 // The fast path of the flattening: an entry body in the common grammar of
 // msprobe statistics dumps is flattened straight from the lexer's buffer
 // into rows, without the per-entry tree. On anything it does not handle
-// exactly as the tree path does (md5, P2P, repeated keys, parameters_grad
-// and debug entries, escapes and non-ASCII strings, NaN and Infinity,
-// special item types, values msprobe's checks refuse, a body that crosses
-// the end of the buffer) it declines: the lexer is left untouched and the
-// tree path reads the entry. Its rows equal the tree path's for every
+// exactly as the tree path does (an md5 that is not a string in an item,
+// P2P, repeated keys, parameters_grad and debug entries, escapes and
+// non-ASCII strings, NaN and Infinity, special item types, values
+// msprobe's checks refuse, a body that crosses the end of the buffer) it
+// declines: the lexer is left untouched and the tree path reads the
+// entry. Its rows equal the tree path's for every
 // entry it takes (flat_test.go checks both on every dump and by fuzzing).
 
 // flatOff turns the fast path off (tests compare both paths).
@@ -52,6 +53,13 @@ type flatter struct {
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
+
+	// md5 tells whether the entry has an md5 where msprobe's md5_find
+	// looks (tree.md5Find): in an item that is a member of the body
+	// (md5Base: an io field's value, a parameter of a whole body) or an
+	// element of such a member's list; topList is set while that list is
+	// read.
+	md5, topList bool
 }
 
 // Entry kinds for the fast path.
@@ -95,6 +103,7 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	}
 	f.b, f.i, f.line, f.name = lx.buf[:lx.end], lx.pos, lx.line, name
 	f.keys = f.keys[:0]
+	f.md5, f.topList = false, false
 	f.items, f.sb = t.fitems, t.fsb
 	ilo, slo := len(f.items), len(f.sb)
 	f.base = slo
@@ -114,7 +123,7 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	}
 	lx.pos, lx.line = f.i, f.line
 	f.taken++
-	return job{t: t, name: name, line: line, flat: true,
+	return job{t: t, name: name, line: line, flat: true, md5: f.md5,
 		ilo: int32(ilo), ihi: int32(len(t.fitems)), slo: int32(slo), shi: int32(len(t.fsb))}, true
 }
 
@@ -260,7 +269,7 @@ func keyID(k []byte) int {
 // dumps, tested first.
 var nextKey = [len(keyNames)]int{kyOther: kyInputArgs, kyInputArgs: kyInputKwargs, kyInputKwargs: kyOutput,
 	kyInput: kyOutput, kyOutput: kyParameters, kyType: kyDtype, kyDtype: kyShape, kyShape: kyMax,
-	kyMax: kyMin, kyMin: kyMean, kyMean: kyNorm, kyNorm: kyReqGrad}
+	kyMax: kyMin, kyMin: kyMean, kyMean: kyNorm, kyNorm: kyReqGrad, kyReqGrad: kyMD5}
 
 // key reads `"key":` and tells which known key it is (kyOther: none);
 // want is the key expected there.
@@ -646,6 +655,10 @@ func (f *flatter) value(depth int) bool {
 			return true
 		}
 		base := len(f.path)
+		members := depth == f.md5Base()
+		if members {
+			f.topList = true
+		}
 		for k := 0; ; k++ {
 			if !f.whole {
 				f.path = strconv.AppendInt(append(f.path[:base], '.'), int64(k), 10)
@@ -658,6 +671,9 @@ func (f *flatter) value(depth int) bool {
 				return false
 			case 2:
 				f.path = f.path[:base]
+				if members {
+					f.topList = false
+				}
 				return true
 			}
 		}
@@ -689,7 +705,8 @@ func (f *flatter) object(depth int) bool {
 			return false
 		}
 		typ, ok := f.str()
-		return ok && f.leaf(typ, int32(line), top)
+		seen := depth == f.md5Base() || depth == f.md5Base()+1 && f.topList
+		return ok && f.leaf(typ, int32(line), top, seen)
 	}
 	kbase, pbase := len(f.keys), len(f.path)
 	for {
@@ -736,13 +753,24 @@ func (f *flatter) object(depth int) bool {
 	}
 }
 
+// md5Base is the depth of the values that are members of the body: an io
+// field's value (body reads them at 0), a parameter of a whole body (its
+// object is read at 0).
+func (f *flatter) md5Base() int {
+	if f.whole {
+		return 1
+	}
+	return 0
+}
+
 // leaf is leaf in scan.go for the item whose "type" (its first key) is
-// typ, after that key.
-func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
+// typ, after that key; md5Seen: where md5_find looks.
+func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 	var (
 		seen      uint16
 		dtype     []byte
 		dataName  []byte
+		md5       []byte
 		shape     string
 		reqGrad   string
 		stats     [4]fval
@@ -755,7 +783,7 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 		case 0:
 			return false
 		case 2:
-			return f.leafRow(typ, line, dtype, dataName, shape, reqGrad, &stats, &val)
+			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, &stats, &val)
 		}
 		_, id, kok := f.key(nextKey[prev])
 		if !kok {
@@ -800,7 +828,13 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 		case kyValue:
 			bit = 1 << 8
 			ok = f.statScalar(&val)
-		case kyType, kyClassType, kyMD5:
+		case kyMD5:
+			// a string, as msprobe writes it
+			bit = 1 << 9
+			ok = f.scalar(&skip) && skip.kind == kString
+			md5 = skip.lit
+			f.md5 = f.md5 || md5Seen
+		case kyType, kyClassType:
 			return false
 		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
 			ok = !top && f.statScalar(&skip)
@@ -818,7 +852,7 @@ func (f *flatter) leaf(typ []byte, line int32, top bool) bool {
 
 // leafRow appends the row of an item (gen_op_item) from its members (in
 // names mode, the row with its names only).
-func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape, reqGrad string, stats *[4]fval, val *fval) bool {
+func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad string, stats *[4]fval, val *fval) bool {
 	typStr, ok := f.internOK(typ)
 	if !ok {
 		return false
@@ -871,6 +905,10 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName []byte, shape,
 		f.stat(pi, 0, val, false)
 		pi.it.Stats[1], pi.it.Stats[2], pi.it.Stats[3] = pi.it.Stats[0], pi.it.Stats[0], pi.it.Stats[0]
 		pi.stats[1], pi.stats[2], pi.stats[3] = pi.stats[0], pi.stats[0], pi.stats[0]
+	}
+	if len(md5) > 0 { // the item's own; "" is falsy: the value's CRC-32
+		pi.md5 = f.add(md5)
+		return true
 	}
 	var crc uint32
 	if val.set {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,6 +219,15 @@ func firstDiff(a, b string) string {
 	return fmt.Sprintf("fast %d lines, tree %d lines", len(al), len(bl))
 }
 
+// md5 mode (summary_mode md5): an md5 in every tensor item, which
+// md5_find sees in an io field's item or list element, and in a whole
+// body's parameter or its list's element, not deeper.
+const (
+	tensorMD5 = `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.5, "Min": -1, "Mean": 0.25, "Norm": 2.0, "requires_grad": true, "md5": "58be2ff7"}`
+	ioMD5     = `{"input_args": [` + tensorMD5 + `, [` + tensorMD5 + `], ` + tensorMD5 + `], "input_kwargs": {"x": ` + tensorMD5 + `}, "output": ` + tensorMD5 + `, "parameters": {"w": ` + tensorMD5 + `}}`
+	wholeMD5  = `{"weight": ` + tensorMD5 + `, "bias": [[` + tensorMD5 + `], ` + tensorMD5 + `], "x": {"y": ` + tensorMD5 + `}}`
+)
+
 // flatSeeds are entry bodies at the edges of the fast path's grammar.
 var flatSeeds = []string{
 	`{"input_args": [` + tensorA + `, null, 3, "s", [], {}], "input_kwargs": {"dim": {"type": "int", "value": -1}, "k": {"type": "bool", "value": true}}, "output": [` + tensorA + `]}`,
@@ -226,6 +236,13 @@ var flatSeeds = []string{
 	`{"input_args": [{"type": "torch.Tensor", "dtype": "", "shape": [1], "value": 2.5}, {"type": "torch.Size", "value": [2, 3]}, {"type": "slice", "value": [1, null, 2]}]}`,
 	`{"input_kwargs": {"src": {"type": "int", "value": 1}, "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1]}}}`,
 	`{"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "md5": "abc"}]}`,
+	ioMD5,
+	wholeMD5,
+	`{"input_kwargs": {"x": ` + tensorMD5 + `}, "input_args": [[` + tensorMD5 + `], {"a": ` + tensorMD5 + `}], "parameters": {"w": ` + tensorMD5 + `}}`,
+	`{"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "md5": ""}, {"type": "int", "value": 3, "md5": "0a0b"}, {"type": "int", "value": 3, "md5": ""}]}`,
+	`{"output": [{"type": "t", "dtype": "d", "md5": null}], "input_args": [{"type": "t", "dtype": "d", "md5": 5}]}`,
+	`{"output": [{"type": "t", "dtype": "d", "md5": "a", "md5": "b"}, {"type": "t", "dtype": "d", "md5": "xmd5"}]}`,
+	`{"output": {"a": {"type": "t", "dtype": "d", "md5": true}}, "md5": "abc"}`,
 	`{"input_args": [{"dtype": "torch.float32", "type": "torch.Tensor", "shape": [2]}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "shape": 2}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "requires_grad": null}]}`,
@@ -284,6 +301,64 @@ func FuzzFlat(f *testing.F) {
 	})
 }
 
+// TestFlatMD5 checks the fast path's md5 mode: it takes the entries, and
+// an entry has an md5 (Entry.HasMD5, Header.MD5) only where msprobe's
+// md5_find looks: an item that is an io field's value or an element of
+// its list, a parameter of a parameters_grad body or an element of its
+// list; not below a dict or in a nested list. Each case is one dump,
+// its entries in turn (the fast path starts each afresh).
+func TestFlatMD5(t *testing.T) {
+	const tm = tensorMD5
+	for _, c := range []struct {
+		name   string // of every entry
+		bodies []string
+		want   []bool
+	}{
+		{"Functional.a.%d.forward", []string{`{"output": ` + tm + `}`, `{"input_args": [null, ` + tm + `]}`}, []bool{true, true}},
+		{"Functional.a.%d.forward", []string{`{"input_args": [[` + tm + `], ` + tm + `]}`}, []bool{true}},
+		{"Functional.a.%d.forward", []string{`{"input_kwargs": {"x": ` + tm + `}}`, `{"input_args": [{"a": ` + tm + `}]}`}, []bool{false, false}},
+		{"Functional.a.%d.forward", []string{`{"input_args": [[` + tm + `]]}`, `{"input_args": [null], "parameters": {"w": ` + tm + `}}`}, []bool{false, false}},
+		{"Functional.a.%d.forward", []string{`{"input_args": [` + tm + `]}`, `{"input_args": [` + tensorA + `]}`, `{"output": [` + tm + `]}`}, []bool{true, false, true}},
+		{"M%d.parameters_grad", []string{`{"weight": ` + tm + `}`, `{"x": {"y": ` + tm + `}}`}, []bool{true, false}},
+		{"M%d.parameters_grad", []string{`{"bias": [[` + tm + `], ` + tm + `]}`, `{"bias": [[` + tm + `]]}`}, []bool{true, false}},
+	} {
+		var members []string
+		for i, body := range c.bodies {
+			name := fmt.Sprintf(c.name, i)
+			if !flatTakes(name, body) {
+				t.Errorf("fast path declined %s: %s", name, body)
+			}
+			members = append(members, strconv.Quote(name)+": "+body)
+		}
+		data := []byte(dumpWith(strings.Join(members, ", ")))
+		var fast, slow string
+		withFlat(true, func() { fast = renderScan(data, "dump.json", false) })
+		withFlat(false, func() { slow = renderScan(data, "dump.json", false) })
+		if fast != slow {
+			t.Errorf("%s: fast path differs:\n%s", members, firstDiff(fast, slow))
+		}
+		var got []bool
+		var h Header
+		withFlat(true, func() {
+			h, _ = scan(strings.NewReader(string(data)), "dump.json", nil, func(e *Entry) error {
+				got = append(got, e.HasMD5)
+				return nil
+			}, scanMode{})
+		})
+		if fmt.Sprint(got) != fmt.Sprint(c.want) || h.MD5 != slices.Contains(c.want, true) {
+			t.Errorf("%s: HasMD5 %v, header %v; want %v", members, got, h.MD5, c.want)
+		}
+	}
+}
+
+// flatTakes reports whether the fast path takes the entry.
+func flatTakes(name, body string) bool {
+	s := &scanner{}
+	lx := newLexer(strings.NewReader(body+" "), "dump.json")
+	_, ok := s.flat.entry(lx, &tree{}, name, 1, flatKind(name))
+	return ok
+}
+
 // TestFlatSeeds runs the seeds under each name and checks that the fast
 // path takes the plain ones.
 func TestFlatSeeds(t *testing.T) {
@@ -300,9 +375,7 @@ func TestFlatSeeds(t *testing.T) {
 	}
 	// Bodies the fast path must take.
 	take := func(name, body string) {
-		s := &scanner{}
-		lx := newLexer(strings.NewReader(body+" "), "dump.json")
-		if _, ok := s.flat.entry(lx, &tree{}, name, 1, flatKind(name)); !ok {
+		if !flatTakes(name, body) {
 			t.Errorf("fast path declined %s: %s", name, body)
 		}
 	}
@@ -310,6 +383,9 @@ func TestFlatSeeds(t *testing.T) {
 		take("Functional.linear.0.forward", body)
 	}
 	take("M.parameters_grad", flatSeeds[len(flatSeeds)-4])
+	take("Functional.linear.0.forward", ioMD5)
+	take("Module.a.B.backward.1", `{"input_args": [`+tensorMD5+`, null], "output": [`+tensorMD5+`]}`)
+	take("M.parameters_grad", wholeMD5)
 	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
 

@@ -210,6 +210,7 @@ type job struct {
 	// flat: the fast path flattened the entry into t.fitems[ilo:ihi]
 	// over t.fsb[slo:shi] (see flat.go); there is no body.
 	flat               bool
+	md5                bool // the flattened entry has an md5 (md5_find)
 	ilo, ihi, slo, shi int32
 }
 
@@ -431,7 +432,10 @@ func (s *scanner) process(h *Header, j *job) error {
 	s.t, s.off = j.t, j.off
 	if j.flat {
 		s.count = int(j.ihi - j.ilo)
-		return s.emit(h, j.name, j.line, false, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
+		if j.md5 {
+			h.MD5 = true
+		}
+		return s.emit(h, j.name, j.line, j.md5, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
 	}
 	t, body, name, line := j.t, j.body, j.name, j.line
 	var err error
