@@ -13,20 +13,29 @@ import (
 )
 
 var (
-	benchOnce sync.Once
-	benchData []byte
+	benchOnce, benchMD5Once sync.Once
+	benchData, benchMD5Data []byte
 )
 
 // benchDump is a realistic ~64 MB statistics dump.json, built once.
 func benchDump(b *testing.B) []byte {
-	benchOnce.Do(func() {
-		var buf bytes.Buffer
-		if _, err := dumpgen.Write(&buf, dumpgen.Options{Seed: 1, TargetBytes: 64 << 20}); err != nil {
-			b.Fatal(err)
-		}
-		benchData = buf.Bytes()
-	})
+	benchOnce.Do(func() { benchData = genDump(b, dumpgen.Options{Seed: 1, TargetBytes: 64 << 20}) })
 	return benchData
+}
+
+// benchMD5Dump is benchDump in md5 mode (summary_mode md5: an md5 in
+// every tensor item).
+func benchMD5Dump(b *testing.B) []byte {
+	benchMD5Once.Do(func() { benchMD5Data = genDump(b, dumpgen.Options{Seed: 1, MD5: true, TargetBytes: 64 << 20}) })
+	return benchMD5Data
+}
+
+func genDump(b *testing.B, o dumpgen.Options) []byte {
+	var buf bytes.Buffer
+	if _, err := dumpgen.Write(&buf, o); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // BenchmarkScan measures Scan throughput (MB/s) and allocations over a
@@ -50,9 +59,14 @@ func BenchmarkScan(b *testing.B) {
 }
 
 // BenchmarkScanSequential is BenchmarkScan with decoding and flattening
-// on one goroutine.
-func BenchmarkScanSequential(b *testing.B) {
-	data := benchDump(b)
+// on one goroutine (as a compare's bench side reads its entries).
+func BenchmarkScanSequential(b *testing.B) { benchScanSequential(b, benchDump(b)) }
+
+// BenchmarkScanSequentialMD5 is BenchmarkScanSequential on an md5 mode
+// dump.
+func BenchmarkScanSequentialMD5(b *testing.B) { benchScanSequential(b, benchMD5Dump(b)) }
+
+func benchScanSequential(b *testing.B, data []byte) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
