@@ -15,10 +15,9 @@ import (
 // into rows, without the per-entry tree. On anything it does not handle
 // exactly as the tree path does (an md5 that is not a string in an item,
 // P2P, repeated keys, parameters_grad and debug entries, escapes and
-// non-ASCII strings, NaN and Infinity, special item types, values
-// msprobe's checks refuse, a body that crosses the end of the buffer) it
-// declines: the lexer is left untouched and the tree path reads the
-// entry. Its rows equal the tree path's for every
+// non-ASCII strings, special item types, values msprobe's checks refuse,
+// a body that crosses the end of the buffer) it declines: the lexer is
+// left untouched and the tree path reads the entry. Its rows equal the tree path's for every
 // entry it takes (flat_test.go checks both on every dump and by fuzzing).
 
 // flatOff turns the fast path off (tests compare both paths).
@@ -468,13 +467,14 @@ func plainOK(s []byte) bool {
 
 // fval is a scalar the fast path read.
 type fval struct {
-	kind uint8 // kNull, kTrue, kFalse, kInt, kFloat, kString
+	kind uint8 // kNull, kTrue, kFalse, kInt, kFloat, kNaN, kInf, kNegInf, kString
 	set  bool
 	lit  []byte
 	num  fnum // kInt, kFloat
 }
 
-// scalar reads a number, true, false, null or plain string.
+// scalar reads a number, NaN, Infinity, -Infinity, true, false, null or
+// plain string.
 func (f *flatter) scalar(v *fval) bool {
 	v.set = true
 	switch c := f.ws(); {
@@ -492,12 +492,22 @@ func (f *flatter) scalar(v *fval) bool {
 		v.kind = kNull
 		return f.word("null")
 	case c == '-' || c-'0' <= 9:
+		if c == '-' && f.negInf() {
+			v.kind = kNegInf
+			return f.word("-Infinity")
+		}
 		ok := f.num(&v.num)
 		v.kind, v.lit = kInt, v.num.lit
 		if v.num.float {
 			v.kind = kFloat
 		}
 		return ok
+	case c == 'N':
+		v.kind = kNaN
+		return f.word("NaN")
+	case c == 'I':
+		v.kind = kInf
+		return f.word("Infinity")
 	}
 	return false
 }
@@ -507,13 +517,16 @@ func (f *flatter) scalar(v *fval) bool {
 // its acceptance matters: it is checked as scalar checks it, no number
 // converted.
 func (f *flatter) statScalar(v *fval) bool {
-	if c := f.ws(); !f.names || c != '-' && c-'0' > 9 {
+	if c := f.ws(); !f.names || c != '-' && c-'0' > 9 || c == '-' && f.negInf() {
 		return f.scalar(v)
 	}
 	v.set = true
 	_, _, ok := f.numCheck()
 	return ok
 }
+
+// negInf reports whether the '-' at the cursor starts -Infinity.
+func (f *flatter) negInf() bool { return f.i+1 < len(f.b) && f.b[f.i+1] == 'I' }
 
 // numCheck is num for a literal whose grammar, sign and kind alone
 // matter: it accepts exactly what num does, its digits not parsed.
@@ -943,7 +956,8 @@ func (c *crcHexes) hex(crc uint32) string {
 // pyTypeNames is pyTypeName by kind.
 var pyTypeNames = [...]string{
 	kNull: "<class 'NoneType'>", kFalse: "<class 'bool'>", kTrue: "<class 'bool'>",
-	kInt: "<class 'int'>", kFloat: "<class 'float'>", kString: "<class 'str'>",
+	kInt: "<class 'int'>", kFloat: "<class 'float'>", kNaN: "<class 'float'>", kInf: "<class 'float'>",
+	kNegInf: "<class 'float'>", kString: "<class 'str'>",
 }
 
 // appendPyStr is tree.appendPyStr of a scalar.
@@ -959,6 +973,12 @@ func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 		return appendPyInt(dst, v.lit)
 	case kFloat:
 		return AppendPyFloat(dst, v.num.value())
+	case kNaN:
+		return append(dst, "nan"...)
+	case kInf:
+		return append(dst, "inf"...)
+	case kNegInf:
+		return append(dst, "-inf"...)
 	}
 	return append(dst, v.lit...)
 }
@@ -991,6 +1011,12 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 	case kString:
 		pi.it.Stats[k] = Value{Kind: String}
 		pi.stats[k] = f.add(v.lit)
+	case kNaN:
+		pi.it.Stats[k] = Value{Kind: NaN, Num: math.NaN(), Text: "NaN"}
+	case kInf:
+		pi.it.Stats[k] = Value{Kind: PosInf, Num: math.Inf(1), Text: "Infinity"}
+	case kNegInf:
+		pi.it.Stats[k] = Value{Kind: NegInf, Num: math.Inf(-1), Text: "-Infinity"}
 	}
 }
 

@@ -228,6 +228,13 @@ const (
 	wholeMD5  = `{"weight": ` + tensorMD5 + `, "bias": [[` + tensorMD5 + `], ` + tensorMD5 + `], "x": {"y": ` + tensorMD5 + `}}`
 )
 
+// NaN and the infinities, as Python's json writes them: statistics of
+// a run gone wrong, values, bare list members, body members.
+const (
+	nanStats  = `{"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": -Infinity, "Mean": Infinity, "Norm": NaN, "requires_grad": false}]}`
+	nanValues = `{"input_args": [{"type": "float", "value": NaN}, {"type": "float", "value": -Infinity}, NaN, [Infinity, -Infinity]], "input_kwargs": {"eps": {"type": "float", "value": Infinity}}, "output": null, "x": NaN, "y": -Infinity}`
+)
+
 // flatSeeds are entry bodies at the edges of the fast path's grammar.
 var flatSeeds = []string{
 	`{"input_args": [` + tensorA + `, null, 3, "s", [], {}], "input_kwargs": {"dim": {"type": "int", "value": -1}, "k": {"type": "bool", "value": true}}, "output": [` + tensorA + `]}`,
@@ -257,6 +264,11 @@ var flatSeeds = []string{
 	`{"input_args": [{"a": {"type": 1}}]}`,
 	`{"input_args": "md5", "output": ["md5"]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaN, "Min": -Infinity}]}`,
+	nanStats,
+	nanValues,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": -NaN}, {"type": "t", "dtype": "d", "Min": -Inf}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaNa, "Min": Infinit, "Mean": -Infinityx}]}`,
+	`{"input_args": [{"type": "t", "dtype": NaN}, {"type": "t", "dtype": "d", "requires_grad": Infinity}]}`,
 	`{"input_args": [{"type": "t\u0041", "dtype": "d"}]}`,
 	"{\"input_args\": [{\"type\": \"t\",\n \"dtype\": \"d\"\n}\n, null]\n}",
 	`{"input_args": [{"type": "t", "dtype": "d", "shape": [01]}]}`,
@@ -351,12 +363,18 @@ func TestFlatMD5(t *testing.T) {
 	}
 }
 
-// flatTakes reports whether the fast path takes the entry.
+// flatTakes reports whether the fast path takes the entry, building its
+// rows in full and in names mode.
 func flatTakes(name, body string) bool {
-	s := &scanner{}
-	lx := newLexer(strings.NewReader(body+" "), "dump.json")
-	_, ok := s.flat.entry(lx, &tree{}, name, 1, flatKind(name))
-	return ok
+	for _, names := range []bool{false, true} {
+		s := &scanner{}
+		s.flat.names = names
+		lx := newLexer(strings.NewReader(body+" "), "dump.json")
+		if _, ok := s.flat.entry(lx, &tree{}, name, 1, flatKind(name)); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // TestFlatSeeds runs the seeds under each name and checks that the fast
@@ -386,6 +404,9 @@ func TestFlatSeeds(t *testing.T) {
 	take("Functional.linear.0.forward", ioMD5)
 	take("Module.a.B.backward.1", `{"input_args": [`+tensorMD5+`, null], "output": [`+tensorMD5+`]}`)
 	take("M.parameters_grad", wholeMD5)
+	take("Functional.linear.0.forward", nanStats)
+	take("Functional.linear.0.forward", nanValues)
+	take("M.parameters_grad", `{"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": Infinity, "Min": -Infinity, "Mean": NaN, "Norm": NaN}}`)
 	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
 
