@@ -193,13 +193,15 @@ const (
 	kyValue
 	kyMD5
 	kyClassType
+	kyGroupRanks
 )
 
 // keyNames are the known keys by id.
 var keyNames = [...]string{kyInputArgs: "input_args", kyInputKwargs: "input_kwargs", kyInput: "input",
 	kyOutput: "output", kyParameters: "parameters", kyType: "type", kyDtype: "dtype", kyShape: "shape",
 	kyMax: "Max", kyMin: "Min", kyMean: "Mean", kyNorm: "Norm", kyReqGrad: "requires_grad",
-	kyDataName: "data_name", kyValue: "value", kyMD5: "md5", kyClassType: "class_type"}
+	kyDataName: "data_name", kyValue: "value", kyMD5: "md5", kyClassType: "class_type",
+	kyGroupRanks: "group_ranks"}
 
 // keyWords holds each known key with its closing quote as two masked
 // little-endian words, for a test of the key the parser expects next.
@@ -260,6 +262,8 @@ func keyID(k []byte) int {
 		return kyMD5
 	case "class_type":
 		return kyClassType
+	case "group_ranks":
+		return kyGroupRanks
 	}
 	return kyOther
 }
@@ -786,6 +790,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		md5       []byte
 		shape     string
 		reqGrad   string
+		ranks     = "None" // str(group_ranks)
 		stats     [4]fval
 		val, skip fval
 		ok        bool
@@ -796,7 +801,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		case 0:
 			return false
 		case 2:
-			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, &stats, &val)
+			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, ranks, &stats, &val)
 		}
 		_, id, kok := f.key(nextKey[prev])
 		if !kok {
@@ -847,6 +852,11 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 			ok = f.scalar(&skip) && skip.kind == kString
 			md5 = skip.lit
 			f.md5 = f.md5 || md5Seen
+		case kyGroupRanks:
+			// a list of ranks (a torch.ProcessGroup's); its str is
+			// shape's
+			bit = 1 << 10
+			ranks, ok = f.shape()
 		case kyType, kyClassType:
 			return false
 		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
@@ -865,21 +875,30 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 
 // leafRow appends the row of an item (gen_op_item) from its members (in
 // names mode, the row with its names only).
-func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad string, stats *[4]fval, val *fval) bool {
+func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad, ranks string, stats *[4]fval, val *fval) bool {
 	typStr, ok := f.internOK(typ)
 	if !ok {
 		return false
 	}
+	// As the row's str of (scan.go's leaf): a rank (src, dst) or a
+	// process group, in an item without dtype.
+	var rankOf []byte
 	if len(dtype) == 0 {
-		// dtype missing, null or "": only the plain scalar case.
+		// dtype missing, null or "": the plain scalar case, ranks and
+		// process groups.
 		switch typStr {
-		case "torch.Size", "slice", "ellipsis", "torch.ProcessGroup":
+		case "torch.Size", "slice", "ellipsis":
 			return false
 		}
 		switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
 		case "src", "dst", "group_src", "group_dst":
-			return false
+			rankOf = f.appendPyStr(f.scratch[:0], val)
+		default:
+			if typStr == "torch.ProcessGroup" {
+				rankOf = append(f.scratch[:0], ranks...)
+			}
 		}
+		f.scratch = rankOf
 	}
 	pi := f.newItem(line)
 	pi.it.Type = typStr
@@ -909,6 +928,17 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 		for k := range stats {
 			f.stat(pi, k, &stats[k], true)
 		}
+	} else if rankOf != nil {
+		pi.it.Dtype, pi.it.Shape = typStr, "[]"
+		for k := range pi.stats {
+			pi.it.Stats[k] = Value{Kind: String}
+			pi.stats[k] = f.add(rankOf)
+		}
+		if len(rankOf) > 0 {
+			pi.md5 = f.add(rankOf)
+			return true
+		}
+		md5 = nil // "": the value's CRC-32, the item's md5 unread
 	} else {
 		pi.it.Dtype = pyTypeNames[val.kind]
 		if !val.set {

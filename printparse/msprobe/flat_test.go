@@ -235,6 +235,10 @@ const (
 	nanValues = `{"input_args": [{"type": "float", "value": NaN}, {"type": "float", "value": -Infinity}, NaN, [Infinity, -Infinity]], "input_kwargs": {"eps": {"type": "float", "value": Infinity}}, "output": null, "x": NaN, "y": -Infinity}`
 )
 
+// ranks and process groups (torch.distributed calls): the row's
+// statistics and md5 are the str of the rank or of group_ranks.
+const ranksPG = `{"input_kwargs": {"src": {"type": "int", "value": 0}, "dst": {"type": "int", "value": 3, "md5": "abc"}, "group_src": {"type": "int"}, "group_dst": {"type": "str", "value": "", "md5": "abc"}, "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "1b2c3d4e"}}, "output": [{"type": "torch.ProcessGroup"}, {"type": "torch.ProcessGroup", "group_ranks": []}, {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "md5": "x"}, {"type": "t", "dtype": "d", "group_ranks": [0, 1]}]}`
+
 // flatSeeds are entry bodies at the edges of the fast path's grammar.
 var flatSeeds = []string{
 	`{"input_args": [` + tensorA + `, null, 3, "s", [], {}], "input_kwargs": {"dim": {"type": "int", "value": -1}, "k": {"type": "bool", "value": true}}, "output": [` + tensorA + `]}`,
@@ -266,6 +270,9 @@ var flatSeeds = []string{
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaN, "Min": -Infinity}]}`,
 	nanStats,
 	nanValues,
+	ranksPG,
+	`{"input_args": [{"type": "torch.ProcessGroup", "group_ranks": null}, {"type": "torch.ProcessGroup", "group_ranks": [0, -1]}, {"type": "torch.ProcessGroup", "group_ranks": [1.5]}, {"type": "torch.ProcessGroup", "group_ranks": "x"}]}`,
+	`{"input_kwargs": {"src": {"type": "torch.ProcessGroup", "group_ranks": [2]}, "dst": {"type": "int", "value": [1]}, "group": {"type": "torch.ProcessGroup", "group_ranks": [1, 2], "group_ranks": [3]}}}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": -NaN}, {"type": "t", "dtype": "d", "Min": -Inf}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaNa, "Min": Infinit, "Mean": -Infinityx}]}`,
 	`{"input_args": [{"type": "t", "dtype": NaN}, {"type": "t", "dtype": "d", "requires_grad": Infinity}]}`,
@@ -406,6 +413,7 @@ func TestFlatSeeds(t *testing.T) {
 	take("M.parameters_grad", wholeMD5)
 	take("Functional.linear.0.forward", nanStats)
 	take("Functional.linear.0.forward", nanValues)
+	take("Distributed.all_reduce.0.forward", ranksPG)
 	take("M.parameters_grad", `{"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": Infinity, "Min": -Infinity, "Mean": NaN, "Norm": NaN}}`)
 	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
