@@ -15,9 +15,10 @@ import (
 // into rows, without the per-entry tree. On anything it does not handle
 // exactly as the tree path does (an md5 that is not a string in an item,
 // P2P, repeated keys, parameters_grad and debug entries, escapes and
-// non-ASCII strings, special item types, values msprobe's checks refuse,
-// a body that crosses the end of the buffer) it declines: the lexer is
-// left untouched and the tree path reads the entry. Its rows equal the tree path's for every
+// non-ASCII strings, values other than scalars but a torch.Size's or a
+// slice's list of ints, values msprobe's checks refuse, a body that
+// crosses the end of the buffer) it declines: the lexer is left untouched
+// and the tree path reads the entry. Its rows equal the tree path's for every
 // entry it takes (flat_test.go checks both on every dump and by fuzzing).
 
 // flatOff turns the fast path off (tests compare both paths).
@@ -45,6 +46,7 @@ type flatter struct {
 	base  int     // start of the entry's bytes in sb
 
 	scratch []byte
+	list    []byte // str of the item's value, a list (intList)
 	intern  map[string]string
 	crcs    crcHexes
 	recent  [8]string
@@ -791,6 +793,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		shape     string
 		reqGrad   string
 		ranks     = "None" // str(group_ranks)
+		listN     = -1     // the length of a value that is a list (intList)
 		stats     [4]fval
 		val, skip fval
 		ok        bool
@@ -801,7 +804,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		case 0:
 			return false
 		case 2:
-			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, ranks, &stats, &val)
+			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, ranks, listN, &stats, &val)
 		}
 		_, id, kok := f.key(nextKey[prev])
 		if !kok {
@@ -845,7 +848,11 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 			dataName = skip.lit
 		case kyValue:
 			bit = 1 << 8
-			ok = f.statScalar(&val)
+			if f.ws() == '[' {
+				listN, ok = f.intList()
+			} else {
+				ok = f.statScalar(&val)
+			}
 		case kyMD5:
 			// a string, as msprobe writes it
 			bit = 1 << 9
@@ -875,7 +882,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 
 // leafRow appends the row of an item (gen_op_item) from its members (in
 // names mode, the row with its names only).
-func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad, ranks string, stats *[4]fval, val *fval) bool {
+func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad, ranks string, listN int, stats *[4]fval, val *fval) bool {
 	typStr, ok := f.internOK(typ)
 	if !ok {
 		return false
@@ -883,22 +890,34 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 	// As the row's str of (scan.go's leaf): a rank (src, dst) or a
 	// process group, in an item without dtype.
 	var rankOf []byte
+	listed := listN >= 0
 	if len(dtype) == 0 {
-		// dtype missing, null or "": the plain scalar case, ranks and
+		// dtype missing, null or "": the plain scalar case, torch.Size
+		// and slice (their value a list or none), ellipsis, ranks and
 		// process groups.
 		switch typStr {
-		case "torch.Size", "slice", "ellipsis":
-			return false
-		}
-		switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
-		case "src", "dst", "group_src", "group_dst":
-			rankOf = f.appendPyStr(f.scratch[:0], val)
-		default:
-			if typStr == "torch.ProcessGroup" {
-				rankOf = append(f.scratch[:0], ranks...)
+		case "torch.Size", "slice":
+			if val.set {
+				return false
 			}
+		case "ellipsis":
+			if listed {
+				return false
+			}
+		default:
+			if listed {
+				return false
+			}
+			switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
+			case "src", "dst", "group_src", "group_dst":
+				rankOf = f.appendPyStr(f.scratch[:0], val)
+			default:
+				if typStr == "torch.ProcessGroup" {
+					rankOf = append(f.scratch[:0], ranks...)
+				}
+			}
+			f.scratch = rankOf
 		}
-		f.scratch = rankOf
 	}
 	pi := f.newItem(line)
 	pi.it.Type = typStr
@@ -939,10 +958,30 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 			return true
 		}
 		md5 = nil // "": the value's CRC-32, the item's md5 unread
+	} else if typStr == "torch.Size" || typStr == "slice" {
+		// the shape: str(value), np.shape(value); the statistics, the
+		// item's
+		pi.it.Dtype, pi.it.Shape = typStr, "None"
+		switch {
+		case typStr == "torch.Size" && listed:
+			if pi.it.Shape, ok = f.internOK(f.list); !ok {
+				return false
+			}
+		case typStr == "slice" && listed:
+			pi.it.Shape = "(" + strconv.Itoa(listN) + ",)"
+		case typStr == "slice":
+			pi.it.Shape = "()"
+		}
+		for k := range stats {
+			f.stat(pi, k, &stats[k], true)
+		}
 	} else {
 		pi.it.Dtype = pyTypeNames[val.kind]
 		if !val.set {
 			pi.it.Dtype = pyTypeNames[kNull]
+		}
+		if typStr == "ellipsis" {
+			pi.it.Dtype = typStr
 		}
 		pi.it.Shape = "[]"
 		f.stat(pi, 0, val, false)
@@ -956,9 +995,47 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 	var crc uint32
 	if val.set {
 		crc = crc32.ChecksumIEEE(f.appendPyStr(f.scratch[:0], val))
+	} else if listed {
+		crc = crc32.ChecksumIEEE(f.list)
 	}
 	pi.it.MD5 = f.crcs.hex(crc)
 	return true
+}
+
+// intList reads a list of integers and nulls (the value of a torch.Size
+// or a slice) at the cursor into f.list as its Python str, and returns
+// its length.
+func (f *flatter) intList() (int, bool) {
+	f.i++
+	l := append(f.list[:0], '[')
+	defer func() { f.list = l }()
+	if f.ws() == ']' {
+		f.i++
+		l = append(l, ']')
+		return 0, true
+	}
+	for n := 1; ; n++ {
+		if c := f.ws(); c == 'n' {
+			if !f.word("null") {
+				return 0, false
+			}
+			l = append(l, "None"...)
+		} else {
+			start := f.i
+			if _, float, ok := f.numCheck(); !ok || float {
+				return 0, false
+			}
+			l = appendPyInt(l, f.b[start:f.i])
+		}
+		switch f.sep(']') {
+		case 0:
+			return 0, false
+		case 2:
+			l = append(l, ']')
+			return n, true
+		}
+		l = append(l, ", "...)
+	}
 }
 
 // crcHexes gives the CRC-32 of a non-tensor value (its md5 column) in

@@ -239,6 +239,13 @@ const (
 // statistics and md5 are the str of the rank or of group_ranks.
 const ranksPG = `{"input_kwargs": {"src": {"type": "int", "value": 0}, "dst": {"type": "int", "value": 3, "md5": "abc"}, "group_src": {"type": "int"}, "group_dst": {"type": "str", "value": "", "md5": "abc"}, "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "group_id": "1b2c3d4e"}}, "output": [{"type": "torch.ProcessGroup"}, {"type": "torch.ProcessGroup", "group_ranks": []}, {"type": "torch.ProcessGroup", "group_ranks": [0, 1], "md5": "x"}, {"type": "t", "dtype": "d", "group_ranks": [0, 1]}]}`
 
+// indexing and shapes (Tensor.__getitem__, view, reshape): slices,
+// ellipsis, torch.Size, their values lists of ints and nulls or none.
+const (
+	sliceSize = `{"input_args": [` + tensorA + `, [{"type": "slice", "value": [0, 2, null]}, {"type": "ellipsis", "value": "..."}, null, {"type": "slice", "value": [null, -1, null]}, {"type": "slice", "value": []}]], "input_kwargs": {"size": {"type": "torch.Size", "value": [3, 4]}, "s": {"type": "torch.Size", "value": []}, "e": {"type": "ellipsis"}, "t": {"type": "torch.Size"}, "u": {"type": "slice"}, "src": {"type": "torch.Size", "value": [1]}}, "output": [` + tensorA + `]}`
+	sizeMD5   = `{"output": [{"type": "torch.Size", "value": [-0, 1], "md5": "ab"}, {"type": "slice", "value": [1, 2, 3], "Max": 1, "Min": "x", "Mean": true, "requires_grad": false}, {"type": "ellipsis", "value": "...", "md5": ""}]}`
+)
+
 // flatSeeds are entry bodies at the edges of the fast path's grammar.
 var flatSeeds = []string{
 	`{"input_args": [` + tensorA + `, null, 3, "s", [], {}], "input_kwargs": {"dim": {"type": "int", "value": -1}, "k": {"type": "bool", "value": true}}, "output": [` + tensorA + `]}`,
@@ -271,6 +278,13 @@ var flatSeeds = []string{
 	nanStats,
 	nanValues,
 	ranksPG,
+	sliceSize,
+	sizeMD5,
+	`{"input_args": [{"type": "torch.Size", "value": 3}, {"type": "slice", "value": [1.5]}, {"type": "slice", "value": [[1, 2]]}]}`,
+	`{"output": [{"type": "ellipsis", "value": [1]}]}`,
+	`{"output": [{"type": "int", "value": [1]}]}`,
+	`{"output": [{"type": "t", "dtype": "d", "value": [1, 2]}]}`,
+	`{"input_args": [{"type": "slice", "value": [1, nul]}, {"type": "torch.Size", "value": [1 2]}, {"type": "slice", "value": [1,]}]}`,
 	`{"input_args": [{"type": "torch.ProcessGroup", "group_ranks": null}, {"type": "torch.ProcessGroup", "group_ranks": [0, -1]}, {"type": "torch.ProcessGroup", "group_ranks": [1.5]}, {"type": "torch.ProcessGroup", "group_ranks": "x"}]}`,
 	`{"input_kwargs": {"src": {"type": "torch.ProcessGroup", "group_ranks": [2]}, "dst": {"type": "int", "value": [1]}, "group": {"type": "torch.ProcessGroup", "group_ranks": [1, 2], "group_ranks": [3]}}}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": -NaN}, {"type": "t", "dtype": "d", "Min": -Inf}]}`,
@@ -414,6 +428,8 @@ func TestFlatSeeds(t *testing.T) {
 	take("Functional.linear.0.forward", nanStats)
 	take("Functional.linear.0.forward", nanValues)
 	take("Distributed.all_reduce.0.forward", ranksPG)
+	take("Tensor.__getitem__.0.forward", sliceSize)
+	take("Tensor.__getitem__.0.forward", sizeMD5)
 	take("M.parameters_grad", `{"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": Infinity, "Min": -Infinity, "Mean": NaN, "Norm": NaN}}`)
 	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
