@@ -2,8 +2,11 @@ package msprobe_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -140,5 +143,43 @@ func BenchmarkAppendPyFloat(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		msprobe.AppendPyFloat(buf[:0], v[i&4095])
+	}
+}
+
+// BenchmarkReadStacks reads a stack.json of the per-entry format (entry
+// name -> frames, as older msprobe versions and MindSpore write it):
+// 40,000 entries, each one of 50 stacks of 8 frames, about 30 MB.
+func BenchmarkReadStacks(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("{\n")
+	for i := range 40000 {
+		if i > 0 {
+			buf.WriteString(",\n")
+		}
+		fmt.Fprintf(&buf, "    \"Tensor.__add__.%d.forward\": [\n", i)
+		for f := range 8 {
+			if f > 0 {
+				buf.WriteString(",\n")
+			}
+			fmt.Fprintf(&buf, "        \"File /path_to_package/site-packages/mindspore/nn/layer%d/cell.py, line %d, in construct, \\n output = self.block%d(inputs)\"", i%50, 100+f, f)
+		}
+		buf.WriteString("\n    ]")
+	}
+	buf.WriteString("\n}\n")
+	path := filepath.Join(b.TempDir(), "stack.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		st, err := msprobe.ReadStacks(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fr, ok := st.Frames("Tensor.__add__.7.forward"); !ok || len(fr) != 8 {
+			b.Fatalf("frames %q", fr)
+		}
+		st.Release()
 	}
 }

@@ -2,10 +2,9 @@ package msprobe
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
@@ -131,18 +130,21 @@ func readStacks(path string) (st *Stacks, err error) {
 	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false
 	keys := map[string]bool{} // group keys, while few
+	var k []byte              // the frames' key, built in place: most repeat a stack
 	framesID := func(st *Stacks, i int32, name string) (int32, error) {
+		var ok bool
+		if k, ok = appendFramesKey(k[:0], p.t, i); ok {
+			if id, ok := st.dedupe[string(k)]; ok {
+				return id, nil
+			}
+		}
 		fr, err := framesAt(p.t, i, name, path)
 		if err != nil {
 			return 0, err
 		}
-		k := strings.Join(fr, "\x00") + "\x01" + fmt.Sprint(len(fr))
-		if id, ok := st.dedupe[k]; ok {
-			return id, nil
-		}
 		st.frames = append(st.frames, fr)
 		id := int32(len(st.frames))
-		st.dedupe[k] = id
+		st.dedupe[string(k)] = id
 		return id, nil
 	}
 	c, ok := lx.peek()
@@ -279,6 +281,30 @@ func framesAt(t *tree, i int32, name, path string) ([]string, error) {
 		return fr, nil
 	}
 	return nil, nodeErr(path, t, i, "stack of %q: expected a list of frames, found %s", name, kindName(t.nodes[i].kind))
+}
+
+// appendFramesKey appends the key of the frames framesAt reads at node
+// i: the frames joined by NUL, then \x01 and their count; false when
+// framesAt refuses the node.
+func appendFramesKey(dst []byte, t *tree, i int32) ([]byte, bool) {
+	n := 1
+	switch t.nodes[i].kind {
+	case kString:
+		dst = append(dst, t.bytes(t.nodes[i].text)...)
+	case kArray:
+		n = 0
+		for c := t.nodes[i].first; c >= 0; c = t.nodes[c].next {
+			if n > 0 {
+				dst = append(dst, 0)
+			}
+			dst = t.appendPyStr(dst, c)
+			n++
+		}
+	default:
+		return dst, false
+	}
+	dst = append(dst, 1)
+	return strconv.AppendInt(dst, int64(n), 10), true
 }
 
 // streamGroup reads the rest of a grouped file's member [names, frames],
