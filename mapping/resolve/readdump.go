@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/layermap/layermap/printparse"
@@ -207,7 +208,20 @@ func readDumpNames(path string) (*msprobe.Names, string, error) {
 // names are kept (a grouped stack.json has none). empty reports an object
 // without members (or null).
 func readStackRaw(path string, names *msprobe.Names) (_ map[string]StackEntry, empty bool, _ error) {
-	raw, empty, ok := stackMembers(path, names)
+	out := map[string]StackEntry{}
+	// A stack.json of the per-entry format repeats a few stacks for all
+	// of a dump's entries: each distinct value is decoded once, and its
+	// entry shared (read only).
+	seen := map[string]StackEntry{}
+	add := func(k string, v []byte) {
+		e, ok := seen[string(v)]
+		if !ok {
+			e = stackEntry(v)
+			seen[string(v)] = e
+		}
+		out[k] = e
+	}
+	empty, ok := stackMembers(path, names, add)
 	if !ok {
 		// not an object (or not JSON): read whole for the error
 		data, err := source.ReadFile(path, source.MaxTreeJSON)
@@ -221,27 +235,29 @@ func readStackRaw(path string, names *msprobe.Names) (_ map[string]StackEntry, e
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, false, source.JSONError(path, data, "a JSON object", err)
 		}
-		raw, empty = map[string][]byte{}, len(m) == 0
+		clear(out)
+		empty = len(m) == 0
 		for i := range names.Len() {
 			k := names.At(i)
 			if v, ok := m[k]; ok {
-				raw[k] = v
+				add(k, v)
 			}
 		}
 	}
-	out := make(map[string]StackEntry, len(raw))
-	for k, v := range raw {
-		e := StackEntry{Raw: strings.TrimSpace(string(v))}
-		var frames []string
-		if err := json.Unmarshal(v, &frames); err == nil && e.Raw != "null" {
-			e.Frames, e.Valid = frames, true
-		}
-		if jsonFalsy(e.Raw) {
-			e.Valid, e.Frames = true, nil
-		}
-		out[k] = e
-	}
 	return out, empty, nil
+}
+
+// stackEntry decodes one stack.json value.
+func stackEntry(v []byte) StackEntry {
+	e := StackEntry{Raw: strings.TrimSpace(string(v))}
+	var frames []string
+	if err := json.Unmarshal(v, &frames); err == nil && e.Raw != "null" {
+		e.Frames, e.Valid = frames, true
+	}
+	if jsonFalsy(e.Raw) {
+		e.Valid, e.Frames = true, nil
+	}
+	return e
 }
 
 // wantedKeys tells whether a stack.json key is among names.
@@ -264,14 +280,16 @@ func decodeKey(k []byte) (key string, ok bool) {
 
 // stackMembers reads stack.json, a JSON object, as json.load does, once
 // and without holding it (tens of MB, where a grouped file has no value
-// any name wants): the text of the values of the keys among names (a
-// repeated key's last), and whether it has no member. ok is false when
-// the file is not one object in valid JSON and UTF-8 (the lexer's reading:
-// JSON and Python's bare NaN and Infinity), or cannot be read.
-func stackMembers(path string, names *msprobe.Names) (raw map[string][]byte, empty, ok bool) {
+// any name wants): it calls fn with each key among names and the text of
+// its value (valid until fn returns), in file order (a repeated key's
+// last comes last), and reports whether the object has no member. ok is
+// false when the file is not one object in valid JSON and UTF-8 (the
+// lexer's reading: JSON and Python's bare NaN and Infinity), or cannot
+// be read (what fn was given is then moot).
+func stackMembers(path string, names *msprobe.Names, fn func(key string, v []byte)) (empty, ok bool) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
-		return nil, false, false
+		return false, false
 	}
 	defer f.Close()
 	want := wantedKeys(names)
@@ -290,24 +308,24 @@ func stackMembers(path string, names *msprobe.Names) (raw map[string][]byte, emp
 		}
 	})
 	if !ok || bad {
-		return nil, false, false
+		return false, false
 	}
-	// the values in one pass, a later value of a key replacing an earlier
+	// the values in one pass
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, math.MaxInt64), 256<<10)
 	at := int64(0)
-	raw = make(map[string][]byte, len(wanted))
+	var v []byte
 	for _, m := range wanted {
-		v := make([]byte, m.end-m.start)
+		v = slices.Grow(v[:0], int(m.end-m.start))[:m.end-m.start]
 		if _, err := r.Discard(int(m.start - at)); err != nil {
-			return nil, false, false
+			return false, false
 		}
 		if _, err := io.ReadFull(r, v); err != nil {
-			return nil, false, false
+			return false, false
 		}
 		at = m.end
-		raw[m.key] = v
+		fn(m.key, v)
 	}
-	return raw, empty, true
+	return empty, true
 }
 
 // jsonFalsy reports whether Python would find the JSON value falsy.

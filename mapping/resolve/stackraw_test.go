@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -34,7 +35,10 @@ func stackRawJSON(data []byte, names []string) (map[string][]byte, bool, bool) {
 // UTF-8, which json.Unmarshal reads.
 func checkStackMembers(t *testing.T, what string, data []byte, names []string) {
 	t.Helper()
-	got, gempty, gok := stackMembers(testkit.WriteFile(t, t.TempDir(), "stack.json", string(data)), msprobe.NamesOf(names))
+	got := map[string][]byte{}
+	gempty, gok := stackMembers(testkit.WriteFile(t, t.TempDir(), "stack.json", string(data)), msprobe.NamesOf(names), func(k string, v []byte) {
+		got[k] = bytes.Clone(v)
+	})
 	if !utf8.Valid(data) {
 		if gok {
 			t.Fatalf("%s: stackMembers read a file that is not UTF-8", what)
@@ -124,4 +128,32 @@ func FuzzStackMembers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkStackMembers(t, "fuzz", data, []string{"a.b", "a", "0", "q\"r.s", "x.y.z"})
 	})
+}
+
+// TestReadStackRawShared: entries whose stacks are the same text share
+// one decoding, and each gets what decoding its own value gives (a
+// repeated key's last value).
+func TestReadStackRawShared(t *testing.T) {
+	t.Parallel()
+	data := `{"a.b.c.d": ["f1", "f2"], "e.f.g.h": ["f1", "f2"], "i.j.k.l": ["f1", "f3"], "m.n.o.p": [], "q.r.s.t": [1, 2],
+		"u.v.w.x": "x", "y.z.a.b": [ ], "c.d.e.f": ["f1",  "f2"], "a.b.c.d": ["f9"], "g.h.i.j": ["f1", "f2"]}`
+	names := []string{"a.b.c.d", "e.f.g.h", "i.j.k.l", "m.n.o.p", "q.r.s.t", "u.v.w.x", "y.z.a.b", "c.d.e.f", "g.h.i.j", "k.l.m.n"}
+	got, empty, err := readStackRaw(testkit.WriteFile(t, t.TempDir(), "stack.json", data), msprobe.NamesOf(names))
+	if err != nil || empty {
+		t.Fatalf("readStackRaw: empty %v, %v", empty, err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(data), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]StackEntry{}
+	for k, v := range m {
+		want[k] = stackEntry(v)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("readStackRaw =\n%v\nwant\n%v", got, want)
+	}
+	if &got["e.f.g.h"].Frames[0] != &got["g.h.i.j"].Frames[0] {
+		t.Errorf("the same stack text is decoded twice")
+	}
 }
