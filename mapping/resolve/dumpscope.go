@@ -277,10 +277,36 @@ type scopeCache struct {
 	scopes []string
 	buf    []byte
 	parent []byte // parseDumpItem's parent, read in place
+
+	// frames holds frameStackScope's answer for each frames list, by
+	// its array: the entries whose stack.json values are the same text
+	// share one (readStackRaw).
+	frames map[framesKey]frameScope
+}
+
+type framesKey struct {
+	first *string
+	n     int
+}
+
+type frameScope struct {
+	scope string
+	err   error
 }
 
 func newScopeCache() *scopeCache {
-	return &scopeCache{ids: map[string]int32{}}
+	return &scopeCache{ids: map[string]int32{}, frames: map[framesKey]frameScope{}}
+}
+
+// frameStackScope is frameStackScope of frames, once per list.
+func (c *scopeCache) frameStackScope(framework string, frames []string) (string, error) {
+	k := framesKey{unsafe.SliceData(frames), len(frames)}
+	r, ok := c.frames[k]
+	if !ok {
+		r.scope, r.err = frameStackScope(framework, frames)
+		c.frames[k] = r
+	}
+	return r.scope, r.err
 }
 
 // fullScope returns the index of the parts joined by '.', kept once.
@@ -367,7 +393,7 @@ func parseDumpItem(in DumpInput, i int, name string, c *scopeCache) (int32, dump
 			if !st.Valid {
 				return 0, p, &itemError{msprobe.StackJSONName, name, "a list of strings as the stack of " + strconv.Quote(name), st.Raw}
 			}
-			fs, err := frameStackScope(in.Framework, st.Frames)
+			fs, err := c.frameStackScope(in.Framework, st.Frames)
 			if err != nil {
 				return 0, p, &itemError{msprobe.StackJSONName, name, "call stack frames msprobe can read for " + strconv.Quote(name), err.Error()}
 			}
