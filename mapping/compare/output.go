@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"archive/zip"
+	"compress/flate"
 	"fmt"
 	"io"
 	"strings"
@@ -232,6 +234,7 @@ func (s *XLSXSink) reset() error {
 		s.f.Close()
 	}
 	s.f = excelize.NewFile()
+	s.f.SetZipWriter(fastZip)
 	s.rows, s.sheet, s.sw = 0, 0, nil
 	var err error
 	s.red, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FF0000"}}})
@@ -322,6 +325,17 @@ func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
 	}
 	cellName, _ := excelize.CoordinatesToCellName(1, (s.rows-1)%MaxXLSXRows+2)
 	return s.sw.SetRow(cellName, s.vals)
+}
+
+// fastZip is the workbook's zip writer: deflate at its best speed. A
+// table's sheet is tens to hundreds of MB of XML; the default level
+// takes seconds on it, longer than the compare.
+func fastZip(w io.Writer) excelize.ZipWriter {
+	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
+	return zw
 }
 
 func isInfText(t string) bool {
