@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/xuri/excelize/v2"
@@ -206,6 +207,9 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
 // highlight). Numbers are written as numbers; text as text, without the
 // CSV's " inf" spelling.
+//
+// The rows go to the workbook on a goroutine of their own, in batches:
+// excelize takes longer to write a row than the compare to make it.
 type XLSXSink struct {
 	out    *output.File
 	f      *excelize.File
@@ -217,6 +221,33 @@ type XLSXSink struct {
 	yellow int
 	many   bool
 	vals   []any
+
+	batch *xlsxBatch      // being filled
+	queue chan *xlsxBatch // to write; nil: no writer running
+	spare chan *xlsxBatch // written, to fill again
+	done  chan error      // the writer's first error, once the queue is closed
+}
+
+// xlsxBatchRows is how many rows go to the writer at a time; three
+// batches (one filled, two queued or written) bound what is held.
+const xlsxBatchRows = 512
+
+// xlsxBatch holds rows for the writer, their texts in one buffer.
+type xlsxBatch struct {
+	text  []byte
+	cells []xlsxCell
+	rows  []xlsxRow
+}
+
+type xlsxCell struct {
+	off, n int32 // the text, in text
+	num    bool
+	val    float64
+}
+
+type xlsxRow struct {
+	cells int32
+	color Color
 }
 
 // NewXLSXSink starts an xlsx table in set, to be named name in dir.
@@ -277,8 +308,76 @@ func (s *XLSXSink) Header(cols []string) error {
 	return nil
 }
 
-// Row writes one row with its highlight color.
+// Row queues one row with its highlight color.
 func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
+	if s.queue == nil {
+		s.queue, s.spare, s.done = make(chan *xlsxBatch, 2), make(chan *xlsxBatch, 3), make(chan error, 1)
+		s.spare <- &xlsxBatch{}
+		s.spare <- &xlsxBatch{}
+		s.batch = &xlsxBatch{}
+		go s.write()
+	}
+	b := s.batch
+	for _, c := range cells {
+		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, val: c.Val})
+		b.text = append(b.text, c.Text...)
+	}
+	b.rows = append(b.rows, xlsxRow{cells: int32(len(cells)), color: mark.Color})
+	if len(b.rows) >= xlsxBatchRows {
+		s.queue <- b
+		s.batch = <-s.spare
+	}
+	return nil
+}
+
+// write writes the queued batches until the queue is closed, then sends
+// the first error (later batches are dropped).
+func (s *XLSXSink) write() {
+	var err error
+	for b := range s.queue {
+		if err == nil {
+			err = s.writeBatch(b)
+		}
+		b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
+		s.spare <- b
+	}
+	s.done <- err
+}
+
+// stop writes the rows queued and stops the writer.
+func (s *XLSXSink) stop() error {
+	if s.queue == nil {
+		return nil
+	}
+	if len(s.batch.rows) > 0 {
+		s.queue <- s.batch
+	}
+	close(s.queue)
+	err := <-s.done
+	s.queue, s.batch = nil, nil
+	return err
+}
+
+func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
+	cells := b.cells
+	cs := make([]Cell, 0, 32)
+	for _, r := range b.rows {
+		cs = cs[:0]
+		for _, c := range cells[:r.cells] {
+			// read during the call only (excelize copies what it writes)
+			text := unsafe.String(unsafe.SliceData(b.text[c.off:]), c.n)
+			cs = append(cs, Cell{Text: text, Num: c.num, Val: c.val})
+		}
+		cells = cells[r.cells:]
+		if err := s.writeRow(cs, r.color); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRow writes one row into the workbook (writer side).
+func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 	if s.sw == nil {
 		if err := s.startSheet(); err != nil {
 			return err
@@ -303,7 +402,7 @@ func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
 	}
 	s.rows++
 	style := 0
-	switch mark.Color {
+	switch color {
 	case Red:
 		style = s.red
 	case Yellow:
@@ -344,11 +443,17 @@ func isInfText(t string) bool {
 }
 
 // Reset discards the rows written so far.
-func (s *XLSXSink) Reset() error { return s.reset() }
+func (s *XLSXSink) Reset() error {
+	s.stop()
+	return s.reset()
+}
 
 // Finish writes the workbook into its file of the set.
 func (s *XLSXSink) Finish() error {
 	defer s.f.Close()
+	if err := s.stop(); err != nil {
+		return err
+	}
 	if s.sw == nil {
 		if err := s.startSheet(); err != nil {
 			return err
@@ -362,6 +467,7 @@ func (s *XLSXSink) Finish() error {
 
 // Drop removes the table from the set.
 func (s *XLSXSink) Drop() {
+	s.stop()
 	s.f.Close()
 	s.out.Drop()
 }

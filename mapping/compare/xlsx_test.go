@@ -3,10 +3,12 @@ package compare
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/xuri/excelize/v2"
 )
@@ -73,5 +75,117 @@ func TestXLSX(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 1 {
 		t.Errorf("output folder holds %d files", len(ents))
+	}
+}
+
+// TestXLSXSink: the workbook holds exactly the rows written, in order,
+// with their numbers and fills, over many of the writer's batches; a
+// Reset with batches under way leaves only what is written after it, and
+// a dropped table leaves no file.
+func TestXLSXSink(t *testing.T) {
+	t.Parallel()
+	header := []string{"NPU Name", "Max diff", "Result"}
+	row := func(i int) ([]Cell, RowMark) {
+		mark := RowMark{Result: "pass"}
+		if i%7 == 3 {
+			mark = RowMark{Result: "error", Color: Red}
+		}
+		return []Cell{txt("Tensor.add." + strconv.Itoa(i) + ".forward.input.0"),
+			{Text: strconv.Itoa(i) + ".5", Num: true, Val: float64(i) + 0.5}, txt(mark.Result)}, mark
+	}
+	write := func(t *testing.T, s *XLSXSink, from, to int) {
+		for i := from; i < to; i++ {
+			cells, mark := row(i)
+			if err := s.Row(cells, mark); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(t *testing.T, s *XLSXSink)
+		want  []int // rows; nil: no file
+	}{
+		{"batches", func(t *testing.T, s *XLSXSink) { write(t, s, 0, 5*xlsxBatchRows+17) }, span(0, 5*xlsxBatchRows+17)},
+		{"reset", func(t *testing.T, s *XLSXSink) {
+			write(t, s, 0, 3*xlsxBatchRows+5)
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil {
+				t.Fatal(err)
+			}
+			write(t, s, 7, 9+xlsxBatchRows)
+		}, span(7, 9+xlsxBatchRows)},
+		{"drop", func(t *testing.T, s *XLSXSink) {
+			write(t, s, 0, 3*xlsxBatchRows)
+			s.Drop()
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			set := output.NewSet()
+			s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Header(header); err != nil {
+				t.Fatal(err)
+			}
+			tc.write(t, s)
+			if tc.want != nil {
+				if err := s.Finish(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := set.Commit(time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			es, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if len(es) != 0 {
+					t.Fatalf("a dropped table left %d files", len(es))
+				}
+				return
+			}
+			f, err := excelize.OpenFile(filepath.Join(dir, "t.xlsx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rows, err := f.GetRows("Sheet1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != len(tc.want)+1 || !slices.Equal(rows[0], header) {
+				t.Fatalf("%d rows (header %q), want %d", len(rows), rows[0], len(tc.want)+1)
+			}
+			for k, i := range tc.want {
+				cells, mark := row(i)
+				got := rows[k+1]
+				if got[0] != cells[0].Text || got[1] != cells[1].Text || got[2] != mark.Result {
+					t.Fatalf("row %d = %q, want row %d", k+2, got, i)
+				}
+				if k%97 == 0 || mark.Color == Red && k%5 == 0 {
+					cell := "B" + strconv.Itoa(k+2)
+					if typ, err := f.GetCellType("Sheet1", cell); err != nil || typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
+						t.Fatalf("%s type %v (%v)", cell, typ, err)
+					}
+					id, err := f.GetCellStyle("Sheet1", "A"+strconv.Itoa(k+2))
+					if err != nil {
+						t.Fatal(err)
+					}
+					st, err := f.GetStyle(id)
+					red := err == nil && st != nil && len(st.Fill.Color) > 0 && st.Fill.Color[0] == "FF0000"
+					if red != (mark.Color == Red) {
+						t.Fatalf("row %d red %v, want %v", k+2, red, mark.Color == Red)
+					}
+				}
+			}
+		})
 	}
 }
