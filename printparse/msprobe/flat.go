@@ -1070,24 +1070,14 @@ var pyTypeNames = [...]string{
 // appendPyStr is tree.appendPyStr of a scalar.
 func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 	switch v.kind {
-	case kNull:
-		return append(dst, "None"...)
-	case kTrue:
-		return append(dst, "True"...)
-	case kFalse:
-		return append(dst, "False"...)
 	case kInt:
 		return appendPyInt(dst, v.lit)
 	case kFloat:
 		return AppendPyFloat(dst, v.num.value())
-	case kNaN:
-		return append(dst, "nan"...)
-	case kInf:
-		return append(dst, "inf"...)
-	case kNegInf:
-		return append(dst, "-inf"...)
+	case kString:
+		return append(dst, v.lit...)
 	}
-	return append(dst, v.lit...)
+	return append(dst, pyConsts[v.kind]...)
 }
 
 // stat sets stat k of pi from v as statValue does.

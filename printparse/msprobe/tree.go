@@ -412,27 +412,21 @@ func (t *tree) appendPyStr(dst []byte, i int32) []byte {
 	return t.appendPyRepr(dst, i)
 }
 
+// pyConsts are Python's str() and repr() of the values of the kinds that
+// hold one value.
+var pyConsts = [...]string{kNull: "None", kTrue: "True", kFalse: "False", kNaN: "nan", kInf: "inf", kNegInf: "-inf"}
+
 // appendPyRepr appends Python's repr() of node i's value.
 func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
 	n := &t.nodes[i]
 	switch n.kind {
-	case kNull:
-		return append(dst, "None"...)
-	case kTrue:
-		return append(dst, "True"...)
-	case kFalse:
-		return append(dst, "False"...)
+	case kNull, kTrue, kFalse, kNaN, kInf, kNegInf:
+		return append(dst, pyConsts[n.kind]...)
 	case kInt:
 		return appendPyInt(dst, t.bytes(n.text))
 	case kFloat:
 		f, _ := strconv.ParseFloat(string(t.bytes(n.text)), 64)
 		return AppendPyFloat(dst, f)
-	case kNaN:
-		return append(dst, "nan"...)
-	case kInf:
-		return append(dst, "inf"...)
-	case kNegInf:
-		return append(dst, "-inf"...)
 	case kString:
 		return AppendPyRepr(dst, t.str(n.text))
 	case kArray:
