@@ -40,17 +40,7 @@ func TestXLSX(t *testing.T) {
 	if len(rows) != 89 || rows[0][0] != "NPU Name" || rows[0][27] != "NPU_Stack_Info" {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
 	}
-	fill := func(row int) string {
-		id, err := f.GetCellStyle("Sheet1", "A"+strconv.Itoa(row))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := f.GetStyle(id)
-		if err != nil || st == nil || len(st.Fill.Color) == 0 {
-			return ""
-		}
-		return st.Fill.Color[0]
-	}
+	fill := func(row int) string { return rowFill(t, f, row) }
 	// msprobe's highlight rules: MaxRelativeErr 670 % on an output -> red;
 	// NPU min -inf -> red; requires_grad True vs False -> yellow; the
 	// relu output (warning by Result, MaxRelativeErr 0) and plain rows stay
@@ -76,6 +66,20 @@ func TestXLSX(t *testing.T) {
 	if ents, _ := os.ReadDir(out); len(ents) != 1 {
 		t.Errorf("output folder holds %d files", len(ents))
 	}
+}
+
+// rowFill is the fill color of row's first cell on Sheet1, "" for none.
+func rowFill(t *testing.T, f *excelize.File, row int) string {
+	t.Helper()
+	id, err := f.GetCellStyle("Sheet1", "A"+strconv.Itoa(row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.GetStyle(id)
+	if err != nil || st == nil || len(st.Fill.Color) == 0 {
+		return ""
+	}
+	return st.Fill.Color[0]
 }
 
 // TestXLSXSink: the workbook holds exactly the rows written, in order,
@@ -175,13 +179,7 @@ func TestXLSXSink(t *testing.T) {
 					if typ, err := f.GetCellType("Sheet1", cell); err != nil || typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
 						t.Fatalf("%s type %v (%v)", cell, typ, err)
 					}
-					id, err := f.GetCellStyle("Sheet1", "A"+strconv.Itoa(k+2))
-					if err != nil {
-						t.Fatal(err)
-					}
-					st, err := f.GetStyle(id)
-					red := err == nil && st != nil && len(st.Fill.Color) > 0 && st.Fill.Color[0] == "FF0000"
-					if red != (mark.Color == Red) {
+					if red := rowFill(t, f, k+2) == "FF0000"; red != (mark.Color == Red) {
 						t.Fatalf("row %d red %v, want %v", k+2, red, mark.Color == Red)
 					}
 				}
