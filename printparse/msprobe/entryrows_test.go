@@ -165,3 +165,38 @@ func TestEntryReaderRowsAllocs(t *testing.T) {
 		t.Errorf("%d entries, %d rows counted with %v allocations", len(offs), rows, a)
 	}
 }
+
+// TestEntryReaderReadAllocs: reading an entry in full through the fast
+// path costs two allocations (the Entry's strings and its rows), whatever
+// its items: the flattener's buffers are kept from entry to entry.
+func TestEntryReaderReadAllocs(t *testing.T) {
+	for _, side := range []string{"mindspeed-mm", "llamafactory"} {
+		path := filepath.Join(testkit.Testdata(t), "demo", "dumps", side, "dump.json")
+		offs, err := entryOffsets(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewEntryReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		rows := 0
+		read := func() {
+			rows = 0
+			for i, off := range offs {
+				if err := r.Read(i, off, entryEnd(offs, i), 0, func(e *Entry) error {
+					rows += len(e.Items)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		read()
+		taken := r.s.flat.taken
+		if a := testing.AllocsPerRun(5, read); a > float64(2*len(offs)) || rows < 500 || r.s.flat.taken-taken < 5*len(offs) {
+			t.Errorf("%s: %d entries (%d rows) read with %v allocations, %d by the fast path", side, len(offs), rows, a, (r.s.flat.taken-taken)/6)
+		}
+	}
+}

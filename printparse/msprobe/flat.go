@@ -911,12 +911,13 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 			switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
 			case "src", "dst", "group_src", "group_dst":
 				rankOf = f.appendPyStr(f.scratch[:0], val)
+				f.scratch = rankOf
 			default:
 				if typStr == "torch.ProcessGroup" {
 					rankOf = append(f.scratch[:0], ranks...)
+					f.scratch = rankOf
 				}
 			}
-			f.scratch = rankOf
 		}
 	}
 	pi := f.newItem(line)
