@@ -1,12 +1,9 @@
 package resolve
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -293,37 +290,27 @@ func stackMembers(path string, names *msprobe.Names, fn func(key string, v []byt
 	}
 	defer f.Close()
 	want := wantedKeys(names)
-	type member struct {
-		key        string
-		start, end int64
-	}
-	var wanted []member // in file order
 	empty, bad := true, false
-	ok = msprobe.FileMembers(f, func(k []byte, start, end int64) {
+	var buf []byte // a value the reading no longer holds
+	ok = msprobe.FileMembers(f, func(k, v []byte, start, end int64) {
 		empty = false
 		key, kok := decodeKey(k)
 		bad = bad || !kok
-		if want(key) {
-			wanted = append(wanted, member{key, start, end})
+		if bad || !want(key) {
+			return
 		}
+		if v == nil {
+			buf = slices.Grow(buf[:0], int(end-start))[:end-start]
+			if _, err := f.ReadAt(buf, start); err != nil {
+				bad = true
+				return
+			}
+			v = buf
+		}
+		fn(key, v)
 	})
 	if !ok || bad {
 		return false, false
-	}
-	// the values in one pass
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, math.MaxInt64), 256<<10)
-	at := int64(0)
-	var v []byte
-	for _, m := range wanted {
-		v = slices.Grow(v[:0], int(m.end-m.start))[:m.end-m.start]
-		if _, err := r.Discard(int(m.start - at)); err != nil {
-			return false, false
-		}
-		if _, err := io.ReadFull(r, v); err != nil {
-			return false, false
-		}
-		at = m.end
-		fn(m.key, v)
 	}
 	return empty, true
 }

@@ -49,7 +49,7 @@ func checkStackMembers(t *testing.T, what string, data []byte, names []string) {
 	if gok && !wok && bareWordFirst(data) {
 		return
 	}
-	if gok != wok || gempty != wempty || len(got) != len(want) {
+	if gok != wok || gempty != wempty || gok && len(got) != len(want) {
 		t.Fatalf("%s: stackMembers = %d values, empty %v, %v; json.Unmarshal: %d, %v, %v", what, len(got), gempty, gok, len(want), wempty, wok)
 	}
 	for k, v := range want {

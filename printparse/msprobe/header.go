@@ -608,10 +608,11 @@ func readConstructPlain(path string, sink constructSink) bool {
 // decoding and without holding it (from its start, through ReadAt: f's
 // offset is left as it is): fn gets each member's key as written, quotes
 // and escapes kept (a buffer reused for the next key), and the byte span
-// of its value in the file, to read where wanted. ok is false when the
-// file is not one object the lexer reads whole, or cannot be read; fn may
-// have been called by then.
-func FileMembers(f *os.File, fn func(key []byte, start, end int64)) (ok bool) {
+// of its value in the file, with the value's text while the reading still
+// holds it (valid during the call; nil: read the span where wanted). ok
+// is false when the file is not one object the lexer reads whole, or
+// cannot be read; fn may have been called by then.
+func FileMembers(f *os.File, fn func(key, value []byte, start, end int64)) (ok bool) {
 	lx := newLexer(io.NewSectionReader(f, 0, math.MaxInt64), "")
 	at := func() int64 { return lx.read + int64(lx.pos) }
 	if lx.expect('{', "") != nil {
@@ -647,7 +648,11 @@ func FileMembers(f *os.File, fn func(key []byte, start, end int64)) (ok bool) {
 		if lx.skipValue("") != nil {
 			return false
 		}
-		fn(key, v, at())
+		var value []byte
+		if v >= lx.read {
+			value = lx.buf[v-lx.read : lx.pos]
+		}
+		fn(key, value, v, at())
 		if end, err := lx.sep('}'); err != nil {
 			return false
 		} else if end {

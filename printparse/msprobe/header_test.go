@@ -204,7 +204,12 @@ func fileMembers(t *testing.T, data []byte, fn func(key []byte, value string)) b
 	}
 	defer f.Close()
 	f.Seek(int64(len(data)/2), io.SeekStart)
-	return FileMembers(f, func(k []byte, start, end int64) { fn(k, string(data[start:end])) })
+	return FileMembers(f, func(k, v []byte, start, end int64) {
+		if v != nil && string(v) != string(data[start:end]) {
+			t.Errorf("value of %s at %d..%d is %.40q, want %.40q", k, start, end, v, data[start:end])
+		}
+		fn(k, string(data[start:end]))
+	})
 }
 
 // refMembers is FileMembers' reference: each member's key and value,
