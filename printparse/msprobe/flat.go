@@ -18,8 +18,9 @@ import (
 // non-ASCII strings, values other than scalars but a torch.Size's or a
 // slice's list of ints, values msprobe's checks refuse, a body that
 // crosses the end of the buffer) it declines: the lexer is left untouched
-// and the tree path reads the entry. Its rows equal the tree path's for every
-// entry it takes (flat_test.go checks both on every dump and by fuzzing).
+// and the tree path reads the entry. Its rows equal the tree path's for
+// every entry it takes (flat_test.go checks both on every dump and by
+// fuzzing).
 
 // flatOff turns the fast path off (tests compare both paths).
 var flatOff bool
@@ -887,8 +888,8 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 	if !ok {
 		return false
 	}
-	// As the row's str of (scan.go's leaf): a rank (src, dst) or a
-	// process group, in an item without dtype.
+	// rankOf: the str that is the row's statistics and md5 (scan.go's
+	// leaf) for a rank (src, dst) or a process group without dtype.
 	var rankOf []byte
 	listed := listN >= 0
 	if len(dtype) == 0 {
@@ -960,8 +961,8 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 		}
 		md5 = nil // "": the value's CRC-32, the item's md5 unread
 	} else if typStr == "torch.Size" || typStr == "slice" {
-		// the shape: str(value), np.shape(value); the statistics, the
-		// item's
+		// the shape: str(value), np.shape(value); the statistics are the
+		// item's own
 		pi.it.Dtype, pi.it.Shape = typStr, "None"
 		switch {
 		case typStr == "torch.Size" && listed:
