@@ -28,15 +28,7 @@ func TestXLSX(t *testing.T) {
 	if len(rep.Ranks) != 1 || rep.Ranks[0].Files[0] != path {
 		t.Fatalf("files %v", rep.Ranks)
 	}
-	f, err := excelize.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := f.GetRows("Sheet1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, rows := sheetRows(t, path)
 	if len(rows) != 89 || rows[0][0] != "NPU Name" || rows[0][27] != "NPU_Stack_Info" {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
 	}
@@ -66,6 +58,22 @@ func TestXLSX(t *testing.T) {
 	if ents, _ := os.ReadDir(out); len(ents) != 1 {
 		t.Errorf("output folder holds %d files", len(ents))
 	}
+}
+
+// sheetRows opens the workbook at path (closed when the test ends) and
+// reads the rows of its Sheet1.
+func sheetRows(t *testing.T, path string) (*excelize.File, [][]string) {
+	t.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	rows, err := f.GetRows("Sheet1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, rows
 }
 
 // rowFill is the fill color of row's first cell on Sheet1, "" for none.
@@ -156,15 +164,7 @@ func TestXLSXSink(t *testing.T) {
 				}
 				return
 			}
-			f, err := excelize.OpenFile(filepath.Join(dir, "t.xlsx"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rows, err := f.GetRows("Sheet1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, rows := sheetRows(t, filepath.Join(dir, "t.xlsx"))
 			if len(rows) != len(tc.want)+1 || !slices.Equal(rows[0], header) {
 				t.Fatalf("%d rows (header %q), want %d", len(rows), rows[0], len(tc.want)+1)
 			}
