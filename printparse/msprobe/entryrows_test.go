@@ -139,16 +139,7 @@ func FuzzEntryReaderRows(f *testing.F) {
 // once the reader's buffers have grown (names mode once allocated a
 // buffer at every shape it did not build).
 func TestEntryReaderRowsAllocs(t *testing.T) {
-	path := filepath.Join(testkit.Testdata(t), "demo", "dumps", "mindspeed-mm", "dump.json")
-	offs, err := entryOffsets(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewEntryReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	offs, r := demoReader(t, "mindspeed-mm")
 	rows := 0
 	count := func() {
 		rows = 0
@@ -171,16 +162,7 @@ func TestEntryReaderRowsAllocs(t *testing.T) {
 // its items: the flattener's buffers are kept from entry to entry.
 func TestEntryReaderReadAllocs(t *testing.T) {
 	for _, side := range []string{"mindspeed-mm", "llamafactory"} {
-		path := filepath.Join(testkit.Testdata(t), "demo", "dumps", side, "dump.json")
-		offs, err := entryOffsets(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := NewEntryReader(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		offs, r := demoReader(t, side)
 		rows := 0
 		read := func() {
 			rows = 0
@@ -199,4 +181,21 @@ func TestEntryReaderReadAllocs(t *testing.T) {
 			t.Errorf("%s: %d entries (%d rows) read with %v allocations, %d by the fast path", side, len(offs), rows, a, (r.s.flat.taken-taken)/6)
 		}
 	}
+}
+
+// demoReader opens an EntryReader on the demo dump of side (closed when
+// the test ends) and gives its entries' offsets.
+func demoReader(t *testing.T, side string) ([]int64, *EntryReader) {
+	t.Helper()
+	path := filepath.Join(testkit.Testdata(t), "demo", "dumps", side, "dump.json")
+	offs, err := entryOffsets(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewEntryReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return offs, r
 }
