@@ -783,29 +783,33 @@ func (f *flatter) md5Base() int {
 	return 0
 }
 
+// itemMembers are the members of an item that its row is made of (leaf
+// reads them, leafRow makes the row).
+type itemMembers struct {
+	dtype, dataName, md5 []byte
+	shape, reqGrad       string
+	ranks                string // str(group_ranks)
+	listN                int    // the length of a value that is a list (intList); -1: none
+	stats                [4]fval
+	val                  fval
+}
+
 // leaf is leaf in scan.go for the item whose "type" (its first key) is
 // typ, after that key; md5Seen: where md5_find looks.
 func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 	var (
-		seen      uint16
-		dtype     []byte
-		dataName  []byte
-		md5       []byte
-		shape     string
-		reqGrad   string
-		ranks     = "None" // str(group_ranks)
-		listN     = -1     // the length of a value that is a list (intList)
-		stats     [4]fval
-		val, skip fval
-		ok        bool
-		prev      = kyType
+		seen uint16
+		m    = itemMembers{ranks: "None", listN: -1}
+		skip fval
+		ok   bool
+		prev = kyType
 	)
 	for {
 		switch f.sep('}') {
 		case 0:
 			return false
 		case 2:
-			return f.leafRow(typ, line, dtype, dataName, md5, shape, reqGrad, ranks, listN, &stats, &val)
+			return f.leafRow(typ, line, &m)
 		}
 		_, id, kok := f.key(nextKey[prev])
 		if !kok {
@@ -816,55 +820,55 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		case kyDtype:
 			bit = 1 << 0
 			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
-			dtype = skip.lit
+			m.dtype = skip.lit
 		case kyShape:
 			bit = 1 << 1
-			shape, ok = f.shape()
+			m.shape, ok = f.shape()
 		case kyMax:
 			bit = 1 << 2
-			ok = f.statScalar(&stats[0])
+			ok = f.statScalar(&m.stats[0])
 		case kyMin:
 			bit = 1 << 3
-			ok = f.statScalar(&stats[1])
+			ok = f.statScalar(&m.stats[1])
 		case kyMean:
 			bit = 1 << 4
-			ok = f.statScalar(&stats[2])
+			ok = f.statScalar(&m.stats[2])
 		case kyNorm:
 			bit = 1 << 5
-			ok = f.statScalar(&stats[3])
+			ok = f.statScalar(&m.stats[3])
 		case kyReqGrad:
 			bit = 1 << 6
 			ok = f.scalar(&skip)
 			switch skip.kind {
 			case kTrue:
-				reqGrad = "True"
+				m.reqGrad = "True"
 			case kFalse:
-				reqGrad = "False"
+				m.reqGrad = "False"
 			default:
 				ok = false
 			}
 		case kyDataName:
 			bit = 1 << 7
 			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
-			dataName = skip.lit
+			m.dataName = skip.lit
 		case kyValue:
 			bit = 1 << 8
 			if f.ws() == '[' {
-				listN, ok = f.intList()
+				m.listN, ok = f.intList()
 			} else {
-				ok = f.statScalar(&val)
+				ok = f.statScalar(&m.val)
 			}
 		case kyMD5:
 			// a string, as msprobe writes it
 			bit = 1 << 9
 			ok = f.scalar(&skip) && skip.kind == kString
-			md5 = skip.lit
+			m.md5 = skip.lit
 			f.md5 = f.md5 || md5Seen
 		case kyGroupRanks:
 			// a list of ranks (a torch.ProcessGroup's); its str is
 			// shape's
 			bit = 1 << 10
-			ranks, ok = f.shape()
+			m.ranks, ok = f.shape()
 		case kyType, kyClassType:
 			return false
 		case kyInputArgs, kyInputKwargs, kyInput, kyOutput:
@@ -883,7 +887,8 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 
 // leafRow appends the row of an item (gen_op_item) from its members (in
 // names mode, the row with its names only).
-func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, shape, reqGrad, ranks string, listN int, stats *[4]fval, val *fval) bool {
+func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
+	dtype, dataName, md5, listN, stats, val := m.dtype, m.dataName, m.md5, m.listN, &m.stats, &m.val
 	typStr, ok := f.internOK(typ)
 	if !ok {
 		return false
@@ -915,7 +920,7 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 				f.scratch = rankOf
 			default:
 				if typStr == "torch.ProcessGroup" {
-					rankOf = append(f.scratch[:0], ranks...)
+					rankOf = append(f.scratch[:0], m.ranks...)
 					f.scratch = rankOf
 				}
 			}
@@ -937,13 +942,13 @@ func (f *flatter) leafRow(typ []byte, line int32, dtype, dataName, md5 []byte, s
 		}
 		return ok
 	}
-	pi.it.RequiresGrad = reqGrad
+	pi.it.RequiresGrad = m.reqGrad
 	if len(dtype) > 0 {
 		if pi.it.Dtype, ok = f.internOK(dtype); !ok {
 			return false
 		}
-		pi.it.Shape = shape
-		if shape == "" {
+		pi.it.Shape = m.shape
+		if m.shape == "" {
 			pi.it.Shape = "None"
 		}
 		for k := range stats {
