@@ -173,7 +173,7 @@ func TestDataMappingWriter(t *testing.T) {
 		}
 	}
 	w.abandon()
-	if w.queue != nil {
+	if w.h.queue != nil {
 		t.Error("abandoned: the writing goroutine was not waited for")
 	}
 }

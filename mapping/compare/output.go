@@ -208,8 +208,9 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // highlight). Numbers are written as numbers; text as text, without the
 // CSV's " inf" spelling.
 //
-// The rows go to the workbook on a goroutine of their own, in batches:
-// excelize takes longer to write a row than the compare to make it.
+// The rows go to the workbook on a goroutine of their own, in batches
+// (handOff): excelize takes longer to write a row than the compare to
+// make it. A write's error is returned by a later Row, or by Finish.
 type XLSXSink struct {
 	out    *output.File
 	f      *excelize.File
@@ -222,14 +223,11 @@ type XLSXSink struct {
 	many   bool
 	vals   []any
 
-	batch *xlsxBatch      // being filled
-	queue chan *xlsxBatch // to write; nil: no writer running
-	spare chan *xlsxBatch // written, to fill again
-	done  chan error      // the writer's first error, once the queue is closed
+	batch *xlsxBatch // being filled
+	h     handOff[*xlsxBatch]
 }
 
-// xlsxBatchRows is how many rows go to the writer at a time; three
-// batches (one filled, two queued or written) bound what is held.
+// xlsxBatchRows is how many rows go to the writer at a time.
 const xlsxBatchRows = 512
 
 // xlsxBatch holds rows for the writer, their texts in one buffer.
@@ -256,7 +254,7 @@ func NewXLSXSink(set *output.Set, dir string, name output.Name) (*XLSXSink, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &XLSXSink{out: out}
+	s := &XLSXSink{out: out, batch: &xlsxBatch{}}
 	return s, s.reset()
 }
 
@@ -267,6 +265,11 @@ func (s *XLSXSink) reset() error {
 	s.f = excelize.NewFile()
 	s.f.SetZipWriter(fastZip)
 	s.rows, s.sheet, s.sw = 0, 0, nil
+	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
+		empty: func(b *xlsxBatch) *xlsxBatch {
+			b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
+			return b
+		}}
 	var err error
 	s.red, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FF0000"}}})
 	if err != nil {
@@ -310,54 +313,34 @@ func (s *XLSXSink) Header(cols []string) error {
 
 // Row queues one row with its highlight color.
 func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
-	if s.queue == nil {
-		s.queue, s.spare, s.done = make(chan *xlsxBatch, 2), make(chan *xlsxBatch, 3), make(chan error, 1)
-		s.spare <- &xlsxBatch{}
-		s.spare <- &xlsxBatch{}
-		s.batch = &xlsxBatch{}
-		go s.write()
-	}
 	b := s.batch
 	for _, c := range cells {
 		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, val: c.Val})
 		b.text = append(b.text, c.Text...)
 	}
 	b.rows = append(b.rows, xlsxRow{cells: int32(len(cells)), color: mark.Color})
-	if len(b.rows) >= xlsxBatchRows {
-		s.queue <- b
-		s.batch = <-s.spare
-	}
-	return nil
-}
-
-// write writes the queued batches until the queue is closed, then sends
-// the first error (later batches are dropped).
-func (s *XLSXSink) write() {
-	var err error
-	for b := range s.queue {
-		if err == nil {
-			err = s.writeBatch(b)
-		}
-		b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
-		s.spare <- b
-	}
-	s.done <- err
-}
-
-// stop writes the rows queued and stops the writer.
-func (s *XLSXSink) stop() error {
-	if s.queue == nil {
+	if len(b.rows) < xlsxBatchRows {
 		return nil
 	}
-	if len(s.batch.rows) > 0 {
-		s.queue <- s.batch
-	}
-	close(s.queue)
-	err := <-s.done
-	s.queue, s.batch = nil, nil
+	var err error
+	s.batch, err = s.h.give(b, true)
 	return err
 }
 
+// stop has the rows queued written and waits for the writer.
+func (s *XLSXSink) stop() error {
+	if len(s.batch.rows) > 0 {
+		var err error
+		if s.batch, err = s.h.give(s.batch, true); err != nil {
+			s.h.close()
+			return err
+		}
+	}
+	return s.h.close()
+}
+
+// writeBatch writes a batch's rows into the workbook (on the writing
+// goroutine).
 func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
 	cells := b.cells
 	cs := make([]Cell, 0, 32)

@@ -1082,20 +1082,20 @@ func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSu
 // error is returned by a later pair, or by finish. Call finish (or
 // abandon) once done.
 type dataMappingWriter struct {
-	w      *yamlPairs // the writing goroutine's
-	batch  []byte     // pairs not handed over: four uvarint-prefixed strings each
-	queue  chan []byte
-	free   chan []byte // batches back from the writing goroutine
-	failed chan error  // its first error, as soon as it has one
-	done   chan error  // its first error, or nil, once queue is closed
-	err    error
+	w     *yamlPairs // the writing goroutine's
+	batch []byte     // pairs not handed over: four uvarint-prefixed strings each
+	h     handOff[[]byte]
 }
 
 // dataMappingBatch is the bytes of pairs handed over at a time.
 const dataMappingBatch = 64 << 10
 
 func newDataMappingWriter(f io.Writer) *dataMappingWriter {
-	return &dataMappingWriter{w: newYAMLPairs(f)}
+	d := &dataMappingWriter{w: newYAMLPairs(f)}
+	d.h = handOff[[]byte]{work: d.write, end: d.w.finish,
+		fresh: func() []byte { return make([]byte, 0, dataMappingBatch) },
+		empty: func(b []byte) []byte { return b[:0] }}
+	return d
 }
 
 // pair takes the next pair, each name in two parts.
@@ -1111,69 +1111,32 @@ func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
 	if len(d.batch) < dataMappingBatch {
 		return nil
 	}
-	return d.handOff(true)
-}
-
-// handOff gives the batch to the writing goroutine, started on the first,
-// and, when more pairs are to come, takes a free one.
-func (d *dataMappingWriter) handOff(more bool) error {
-	if d.err != nil {
-		d.batch = d.batch[:0]
-		return d.err
-	}
-	if d.queue == nil {
-		d.queue, d.free = make(chan []byte, 2), make(chan []byte, 4)
-		d.failed, d.done = make(chan error, 1), make(chan error, 1)
-		go func() { d.done <- d.write() }()
-	}
-	d.queue <- d.batch
-	d.batch = nil
-	if more {
-		select {
-		case b := <-d.free:
-			d.batch = b[:0]
-		default:
-			d.batch = make([]byte, 0, dataMappingBatch)
-		}
-	}
-	select {
-	case d.err = <-d.failed:
-	default:
-	}
-	return d.err
-}
-
-// write is the writing goroutine: it writes the batches in order, and
-// after an error takes the rest without writing them.
-func (d *dataMappingWriter) write() error {
 	var err error
-	for b := range d.queue {
-		for rest := b; err == nil && len(rest) > 0; {
-			var s [4]string
-			for i := range s {
-				n, k := binary.Uvarint(rest)
-				s[i] = unsafe.String(unsafe.SliceData(rest[k:]), n)
-				rest = rest[k+int(n):]
-			}
-			if err = d.w.pair(s[0], s[1], s[2], s[3]); err != nil {
-				d.failed <- err
-			}
+	d.batch, err = d.h.give(d.batch, true)
+	return err
+}
+
+// write writes the pairs of a batch (on the writing goroutine).
+func (d *dataMappingWriter) write(b []byte) error {
+	for rest := b; len(rest) > 0; {
+		var s [4]string
+		for i := range s {
+			n, k := binary.Uvarint(rest)
+			s[i] = unsafe.String(unsafe.SliceData(rest[k:]), n)
+			rest = rest[k+int(n):]
 		}
-		select {
-		case d.free <- b:
-		default:
+		if err := d.w.pair(s[0], s[1], s[2], s[3]); err != nil {
+			return err
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return d.w.finish()
+	return nil
 }
 
 // finish writes the pairs taken, ends the mapping ("{}" when it had no
 // pair) and flushes it.
 func (d *dataMappingWriter) finish() error {
-	if err := d.handOff(false); err != nil {
+	var err error
+	if d.batch, err = d.h.give(d.batch, false); err != nil {
 		d.abandon()
 		return err
 	}
@@ -1183,22 +1146,14 @@ func (d *dataMappingWriter) finish() error {
 // abandon stops the writing goroutine, leaving the pairs it was not given
 // unwritten.
 func (d *dataMappingWriter) abandon() {
-	d.err = errAbandoned
+	d.h.err = errAbandoned
 	d.close()
 }
 
 var errAbandoned = errors.New("data mapping abandoned")
 
 // close closes the queue and waits for the writing goroutine.
-func (d *dataMappingWriter) close() error {
-	if d.queue == nil {
-		return d.err
-	}
-	close(d.queue)
-	err := <-d.done
-	d.queue = nil
-	return err
-}
+func (d *dataMappingWriter) close() error { return d.h.close() }
 
 // yamlPairs writes a derived data mapping as yaml.v3 writes a mapping
 // node of its pairs: the names that YAML writes plain, row names all, are
