@@ -60,28 +60,9 @@ func TestCSVSink(t *testing.T) {
 			if testing.Short() && strings.Contains(tc.name, "parts") {
 				t.Skip("a million rows: not in -short")
 			}
-			dir := t.TempDir()
-			set := output.NewSet()
-			s, err := NewCSVSink(set, dir, output.Name{Prefix: "t", Suffix: ".csv"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Header(header); err != nil {
-				t.Fatal(err)
-			}
-			tc.write(t, s)
-			if tc.want != nil {
-				if err := s.Finish(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := set.Commit(at); err != nil {
-				t.Fatal(err)
-			}
-			es, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, es := writeTable(t, func(set *output.Set, dir string) (*CSVSink, error) {
+				return NewCSVSink(set, dir, output.Name{Prefix: "t", Suffix: ".csv"})
+			}, header, tc.write, tc.want != nil, at)
 			var names, wantNames []string
 			for _, e := range es {
 				names = append(names, e.Name())
@@ -109,6 +90,42 @@ func TestCSVSink(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tableSink is a table's sink as TestCSVSink and TestXLSXSink drive it.
+type tableSink interface {
+	Header(cols []string) error
+	Finish() error
+}
+
+// writeTable starts a sink (newSink) in a set over a new folder, gives
+// it header, has write fill it, finishes it when finish, commits the set
+// stamped at, and returns the folder and the files in it.
+func writeTable[S tableSink](t *testing.T, newSink func(*output.Set, string) (S, error), header []string, write func(*testing.T, S), finish bool, at time.Time) (string, []os.DirEntry) {
+	t.Helper()
+	dir := t.TempDir()
+	set := output.NewSet()
+	s, err := newSink(set, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Header(header); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s)
+	if finish {
+		if err := s.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := set.Commit(at); err != nil {
+		t.Fatal(err)
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, es
 }
 
 func writeRows(t *testing.T, s *CSVSink, row func(int) string, from, to int) {

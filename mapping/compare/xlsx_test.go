@@ -136,28 +136,9 @@ func TestXLSXSink(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			set := output.NewSet()
-			s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Header(header); err != nil {
-				t.Fatal(err)
-			}
-			tc.write(t, s)
-			if tc.want != nil {
-				if err := s.Finish(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := set.Commit(time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			es, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, es := writeTable(t, func(set *output.Set, dir string) (*XLSXSink, error) {
+				return NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+			}, header, tc.write, tc.want != nil, time.Now())
 			if tc.want == nil {
 				if len(es) != 0 {
 					t.Fatalf("a dropped table left %d files", len(es))
