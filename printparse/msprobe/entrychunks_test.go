@@ -175,15 +175,7 @@ func TestEntryReaderShrunk(t *testing.T) {
 	}
 	src.WriteString("}}")
 	p := testkit.WriteFile(t, t.TempDir(), "dump.json", src.String())
-	offs, err := entryOffsets(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewEntryReader(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	offs, r := entryReader(t, p)
 	read := func(i int) error {
 		return r.Read(i, offs[i], offs[i+1], 0, func(*Entry) error { return nil })
 	}

@@ -183,11 +183,16 @@ func TestEntryReaderReadAllocs(t *testing.T) {
 	}
 }
 
-// demoReader opens an EntryReader on the demo dump of side (closed when
-// the test ends) and gives its entries' offsets.
+// demoReader is entryReader on the demo dump of side.
 func demoReader(t *testing.T, side string) ([]int64, *EntryReader) {
 	t.Helper()
-	path := filepath.Join(testkit.Testdata(t), "demo", "dumps", side, "dump.json")
+	return entryReader(t, filepath.Join(testkit.Testdata(t), "demo", "dumps", side, "dump.json"))
+}
+
+// entryReader opens an EntryReader on the dump.json at path (closed when
+// the test ends) and gives its entries' offsets.
+func entryReader(t *testing.T, path string) ([]int64, *EntryReader) {
+	t.Helper()
 	offs, err := entryOffsets(path)
 	if err != nil {
 		t.Fatal(err)
