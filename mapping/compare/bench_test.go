@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -47,6 +48,11 @@ import (
 //     (BenchmarkTokenizer) over the same files, its fastest of as many
 //     runs, each just before one of the compare's: measured side by side,
 //     the ratio holds while the machine's load changes.
+//
+// LAYERMAP_BENCH_CPUPROFILE=DIR makes every child write the CPU profile of
+// its compare into DIR, one file per run: the profiles cmd/default.pgo,
+// the build's profile-guided optimization, is merged from (README.md,
+// "Build with profile-guided optimization").
 
 func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }
 
@@ -177,8 +183,15 @@ func benchChild(spec string) int {
 		res.Err = err.Error()
 	} else {
 		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: time.Unix(0, 0), LayerMappingFile: c.LayerMapping}
+		stop, err := childProfile()
+		if err != nil {
+			res.Err = err.Error()
+		}
 		if res.Err == "" {
 			rep, err := Run(opt)
+			if perr := stop(); err == nil {
+				err = perr
+			}
 			if err != nil {
 				res.Err = err.Error()
 			} else {
@@ -197,6 +210,27 @@ func benchChild(spec string) int {
 		return 1
 	}
 	return 0
+}
+
+// childProfile starts the CPU profile LAYERMAP_BENCH_CPUPROFILE asks
+// for, into a new file of that folder; stop ends it.
+func childProfile() (stop func() error, err error) {
+	dir := os.Getenv("LAYERMAP_BENCH_CPUPROFILE")
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.CreateTemp(dir, "compare-*.pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // runChild compares in a child process and returns its result, wall and
