@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,6 +55,46 @@ func TestReadmeLayout(t *testing.T) {
 				t.Errorf("README lists %s (row %d) below %s (row %d), which imports it", imp, j+1, r.path, i+1)
 			}
 		}
+	}
+}
+
+// TestReadmeBuild runs the build of README's install command, which
+// names the build's profile (-pgo): the profile must be there and build
+// the binary.
+func TestReadmeBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a build with a new profile compiles every package anew")
+	}
+	t.Parallel()
+	root := testkit.Root(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var build []string
+	for line := range strings.SplitSeq(string(readme), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "go build "); ok {
+			cmd, _, _ = strings.Cut(cmd, " && ")
+			build = strings.Fields(cmd)
+			break
+		}
+	}
+	if !slices.ContainsFunc(build, func(f string) bool { return strings.HasPrefix(f, "-pgo=") }) {
+		t.Fatalf("README's install command builds with %q: expected a -pgo= profile", build)
+	}
+	bin := filepath.Join(t.TempDir(), "layermap")
+	if i := slices.Index(build, "-o"); i >= 0 && i+1 < len(build) {
+		build[i+1] = bin
+	} else {
+		t.Fatalf("README's install command builds with %q: expected -o layermap", build)
+	}
+	cmd := exec.Command("go", append([]string{"build"}, build...)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", strings.Join(build, " "), err, out)
+	}
+	if out, err := exec.Command(bin, "--version").Output(); err != nil || !strings.HasPrefix(string(out), "layermap ") {
+		t.Errorf("%s --version: %v %q", bin, err, out)
 	}
 }
 
