@@ -2,7 +2,6 @@ package msprobe
 
 import (
 	"math"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -249,10 +248,28 @@ func AppendJSONDumps(dst []byte, items []string) []byte {
 // AppendJSONString appends s as Python's json module writes a string by
 // default (ensure_ascii): quoted, with \" \\ \n \r \t \b \f, and every
 // other character outside space..tilde as \uXXXX (UTF-16 surrogate pairs
-// above U+FFFF).
+// above U+FFFF; an invalid UTF-8 byte as U+FFFD). Runs of characters that
+// need no escape are appended whole.
 func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
-	for _, r := range s {
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && jsonPlain8(load8(s[i:i+8])) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		if c >= ' ' && c <= '~' && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		start = i
 		switch r {
 		case '"':
 			b = append(b, `\"`...)
@@ -269,18 +286,39 @@ func AppendJSONString(b []byte, s string) []byte {
 		case '\f':
 			b = append(b, `\f`...)
 		default:
-			if r < 0x20 || r > 0x7e {
-				if r > 0xffff {
-					r -= 0x10000
-					b = append(b, `\u`+strconv.FormatInt(0x10000|int64(0xd800+(r>>10)), 16)[1:]...)
-					b = append(b, `\u`+strconv.FormatInt(0x10000|int64(0xdc00+(r&0x3ff)), 16)[1:]...)
-					continue
-				}
-				b = append(b, `\u`+strconv.FormatInt(0x10000|int64(r), 16)[1:]...)
-				continue
+			if r > 0xffff {
+				r -= 0x10000
+				b = appendUTF16Escape(b, 0xd800+r>>10)
+				r = 0xdc00 + r&0x3ff
 			}
-			b = utf8.AppendRune(b, r)
+			b = appendUTF16Escape(b, r)
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// jsonPlain8 tells whether the eight bytes of w need no escape: none is
+// below space, above tilde, a quote or a backslash. (Each test is exact:
+// a byte's borrow reaches only bytes above the one that caused it.)
+func jsonPlain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (w - ones*' ') &^ w // a high bit where a byte is below space (or high)
+	q, bs, del := w^(ones*'"'), w^(ones*'\\'), w^(ones*0x7f)
+	zero := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((del - ones) &^ del) // a high bit at a zero byte of either
+	return (below|zero|w)&highs == 0
+}
+
+// load8 reads the first eight bytes of s as a little-endian word (one
+// load: the compiler combines them).
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// appendUTF16Escape appends \uXXXX, lower-case hex, of a UTF-16 unit.
+func appendUTF16Escape(b []byte, u rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -64,6 +65,108 @@ func TestPyReprMatchesCPython(t *testing.T) {
 		if got := string(AppendPyRepr(nil, s)); got != want {
 			t.Errorf("repr(%q) = %s, CPython %s", s, got, want)
 		}
+	}
+}
+
+// TestJSONStringMatchesCPython compares AppendJSONString with json.dumps
+// output recorded from CPython (testdata/pyjsonstr.txt: escapes, control
+// characters, non-ASCII, astral characters, random mixes).
+func TestJSONStringMatchesCPython(t *testing.T) {
+	data, err := os.ReadFile("testdata/pyjsonstr.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")[1:]
+	if len(lines) < 50 {
+		t.Fatalf("only %d cases read", len(lines))
+	}
+	for _, line := range lines {
+		in, out, _ := strings.Cut(line, "\t")
+		var s, want string
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(AppendJSONString([]byte("x"), s)); got != "x"+want {
+			t.Errorf("json.dumps(%q) = %s, CPython %s", s, got[1:], want)
+		}
+	}
+}
+
+// TestJSONStringRoundTrip: on any bytes, AppendJSONString writes
+// printable ASCII only, which a JSON decoder reads back as the string with
+// each invalid UTF-8 byte as U+FFFD.
+func TestJSONStringRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			switch rng.IntN(4) {
+			case 0:
+				b[i] = byte(rng.IntN(256))
+			default:
+				b[i] = byte(' ' + rng.IntN(95))
+			}
+		}
+		s := string(b)
+		out := AppendJSONString(nil, s)
+		for _, c := range out {
+			if c < ' ' || c > '~' {
+				t.Fatalf("%q written as %q: byte %#x", s, out, c)
+			}
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil || back != string([]rune(s)) {
+			t.Fatalf("%q written as %s, read back as %q (%v)", s, out, back, err)
+		}
+	}
+}
+
+// TestJSONPlain8: the eight-byte test agrees with the byte test on every
+// byte value at every position, beside plain bytes and random ones.
+func TestJSONPlain8(t *testing.T) {
+	plain := func(c byte) bool { return c >= ' ' && c <= '~' && c != '"' && c != '\\' }
+	check := func(w [8]byte) {
+		want := true
+		for _, c := range w {
+			want = want && plain(c)
+		}
+		if got := jsonPlain8(load8(string(w[:]))); got != want {
+			t.Fatalf("jsonPlain8(%q) = %v, want %v", w[:], got, want)
+		}
+	}
+	for c := range 256 {
+		for at := range 8 {
+			w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+			w[at] = byte(c)
+			check(w)
+			w = [8]byte{' ', '~', '!', '#', '[', ']', '}', 0x7e}
+			w[at] = byte(c)
+			check(w)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(rng.IntN(256))
+			if rng.IntN(3) > 0 {
+				w[i] = byte(' ' + rng.IntN(95))
+			}
+		}
+		check(w)
+	}
+}
+
+// BenchmarkAppendJSONString writes stack frames as -da's JSON does.
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := "File /usr/lib/python3/dist-packages/torch/nn/modules/module.py, line 1212, in _call_impl, \n result = forward_call(*input, **kwargs)"
+	b.SetBytes(int64(len(s)))
+	var buf []byte
+	for i := 0; i < b.N; i++ {
+		buf = AppendJSONString(buf[:0], s)
 	}
 }
 
