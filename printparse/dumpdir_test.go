@@ -24,6 +24,8 @@ var msprobeFixtures = map[string]struct {
 	"examples/quick_start/gpu_dump/step1/proc2016":                               {why: "real ResNet50 mix-level dump"},
 	"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/npu/proc12360":   {why: "LLaMA-Factory Qwen2.5-VL, pair A"},
 	"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/bench/proc12353": {why: "MindSpeed-MM Qwen2.5-VL, a list of models, pair A"},
+	"golden/da_unmatched/npu":                                                    {why: "the demo's LLaMA-Factory Qwen2.5-VL dump, its first 70 entries"},
+	"golden/da_unmatched/bench":                                                  {why: "the demo's MindSpeed-MM Qwen2.5-VL dump, its first 60 entries"},
 	"test/msprobe_test/resources/layer_mapping/mindspore":                        {why: "MindSpore Cell. names"},
 	"test/msprobe_test/resources/layer_mapping/pytorch":                          {why: "PyTorch Module. names"},
 	"test/msprobe_test/mindspore_ut/compare/dump_file/mindspore_data":            {why: "MindSpore Cell. names"},

@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -14,9 +16,10 @@ import (
 //
 // Per rank pair the table is written, instead of as CSV, as
 // compare_result_rank{N}_{ts}.json: every entry's rows with msprobe's
-// cells (Result and Err_message left "", as msprobe leaves them there)
-// and is_same, false when an output row has a relative error above 50%
-// (md5 mode: a different md5). Then the ranks are searched for the first
+// cells (Result and Err_message as calc_accuracy leaves them, before the
+// rule checkers that do not run there; the P2POp columns by position,
+// see daP2P) and is_same, false when an output row has a relative error
+// above 50% (md5 mode: a different md5). Then the ranks are searched for the first
 // divergence across them (diff_analyze_{ns}.json, not written when there
 // is none): on each rank the first entry that is not the same before its
 // first communication op; when no rank has one, the ranks' entries are
@@ -40,41 +43,113 @@ var daComm = []string{"send", "recv", "broadcast", "all_reduce", "reduce", "all_
 var daIgnore = map[string][]string{"npu_fusion_attention": {"4", "5"}}
 
 // daRank writes one rank pair's per-rank JSON and keeps what the search
-// across ranks needs.
+// across ranks needs: per segment of its entries (cut at communication
+// ops, see daSearch) the first entry that is not the same.
 type daRank struct {
 	rank   string // "rank_0"
 	f      *output.File
+	w      *output.Writer // to f, written on another goroutine
 	buf    []byte
 	first  bool // no entry written yet
 	err    error
-	nodes  []daNode
 	frames StackFrames
+	row    int       // the table rows written before
+	segs   []*daNode // per segment, its first entry that is not the same (nil: none)
+	// p2p are both sides' P2POp values by row position (waited for
+	// before the first entry is written).
+	p2p     [2]*daP2P
+	p2pErr  error
+	p2pDone chan struct{}
 }
 
-// daNode is an entry of a rank as the search sees it.
+// daNode is an entry the search may report.
 type daNode struct {
-	name       string
-	same, comm bool
-	info       []byte // data_info and stack_info of an entry that is not the same
+	name string
+	info []byte // its data_info and stack_info
 }
 
-func newDARank(f *output.File, rank string, frames StackFrames) *daRank {
-	return &daRank{rank: rank, f: f, first: true, frames: frames, buf: []byte("{")}
+// newDARank writes to f; the P2POp values of the two dump.json files are
+// read meanwhile.
+func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
+	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames, buf: []byte("{"),
+		segs: []*daNode{nil}, p2pDone: make(chan struct{})}
+	go func() {
+		defer close(d.p2pDone)
+		var errs [2]error
+		var wg sync.WaitGroup
+		for k, path := range [2]string{npuDump, benchDump} {
+			wg.Go(func() { d.p2p[k], errs[k] = readDAP2P(path) })
+		}
+		wg.Wait()
+		d.p2pErr = cmp.Or(errs[0], errs[1])
+	}()
+	return d
 }
 
 // reset forgets what was written (the table is written again).
 func (d *daRank) reset() {
+	d.w.Reset(d.f)
 	if d.err = d.f.Truncate(); d.err == nil {
-		d.buf, d.first, d.nodes = append(d.buf[:0], '{'), true, nil
+		d.buf, d.first, d.row, d.segs = append(d.buf[:0], '{'), true, 0, d.segs[:1]
+		d.segs[0] = nil
 	}
 }
 
-// flush writes the buffer when it is large.
+// flush hands the buffer to the writer when it is large.
 func (d *daRank) flush(force bool) {
-	if d.err == nil && (force || len(d.buf) > 1<<20) {
-		_, d.err = d.f.Write(d.buf)
+	if d.err == nil && (force || len(d.buf) > 256<<10) {
+		_, d.err = d.w.Write(d.buf)
 		d.buf = d.buf[:0]
 	}
+}
+
+// daP2P are one side's P2POp values by row position. msprobe's -da puts
+// them beside the table with result_df['NPU P2POp op'] = npu_df['op'],
+// which pandas aligns by index: table row i gets the side's row i, not
+// the row it matched, and NaN past the side's last row.
+type daP2P struct {
+	rows int
+	at   map[int][2]string // op and peer (json.dumps) of the P2POp rows
+}
+
+// opPeer returns the op and peer JSON of table row i.
+func (t *daP2P) opPeer(i int) (op, peer string) {
+	if i >= t.rows {
+		return "NaN", "NaN"
+	}
+	if v, ok := t.at[i]; ok {
+		return v[0], v[1]
+	}
+	return `"None"`, `"None"` // op_item.get('op', str(None))
+}
+
+// readDAP2P reads the rows of a dump.json as msprobe's -da numbers them
+// and keeps the P2POp rows' values.
+func readDAP2P(path string) (*daP2P, error) {
+	t := &daP2P{}
+	_, _, err := msprobe.ScanFileRowNames(path, func() { *t = daP2P{} }, func(e *msprobe.Entry) error {
+		for i := range e.Items {
+			if it := &e.Items[i]; it.P2P {
+				if t.at == nil {
+					t.at = map[int][2]string{}
+				}
+				t.at[t.rows] = [2]string{it.Op, it.Peer}
+			}
+			t.rows++
+		}
+		return nil
+	})
+	return t, err
+}
+
+// waitP2P waits for the P2POp values; false (with the error kept) when
+// they could not be read.
+func (d *daRank) waitP2P() bool {
+	<-d.p2pDone
+	if d.p2pErr != nil && d.err == nil {
+		d.err = d.p2pErr
+	}
+	return d.err == nil
 }
 
 // finish closes the JSON object and writes it.
@@ -84,14 +159,19 @@ func (d *daRank) finish() error {
 	}
 	d.buf = append(d.buf, '}')
 	d.flush(true)
+	if err := d.w.Flush(); d.err == nil {
+		d.err = err
+	}
 	return d.err
 }
 
 // add writes the group of one entry.
 func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
+	row := d.row
+	d.row += len(grp)
 	name := grp[0].npu.it.Entry
-	if strings.Count(name, ".") < 3 {
-		return // fewer than 4 dot-parts: msprobe skips it
+	if strings.Count(name, ".") < 3 || !d.waitP2P() {
+		return // fewer than 4 dot-parts: msprobe skips it; or the P2POp values' error
 	}
 	same := true
 	for _, r := range grp {
@@ -124,16 +204,19 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 			d.buf = append(d.buf, ',')
 		}
 		d.buf = append(d.buf, "\n            {"...)
-		d.opItem(r, mode, stack)
+		d.opItem(r, row+i, mode, stack)
 		d.buf = append(d.buf, "\n            }"...)
 	}
 	d.buf = append(d.buf, "\n        ]\n    }"...)
-	// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
-	n := daNode{name: strings.Clone(name), same: same, comm: daIsComm(name)}
-	if !same {
-		n.info = d.dataInfo(grp, mode)
+	if !daSkipped(name) {
+		if daIsComm(name) {
+			d.segs = append(d.segs, nil)
+		}
+		if seg := &d.segs[len(d.segs)-1]; !same && *seg == nil {
+			// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
+			*seg = &daNode{name: strings.Clone(name), info: d.dataInfo(grp, row, mode)}
+		}
 	}
-	d.nodes = append(d.nodes, n)
 	d.flush(false)
 }
 
@@ -196,16 +279,14 @@ func (d *daRank) cellJSON(c *cell) {
 		d.buf = append(d.buf, c.s...)
 	case cBool:
 		d.buf = strconv.AppendBool(d.buf, c.b)
-	case cNone:
-		d.buf = append(d.buf, "null"...)
-	default:
+	default: // a None too: msprobe holds str(None)
 		d.str(c.str())
 	}
 }
 
-// opItem writes one row's members (every table column, then state,
-// api_origin_name and the P2P columns).
-func (d *daRank) opItem(r *outRow, mode Mode, stack bool) {
+// opItem writes the members of table row i (every table column, then
+// state, api_origin_name and the P2P columns).
+func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	const in = "                "
 	n := &r.npu.it
 	bn, bd, bs, brg := "N/A", "N/A", "N/A", "N/A"
@@ -239,37 +320,45 @@ func (d *daRank) opItem(r *outRow, mode Mode, stack bool) {
 	}
 	d.kv(false, in, "Requires_grad Consistent")
 	d.buf = strconv.AppendBool(d.buf, r.npuReqGrad() == r.benchReqGrad())
-	// msprobe's provisional Result and Err_message (CalcStatsDiff), which
-	// its rule checkers would replace
-	msg := ""
+	// msprobe's provisional Result and Err_message (calc_accuracy), which
+	// its rule checkers would replace: a row without bench data is filled
+	// with N/A and says so, and one whose requires_grad differ (N/A on a
+	// side without data) says that after
+	// (md5 mode: pass or Different, and no message, NaN, but for a row
+	// without bench data)
+	result, msg := "", ""
 	switch {
 	case r.bench == nil:
-		msg = "No bench data matched."
-	case r.npuReqGrad() != r.benchReqGrad():
-		msg = "Requires_grad inconsistent. "
+		result, msg = "N/A", "No bench data matched."
+	case mode == MD5 && r.npuMD5() == r.benchMD5():
+		result = "pass"
+	case mode == MD5:
+		result = "Different"
+	}
+	if mode != MD5 && r.npuReqGrad() != r.benchReqGrad() {
+		msg += "Requires_grad inconsistent. "
 	}
 	d.kv(false, in, "Result")
-	d.str("")
+	d.str(result)
 	d.kv(false, in, "Err_message")
-	d.str(msg)
+	if mode == MD5 && r.bench != nil {
+		d.buf = append(d.buf, "NaN"...)
+	} else {
+		d.str(msg)
+	}
 	if stack {
 		d.kv(false, in, "NPU_Stack_Info")
 		d.stack(r, in)
 	}
-	p2p := func(s string, ok bool) string {
-		if !ok || s == "" {
-			return "None"
-		}
-		return s
-	}
-	bop, bpeer, bp2p := "", "", false
-	if r.bench != nil {
-		bop, bpeer, bp2p = r.bench.it.Op, r.bench.it.Peer, r.bench.it.P2P
-	}
-	for _, kv := range [...][2]string{{"state", n.State}, {"api_origin_name", n.Entry}, {"NPU P2POp op", p2p(n.Op, n.P2P)},
-		{"Bench P2POp op", p2p(bop, bp2p)}, {"NPU P2POp peer", p2p(n.Peer, n.P2P)}, {"Bench P2POp peer", p2p(bpeer, bp2p)}} {
+	d.kv(false, in, "state")
+	d.str(n.State)
+	d.kv(false, in, "api_origin_name")
+	d.str(n.Entry)
+	nop, npeer := d.p2p[0].opPeer(i)
+	bop, bpeer := d.p2p[1].opPeer(i)
+	for _, kv := range [...][2]string{{"NPU P2POp op", nop}, {"Bench P2POp op", bop}, {"NPU P2POp peer", npeer}, {"Bench P2POp peer", bpeer}} {
 		d.kv(false, in, kv[0])
-		d.str(kv[1])
+		d.buf = append(d.buf, kv[1]...) // JSON already
 	}
 }
 
@@ -306,15 +395,15 @@ func (d *daRank) stack(r *outRow, indent string) {
 
 // dataInfo renders a diff node of the search's output (2-space indent,
 // nested in a rank's list): its rows' NPU statistics by state, and its
-// stack.
-func (d *daRank) dataInfo(grp []*outRow, mode Mode) []byte {
+// stack; the group's first row is table row row.
+func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
 	save := d.buf
 	d.buf = nil
 	part := func(first bool, key string, output bool) {
 		d.kv(first, "        ", key)
 		d.buf = append(d.buf, '{')
 		n := 0
-		for _, r := range grp {
+		for k, r := range grp {
 			if (r.npu.it.State == msprobe.StateOutput) != output {
 				continue
 			}
@@ -329,12 +418,10 @@ func (d *daRank) dataInfo(grp []*outRow, mode Mode) []byte {
 					d.cellJSON(&r.ncell[i])
 				}
 			}
+			// the search reads the per-rank JSON: the row's value there
 			d.kv(false, "            ", "NPU P2POp peer")
-			peer := "None"
-			if r.npu.it.P2P && r.npu.it.Peer != "" {
-				peer = r.npu.it.Peer
-			}
-			d.str(peer)
+			_, peer := d.p2p[0].opPeer(row + k)
+			d.buf = append(d.buf, peer...)
 			d.buf = append(d.buf, "\n          }"...)
 			n++
 		}
@@ -374,67 +461,28 @@ func (d *daRank) dataInfo(grp []*outRow, mode Mode) []byte {
 	return out
 }
 
-// daSearch finds the first divergence across the ranks (see above) and
-// renders diff_analyze's JSON; nil when no rank has a diff.
+// daSearch finds the first divergence across the ranks and renders
+// diff_analyze's JSON; nil when no rank has a diff. Each rank's entries
+// (but the APIs the search walks over) are cut into segments before each
+// communication op; the first segment in which some rank has an entry
+// that is not the same gives each such rank's first one (before the
+// first communication op: the first segment).
 func daSearch(ranks []*daRank) []byte {
-	found := make([][]*daNode, len(ranks))
+	found := make([]*daNode, len(ranks))
 	any := false
-	// before each rank's first communication op
-	for i, r := range ranks {
-		for k := range r.nodes {
-			n := &r.nodes[k]
-			if daSkipped(n.name) {
-				continue
-			}
-			if n.comm {
-				break
-			}
-			if !n.same {
-				found[i], any = []*daNode{n}, true
-				break
-			}
-		}
-	}
-	if !any {
-		// the first segment between communication ops with a diff
-		segs := make([][][]*daNode, len(ranks))
-		most := 0
+	for s := 0; !any; s++ {
+		more := false
 		for i, r := range ranks {
-			seg := []*daNode{}
-			for k := range r.nodes {
-				n := &r.nodes[k]
-				if daSkipped(n.name) {
-					continue
-				}
-				if n.comm {
-					segs[i] = append(segs[i], seg)
-					seg = []*daNode{}
-					if !n.same {
-						seg = append(seg, n)
-					}
-					continue
-				}
-				seg = append(seg, n)
-			}
-			segs[i] = append(segs[i], seg)
-			most = max(most, len(segs[i]))
-		}
-		for s := 0; s < most && !any; s++ {
-			for i := range ranks {
-				if s >= len(segs[i]) {
-					continue
-				}
-				for _, n := range segs[i][s] {
-					if !n.same {
-						found[i], any = []*daNode{n}, true
-						break
-					}
+			if s < len(r.segs) {
+				more = true
+				if n := r.segs[s]; n != nil {
+					found[i], any = n, true
 				}
 			}
 		}
-	}
-	if !any {
-		return nil
+		if !more {
+			return nil
+		}
 	}
 	b := []byte("{")
 	first := true
@@ -448,18 +496,12 @@ func daSearch(ranks []*daRank) []byte {
 		first = false
 		b = append(b, "\n  "...)
 		b = msprobe.AppendJSONString(b, r.rank)
-		b = append(b, ": ["...)
-		for k, n := range found[i] {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, "\n    {\n      \"op_name\": "...)
-			b = msprobe.AppendJSONString(b, n.name)
-			b = append(b, ",\n      \"data_info\": "...)
-			b = append(b, n.info...)
-			b = append(b, "\n    }"...)
-		}
-		b = append(b, "\n  ]"...)
+		n := found[i]
+		b = append(b, ": [\n    {\n      \"op_name\": "...)
+		b = msprobe.AppendJSONString(b, n.name)
+		b = append(b, ",\n      \"data_info\": "...)
+		b = append(b, n.info...)
+		b = append(b, "\n    }\n  ]"...)
 	}
 	return append(b, "\n}"...)
 }

@@ -43,6 +43,31 @@ func TestDiffAnalyzeGolden(t *testing.T) {
 	}
 }
 
+// TestDiffAnalyzeParity: the per-rank JSON equals msprobe's byte for byte
+// where synth_multirank has no rows of the kind: rows without bench data,
+// md5 mode, and P2POp values, which msprobe takes from the row at the
+// same position of each side (NaN past its last row).
+func TestDiffAnalyzeParity(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := testkit.Corpus(t, "msprobe", "golden", name)
+			out := t.TempDir()
+			rep, err := Run(Options{Target: filepath.Join(root, "npu"), Golden: filepath.Join(root, "bench"), OutDir: out,
+				DiffAnalyze: true, Stamp: time.Date(2026, 12, 6, 14, 4, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wants, _ := filepath.Glob(filepath.Join(root, "output_diff_analyze", "compare_result_*.json"))
+			if len(rep.Ranks) != 1 || len(rep.Ranks[0].Files) != 1 || len(wants) != 1 {
+				t.Fatalf("ranks %+v, golden %v", rep.Ranks, wants)
+			}
+			checkSame(t, rep.Ranks[0].Files[0], wants[0])
+		})
+	}
+}
+
 func checkSame(t *testing.T, got, want string) {
 	t.Helper()
 	g, err := os.ReadFile(got)

@@ -131,7 +131,7 @@ func renderRows(data []byte, name string, m scanMode) string {
 		fmt.Fprintf(&b, "%s %d %d %d %s|%s|%s %v\n", e.Name, e.Index, e.Line, e.Offset, e.OpNoNumber, e.CallDirection, e.Direction, e.HasMD5)
 		for _, it := range e.Items {
 			if !m.names {
-				it = Item{Name: it.Name, Entry: it.Entry, State: it.State, DataName: it.DataName, Line: it.Line}
+				it = Item{Name: it.Name, Entry: it.Entry, State: it.State, DataName: it.DataName, Line: it.Line, Op: it.Op, Peer: it.Peer, P2P: it.P2P}
 			}
 			fmt.Fprintf(&b, "  %+v\n", it)
 		}

@@ -123,8 +123,8 @@ func TestFlatten(t *testing.T) {
 			{"class_type": "torch.distributed.P2POp", "tensor": ` + tensorA + `, "op": "isend", "peer": 1, "tag": 0, "group_id": "x"},
 			{"class_type": "torch.distributed.P2POp", "tensor": null, "op": "irecv"}]]}`,
 			[]string{
-				tensorRow("Distributed.batch_isend_irecv.0.forward.input.0.0", "input") + " p2p isend 1",
-				"Distributed.batch_isend_irecv.0.forward.input.0.1 [input] None None rg= None,None,None,None md5= data=-1 NONE p2p irecv None",
+				tensorRow("Distributed.batch_isend_irecv.0.forward.input.0.0", "input") + " p2p \"isend\" 1",
+				"Distributed.batch_isend_irecv.0.forward.input.0.1 [input] None None rg= None,None,None,None md5= data=-1 NONE p2p \"irecv\" null",
 			}},
 		{"duplicate key keeps first position, last value", `"Torch.d.0.forward": {"input_kwargs": {"a": {"type": "int", "value": 1}, "b": {"type": "int", "value": 2}, "a": {"type": "int", "value": 3}}}`,
 			[]string{

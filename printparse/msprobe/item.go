@@ -85,8 +85,9 @@ type Item struct {
 	DataName string
 	// NoneItem marks a JSON null leaf (msprobe's NONE-ITEM).
 	NoneItem bool
-	// Op and Peer are set for torch.distributed.P2POp rows, with P2P: the
-	// Python str() of the op's "op" and "peer" ("None" when absent).
+	// Op and Peer are set for torch.distributed.P2POp rows, with P2P:
+	// json.dumps of the op's "op" and "peer" values, as msprobe's -da JSON
+	// writes them (`"isend"`, `1`; `null` when absent).
 	Op, Peer string
 	P2P      bool
 	// Type is the item's "type" ("torch.Tensor", "int", "slice", ...), ""

@@ -73,8 +73,9 @@ func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, er
 }
 
 // ScanFileRowNames is ScanFileExact for readers of the rows' names only.
-// Each Item has its Name, Entry, State, DataName and Line, and nothing
-// else: no statistics, dtype, shape or md5 are filled in. The file is
+// Each Item has its Name, Entry, State, DataName and Line (and a P2POp
+// row its Op, Peer and P2P), and nothing else: no statistics, dtype,
+// shape or md5 are filled in. The file is
 // checked, and its entries and rows found, exactly as ScanFileExact does.
 // Entries are given as ScanReuse gives them (reused: fn must copy what it
 // keeps; no call orders); repeats tells whether "data" repeated a key (the
@@ -716,8 +717,18 @@ func (s *scanner) p2p(o int32, state string) {
 		pi = s.noneItem(state, t.nodes[o].line)
 	}
 	pi.it.P2P = true
-	pi.it.Op = s.pyStrIntern(t.get(o, "op"))
-	pi.it.Peer = s.pyStrIntern(t.get(o, "peer"))
+	pi.it.Op = s.jsonIntern(t.get(o, "op"))
+	pi.it.Peer = s.jsonIntern(t.get(o, "peer"))
+}
+
+// jsonIntern is the interned json.dumps of node i ("null" if absent, as
+// msprobe's op_data.get(key) is None then).
+func (s *scanner) jsonIntern(i int32) string {
+	if i < 0 {
+		return "null"
+	}
+	s.scratch = s.t.appendJSON(s.scratch[:0], i)
+	return s.internBytes(s.scratch)
 }
 
 // pyStrIntern is the interned Python str() of node i ("None" if absent).
@@ -1017,7 +1028,8 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 				}
 			}
 			if s.names {
-				it := Item{Name: get(pi.name), Entry: name, State: pi.it.State, DataName: pi.it.DataName, Line: pi.it.Line}
+				it := Item{Name: get(pi.name), Entry: name, State: pi.it.State, DataName: pi.it.DataName, Line: pi.it.Line,
+					Op: pi.it.Op, Peer: pi.it.Peer, P2P: pi.it.P2P}
 				if pi.dataName.off >= 0 {
 					it.DataName = get(pi.dataName)
 				}

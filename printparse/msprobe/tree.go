@@ -453,6 +453,44 @@ func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
 	return dst
 }
 
+// jsonConsts are Python's json.dumps of the values of the kinds that hold
+// one value.
+var jsonConsts = [...]string{kNull: "null", kTrue: "true", kFalse: "false", kNaN: "NaN", kInf: "Infinity", kNegInf: "-Infinity"}
+
+// appendJSON appends Python's json.dumps() of node i's value as json.load
+// read it (ensure_ascii; containers on one line, ", " and ": " between
+// their members).
+func (t *tree) appendJSON(dst []byte, i int32) []byte {
+	n := &t.nodes[i]
+	switch n.kind {
+	case kNull, kTrue, kFalse, kNaN, kInf, kNegInf:
+		return append(dst, jsonConsts[n.kind]...)
+	case kString:
+		return AppendJSONString(dst, t.str(n.text))
+	case kArray:
+		dst = append(dst, '[')
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			if c != n.first {
+				dst = append(dst, ", "...)
+			}
+			dst = t.appendJSON(dst, c)
+		}
+		return append(dst, ']')
+	case kObject:
+		dst = append(dst, '{')
+		for c := n.first; c >= 0; c = t.nodes[c].next {
+			if c != n.first {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendJSONString(dst, t.str(t.nodes[c].key))
+			dst = append(dst, ": "...)
+			dst = t.appendJSON(dst, c)
+		}
+		return append(dst, '}')
+	}
+	return t.appendPyRepr(dst, i) // a number: its repr
+}
+
 // appendPyInt appends Python's str() of a JSON integer literal: the
 // literal itself, except that "-0" is 0.
 func appendPyInt(dst, lit []byte) []byte {
