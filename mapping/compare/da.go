@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,8 +54,9 @@ type daRank struct {
 	first  bool // no entry written yet
 	err    error
 	frames StackFrames
-	row    int       // the table rows written before
-	segs   []*daNode // per segment, its first entry that is not the same (nil: none)
+	row    int                   // the table rows written before
+	stacks map[*string]stackJSON // by the first frame's address
+	segs   []*daNode             // per segment, its first entry that is not the same (nil: none)
 	// p2p are both sides' P2POp values by row position (waited for
 	// before the first entry is written).
 	p2p     [2]*daP2P
@@ -284,41 +286,73 @@ func (d *daRank) cellJSON(c *cell) {
 	}
 }
 
+// daItemIndent is the indent of an op item's members.
+const daItemIndent = "                "
+
+// daKeys are how the per-rank JSON starts each of these op item members:
+// line break, indent, quoted key and ": ".
+func daKeys(keys ...string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = string(msprobe.AppendJSONString([]byte("\n"+daItemIndent), k)) + ": "
+	}
+	return out
+}
+
+// The op item members' starts, by group, in the order they are written.
+var (
+	daHeadKeys = daKeys("NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
+		"NPU Requires_grad", "Bench Requires_grad")
+	daMD5Keys  = daKeys("NPU MD5", "BENCH MD5")
+	daDiffKeys = daKeys("Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
+		"NormRelativeErr")
+	daStatKeys = daKeys("NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm")
+	daTailKeys = daKeys("Requires_grad Consistent", "Result", "Err_message", "NPU_Stack_Info", "state", "api_origin_name",
+		"NPU P2POp op", "Bench P2POp op", "NPU P2POp peer", "Bench P2POp peer")
+)
+
+// member starts an op item member (key: one of daKeys').
+func (d *daRank) member(first bool, key string) {
+	if !first {
+		d.buf = append(d.buf, ',')
+	}
+	d.buf = append(d.buf, key...)
+}
+
 // opItem writes the members of table row i (every table column, then
 // state, api_origin_name and the P2P columns).
 func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
-	const in = "                "
 	n := &r.npu.it
 	bn, bd, bs, brg := "N/A", "N/A", "N/A", "N/A"
 	if r.bench != nil {
 		b := &r.bench.it
 		bn, bd, bs, brg = b.Name, b.Dtype, b.Shape, reqGrad(b.RequiresGrad)
 	}
-	for i, kv := range [...][2]string{{"NPU Name", n.Name}, {"Bench Name", bn}, {"NPU Dtype", n.Dtype}, {"Bench Dtype", bd},
-		{"NPU Tensor Shape", n.Shape}, {"Bench Tensor Shape", bs}, {"NPU Requires_grad", r.npuReqGrad()}, {"Bench Requires_grad", brg}} {
-		d.kv(i == 0, in, kv[0])
-		d.str(kv[1])
+	for k, v := range [...]string{n.Name, bn, n.Dtype, bd, n.Shape, bs, r.npuReqGrad(), brg} {
+		d.member(k == 0, daHeadKeys[k])
+		d.str(v)
 	}
 	if mode == MD5 {
-		d.kv(false, in, "NPU MD5")
-		d.str(r.npuMD5())
-		d.kv(false, in, "BENCH MD5")
-		d.str(r.benchMD5())
-	} else {
-		for i, h := range [...]string{"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"} {
-			d.kv(false, in, h)
-			d.str(r.diff[i].String())
+		for k, v := range [...]string{r.npuMD5(), r.benchMD5()} {
+			d.member(false, daMD5Keys[k])
+			d.str(v)
 		}
-		for i, h := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean", "Bench l2norm"} {
-			d.kv(false, in, h)
-			if i < 4 {
-				d.cellJSON(&r.ncell[i])
+	} else {
+		for k := range daDiffKeys {
+			d.member(false, daDiffKeys[k])
+			d.str(r.diff[k].String())
+		}
+		for k := range daStatKeys {
+			d.member(false, daStatKeys[k])
+			if k < 4 {
+				d.cellJSON(&r.ncell[k])
 			} else {
-				d.cellJSON(&r.bcell[i-4])
+				d.cellJSON(&r.bcell[k-4])
 			}
 		}
 	}
-	d.kv(false, in, "Requires_grad Consistent")
+	tail := daTailKeys
+	d.member(false, tail[0]) // Requires_grad Consistent
 	d.buf = strconv.AppendBool(d.buf, r.npuReqGrad() == r.benchReqGrad())
 	// msprobe's provisional Result and Err_message (calc_accuracy), which
 	// its rule checkers would replace: a row without bench data is filled
@@ -338,59 +372,76 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	if mode != MD5 && r.npuReqGrad() != r.benchReqGrad() {
 		msg += "Requires_grad inconsistent. "
 	}
-	d.kv(false, in, "Result")
+	d.member(false, tail[1])
 	d.str(result)
-	d.kv(false, in, "Err_message")
+	d.member(false, tail[2])
 	if mode == MD5 && r.bench != nil {
 		d.buf = append(d.buf, "NaN"...)
 	} else {
 		d.str(msg)
 	}
 	if stack {
-		d.kv(false, in, "NPU_Stack_Info")
-		d.stack(r, in)
+		d.member(false, tail[3])
+		d.stack(r)
 	}
-	d.kv(false, in, "state")
+	d.member(false, tail[4])
 	d.str(n.State)
-	d.kv(false, in, "api_origin_name")
+	d.member(false, tail[5])
 	d.str(n.Entry)
 	nop, npeer := d.p2p[0].opPeer(i)
 	bop, bpeer := d.p2p[1].opPeer(i)
-	for _, kv := range [...][2]string{{"NPU P2POp op", nop}, {"Bench P2POp op", bop}, {"NPU P2POp peer", npeer}, {"Bench P2POp peer", bpeer}} {
-		d.kv(false, in, kv[0])
-		d.buf = append(d.buf, kv[1]...) // JSON already
+	for k, v := range [...]string{nop, bop, npeer, bpeer} {
+		d.member(false, tail[6+k])
+		d.buf = append(d.buf, v...) // JSON already
 	}
 }
 
 // stack appends a row's NPU_Stack_Info: the entry's frames on its first
-// row, "N/A" on the others.
-func (d *daRank) stack(r *outRow, indent string) {
+// row, "N/A" on the others. The JSON of a list of frames that entries
+// share is kept (up to daStacksKept lists).
+func (d *daRank) stack(r *outRow) {
 	var fr []string
 	ok := false
 	if r.npu.stack != nil && d.frames != nil {
 		fr, ok = d.frames.Frames(r.npu.it.Entry)
 	}
-	if !ok {
+	switch {
+	case !ok:
 		d.str("N/A")
 		return
-	}
-	if len(fr) == 0 {
+	case len(fr) == 0:
 		d.buf = append(d.buf, "[]"...)
 		return
 	}
+	if j, ok := d.stacks[&fr[0]]; ok && j.n == len(fr) {
+		d.buf = append(d.buf, j.json...)
+		return
+	}
+	at := len(d.buf)
 	d.buf = append(d.buf, '[')
 	for i, f := range fr {
 		if i > 0 {
 			d.buf = append(d.buf, ',')
 		}
-		d.buf = append(d.buf, '\n')
-		d.buf = append(d.buf, indent...)
-		d.buf = append(d.buf, "    "...)
+		d.buf = append(d.buf, "\n"+daItemIndent+"    "...)
 		d.str(f)
 	}
-	d.buf = append(d.buf, '\n')
-	d.buf = append(d.buf, indent...)
-	d.buf = append(d.buf, ']')
+	d.buf = append(d.buf, "\n"+daItemIndent+"]"...)
+	if len(d.stacks) < daStacksKept {
+		if d.stacks == nil {
+			d.stacks = map[*string]stackJSON{}
+		}
+		d.stacks[&fr[0]] = stackJSON{len(fr), slices.Clone(d.buf[at:])}
+	}
+}
+
+// daStacksKept bounds the frame lists whose JSON a rank keeps.
+const daStacksKept = 4096
+
+// stackJSON is the JSON of a list of n frames.
+type stackJSON struct {
+	n    int
+	json []byte
 }
 
 // dataInfo renders a diff node of the search's output (2-space indent,
