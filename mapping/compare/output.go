@@ -5,6 +5,8 @@ import (
 	"compress/flate"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -205,8 +207,8 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
 // over part_0, part_1, ... past MaxXLSXRows), with rows filled red
 // (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
-// highlight). Numbers are written as numbers; text as text, without the
-// CSV's " inf" spelling.
+// highlight). Numbers are written as numbers, as openpyxl writes them
+// (openpyxlNumber); text as text, without the CSV's " inf" spelling.
 //
 // The rows go to the workbook on a goroutine of their own, in batches
 // (handOff): excelize takes longer to write a row than the compare to
@@ -398,7 +400,7 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 			v = strings.TrimSpace(c.Text) // no " inf" spelling in xlsx
 		}
 		if c.Num && !isInfText(c.Text) {
-			v = c.Val
+			v = openpyxlNumber(c.Val, c.Text)
 		}
 		if style != 0 {
 			v = excelize.Cell{StyleID: style, Value: v}
@@ -418,6 +420,40 @@ func fastZip(w io.Writer) excelize.ZipWriter {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
 	return zw
+}
+
+// openpyxlNumber is the number openpyxl writes for v, which msprobe's
+// xlsx holds: "%.16g" % v (safe_string), 16 significant digits where a
+// float may need 17. text is a decimal that reads as v (the cell's text):
+// when it has at most 16 significant digits, so does the 16-digit
+// rounding, which then reads as v too, but beside a power of two, whose
+// lower neighbour is nearer than its upper one.
+func openpyxlNumber(v float64, text string) float64 {
+	if sigDigits(text) <= 16 && math.Float64bits(v)&(1<<52-1) != 0 {
+		return v
+	}
+	var buf [32]byte
+	r, _ := strconv.ParseFloat(string(strconv.AppendFloat(buf[:0], v, 'g', 16, 64)), 64)
+	return r
+}
+
+// sigDigits counts the significant digits of a decimal number's text (a
+// sign, digits, a point, an exponent); 99 for anything else.
+func sigDigits(t string) int {
+	n, lead := 0, true
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '-' && i == 0, c == '.':
+		case c == '0' && lead:
+		case c >= '0' && c <= '9':
+			n, lead = n+1, false
+		case (c == 'e' || c == 'E') && i > 0:
+			return n
+		default:
+			return 99
+		}
+	}
+	return n
 }
 
 func isInfText(t string) bool {

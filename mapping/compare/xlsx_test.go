@@ -1,6 +1,9 @@
 package compare
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/layermap/layermap/mapping/output"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/xuri/excelize/v2"
 )
@@ -88,6 +92,78 @@ func rowFill(t *testing.T, f *excelize.File, row int) string {
 		return ""
 	}
 	return st.Fill.Color[0]
+}
+
+// TestOpenpyxlNumberShortcut: the cells whose text has at most 16
+// significant digits, which openpyxlNumber leaves as they are, are what
+// "%.16g" gives, beside powers of two too; Python's repr of float32 and
+// float64 values, powers of two and their neighbours, short decimals.
+func TestOpenpyxlNumberShortcut(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var vals []float64
+	for e := -1074; e <= 1023; e++ {
+		p := math.Ldexp(1, e)
+		vals = append(vals, p, math.Nextafter(p, 0), math.Nextafter(p, math.Inf(1)), -p)
+	}
+	for range 200000 {
+		vals = append(vals, math.Float64frombits(rng.Uint64()), float64(math.Float32frombits(rng.Uint32())),
+			float64(rng.IntN(100000))/math.Pow(10, float64(rng.IntN(12))))
+	}
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		want, _ := strconv.ParseFloat(fmt.Sprintf("%.16g", v), 64)
+		for _, text := range []string{string(msprobe.AppendPyFloat(nil, v)), strconv.FormatFloat(v, 'e', -1, 64)} {
+			if got := openpyxlNumber(v, text); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("openpyxlNumber(%v, %q) = %v, %%.16g gives %v", v, text, got, want)
+			}
+		}
+	}
+}
+
+// TestXLSXNumbersAsOpenpyxl: a number cell holds the value openpyxl
+// writes for msprobe ("%.16g"), not one cut to Excel's 15 digits: the
+// statistics of float32 tensors need 16 or 17. The first cases are cells
+// of msprobe's own xlsx of the demo pair.
+func TestXLSXNumbersAsOpenpyxl(t *testing.T) {
+	t.Parallel()
+	type pair struct{ in, want float64 }
+	cases := []pair{{-1.3884038925170898, -1.38840389251709}, {1.090165138244629, 1.090165138244629},
+		{3.2178964614868164, 3.217896461486816}, {-0.0323488749563694, -0.0323488749563694}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, v := range []float64{0.1, 1.0000000000000002, 5e-324, 1e-300, 1.7976931348623157e308, 123456789012345678} {
+		cases = append(cases, pair{v, v})
+	}
+	for range 200 {
+		cases = append(cases, pair{rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20)), 0}, pair{float64(float32(rng.NormFloat64())), 0})
+	}
+	for i, c := range cases {
+		if i >= 4 {
+			cases[i].want, _ = strconv.ParseFloat(fmt.Sprintf("%.16g", c.in), 64)
+		}
+	}
+	dir, _ := writeTable(t, func(set *output.Set, dir string) (*XLSXSink, error) {
+		return NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+	}, []string{"NPU max"}, func(t *testing.T, s *XLSXSink) {
+		for _, c := range cases {
+			if err := s.Row([]Cell{{Text: strconv.FormatFloat(c.in, 'g', -1, 64), Num: true, Val: c.in}}, RowMark{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, true, time.Now())
+	f, _ := sheetRows(t, filepath.Join(dir, "t.xlsx"))
+	for k, c := range cases {
+		cell := "A" + strconv.Itoa(k+2)
+		raw, err := f.GetCellValue("Sheet1", cell, excelize.Options{RawCellValue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := strconv.ParseFloat(raw, 64); err != nil || math.Float64bits(got) != math.Float64bits(c.want) {
+			t.Errorf("%s holds %s for %v, want %v (%v)", cell, raw, c.in, c.want, err)
+		}
+	}
 }
 
 // TestXLSXSink: the workbook holds exactly the rows written, in order,
