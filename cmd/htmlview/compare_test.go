@@ -2,6 +2,8 @@ package htmlview_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +155,28 @@ func TestCompareBudget(t *testing.T) {
 		if cut.NPU.Result[cut.NPU.Lookup(node.Path)] != r {
 			t.Errorf("%s: result changes with the budget", node.Path)
 		}
+	}
+}
+
+// The same table gives the same page: the modules some of whose rows
+// were left out are listed in order, not in a map's.
+func TestCompareBudgetSamePage(t *testing.T) {
+	n, b := testkit.Testdata(t, "demo", "dumps/llamafactory"), testkit.Testdata(t, "demo", "dumps/mindspeed-mm")
+	stamp := regexp.MustCompile(`compare_result_[0-9]+`)
+	var pages [2]string
+	for i := range pages {
+		v, page := compareRun(t, n, b, "", compareOpts{budget: 40_000})
+		if len(v.Table.Total) < 5 {
+			t.Fatalf("%d modules cut: too few to tell an order", len(v.Table.Total))
+		}
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[i] = stamp.ReplaceAllString(string(data), "compare_result_TS")
+	}
+	if pages[0] != pages[1] {
+		t.Error("two runs on the same dumps wrote different pages")
 	}
 }
 

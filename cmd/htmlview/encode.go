@@ -401,9 +401,15 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 			}
 		}
 	}
-	cut := []int{}
+	// by node, so that the page is the same for the same table
+	cuts := make([][2]int, 0, len(t.Total))
 	for n, total := range t.Total {
-		cut = append(cut, e.node(0, n), total)
+		cuts = append(cuts, [2]int{e.node(0, n), total})
+	}
+	slices.SortFunc(cuts, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	cut := make([]int, 0, 2*len(cuts))
+	for _, c := range cuts {
+		cut = append(cut, c[0], c[1])
 	}
 	head := struct {
 		Hdr []string `json:"hdr"`
