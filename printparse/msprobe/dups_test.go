@@ -105,6 +105,9 @@ func TestRepeatedKeys(t *testing.T) {
 			if !slices.Equal(names, wantNames) {
 				t.Errorf("EntryNames = %q, want %q", names, wantNames)
 			}
+			if skimmed, err := SkimEntryNames(file); err != nil || !slices.Equal(skimmed, wantNames) {
+				t.Errorf("SkimEntryNames = %q (%v), want %q", skimmed, err, wantNames)
+			}
 			// skimmed, then read at the offsets it gives
 			type at struct {
 				name     string

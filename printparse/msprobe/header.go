@@ -220,6 +220,22 @@ func EntryNames(dumpJSONPath string) ([]string, error) {
 	return names, err
 }
 
+// SkimEntryNames is EntryNames read by a skim (see Skim), several times
+// faster: the same names, the structure around the bodies checked as
+// EntryNames checks it, but not the bodies themselves, for a reader that
+// reads the entries (and finds their errors) anyway.
+func SkimEntryNames(dumpJSONPath string) ([]string, error) {
+	var names []string
+	_, err := SkimExact(dumpJSONPath, func() { names = names[:0] }, func(e *SkimEntry) error {
+		names = append(names, string(e.Name))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
 func entryNames(dumpJSONPath string, plan *Repeats) ([]string, error) {
 	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +54,27 @@ func TestReadHeaderAndEntryNames(t *testing.T) {
 				t.Errorf("EntryNames: %d names, first %q; want %d, %q", len(names), names[0], tt.entries, tt.first)
 			}
 		})
+	}
+}
+
+// TestSkimEntryNames: on every dump of the corpus EntryNames reads, the
+// skim gives the same names.
+func TestSkimEntryNames(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, p := range flatDumps(t) {
+		want, err := EntryNames(p)
+		if err != nil {
+			continue
+		}
+		got, err := SkimEntryNames(p)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: SkimEntryNames %d names (%v), EntryNames %d", p, len(got), err, len(want))
+		}
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d dumps read", n)
 	}
 }
 
