@@ -1,6 +1,8 @@
 package htmlview
 
 import (
+	"bytes"
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -46,6 +48,7 @@ type CompareSink struct {
 
 	header []string
 	keep   []int // the columns the page shows (not the stack)
+	need   int   // the fields of a CSV line read: through the last kept one
 	csv    bool  // the rows came as CSV lines (the table is a CSV file)
 
 	mods  map[*printparse.Node]*modState
@@ -131,12 +134,19 @@ func NewCompareSink(npu, bench msprobe.Paths, m *MappingFile) *CompareSink {
 }
 
 func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
+	// both at once: compare has not started yet
+	var (
+		bt   *printparse.Tree
+		berr error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		bt, _, berr = loadTree(bp)
+	}()
 	nt, construct, err := loadTree(np)
-	if err != nil {
-		return nil, err
-	}
-	bt, _, err := loadTree(bp)
-	if err != nil {
+	<-done
+	if err = cmp.Or(err, berr); err != nil {
 		return nil, err
 	}
 	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[uint64]*printparse.Node{}, seed: maphash.MakeSeed()}
@@ -168,7 +178,8 @@ func loadTree(p msprobe.Paths) (*printparse.Tree, map[string]string, error) {
 		return nil, nil, err
 	}
 	dumpFile := filepath.Join(dir, "dump.json")
-	names, err := msprobe.EntryNames(dumpFile)
+	// compare reads the entries, and reports their syntax errors
+	names, err := msprobe.SkimEntryNames(dumpFile)
 	if err != nil {
 		var de *source.Error
 		if errors.As(err, &de) {
@@ -199,6 +210,10 @@ func (s *CompareSink) Header(cols []string) error {
 			s.keep = append(s.keep, i)
 		}
 	}
+	s.need = 2 // the names
+	if len(s.keep) > 0 {
+		s.need = max(s.need, s.keep[len(s.keep)-1]+1)
+	}
 	return nil
 }
 
@@ -211,7 +226,7 @@ func (s *CompareSink) Row(cells []compare.Cell, mark compare.RowMark) error {
 // Line receives one row as its CSV line (a CSV table).
 func (s *CompareSink) Line(line []byte, mark compare.RowMark) error {
 	s.csv = true
-	s.fields, s.unq = splitCSV(line, s.fields[:0], s.unq[:0])
+	s.fields, s.unq = splitCSV(line, s.fields[:0], s.unq[:0], s.need)
 	f := s.fields
 	return s.addFields(len(f), func(i int) int { return len(f[i]) },
 		func(i int) string { return string(f[i]) }, ParseResult(mark.Result))
@@ -529,39 +544,46 @@ func entryOf(row string) string {
 
 // splitCSV splits one CSV line as compare writes it (RFC 4180: a field
 // is quoted when it holds a comma, a quote or a line break, its quotes
-// doubled) into fields, appended to dst; quoted fields are unquoted into
-// buf. The fields alias line and buf.
-func splitCSV(line []byte, dst [][]byte, buf []byte) ([][]byte, []byte) {
+// doubled) into its first max fields, appended to dst (the rest of the
+// line is not read); quoted fields are unquoted into buf. The fields
+// alias line and buf.
+func splitCSV(line []byte, dst [][]byte, buf []byte, max int) ([][]byte, []byte) {
 	line = trimEOL(line)
 	// unquoted fields alias buf: size it so that it does not move
 	if cap(buf) < len(line) {
 		buf = make([]byte, 0, len(line))
 	}
-	for i := 0; ; {
+	for i := 0; len(dst) < max; {
 		if i < len(line) && line[i] == '"' {
 			start := len(buf)
 			i++
 			for i < len(line) {
-				if line[i] == '"' {
-					if i+1 < len(line) && line[i+1] == '"' {
-						buf = append(buf, '"')
-						i += 2
-						continue
-					}
-					i++
+				q := bytes.IndexByte(line[i:], '"')
+				if q < 0 {
+					buf = append(buf, line[i:]...)
+					i = len(line)
 					break
 				}
-				buf = append(buf, line[i])
+				buf = append(buf, line[i:i+q]...)
+				i += q
+				if i+1 < len(line) && line[i+1] == '"' {
+					buf = append(buf, '"')
+					i += 2
+					continue
+				}
 				i++
+				break
 			}
 			dst = append(dst, buf[start:len(buf):len(buf)])
-			for i < len(line) && line[i] != ',' {
-				i++
+			if k := bytes.IndexByte(line[i:], ','); k >= 0 {
+				i += k
+			} else {
+				i = len(line)
 			}
 		} else {
-			j := i
-			for j < len(line) && line[j] != ',' {
-				j++
+			j := len(line)
+			if k := bytes.IndexByte(line[i:], ','); k >= 0 {
+				j = i + k
 			}
 			dst = append(dst, line[i:j:j])
 			i = j
@@ -571,6 +593,7 @@ func splitCSV(line []byte, dst [][]byte, buf []byte) ([][]byte, []byte) {
 		}
 		i++ // the comma
 	}
+	return dst, buf
 }
 
 func trimEOL(b []byte) []byte {

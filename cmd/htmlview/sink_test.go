@@ -82,7 +82,7 @@ func TestSplitCSV(t *testing.T) {
 		if err != nil {
 			want = []string{""} // an empty line: one empty field
 		}
-		fs, _ := splitCSV([]byte(line), nil, nil)
+		fs, _ := splitCSV([]byte(line), nil, nil, len(want)+1)
 		var got []string
 		for _, f := range fs {
 			got = append(got, string(f))
@@ -90,9 +90,20 @@ func TestSplitCSV(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("splitCSV(%q) = %q, want %q", line, got, want)
 		}
+		// the first fields only
+		for n := range want {
+			fs, _ := splitCSV([]byte(line), nil, nil, n)
+			var got []string
+			for _, f := range fs {
+				got = append(got, string(f))
+			}
+			if !slices.Equal(got, want[:n]) {
+				t.Errorf("splitCSV(%q, %d) = %q, want %q", line, n, got, want[:n])
+			}
+		}
 	}
 	// the fields of one line survive unquoting into the shared buffer
-	fs, buf := splitCSV([]byte(`"a""",b,"c,d"`), nil, make([]byte, 0, 1))
+	fs, buf := splitCSV([]byte(`"a""",b,"c,d"`), nil, make([]byte, 0, 1), 3)
 	if got := string(bytes.Join(fs, []byte("|"))); got != `a"|b|c,d` || cap(buf) < 1 {
 		t.Errorf("fields %q", got)
 	}
