@@ -418,39 +418,7 @@ var pyConsts = [...]string{kNull: "None", kTrue: "True", kFalse: "False", kNaN: 
 
 // appendPyRepr appends Python's repr() of node i's value.
 func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
-	n := &t.nodes[i]
-	switch n.kind {
-	case kNull, kTrue, kFalse, kNaN, kInf, kNegInf:
-		return append(dst, pyConsts[n.kind]...)
-	case kInt:
-		return appendPyInt(dst, t.bytes(n.text))
-	case kFloat:
-		f, _ := strconv.ParseFloat(string(t.bytes(n.text)), 64)
-		return AppendPyFloat(dst, f)
-	case kString:
-		return AppendPyRepr(dst, t.str(n.text))
-	case kArray:
-		dst = append(dst, '[')
-		for c := n.first; c >= 0; c = t.nodes[c].next {
-			if c != n.first {
-				dst = append(dst, ", "...)
-			}
-			dst = t.appendPyRepr(dst, c)
-		}
-		return append(dst, ']')
-	case kObject:
-		dst = append(dst, '{')
-		for c := n.first; c >= 0; c = t.nodes[c].next {
-			if c != n.first {
-				dst = append(dst, ", "...)
-			}
-			dst = AppendPyRepr(dst, t.str(t.nodes[c].key))
-			dst = append(dst, ": "...)
-			dst = t.appendPyRepr(dst, c)
-		}
-		return append(dst, '}')
-	}
-	return dst
+	return t.appendValue(dst, i, &pyConsts, AppendPyRepr)
 }
 
 // jsonConsts are Python's json.dumps of the values of the kinds that hold
@@ -458,22 +426,34 @@ func (t *tree) appendPyRepr(dst []byte, i int32) []byte {
 var jsonConsts = [...]string{kNull: "null", kTrue: "true", kFalse: "false", kNaN: "NaN", kInf: "Infinity", kNegInf: "-Infinity"}
 
 // appendJSON appends Python's json.dumps() of node i's value as json.load
-// read it (ensure_ascii; containers on one line, ", " and ": " between
-// their members).
+// read it (ensure_ascii; containers on one line).
 func (t *tree) appendJSON(dst []byte, i int32) []byte {
+	return t.appendValue(dst, i, &jsonConsts, AppendJSONString)
+}
+
+// appendValue appends node i's value as repr() and json.dumps() both
+// write it but for consts (the values of the kinds that hold one) and
+// str (a string, a key): numbers as repr, lists and dicts on one line,
+// ", " and ": " between their members.
+func (t *tree) appendValue(dst []byte, i int32, consts *[len(pyConsts)]string, str func([]byte, string) []byte) []byte {
 	n := &t.nodes[i]
 	switch n.kind {
 	case kNull, kTrue, kFalse, kNaN, kInf, kNegInf:
-		return append(dst, jsonConsts[n.kind]...)
+		return append(dst, consts[n.kind]...)
+	case kInt:
+		return appendPyInt(dst, t.bytes(n.text))
+	case kFloat:
+		f, _ := strconv.ParseFloat(string(t.bytes(n.text)), 64)
+		return AppendPyFloat(dst, f)
 	case kString:
-		return AppendJSONString(dst, t.str(n.text))
+		return str(dst, t.str(n.text))
 	case kArray:
 		dst = append(dst, '[')
 		for c := n.first; c >= 0; c = t.nodes[c].next {
 			if c != n.first {
 				dst = append(dst, ", "...)
 			}
-			dst = t.appendJSON(dst, c)
+			dst = t.appendValue(dst, c, consts, str)
 		}
 		return append(dst, ']')
 	case kObject:
@@ -482,13 +462,13 @@ func (t *tree) appendJSON(dst []byte, i int32) []byte {
 			if c != n.first {
 				dst = append(dst, ", "...)
 			}
-			dst = AppendJSONString(dst, t.str(t.nodes[c].key))
+			dst = str(dst, t.str(t.nodes[c].key))
 			dst = append(dst, ": "...)
-			dst = t.appendJSON(dst, c)
+			dst = t.appendValue(dst, c, consts, str)
 		}
 		return append(dst, '}')
 	}
-	return t.appendPyRepr(dst, i) // a number: its repr
+	return dst
 }
 
 // appendPyInt appends Python's str() of a JSON integer literal: the
