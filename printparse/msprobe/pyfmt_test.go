@@ -49,48 +49,47 @@ func TestPyFloatMatchesCPython(t *testing.T) {
 }
 
 func TestPyReprMatchesCPython(t *testing.T) {
-	data, err := os.ReadFile("testdata/pyrepr.txt")
+	for _, c := range cpythonPairs(t, "testdata/pyrepr.txt") {
+		if got := string(AppendPyRepr(nil, c[0])); got != c[1] {
+			t.Errorf("repr(%q) = %s, CPython %s", c[0], got, c[1])
+		}
+	}
+}
+
+// cpythonPairs reads a file of what CPython wrote: after a header line,
+// per line a JSON string, a tab and the JSON string CPython made of it.
+func cpythonPairs(t *testing.T, file string) [][2]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pairs [][2]string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
 		in, out, _ := strings.Cut(line, "\t")
-		var s, want string
-		if err := json.Unmarshal([]byte(in), &s); err != nil {
+		var p [2]string
+		if err := json.Unmarshal([]byte(in), &p[0]); err != nil {
 			t.Fatal(err)
 		}
-		if err := json.Unmarshal([]byte(out), &want); err != nil {
+		if err := json.Unmarshal([]byte(out), &p[1]); err != nil {
 			t.Fatal(err)
 		}
-		if got := string(AppendPyRepr(nil, s)); got != want {
-			t.Errorf("repr(%q) = %s, CPython %s", s, got, want)
-		}
+		pairs = append(pairs, p)
 	}
+	return pairs
 }
 
 // TestJSONStringMatchesCPython compares AppendJSONString with json.dumps
 // output recorded from CPython (testdata/pyjsonstr.txt: escapes, control
 // characters, non-ASCII, astral characters, random mixes).
 func TestJSONStringMatchesCPython(t *testing.T) {
-	data, err := os.ReadFile("testdata/pyjsonstr.txt")
-	if err != nil {
-		t.Fatal(err)
+	pairs := cpythonPairs(t, "testdata/pyjsonstr.txt")
+	if len(pairs) < 50 {
+		t.Fatalf("only %d cases read", len(pairs))
 	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")[1:]
-	if len(lines) < 50 {
-		t.Fatalf("only %d cases read", len(lines))
-	}
-	for _, line := range lines {
-		in, out, _ := strings.Cut(line, "\t")
-		var s, want string
-		if err := json.Unmarshal([]byte(in), &s); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(out), &want); err != nil {
-			t.Fatal(err)
-		}
-		if got := string(AppendJSONString([]byte("x"), s)); got != "x"+want {
-			t.Errorf("json.dumps(%q) = %s, CPython %s", s, got[1:], want)
+	for _, c := range pairs {
+		if got := string(AppendJSONString([]byte("x"), c[0])); got != "x"+c[1] {
+			t.Errorf("json.dumps(%q) = %s, CPython %s", c[0], got[1:], c[1])
 		}
 	}
 }
