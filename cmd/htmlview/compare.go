@@ -544,16 +544,16 @@ func entryOf(row string) string {
 
 // splitCSV splits one CSV line as compare writes it (RFC 4180: a field
 // is quoted when it holds a comma, a quote or a line break, its quotes
-// doubled) into its first max fields, appended to dst (the rest of the
+// doubled) into its first n fields, appended to dst (the rest of the
 // line is not read); quoted fields are unquoted into buf. The fields
 // alias line and buf.
-func splitCSV(line []byte, dst [][]byte, buf []byte, max int) ([][]byte, []byte) {
+func splitCSV(line []byte, dst [][]byte, buf []byte, n int) ([][]byte, []byte) {
 	line = trimEOL(line)
 	// unquoted fields alias buf: size it so that it does not move
 	if cap(buf) < len(line) {
 		buf = make([]byte, 0, len(line))
 	}
-	for i := 0; len(dst) < max; {
+	for i := 0; len(dst) < n; {
 		if i < len(line) && line[i] == '"' {
 			start := len(buf)
 			i++

@@ -17,10 +17,10 @@ import (
 //
 // Per rank pair the table is written, instead of as CSV, as
 // compare_result_rank{N}_{ts}.json: every entry's rows with msprobe's
-// cells (Result and Err_message as calc_accuracy leaves them, before the
-// rule checkers that do not run there; the P2POp columns by position,
-// see daP2P) and is_same, false when an output row has a relative error
-// above 50% (md5 mode: a different md5). Then the ranks are searched for the first
+// cells (Result and Err_message as calc_accuracy leaves them, the rule
+// checkers do not run there; the P2POp columns by position, see daP2P)
+// and is_same, false when an output row has a relative error above 50%
+// (md5 mode: a different md5). Then the ranks are searched for the first
 // divergence across them (diff_analyze_{ns}.json, not written when there
 // is none): on each rank the first entry that is not the same before its
 // first communication op; when no rank has one, the ranks' entries are
@@ -354,12 +354,12 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	tail := daTailKeys
 	d.member(false, tail[0]) // Requires_grad Consistent
 	d.buf = strconv.AppendBool(d.buf, r.npuReqGrad() == r.benchReqGrad())
-	// msprobe's provisional Result and Err_message (calc_accuracy), which
-	// its rule checkers would replace: a row without bench data is filled
-	// with N/A and says so, and one whose requires_grad differ (N/A on a
-	// side without data) says that after
-	// (md5 mode: pass or Different, and no message, NaN, but for a row
-	// without bench data)
+	// msprobe's provisional Result and Err_message (calc_accuracy; the
+	// rule checkers that would replace them do not run for -da): a row
+	// without bench data is N/A, "No bench data matched."; in statistics
+	// mode "Requires_grad inconsistent. " follows where the two differ
+	// (N/A on the side without data); md5 mode says pass or Different and
+	// leaves the message NaN.
 	result, msg := "", ""
 	switch {
 	case r.bench == nil:

@@ -424,10 +424,11 @@ func fastZip(w io.Writer) excelize.ZipWriter {
 
 // openpyxlNumber is the number openpyxl writes for v, which msprobe's
 // xlsx holds: "%.16g" % v (safe_string), 16 significant digits where a
-// float may need 17. text is a decimal that reads as v (the cell's text):
-// when it has at most 16 significant digits, so does the 16-digit
-// rounding, which then reads as v too, but beside a power of two, whose
-// lower neighbour is nearer than its upper one.
+// float may need 17. text is a decimal that reads as v (the cell's text).
+// When it has at most 16 significant digits, the 16-digit rounding of v
+// is at least as near to v and reads as v too, so v is returned as it is;
+// except at a power of two, whose lower neighbour is nearer than its
+// upper one.
 func openpyxlNumber(v float64, text string) float64 {
 	if sigDigits(text) <= 16 && math.Float64bits(v)&(1<<52-1) != 0 {
 		return v
