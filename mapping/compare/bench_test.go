@@ -30,7 +30,8 @@ import (
 //     LLaMA-Factory, bench MindSpeed-MM) scaled by dumpgen.Scale to 32
 //     layers per tower and as many forward passes as the size asks; 27 MB
 //     per side by default (the size of the real pair); "-lm" runs
-//     it with the layer mapping built into the templates (the mapped join).
+//     it with the layer mapping built into the templates (the mapped join),
+//     "-da" writes msprobe's first-divergence JSON instead of the table.
 //
 // LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
 // e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
@@ -152,6 +153,7 @@ func qwenBench(b *testing.B, size int64) benchPair {
 type childRun struct {
 	NPU, Bench, Out string
 	LayerMapping    string // a layer_mapping.yaml (compare -lm)
+	DiffAnalyze     bool   // compare -da
 }
 
 type childResult struct {
@@ -182,7 +184,8 @@ func benchChild(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &c); err != nil {
 		res.Err = err.Error()
 	} else {
-		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: time.Unix(0, 0), LayerMappingFile: c.LayerMapping}
+		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: time.Unix(0, 0), LayerMappingFile: c.LayerMapping,
+			DiffAnalyze: c.DiffAnalyze}
 		stop, err := childProfile()
 		if err != nil {
 			res.Err = err.Error()
@@ -256,7 +259,7 @@ func runChild(b *testing.B, c childRun) (childResult, time.Duration, time.Durati
 	return res, wall, cpu, rss
 }
 
-func benchCompare(b *testing.B, p benchPair, lm string) {
+func benchCompare(b *testing.B, p benchPair, run childRun) {
 	b.SetBytes(p.bytes)
 	var cpu time.Duration
 	var rss int64
@@ -274,7 +277,8 @@ func benchCompare(b *testing.B, p benchPair, lm string) {
 		}
 		bestTok = min(bestTok, tokenizePair(b, p))
 		b.StartTimer()
-		r, w, c, m := runChild(b, childRun{NPU: p.npu, Bench: p.bench, Out: out, LayerMapping: lm})
+		run.NPU, run.Bench, run.Out = p.npu, p.bench, out
+		r, w, c, m := runChild(b, run)
 		res, cpu, rss, best = r, cpu+c, max(rss, m), min(best, w)
 	}
 	b.ReportMetric(float64(p.bytes)/1e6/best.Seconds(), "best-MB/s")
@@ -288,12 +292,15 @@ func benchCompare(b *testing.B, p benchPair, lm string) {
 // BenchmarkCompare compares generated pairs end to end (see above).
 func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
-		b.Run("gen/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, false), "") })
+		b.Run("gen/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, false), childRun{}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
-		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), "") })
+		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{}) })
 		b.Run("qwen25vl-lm/size="+sizeName(size), func(b *testing.B) {
-			benchCompare(b, qwenBench(b, size), qwenLayerMapping)
+			benchCompare(b, qwenBench(b, size), childRun{LayerMapping: qwenLayerMapping})
+		})
+		b.Run("qwen25vl-da/size="+sizeName(size), func(b *testing.B) {
+			benchCompare(b, qwenBench(b, size), childRun{DiffAnalyze: true})
 		})
 	}
 }
