@@ -340,7 +340,7 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	} else {
 		for k := range daDiffKeys {
 			d.member(false, daDiffKeys[k])
-			d.str(r.diff[k].String())
+			d.buf = msprobe.AppendJSONString(d.buf, r.diff[k].bytes())
 		}
 		for k := range daStatKeys {
 			d.member(false, daStatKeys[k])
@@ -579,6 +579,7 @@ func daRankName(d msprobe.RankDir) string {
 // (through Summary.tally), no table file is written.
 type daSink struct{ d *daRank }
 
+func (s *daSink) rowless()                  {}
 func (s *daSink) Header([]string) error     { return nil }
 func (s *daSink) Row([]Cell, RowMark) error { return nil }
 func (s *daSink) Reset() error              { s.d.reset(); return s.d.err }

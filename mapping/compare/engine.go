@@ -1154,6 +1154,7 @@ type groupWriter struct {
 	owners []*rowsBuf
 
 	lines   LineSink // sink, when it takes lines
+	rowless bool     // sink takes no row's text (see rowlessSink)
 	jobs    chan groupJob
 	slots   chan struct{} // one per group handed to the workers and not yet written
 	stopc   chan struct{}
@@ -1185,11 +1186,17 @@ type groupJob struct {
 	grp []*outRow
 }
 
+// rowlessSink is a sink that takes the rows but not their text: -da's,
+// whose JSON is written from the rows themselves (Summary.tally); the
+// rows' cells are then not rendered.
+type rowlessSink interface{ rowless() }
+
 func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *groupWriter {
 	g := &groupWriter{cfg: cfg, sink: sink, sum: sum, art: art, jobs: make(chan groupJob, 2*cfg.Workers),
 		slots: make(chan struct{}, maxInFlight),
 		stopc: make(chan struct{}), results: map[int][]*outRow{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	g.lines, _ = sink.(LineSink)
+	_, g.rowless = sink.(rowlessSink)
 	var wg sync.WaitGroup
 	workers := cfg.Workers
 	if cfg.inline {
@@ -1332,6 +1339,9 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 	}
 	judge(g.cfg.Mode, grp, sc)
 	highlight(g.cfg.Mode, grp, sc)
+	if g.rowless {
+		return
+	}
 	o := &sc.out
 	o.csv = g.lines != nil
 	for _, r := range grp {

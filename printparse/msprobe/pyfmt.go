@@ -250,7 +250,7 @@ func AppendJSONDumps(dst []byte, items []string) []byte {
 // other character outside space..tilde as \uXXXX (UTF-16 surrogate pairs
 // above U+FFFF; an invalid UTF-8 byte as U+FFFD). Runs of characters that
 // need no escape are appended whole.
-func AppendJSONString(b []byte, s string) []byte {
+func AppendJSONString[T ~string | ~[]byte](b []byte, s T) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -266,7 +266,7 @@ func AppendJSONString(b []byte, s string) []byte {
 		b = append(b, s[start:i]...)
 		r, size := rune(c), 1
 		if c >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+			r, size = utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		}
 		i += size
 		start = i
@@ -311,7 +311,7 @@ func jsonPlain8(w uint64) bool {
 
 // load8 reads the first eight bytes of s as a little-endian word (one
 // load: the compiler combines them).
-func load8(s string) uint64 {
+func load8[T ~string | ~[]byte](s T) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
