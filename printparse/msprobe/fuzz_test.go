@@ -165,6 +165,13 @@ func FuzzReadSmallFiles(f *testing.F) {
 		}
 		names, err := EntryNames(p)
 		checkErr("EntryNames", err)
+		// the skim gives the same names where EntryNames reads the file
+		if err == nil {
+			skimmed, serr := SkimEntryNames(p)
+			if serr != nil || !slices.Equal(skimmed, names) {
+				t.Fatalf("SkimEntryNames = %q (%v), EntryNames %q", skimmed, serr, names)
+			}
+		}
 		// EntryNames and Scan agree on the entries of a readable dump.
 		if err == nil {
 			n := 0
