@@ -52,8 +52,8 @@ import (
 //
 // LAYERMAP_BENCH_CPUPROFILE=DIR makes every child write the CPU profile of
 // its compare into DIR, one file per run: the profiles cmd/default.pgo,
-// the build's profile-guided optimization, is merged from (README.md,
-// "Build with profile-guided optimization").
+// the build's profile-guided optimization, is merged from (README.md's
+// "Tests" gives the command).
 
 func benchSizes(env, def string) []int64 { return dumpgen.Sizes(os.Getenv(env), def) }
 
