@@ -2,7 +2,6 @@ package compare
 
 import (
 	"cmp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +53,9 @@ type daRank struct {
 	first  bool // no entry written yet
 	err    error
 	frames StackFrames
-	row    int                   // the table rows written before
-	stacks map[*string]stackJSON // by the first frame's address
-	segs   []*daNode             // per segment, its first entry that is not the same (nil: none)
+	cells  *stackCells // the entries' stacks, each distinct one rendered once (nil: no stack.json)
+	row    int         // the table rows written before
+	segs   []*daNode   // per segment, its first entry that is not the same (nil: none)
 	// p2p are both sides' P2POp values by row position (waited for
 	// before the first entry is written).
 	p2p     [2]*daP2P
@@ -75,6 +74,9 @@ type daNode struct {
 func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
 	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames, buf: []byte("{"),
 		segs: []*daNode{nil}, p2pDone: make(chan struct{})}
+	if frames != nil {
+		d.cells = newStackCells(frames)
+	}
 	go func() {
 		defer close(d.p2pDone)
 		var errs [2]error
@@ -397,51 +399,42 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 }
 
 // stack appends a row's NPU_Stack_Info: the entry's frames on its first
-// row, "N/A" on the others. The JSON of a list of frames that entries
-// share is kept (up to daStacksKept lists).
+// row, "N/A" on the others.
 func (d *daRank) stack(r *outRow) {
-	var fr []string
-	ok := false
-	if r.npu.stack != nil && d.frames != nil {
-		fr, ok = d.frames.Frames(r.npu.it.Entry)
+	var c *stackCell
+	if r.npu.stack != nil && d.cells != nil {
+		c = d.cells.cell(r.npu.it.Entry)
 	}
-	switch {
-	case !ok:
+	if c == nil {
 		d.str("N/A")
 		return
-	case len(fr) == 0:
-		d.buf = append(d.buf, "[]"...)
-		return
 	}
-	if j, ok := d.stacks[&fr[0]]; ok && j.n == len(fr) {
-		d.buf = append(d.buf, j.json...)
-		return
+	if c.daJSON == nil {
+		fr, _ := d.frames.Frames(r.npu.it.Entry)
+		c.daJSON = appendFramesJSON(nil, fr, daItemIndent+"    ", daItemIndent)
 	}
-	at := len(d.buf)
-	d.buf = append(d.buf, '[')
-	for i, f := range fr {
-		if i > 0 {
-			d.buf = append(d.buf, ',')
-		}
-		d.buf = append(d.buf, "\n"+daItemIndent+"    "...)
-		d.str(f)
-	}
-	d.buf = append(d.buf, "\n"+daItemIndent+"]"...)
-	if len(d.stacks) < daStacksKept {
-		if d.stacks == nil {
-			d.stacks = map[*string]stackJSON{}
-		}
-		d.stacks[&fr[0]] = stackJSON{len(fr), slices.Clone(d.buf[at:])}
-	}
+	d.buf = append(d.buf, c.daJSON...)
 }
 
-// daStacksKept bounds the frame lists whose JSON a rank keeps.
-const daStacksKept = 4096
-
-// stackJSON is the JSON of a list of n frames.
-type stackJSON struct {
-	n    int
-	json []byte
+// appendFramesJSON appends frames as a JSON list written with an indent:
+// a frame a line at indent in, the closing bracket at out; [] when there
+// is none.
+func appendFramesJSON(dst []byte, frames []string, in, out string) []byte {
+	if len(frames) == 0 {
+		return append(dst, "[]"...)
+	}
+	dst = append(dst, '[')
+	for i, f := range frames {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '\n')
+		dst = append(dst, in...)
+		dst = msprobe.AppendJSONString(dst, f)
+	}
+	dst = append(dst, '\n')
+	dst = append(dst, out...)
+	return append(dst, ']')
 }
 
 // dataInfo renders a diff node of the search's output (2-space indent,
@@ -491,21 +484,10 @@ func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
 	if d.frames != nil {
 		fr, ok = d.frames.Frames(grp[0].npu.it.Entry)
 	}
-	switch {
-	case !ok:
+	if ok {
+		d.buf = appendFramesJSON(d.buf, fr, "        ", "      ")
+	} else {
 		d.str("N/A")
-	case len(fr) == 0:
-		d.buf = append(d.buf, "[]"...)
-	default:
-		d.buf = append(d.buf, '[')
-		for i, f := range fr {
-			if i > 0 {
-				d.buf = append(d.buf, ',')
-			}
-			d.buf = append(d.buf, "\n        "...)
-			d.str(f)
-		}
-		d.buf = append(d.buf, "\n      ]"...)
 	}
 	out := d.buf
 	d.buf = save

@@ -371,8 +371,9 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 
 // stackCell is an NPU_Stack_Info text, rendered once per distinct stack.
 type stackCell struct {
-	text string // Python's str() of the frames list
-	csv  string // text as a CSV field
+	text   string // Python's str() of the frames list
+	csv    string // text as a CSV field
+	daJSON []byte // -da's JSON of the list (da.go), made when first asked for
 }
 
 // stackPending marks an entry's first row whose stack cell is set later:
