@@ -121,6 +121,9 @@ type Config struct {
 	fullBench bool
 	// cache overrides cacheEntries (tests).
 	cache int
+	// writeAgain never patches a table (patchTable): a whole-column
+	// effect makes a second pass (tests).
+	writeAgain bool
 	// inline has the join finish and write each entry's rows itself, with
 	// no workers; Compare sets it (inlineRows), tests force it.
 	inline bool
@@ -459,6 +462,18 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			return nil, err
 		}
 		got := scan.result()
+		if cfg.Mode == MD5 {
+			got = assumed // an md5 table prints no statistics
+		}
+		if got != assumed && pass == 0 && !cfg.writeAgain {
+			patched, err := patchTable(sink, assumed, got)
+			if err != nil {
+				return nil, err
+			}
+			if patched {
+				got = assumed
+			}
+		}
 		if got == assumed || pass > 0 {
 			sum.Passes = pass + 1
 			if ix != nil { // the joins are over: the index goes before construct.json is read

@@ -275,3 +275,69 @@ func parityCases(t *testing.T) []parityCase {
 	}
 	return cases
 }
+
+// TestPatchedAsWrittenAgain: a table patched with the no-bench downcast
+// (csvpatch.go) is the table a second pass writes, byte for byte, as CSV
+// and as xlsx, and the patch saved the pass where the downcast applies.
+func TestPatchedAsWrittenAgain(t *testing.T) {
+	t.Parallel()
+	saved := 0
+	for _, xlsx := range []bool{false, true} {
+		for _, c := range parityCases(t) {
+			var files [2]map[string][]byte
+			var passes [2]int
+			for k, again := range []bool{false, true} {
+				out := t.TempDir()
+				opt := Options{Target: c.target, Golden: c.golden, OutDir: out, XLSX: xlsx, writeAgain: again}
+				root := testkit.Corpus(t, "msprobe")
+				if !filepath.IsAbs(opt.Target) {
+					opt.Target, opt.Golden = filepath.Join(root, opt.Target), filepath.Join(root, opt.Golden)
+				}
+				opt.Stamp = time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local)
+				if c.opt != nil {
+					c.opt(t, &opt)
+				}
+				rep, err := Run(opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Ranks {
+					passes[k] += r.Summary.Passes
+				}
+				files[k] = readDir(t, out)
+			}
+			if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
+				t.Fatalf("%s: %d files patched, %d written again", c.name, len(files[0]), len(files[1]))
+			}
+			for n, b := range files[1] {
+				if !bytes.Equal(files[0][n], b) {
+					t.Errorf("%s (xlsx %v): %s patched differs from %s written again", c.name, xlsx, n, n)
+				}
+			}
+			if passes[0] < passes[1] {
+				saved++
+			}
+		}
+	}
+	if saved < 2 {
+		t.Errorf("the patch saved a pass in %d cases, want the statistics golden as CSV and xlsx at least", saved)
+	}
+}
+
+// readDir reads every file of dir by name.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]byte{}
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = b
+	}
+	return m
+}

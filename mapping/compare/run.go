@@ -91,6 +91,10 @@ type Options struct {
 	// data mapping complete before the table (tests compare it with the
 	// one completed by the table's passes: see resolve.ReadSides).
 	mapRows bool
+	// writeAgain writes a table a whole-column pandas effect changes a
+	// second time, where the CSV table would be patched (tests compare
+	// the two).
+	writeAgain bool
 }
 
 // inputs are the files of Options, read.
@@ -816,7 +820,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor

@@ -18,7 +18,9 @@ package output
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,6 +68,7 @@ type File struct {
 	name    Name
 	mode    fs.FileMode
 	path    string // final path, after Commit
+	next    string // the temporary Rewrite is writing, removed by an abort
 	moved   bool   // tmp was renamed to path (no hard links)
 	dropped bool
 }
@@ -144,6 +147,46 @@ func (f *File) Truncate() error {
 	return err
 }
 
+// Rewrite replaces what was written to the file with what edit writes to
+// w, reading it from r. The new content goes to a temporary of its own,
+// which takes the old one's place when edit succeeds; on an error the
+// file is left as it was, open for more writes.
+func (f *File) Rewrite(edit func(w io.Writer, r io.Reader) error) error {
+	f.set.mu.Lock()
+	if f.set.done || f.dropped {
+		f.set.mu.Unlock()
+		return fmt.Errorf("write %s: file no longer in the set", f.display())
+	}
+	nf, err := os.CreateTemp(f.dir, ".layermap-*"+filepath.Ext(f.name.Suffix)+".tmp")
+	if err == nil {
+		f.next = nf.Name()
+	}
+	f.set.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", f.display(), bare(err))
+	}
+	w := NewWriter(nf, 1<<20)
+	err = edit(w, io.NewSectionReader(f.f, 0, math.MaxInt64))
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write %s: %w", f.display(), bare(ferr))
+	}
+	f.set.mu.Lock()
+	defer f.set.mu.Unlock()
+	f.next = ""
+	if err != nil || f.set.done {
+		nf.Close()
+		os.Remove(nf.Name())
+		if err == nil {
+			err = fmt.Errorf("write %s: output set aborted", f.display())
+		}
+		return err
+	}
+	f.f.Close()
+	os.Remove(f.tmp)
+	f.f, f.tmp = nf, nf.Name()
+	return nil
+}
+
 // Rename changes the name the file gets at Commit.
 func (f *File) Rename(name Name) {
 	f.set.mu.Lock()
@@ -208,6 +251,9 @@ func (s *Set) abortLocked() {
 	for _, f := range s.files {
 		f.f.Close()
 		os.Remove(f.tmp)
+		if f.next != "" {
+			os.Remove(f.next)
+		}
 	}
 	unregister(s)
 }

@@ -2,7 +2,9 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -231,6 +233,56 @@ func TestDropTruncateRename(t *testing.T) {
 	}
 	if got := read(t, a.Path()); got != "second" {
 		t.Errorf("%q, want %q", got, "second")
+	}
+}
+
+// TestRewrite: a rewrite replaces the content, keeps the file writable
+// and leaves one temporary; a failed one leaves the file as it was; one
+// after Abort writes nothing.
+func TestRewrite(t *testing.T) {
+	upper := func(w io.Writer, r io.Reader) error {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(bytes.ToUpper(b))
+		return err
+	}
+	failing := func(w io.Writer, r io.Reader) error {
+		w.Write([]byte("half"))
+		return errors.New("edit failed")
+	}
+	dir := t.TempDir()
+	s := NewSet()
+	f, _ := s.Create(dir, csvName, 0o640)
+	f.Write([]byte("one,"))
+	if err := f.Rewrite(upper); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Rewrite(failing); err == nil || err.Error() != "edit failed" {
+		t.Fatalf("Rewrite: %v, want the edit's error", err)
+	}
+	f.Write([]byte("two"))
+	if got := ls(t, dir); len(got) != 1 {
+		t.Fatalf("%v, want one temporary", got)
+	}
+	if err := s.Commit(t0); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.Path()); got != "ONE,two" {
+		t.Errorf("%q, want %q", got, "ONE,two")
+	}
+
+	dir = t.TempDir()
+	s = NewSet()
+	f, _ = s.Create(dir, csvName, 0o640)
+	f.Write([]byte("x"))
+	s.Abort()
+	if err := f.Rewrite(upper); err == nil {
+		t.Error("Rewrite after Abort succeeded")
+	}
+	if got := ls(t, dir); len(got) != 0 {
+		t.Errorf("left after Abort: %v", got)
 	}
 }
 
