@@ -243,12 +243,12 @@ type artifacts struct {
 
 // artifactScan accumulates the facts artifacts are derived from.
 type artifactScan struct {
-	rows                       int
-	npuAllNum, npuAnyFloat     bool
-	benchAllNum, benchAnyFloat bool
-	nbRows                     int
-	nbAllNum, nbFloat, nbInt   [4]bool
-	npuAllInt, benchAllInt     [4]bool
+	rows                                    int
+	npuAllNum, npuAnyFloat, npuAnyInt       bool
+	benchAllNum, benchAnyFloat, benchAnyInt bool
+	nbRows                                  int
+	nbAllNum, nbFloat, nbInt                [4]bool
+	npuAllInt, benchAllInt                  [4]bool
 }
 
 func newArtifactScan() *artifactScan {
@@ -269,7 +269,9 @@ func (a *artifactScan) add(r *outRow) {
 		if c == cFloat {
 			a.npuAnyFloat = true
 		}
-		if c != cInt {
+		if c == cInt {
+			a.npuAnyInt = true
+		} else {
 			a.npuAllInt[i] = false
 		}
 		if r.bench == nil {
@@ -293,7 +295,9 @@ func (a *artifactScan) add(r *outRow) {
 		if b == cFloat {
 			a.benchAnyFloat = true
 		}
-		if b != cInt {
+		if b == cInt {
+			a.benchAnyInt = true
+		} else {
 			a.benchAllInt[i] = false
 		}
 	}
@@ -307,8 +311,10 @@ func (a *artifactScan) result() artifacts {
 	if a.rows == 0 {
 		return f
 	}
-	f.npuFloat = a.npuAllNum && a.npuAnyFloat
-	f.benchFloat = a.benchAllNum && a.benchAnyFloat
+	// A float block prints ints as floats, and nothing else otherwise: it
+	// is no effect on a side without an int.
+	f.npuFloat = a.npuAllNum && a.npuAnyFloat && a.npuAnyInt
+	f.benchFloat = a.benchAllNum && a.benchAnyFloat && a.benchAnyInt
 	for i := 0; i < 4; i++ {
 		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
 		f.intCol[i] = !f.npuFloat && !f.benchFloat && a.npuAllInt[i] && a.benchAllInt[i]
