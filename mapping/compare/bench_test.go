@@ -31,11 +31,18 @@ import (
 //     layers per tower and as many forward passes as the size asks; 27 MB
 //     per side by default (the size of the issue's real pair); "-lm" runs
 //     it with the layer mapping built into the templates (the mapped join),
-//     "-da" writes msprobe's first-divergence JSON instead of the table.
+//     "-da" writes msprobe's first-divergence JSON instead of the table;
+//   - synthstats: msprobe's synthetic statistics fixture
+//     (testdata/corpus/msprobe/golden/synth_statistics) scaled by
+//     dumpgen.Scale: every value type msprobe dumps, NPU-only and
+//     bench-only calls, most rows matched and the no-bench downcast
+//     applying (the rows per byte of a real mix-level dump); 27 MB per
+//     side by default.
 //
 // LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
 // e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
-// (default "27M"; "27M,216M" for the 8x memory check). Each
+// (default "27M"; "27M,216M" for the 8x memory check), and
+// LAYERMAP_BENCH_STATS those of synthstats (default "27M"). Each
 // iteration runs one compare in a child process (the test binary
 // re-executed), as `layermap compare` would, and reports:
 //   - MB/s: both dump.json files' bytes per second of wall time;
@@ -62,6 +69,10 @@ func sizeName(n int64) string { return dumpgen.SizeName(n) }
 // qwenTemplates holds the real Qwen2.5-VL dump folders the qwen25vl pairs
 // are scaled from; absolute, since benchmark children may run elsewhere.
 var qwenTemplates, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "demo", "dumps"))
+
+// statsTemplates holds msprobe's synthetic statistics fixture, npu/ and
+// bench/, the synthstats pairs are scaled from.
+var statsTemplates, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "corpus", "msprobe", "golden", "synth_statistics"))
 
 // qwenLayerMapping is the built-in LLaMA-Factory to MindSpeed-MM template.
 var qwenLayerMapping, _ = filepath.Abs(filepath.Join("..", "..", "templates", "data", "qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"))
@@ -146,6 +157,22 @@ func genBench(b *testing.B, size int64, tensor bool) benchPair {
 func qwenBench(b *testing.B, size int64) benchPair {
 	return cachedPair(b, "qwen25vl-"+sizeName(size), func(npu, bench string) error {
 		return dumpgen.WriteQwenPair(qwenTemplates, npu, bench, size)
+	})
+}
+
+// statsBench returns msprobe's synthetic statistics fixture scaled to
+// size bytes per side.
+func statsBench(b *testing.B, size int64) benchPair {
+	return cachedPair(b, "synthstats-"+sizeName(size), func(npu, bench string) error {
+		for _, s := range []struct {
+			side, out string
+			seed      uint64
+		}{{"npu", npu, 3}, {"bench", bench, 5}} {
+			if _, err := dumpgen.Scale(filepath.Join(statsTemplates, s.side), s.out, dumpgen.ScaleOptions{Seed: s.seed, TargetBytes: size}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -303,6 +330,9 @@ func BenchmarkCompare(b *testing.B) {
 			benchCompare(b, qwenBench(b, size), childRun{DiffAnalyze: true})
 		})
 	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
+		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })
+	}
 }
 
 // BenchmarkTokenizer is the reference: a plain JSON tokenizer that also
@@ -325,6 +355,9 @@ func BenchmarkTokenizer(b *testing.B) {
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { run(b, qwenBench(b, size)) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
+		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { run(b, statsBench(b, size)) })
 	}
 }
 

@@ -56,7 +56,7 @@ func Scale(templateDir, outDir string, o ScaleOptions) (Stats, error) {
 	defer f.Close()
 	cw := &countWriter{w: f}
 	s := &scaler{t: tmpl, e: emitter{w: bufio.NewWriterSize(cw, 1<<16)},
-		rng: rand.New(rand.NewPCG(o.Seed, 0x51ed2701)), idx: map[idxKey]int{}, next: map[string]int{}}
+		rng: rand.New(rand.NewPCG(o.Seed, 0x51ed2701)), idx: map[idxKey]int{}, next: map[string]int{}, once: map[string]bool{}}
 	e := &s.e
 	e.beginObj()
 	for _, kv := range tmpl.header {
@@ -68,8 +68,9 @@ func Scale(templateDir, outDir string, o ScaleOptions) (Stats, error) {
 	var st Stats
 	for pass := 0; pass < o.Passes || o.TargetBytes > 0 && cw.n+int64(e.w.Buffered()) < o.TargetBytes; pass++ {
 		for _, p := range plan {
-			s.entry(pass, p)
-			st.Entries++
+			if s.entry(pass, p) {
+				st.Entries++
+			}
 		}
 		if e.err != nil {
 			break
@@ -394,6 +395,7 @@ type scaler struct {
 	idx     map[idxKey]int // template call -> written call index
 	next    map[string]int // next call index per op
 	written []writtenEntry
+	once    map[string]bool // names with no call index, written
 }
 
 type writtenEntry struct {
@@ -426,7 +428,7 @@ func splitCall(name string) (op string, idx int, dir string, ok bool) {
 }
 
 // rename gives a template entry (or parent) name its name in the pass.
-func (s *scaler) rename(name string, pass int, st step) string {
+func (s *scaler) rename(name string, pass int, st step) (string, bool) {
 	instance := -1
 	if st.stack != "" && strings.HasPrefix(name, st.stack) {
 		rest := name[len(st.stack):]
@@ -439,7 +441,7 @@ func (s *scaler) rename(name string, pass int, st step) string {
 	}
 	op, idx, dir, ok := splitCall(name)
 	if !ok {
-		return name
+		return name, false
 	}
 	k := idxKey{op + "." + dir, idx, pass, instance}
 	n, seen := s.idx[k]
@@ -449,14 +451,23 @@ func (s *scaler) rename(name string, pass int, st step) string {
 		s.idx[k] = n
 	}
 	if dir == "" {
-		return op + "." + strconv.Itoa(n)
+		return op + "." + strconv.Itoa(n), true
 	}
-	return op + "." + strconv.Itoa(n) + "." + dir
+	return op + "." + strconv.Itoa(n) + "." + dir, true
 }
 
-func (s *scaler) entry(pass int, st step) {
+// entry writes template step st of a pass; false when it is not written:
+// a name with no call index to renumber is written once, as a key of
+// "data" is (Python's json.load would keep only the last).
+func (s *scaler) entry(pass int, st step) bool {
 	m := s.t.entries[st.entry]
-	name := s.rename(m.key, pass, st)
+	name, numbered := s.rename(m.key, pass, st)
+	if !numbered {
+		if s.once[name] {
+			return false
+		}
+		s.once[name] = true
+	}
 	w := writtenEntry{name: name, group: -1, tmpl: st.entry}
 	if g, ok := s.t.stackOf[m.key]; ok {
 		w.group = g
@@ -464,12 +475,13 @@ func (s *scaler) entry(pass int, st step) {
 	if s.t.hasParent[m.key] {
 		w.hasParent = true
 		if p := s.t.construct[m.key]; p != "" {
-			w.parent = s.rename(p, pass, st)
+			w.parent, _ = s.rename(p, pass, st)
 		}
 	}
 	s.written = append(s.written, w)
 	s.e.key(name)
 	s.value(m.val)
+	return true
 }
 
 // value writes a template value, floats scaled by a random factor when

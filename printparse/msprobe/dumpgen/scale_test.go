@@ -110,3 +110,34 @@ func TestScaleLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScaleNoRepeatedKeys: an entry whose name has no call index to
+// renumber (msprobe's synthetic fixture has two) is written once however
+// many passes are, as msprobe writes a key of "data" once.
+func TestScaleNoRepeatedKeys(t *testing.T) {
+	out := t.TempDir()
+	tmpl := "../../../testdata/corpus/msprobe/golden/synth_statistics/npu"
+	st, err := dumpgen.Scale(tmpl, out, dumpgen.ScaleOptions{Seed: 1, Passes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := msprobe.EntryNames(filepath.Join(out, "dump.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != st.Entries {
+		t.Fatalf("%d entries, Stats says %d", len(names), st.Entries)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("entry %s written twice", n)
+		}
+		seen[n] = true
+	}
+	for _, n := range []string{"Tensor.weird_entry", "Functional.linear.2.forward"} {
+		if !seen[n] {
+			t.Errorf("no entry %s", n)
+		}
+	}
+}
