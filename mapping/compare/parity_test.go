@@ -217,19 +217,7 @@ func compareFiles(t *testing.T, p [2]string, lm string) map[string][]byte {
 	if _, err := Run(Options{Target: p[0], Golden: p[1], OutDir: out, LayerMappingFile: lm, Stamp: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
-	ents, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(out, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-	}
-	return files
+	return readDir(t, out)
 }
 
 // parityCases are the msprobe goldens with how to run them.

@@ -46,25 +46,7 @@ func TestScaleIdentity(t *testing.T) {
 // TestScaleLayers: layers and passes are renumbered as msprobe numbers
 // them, every entry has its stack and its parent, and the dump scans.
 func TestScaleLayers(t *testing.T) {
-	out := t.TempDir()
-	st, err := dumpgen.Scale(qwenTemplate, out, dumpgen.ScaleOptions{Seed: 1, Layers: 5, Passes: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := msprobe.EntryNames(filepath.Join(out, "dump.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != st.Entries {
-		t.Fatalf("%d entries, Stats says %d", len(names), st.Entries)
-	}
-	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
-			t.Fatalf("entry %s written twice", n)
-		}
-		seen[n] = true
-	}
+	out, names, seen := scaled(t, qwenTemplate, dumpgen.ScaleOptions{Seed: 1, Layers: 5, Passes: 3})
 	for _, want := range []string{
 		"Module.module.visual.blocks.4.attn.qkv.Linear.forward.2",
 		"Module.module.model.layers.4.mlp.Qwen2MLP.forward.0",
@@ -115,9 +97,21 @@ func TestScaleLayers(t *testing.T) {
 // renumber (msprobe's synthetic fixture has two) is written once however
 // many passes are, as msprobe writes a key of "data" once.
 func TestScaleNoRepeatedKeys(t *testing.T) {
+	_, _, seen := scaled(t, "../../../testdata/corpus/msprobe/golden/synth_statistics/npu", dumpgen.ScaleOptions{Seed: 1, Passes: 3})
+	for _, n := range []string{"Tensor.weird_entry", "Functional.linear.2.forward"} {
+		if !seen[n] {
+			t.Errorf("no entry %s", n)
+		}
+	}
+}
+
+// scaled scales tmpl with o into a new folder and returns it with the
+// entry names written, in order and as a set: as many as Stats counts,
+// none written twice.
+func scaled(t *testing.T, tmpl string, o dumpgen.ScaleOptions) (string, []string, map[string]bool) {
+	t.Helper()
 	out := t.TempDir()
-	tmpl := "../../../testdata/corpus/msprobe/golden/synth_statistics/npu"
-	st, err := dumpgen.Scale(tmpl, out, dumpgen.ScaleOptions{Seed: 1, Passes: 3})
+	st, err := dumpgen.Scale(tmpl, out, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +125,9 @@ func TestScaleNoRepeatedKeys(t *testing.T) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			t.Errorf("entry %s written twice", n)
+			t.Fatalf("entry %s written twice", n)
 		}
 		seen[n] = true
 	}
-	for _, n := range []string{"Tensor.weird_entry", "Functional.linear.2.forward"} {
-		if !seen[n] {
-			t.Errorf("no entry %s", n)
-		}
-	}
+	return out, names, seen
 }
