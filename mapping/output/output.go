@@ -165,10 +165,10 @@ func (f *File) Rewrite(edit func(w io.Writer, r io.Reader) error) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", f.display(), bare(err))
 	}
-	w := NewWriter(nf, 1<<20)
+	w := NewWriter(tempWriter{nf, f}, 1<<20)
 	err = edit(w, io.NewSectionReader(f.f, 0, math.MaxInt64))
-	if ferr := w.Flush(); err == nil && ferr != nil {
-		err = fmt.Errorf("write %s: %w", f.display(), bare(ferr))
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
 	f.set.mu.Lock()
 	defer f.set.mu.Unlock()
@@ -185,6 +185,21 @@ func (f *File) Rewrite(edit func(w io.Writer, r io.Reader) error) error {
 	os.Remove(f.tmp)
 	f.f, f.tmp = nf, nf.Name()
 	return nil
+}
+
+// tempWriter writes a Rewrite's temporary, its errors naming the file as
+// File.Write's do.
+type tempWriter struct {
+	tmp *os.File
+	f   *File
+}
+
+func (t tempWriter) Write(p []byte) (int, error) {
+	n, err := t.tmp.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", t.f.display(), bare(err))
+	}
+	return n, err
 }
 
 // Rename changes the name the file gets at Commit.
