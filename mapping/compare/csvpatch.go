@@ -83,16 +83,82 @@ func (s *CSVSink) patchNoBench(cols [4]bool) (bool, error) {
 // csvPatch rewrites the int cells of columns cols (ascending) of the rows
 // whose Bench Name (column bench) is N/A as floats.
 type csvPatch struct {
-	bench int
-	cols  []int
-	size  int // the read buffer's first size (tests; default 1 MB)
+	bench  int
+	cols   []int
+	size   int  // the read buffer's first size (tests; default 1 MB)
+	header bool // the header line was read
 }
 
 // rewrite copies the CSV table r (a header line, then rows) to w,
 // patched.
 func (p *csvPatch) rewrite(w io.Writer, r io.Reader) error {
-	buf := make([]byte, 0, cmp.Or(p.size, 1<<20))
-	header := true
+	err := patchStream(w, r, p.size, recordEnd, false, p.row)
+	if err == nil && !p.header {
+		err = fmt.Errorf("compare: table without a header line")
+	}
+	return err
+}
+
+// row patches one whole CSV record (the header is copied).
+func (p *csvPatch) row(rec []byte, put func(at, end int, text []byte) error) error {
+	if !p.header {
+		p.header = true
+		return nil
+	}
+	at, col := 0, 0
+	for _, c := range p.cols {
+		for ; col < c; col++ {
+			e := fieldEnd(rec, at)
+			if col == p.bench && string(rec[at:e]) != "N/A" {
+				return nil
+			}
+			at = e + 1
+			if at >= len(rec) {
+				return fmt.Errorf("compare: table row with fewer than %d columns", c+1)
+			}
+		}
+		e := fieldEnd(rec, at)
+		if err := patchInt(rec[at:e], func(text []byte) error { return put(at, e, text) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchInt gives put the float text of t when t is an int literal, as
+// Python prints float(int): msprobe's downcast cell.
+func patchInt(t []byte, put func(text []byte) error) error {
+	if !isIntLiteral(string(t)) {
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil {
+		return errNoPatch
+	}
+	var num [32]byte
+	return put(msprobe.AppendPyFloat(num[:0], f))
+}
+
+// patchStream copies r to w record by record, reading size bytes at a
+// time (1 MB when 0; more for a longer record): end finds the end of the
+// record at b[i] (-1 when b holds only part of it), and fix patches each
+// whole record, calling put for each span [at, end) of it to replace. At
+// the end of r what is left is a record too when openTail, else an
+// error.
+func patchStream(w io.Writer, r io.Reader, size int, end func(b []byte, i int) int, openTail bool,
+	fix func(rec []byte, put func(at, end int, text []byte) error) error) error {
+	buf := make([]byte, 0, cmp.Or(size, 1<<20))
+	copied, start := 0, 0 // buf[:copied] is written; the record under way starts at start
+	put := func(at, end int, text []byte) error {
+		if _, err := w.Write(buf[copied : start+at]); err != nil {
+			return err
+		}
+		if _, err := w.Write(text); err != nil {
+			return err
+		}
+		copied = start + end
+		return nil
+	}
 	for {
 		n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -100,23 +166,24 @@ func (p *csvPatch) rewrite(w io.Writer, r io.Reader) error {
 		if err != nil && !eof {
 			return err
 		}
-		i := 0
-		if header {
-			end := recordEnd(buf, 0)
-			if end < 0 && !eof {
-				buf = slices.Grow(buf, cap(buf))
-				continue
+		copied, start = 0, 0
+		for {
+			e := end(buf, start)
+			if e < 0 && eof && openTail && start < len(buf) {
+				e = len(buf)
 			}
-			if end < 0 {
-				return fmt.Errorf("compare: table without a header line")
+			if e < 0 {
+				break
 			}
-			header, i = false, end
+			if err := fix(buf[start:e], put); err != nil {
+				return err
+			}
+			start = e
 		}
-		done, err := p.records(w, buf, i)
-		if err != nil {
+		if _, err := w.Write(buf[copied:start]); err != nil {
 			return err
 		}
-		rest := copy(buf, buf[done:])
+		rest := copy(buf, buf[start:])
 		buf = buf[:rest]
 		if eof {
 			if rest > 0 {
@@ -124,62 +191,10 @@ func (p *csvPatch) rewrite(w io.Writer, r io.Reader) error {
 			}
 			return nil
 		}
-		if rest == cap(buf) { // a row longer than the buffer
+		if rest == cap(buf) { // a record longer than the buffer
 			buf = slices.Grow(buf, cap(buf))
 		}
 	}
-}
-
-// records writes the whole rows of b from i on, patched, and returns
-// where the first row not whole starts.
-func (p *csvPatch) records(w io.Writer, b []byte, i int) (int, error) {
-	copied := 0 // b[:copied] is written
-	var num [32]byte
-	for {
-		end := recordEnd(b, i)
-		if end < 0 {
-			break
-		}
-		rec := b[i:end]
-		at, col := 0, 0
-		noBench := false
-		for _, c := range p.cols {
-			for ; col < c; col++ {
-				e := fieldEnd(rec, at)
-				if col == p.bench {
-					if noBench = string(rec[at:e]) == "N/A"; !noBench {
-						break
-					}
-				}
-				at = e + 1
-				if at >= len(rec) {
-					return 0, fmt.Errorf("compare: table row with fewer than %d columns", c+1)
-				}
-			}
-			if !noBench {
-				break
-			}
-			e := fieldEnd(rec, at)
-			if t := rec[at:e]; isIntLiteral(string(t)) {
-				f, err := strconv.ParseFloat(string(t), 64)
-				if err != nil {
-					return 0, errNoPatch
-				}
-				if _, err := w.Write(b[copied : i+at]); err != nil {
-					return 0, err
-				}
-				if _, err := w.Write(msprobe.AppendPyFloat(num[:0], f)); err != nil {
-					return 0, err
-				}
-				copied = i + e
-			}
-		}
-		i = end
-	}
-	if _, err := w.Write(b[copied:i]); err != nil {
-		return 0, err
-	}
-	return i, nil
 }
 
 // recordEnd returns the end (past its '\n') of the CSV record starting at

@@ -1,7 +1,11 @@
 package compare
 
 import (
+	"bytes"
 	"cmp"
+	"errors"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +60,7 @@ type daRank struct {
 	cells  *stackCells // the entries' stacks, each distinct one rendered once (nil: no stack.json)
 	row    int         // the table rows written before
 	segs   []*daNode   // per segment, its first entry that is not the same (nil: none)
+	fixes  []daFix     // dataInfo's, for the node it renders
 	// p2p are both sides' P2POp values by row position (waited for
 	// before the first entry is written).
 	p2p     [2]*daP2P
@@ -65,8 +70,16 @@ type daRank struct {
 
 // daNode is an entry the search may report.
 type daNode struct {
-	name string
-	info []byte // its data_info and stack_info
+	name  string
+	info  []byte  // its data_info and stack_info
+	fixes []daFix // its int statistics of rows without bench data
+}
+
+// daFix is where an int statistic of a row without bench data stands in
+// a daNode's info: the no-bench downcast may print it as a float.
+type daFix struct {
+	at, end int
+	col     int
 }
 
 // newDARank writes to f; the P2POp values of the two dump.json files are
@@ -218,7 +231,8 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		}
 		if seg := &d.segs[len(d.segs)-1]; !same && *seg == nil {
 			// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
-			*seg = &daNode{name: strings.Clone(name), info: d.dataInfo(grp, row, mode)}
+			*seg = &daNode{name: strings.Clone(name), info: d.dataInfo(grp, row, mode), fixes: slices.Clone(d.fixes)}
+			d.fixes = d.fixes[:0]
 		}
 	}
 	d.flush(false)
@@ -459,7 +473,11 @@ func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
 			} else {
 				for i, h := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
 					d.kv(i == 0, "            ", h)
+					at := len(d.buf)
 					d.cellJSON(&r.ncell[i])
+					if r.bench == nil && r.ncell[i].k == cInt {
+						d.fixes = append(d.fixes, daFix{at, len(d.buf), i})
+					}
 				}
 			}
 			// the search reads the per-rank JSON: the row's value there
@@ -565,9 +583,12 @@ func (s *daSink) rowless()                  {}
 func (s *daSink) Header([]string) error     { return nil }
 func (s *daSink) Row([]Cell, RowMark) error { return nil }
 func (s *daSink) Reset() error              { s.d.reset(); return s.d.err }
-func (s *daSink) Finish() error             { return s.d.finish() }
-func (s *daSink) Drop()                     { s.d.f.Drop() }
-func (s *daSink) files() []*output.File     { return []*output.File{s.d.f} }
+func (s *daSink) patchNoBench(cols [4]bool) (bool, error) {
+	return s.d.patchNoBench(cols)
+}
+func (s *daSink) Finish() error         { return s.d.finish() }
+func (s *daSink) Drop()                 { s.d.f.Drop() }
+func (s *daSink) files() []*output.File { return []*output.File{s.d.f} }
 
 // writeDiffAnalyze adds the search across the run's ranks to the set.
 func writeDiffAnalyze(opt Options, set *output.Set, rep *Report) error {
@@ -585,4 +606,130 @@ func writeDiffAnalyze(opt Options, set *output.Set, rep *Report) error {
 	var err error
 	rep.daFile, err = set.WriteFile(opt.OutDir, name, b, resultMode)
 	return err
+}
+
+// The lines of the per-rank JSON the no-bench downcast patch looks for,
+// each with the line break before it: an op item's Bench Name when the
+// row has no bench data, and its NPU statistics.
+var (
+	daNoBenchLine = []byte(daHeadKeys[1] + `"N/A",` + "\n")
+	// daNoBenchAnchor is what daPatch searches for, from the end of
+	// daNoBenchLine (at daNoBenchAnchorIn) into the NPU Dtype member after
+	// it: its first byte is rare in the file.
+	daNoBenchAnchorIn = len(daHeadKeys[1] + `"N/`)
+	daNoBenchAnchor   = []byte(`A",` + daHeadKeys[2])
+	daNPUStatLine     = [4][]byte{[]byte(daStatKeys[0]), []byte(daStatKeys[1]), []byte(daStatKeys[2]), []byte(daStatKeys[3])}
+)
+
+// patchNoBench applies the no-bench downcast (csvpatch.go) to what was
+// written: the NPU statistics of the op items without bench data in the
+// per-rank JSON, and those the search's nodes hold. JSON strings escape
+// line breaks, so a line that starts as a member of an op item is one.
+func (d *daRank) patchNoBench(cols [4]bool) (bool, error) {
+	d.flush(true)
+	if d.err == nil {
+		d.err = d.w.Flush()
+	}
+	if d.err != nil {
+		return false, d.err
+	}
+	err := d.f.Rewrite(func(w io.Writer, r io.Reader) error { return daPatch(w, r, cols, 0) })
+	for _, n := range d.segs {
+		if err == nil && n != nil {
+			err = n.patch(cols)
+		}
+	}
+	if errors.Is(err, errNoPatch) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// daPatch copies the per-rank JSON r to w with the int NPU statistics in
+// cols of its op items without bench data as floats, reading size bytes
+// at a time (1 MB when 0).
+func daPatch(w io.Writer, r io.Reader, cols [4]bool, size int) error {
+	// A record runs from an op item's Bench Name line, when it is N/A,
+	// through its NPU l2norm line; the text between such records is copied
+	// in records of whole lines.
+	end := func(b []byte, i int) int {
+		for j := i; ; {
+			k := bytes.Index(b[j:], daNoBenchAnchor)
+			if k < 0 {
+				// up to the line break before the last two lines: the first
+				// two lines of a record may be cut
+				l := bytes.LastIndexByte(b[i:], '\n')
+				if l > 0 {
+					l = bytes.LastIndexByte(b[i:i+l], '\n')
+				}
+				if l > 0 {
+					return i + l
+				}
+				return -1
+			}
+			at := j + k - daNoBenchAnchorIn
+			switch {
+			case at < i || !bytes.HasPrefix(b[at:], daNoBenchLine):
+				j += k + 1 // another N/A cell before an NPU Dtype line
+				continue
+			case at > i:
+				return at
+			}
+			if m := bytes.Index(b[i:], daNPUStatLine[3]); m >= 0 {
+				at := i + m + len(daNPUStatLine[3])
+				if e := bytes.IndexByte(b[at:], '\n'); e >= 0 {
+					return at + e
+				}
+			}
+			return -1
+		}
+	}
+	fix := func(rec []byte, put func(at, end int, text []byte) error) error {
+		if !bytes.HasPrefix(rec, daNoBenchLine) {
+			return nil
+		}
+		for i, key := range daNPUStatLine {
+			k := bytes.Index(rec, key)
+			if !cols[i] || k < 0 {
+				continue
+			}
+			at := k + len(key)
+			end := at + bytes.IndexAny(rec[at:], ",\n")
+			if end < at {
+				end = len(rec)
+			}
+			if err := patchInt(rec[at:end], func(text []byte) error { return put(at, end, text) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return patchStream(w, r, size, end, true, fix)
+}
+
+// patch prints the node's int statistics of rows without bench data in
+// cols as floats.
+func (n *daNode) patch(cols [4]bool) error {
+	var out bytes.Buffer
+	copied := 0
+	for _, f := range n.fixes {
+		if !cols[f.col] {
+			continue
+		}
+		err := patchInt(n.info[f.at:f.end], func(text []byte) error {
+			out.Write(n.info[copied:f.at])
+			out.Write(text)
+			copied = f.end
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if copied > 0 {
+		out.Write(n.info[copied:])
+		n.info = out.Bytes()
+	}
+	n.fixes = nil
+	return nil
 }

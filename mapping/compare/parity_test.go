@@ -269,18 +269,31 @@ func parityCases(t *testing.T) []parityCase {
 }
 
 // TestPatchedAsWrittenAgain: a table patched with the no-bench downcast
-// (csvpatch.go) is the table a second pass writes, byte for byte, as CSV
-// and as xlsx, and the patch saved the pass where the downcast applies.
+// (csvpatch.go) is the table a second pass writes, byte for byte, as CSV,
+// as xlsx and as -da's JSON, and the patch saved the pass where the
+// downcast applies.
 func TestPatchedAsWrittenAgain(t *testing.T) {
 	t.Parallel()
+	// Beside the goldens: the first entry that differs holds a row without
+	// bench data (its int input), which -da's search prints too.
+	dir := t.TempDir()
+	tensor := func(max, norm string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": ` + max + `, "Min": 0.5, "Mean": 1.25, "Norm": ` + norm + `, "requires_grad": false}`
+	}
+	flag := `"input_kwargs": {"inplace": {"type": "bool", "value": false}}`
+	npu := testkit.DumpDir(t, dir, "npu", `"Functional.linear.0.forward": {"input_args": [`+tensor("1.5", "2.0")+`, {"type": "int", "value": 3}], `+flag+
+		`, "output": [`+tensor("1.5", "20.0")+`]}, "Functional.relu.0.forward": {"input_args": [`+tensor("2", "3.5")+`], "output": [`+tensor("2.5", "3.5")+`]}`)
+	bench := testkit.DumpDir(t, dir, "bench", `"Functional.linear.0.forward": {"input_args": [`+tensor("1.5", "2.0")+`], `+flag+
+		`, "output": [`+tensor("1.5", "2.0")+`]}`)
+	cases := append(parityCases(t), parityCase{name: "int without bench", target: npu, golden: bench})
 	saved := 0
-	for _, xlsx := range []bool{false, true} {
-		for _, c := range parityCases(t) {
+	for _, out := range []string{"csv", "xlsx", "-da"} {
+		for _, c := range cases {
 			var files [2]map[string][]byte
 			var passes [2]int
 			for k, again := range []bool{false, true} {
-				out := t.TempDir()
-				opt := Options{Target: c.target, Golden: c.golden, OutDir: out, XLSX: xlsx, writeAgain: again}
+				dir := t.TempDir()
+				opt := Options{Target: c.target, Golden: c.golden, OutDir: dir, XLSX: out == "xlsx", DiffAnalyze: out == "-da", writeAgain: again}
 				root := testkit.Corpus(t, "msprobe")
 				if !filepath.IsAbs(opt.Target) {
 					opt.Target, opt.Golden = filepath.Join(root, opt.Target), filepath.Join(root, opt.Golden)
@@ -296,14 +309,14 @@ func TestPatchedAsWrittenAgain(t *testing.T) {
 				for _, r := range rep.Ranks {
 					passes[k] += r.Summary.Passes
 				}
-				files[k] = readDir(t, out)
+				files[k] = readDir(t, dir)
 			}
 			if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
 				t.Fatalf("%s: %d files patched, %d written again", c.name, len(files[0]), len(files[1]))
 			}
 			for n, b := range files[1] {
 				if !bytes.Equal(files[0][n], b) {
-					t.Errorf("%s (xlsx %v): %s patched differs from %s written again", c.name, xlsx, n, n)
+					t.Errorf("%s (%s): %s patched differs from %s written again", c.name, out, n, n)
 				}
 			}
 			if passes[0] < passes[1] {
@@ -311,8 +324,8 @@ func TestPatchedAsWrittenAgain(t *testing.T) {
 			}
 		}
 	}
-	if saved < 2 {
-		t.Errorf("the patch saved a pass in %d cases, want the statistics golden as CSV and xlsx at least", saved)
+	if saved < 6 {
+		t.Errorf("the patch saved a pass in %d cases, want the statistics golden and the int without bench as CSV, xlsx and -da", saved)
 	}
 }
 
