@@ -89,9 +89,10 @@ type csvPatch struct {
 	header bool // the header line was read
 }
 
-// rewrite copies the CSV table r (a header line, then rows) to w,
-// patched.
+// rewrite copies the CSV table r (a header line, then rows; a part of a
+// table has its own) to w, patched.
 func (p *csvPatch) rewrite(w io.Writer, r io.Reader) error {
+	p.header = false
 	err := patchStream(w, r, p.size, recordEnd, false, p.row)
 	if err == nil && !p.header {
 		err = fmt.Errorf("compare: table without a header line")
