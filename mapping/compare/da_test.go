@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -125,5 +127,80 @@ func TestDiffAnalyzeMapped(t *testing.T) {
 	b, _ = os.ReadFile(rep.Ranks[0].Files[0])
 	if !bytes.Contains(b, []byte(`"Bench Name": "[Module.module.visual.blocks.0.mlp.gate_proj.Linear.forward.0.output.0 ; Module.module.visual.blocks.0.mlp.up_proj.Linear.forward.0.output.0]"`)) {
 		t.Errorf("per-rank JSON lacks the combined fc1 output row")
+	}
+}
+
+// TestDAPatch: -da's per-rank JSON patched with the no-bench downcast
+// equals a line by line reference, whatever the read buffer's size: the
+// NPU statistics in the columns asked of the op items whose Bench Name is
+// N/A, ints only; the lines that look like them in other places (a
+// stack frame, a matched row, the Bench statistics) are copied.
+func TestDAPatch(t *testing.T) {
+	t.Parallel()
+	item := func(bench, max, l2 string) string {
+		return "\n            {" +
+			"\n                \"NPU Name\": \"Tensor.add.0.forward.input.0\"," +
+			"\n                \"Bench Name\": " + bench + "," +
+			"\n                \"NPU Dtype\": \"torch.float32\"," +
+			"\n                \"Bench Dtype\": \"N/A\"," +
+			"\n                \"Max diff\": \"N/A\"," +
+			"\n                \"NPU max\": " + max + "," +
+			"\n                \"NPU min\": 7," +
+			"\n                \"NPU mean\": -2," +
+			"\n                \"NPU l2norm\": " + l2 + "," +
+			"\n                \"Bench max\": 5," +
+			"\n                \"NPU_Stack_Info\": [" +
+			"\n                    \"File a.py, line 3, in f, \\n                \\\"NPU max\\\": 4\"" +
+			"\n                ]," +
+			"\n                \"state\": \"input\"" +
+			"\n            }"
+	}
+	var b strings.Builder
+	b.WriteString("{\n    \"Tensor.add.0.forward\": {\n        \"is_same\": false,\n        \"op_items\": [")
+	for i := range 40 {
+		bench := `"N/A"`
+		if i%3 == 0 {
+			bench = `"Tensor.add.0.forward.input.0"`
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(item(bench, []string{"24", "1.5", "12345678901234567890", "inf"}[i%4], strconv.Itoa(i)))
+	}
+	b.WriteString("\n        ]\n    }")
+	in := b.String()
+	cols := [4]bool{true, false, true, true}
+	// The reference: line by line, an op item's state kept.
+	var want strings.Builder
+	noBench := false
+	for _, line := range strings.SplitAfter(in, "\n") {
+		key, v, ok := strings.Cut(line, ": ")
+		switch {
+		case strings.HasPrefix(line, `                "NPU Name": `):
+			noBench = false
+		case line == `                "Bench Name": "N/A",`+"\n":
+			noBench = true
+		case noBench && ok && !strings.HasPrefix(key, "                 "):
+			for i, k := range []string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
+				num := strings.TrimRight(v, ",\n")
+				if key == `                "`+k+`"` && cols[i] && isIntLiteral(num) {
+					f, _ := strconv.ParseFloat(num, 64)
+					line = key + ": " + msprobe.PyFloat(f) + v[len(num):]
+				}
+			}
+		}
+		want.WriteString(line)
+	}
+	if want.String() == in {
+		t.Fatal("the reference patches nothing")
+	}
+	for size := range 700 { // buffers ending at every point of an op item
+		var out bytes.Buffer
+		if err := daPatch(&out, strings.NewReader(in), cols, size); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want.String() {
+			t.Errorf("buffer %d: patched JSON differs from the reference", size)
+		}
 	}
 }
