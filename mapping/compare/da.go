@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +59,6 @@ type daRank struct {
 	cells  *stackCells // the entries' stacks, each distinct one rendered once (nil: no stack.json)
 	row    int         // the table rows written before
 	segs   []*daNode   // per segment, its first entry that is not the same (nil: none)
-	fixes  []daFix     // dataInfo's, for the node it renders
 	// p2p are both sides' P2POp values by row position (waited for
 	// before the first entry is written).
 	p2p     [2]*daP2P
@@ -231,8 +229,7 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		}
 		if seg := &d.segs[len(d.segs)-1]; !same && *seg == nil {
 			// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
-			*seg = &daNode{name: strings.Clone(name), info: d.dataInfo(grp, row, mode), fixes: slices.Clone(d.fixes)}
-			d.fixes = d.fixes[:0]
+			*seg = d.node(strings.Clone(name), grp, row, mode)
 		}
 	}
 	d.flush(false)
@@ -451,10 +448,12 @@ func appendFramesJSON(dst []byte, frames []string, in, out string) []byte {
 	return append(dst, ']')
 }
 
-// dataInfo renders a diff node of the search's output (2-space indent,
-// nested in a rank's list): its rows' NPU statistics by state, and its
-// stack; the group's first row is table row row.
-func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
+// node renders the entry's diff node of the search's output (2-space
+// indent, nested in a rank's list): its rows' NPU statistics by state and
+// its stack, with where the int statistics of rows without bench data
+// stand (fixes); the group's first row is table row row.
+func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
+	dn := &daNode{name: name}
 	save := d.buf
 	d.buf = nil
 	part := func(first bool, key string, output bool) {
@@ -476,7 +475,7 @@ func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
 					at := len(d.buf)
 					d.cellJSON(&r.ncell[i])
 					if r.bench == nil && r.ncell[i].k == cInt {
-						d.fixes = append(d.fixes, daFix{at, len(d.buf), i})
+						dn.fixes = append(dn.fixes, daFix{at, len(d.buf), i})
 					}
 				}
 			}
@@ -507,9 +506,9 @@ func (d *daRank) dataInfo(grp []*outRow, row int, mode Mode) []byte {
 	} else {
 		d.str("N/A")
 	}
-	out := d.buf
+	dn.info = d.buf
 	d.buf = save
-	return out
+	return dn
 }
 
 // daSearch finds the first divergence across the ranks and renders
@@ -689,8 +688,11 @@ func daPatch(w io.Writer, r io.Reader, cols [4]bool, size int) error {
 			return nil
 		}
 		for i, key := range daNPUStatLine {
+			if !cols[i] {
+				continue
+			}
 			k := bytes.Index(rec, key)
-			if !cols[i] || k < 0 {
+			if k < 0 {
 				continue
 			}
 			at := k + len(key)
