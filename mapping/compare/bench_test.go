@@ -164,15 +164,7 @@ func qwenBench(b *testing.B, size int64) benchPair {
 // size bytes per side.
 func statsBench(b *testing.B, size int64) benchPair {
 	return cachedPair(b, "synthstats-"+sizeName(size), func(npu, bench string) error {
-		for _, s := range []struct {
-			side, out string
-			seed      uint64
-		}{{"npu", npu, 3}, {"bench", bench, 5}} {
-			if _, err := dumpgen.Scale(filepath.Join(statsTemplates, s.side), s.out, dumpgen.ScaleOptions{Seed: s.seed, TargetBytes: size}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return dumpgen.ScalePair(filepath.Join(statsTemplates, "npu"), filepath.Join(statsTemplates, "bench"), npu, bench, 0, size)
 	})
 }
 

@@ -78,11 +78,18 @@ func WriteSyntheticPair(npuDir, benchDir string, size int64, tensor bool) error 
 // tower and as many forward passes as size bytes per side ask: one model,
 // a longer dump.
 func WriteQwenPair(templates, npuDir, benchDir string, size int64) error {
+	return ScalePair(filepath.Join(templates, "llamafactory"), filepath.Join(templates, "mindspeed-mm"), npuDir, benchDir, 32, size)
+}
+
+// ScalePair scales the dump folders npuTemplate to npuDir and
+// benchTemplate to benchDir (Scale, seeds 3 and 5), each to layers layers
+// (0: the template's) and size bytes.
+func ScalePair(npuTemplate, benchTemplate, npuDir, benchDir string, layers int, size int64) error {
 	for _, s := range []struct {
 		tmpl, out string
 		seed      uint64
-	}{{"llamafactory", npuDir, 3}, {"mindspeed-mm", benchDir, 5}} {
-		if _, err := Scale(filepath.Join(templates, s.tmpl), s.out, ScaleOptions{Seed: s.seed, Layers: 32, TargetBytes: size}); err != nil {
+	}{{npuTemplate, npuDir, 3}, {benchTemplate, benchDir, 5}} {
+		if _, err := Scale(s.tmpl, s.out, ScaleOptions{Seed: s.seed, Layers: layers, TargetBytes: size}); err != nil {
 			return err
 		}
 	}
