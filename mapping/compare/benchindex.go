@@ -392,6 +392,9 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 		return nil, err
 	}
 	ix := &benchIndex{src: src, cfg: cfg, side: side, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
+	if cfg.trace != nil {
+		cfg.trace.seed = ix.seed
+	}
 	namer := newKeyNamer(renumber, cfg.Debug)
 	defer namer.release()
 	var odd []int32

@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strings"
@@ -159,6 +160,7 @@ type Config struct {
 // joinTrace records the bench strategy of a Compare call.
 type joinTrace struct {
 	indexedPasses, fullPasses int
+	seed                      maphash.Seed // the bench index's (see tagCollision)
 }
 
 // RowSink receives the table: the header once, then the rows in order.

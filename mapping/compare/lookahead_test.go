@@ -67,13 +67,15 @@ func TestLookaheadReadsOnce(t *testing.T) {
 	// and has entries of its own.
 	const n = 3000
 	bench := benchAdds(n)
-	var npu []string
+	var npu, keys []string // keys: what the NPU rows may look up
 	for i := range n {
 		if i%3 != 0 {
 			npu = append(npu, fmt.Sprintf(`"Tensor.add.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.add.%d.forward.output.0.pt", i))))
+			keys = append(keys, fmt.Sprintf("Tensor.add.%d.forward.output.0", i))
 		}
 		if i%7 == 0 {
 			npu = append(npu, fmt.Sprintf(`"Tensor.npu_only.%d.forward": {"output": [%s]}`, i, testkit.Tensor(fmt.Sprintf("Tensor.npu_only.%d.forward.output.0.pt", i))))
+			keys = append(keys, fmt.Sprintf("Tensor.npu_only.%d.forward.output.0", i))
 		}
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(npu), func(i, j int) { npu[i], npu[j] = npu[j], npu[i] })
@@ -85,6 +87,7 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		if i%3 != 0 {
 			m := (7*i + 1) % n
 			dm[fmt.Sprintf("Tensor.add.%d.forward.output.0", i)] = fmt.Sprintf("Tensor.add.%d.forward.input.0", m)
+			keys = append(keys, fmt.Sprintf("Tensor.add.%d.forward.input.0", m))
 			mapped[m] = true
 		}
 	}
@@ -127,12 +130,23 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		ix.close()
 		read, counted := 0, 0
 		for i := range entries {
-			if cb.reads[i]+cb.rows[i] != ws.Passes {
+			// The index's 32-bit tags collide now and then (the parse is
+			// what tells): the lookahead then reads an entry early, where
+			// no row may ask for it, and the join may read it again once
+			// its cache let it go.
+			reads := cb.reads[i]
+			collided := func() bool { // slow: asked only where a check fails
+				return p.asked != nil && tagCollision(tr.seed, fmt.Sprintf("Tensor.add.%d.forward", i), keys...)
+			}
+			if reads == ws.Passes+1 && cb.rows[i] == 0 && collided() {
+				reads = ws.Passes
+			}
+			if reads+cb.rows[i] != ws.Passes {
 				t.Errorf("%s: bench entry %d read %d times and counted %d times, want %d in all (once a pass)", p.name, i, cb.reads[i], cb.rows[i], ws.Passes)
 			}
 			read += cb.reads[i]
 			counted += cb.rows[i]
-			if p.asked != nil && (cb.reads[i] == ws.Passes) != p.asked(i) {
+			if p.asked != nil && (reads == ws.Passes) != p.asked(i) && !(reads == ws.Passes && collided()) {
 				t.Errorf("%s: bench entry %d read %d times; asked for: %v", p.name, i, cb.reads[i], p.asked(i))
 			}
 		}
@@ -198,7 +212,7 @@ func TestLookaheadBounded(t *testing.T) {
 			if e.isAhead && !tc.oneEntry && int(e.aheadAt) != npuSeen {
 				// Not the entry asked for: the index's 32-bit tags collided
 				// (the parse is what tells), which the seed makes rare.
-				if !tagCollides(ix, rows[npuSeen].key, int(e.aheadAt)) {
+				if !tagCollision(ix.seed, fmt.Sprintf("Tensor.add.%d.forward", e.aheadAt), rows[npuSeen].key) {
 					t.Errorf("%s: bench entry %d parsed ahead for NPU entry %d", tc.name, e.aheadAt, npuSeen)
 				}
 				ix.takeAhead(e.aheadAt, e.ahead)
@@ -513,14 +527,17 @@ func TestPrefetchOfErrors(t *testing.T) {
 	}
 }
 
-// tagCollides reports whether a candidate prefix of key has the index's
-// tag of bench entry j, Tensor.add.j.forward.
-func tagCollides(ix *benchIndex, key string, j int) bool {
-	tag := func(s string) uint64 { return maphash.String(ix.seed, s) &^ (1<<32 - 1) }
-	want := tag(fmt.Sprintf("Tensor.add.%d.forward", j))
-	for _, end := range candidates(nil, key, false) {
-		if tag(key[:end]) == want {
-			return true
+// tagCollision reports whether a candidate prefix of one of keys has the
+// bench index's tag (seed) of an entry's key prefix, when it is not that
+// prefix: the index then gives the entry for the key.
+func tagCollision(seed maphash.Seed, prefix string, keys ...string) bool {
+	tag := func(s string) uint64 { return maphash.String(seed, s) &^ (1<<32 - 1) }
+	want := tag(prefix)
+	for _, key := range keys {
+		for _, end := range candidates(nil, key, false) {
+			if key[:end] != prefix && tag(key[:end]) == want {
+				return true
+			}
 		}
 	}
 	return false
