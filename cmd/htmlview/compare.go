@@ -26,8 +26,8 @@ const MaxTableBytes = 4 << 20
 
 // CompareSink collects what a rank's comparison table says about each
 // module as compare writes it, and writes the page beside it (it is a
-// compare.ViewSink, and a compare.LineSink so that compare keeps its CSV
-// line path).
+// compare.NoBenchView, and a compare.LineSink so that compare keeps its
+// CSV line path).
 //
 // Its memory does not grow with the table's length: the two module trees,
 // a few counters per NPU module, the module each NPU API call runs in
@@ -46,10 +46,12 @@ type CompareSink struct {
 	trees *compareTrees
 	err   error // reading the trees
 
-	header []string
-	keep   []int // the columns the page shows (not the stack)
-	need   int   // the fields of a CSV line read: through the last kept one
-	csv    bool  // the rows came as CSV lines (the table is a CSV file)
+	header    []string
+	keep      []int // the columns the page shows (not the stack)
+	need      int   // the fields of a CSV line read: through the last kept one
+	benchName int   // the Bench Name column (-1 when none)
+	npuStats  []int // the NPU statistics columns, which the no-bench downcast may change
+	csv       bool  // the rows came as CSV lines (the table is a CSV file)
 
 	mods  map[*printparse.Node]*modState
 	order []*printparse.Node // NPU modules in the order they were paired
@@ -214,6 +216,13 @@ func (s *CompareSink) Header(cols []string) error {
 	if len(s.keep) > 0 {
 		s.need = max(s.need, s.keep[len(s.keep)-1]+1)
 	}
+	s.benchName = slices.Index(cols, "Bench Name")
+	s.npuStats = s.npuStats[:0]
+	for _, name := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
+		if i := slices.Index(cols, name); i >= 0 {
+			s.npuStats = append(s.npuStats, i)
+		}
+	}
 	return nil
 }
 
@@ -233,8 +242,8 @@ func (s *CompareSink) Line(line []byte, mark compare.RowMark) error {
 }
 
 // addFields adds a row of n fields, field i size(i) bytes long and read
-// by text(i) only when the row is kept: names from fields 0 and 1, the
-// columns kept from s.keep.
+// by text(i) only when the row is kept (or has no bench data): names
+// from fields 0 and 1, the columns kept from s.keep.
 func (s *CompareSink) addFields(n int, size func(int) int, text func(int) string, res Result) error {
 	if n < 2 {
 		return nil
@@ -243,6 +252,18 @@ func (s *CompareSink) addFields(n int, size func(int) int, text func(int) string
 	for _, i := range s.keep {
 		if i < n {
 			cost += size(i)
+		}
+	}
+	if s.benchName >= 0 && s.benchName < n && size(s.benchName) == 3 && text(s.benchName) == "N/A" {
+		// counted as the no-bench downcast prints them, whether or not
+		// it applies: the page keeps the same rows either way
+		var buf [32]byte
+		for _, i := range s.npuStats {
+			if i < n {
+				if t, ok := compare.NoBenchCell(buf[:0], text(i)); ok {
+					cost += len(t) - size(i)
+				}
+			}
 		}
 	}
 	return s.add(text(0), func() string { return text(1) }, res, cost, func() []string {
@@ -322,6 +343,42 @@ func (s *CompareSink) add(npu string, bench func() string, res Result, cost int,
 	s.bytes += k.cost
 	m.kept++
 	return nil
+}
+
+// PatchNoBench takes msprobe's no-bench downcast into the rows kept
+// (compare.NoBenchView): the cells of the named columns of the rows
+// without bench data, which were counted as it prints them.
+func (s *CompareSink) PatchNoBench(cols []string) bool {
+	at := func(col int) int { return slices.Index(s.keep, col) }
+	bench := at(s.benchName)
+	var stats []int
+	for _, name := range cols {
+		if k := at(slices.Index(s.header, name)); k >= 0 {
+			stats = append(stats, k)
+		}
+	}
+	if bench < 0 || len(stats) == 0 {
+		return bench >= 0
+	}
+	for _, k := range s.kept {
+		c := k.row.Cells
+		if bench >= len(c) || c[bench] != "N/A" {
+			continue
+		}
+		for _, i := range stats {
+			if i >= len(c) {
+				continue
+			}
+			t, ok := compare.NoBenchCell(nil, c[i])
+			if !ok {
+				return false
+			}
+			if string(t) != c[i] {
+				c[i] = string(t)
+			}
+		}
+	}
+	return true
 }
 
 // Reset discards the rows (compare writes the table again).

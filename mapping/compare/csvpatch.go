@@ -24,6 +24,10 @@ import (
 // past the float range): the table is written again instead.
 var errNoPatch = errors.New("compare: cell cannot be patched")
 
+// npuStatColumns are the NPU statistics columns of a statistics table,
+// in the order of the no-bench downcast's flags.
+var npuStatColumns = [4]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"}
+
 // noBenchPatcher is a sink that can apply the no-bench downcast to the
 // table it holds.
 type noBenchPatcher interface {
@@ -52,7 +56,7 @@ func patchTable(sink RowSink, assumed, got artifacts) (bool, error) {
 
 func (s *CSVSink) patchNoBench(cols [4]bool) (bool, error) {
 	p := csvPatch{bench: slices.Index(s.header, "Bench Name")}
-	for i, name := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
+	for i, name := range npuStatColumns {
 		if !cols[i] {
 			continue
 		}
@@ -132,12 +136,36 @@ func patchInt(t []byte, put func(text []byte) error) error {
 	if !isIntLiteral(string(t)) {
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(t), 64)
-	if err != nil {
+	var num [32]byte
+	text, ok := intAsFloat(num[:0], t)
+	if !ok {
 		return errNoPatch
 	}
-	var num [32]byte
-	return put(msprobe.AppendPyFloat(num[:0], f))
+	return put(text)
+}
+
+// NoBenchCell appends to dst the text msprobe's no-bench downcast prints
+// for text, a cell of an NPU statistics column of a row without bench
+// data: Python's repr of float(text) when text is an int literal, else
+// text itself. ok is false for an int past the float range, which the
+// downcast cannot print (compare writes such a table again). A view that
+// counts a cell's bytes counts these, so that what it keeps does not
+// depend on whether the downcast applies (NoBenchView).
+func NoBenchCell(dst []byte, text string) (_ []byte, ok bool) {
+	if !isIntLiteral(text) {
+		return append(dst, text...), true
+	}
+	return intAsFloat(dst, text)
+}
+
+// intAsFloat appends Python's repr of float(t), t an int literal; false
+// past the float range.
+func intAsFloat[T string | []byte](dst []byte, t T) ([]byte, bool) {
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil {
+		return dst, false
+	}
+	return msprobe.AppendPyFloat(dst, f), true
 }
 
 // patchStream copies r to w record by record, reading size bytes at a

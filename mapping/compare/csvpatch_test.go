@@ -16,6 +16,35 @@ import (
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
+// NoBenchCell prints an int cell as Python prints float(int), and any
+// other cell as it is; an int past the float range cannot be printed.
+func TestNoBenchCell(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cell, want string
+		ok         bool
+	}{
+		{"24", "24.0", true},
+		{"-3", "-3.0", true},
+		{"+7", "7.0", true},
+		{"0", "0.0", true},
+		{"9999999999999999", "1e+16", true},
+		{"12345678901234567", "1.2345678901234568e+16", true},
+		{"1.5", "1.5", true},
+		{"24.0", "24.0", true},
+		{"1e+16", "1e+16", true},
+		{"nan", "nan", true},
+		{"N/A", "N/A", true},
+		{"", "", true},
+		{"1" + strings.Repeat("0", 400), "", false},
+	} {
+		got, ok := NoBenchCell([]byte("x"), c.cell)
+		if ok != c.ok || ok && string(got) != "x"+c.want {
+			t.Errorf("NoBenchCell(%q) = %q, %v; want %q, %v", c.cell, got, ok, "x"+c.want, c.ok)
+		}
+	}
+}
+
 // TestCSVPatch: the no-bench downcast rewrites the int cells of the
 // patched columns of the rows whose Bench Name is N/A, as Python prints
 // float(int), and copies every other byte: quoted names and stacks (with

@@ -470,7 +470,7 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 				d.kv(true, "            ", "NPU MD5")
 				d.str(r.npuMD5())
 			} else {
-				for i, h := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
+				for i, h := range npuStatColumns {
 					d.kv(i == 0, "            ", h)
 					at := len(d.buf)
 					d.cellJSON(&r.ncell[i])

@@ -73,9 +73,9 @@
 // integer-only diff columns) are detected in a first pass; when they apply
 // the table is written again with them (a second pass over both files).
 // The no-bench downcast alone, which changes only int cells of the rows
-// without bench data, is patched into a CSV table and -da's JSON instead
-// (csvpatch.go; the HTML view still takes the second pass), and an md5
-// table, which prints no statistics, takes none.
+// without bench data, is patched into a CSV table, -da's JSON and the
+// rows a view kept (csvpatch.go, NoBenchView) instead, and an md5 table,
+// which prints no statistics, takes none.
 //
 // Known divergences from msprobe, by design: statistics/md5-mode fuzzy
 // match pairs rows (msprobe's result frame is misaligned there and every

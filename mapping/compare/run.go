@@ -633,6 +633,19 @@ type ViewSink interface {
 	WriteView(w io.Writer, rr *RankReport) error
 }
 
+// NoBenchView is a ViewSink that takes msprobe's no-bench downcast into
+// what it kept of the table, so that compare patches the table instead
+// of writing it again (csvpatch.go). What it keeps must not depend on
+// whether the downcast applies: it counts the bytes of a cell the
+// downcast may change as NoBenchCell prints it.
+type NoBenchView interface {
+	ViewSink
+	// PatchNoBench prints the cells of the named NPU statistics columns
+	// of the rows without bench data (Bench Name "N/A") as NoBenchCell
+	// does; false when it cannot (compare then writes the table again).
+	PatchNoBench(cols []string) bool
+}
+
 // teeSink writes the table to its sink and to a ViewSink.
 type teeSink struct {
 	sink
@@ -658,6 +671,26 @@ func (t teeSink) Reset() error {
 		return err
 	}
 	return t.view.Reset()
+}
+
+// patchNoBench patches the table, then the view; false when either
+// cannot be patched.
+func (t teeSink) patchNoBench(cols [4]bool) (bool, error) {
+	p, ok := t.sink.(noBenchPatcher)
+	v, vok := t.view.(NoBenchView)
+	if !ok || !vok {
+		return false, nil
+	}
+	if ok, err := p.patchNoBench(cols); !ok || err != nil {
+		return false, err
+	}
+	var names []string
+	for i, on := range cols {
+		if on {
+			names = append(names, npuStatColumns[i])
+		}
+	}
+	return v.PatchNoBench(names), nil
 }
 
 // teeLineSink is a teeSink whose table and view both take CSV lines.
