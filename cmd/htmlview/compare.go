@@ -144,9 +144,9 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 	)
 	go func() {
 		defer close(done)
-		bt, _, berr = loadTree(bp)
+		bt, _, _, berr = loadTree(bp)
 	}()
-	nt, construct, err := loadTree(np)
+	nt, names, parents, err := loadTree(np)
 	<-done
 	if err = cmp.Or(err, berr); err != nil {
 		return nil, err
@@ -154,12 +154,16 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[uint64]*printparse.Node{}, seed: maphash.MakeSeed()}
 	t.npu.Lookup("")
 	t.bench.Lookup("")
-	for e, p := range construct {
+	if parents == nil {
+		return t, nil
+	}
+	for i, e := range names.All() {
 		if _, _, _, ok := msprobe.ModuleEntry(e); ok {
 			continue
 		}
 		n := t.npu.Tree.Root
-		for seen := 0; p != "" && seen < 64; p, seen = construct[p], seen+1 {
+		p := parents.ParentOf(i, e)
+		for seen := 0; p != "" && seen < 64; p, seen = parents.Parent(p), seen+1 {
 			if path, _, _, ok := msprobe.ModuleEntry(p); ok {
 				n = t.npu.Lookup(path)
 				break
@@ -173,31 +177,37 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 }
 
 // loadTree reads a rank folder's module tree as printparse.LoadDumpDir
-// does, and returns its construct.json (nil when it has none).
-func loadTree(p msprobe.Paths) (*printparse.Tree, map[string]string, error) {
+// does, and returns its dump.json's entry names and its construct.json
+// (nil when it has none).
+func loadTree(p msprobe.Paths) (*printparse.Tree, *msprobe.Names, *msprobe.ParentIndex, error) {
 	dir, err := msprobe.FindRankDir(p.Dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dumpFile := filepath.Join(dir, "dump.json")
 	// compare reads the entries, and reports their syntax errors
-	names, err := msprobe.SkimEntryNames(dumpFile)
+	names := &msprobe.Names{}
+	_, err = msprobe.SkimExact(dumpFile, func() { names = &msprobe.Names{} }, func(e *msprobe.SkimEntry) error {
+		names.Add(e.Name)
+		return nil
+	})
 	if err != nil {
 		var de *source.Error
 		if errors.As(err, &de) {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("reading module names: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading module names: %w", err)
 	}
-	construct, cerr := msprobe.ReadConstruct(filepath.Join(dir, "construct.json"))
-	t, err := printparse.DumpTreeOf(p.Dir, dir, msprobe.NamesOf(names), msprobe.NewParentIndex(construct), cerr)
+	names.Done()
+	parents, cerr := msprobe.ReadParentIndexOf(filepath.Join(dir, "construct.json"), names)
+	t, err := printparse.DumpTreeOf(p.Dir, dir, names, parents, cerr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if cerr != nil {
-		construct = nil
+		parents = nil
 	}
-	return t, construct, nil
+	return t, names, parents, nil
 }
 
 // Header receives the table's header.
