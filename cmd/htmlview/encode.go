@@ -379,26 +379,33 @@ func encodeMap(mf *MappingFile) *jsonMap {
 
 // writeTable writes the table's JSON object, a row at a time.
 func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
-	count := map[string]int{}
-	for _, rows := range t.Rows {
-		for _, r := range rows {
-			for _, c := range r.Cells {
-				count[c]++
-			}
-		}
-	}
 	nodes := slices.Collect(maps.Keys(t.Rows))
 	slices.SortFunc(nodes, func(a, b *printparse.Node) int { return cmp.Compare(e.node(0, a), e.node(0, b)) })
-	shared := []string{}
-	sid := map[string]int{}
+	// each cell hashed once: cells[k] is the k-th cell's distinct string
+	ids := map[string]int32{}
+	var distinct []string
+	var count []int32
+	var cells []int32
 	for _, n := range nodes {
 		for _, r := range t.Rows[n] {
 			for _, c := range r.Cells {
-				if _, ok := sid[c]; !ok && count[c] > 1 && len(c) >= 3 {
-					sid[c] = len(shared)
-					shared = append(shared, c)
+				id, ok := ids[c]
+				if !ok {
+					id = int32(len(distinct))
+					ids[c] = id
+					distinct, count = append(distinct, c), append(count, 0)
 				}
+				count[id]++
+				cells = append(cells, id)
 			}
+		}
+	}
+	shared := []string{}
+	sid := make([]int32, len(distinct)) // index in shared + 1, 0 for none
+	for _, id := range cells {
+		if sid[id] == 0 && count[id] > 1 && len(distinct[id]) >= 3 {
+			shared = append(shared, distinct[id])
+			sid[id] = int32(len(shared))
 		}
 	}
 	// by node, so that the page is the same for the same table
@@ -435,11 +442,12 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 			}
 			row = append(row[:0], e.node(0, n), flags)
 			for _, c := range r.Cells {
-				if i, ok := sid[c]; ok {
-					row = append(row, i)
+				if i := sid[cells[0]]; i > 0 {
+					row = append(row, int(i-1))
 				} else {
 					row = append(row, c)
 				}
+				cells = cells[1:]
 			}
 			b, err := json.Marshal(row)
 			if err != nil {
