@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
@@ -238,49 +239,67 @@ func (s *CompareSink) Header(cols []string) error {
 
 // Row receives one row as cells (an XLSX table).
 func (s *CompareSink) Row(cells []compare.Cell, mark compare.RowMark) error {
-	return s.addFields(len(cells), func(i int) int { return len(cells[i].Text) },
-		func(i int) string { return cells[i].Text }, ParseResult(mark.Result))
+	s.fields = s.fields[:0]
+	for _, c := range cells {
+		s.fields = append(s.fields, unsafe.Slice(unsafe.StringData(c.Text), len(c.Text))) // read only
+	}
+	return s.addFields(s.fields, ParseResult(mark.Result))
 }
 
 // Line receives one row as its CSV line (a CSV table).
 func (s *CompareSink) Line(line []byte, mark compare.RowMark) error {
 	s.csv = true
 	s.fields, s.unq = splitCSV(line, s.fields[:0], s.unq[:0], s.need)
-	f := s.fields
-	return s.addFields(len(f), func(i int) int { return len(f[i]) },
-		func(i int) string { return string(f[i]) }, ParseResult(mark.Result))
+	return s.addFields(s.fields, ParseResult(mark.Result))
 }
 
-// addFields adds a row of n fields, field i size(i) bytes long and read
-// by text(i) only when the row is kept (or has no bench data): names
-// from fields 0 and 1, the columns kept from s.keep.
-func (s *CompareSink) addFields(n int, size func(int) int, text func(int) string, res Result) error {
+// addFields adds a row of fields, which are read during the call only:
+// names from fields 0 and 1, the columns kept from s.keep (copied, in one
+// allocation, when the row is kept).
+func (s *CompareSink) addFields(f [][]byte, res Result) error {
+	n := len(f)
 	if n < 2 {
 		return nil
 	}
 	cost := 0
 	for _, i := range s.keep {
 		if i < n {
-			cost += size(i)
+			cost += len(f[i])
 		}
 	}
-	if s.benchName >= 0 && s.benchName < n && size(s.benchName) == 3 && text(s.benchName) == "N/A" {
+	if s.benchName >= 0 && s.benchName < n && string(f[s.benchName]) == "N/A" {
 		// counted as the no-bench downcast prints them, whether or not
 		// it applies: the page keeps the same rows either way
 		var buf [32]byte
 		for _, i := range s.npuStats {
 			if i < n {
-				if t, ok := compare.NoBenchCell(buf[:0], text(i)); ok {
-					cost += len(t) - size(i)
+				if t, ok := compare.NoBenchCell(buf[:0], string(f[i])); ok {
+					cost += len(t) - len(f[i])
 				}
 			}
 		}
 	}
-	return s.add(text(0), func() string { return text(1) }, res, cost, func() []string {
+	view := func(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+	return s.add(view(f[0]), func() string { return view(f[1]) }, res, cost, func() []string {
+		size := 0
+		for _, i := range s.keep {
+			if i < n {
+				size += len(f[i])
+			}
+		}
+		buf := make([]byte, 0, size)
+		for _, i := range s.keep {
+			if i < n {
+				buf = append(buf, f[i]...)
+			}
+		}
+		all := view(buf) // never written again
 		out := make([]string, len(s.keep))
+		at := 0
 		for k, i := range s.keep {
 			if i < n {
-				out[k] = text(i)
+				out[k] = all[at : at+len(f[i])]
+				at += len(f[i])
 			}
 		}
 		return out
@@ -292,8 +311,8 @@ func (s *CompareSink) addFields(n int, size func(int) int, text func(int) string
 func (s *CompareSink) rowCost() int { return 16 + 3*len(s.keep) }
 
 // add takes one row: npu is its NPU Name cell, bench returns its Bench
-// Name cell, cost is the length of the cells the page would show and
-// cells returns them.
+// Name cell (both valid during the call only), cost is the length of the
+// cells the page would show and cells returns them.
 func (s *CompareSink) add(npu string, bench func() string, res Result, cost int, cells func() []string) error {
 	if s.err != nil {
 		return s.err
