@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/layermap/layermap/infer"
@@ -432,32 +433,32 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 	}
 	w.Write(b[:len(b)-1])
 	w.WriteString(`,"rows":[`)
-	row := []any{}
-	first := true
-	for _, n := range nodes {
-		for _, r := range t.Rows[n] {
+	var row []byte
+	for k, n := range nodes {
+		for j, r := range t.Rows[n] {
 			flags := int(r.Result)
 			if r.API {
 				flags += 4
 			}
-			row = append(row[:0], e.node(0, n), flags)
+			row = row[:0]
+			if k > 0 || j > 0 {
+				row = append(row, ',')
+			}
+			row = append(row, '[')
+			row = strconv.AppendInt(row, int64(e.node(0, n)), 10)
+			row = append(row, ',')
+			row = strconv.AppendInt(row, int64(flags), 10)
 			for _, c := range r.Cells {
+				row = append(row, ',')
 				if i := sid[cells[0]]; i > 0 {
-					row = append(row, int(i-1))
-				} else {
-					row = append(row, c)
+					row = strconv.AppendInt(row, int64(i-1), 10)
+				} else if row, err = appendJSONString(row, c); err != nil {
+					return err
 				}
 				cells = cells[1:]
 			}
-			b, err := json.Marshal(row)
-			if err != nil {
-				return err
-			}
-			if !first {
-				w.WriteByte(',')
-			}
-			first = false
-			if _, err := w.Write(b); err != nil {
+			row = append(row, ']')
+			if _, err := w.Write(row); err != nil {
 				return err
 			}
 		}
@@ -465,6 +466,30 @@ func (e *encoder) writeTable(w *bufio.Writer, t *Table) error {
 	_, err = w.WriteString("]}")
 	return err
 }
+
+// appendJSONString appends s as encoding/json writes it: quoted as it is
+// when it holds only printable ASCII that needs no escape (most cells),
+// else as json.Marshal gives it.
+func appendJSONString(dst []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if !jsonPlain[s[i]] {
+			b, err := json.Marshal(s)
+			return append(dst, b...), err
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), nil
+}
+
+// jsonPlain are the bytes encoding/json writes as they are: printable
+// ASCII but for the quote, the backslash and HTML's <, > and &.
+var jsonPlain = func() (t [256]bool) {
+	for c := ' '; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`"\<>&`, c)
+	}
+	return t
+}()
 
 // writeData writes the page's data but the table (bounded by the two
 // trees). encoding/json escapes <, > and &, so the text is safe inside a

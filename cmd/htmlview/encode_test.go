@@ -3,6 +3,7 @@ package htmlview
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -189,5 +190,35 @@ func TestWriteEscapes(t *testing.T) {
 	}
 	if strings.Contains(page, "alert(1)</script>") || strings.Contains(page, "<title></title><script>") {
 		t.Error("input text breaks out of the page's elements")
+	}
+}
+
+// appendJSONString writes a string as json.Marshal does: plain cells as
+// they are, every escape (quotes, backslashes, HTML's <>&, control bytes,
+// DEL, non-ASCII, invalid UTF-8, U+2028) through json.Marshal.
+func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
+	check := func(s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendJSONString([]byte("x"), s)
+		if err != nil || string(got) != "x"+string(want) {
+			t.Errorf("appendJSONString(%q) = %s, %v; want x%s", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "pass", "Module.a.b.Linear.forward.0.output.0", "[2, 3]", "1.5e-06", "N/A",
+		`say "hi"`, `a\b`, "<script>", "a&b", "x>y", "tab\there", "nl\n", "del\x7f", "héllo", "\xff\xfe", "a\u2028b", "\x00"} {
+		check(s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("aZ09 .,:[]-_\"\\<>&\t\n\x01\x7f\xc3\xa9\xe2\x80\xa8\xff")
+	for range 20_000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(string(b))
 	}
 }
