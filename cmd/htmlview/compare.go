@@ -61,6 +61,12 @@ type CompareSink struct {
 	seq   int
 	rows  int // rows of the table under a module (those not kept are left off the page)
 
+	last struct { // the entry of the last row and its module (rowEntry)
+		entry string
+		mod   *printparse.Node
+		isMod bool
+	}
+
 	fields [][]byte // scratch: the fields of a CSV line
 	unq    []byte   // scratch: unquoted fields
 }
@@ -317,8 +323,7 @@ func (s *CompareSink) add(npu string, bench func() string, res Result, cost int,
 	if s.err != nil {
 		return s.err
 	}
-	ne := entryOf(npu)
-	mod, isMod := s.module(ne)
+	ne, mod, isMod := s.rowEntry(npu)
 	if mod == nil {
 		return nil
 	}
@@ -412,6 +417,7 @@ func (s *CompareSink) PatchNoBench(cols []string) bool {
 
 // Reset discards the rows (compare writes the table again).
 func (s *CompareSink) Reset() error {
+	s.last.entry, s.last.mod = "", nil
 	clear(s.mods)
 	s.order, s.kept = nil, nil
 	s.bytes, s.seq, s.rows = 0, 0, 0
@@ -605,6 +611,44 @@ func (s *CompareSink) benchModule(entry string) (*printparse.Node, error) {
 		e = p
 	}
 	return side.Tree.Root, nil
+}
+
+// rowEntry is entryOf(npu) and module of it; the rows of an entry come
+// together, so the last row's answer is kept for the next when sameEntry
+// says it holds.
+func (s *CompareSink) rowEntry(npu string) (entry string, mod *printparse.Node, isMod bool) {
+	if e := s.last.entry; e != "" && sameEntry(e, npu) {
+		return e, s.last.mod, s.last.isMod
+	}
+	e := entryOf(npu)
+	mod, isMod = s.module(e)
+	s.last.entry, s.last.mod, s.last.isMod = strings.Clone(e), mod, isMod
+	return s.last.entry, mod, isMod
+}
+
+// sameEntry reports whether entryOf(row) is entry, itself an entryOf,
+// without entryOf's walk: row is entry and a row suffix (NormalRow) and
+// no longer prefix of row names an entry as entryOf asks. SplitName reads
+// a direction in the last two dot-parts of a name; with none in the
+// suffix, only the prefix one part longer than entry (whose second-last
+// part is entry's last) can be such a name, and it is tried as entryOf
+// tries it.
+func sameEntry(entry, row string) bool {
+	if len(row) <= len(entry) || row[len(entry)] != '.' || !strings.HasPrefix(row, entry) {
+		return false
+	}
+	suffix := row[len(entry)+1:]
+	if strings.Contains(suffix, "ward") || strings.Contains(suffix, msprobe.StateParametersGrad) {
+		return false // forward, backward
+	}
+	next := row
+	if k := strings.IndexByte(suffix, '.'); k >= 0 {
+		next = row[:len(entry)+1+k]
+	}
+	if op, _, _ := msprobe.SplitName(next); op != "" && msprobe.NormalRow(next, row) {
+		return false
+	}
+	return msprobe.NormalRow(entry, row)
 }
 
 // entryOf returns the dump entry a table row belongs to, read from the

@@ -67,6 +67,52 @@ func TestEntryOfAgreesWithNames(t *testing.T) {
 	}
 }
 
+// sameEntry holds only where entryOf gives the same entry: on consecutive
+// rows of corpus tables, and on names built to fool it (a row suffix
+// holding a direction, parameters_grad entries, rows of another entry
+// that starts alike).
+func TestSameEntry(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, f := range []string{"golden/synth_statistics/output/compare_result_20261202120248.csv",
+		"golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output"} {
+		p := testkit.Corpus(t, "msprobe", f)
+		if !strings.HasSuffix(p, ".csv") {
+			ms, err := filepath.Glob(filepath.Join(p, "*.csv"))
+			if err != nil || len(ms) == 0 {
+				t.Fatalf("%s: no table", p)
+			}
+			p = ms[0]
+		}
+		rows := testkit.ReadCSV(t, p)[1:]
+		for k := range 2 { // the NPU names, then the bench names, each in table order
+			for _, r := range rows {
+				names = append(names, r[k])
+			}
+		}
+	}
+	names = append(names,
+		"Module.a.forward.0.output.0", "Module.a.forward.0.output.forward.0", "Module.a.forward.0.output.forward.0.output.0",
+		"Module.a.Linear.parameters_grad", "Module.a.Linear.parameters_grad.weight", "Module.a.Linear.parameters_grad.bias",
+		"Functional.linear.0.forward", "Functional.linear.0.forward.input.0", "Functional.linear.0.forward.input.0.1",
+		"Functional.linear.0.forward.inputs", "Functional.linear.0.forward.parameters.weight", "Functional.linear.0.forward.kwargs.backward",
+		"Functional.linear.0.backward.input.0", "Functional.linear.0.backward.output.0", "Functional.linear.0.backward.output.0.parameters_grad",
+		"Tensor.add.1.forward.output.0", "Tensor.add.10.forward.output.0", "Tensor.add.1.forward.debug", "x.debug", "x.debug.y")
+	hits := 0
+	for i := 1; i < len(names); i++ {
+		prev := entryOf(names[i-1])
+		if prev != "" && sameEntry(prev, names[i]) {
+			hits++
+			if got := entryOf(names[i]); got != prev {
+				t.Errorf("after %s, %s: sameEntry says %q, entryOf %q", names[i-1], names[i], prev, got)
+			}
+		}
+	}
+	if hits < len(names)/4 {
+		t.Errorf("sameEntry held on %d of %d rows", hits, len(names))
+	}
+}
+
 // splitCSV reads the lines compare writes as encoding/csv does.
 func TestSplitCSV(t *testing.T) {
 	for _, line := range []string{
