@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/layermap/layermap/cmd/iostreams"
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -373,6 +372,6 @@ func newHTMLViews(layerMap string) (htmlViews, error) {
 type htmlViews struct{ mf *htmlview.MappingFile }
 
 // NewView implements compare.ViewMaker.
-func (h htmlViews) NewView(npu, bench msprobe.Paths) compare.ViewSink {
-	return htmlview.NewCompareSink(npu, bench, h.mf)
+func (h htmlViews) NewView(d compare.ViewDumps) compare.ViewSink {
+	return htmlview.NewCompareSink(d, h.mf)
 }

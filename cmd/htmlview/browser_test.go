@@ -19,7 +19,6 @@ import (
 	"github.com/layermap/layermap/infer"
 	"github.com/layermap/layermap/mapping/compare"
 	"github.com/layermap/layermap/printparse"
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 	"github.com/layermap/layermap/printparse/treetest"
 )
@@ -101,8 +100,8 @@ func compareRun(t testing.TB, npuDir, benchDir, mapText string, o compareOpts) (
 		}
 	}
 	var sink *htmlview.CompareSink
-	opt.Views = compare.ViewFunc(func(n, b msprobe.Paths) compare.ViewSink {
-		sink = htmlview.NewCompareSink(n, b, mf)
+	opt.Views = compare.ViewFunc(func(d compare.ViewDumps) compare.ViewSink {
+		sink = htmlview.NewCompareSink(d, mf)
 		if o.budget > 0 {
 			sink.Budget = o.budget
 		}

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/layermap/layermap/mapping/compare"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
@@ -27,8 +28,8 @@ const MaxTableBytes = 4 << 20
 
 // CompareSink collects what a rank's comparison table says about each
 // module as compare writes it, and writes the page beside it (it is a
-// compare.NoBenchView, and a compare.LineSink so that compare keeps its
-// CSV line path).
+// compare.NoBenchView, a compare.BenchEntriesView, and a compare.LineSink
+// so that compare keeps its CSV line path).
 //
 // Its memory does not grow with the table's length: the two module trees,
 // a few counters per NPU module, the module each NPU API call runs in
@@ -44,8 +45,9 @@ type CompareSink struct {
 	// unless set before the first row).
 	Budget int
 
-	trees *compareTrees
-	err   error // reading the trees
+	trees        *compareTrees
+	benchEntries *resolve.Entries // the bench dump.json's entries, until compare takes them
+	err          error            // reading the trees
 
 	header    []string
 	keep      []int // the columns the page shows (not the stack)
@@ -135,14 +137,25 @@ func (h *rowHeap) Pop() any {
 // NewCompareSink returns the sink for one rank pair; m is the --mapping
 // file or nil. It reads the two module trees before compare starts (not
 // beside it: what reading them holds for a moment then does not add to
-// compare's own memory); an error is returned by the first call after.
-func NewCompareSink(npu, bench msprobe.Paths, m *MappingFile) *CompareSink {
-	s := &CompareSink{npu: npu, bench: bench, mf: m, Budget: MaxTableBytes, mods: map[*printparse.Node]*modState{}}
-	s.trees, s.err = loadTrees(npu, bench)
+// compare's own memory), from the entries compare read where it did, and
+// skims the bench dump.json for compare's index where it did not; an
+// error is returned by the first call after.
+func NewCompareSink(d compare.ViewDumps, m *MappingFile) *CompareSink {
+	s := &CompareSink{npu: d.NPU, bench: d.Bench, mf: m, Budget: MaxTableBytes, mods: map[*printparse.Node]*modState{}}
+	s.trees, s.benchEntries, s.err = loadTrees(d)
 	return s
 }
 
-func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
+// TakeBenchEntries returns the bench dump.json's entries as the sink
+// skimmed them (compare.BenchEntriesView), nil when it did not, and lets
+// them go.
+func (s *CompareSink) TakeBenchEntries() *resolve.Entries {
+	es := s.benchEntries
+	s.benchEntries = nil
+	return es
+}
+
+func loadTrees(d compare.ViewDumps) (_ *compareTrees, benchEntries *resolve.Entries, _ error) {
 	// both at once: compare has not started yet
 	var (
 		bt   *printparse.Tree
@@ -151,18 +164,18 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 	)
 	go func() {
 		defer close(done)
-		bt, _, _, berr = loadTree(bp)
+		bt, _, _, benchEntries, berr = loadTree(d.Bench, d.BenchEntries, true)
 	}()
-	nt, names, parents, err := loadTree(np)
+	nt, names, parents, _, err := loadTree(d.NPU, d.NPUEntries, false)
 	<-done
 	if err = cmp.Or(err, berr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[uint64]*printparse.Node{}, seed: maphash.MakeSeed()}
 	t.npu.Lookup("")
 	t.bench.Lookup("")
 	if parents == nil {
-		return t, nil
+		return t, benchEntries, nil
 	}
 	for i, e := range names.All() {
 		if _, _, _, ok := msprobe.ModuleEntry(e); ok {
@@ -180,41 +193,56 @@ func loadTrees(np, bp msprobe.Paths) (*compareTrees, error) {
 			t.api[maphash.String(t.seed, e)] = n
 		}
 	}
-	return t, nil
+	return t, benchEntries, nil
 }
 
 // loadTree reads a rank folder's module tree as printparse.LoadDumpDir
 // does, and returns its dump.json's entry names and its construct.json
-// (nil when it has none).
-func loadTree(p msprobe.Paths) (*printparse.Tree, *msprobe.Names, *msprobe.ParentIndex, error) {
+// (nil when it has none). The names are known's when compare read them
+// already; else the file is skimmed, and with share as
+// resolve.SkimEntries does, for compare to take (skimmed; nil where that
+// skim gives none).
+func loadTree(p msprobe.Paths, known *resolve.Entries, share bool) (_ *printparse.Tree, _ *msprobe.Names, _ *msprobe.ParentIndex, skimmed *resolve.Entries, _ error) {
 	dir, err := msprobe.FindRankDir(p.Dir)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	dumpFile := filepath.Join(dir, "dump.json")
-	// compare reads the entries, and reports their syntax errors
-	names := &msprobe.Names{}
-	_, err = msprobe.SkimExact(dumpFile, func() { names = &msprobe.Names{} }, func(e *msprobe.SkimEntry) error {
-		names.Add(e.Name)
-		return nil
-	})
+	var names *msprobe.Names
+	own := filepath.Clean(p.DumpJSON) == filepath.Clean(dumpFile) // the file compare reads
+	switch {
+	case own && known != nil:
+		names = known.Names
+	case own && share:
+		if skimmed, err = resolve.SkimEntries(p); err == nil && skimmed != nil {
+			names = skimmed.Names
+		}
+	}
+	if names == nil && err == nil {
+		// compare reads the entries, and reports their syntax errors
+		names = &msprobe.Names{}
+		_, err = msprobe.SkimExact(dumpFile, func() { names = &msprobe.Names{} }, func(e *msprobe.SkimEntry) error {
+			names.Add(e.Name)
+			return nil
+		})
+		names.Done()
+	}
 	if err != nil {
 		var de *source.Error
 		if errors.As(err, &de) {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return nil, nil, nil, fmt.Errorf("reading module names: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("reading module names: %w", err)
 	}
-	names.Done()
 	parents, cerr := msprobe.ReadParentIndexOf(filepath.Join(dir, "construct.json"), names)
 	t, err := printparse.DumpTreeOf(p.Dir, dir, names, parents, cerr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if cerr != nil {
 		parents = nil
 	}
-	return t, names, parents, nil
+	return t, names, parents, skimmed, nil
 }
 
 // Header receives the table's header.

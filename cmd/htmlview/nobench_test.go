@@ -13,7 +13,6 @@ import (
 
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/mapping/compare"
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -85,8 +84,8 @@ func TestNoBenchPatchedPage(t *testing.T) {
 						opt := compare.Options{Target: p.npu, Golden: p.bench, OutDir: dir, XLSX: xlsx,
 							Stamp: time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local)}
 						var sink *htmlview.CompareSink
-						opt.Views = compare.ViewFunc(func(n, b msprobe.Paths) compare.ViewSink {
-							sink = htmlview.NewCompareSink(n, b, nil)
+						opt.Views = compare.ViewFunc(func(d compare.ViewDumps) compare.ViewSink {
+							sink = htmlview.NewCompareSink(d, nil)
 							if budget > 0 {
 								sink.Budget = budget
 							}

@@ -15,7 +15,6 @@ import (
 	"github.com/layermap/layermap/cmd/htmlview"
 	"github.com/layermap/layermap/cmd/htmlview/htmltest"
 	"github.com/layermap/layermap/mapping/compare"
-	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -100,7 +99,7 @@ func htmlBenchChild(spec string) int {
 	}
 	opt := compare.Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out}
 	if c.HTML {
-		opt.Views = compare.ViewFunc(func(n, b msprobe.Paths) compare.ViewSink { return htmlview.NewCompareSink(n, b, nil) })
+		opt.Views = compare.ViewFunc(func(d compare.ViewDumps) compare.ViewSink { return htmlview.NewCompareSink(d, nil) })
 	}
 	if _, err := compare.Run(opt); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -94,6 +94,7 @@ type fileBench struct {
 	forked bool
 	plan   *msprobe.Repeats // repeated keys of "data" (rare)
 	ends   map[int]int64    // with a plan: where each entry's body ends
+	skims  int              // times the file was skimmed (tests)
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
@@ -109,6 +110,7 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 		}
 		return nil
 	}
+	f.skims++
 	_, err := msprobe.SkimWith(f.path, f.plan, func(e *msprobe.SkimEntry) error {
 		f.offs.add(e.Offset)
 		if e.End != 0 {
@@ -392,7 +394,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 		return nil, err
 	}
 	ix := &benchIndex{src: src, cfg: cfg, side: side, seed: maphash.MakeSeed(), odd: map[string][]rowRef{}, oddEnts: map[int32]*parsedEntry{}}
-	if cfg.trace != nil {
+	if cfg.trace != nil && side == "bench" { // (a target index is built beside it)
 		cfg.trace.seed = ix.seed
 	}
 	namer := newKeyNamer(renumber, cfg.Debug)
@@ -435,6 +437,9 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 		tags.Release()
 		ix.close()
 		return nil, err
+	}
+	if f, ok := src.(*fileBench); ok && cfg.trace != nil && side == "bench" {
+		cfg.trace.skims += f.skims
 	}
 	ix.index.offHeap = true
 	ix.index.size(indexed)

@@ -161,6 +161,7 @@ type Config struct {
 type joinTrace struct {
 	indexedPasses, fullPasses int
 	seed                      maphash.Seed // the bench index's (see tagCollision)
+	skims                     int          // of the bench dump.json, by the join's index
 }
 
 // RowSink receives the table: the header once, then the rows in order.
@@ -506,6 +507,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 // benchEntries is the bench side as a Source; md5 is set when the
 // bench file's header says md5.
 func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
+	if k, ok := b.(knownFile); ok {
+		b = BenchFile(k.path) // read whole: the entries' index is no use
+	}
 	switch b := b.(type) {
 	case Source:
 		return b

@@ -95,6 +95,8 @@ type Options struct {
 	// second time, where the CSV table would be patched (tests compare
 	// the two).
 	writeAgain bool
+	// trace records how the joins ran (tests of one rank pair).
+	trace *joinTrace
 }
 
 // inputs are the files of Options, read.
@@ -612,14 +614,32 @@ func inputErr(err error) error {
 
 // ViewMaker makes the ViewSink of each rank pair (Options.Views).
 type ViewMaker interface {
-	NewView(npu, bench msprobe.Paths) ViewSink
+	NewView(d ViewDumps) ViewSink
 }
 
 // ViewFunc adapts a function to ViewMaker.
-type ViewFunc func(npu, bench msprobe.Paths) ViewSink
+type ViewFunc func(d ViewDumps) ViewSink
 
 // NewView calls f.
-func (f ViewFunc) NewView(npu, bench msprobe.Paths) ViewSink { return f(npu, bench) }
+func (f ViewFunc) NewView(d ViewDumps) ViewSink { return f(d) }
+
+// ViewDumps is the rank pair a view is made for: the two dump folders
+// and, where compare read them before the table (a layer mapping's
+// reading), each side's dump.json entries, which the view need not read
+// again (nil otherwise).
+type ViewDumps struct {
+	NPU, Bench               msprobe.Paths
+	NPUEntries, BenchEntries *resolve.Entries
+}
+
+// BenchEntriesView is a ViewSink that read the bench dump.json's entries
+// as resolve.SkimEntries gives them: compare indexes the bench side from
+// them instead of skimming the file again. TakeBenchEntries returns them
+// (nil when it has none) and lets them go.
+type BenchEntriesView interface {
+	ViewSink
+	TakeBenchEntries() *resolve.Entries
+}
 
 // ViewSink receives a rank's table as it is written, then writes a file
 // beside it (Options.Views). A ViewSink that is also a LineSink gets the
@@ -756,7 +776,7 @@ func progressHead(suffix string) string {
 // compareRank compares one rank pair configured by rankConfig.
 func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (_ *RankReport, _ []*output.File, err error) {
 	rr := &RankReport{}
-	written, err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr)
+	written, known, err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -797,12 +817,19 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		return nil, nil, err
 	}
 	var view ViewSink
+	bench := Bench(BenchFile(bp.DumpJSON))
 	if opt.Views != nil {
-		view = opt.Views.NewView(np, bp)
+		view = opt.Views.NewView(ViewDumps{NPU: np, Bench: bp, NPUEntries: known[0], BenchEntries: known[1]})
 		sk = tee(sk, view)
+		if v, ok := view.(BenchEntriesView); ok {
+			if es := v.TakeBenchEntries(); es != nil && cfg.held == nil {
+				bench = knownFile{bp.DumpJSON, es} // the view skimmed it
+			}
+		}
 	}
+	known = [2]*resolve.Entries{}
 	cfg.construct = [2]string{np.ConstructJSON, bp.ConstructJSON}
-	sum, err := compareTable(cfg, nsrc, np, bp, sk)
+	sum, err := compareTable(cfg, nsrc, np, bench, bp, sk)
 	if err != nil {
 		sk.Drop()
 		return nil, nil, err
@@ -853,7 +880,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain, trace: opt.trace}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
@@ -919,14 +946,15 @@ func (r *stackReader) wait() error {
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
 // The data mapping is written in the background, or by the table's passes
 // (a deferred one): written waits for it, or finishes it.
-func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, err error) {
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, known [2]*resolve.Entries, err error) {
 	written = func() error { return nil }
 	defer func() {
 		if err != nil {
 			written()
 		}
 	}()
-	// The N:1 detection below reads both dumps through indexes: built from
+	// known are the dumps' entries as the layer mapping read them (a view
+	// takes them). The N:1 detection below reads both dumps through indexes: built from
 	// the layer mapping's reading of the dumps once the mappings are made,
 	// or else by skimming them beside the other inputs' work. (The plan's
 	// names are read after the mappings: beside them they would raise the
@@ -957,13 +985,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// The rows are left to the table's passes where the indexed join
 		// reads the bench side (see dataMapLog).
 		rows := opt.mapRows || cfg.Fuzzy || cfg.fullBench || cfg.simpleBench
-		var known [2]*resolve.Entries
 		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2]*msprobe.Names) {
 			stage("resolving the layer mapping")
 			known, entryNames = [2]*resolve.Entries{npu, bench}, names
 		})
 		if err != nil {
-			return written, err
+			return written, known, err
 		}
 		// The mappings are made, and the join takes entries by position:
 		// the names' index goes before the N:1 detection's indexes come
@@ -985,7 +1012,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		rr.health, cfg.nowhere, cfg.nowhereRules = h.findings, h.entries, h.nowhere
 		f, err := set.Create(opt.OutDir, output.Name{Prefix: "data_mapping" + suffix + "_", Suffix: ".yaml", Stamped: true}, resultMode)
 		if err != nil {
-			return written, err
+			return written, known, err
 		}
 		if dm.Deferred() {
 			// written as the table's passes read the NPU entries
@@ -1000,12 +1027,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
 	}
 	if in.pairs != nil {
-		pm, known, err := pairRows(in.pairs, np, bp)
+		pm, lacking, err := pairRows(in.pairs, np, bp)
 		if err != nil {
-			return written, err
+			return written, known, err
 		}
 		cfg.Pairs = pm
-		rr.lacking = known
+		rr.lacking = lacking
 	}
 	var groups []mapping.ModulePair
 	for _, p := range in.pairs {
@@ -1021,7 +1048,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		stage("looking for N:1 groups")
 	}
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, entryNames); err != nil {
-		return written, err
+		return written, known, err
 	}
 	// (and again: the N:1 detection maps rows out of order, which the
 	// deferred data map answers by looking the names up)
@@ -1034,7 +1061,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 		tc, err := newTensor(np, bp)
 		if err != nil {
-			return written, err
+			return written, known, err
 		}
 		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
 		cfg.Tensor = mt
@@ -1042,19 +1069,19 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		rep.tensors = append(rep.tensors, mt)
 		rep.mu.Unlock()
 	}
-	return written, nil
+	return written, known, nil
 }
 
 // compareTable writes the table of one rank pair into sk. md5 mode needs
 // an md5 key on both sides, which only a full scan tells: the mode is
 // guessed from the first tensor of the NPU side, and the table written
 // again when the scan says otherwise.
-func compareTable(cfg Config, nsrc *fileSource, np, bp msprobe.Paths, sk sink) (*Summary, error) {
+func compareTable(cfg Config, nsrc *fileSource, np msprobe.Paths, bench Bench, bp msprobe.Paths, sk sink) (*Summary, error) {
 	if cfg.Mode == Statistics && peekMD5(np.DumpJSON) {
 		cfg.Mode = MD5
 	}
 	for attempt := 0; ; attempt++ {
-		sum, err := Compare(nsrc.source(), BenchFile(bp.DumpJSON), cfg, sk)
+		sum, err := Compare(nsrc.source(), bench, cfg, sk)
 		if err != nil {
 			// a "data" repeating keys (the rare path): read it again as Python does
 			plan, ferr := msprobe.FindRepeatsAfter(err)

@@ -1,13 +1,15 @@
 package compare
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -30,9 +32,9 @@ func TestViewBesideTable(t *testing.T) {
 	n := testkit.Testdata(t, "demo", "dumps", "llamafactory")
 	b := testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
 	var v *countView
-	rep, err := Run(Options{Target: n, Golden: b, OutDir: dir, Views: ViewFunc(func(npu, bench msprobe.Paths) ViewSink {
-		if npu.Dir != n || bench.Dir != b {
-			t.Errorf("view of %s and %s, want the rank folders", npu.Dir, bench.Dir)
+	rep, err := Run(Options{Target: n, Golden: b, OutDir: dir, Views: ViewFunc(func(d ViewDumps) ViewSink {
+		if d.NPU.Dir != n || d.Bench.Dir != b {
+			t.Errorf("view of %s and %s, want the rank folders", d.NPU.Dir, d.Bench.Dir)
 		}
 		v = &countView{}
 		return v
@@ -54,5 +56,76 @@ func TestViewBesideTable(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("output folder holds %d files, want the table and the view", len(ents))
+	}
+}
+
+// skimmingView is a countView that skimmed the bench dump.json as
+// resolve.SkimEntries does (compare.BenchEntriesView).
+type skimmingView struct {
+	countView
+	entries *resolve.Entries
+}
+
+func (v *skimmingView) TakeBenchEntries() *resolve.Entries {
+	es := v.entries
+	v.entries = nil
+	return es
+}
+
+// A view's skim of the bench dump.json serves compare's index: the file
+// is not skimmed again, and the table is the same. With a layer mapping
+// the view gets both sides' entries as the mapping read them.
+func TestViewSharesEntries(t *testing.T) {
+	t.Parallel()
+	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
+	lm := qwenLayerMapping
+	for _, c := range []struct {
+		name      string
+		share, lm bool
+		skims     int
+	}{
+		{"no view entries", false, false, 1},
+		{"view entries", true, false, 0},
+		{"layer mapping", true, true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var tr joinTrace
+			var dumps ViewDumps
+			dir := t.TempDir()
+			opt := Options{Target: n, Golden: b, OutDir: dir, trace: &tr, Stamp: time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local),
+				Views: ViewFunc(func(d ViewDumps) ViewSink {
+					dumps = d
+					v := &skimmingView{}
+					if c.share {
+						var err error
+						if v.entries, err = resolve.SkimEntries(d.Bench); err != nil || v.entries == nil {
+							t.Fatalf("SkimEntries: %v, %v", v.entries, err)
+						}
+					}
+					return v
+				})}
+			if c.lm {
+				opt.LayerMappingFile = lm
+			}
+			if _, err := Run(opt); err != nil {
+				t.Fatal(err)
+			}
+			if tr.skims != c.skims {
+				t.Errorf("the bench dump.json skimmed %d times by the join, want %d", tr.skims, c.skims)
+			}
+			if got := dumps.NPUEntries != nil && dumps.BenchEntries != nil; got != c.lm {
+				t.Errorf("the view got the dumps' entries: %v, want %v", got, c.lm)
+			}
+			want := Options{Target: n, Golden: b, OutDir: t.TempDir(), Stamp: opt.Stamp, LayerMappingFile: opt.LayerMappingFile}
+			if _, err := Run(want); err != nil {
+				t.Fatal(err)
+			}
+			got, exp := readDir(t, dir), readDir(t, want.OutDir)
+			for name, data := range exp {
+				if !bytes.Equal(got[name], data) {
+					t.Errorf("%s differs from the run without a view", name)
+				}
+			}
+		})
 	}
 }

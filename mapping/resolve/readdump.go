@@ -153,6 +153,19 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	return sk, nil
 }
 
+// SkimEntries is a dump.json's entries as a skim gives them (its names,
+// the offsets of their keys, no odd one), for a reader that leaves the
+// rows to compare's pass over the file: nil where skimEntries says the
+// file must be scanned instead (a debug.json, a "data" that repeats keys,
+// an odd entry, no framework).
+func SkimEntries(paths msprobe.Paths) (*Entries, error) {
+	sk, err := skimEntries(paths)
+	if sk == nil || err != nil {
+		return nil, err
+	}
+	return &Entries{Names: sk.names, Offsets: sk.offs, Odd: sk.odd}, nil
+}
+
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
 // every dump.json entry parsed into its full scope (construct.json parents,
 // old-format stack.json frames), backward entries on their forward twin's
