@@ -827,7 +827,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			}
 		}
 	}
-	known = [2]*resolve.Entries{}
+	known = [2]*resolve.Entries{} // the view and the indexes took what they need
 	cfg.construct = [2]string{np.ConstructJSON, bp.ConstructJSON}
 	sum, err := compareTable(cfg, nsrc, np, bench, bp, sk)
 	if err != nil {
@@ -953,12 +953,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			written()
 		}
 	}()
-	// known are the dumps' entries as the layer mapping read them (a view
-	// takes them). The N:1 detection below reads both dumps through indexes: built from
-	// the layer mapping's reading of the dumps once the mappings are made,
-	// or else by skimming them beside the other inputs' work. (The plan's
-	// names are read after the mappings: beside them they would raise the
-	// peak memory.)
+	// known are the dumps' entries as the layer mapping read them (for a
+	// view). The N:1 detection below reads both dumps through indexes:
+	// built from the layer mapping's reading of the dumps once the
+	// mappings are made, or else by skimming them beside the other inputs'
+	// work. (The plan's names are read after the mappings: beside them
+	// they would raise the peak memory.)
 	var ixs *sideIndexes
 	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
