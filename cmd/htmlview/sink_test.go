@@ -3,6 +3,7 @@ package htmlview
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,6 +112,40 @@ func TestSameEntry(t *testing.T) {
 	if hits < len(names)/4 {
 		t.Errorf("sameEntry held on %d of %d rows", hits, len(names))
 	}
+}
+
+// FuzzSplitCSV: on any line encoding/csv reads as one record (quoted
+// fields with commas, doubled quotes and line breaks, empty fields, no
+// carriage return), splitCSV gives its fields, all of them or the first
+// n.
+func FuzzSplitCSV(f *testing.F) {
+	for _, s := range []string{"a,b,c\n", `x,"[1, 2]","say ""hi""",,end` + "\n", "Module.a.b.forward.0.output.0,N/A,torch.float32\n",
+		`"multi` + "\n" + `line",12345678901234567890,"a,b"`, ",,,,,,,,,,,,,,,,,\n"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, line string, n int) {
+		if strings.ContainsRune(line, '\r') || strings.HasPrefix(line, "\n") {
+			return // encoding/csv reads \r\n inside quotes as \n, and skips empty lines; compare writes neither
+		}
+		r := csv.NewReader(strings.NewReader(line))
+		r.FieldsPerRecord = -1
+		want, err := r.Read()
+		if err != nil {
+			return
+		}
+		if _, err := r.Read(); err != io.EOF {
+			return // not one record
+		}
+		n = min(max(n, 0), len(want)+1)
+		fs, _ := splitCSV([]byte(line), nil, nil, n)
+		var got []string
+		for _, f := range fs {
+			got = append(got, string(f))
+		}
+		if !slices.Equal(got, want[:min(n, len(want))]) {
+			t.Errorf("splitCSV(%q, %d) = %q, want %q", line, n, got, want[:min(n, len(want))])
+		}
+	})
 }
 
 // splitCSV reads the lines compare writes as encoding/csv does.
