@@ -63,10 +63,12 @@ type CompareSink struct {
 	seq   int
 	rows  int // rows of the table under a module (those not kept are left off the page)
 
-	last struct { // the entry of the last row and its module (rowEntry)
-		entry string
-		mod   *printparse.Node
-		isMod bool
+	last struct { // the entry of the last row and its module (rowEntry), and the state of the last module
+		entry   string
+		mod     *printparse.Node
+		isMod   bool
+		stateOf *printparse.Node
+		state   *modState
 	}
 
 	fields [][]byte // scratch: the fields of a CSV line
@@ -355,10 +357,13 @@ func (s *CompareSink) add(npu string, bench func() string, res Result, cost int,
 	if mod == nil {
 		return nil
 	}
-	m := s.mods[mod]
-	if m == nil {
-		m = &modState{}
-		s.mods[mod] = m
+	m := s.last.state
+	if m == nil || s.last.stateOf != mod {
+		if m = s.mods[mod]; m == nil {
+			m = &modState{}
+			s.mods[mod] = m
+		}
+		s.last.state, s.last.stateOf = m, mod
 	}
 	out := strings.HasPrefix(npu[len(ne):], ".output")
 	if isMod {
@@ -445,7 +450,7 @@ func (s *CompareSink) PatchNoBench(cols []string) bool {
 
 // Reset discards the rows (compare writes the table again).
 func (s *CompareSink) Reset() error {
-	s.last.entry, s.last.mod = "", nil
+	s.last.entry, s.last.mod, s.last.stateOf, s.last.state = "", nil, nil, nil
 	clear(s.mods)
 	s.order, s.kept = nil, nil
 	s.bytes, s.seq, s.rows = 0, 0, 0
