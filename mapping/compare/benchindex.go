@@ -125,22 +125,26 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 }
 
 // knownFile is a bench dump.json whose entries were read before (a mapped
-// compare's reading of both dumps): indexed from them, without a skim,
-// unless the file is read with a plan of repeated keys or as a debug.json.
+// compare's reading of both dumps, a view's skim): indexed from them,
+// without a skim, unless the file is read with a plan of repeated keys or
+// as a debug.json. The first index takes the entries (and lets them go
+// once replayed); a later one skims the file.
 type knownFile struct {
 	path    string
 	entries *resolve.Entries
 }
 
-func (p knownFile) openBench(cfg *Config) (benchSource, error) {
-	if cfg.Debug || cfg.BenchRepeats != nil {
+func (p *knownFile) openBench(cfg *Config) (benchSource, error) {
+	es := p.entries
+	p.entries = nil
+	if es == nil || cfg.Debug || cfg.BenchRepeats != nil {
 		return BenchFile(p.path).openBench(cfg)
 	}
 	r, err := msprobe.NewEntryReader(p.path)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: p.path, known: p.entries, r: r, offs: &offsets{}}, nil
+	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}}, nil
 }
 
 // end is where entry i's body ends, or -1 for the end of the file.

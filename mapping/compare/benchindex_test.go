@@ -196,7 +196,7 @@ func TestKnownIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer skimmed.close()
-				known, err := newBenchIndex(knownFile{path, es}, cfg, true)
+				known, err := newBenchIndex(&knownFile{path, es}, cfg, true)
 				if err != nil {
 					t.Fatal(err)
 				}

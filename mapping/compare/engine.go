@@ -507,7 +507,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 // benchEntries is the bench side as a Source; md5 is set when the
 // bench file's header says md5.
 func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
-	if k, ok := b.(knownFile); ok {
+	if k, ok := b.(*knownFile); ok {
 		b = BenchFile(k.path) // read whole: the entries' index is no use
 	}
 	switch b := b.(type) {

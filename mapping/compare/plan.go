@@ -332,7 +332,7 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 	s := &sideIndexes{done: make(chan struct{})}
 	side := func(path string, known *resolve.Entries) Bench {
 		if known != nil {
-			return knownFile{path, known}
+			return &knownFile{path, known}
 		}
 		return BenchFile(path)
 	}

@@ -823,7 +823,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		sk = tee(sk, view)
 		if v, ok := view.(BenchEntriesView); ok {
 			if es := v.TakeBenchEntries(); es != nil && cfg.held == nil {
-				bench = knownFile{bp.DumpJSON, es} // the view skimmed it
+				bench = &knownFile{bp.DumpJSON, es} // the view skimmed it
 			}
 		}
 	}
