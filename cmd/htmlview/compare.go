@@ -28,7 +28,7 @@ const MaxTableBytes = 4 << 20
 
 // CompareSink collects what a rank's comparison table says about each
 // module as compare writes it, and writes the page beside it (it is a
-// compare.NoBenchView, a compare.BenchEntriesView, and a compare.LineSink
+// compare.NoBenchView, a compare.EntriesView, and a compare.LineSink
 // so that compare keeps its CSV line path).
 //
 // Its memory does not grow with the table's length: the two module trees,
@@ -45,9 +45,9 @@ type CompareSink struct {
 	// unless set before the first row).
 	Budget int
 
-	trees        *compareTrees
-	benchEntries *resolve.Entries // the bench dump.json's entries, until compare takes them
-	err          error            // reading the trees
+	trees   *compareTrees
+	entries [2]*resolve.Entries // the dump.json files' entries it skimmed, until compare takes them
+	err     error               // reading the trees
 
 	header    []string
 	keep      []int // the columns the page shows (not the stack)
@@ -140,24 +140,23 @@ func (h *rowHeap) Pop() any {
 // file or nil. It reads the two module trees before compare starts (not
 // beside it: what reading them holds for a moment then does not add to
 // compare's own memory), from the entries compare read where it did, and
-// skims the bench dump.json for compare's index where it did not; an
+// skims the dump.json files for compare's indexes where it did not; an
 // error is returned by the first call after.
 func NewCompareSink(d compare.ViewDumps, m *MappingFile) *CompareSink {
 	s := &CompareSink{npu: d.NPU, bench: d.Bench, mf: m, Budget: MaxTableBytes, mods: map[*printparse.Node]*modState{}}
-	s.trees, s.benchEntries, s.err = loadTrees(d)
+	s.trees, s.entries, s.err = loadTrees(d)
 	return s
 }
 
-// TakeBenchEntries returns the bench dump.json's entries as the sink
-// skimmed them (compare.BenchEntriesView), nil when it did not, and lets
-// them go.
-func (s *CompareSink) TakeBenchEntries() *resolve.Entries {
-	es := s.benchEntries
-	s.benchEntries = nil
-	return es
+// TakeEntries returns each dump.json's entries as the sink skimmed them
+// (compare.EntriesView), nil where it did not, and lets them go.
+func (s *CompareSink) TakeEntries() (npu, bench *resolve.Entries) {
+	npu, bench = s.entries[0], s.entries[1]
+	s.entries = [2]*resolve.Entries{}
+	return npu, bench
 }
 
-func loadTrees(d compare.ViewDumps) (_ *compareTrees, benchEntries *resolve.Entries, _ error) {
+func loadTrees(d compare.ViewDumps) (_ *compareTrees, skimmed [2]*resolve.Entries, _ error) {
 	// both at once: compare has not started yet
 	var (
 		bt   *printparse.Tree
@@ -166,18 +165,19 @@ func loadTrees(d compare.ViewDumps) (_ *compareTrees, benchEntries *resolve.Entr
 	)
 	go func() {
 		defer close(done)
-		bt, _, _, benchEntries, berr = loadTree(d.Bench, d.BenchEntries, true)
+		bt, _, _, skimmed[1], berr = loadTree(d.Bench, d.BenchEntries)
 	}()
-	nt, names, parents, _, err := loadTree(d.NPU, d.NPUEntries, false)
+	nt, names, parents, npuSkimmed, err := loadTree(d.NPU, d.NPUEntries)
 	<-done
+	skimmed[0] = npuSkimmed
 	if err = cmp.Or(err, berr); err != nil {
-		return nil, nil, err
+		return nil, [2]*resolve.Entries{}, err
 	}
 	t := &compareTrees{npu: NewSide("NPU (-tp)", nt), bench: NewSide("bench (-gp)", bt), api: map[uint64]*printparse.Node{}, seed: maphash.MakeSeed()}
 	t.npu.Lookup("")
 	t.bench.Lookup("")
 	if parents == nil {
-		return t, benchEntries, nil
+		return t, skimmed, nil
 	}
 	for i, e := range names.All() {
 		if _, _, _, ok := msprobe.ModuleEntry(e); ok {
@@ -195,16 +195,15 @@ func loadTrees(d compare.ViewDumps) (_ *compareTrees, benchEntries *resolve.Entr
 			t.api[maphash.String(t.seed, e)] = n
 		}
 	}
-	return t, benchEntries, nil
+	return t, skimmed, nil
 }
 
 // loadTree reads a rank folder's module tree as printparse.LoadDumpDir
 // does, and returns its dump.json's entry names and its construct.json
 // (nil when it has none). The names are known's when compare read them
-// already; else the file is skimmed, and with share as
-// resolve.SkimEntries does, for compare to take (skimmed; nil where that
-// skim gives none).
-func loadTree(p msprobe.Paths, known *resolve.Entries, share bool) (_ *printparse.Tree, _ *msprobe.Names, _ *msprobe.ParentIndex, skimmed *resolve.Entries, _ error) {
+// already; else the file is skimmed as resolve.SkimEntries does, for
+// compare to take (skimmed; nil where that skim gives none).
+func loadTree(p msprobe.Paths, known *resolve.Entries) (_ *printparse.Tree, _ *msprobe.Names, _ *msprobe.ParentIndex, skimmed *resolve.Entries, _ error) {
 	dir, err := msprobe.FindRankDir(p.Dir)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -215,7 +214,7 @@ func loadTree(p msprobe.Paths, known *resolve.Entries, share bool) (_ *printpars
 	switch {
 	case own && known != nil:
 		names = known.Names
-	case own && share:
+	case own:
 		if skimmed, err = resolve.SkimEntries(p); err == nil && skimmed != nil {
 			names = skimmed.Names
 		}

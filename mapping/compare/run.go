@@ -632,13 +632,22 @@ type ViewDumps struct {
 	NPUEntries, BenchEntries *resolve.Entries
 }
 
-// BenchEntriesView is a ViewSink that read the bench dump.json's entries
-// as resolve.SkimEntries gives them: compare indexes the bench side from
-// them instead of skimming the file again. TakeBenchEntries returns them
-// (nil when it has none) and lets them go.
-type BenchEntriesView interface {
+// EntriesView is a ViewSink that read the dump.json files' entries as
+// resolve.SkimEntries gives them: compare's indexes take them instead of
+// skimming the files again. TakeEntries returns each side's (nil where it
+// has none) and lets them go.
+type EntriesView interface {
 	ViewSink
-	TakeBenchEntries() *resolve.Entries
+	TakeEntries() (npu, bench *resolve.Entries)
+}
+
+// takeEntries takes an EntriesView's entries.
+func takeEntries(v ViewSink) [2]*resolve.Entries {
+	if ev, ok := v.(EntriesView); ok {
+		npu, bench := ev.TakeEntries()
+		return [2]*resolve.Entries{npu, bench}
+	}
+	return [2]*resolve.Entries{}
 }
 
 // ViewSink receives a rank's table as it is written, then writes a file
@@ -776,7 +785,16 @@ func progressHead(suffix string) string {
 // compareRank compares one rank pair configured by rankConfig.
 func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (_ *RankReport, _ []*output.File, err error) {
 	rr := &RankReport{}
-	written, known, err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, &cfg, rr)
+	// A view is made first unless a layer mapping reads the dumps' entries
+	// (the view then takes them): the indexes of the N:1 detection, or
+	// else the join's, take the entries the view read.
+	var view ViewSink
+	var viewed [2]*resolve.Entries
+	if opt.Views != nil && in.layerMapping == nil {
+		view = opt.Views.NewView(ViewDumps{NPU: np, Bench: bp})
+		viewed = takeEntries(view)
+	}
+	written, known, err := applyInputs(opt, in, set, rep, np, bp, suffix, p.tp, viewed, &cfg, rr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -787,6 +805,10 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 	}()
 	defer cfg.held.close() // when the compare did not take it
+	if viewed[0] != nil && cfg.npuRepeats == nil {
+		// the view's skim read the NPU dump.json whole: it repeats no key
+		cfg.npuRepeats = msprobe.NoRepeats(np.DumpJSON)
+	}
 	rank := strings.TrimPrefix(suffix, "_")
 	nsrc := &fileSource{path: np.DumpJSON, plan: cfg.npuRepeats}
 	if opt.Progress != nil {
@@ -816,18 +838,18 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if err != nil {
 		return nil, nil, err
 	}
-	var view ViewSink
-	bench := Bench(BenchFile(bp.DumpJSON))
-	if opt.Views != nil {
+	if opt.Views != nil && view == nil {
 		view = opt.Views.NewView(ViewDumps{NPU: np, Bench: bp, NPUEntries: known[0], BenchEntries: known[1]})
+		viewed = takeEntries(view)
+	}
+	bench := Bench(BenchFile(bp.DumpJSON))
+	if view != nil {
 		sk = tee(sk, view)
-		if v, ok := view.(BenchEntriesView); ok {
-			if es := v.TakeBenchEntries(); es != nil && cfg.held == nil {
-				bench = &knownFile{bp.DumpJSON, es} // the view skimmed it
-			}
+		if viewed[1] != nil && cfg.held == nil {
+			bench = &knownFile{bp.DumpJSON, viewed[1]} // the view skimmed it
 		}
 	}
-	known = [2]*resolve.Entries{} // the view and the indexes took what they need
+	known, viewed = [2]*resolve.Entries{}, [2]*resolve.Entries{} // taken where they serve
 	cfg.construct = [2]string{np.ConstructJSON, bp.ConstructJSON}
 	sum, err := compareTable(cfg, nsrc, np, bench, bp, sk)
 	if err != nil {
@@ -946,15 +968,15 @@ func (r *stackReader) wait() error {
 // set, as msprobe saves it), the explicit pairs, and the tensor comparer.
 // The data mapping is written in the background, or by the table's passes
 // (a deferred one): written waits for it, or finishes it.
-func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, cfg *Config, rr *RankReport) (written func() error, known [2]*resolve.Entries, err error) {
+func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, suffix string, tp *tpPlan, viewed [2]*resolve.Entries, cfg *Config, rr *RankReport) (written func() error, known [2]*resolve.Entries, err error) {
 	written = func() error { return nil }
 	defer func() {
 		if err != nil {
 			written()
 		}
 	}()
-	// known are the dumps' entries as the layer mapping read them (for a
-	// view). The N:1 detection below reads both dumps through indexes:
+	// viewed are the dumps' entries a view read (for the indexes), known
+	// those the layer mapping read (for a view). The N:1 detection below reads both dumps through indexes:
 	// built from the layer mapping's reading of the dumps once the
 	// mappings are made, or else by skimming them beside the other inputs'
 	// work. (The plan's names are read after the mappings: beside them
@@ -968,7 +990,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	defer func() { ixs.close() }()
 	if in.layerMapping == nil {
-		startIndexes(nil, nil)
+		startIndexes(viewed[0], viewed[1]) // a view's entries, or skims
 	}
 	// Before the table's progress bar, what the pair is doing (a
 	// layer mapping reads both dumps' entries first).

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/layermap/layermap/mapping/resolve"
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -59,64 +61,69 @@ func TestViewBesideTable(t *testing.T) {
 	}
 }
 
-// skimmingView is a countView that skimmed the bench dump.json as
-// resolve.SkimEntries does (compare.BenchEntriesView).
+// skimmingView is a countView that skimmed the dump.json files as
+// resolve.SkimEntries does (compare.EntriesView).
 type skimmingView struct {
 	countView
-	entries *resolve.Entries
+	entries [2]*resolve.Entries
 }
 
-func (v *skimmingView) TakeBenchEntries() *resolve.Entries {
-	es := v.entries
-	v.entries = nil
-	return es
+func (v *skimmingView) TakeEntries() (npu, bench *resolve.Entries) {
+	npu, bench = v.entries[0], v.entries[1]
+	v.entries = [2]*resolve.Entries{}
+	return npu, bench
 }
 
-// A view's skim of the bench dump.json serves compare's index: the file
-// is not skimmed again, and the table is the same. With a layer mapping
-// the view gets both sides' entries as the mapping read them.
+// A view's skims of the dump.json files serve compare's indexes (the
+// join's, or the N:1 detection's with a data mapping): the bench file is
+// not skimmed again, and the table is the same. With a layer mapping the
+// view gets both sides' entries as the mapping read them.
 func TestViewSharesEntries(t *testing.T) {
 	t.Parallel()
 	n, b := testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm")
-	lm := qwenLayerMapping
+	q := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "qwen25vl_llamafactory_vs_mindspeed_reverse_template")
 	for _, c := range []struct {
-		name      string
-		share, lm bool
-		skims     int
+		name       string
+		npu, bench string
+		share      bool
+		lm, dm     string
+		skims      int
 	}{
-		{"no view entries", false, false, 1},
-		{"view entries", true, false, 0},
-		{"layer mapping", true, true, 0},
+		{name: "no view entries", npu: n, bench: b, skims: 1},
+		{name: "view entries", npu: n, bench: b, share: true},
+		{name: "data mapping, no view entries", npu: filepath.Join(q, "npu"), bench: filepath.Join(q, "bench"), dm: filepath.Join(q, "output", "data_mapping.yaml"), skims: 1},
+		{name: "data mapping, view entries", npu: filepath.Join(q, "npu"), bench: filepath.Join(q, "bench"), share: true, dm: filepath.Join(q, "output", "data_mapping.yaml")},
+		{name: "layer mapping", npu: n, bench: b, share: true, lm: qwenLayerMapping},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var tr joinTrace
 			var dumps ViewDumps
 			dir := t.TempDir()
-			opt := Options{Target: n, Golden: b, OutDir: dir, trace: &tr, Stamp: time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local),
+			opt := Options{Target: c.npu, Golden: c.bench, OutDir: dir, trace: &tr, Stamp: time.Date(2026, 12, 6, 10, 0, 0, 0, time.Local),
+				LayerMappingFile: c.lm, DataMappingFile: c.dm,
 				Views: ViewFunc(func(d ViewDumps) ViewSink {
 					dumps = d
 					v := &skimmingView{}
 					if c.share {
-						var err error
-						if v.entries, err = resolve.SkimEntries(d.Bench); err != nil || v.entries == nil {
-							t.Fatalf("SkimEntries: %v, %v", v.entries, err)
+						for k, p := range []msprobe.Paths{d.NPU, d.Bench} {
+							var err error
+							if v.entries[k], err = resolve.SkimEntries(p); err != nil || v.entries[k] == nil {
+								t.Fatalf("SkimEntries: %v, %v", v.entries[k], err)
+							}
 						}
 					}
 					return v
 				})}
-			if c.lm {
-				opt.LayerMappingFile = lm
-			}
 			if _, err := Run(opt); err != nil {
 				t.Fatal(err)
 			}
 			if tr.skims != c.skims {
-				t.Errorf("the bench dump.json skimmed %d times by the join, want %d", tr.skims, c.skims)
+				t.Errorf("the bench dump.json skimmed %d times by the indexes, want %d", tr.skims, c.skims)
 			}
-			if got := dumps.NPUEntries != nil && dumps.BenchEntries != nil; got != c.lm {
-				t.Errorf("the view got the dumps' entries: %v, want %v", got, c.lm)
+			if got := dumps.NPUEntries != nil && dumps.BenchEntries != nil; got != (c.lm != "") {
+				t.Errorf("the view got the dumps' entries: %v, want %v", got, c.lm != "")
 			}
-			want := Options{Target: n, Golden: b, OutDir: t.TempDir(), Stamp: opt.Stamp, LayerMappingFile: opt.LayerMappingFile}
+			want := Options{Target: c.npu, Golden: c.bench, OutDir: t.TempDir(), Stamp: opt.Stamp, LayerMappingFile: c.lm, DataMappingFile: c.dm}
 			if _, err := Run(want); err != nil {
 				t.Fatal(err)
 			}
