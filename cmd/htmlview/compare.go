@@ -211,22 +211,14 @@ func loadTree(p msprobe.Paths, known *resolve.Entries) (_ *printparse.Tree, _ *m
 	dumpFile := filepath.Join(dir, "dump.json")
 	var names *msprobe.Names
 	own := filepath.Clean(p.DumpJSON) == filepath.Clean(dumpFile) // the file compare reads
-	switch {
-	case own && known != nil:
+	if own && known != nil {
 		names = known.Names
-	case own:
-		if skimmed, err = resolve.SkimEntries(p); err == nil && skimmed != nil {
-			names = skimmed.Names
-		}
-	}
-	if names == nil && err == nil {
+	} else {
 		// compare reads the entries, and reports their syntax errors
-		names = &msprobe.Names{}
-		_, err = msprobe.SkimExact(dumpFile, func() { names = &msprobe.Names{} }, func(e *msprobe.SkimEntry) error {
-			names.Add(e.Name)
-			return nil
-		})
-		names.Done()
+		var es *resolve.Entries
+		if names, es, err = resolve.SkimEntries(dumpFile); own {
+			skimmed = es
+		}
 	}
 	if err != nil {
 		var de *source.Error

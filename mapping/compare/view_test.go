@@ -107,7 +107,7 @@ func TestViewSharesEntries(t *testing.T) {
 					if c.share {
 						for k, p := range []msprobe.Paths{d.NPU, d.Bench} {
 							var err error
-							if v.entries[k], err = resolve.SkimEntries(p); err != nil || v.entries[k] == nil {
+							if _, v.entries[k], err = resolve.SkimEntries(p.DumpJSON); err != nil || v.entries[k] == nil {
 								t.Fatalf("SkimEntries: %v, %v", v.entries[k], err)
 							}
 						}

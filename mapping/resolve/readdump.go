@@ -134,36 +134,56 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 	if paths.Debug {
 		return nil, nil
 	}
-	sk := &skimmed{names: &msprobe.Names{}}
+	sk, later, err := skimDump(paths.DumpJSON)
+	if !later || err != nil {
+		return nil, err
+	}
+	return sk, nil
+}
+
+// skimDump skims a dump.json whole: its entry names (as msprobe.SkimExact
+// leaves them, read again after a repeated key) and their keys' offsets,
+// and whether the rows can be left to a later reader (skimEntries: no key
+// repeated, a framework stated, no odd entry; odd and framework are then
+// set).
+func skimDump(path string) (sk *skimmed, later bool, err error) {
+	sk = &skimmed{names: &msprobe.Names{}}
 	repeats, odd := false, false
-	h, err := msprobe.SkimExact(paths.DumpJSON, func() { repeats = true }, func(e *msprobe.SkimEntry) error {
+	h, err := msprobe.SkimExact(path, func() {
+		repeats = true
+		sk.names, sk.offs = &msprobe.Names{}, sk.offs[:0]
+	}, func(e *msprobe.SkimEntry) error {
 		odd = odd || e.Odd
 		sk.names.Add(e.Name)
 		sk.offs = append(sk.offs, e.Offset)
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	if repeats || odd || h.FrameworkMissing || h.Framework != "pytorch" && h.Framework != "mindspore" {
-		return nil, nil
+		return nil, false, err
 	}
 	sk.names.Done()
+	if repeats || odd || h.FrameworkMissing || h.Framework != "pytorch" && h.Framework != "mindspore" {
+		return sk, false, nil
+	}
 	sk.odd, sk.framework = make([]bool, sk.names.Len()), h.Framework
-	return sk, nil
+	return sk, true, nil
 }
 
-// SkimEntries is a dump.json's entries as a skim gives them (its names,
-// the offsets of their keys, no odd one), for a reader that leaves the
-// rows to compare's pass over the file: nil where skimEntries says the
-// file must be scanned instead (a debug.json, a "data" that repeats keys,
-// an odd entry, no framework).
-func SkimEntries(paths msprobe.Paths) (*Entries, error) {
-	sk, err := skimEntries(paths)
-	if sk == nil || err != nil {
-		return nil, err
+// SkimEntries skims the dump.json at path once for its entry names, as
+// msprobe.SkimExact gives them, and for its entries (the names, the
+// offsets of their keys, no odd one) where a reader may leave the rows to
+// compare's pass over the file as it leaves them to its own skim: nil
+// where skimEntries says the file must be scanned instead (a "data" that
+// repeats keys, an odd entry, no framework).
+func SkimEntries(path string) (*msprobe.Names, *Entries, error) {
+	sk, later, err := skimDump(path)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &Entries{Names: sk.names, Offsets: sk.offs, Odd: sk.odd}, nil
+	if !later {
+		return sk.names, nil, nil
+	}
+	return sk.names, &Entries{Names: sk.names, Offsets: sk.offs, Odd: sk.odd}, nil
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
