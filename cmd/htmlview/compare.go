@@ -256,7 +256,7 @@ func (s *CompareSink) Header(cols []string) error {
 	}
 	s.benchName = slices.Index(cols, "Bench Name")
 	s.npuStats = s.npuStats[:0]
-	for _, name := range [...]string{"NPU max", "NPU min", "NPU mean", "NPU l2norm"} {
+	for _, name := range compare.NoBenchColumns() {
 		if i := slices.Index(cols, name); i >= 0 {
 			s.npuStats = append(s.npuStats, i)
 		}

@@ -131,13 +131,13 @@ func (p *csvPatch) row(rec []byte, put func(at, end int, text []byte) error) err
 }
 
 // patchInt gives put the float text of t when t is an int literal, as
-// Python prints float(int): msprobe's downcast cell.
+// Python prints float(int): msprobe's downcast cell (NoBenchCell).
 func patchInt(t []byte, put func(text []byte) error) error {
 	if !isIntLiteral(string(t)) {
 		return nil
 	}
 	var num [32]byte
-	text, ok := intAsFloat(num[:0], t)
+	text, ok := NoBenchCell(num[:0], string(t))
 	if !ok {
 		return errNoPatch
 	}
@@ -155,18 +155,16 @@ func NoBenchCell(dst []byte, text string) (_ []byte, ok bool) {
 	if !isIntLiteral(text) {
 		return append(dst, text...), true
 	}
-	return intAsFloat(dst, text)
-}
-
-// intAsFloat appends Python's repr of float(t), t an int literal; false
-// past the float range.
-func intAsFloat[T string | []byte](dst []byte, t T) ([]byte, bool) {
-	f, err := strconv.ParseFloat(string(t), 64)
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		return dst, false
 	}
 	return msprobe.AppendPyFloat(dst, f), true
 }
+
+// NoBenchColumns are the columns whose cells the no-bench downcast may
+// change: a statistics table's NPU statistics.
+func NoBenchColumns() [4]string { return npuStatColumns }
 
 // patchStream copies r to w record by record, reading size bytes at a
 // time (1 MB when 0; more for a longer record): end finds the end of the
