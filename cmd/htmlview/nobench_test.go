@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -105,14 +104,7 @@ func TestNoBenchPatchedPage(t *testing.T) {
 							t.Fatal(err)
 						}
 						cut = v.Table.Total != nil
-						files[k] = map[string][]byte{}
-						for _, f := range rr.Files {
-							data, err := os.ReadFile(f)
-							if err != nil {
-								t.Fatal(err)
-							}
-							files[k][filepath.Base(f)] = data
-						}
+						files[k] = testkit.ReadDir(t, dir)
 					}
 					if passes[0] != 1 || passes[1] != 2 {
 						t.Errorf("%d passes patched, %d written again; want 1 and 2", passes[0], passes[1])

@@ -217,7 +217,7 @@ func compareFiles(t *testing.T, p [2]string, lm string) map[string][]byte {
 	if _, err := Run(Options{Target: p[0], Golden: p[1], OutDir: out, LayerMappingFile: lm, Stamp: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	return readDir(t, out)
+	return testkit.ReadDir(t, out)
 }
 
 // parityCases are the msprobe goldens with how to run them.
@@ -309,7 +309,7 @@ func TestPatchedAsWrittenAgain(t *testing.T) {
 				for _, r := range rep.Ranks {
 					passes[k] += r.Summary.Passes
 				}
-				files[k] = readDir(t, dir)
+				files[k] = testkit.ReadDir(t, dir)
 			}
 			if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
 				t.Fatalf("%s: %d files patched, %d written again", c.name, len(files[0]), len(files[1]))
@@ -327,22 +327,4 @@ func TestPatchedAsWrittenAgain(t *testing.T) {
 	if saved < 6 {
 		t.Errorf("the patch saved a pass in %d cases, want the statistics golden and the int without bench as CSV, xlsx and -da", saved)
 	}
-}
-
-// readDir reads every file of dir by name.
-func readDir(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string][]byte{}
-	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[e.Name()] = b
-	}
-	return m
 }

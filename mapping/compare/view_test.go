@@ -127,7 +127,7 @@ func TestViewSharesEntries(t *testing.T) {
 			if _, err := Run(want); err != nil {
 				t.Fatal(err)
 			}
-			got, exp := readDir(t, dir), readDir(t, want.OutDir)
+			got, exp := testkit.ReadDir(t, dir), testkit.ReadDir(t, want.OutDir)
 			for name, data := range exp {
 				if !bytes.Equal(got[name], data) {
 					t.Errorf("%s differs from the run without a view", name)

@@ -240,6 +240,25 @@ func ReadCSV(tb testing.TB, path string) [][]string {
 	return rows
 }
 
+// ReadDir reads every file of dir (an output folder) by name, failing the
+// test when it cannot.
+func ReadDir(tb testing.TB, dir string) map[string][]byte {
+	tb.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := map[string][]byte{}
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m[e.Name()] = b
+	}
+	return m
+}
+
 // PeakRSS returns this process's peak resident set in bytes (VmHWM of
 // /proc/self/status), or 0 where that file is missing. A benchmark child
 // reports it itself: the parent's getrusage ru_maxrss of a child also
