@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,14 +14,16 @@ import (
 	"github.com/layermap/layermap/printparse/source"
 )
 
-// FuzzPandasParse: the pandas parser never panics, accepts what Python's
-// float() accepts in decimal form, and agrees with correct rounding when
-// the digits fit in 15 and the exponent is small (one exact scaling).
+// FuzzPandasParse: the pandas parser never panics, equals the stepwise
+// transcription of precise_xstrtod, accepts what Python's float() accepts
+// in decimal form, and agrees with correct rounding when the digits fit
+// in 15 and the exponent is small (one exact scaling).
 func FuzzPandasParse(f *testing.F) {
-	for _, s := range []string{"0.040657978504896164", "1e-06", "24", "-1.5", "inf", "nan", "1e400", "0." + "1234567890123456789", "abc", ""} {
+	for _, s := range []string{"0.040657978504896164", "1e-06", "24", "-1.5", "inf", "nan", "1e400", "0." + "1234567890123456789", "abc", "", "9007199254740993", "0.09007199254740993e3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		sameAsStepwise(t, s)
 		v, _, ok := pandasParse(s)
 		if !ok {
 			return
@@ -115,4 +118,107 @@ func FuzzLoadDataMapping(f *testing.F) {
 			t.Fatalf("error without the file: %v", err)
 		}
 	})
+}
+
+// sameAsStepwise fails t where xstrtod(s) differs from the stepwise
+// reference in value bits, bytes consumed or integer-ness.
+func sameAsStepwise(t *testing.T, s string) {
+	t.Helper()
+	v, n, isInt := xstrtod(s)
+	w, m, wInt := xstrtodStepwise(s)
+	if math.Float64bits(v) != math.Float64bits(w) || n != m || isInt != wInt {
+		t.Errorf("xstrtod(%q) = %v (%#x) %d %v, stepwise %v (%#x) %d %v", s, v, math.Float64bits(v), n, isInt, w, math.Float64bits(w), m, wInt)
+	}
+}
+
+// xstrtodStepwise is pandas' precise_xstrtod as tokenizer.c writes it:
+// every digit accumulated in double precision, one rounding per step. It
+// is the reference xstrtod must equal bit for bit.
+func xstrtodStepwise[T string | []byte](p T) (float64, int, bool) {
+	const maxDigits = 17
+	i := 0
+	neg := false
+	if i < len(p) && (p[i] == '-' || p[i] == '+') {
+		neg = p[i] == '-'
+		i++
+	}
+	number := 0.0
+	exponent := 0
+	numDigits := 0
+	numDecimals := 0
+	maybeInt := true
+	isDigit := func(j int) bool { return j < len(p) && p[j] >= '0' && p[j] <= '9' }
+	for isDigit(i) {
+		if numDigits < maxDigits {
+			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+			numDigits++
+		} else {
+			exponent++
+		}
+		i++
+	}
+	if i < len(p) && p[i] == '.' {
+		maybeInt = false
+		i++
+		for numDigits < maxDigits && isDigit(i) {
+			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+			i++
+			numDigits++
+			numDecimals++
+		}
+		if numDigits >= maxDigits {
+			for isDigit(i) {
+				i++
+			}
+		}
+		exponent -= numDecimals
+	}
+	if numDigits == 0 {
+		return 0, 0, false
+	}
+	if neg {
+		number = -number
+	}
+	if i < len(p) && (p[i] == 'e' || p[i] == 'E') {
+		maybeInt = false
+		j := i + 1
+		eneg := false
+		if j < len(p) && (p[j] == '-' || p[j] == '+') {
+			eneg = p[j] == '-'
+			j++
+		}
+		n, nd := 0, 0
+		for nd < maxDigits && isDigit(j) {
+			n = n*10 + int(p[j]-'0')
+			nd++
+			j++
+		}
+		if nd > 0 {
+			if eneg {
+				exponent -= n
+			} else {
+				exponent += n
+			}
+			i = j
+		}
+	}
+	switch {
+	case exponent > 308:
+		if number == 0 {
+			return 0, i, maybeInt
+		}
+		return math.Copysign(math.Inf(1), number), i, maybeInt
+	case exponent > 0:
+		number *= pow10tab[exponent]
+	case exponent < -308:
+		if exponent < -616 {
+			number = 0
+		} else {
+			number /= pow10tab[-308-exponent]
+			number /= pow10tab[308]
+		}
+	default:
+		number /= pow10tab[-exponent]
+	}
+	return number, i, maybeInt
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // pow10tab holds the exact powers of ten pandas' parser multiplies by.
@@ -55,15 +57,14 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 		neg = p[i] == '-'
 		i++
 	}
-	number := 0.0
+	var kept uint64 // the digits pandas accumulates, as an integer
 	exponent := 0
 	numDigits := 0
 	numDecimals := 0
 	maybeInt := true
-	isDigit := func(j int) bool { return j < len(p) && p[j] >= '0' && p[j] <= '9' }
-	for isDigit(i) {
+	for i < len(p) && p[i]-'0' <= 9 {
 		if numDigits < maxDigits {
-			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+			kept = kept*10 + uint64(p[i]-'0')
 			numDigits++
 		} else {
 			exponent++
@@ -73,14 +74,33 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	if i < len(p) && p[i] == '.' {
 		maybeInt = false
 		i++
-		for numDigits < maxDigits && isDigit(i) {
-			number = float64(number*10) + float64(p[i]-'0') // no FMA: pandas rounds twice
+		for numDigits+8 <= maxDigits && i+8 <= len(p) { // eight at a time
+			w := load8(p, i)
+			n := msprobe.DigitRun(w)
+			if n < 8 {
+				if n > 0 {
+					// The n digits moved up, '0's below them.
+					w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
+					kept = kept*pow10u[n] + msprobe.EightDigits(w)
+					i += n
+					numDigits += n
+					numDecimals += n
+				}
+				break
+			}
+			kept = kept*1e8 + msprobe.EightDigits(w)
+			i += 8
+			numDigits += 8
+			numDecimals += 8
+		}
+		for numDigits < maxDigits && i < len(p) && p[i]-'0' <= 9 {
+			kept = kept*10 + uint64(p[i]-'0')
 			i++
 			numDigits++
 			numDecimals++
 		}
 		if numDigits >= maxDigits {
-			for isDigit(i) {
+			for i < len(p) && p[i]-'0' <= 9 {
 				i++
 			}
 		}
@@ -89,6 +109,7 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	if numDigits == 0 {
 		return 0, 0, false
 	}
+	number := pandasDigits(kept)
 	if neg {
 		number = -number
 	}
@@ -101,7 +122,7 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 			j++
 		}
 		n, nd := 0, 0
-		for nd < maxDigits && isDigit(j) {
+		for nd < maxDigits && j < len(p) && p[j]-'0' <= 9 {
 			n = n*10 + int(p[j]-'0')
 			nd++
 			j++
@@ -134,4 +155,29 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 		number /= pow10tab[-exponent]
 	}
 	return number, i, maybeInt
+}
+
+// pandasDigits is the double pandas' parser accumulates from the digits
+// of n, one at a time as number = number*10 + digit in double precision.
+// While the digits read so far spell an integer of at most 2^53 every
+// step is exact, so only the last one or two of at most 17 digits round.
+func pandasDigits(n uint64) float64 {
+	const exact = 1 << 53
+	switch {
+	case n <= exact:
+		return float64(n)
+	case n/10 <= exact:
+		return float64(float64(n/10)*10) + float64(n%10) // no FMA: pandas rounds twice
+	}
+	x := float64(float64(n/100)*10) + float64(n/10%10)
+	return float64(x*10) + float64(n%10)
+}
+
+var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+// load8 is the eight bytes of p at i, the first the lowest.
+func load8[T string | []byte](p T, i int) uint64 {
+	_ = p[i+7]
+	return uint64(p[i]) | uint64(p[i+1])<<8 | uint64(p[i+2])<<16 | uint64(p[i+3])<<24 |
+		uint64(p[i+4])<<32 | uint64(p[i+5])<<40 | uint64(p[i+6])<<48 | uint64(p[i+7])<<56
 }

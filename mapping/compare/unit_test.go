@@ -41,6 +41,59 @@ func TestPandasParse(t *testing.T) {
 	}
 }
 
+// TestXstrtodStepwise compares xstrtod with the stepwise transcription of
+// precise_xstrtod on the edges of its shortcuts (the 2^53 limit of exact
+// accumulation, the eight-digit reads, the 17-digit cap) and on random
+// decimal texts.
+func TestXstrtodStepwise(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"9007199254740992", "9007199254740993", "9007199254740994", "90071992547409921", "90071992547409929",
+		"99999999999999999", "999999999999999999999", "0.9007199254740993", "0.09007199254740993",
+		"0.00000000000000000001234", "12345678.123456789", "1.12345678", "1.1234567", "0.123456781234567812",
+		"-0.0", "+1.5", ".5", "5.", "1e", "1e+", "1.5e-320", "1e308", "1e309", "0.1e310", "123456789012345678e-30",
+		"1.3220384565547094", "-0.04181459722050355", "2.6880842344752622", "0.052555057858275835", "1.0e-05",
+	} {
+		sameAsStepwise(t, s)
+	}
+	rng := rand.New(rand.NewPCG(13, 17))
+	digits := func(b []byte, n int) []byte {
+		nines := rng.IntN(4) == 0 // runs of nines carry the most
+		for range n {
+			if nines {
+				b = append(b, '9')
+			} else {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+		}
+		return b
+	}
+	var b []byte
+	for range 200000 {
+		b = b[:0]
+		switch rng.IntN(4) {
+		case 0:
+			b = append(b, '-')
+		case 1:
+			b = append(b, '+')
+		}
+		b = digits(b, rng.IntN(20))
+		if rng.IntN(4) != 0 {
+			b = append(b, '.')
+			b = digits(b, rng.IntN(26))
+		}
+		if rng.IntN(3) == 0 {
+			b = append(b, "eE"[rng.IntN(2)])
+			b = append(b, "+-"[rng.IntN(2)])
+			b = digits(b, rng.IntN(4))
+		}
+		sameAsStepwise(t, string(b))
+		if t.Failed() {
+			return
+		}
+	}
+}
+
 func num(text string, f float64) cell {
 	return fromValue(msprobe.Value{Kind: msprobe.Number, Num: f, Text: text})
 }
