@@ -118,22 +118,28 @@ func (c cell) withRepr() cell {
 	return c
 }
 
-// withReprOf is withRepr for the cell of statistic i of row s, from its
-// literal where fastStats found it to be the repr.
-func (c cell) withReprOf(s *sideRow, i int) cell {
-	if c.k == cFloat && c.rn == 0 && s.fast&(1<<i) != 0 {
-		c.rn = uint8(copy(c.r[:], s.it.Stats[i].Text))
-		c.pf = s.fast&(0x10<<i) != 0
-		return c
+// setStat sets c to the cell of statistic i of row s, with its repr; float
+// turns an int into a float (pandas made the column float64). A float
+// fastStats found written as its repr takes its literal.
+func (c *cell) setStat(s *sideRow, i int, float bool) {
+	v := &s.it.Stats[i]
+	if s.fast&(1<<i) != 0 {
+		*c = cell{k: cFloat, f: v.Num, pf: s.fast&(0x10<<i) != 0}
+		c.rn = uint8(copy(c.r[:], v.Text))
+		return
 	}
-	return c.withRepr()
+	*c = fromValue(*v)
+	if float {
+		*c = c.asFloat()
+	}
+	*c = c.withRepr()
 }
 
 // fastStats tells which statistics of it are floats written as their
 // Python repr, as json.dump writes them (bit i for Stats[i]), and of
 // those which pandas reads back as the same float (bit 4+i): their cells
 // then take the literal as the repr, and the float as the number,
-// instead of working them out (withReprOf, number). A row gets it where
+// instead of working them out (setStat, number). A row gets it where
 // the dump is decoded off the join's goroutine (the NPU stream, the bench
 // lookahead and prefetcher); the cells of the others are worked out.
 func fastStats(it *msprobe.Item) uint8 {

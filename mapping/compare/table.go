@@ -99,20 +99,12 @@ type outRow struct {
 // setCells derives the stat cells once per row.
 func (r *outRow) setCells() {
 	for i := 0; i < 4; i++ {
-		c := fromValue(r.npu.it.Stats[i])
-		if r.npuFloat || (r.bench == nil && r.noBenchFloat[i]) {
-			c = c.asFloat()
-		}
-		r.ncell[i] = c.withReprOf(r.npu, i)
+		r.ncell[i].setStat(r.npu, i, r.npuFloat || (r.bench == nil && r.noBenchFloat[i]))
 		if r.bench == nil {
 			r.bcell[i] = naCell
 			continue
 		}
-		c = fromValue(r.bench.it.Stats[i])
-		if r.benchFloat {
-			c = c.asFloat()
-		}
-		r.bcell[i] = c.withReprOf(r.bench, i)
+		r.bcell[i].setStat(r.bench, i, r.benchFloat)
 	}
 }
 

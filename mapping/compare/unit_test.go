@@ -434,10 +434,10 @@ func TestPlainYAML(t *testing.T) {
 	}
 }
 
-// TestFastStats: a statistic fastStats marks gets, from its literal, the
-// cell (repr and number) withRepr and number work out from its float, for
-// floats as json.dump writes them across the range; literals that are not
-// the repr (or not a float) are not marked.
+// TestFastStats: a statistic fastStats marks gets from its literal
+// (setStat) the cell (kind, repr and number) withRepr and number work out
+// from its float, for floats as json.dump writes them across the range;
+// literals that are not the repr (or not a float) are not marked.
 func TestFastStats(t *testing.T) {
 	t.Parallel()
 	value := func(text string) msprobe.Value {
@@ -450,7 +450,12 @@ func TestFastStats(t *testing.T) {
 		s := &sideRow{}
 		s.it.Stats[i] = v
 		s.fast = fastStats(&s.it)
-		fast, slow := fromValue(v).withReprOf(s, i), fromValue(v).withRepr()
+		var fast cell
+		fast.setStat(s, i, false)
+		slow := fromValue(v).withRepr()
+		if fast.k != slow.k || math.Float64bits(fast.f) != math.Float64bits(slow.f) || fast.s != slow.s {
+			t.Errorf("%q: cell %v %v %q, want %v %v %q", v.Text, fast.k, fast.f, fast.s, slow.k, slow.f, slow.s)
+		}
 		if got, want := string(fast.appendStr(nil)), string(slow.appendStr(nil)); got != want {
 			t.Errorf("%q: repr %q, want %q", v.Text, got, want)
 		}
