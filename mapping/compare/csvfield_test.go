@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/csv"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,32 @@ func TestNeedsQuote(t *testing.T) {
 					t.Fatalf("needsQuote(string %q) = %v, want %v", b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestAppendCSVField checks fields against encoding/csv's writer, which
+// quotes the same four bytes and doubles quotes the same way.
+func TestAppendCSVField(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"", "plain", "[2, 4]", `"`, `""`, `a"b`, `"a"`, "a,\"b\"\nc", "x\ry", `['File "a.py", line 1, in f']`, `end"`,
+	} {
+		var w strings.Builder
+		cw := csv.NewWriter(&w)
+		if err := cw.Write([]string{s, ""}); err != nil {
+			t.Fatal(err)
+		}
+		cw.Flush()
+		want := strings.TrimSuffix(w.String(), ",\n")
+		if s == "" {
+			want = ""
+		}
+		if got := string(appendCSVField([]byte("x"), s))[1:]; got != want {
+			t.Errorf("appendCSVField(%q) = %s, want %s", s, got, want)
+		}
+		if got := string(appendCSVField(nil, []byte(s))); got != want {
+			t.Errorf("appendCSVField([]byte %q) = %s, want %s", s, got, want)
 		}
 	}
 }
