@@ -74,25 +74,12 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	if i < len(p) && p[i] == '.' {
 		maybeInt = false
 		i++
-		for numDigits+8 <= maxDigits && i+8 <= len(p) { // eight at a time
-			w := load8(p, i)
-			n := msprobe.DigitRun(w)
-			if n < 8 {
-				if n > 0 {
-					// The n digits moved up, '0's below them.
-					w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
-					kept = kept*pow10u[n] + msprobe.EightDigits(w)
-					i += n
-					numDigits += n
-					numDecimals += n
-				}
-				break
-			}
-			kept = kept*1e8 + msprobe.EightDigits(w)
-			i += 8
-			numDigits += 8
-			numDecimals += 8
-		}
+		// At most the digits left to keep, eight at a time.
+		j := min(len(p), i+maxDigits-numDigits)
+		kept, j = msprobe.Digits(p[:j], i, kept)
+		numDigits += j - i
+		numDecimals += j - i
+		i = j
 		for numDigits < maxDigits && i < len(p) && p[i]-'0' <= 9 {
 			kept = kept*10 + uint64(p[i]-'0')
 			i++
@@ -171,13 +158,4 @@ func pandasDigits(n uint64) float64 {
 	}
 	x := float64(float64(n/100)*10) + float64(n/10%10)
 	return float64(x*10) + float64(n%10)
-}
-
-var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
-
-// load8 is the eight bytes of p at i, the first the lowest.
-func load8[T string | []byte](p T, i int) uint64 {
-	_ = p[i+7]
-	return uint64(p[i]) | uint64(p[i+1])<<8 | uint64(p[i+2])<<16 | uint64(p[i+3])<<24 |
-		uint64(p[i+4])<<32 | uint64(p[i+5])<<40 | uint64(p[i+6])<<48 | uint64(p[i+7])<<56
 }

@@ -372,7 +372,7 @@ func (f *flatter) num(n *fnum) bool {
 		i++
 	case c-'1' < 9:
 		s := i
-		n.mant, i = digits(b, i, 0)
+		n.mant, i = Digits(b, i, 0)
 		n.sig = i - s
 	default:
 		return false
@@ -386,7 +386,7 @@ func (f *flatter) num(n *fnum) bool {
 			}
 		}
 		s := i
-		n.mant, i = digits(b, i, n.mant)
+		n.mant, i = Digits(b, i, n.mant)
 		if i == d {
 			return false
 		}
@@ -424,21 +424,22 @@ func (f *flatter) num(n *fnum) bool {
 	return true
 }
 
-// digits reads the run of decimal digits at b[i:] into mant (which wraps
-// past 19 digits), eight at a time while eight bytes are left.
-func digits(b []byte, i int, mant uint64) (uint64, int) {
+// Digits reads the run of decimal digits at b[i:] into mant (which wraps
+// past 19 digits), eight at a time while eight bytes are left, and
+// returns mant and the end of the run.
+func Digits[T string | []byte](b T, i int, mant uint64) (uint64, int) {
 	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		n := DigitRun(w)
+		w := load8(b[i : i+8])
+		n := digitRun(w)
 		if n < 8 {
 			if n > 0 {
 				// The n digits moved up, '0's below them.
 				w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
-				mant = mant*pow10u[n] + EightDigits(w)
+				mant = mant*pow10u[n] + eightDigits(w)
 			}
 			return mant, i + n
 		}
-		mant = mant*1e8 + EightDigits(w)
+		mant = mant*1e8 + eightDigits(w)
 		i += 8
 	}
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
@@ -449,18 +450,18 @@ func digits(b []byte, i int, mant uint64) (uint64, int) {
 
 var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
-// DigitRun is how many of the bytes of w, from its lowest, are ASCII
+// digitRun is how many of the bytes of w, from its lowest, are ASCII
 // digits in a row. A byte above 0xf9 may carry into the bytes above it,
 // which only follow the first non-digit.
-func DigitRun(w uint64) int {
+func digitRun(w uint64) int {
 	const hi, zeros, six = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
 	nd := (w&hi ^ zeros) | ((w+six)&hi ^ zeros)
 	return bits.TrailingZeros64(nd) / 8
 }
 
-// EightDigits is the number the eight ASCII digits of w spell, its lowest
+// eightDigits is the number the eight ASCII digits of w spell, its lowest
 // byte the first digit.
-func EightDigits(w uint64) uint64 {
+func eightDigits(w uint64) uint64 {
 	w -= 0x3030303030303030
 	w = w*10 + w>>8
 	return ((w&0x000000ff000000ff)*(100+1000000<<32) + (w>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
@@ -582,7 +583,7 @@ func (f *flatter) numCheck() (neg, float, ok bool) {
 // skipDigits returns the end of the run of decimal digits at b[i:].
 func skipDigits(b []byte, i int) int {
 	for i+8 <= len(b) {
-		n := DigitRun(binary.LittleEndian.Uint64(b[i:]))
+		n := digitRun(binary.LittleEndian.Uint64(b[i:]))
 		i += n
 		if n < 8 {
 			return i
