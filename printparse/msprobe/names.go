@@ -5,7 +5,6 @@ import (
 	"hash/maphash"
 	"iter"
 	"math/bits"
-	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -170,8 +169,10 @@ func (n *Names) append(dst []byte, r nameRef, p pattern) []byte {
 	if p.cut < 0 {
 		return append(dst, p.text...)
 	}
+	var digits [20]byte
+	k := appendDigits(&digits, uint64(r.num))
 	dst = append(dst, p.text[:p.cut]...)
-	dst = strconv.AppendUint(dst, uint64(r.num), 10)
+	dst = append(dst, digits[k:]...)
 	return append(dst, p.text[p.cut:]...)
 }
 
@@ -186,8 +187,10 @@ func (n *Names) Is(i int, s string) bool {
 	if len(s) <= len(p.text) || s[:len(head)] != head || s[len(s)-len(tail):] != tail {
 		return false
 	}
-	var digits [10]byte
-	return string(strconv.AppendUint(digits[:0], uint64(r.num), 10)) == s[len(head):len(s)-len(tail)]
+	// the number as written: the part between reads back as it (no
+	// leading zero, at most nine digits)
+	v, ok := callNumber(s[len(head) : len(s)-len(tail)])
+	return ok && v == r.num
 }
 
 // All yields each name with its position, in order, read in place: a

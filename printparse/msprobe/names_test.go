@@ -39,6 +39,9 @@ var nameCases = []struct {
 	{"a.9999999999", "a.9999999999", -1, 0},
 	{"a.999999999", "a.", 2, 999_999_999},
 	{"a.100000000", "a.", 2, 100_000_000},
+	{"a.99999999.b", "a..b", 2, 99_999_999},
+	{"a.12345678", "a.", 2, 12_345_678},
+	{"a.10", "a.", 2, 10},
 	// Only whole parts of ASCII digits.
 	{"a1.b", "a1.b", -1, 0},
 	{"a.-1", "a.-1", -1, 0},
@@ -67,6 +70,7 @@ func nearMisses(name string) []string {
 			name[:lo]+"0"+num+name[hi:], // "05" for 5
 			name[:lo]+name[hi:],         // number gone
 			name[:lo]+num+num+name[hi:],
+			name[:lo]+strings.Repeat("x", hi-lo)+name[hi:], // not digits
 		)
 		v, _ := strconv.ParseUint(num, 10, 64)
 		c = append(c, name[:lo]+strconv.FormatUint(v+1, 10)+name[hi:])
