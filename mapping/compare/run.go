@@ -2,7 +2,6 @@ package compare
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"gopkg.in/yaml.v3"
@@ -1163,13 +1161,14 @@ func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSu
 
 // dataMappingWriter writes a derived data mapping as writeDataMapping
 // does, off the goroutine that gives it the pairs (the join's, for a
-// deferred map): pair copies the pair into a batch, and a goroutine of
-// the writer's own writes the full batches through a yamlPairs. A write's
-// error is returned by a later pair, or by finish. Call finish (or
-// abandon) once done.
+// deferred map): pair appends the pair's text to a batch, and a goroutine
+// of the writer's own writes the full batches. A write's error is
+// returned by a later pair, or by finish. Call finish (or abandon) once
+// done.
 type dataMappingWriter struct {
-	w     *yamlPairs // the writing goroutine's
-	batch []byte     // pairs not handed over: four uvarint-prefixed strings each
+	text  pairText
+	batch []byte // the text of pairs not handed over
+	any   bool   // a pair was given (read by the writing goroutine once the last batch is handed over)
 	h     handOff[[]byte]
 }
 
@@ -1177,8 +1176,22 @@ type dataMappingWriter struct {
 const dataMappingBatch = 64 << 10
 
 func newDataMappingWriter(f io.Writer) *dataMappingWriter {
-	d := &dataMappingWriter{w: newYAMLPairs(f)}
-	d.h = handOff[[]byte]{work: d.write, end: d.w.finish,
+	d := &dataMappingWriter{}
+	d.h = handOff[[]byte]{
+		work: func(b []byte) error {
+			if len(b) == 0 {
+				return nil
+			}
+			_, err := f.Write(b)
+			return err
+		},
+		end: func() error {
+			if d.any {
+				return nil
+			}
+			_, err := io.WriteString(f, "{}\n")
+			return err
+		},
 		fresh: func() []byte { return make([]byte, 0, dataMappingBatch) },
 		empty: func(b []byte) []byte { return b[:0] }}
 	return d
@@ -1186,36 +1199,16 @@ func newDataMappingWriter(f io.Writer) *dataMappingWriter {
 
 // pair takes the next pair, each name in two parts.
 func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
-	b := binary.AppendUvarint(d.batch, uint64(len(n)))
-	b = append(b, n...)
-	b = binary.AppendUvarint(b, uint64(len(ns)))
-	b = append(b, ns...)
-	b = binary.AppendUvarint(b, uint64(len(bn)))
-	b = append(b, bn...)
-	b = binary.AppendUvarint(b, uint64(len(bs)))
-	d.batch = append(b, bs...)
+	d.any = true
+	var err error
+	if d.batch, err = d.text.appendPair(d.batch, n, ns, bn, bs); err != nil {
+		return err
+	}
 	if len(d.batch) < dataMappingBatch {
 		return nil
 	}
-	var err error
 	d.batch, err = d.h.give(d.batch, true)
 	return err
-}
-
-// write writes the pairs of a batch (on the writing goroutine).
-func (d *dataMappingWriter) write(b []byte) error {
-	for rest := b; len(rest) > 0; {
-		var s [4]string
-		for i := range s {
-			n, k := binary.Uvarint(rest)
-			s[i] = unsafe.String(unsafe.SliceData(rest[k:]), n)
-			rest = rest[k+int(n):]
-		}
-		if err := d.w.pair(s[0], s[1], s[2], s[3]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // finish writes the pairs taken, ends the mapping ("{}" when it had no
@@ -1242,15 +1235,11 @@ var errAbandoned = errors.New("data mapping abandoned")
 func (d *dataMappingWriter) close() error { return d.h.close() }
 
 // yamlPairs writes a derived data mapping as yaml.v3 writes a mapping
-// node of its pairs: the names that YAML writes plain, row names all, are
-// written directly; any other pair goes through the encoder. The pairs of
-// one entry's rows share their names' first parts (the entry names), so
-// what makes a name plain is worked out once for them.
+// node of its pairs (see pairText).
 type yamlPairs struct {
-	w          *bufio.Writer
-	b          []byte
-	empty      bool
-	npu, bench plainPart // the last first parts
+	w     *bufio.Writer
+	text  pairText
+	empty bool
 }
 
 func newYAMLPairs(f io.Writer) *yamlPairs {
@@ -1260,33 +1249,40 @@ func newYAMLPairs(f io.Writer) *yamlPairs {
 // pair writes the next pair, each name in two parts.
 func (d *yamlPairs) pair(n, ns, bn, bs string) error {
 	d.empty = false
-	if d.npu.plainWith(n, ns) && d.bench.plainWith(bn, bs) {
-		need := len(n) + len(ns) + 2 + len(bn) + len(bs) + 1
-		if d.w.Available() < need {
-			if err := d.w.Flush(); err != nil {
-				return err
-			}
+	if d.w.Available() < len(n)+len(ns)+len(bn)+len(bs)+3 {
+		if err := d.w.Flush(); err != nil {
+			return err
 		}
-		fits := d.w.Available() >= need
-		b := d.b[:0]
-		if fits {
-			b = d.w.AvailableBuffer() // appended in place
-		}
-		b = append(append(append(append(append(append(b, n...), ns...), ": "...), bn...), bs...), '\n')
-		if !fits {
-			d.b = b
-		}
-		_, err := d.w.Write(b)
-		return err
 	}
-	np, bp := n+ns, bn+bs
-	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: np}, {Kind: yaml.ScalarNode, Value: bp}}}
-	one, err := yaml.Marshal(node)
+	b, err := d.text.appendPair(d.w.AvailableBuffer(), n, ns, bn, bs) // in place, where it fits
 	if err != nil {
 		return err
 	}
-	_, err = d.w.Write(one)
+	_, err = d.w.Write(b)
 	return err
+}
+
+// pairText makes the text of a derived data mapping's pairs as yaml.v3
+// writes a mapping node of them: the names that YAML writes plain, row
+// names all, are written directly; any other pair goes through the
+// encoder. The pairs of one entry's rows share their names' first parts
+// (the entry names), so what makes a name plain is worked out once for
+// them.
+type pairText struct {
+	npu, bench plainPart // the last first parts
+}
+
+// appendPair appends the text of one pair, each name in two parts.
+func (t *pairText) appendPair(b []byte, n, ns, bn, bs string) ([]byte, error) {
+	if t.npu.plainWith(n, ns) && t.bench.plainWith(bn, bs) {
+		return append(append(append(append(append(append(b, n...), ns...), ": "...), bn...), bs...), '\n'), nil
+	}
+	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: n + ns}, {Kind: yaml.ScalarNode, Value: bn + bs}}}
+	one, err := yaml.Marshal(node)
+	if err != nil {
+		return b, err
+	}
+	return append(b, one...), nil
 }
 
 // plainPart remembers, for the first part of a name, whether each of its
@@ -1318,13 +1314,21 @@ func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
 // hold past its first: a letter, a digit or . _ - /.
 func plainBytes[S string | []byte](s S) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isLetter(c) || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte is plainBytes of each byte.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		b := byte(c)
+		t[c] = isLetter(b) || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-' || b == '/'
+	}
+	return
+}()
 
 // finish ends the mapping ("{}" when it had no pair) and flushes it.
 func (d *yamlPairs) finish() error {
