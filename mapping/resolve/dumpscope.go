@@ -131,6 +131,7 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 	c := newScopeCache()
 	states := map[string]int32{}
 	var renumbered []int32 // the entries of the class renumberPass rebases below
+	var backward []int32   // the entries backwardPass gives their forward twin's scope
 	// names read in place: parseDumpItem keeps nothing of a name but in
 	// its errors, and a new state is copied
 	for i, name := range in.Names.All() {
@@ -150,8 +151,11 @@ func parseDump(in DumpInput) (*dumpItems, error) {
 		if dn.typ == renumberedClass {
 			renumbered = append(renumbered, int32(i))
 		}
+		if backwardTail(name) {
+			backward = append(backward, int32(i))
+		}
 	}
-	d.backwardPass()
+	d.backwardPass(backward)
 	d.renumberPass(renumbered, renumberedLayers, c)
 	d.scopes = c.scopes
 	return d, nil
@@ -494,14 +498,13 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// backwardPass gives each backward item the scope of its forward twin
-// (postprocess_pass.backward_pass).
-func (d *dumpItems) backwardPass() {
-	var b []byte
-	for i, name := range d.names.All() {
-		if !backwardTail(name) {
-			continue
-		}
+// backwardPass gives each backward item (those backwardTail finds, in
+// order) the scope of its forward twin (postprocess_pass.backward_pass).
+func (d *dumpItems) backwardPass(backward []int32) {
+	var b, nb []byte
+	for _, i := range backward {
+		nb = d.names.Append(nb[:0], int(i))
+		name := unsafe.String(unsafe.SliceData(nb), len(nb))
 		// the name with "backward" read as "forward" in its last two
 		// parts (backwardTail: one of them is "backward")
 		cut := 0
