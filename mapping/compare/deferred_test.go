@@ -177,8 +177,9 @@ func variant(t *testing.T, src, dst, members string) string {
 }
 
 // TestDataMapLogPasses: a pass cut short and passes read again write each
-// entry's pairs once, as one pass does; without a pass read to the end the
-// file is not finished.
+// entry's pairs once, as one pass does, whether or not the join mapped the
+// entry's rows (and so looked its pair up) before; without a pass read to
+// the end the file is not finished.
 func TestDataMapLogPasses(t *testing.T) {
 	t.Parallel()
 	dm, np, bp := demoDeferred(t)
@@ -198,21 +199,32 @@ func TestDataMapLogPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.close()
-	// write runs passes of the first n entries each (-1: all) and closes
+	// write runs passes of the first n entries each (-1: all) and closes;
+	// with joined, the rows of every other entry are mapped first, as the
+	// join maps them
+	var joined bool
 	write := func(passes ...int) (string, error) {
 		var b strings.Builder
 		l := &dataMapLog{dm: dm, w: newDataMappingWriter(&b)}
+		cfg := &Config{layerMap: dm}
+		var buf []byte
 		for _, n := range passes {
 			if err := ix.stopPrefetch(); err != nil { // as a pass's end does
 				t.Fatal(err)
 			}
 			ix.reset(true)
-			l.passStart(&suffixCheck{ix: ix})
+			sc := &suffixCheck{ix: ix}
+			l.passStart(sc)
 			for i := range entries {
 				if i == n {
 					break
 				}
 				l.rowsOf(&entries[i])
+				for r := range entries[i].rows {
+					if joined && i%2 == 0 {
+						cfg.mapRow(&entries[i].rows[r].it, &buf, sc)
+					}
+				}
 				if err := l.entry(entries[i].name); err != nil {
 					t.Fatal(err)
 				}
@@ -228,11 +240,14 @@ func TestDataMapLogPasses(t *testing.T) {
 	if err != nil || strings.Count(want, "\n") < 100 {
 		t.Fatalf("one pass: %d lines, %v", strings.Count(want, "\n"), err)
 	}
-	for _, passes := range [][]int{{40, -1}, {40, 10, -1, -1}, {-1, -1}} {
-		if got, err := write(passes...); err != nil || got != want {
-			t.Errorf("passes %v: %v, the file differs: %s", passes, err, testkit.FirstDiff(want, got))
+	for _, joined = range []bool{false, true} {
+		for _, passes := range [][]int{{-1}, {40, -1}, {40, 10, -1, -1}, {-1, -1}} {
+			if got, err := write(passes...); err != nil || got != want {
+				t.Errorf("passes %v, joined %v: %v, the file differs: %s", passes, joined, err, testkit.FirstDiff(want, got))
+			}
 		}
 	}
+	joined = false
 	if _, err := write(40); err == nil {
 		t.Error("no pass read to the end, and no error")
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/layermap/layermap/mapping"
 	"gopkg.in/yaml.v3"
@@ -1384,6 +1385,14 @@ func (l *dataMapLog) entry(name string) error {
 		return nil
 	}
 	l.written++
+	if p := l.bench.lastPair(); p != nil && p.set && p.entry == name {
+		// the join looked the entry's pair up for its rows
+		if p.ok {
+			l.pair = p.next
+			l.err = l.dm.EntryPairsOf(name, unsafe.String(unsafe.SliceData(p.bench), len(p.bench)), p.at, l.rows, l.has, l.w.pair)
+		}
+		return l.err
+	}
 	l.err = l.dm.EntryPairs(name, l.rows, &l.pair, l.has, l.w.pair)
 	return l.err
 }

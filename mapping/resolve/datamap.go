@@ -286,7 +286,12 @@ func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at
 		return nil
 	}
 	d.scratch = b
-	bench := unsafe.String(unsafe.SliceData(b), len(b))
+	return d.EntryPairsOf(entry, unsafe.String(unsafe.SliceData(b), len(b)), at, rows, has, fn)
+}
+
+// EntryPairsOf is EntryPairs for an NPU entry whose pair is known: bench
+// and at as EntryPair gave them for it (with ok).
+func (d *DataMap) EntryPairsOf(entry, bench string, at int32, rows []string, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
 	var seen map[string]bool // for long lists
 	if len(rows) > longList {
 		seen = make(map[string]bool, len(rows))
