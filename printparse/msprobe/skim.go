@@ -477,16 +477,23 @@ func stringEnd(b []byte, j, end int) (int, bool) {
 }
 
 // wordEnd returns the end of the number or bare word starting at b[j]
-// (the first byte after it that is not skimClass sOther), reading digits
-// eight at a time up to end; false when it reaches end. (digitRun's test
-// in two terms, not four: digitRun here slowed the skim.)
+// (the first byte after it that is not skimClass sOther), reading eight
+// bytes at a time up to end; false when it reaches end. A word starting
+// with a lower-case letter (true, false, null) is read by runs of 'a' to
+// 'z', any other (a number) by runs of '-' to '9': signs, points and
+// digits. (digitRun's test in two terms, not four: digitRun here slowed
+// the skim.)
 func wordEnd(b []byte, j, end int) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	lo, hi := uint64(ones*'-'), uint64(ones*(0x80-'9'-1))
+	if b[j] >= 'a' {
+		lo, hi = ones*'a', ones*(0x80-'z'-1)
+	}
 	for j <= end {
 		w := binary.LittleEndian.Uint64(b[j:])
-		// A high bit per byte below '0' or above '9'; the lowest one is
+		// A high bit per byte out of the run's range; the lowest one is
 		// exact.
-		m := ((w - ones*'0') | (w + ones*(0x80-'9'-1))) & highs
+		m := ((w - lo) | (w + hi)) & highs
 		if m == 0 {
 			j += 8
 			continue
