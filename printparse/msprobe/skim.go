@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -372,88 +373,133 @@ const skimLinesMin = 64
 // and no data_name value to come, it takes line after line, doing to the
 // stack, the line count, key and odd what the byte loop does, and
 // returns where the byte loop goes on: the start of the first token it
-// did not take (a backslash in a string, a data_name key, the entry's
-// last bracket, anything else), or a newline near the end of b. Strings
-// and numbers are read eight bytes at a time.
+// did not take (a backslash in a string, a data_name key, a key that may
+// hold the entry name's first dot-part, a bracket closing one it did not
+// open or opening the 63rd, anything else), or a newline near the end of
+// b. Strings and numbers are read eight bytes at a time. The brackets it
+// opens are kept in the bits of a word until it returns, and what would
+// call (bytes.Contains, append) is left to the byte loop: its state
+// stays in registers.
 func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (int, []byte, int, bool, bool) {
+	if len(stack) == 0 || len(stack) > maxNesting-62 || !odd && len(first) == 0 {
+		return i, stack, line, key, odd
+	}
+	// Keys this long or longer may hold first (which makes the entry
+	// odd): those holding its first byte are left to the byte loop.
+	minKey, f0 := len(first), byte(0)
+	if odd {
+		minKey = math.MaxInt
+	} else {
+		f0 = first[0]
+	}
+	// A bit per bracket: bit 0 is the innermost (1: '{'); the stack's
+	// last, then those opened here, above it the highest bit set.
+	kinds := uint64(2) | uint64(stack[len(stack)-1]>>5&1)
 	// Eight-byte reads stop at end, so that the few bytes looked at after
 	// the last one are within b.
 	end := len(b) - 24
+lines:
 	for i <= len(b)-skimLinesMin && b[i] == '\n' {
 		line++
 		i++
 		for {
 			if i > end {
-				return i, stack, line, key, odd
+				break lines
 			}
-			w := binary.LittleEndian.Uint64(b[i:])
-			if w != 0x2020202020202020 {
-				i += bits.TrailingZeros64(w^0x2020202020202020) / 8
+			if w := binary.LittleEndian.Uint64(b[i:]) ^ 0x2020202020202020; w != 0 {
+				i += bits.TrailingZeros64(w) / 8
 				break
 			}
 			i += 8
 		}
-		for { // a member's key, then its value
-			switch c := b[i]; {
-			case c == '"':
+		// A string (a key, then maybe its value), or else a value or a
+		// closing bracket.
+		c := b[i]
+		if c == '"' {
+			j, ok := stringEnd(b, i+1, end)
+			if !ok {
+				break lines
+			}
+			if n := j - i - 1; key && (n == len("data_name") && string(b[i+1:j]) == "data_name" || n >= minKey && holds(b, i+1, j, f0)) {
+				break lines
+			}
+			i = j + 1
+			if b[i] != ':' {
+				goto comma
+			}
+			key = false
+			i++
+			if b[i] == ' ' {
+				i++
+			}
+			if c = b[i]; c == '"' {
 				j, ok := stringEnd(b, i+1, end)
 				if !ok {
-					return i, stack, line, key, odd
-				}
-				if key {
-					s := b[i+1 : j]
-					if string(s) == "data_name" {
-						return i, stack, line, key, odd
-					}
-					if len(s) >= len(first) && bytes.Contains(s, first) {
-						odd = true
-					}
+					break lines
 				}
 				i = j + 1
-				if b[i] == ':' {
-					key = false
-					i++
-					if b[i] == ' ' {
-						i++
-					}
-					continue
-				}
-			case c == '{' || c == '[':
-				if len(stack) >= maxNesting {
-					return i, stack, line, key, odd
-				}
-				stack = append(stack, c)
-				key = c == '{'
-				i++
-				if b[i] == closerOf(c) {
-					stack = stack[:len(stack)-1]
-					key = false
-					i++
-				}
-			case c == '}' || c == ']':
-				if len(stack) <= 1 || closerOf(stack[len(stack)-1]) != c {
-					return i, stack, line, key, odd
-				}
-				stack = stack[:len(stack)-1]
+				goto comma
+			}
+		}
+		switch {
+		case skimClass[c] == sOther:
+			j, ok := wordEnd(b, i, end)
+			if !ok {
+				break lines
+			}
+			i = j
+		case c == '{' || c == '[':
+			if int64(kinds) < 0 {
+				break lines
+			}
+			// '{' and '[', '}' and ']' differ in bit 5; a closer is its
+			// opener plus 2.
+			kinds = kinds<<1 | uint64(c>>5&1)
+			key = c == '{'
+			i++
+			if b[i] == c+2 {
+				kinds >>= 1
 				key = false
 				i++
-			case skimClass[c] == sOther:
-				j, ok := wordEnd(b, i, end)
-				if !ok {
-					return i, stack, line, key, odd
-				}
-				i = j
-			default:
-				return i, stack, line, key, odd
 			}
-			break
+		case c == '}' || c == ']':
+			if kinds < 4 || uint64(c>>5&1) != kinds&1 {
+				break lines
+			}
+			kinds >>= 1
+			key = false
+			i++
+		default:
+			break lines
 		}
+	comma:
 		if b[i] == ',' {
-			key = stack[len(stack)-1] == '{'
+			key = kinds&1 != 0
 			i++
 		}
 	}
+	for n := bits.Len64(kinds) - 2; n > 0; n-- {
+		stack = append(stack, '['|byte(kinds>>(n-1)&1)<<5)
+	}
 	return i, stack, line, key, odd
+}
+
+// holds reports whether b[i:j] holds the byte c, reading eight bytes at
+// a time (b holds at least seven bytes past j).
+func holds(b []byte, i, j int, c byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i < j; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:]) ^ ones*uint64(c)
+		// A high bit per byte that is c (and none without one below).
+		m := (w - ones) &^ w & highs
+		if j-i < 8 {
+			m &= 1<<(8*(j-i)) - 1
+		}
+		if m != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // stringEnd returns the closing quote of the string whose first byte is

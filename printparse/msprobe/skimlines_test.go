@@ -98,6 +98,15 @@ var skimLinesCases = []struct{ name, body string }{
 	{"A.0.forward", `"just a string"`},
 	{"A.0.forward", `12345`},
 	{"A.0.forward", `[]`},
+	// Keys holding the first dot-part's first byte: "Mean", and one
+	// holding the first dot-part.
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "Mi": 1, "output": [` + tensorA + `]}`},
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "xMintx": 1, "output": [` + tensorA + `]}`},
+	// A data_name key under brackets of both kinds opened on earlier
+	// lines, and closed after it.
+	{"A.0.forward", `{"a": [` + tensorA + `, {"b": [{"c": {"data_name": "x"}, "d": [1, {"e": 2}]}]}], "f": {"g": [3]}}`},
+	// Words that are not true, false, null or numbers.
+	{"A.0.forward", `{"a": [` + tensorA + `, trueish, nullx, fals, -1.5e+07, 1.0E-5, 12/34, 1-2-3, abc:def, Tensor, n]}`},
 }
 
 // TestSkimLines: skimLines changes nothing the byte loop finds (odd, the
@@ -133,6 +142,16 @@ func TestSkimLines(t *testing.T) {
 	for cut := len(long) - 80; cut <= len(long); cut++ {
 		bodies = append(bodies, body{fmt.Sprintf("long body cut at %d", cut), "Tensor.add.0.forward", long[:cut]})
 	}
+	// Nested beyond what skimLines holds in a word, indented; and
+	// around maxNesting, a bracket a line.
+	for _, depth := range []int{2, 61, 62, 63, 64, 65, 130} {
+		text := indented(`{"a": [` + tensorA + `, ` + strings.Repeat(`[{"b": `, depth/2) + `1` + strings.Repeat(`}]`, depth/2) + `]}`)
+		bodies = append(bodies, body{fmt.Sprintf("depth %d", depth), "Tensor.add.0.forward", text})
+	}
+	for _, depth := range []int{maxNesting - 1, maxNesting, maxNesting + 1} {
+		text := "{\n" + strings.Repeat("[\n", depth-1) + `"` + strings.Repeat("p", 80) + `"` + strings.Repeat("\n]", depth-1) + "\n}"
+		bodies = append(bodies, body{fmt.Sprintf("depth %d", depth), "Tensor.add.0.forward", text})
+	}
 	for _, d := range []string{"llamafactory", "mindspeed-mm"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "demo", "dumps", d, "dump.json"))
 		if err != nil {
@@ -159,7 +178,7 @@ func TestSkimLines(t *testing.T) {
 	stack := []byte("{{")
 	i, lines := start, 0
 	for i < len(data)-skimLinesMin {
-		j, st, line, _, _ := skimLines(data, i, []byte("Tensor"), stack, 0, true, false)
+		j, st, line, _, _ := skimLines(data, i, []byte("Tensor"), stack, 0, true, true)
 		if j == i {
 			break
 		}
