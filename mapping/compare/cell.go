@@ -27,7 +27,6 @@ type cell struct {
 	k  cellKind
 	b  bool
 	rn uint8   // length of r
-	pf bool    // number(c) is f (see fastStats)
 	f  float64 // cInt (as float), cFloat
 	s  string  // cInt literal, cStr text
 	r  [24]byte
@@ -124,7 +123,7 @@ func (c cell) withRepr() cell {
 func (c *cell) setStat(s *sideRow, i int, float bool) {
 	v := &s.it.Stats[i]
 	if s.fast&(1<<i) != 0 {
-		*c = cell{k: cFloat, f: v.Num, pf: s.fast&(0x10<<i) != 0}
+		*c = cell{k: cFloat, f: v.Num}
 		c.rn = uint8(copy(c.r[:], v.Text))
 		return
 	}
@@ -136,12 +135,13 @@ func (c *cell) setStat(s *sideRow, i int, float bool) {
 }
 
 // fastStats tells which statistics of it are floats written as their
-// Python repr, as json.dump writes them (bit i for Stats[i]), and of
-// those which pandas reads back as the same float (bit 4+i): their cells
-// then take the literal as the repr, and the float as the number,
-// instead of working them out (setStat, number). A row gets it where
-// the dump is decoded off the join's goroutine (the NPU stream, the bench
-// lookahead and prefetcher); the cells of the others are worked out.
+// Python repr, as json.dump writes them (bit i for Stats[i]): their cells
+// then take the literal as the repr instead of formatting the float
+// (setStat). A row gets it where the dump is decoded off the join's
+// goroutine (the NPU stream, the bench lookahead and prefetcher); the
+// cells of the others are worked out. What pandas reads the repr back as
+// (number) is left to the few cells whose value is asked for: most are
+// equal to their pair's or have none.
 func fastStats(it *msprobe.Item) uint8 {
 	var fast uint8
 	var buf [32]byte
@@ -154,9 +154,6 @@ func fastStats(it *msprobe.Item) uint8 {
 			continue
 		}
 		fast |= 1 << i
-		if p, _, _ := xstrtod(v.Text); math.Float64bits(p) == math.Float64bits(v.Num) {
-			fast |= 0x10 << i
-		}
 	}
 	return fast
 }
@@ -358,9 +355,6 @@ func classify(c cell) valClass {
 func number(c *cell) float64 {
 	switch c.k {
 	case cFloat:
-		if c.pf {
-			return c.f
-		}
 		if c.rn > 0 {
 			v, _, _ := xstrtod(c.r[:c.rn])
 			return v
