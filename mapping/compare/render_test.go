@@ -33,10 +33,21 @@ func (l *lineSink) Reset() error { l.lines = nil; return nil }
 // TestLinesEqualCells: the CSV lines rendered for line sinks are the
 // cells rendered for cell sinks, CSV-encoded, in every mode, on rows
 // with odd values (strings, bools, ints, NaN, infinities, None), with the
-// stack column.
+// stack column, and with NPU and bench texts that differ or are equal,
+// quoted or not.
 func TestLinesEqualCells(t *testing.T) {
 	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 3, Hidden: 64})
 	bench := oddBench(genEntries(t, dumpgen.Options{Seed: 5, Layers: 3, Hidden: 64, Perturb: 0.02}), 17)
+	for i := range bench {
+		for k := range bench[i].Items {
+			switch it := &bench[i].Items[k]; (i + k) % 4 {
+			case 1:
+				it.Shape, it.Dtype = "[2, 3]", "torch.\"x\""
+			case 2:
+				it.Shape, it.Dtype = "[]", "torch.bfloat16"
+			}
+		}
+	}
 	npuOdd := oddBench(npu, 19)
 	for i := range npuOdd {
 		if i%5 == 0 && len(npuOdd[i].Items) > 0 {

@@ -222,6 +222,24 @@ func (o *rowOut) str(s string) {
 	o.cells = append(o.cells, Cell{Text: s})
 }
 
+// pair adds an NPU text cell and its bench one: a bench text equal to
+// the NPU's (the common case) copies its CSV field instead of quoting it
+// again.
+func (o *rowOut) pair(npu, bench string) {
+	if !o.csv {
+		o.cells = append(o.cells, Cell{Text: npu}, Cell{Text: bench})
+		return
+	}
+	o.sep()
+	at := len(o.line)
+	o.line = append(appendCSVField(o.line, npu), ',')
+	if bench == npu {
+		o.line = append(o.line, o.line[at:len(o.line)-1]...)
+		return
+	}
+	o.line = appendCSVField(o.line, bench)
+}
+
 // plain adds a text cell known to need no CSV quoting.
 func (o *rowOut) plain(s string) {
 	if o.csv {
@@ -289,17 +307,14 @@ func (o *rowOut) metric(m Metric) {
 // render produces a judged row's cells.
 func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	n := &r.npu.it
-	o.str(n.Name)
 	if r.bench != nil {
 		b := &r.bench.it
-		o.str(b.Name)
-		o.str(n.Dtype)
-		o.str(b.Dtype)
-		o.str(n.Shape)
-		o.str(b.Shape)
-		o.str(r.npuReqGrad())
-		o.str(reqGrad(b.RequiresGrad))
+		o.pair(n.Name, b.Name)
+		o.pair(n.Dtype, b.Dtype)
+		o.pair(n.Shape, b.Shape)
+		o.pair(r.npuReqGrad(), reqGrad(b.RequiresGrad))
 	} else {
+		o.str(n.Name)
 		o.plain("N/A")
 		o.str(n.Dtype)
 		o.plain("N/A")
