@@ -206,15 +206,22 @@ var keyNames = [...]string{kyInputArgs: "input_args", kyInputKwargs: "input_kwar
 	kyDataName: "data_name", kyValue: "value", kyMD5: "md5", kyClassType: "class_type",
 	kyGroupRanks: "group_ranks"}
 
-// keyWords holds each known key with its closing quote as two masked
-// little-endian words, for a test of the key the parser expects next.
-var keyWords = func() (t [len(keyNames)]struct{ w1, m1, w2, m2 uint64 }) {
+// keyWords holds each known key followed by `": ` as two masked
+// little-endian words, and its length, for a test of the key the parser
+// expects next (the longest, requires_grad, and `": ` make 16 bytes).
+var keyWords = func() (t [32]struct {
+	w1, m1, w2, m2 uint64
+	n              int
+}) {
 	for id, k := range keyNames {
 		if k == "" {
 			continue
 		}
 		var b [16]byte
-		n := copy(b[:], k+"\"")
+		n := copy(b[:], k+"\": ")
+		if n != len(k)+3 {
+			panic("msprobe: key too long for keyWords")
+		}
 		mask := func(n int) uint64 {
 			if n >= 8 {
 				return ^uint64(0)
@@ -224,6 +231,7 @@ var keyWords = func() (t [len(keyNames)]struct{ w1, m1, w2, m2 uint64 }) {
 		t[id].m1, t[id].m2 = mask(n), mask(max(n-8, 0))
 		t[id].w1 = binary.LittleEndian.Uint64(b[:]) & t[id].m1
 		t[id].w2 = binary.LittleEndian.Uint64(b[8:]) & t[id].m2
+		t[id].n = len(k)
 	}
 	return
 }()
@@ -280,25 +288,37 @@ var nextKey = [len(keyNames)]int{kyOther: kyInputArgs, kyInputArgs: kyInputKwarg
 // key reads `"key":` and tells which known key it is (kyOther: none);
 // want is the key expected there.
 func (f *flatter) key(want int) ([]byte, int, bool) {
-	if f.ws() != '"' {
-		return nil, 0, false
+	b, i := f.b, f.i
+	// Mostly a newline and fewer than eight spaces before the quote, and
+	// then want and `": `: these are tested first, without ws.
+	if i+9 <= len(b) && b[i] == '\n' {
+		if w := binary.LittleEndian.Uint64(b[i+1:]) ^ 0x2020202020202020; w != 0 {
+			f.line++
+			i += 1 + bits.TrailingZeros64(w)/8
+		}
 	}
-	b, j := f.b, f.i+1
-	var k []byte
-	id := kyOther
-	i := 0
-	if kw := &keyWords[want]; want != kyOther && j+16 <= len(b) &&
-		binary.LittleEndian.Uint64(b[j:])&kw.m1 == kw.w1 && binary.LittleEndian.Uint64(b[j+8:])&kw.m2 == kw.w2 {
-		n := len(keyNames[want])
-		k, id, i = b[j:j+n], want, j+n+1
-	} else {
-		var ok bool
-		if k, ok = f.str(); !ok {
+	if i >= len(b) || b[i] != '"' {
+		f.i = i
+		if f.ws() != '"' {
 			return nil, 0, false
 		}
-		id, i = keyID(k), f.i
+		i = f.i
 	}
-	// Mostly `": "`: the colon and one space are looked at first.
+	if kw := &keyWords[want&31]; want != kyOther && i+17 <= len(b) {
+		s := b[i+1 : i+17 : i+17]
+		if binary.LittleEndian.Uint64(s)&kw.m1 == kw.w1 && binary.LittleEndian.Uint64(s[8:])&kw.m2 == kw.w2 {
+			f.i = i + 1 + kw.n + 3
+			return s[:kw.n], want, true
+		}
+	}
+	f.i = i
+	k, ok := f.str()
+	if !ok {
+		return nil, 0, false
+	}
+	id := keyID(k)
+	i = f.i
+	// Mostly `": `: the colon and one space are looked at first.
 	if i+1 < len(b) && b[i] == ':' {
 		i++
 		if b[i] == ' ' {
@@ -307,7 +327,6 @@ func (f *flatter) key(want int) ([]byte, int, bool) {
 		f.i = i
 		return k, id, true
 	}
-	f.i = i
 	if f.ws() != ':' {
 		return nil, 0, false
 	}

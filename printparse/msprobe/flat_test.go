@@ -276,6 +276,7 @@ var flatSeeds = []string{
 	`{"input_args": "md5", "output": ["md5"]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaN, "Min": -Infinity}]}`,
 	nanStats,
+	indentSeed,
 	nanValues,
 	ranksPG,
 	sliceSize,
@@ -307,6 +308,16 @@ var flatSeeds = []string{
 	`{"output": [` + tensorA + `]}`,
 	`{"w": {"output": 1, "input_args": [null]}}`,
 }
+
+// indentSeed is a body laid out as json.dump(indent=1) writes it, with
+// keys after a newline and eight or more spaces, a tab or a carriage
+// return, or without the space after the colon or with one before it,
+// and keys other than the one expected next.
+const indentSeed = "{\n \"input_args\": [\n  {\n   \"type\": \"torch.Tensor\",\n   \"dtype\": \"torch.float32\",\n" +
+	"   \"shape\": [\n    2\n   ],\n   \"Max\":1.5,\n   \"Min\" : -1,\n\t\"Mean\": 0.25,\n\r\n   \"Norm\":  2.0,\n" +
+	"           \"requires_grad\": true\n  },\n  {\n                \"type\": \"int\",\n                 \"value\": 3\n  },\n" +
+	"  {\n   \"type\": \"torch.Tensor\",\n   \"Max\": 1,\n   \"dtype\": \"torch.float32\",\n   \"requires_grad\":\n false\n  }\n ],\n" +
+	" \"input_kwargs\": {},\n \"output\": [\n  null\n ]\n}"
 
 // FuzzFlat compares the fast path with the tree path on an entry body
 // under a name: the same entries and rows, or the same error.
@@ -426,6 +437,7 @@ func TestFlatSeeds(t *testing.T) {
 	take("Module.a.B.backward.1", `{"input_args": [`+tensorMD5+`, null], "output": [`+tensorMD5+`]}`)
 	take("M.parameters_grad", wholeMD5)
 	take("Functional.linear.0.forward", nanStats)
+	take("Functional.linear.0.forward", indentSeed)
 	take("Functional.linear.0.forward", nanValues)
 	take("Distributed.all_reduce.0.forward", ranksPG)
 	take("Tensor.__getitem__.0.forward", sliceSize)
