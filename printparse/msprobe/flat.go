@@ -544,7 +544,10 @@ func (f *flatter) scalar(v *fval) bool {
 // its acceptance matters: it is checked as scalar checks it, no number
 // converted.
 func (f *flatter) statScalar(v *fval) bool {
-	if c := f.ws(); !f.names || c != '-' && c-'0' > 9 || c == '-' && f.negInf() {
+	if !f.names {
+		return f.scalar(v)
+	}
+	if c := f.ws(); c != '-' && c-'0' > 9 || c == '-' && f.negInf() {
 		return f.scalar(v)
 	}
 	v.set = true
