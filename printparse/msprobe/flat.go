@@ -288,38 +288,40 @@ var nextKey = [len(keyNames)]int{kyOther: kyInputArgs, kyInputArgs: kyInputKwarg
 // key reads `"key":` and tells which known key it is (kyOther: none);
 // want is the key expected there.
 func (f *flatter) key(want int) ([]byte, int, bool) {
-	b, i := f.b, f.i
-	// Mostly a newline and fewer than eight spaces before the quote, and
-	// then want and `": `: these are tested first, without ws.
-	if i+9 <= len(b) && b[i] == '\n' {
-		if w := binary.LittleEndian.Uint64(b[i+1:]) ^ 0x2020202020202020; w != 0 {
-			f.line++
-			i += 1 + bits.TrailingZeros64(w)/8
+	// Mostly a newline and fewer than eight spaces before the quote, or
+	// none, and then want and `": `: these are tested first, in 32 bytes
+	// read without ws or a call that would spill the caller's registers.
+	if i := f.i; want != kyOther && i+32 <= len(f.b) {
+		s := f.b[i : i+32 : i+32]
+		j, nl := 0, 0
+		if s[0] == '\n' {
+			w := binary.LittleEndian.Uint64(s[1:]) ^ 0x2020202020202020
+			j, nl = 1+bits.TrailingZeros64(w)/8, 1
+		}
+		j &= 15 // at most 9: no bounds checks below
+		kw := &keyWords[want&31]
+		if s[j] == '"' && binary.LittleEndian.Uint64(s[j+1:])&kw.m1 == kw.w1 &&
+			binary.LittleEndian.Uint64(s[j+9:])&kw.m2 == kw.w2 {
+			n := kw.n & 15 // at most 13
+			f.i, f.line = i+j+1+n+3, f.line+nl
+			return s[j+1 : j+1+n], want, true
 		}
 	}
-	if i >= len(b) || b[i] != '"' {
-		f.i = i
-		if f.ws() != '"' {
-			return nil, 0, false
-		}
-		i = f.i
+	return f.keyAny()
+}
+
+// keyAny is key for any key and whitespace.
+func (f *flatter) keyAny() ([]byte, int, bool) {
+	if f.ws() != '"' {
+		return nil, 0, false
 	}
-	if kw := &keyWords[want&31]; want != kyOther && i+17 <= len(b) {
-		s := b[i+1 : i+17 : i+17]
-		if binary.LittleEndian.Uint64(s)&kw.m1 == kw.w1 && binary.LittleEndian.Uint64(s[8:])&kw.m2 == kw.w2 {
-			f.i = i + 1 + kw.n + 3
-			return s[:kw.n], want, true
-		}
-	}
-	f.i = i
 	k, ok := f.str()
 	if !ok {
 		return nil, 0, false
 	}
 	id := keyID(k)
-	i = f.i
 	// Mostly `": `: the colon and one space are looked at first.
-	if i+1 < len(b) && b[i] == ':' {
+	if b, i := f.b, f.i; i+1 < len(b) && b[i] == ':' {
 		i++
 		if b[i] == ' ' {
 			i++
