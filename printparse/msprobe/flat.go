@@ -362,8 +362,8 @@ func (f *flatter) word(w string) bool {
 type fnum struct {
 	lit   []byte
 	mant  uint64 // the significant digits (wrapped past 19 of them)
-	exp   int    // value = mant * 10^exp
-	sig   int    // significant digits
+	exp   int32  // value = mant * 10^exp
+	sig   int32  // significant digits
 	neg   bool
 	float bool // a fraction or exponent (a Python float)
 }
@@ -373,7 +373,7 @@ func (n *fnum) value() float64 {
 	if n.sig > 19 {
 		return slowParse(n.lit)
 	}
-	return floatOf(n.mant, n.exp, n.neg, n.lit)
+	return floatOf(n.mant, int(n.exp), n.neg, n.lit)
 }
 
 // num reads a number literal in Python's JSON grammar, its digits
@@ -394,7 +394,7 @@ func (f *flatter) num(n *fnum) bool {
 	case c-'1' < 9:
 		s := i
 		n.mant, i = Digits(b, i, 0)
-		n.sig = i - s
+		n.sig = int32(i - s)
 	default:
 		return false
 	}
@@ -411,8 +411,8 @@ func (f *flatter) num(n *fnum) bool {
 		if i == d {
 			return false
 		}
-		n.sig += i - s
-		n.exp -= i - d
+		n.sig += int32(i - s)
+		n.exp -= int32(i - d)
 		n.float = true
 	}
 	if i < len(b) && b[i]|0x20 == 'e' {
@@ -434,7 +434,7 @@ func (f *flatter) num(n *fnum) bool {
 		if eneg {
 			e = -e
 		}
-		n.exp += e
+		n.exp += int32(e)
 		n.float = true
 	}
 	if i >= len(b) {
@@ -494,18 +494,18 @@ func plainOK(s []byte) bool {
 	return !formulaStart(s) && !bytes.Contains(s, []byte("md5"))
 }
 
-// fval is a scalar the fast path read.
+// fval is a scalar the fast path read; lit is a number's literal or a
+// string's bytes, nil for the other kinds.
 type fval struct {
+	fnum       // kInt, kFloat: the digits too
 	kind uint8 // kNull, kTrue, kFalse, kInt, kFloat, kNaN, kInf, kNegInf, kString
 	set  bool
-	lit  []byte
-	num  fnum // kInt, kFloat
 }
 
 // scalar reads a number, NaN, Infinity, -Infinity, true, false, null or
 // plain string.
 func (f *flatter) scalar(v *fval) bool {
-	v.set = true
+	v.set, v.lit = true, nil
 	switch c := f.ws(); {
 	case c == '"':
 		s, ok := f.str()
@@ -525,9 +525,9 @@ func (f *flatter) scalar(v *fval) bool {
 			v.kind = kNegInf
 			return f.word("-Infinity")
 		}
-		ok := f.num(&v.num)
-		v.kind, v.lit = kInt, v.num.lit
-		if v.num.float {
+		ok := f.num(&v.fnum)
+		v.kind = kInt
+		if v.float {
 			v.kind = kFloat
 		}
 		return ok
@@ -810,11 +810,13 @@ func (f *flatter) md5Base() int {
 
 // itemMembers are the members of an item that its row is made of (leaf
 // reads them, leafRow makes the row).
+// Its zero value is an item with none of them, so that leaf only clears it.
 type itemMembers struct {
 	dtype, dataName, md5 []byte
 	shape, reqGrad       string
-	ranks                string // str(group_ranks)
-	listN                int    // the length of a value that is a list (intList); -1: none
+	ranks                string // str(group_ranks); "": none (str(None))
+	listN                int    // the length of a value that is a list (intList)
+	listed               bool   // the value is a list
 	stats                [4]fval
 	val                  fval
 }
@@ -824,7 +826,7 @@ type itemMembers struct {
 func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 	var (
 		seen uint16
-		m    = itemMembers{ranks: "None", listN: -1}
+		m    itemMembers
 		skip fval
 		ok   bool
 		prev = kyType
@@ -880,6 +882,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 			bit = 1 << 8
 			if f.ws() == '[' {
 				m.listN, ok = f.intList()
+				m.listed = true
 			} else {
 				ok = f.statScalar(&m.val)
 			}
@@ -905,7 +908,6 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 			return false
 		}
 		seen |= bit
-		skip = fval{}
 		prev = id
 	}
 }
@@ -913,7 +915,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 // leafRow appends the row of an item (gen_op_item) from its members (in
 // names mode, the row with its names only).
 func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
-	dtype, dataName, md5, listN, stats, val := m.dtype, m.dataName, m.md5, m.listN, &m.stats, &m.val
+	dtype, dataName, md5, listN, listed, stats, val := m.dtype, m.dataName, m.md5, m.listN, m.listed, &m.stats, &m.val
 	typStr, ok := f.internOK(typ)
 	if !ok {
 		return false
@@ -921,7 +923,6 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 	// rankOf: the str that is the row's statistics and md5 (scan.go's
 	// leaf) for a rank (src, dst) or a process group without dtype.
 	var rankOf []byte
-	listed := listN >= 0
 	if len(dtype) == 0 {
 		// dtype missing, null or "": the plain scalar case, torch.Size
 		// and slice (their value a list or none), ellipsis, ranks and
@@ -946,6 +947,9 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 			default:
 				if typStr == "torch.ProcessGroup" {
 					rankOf = append(f.scratch[:0], m.ranks...)
+					if m.ranks == "" {
+						rankOf = append(rankOf, "None"...)
+					}
 					f.scratch = rankOf
 				}
 			}
@@ -1105,7 +1109,7 @@ func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 	case kInt:
 		return appendPyInt(dst, v.lit)
 	case kFloat:
-		return AppendPyFloat(dst, v.num.value())
+		return AppendPyFloat(dst, v.value())
 	case kString:
 		return append(dst, v.lit...)
 	}
@@ -1128,7 +1132,7 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 		}
 		pi.it.Stats[k] = Value{Kind: Bool, Bool: v.kind == kTrue}
 	case kInt, kFloat:
-		x := v.num.value()
+		x := v.value()
 		kind := Number
 		if math.IsInf(x, 1) {
 			kind = PosInf
