@@ -689,7 +689,7 @@ func (f *flatter) value(depth int) bool {
 		if !f.word("null") {
 			return false
 		}
-		pi := f.newItem(line)
+		pi := f.newItem(line, f.add(f.path))
 		pi.it.NoneItem = true
 		pi.it.Dtype, pi.it.Shape = "None", "None"
 		return true
@@ -955,16 +955,20 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 			}
 		}
 	}
-	pi := f.newItem(line)
-	pi.it.Type = typStr
+	// The name: the data_name's stem (a prefix of its bytes) or the path.
+	var pi *pitem
 	if len(dataName) > 0 {
-		pi.dataName = f.add(dataName)
-		stem := dataName
-		if d := bytes.LastIndexByte(stem, '.'); d >= 0 {
-			stem = stem[:d]
+		dn := f.add(dataName)
+		stem := dn
+		if d := bytes.LastIndexByte(dataName, '.'); d >= 0 {
+			stem.n = int32(d)
 		}
-		pi.name = f.add(stem)
+		pi = f.newItem(line, stem)
+		pi.dataName = dn
+	} else {
+		pi = f.newItem(line, f.add(f.path))
 	}
+	pi.it.Type = typStr
 	if f.names { // no statistics or md5: only the check of the dtype
 		if len(dtype) > 0 {
 			_, ok = f.internOK(dtype)
@@ -985,12 +989,13 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		}
 	} else if rankOf != nil {
 		pi.it.Dtype, pi.it.Shape = typStr, "[]"
+		r := f.add(rankOf)
 		for k := range pi.stats {
 			pi.it.Stats[k] = Value{Kind: String}
-			pi.stats[k] = f.add(rankOf)
+			pi.stats[k] = r
 		}
 		if len(rankOf) > 0 {
-			pi.md5 = f.add(rankOf)
+			pi.md5 = r
 			return true
 		}
 		md5 = nil // "": the value's CRC-32, the item's md5 unread
@@ -1193,18 +1198,16 @@ func (f *flatter) shape() (string, bool) {
 	}
 }
 
-func (f *flatter) newItem(line int32) *pitem {
+// newItem appends an item named name (f.add's) with none of its strings.
+func (f *flatter) newItem(line int32, name span) *pitem {
 	f.items = append(f.items, pitem{})
 	pi := &f.items[len(f.items)-1]
 	pi.it.State = f.state
 	pi.it.Line = int(line)
 	pi.it.DataName = "-1"
-	pi.name = f.add(f.path)
-	pi.dataName = span{-1, 0}
-	pi.md5 = span{-1, 0}
-	for k := range pi.stats {
-		pi.stats[k] = span{-1, 0}
-	}
+	pi.name = name
+	pi.dataName, pi.md5 = span{-1, 0}, span{-1, 0}
+	pi.stats = [4]span{{-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}}
 	return pi
 }
 
