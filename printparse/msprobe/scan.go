@@ -1013,19 +1013,27 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 	} else {
 		out = make([]Item, 0, len(items))
 	}
-	for _, pass := range [...]string{"", StateParameters, StateOutput, StateParametersGrad} {
+	// The rows go in passes (rowPass); mostly the items are in their
+	// order already and one pass takes them all.
+	var passes uint8
+	inOrder, last := true, 0
+	for k := range items {
+		p := rowPass(items[k].it.State)
+		passes |= 1 << p
+		inOrder = inOrder && p >= last
+		last = p
+	}
+	if inOrder {
+		passes = 1
+	}
+	for pass := range 4 {
+		if passes>>pass&1 == 0 {
+			continue
+		}
 		for k := range items {
 			pi := &items[k]
-			st := pi.it.State
-			switch pass {
-			case "":
-				if st == StateParameters || st == StateOutput || st == StateParametersGrad {
-					continue
-				}
-			default:
-				if st != pass {
-					continue
-				}
+			if !inOrder && rowPass(pi.it.State) != pass {
+				continue
 			}
 			if s.names {
 				it := Item{Name: get(pi.name), Entry: name, State: pi.it.State, DataName: pi.it.DataName, Line: pi.it.Line,
@@ -1054,6 +1062,21 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 		}
 	}
 	return name, out
+}
+
+// rowPass is the place of the rows of an item in state st among its
+// entry's: first the inputs (and debug), then parameters, output and
+// parameters_grad.
+func rowPass(st string) int {
+	switch st {
+	case StateParameters:
+		return 1
+	case StateOutput:
+		return 2
+	case StateParametersGrad:
+		return 3
+	}
+	return 0
 }
 
 // formulaStart reports whether s matches msprobe's STRING_BLACKLIST:
