@@ -52,6 +52,8 @@ type flatter struct {
 	crcs    crcHexes
 	recent  [8]string
 	next    int
+	lastTyp string // internLast's for an item's type and dtype
+	lastDt  string
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
@@ -916,7 +918,7 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 // names mode, the row with its names only).
 func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 	dtype, dataName, md5, listN, listed, stats, val := m.dtype, m.dataName, m.md5, m.listN, m.listed, &m.stats, &m.val
-	typStr, ok := f.internOK(typ)
+	typStr, ok := f.internLast(&f.lastTyp, typ)
 	if !ok {
 		return false
 	}
@@ -977,7 +979,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 	}
 	pi.it.RequiresGrad = m.reqGrad
 	if len(dtype) > 0 {
-		if pi.it.Dtype, ok = f.internOK(dtype); !ok {
+		if pi.it.Dtype, ok = f.internLast(&f.lastDt, dtype); !ok {
 			return false
 		}
 		pi.it.Shape = m.shape
@@ -1216,6 +1218,19 @@ func (f *flatter) add(b []byte) span {
 	off := len(f.sb) - f.base
 	f.sb = append(f.sb, b...)
 	return span{int32(off), int32(len(b))}
+}
+
+// internLast is internOK for a value that mostly repeats the one before
+// it, kept in *last.
+func (f *flatter) internLast(last *string, b []byte) (string, bool) {
+	if string(b) == *last {
+		return *last, true
+	}
+	v, ok := f.internOK(b)
+	if ok {
+		*last = v
+	}
+	return v, ok
 }
 
 // internOK returns a shared string for a frequent short value, false when
