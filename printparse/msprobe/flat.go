@@ -923,8 +923,10 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		return false
 	}
 	// rankOf: the str that is the row's statistics and md5 (scan.go's
-	// leaf) for a rank (src, dst) or a process group without dtype.
+	// leaf) for a rank (src, dst) or a process group without dtype
+	// (rank: the item is one; rankOf may be empty or nil).
 	var rankOf []byte
+	rank := false
 	if len(dtype) == 0 {
 		// dtype missing, null or "": the plain scalar case, torch.Size
 		// and slice (their value a list or none), ellipsis, ranks and
@@ -944,7 +946,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 			}
 			switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
 			case "src", "dst", "group_src", "group_dst":
-				rankOf = f.appendPyStr(f.scratch[:0], val)
+				rankOf, rank = f.appendPyStr(f.scratch[:0], val), true
 				f.scratch = rankOf
 			default:
 				if typStr == "torch.ProcessGroup" {
@@ -952,7 +954,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 					if m.ranks == "" {
 						rankOf = append(rankOf, "None"...)
 					}
-					f.scratch = rankOf
+					f.scratch, rank = rankOf, true
 				}
 			}
 		}
@@ -989,7 +991,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		for k := range stats {
 			f.stat(pi, k, &stats[k], true)
 		}
-	} else if rankOf != nil {
+	} else if rank {
 		pi.it.Dtype, pi.it.Shape = typStr, "[]"
 		r := f.add(rankOf)
 		for k := range pi.stats {
