@@ -303,11 +303,9 @@ func candidates(dst []int, key string, debug bool) []int {
 	}
 	start := 0
 	for start <= len(key) {
-		end := strings.IndexByte(key[start:], '.')
-		if end < 0 {
-			end = len(key)
-		} else {
-			end += start
+		end := start // a byte loop: parts are too short for strings.IndexByte to pay
+		for end < len(key) && key[end] != '.' {
+			end++
 		}
 		part := key[start:end]
 		if start > 0 {

@@ -35,6 +35,36 @@ func TestOffsets(t *testing.T) {
 	}
 }
 
+func TestCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		debug bool
+		want  []int
+	}{
+		{"Tensor.add.0.forward.input.0", false, []int{20}},
+		{"Tensor.add.0.forward.output.1.2", false, []int{20}},
+		{"Functional.linear.0.forward.kwargs.bias", false, []int{27}},
+		{"Module.a.Linear.forward.0.parameters.weight", false, []int{25}},
+		{"Module.output.Linear.forward.0.input.0", false, []int{6, 30}},
+		{"Module.a.Linear.parameters_grad.weight", false, []int{31, 38}},
+		{"Module.a.parameters_grad", false, []int{24}},
+		{"Module.a.parameters_grad.", false, []int{24, 25}},
+		{"Module.a.parameters_grad.input.0", false, []int{24, 30, 24}},
+		{"Tensor.add.0.debug.x.y", false, []int{18, 20}},
+		{"input.output.", false, []int{5}},
+		{".input", false, []int{0}},
+		{"a..input", false, []int{2}},
+		{"Tensor.add.0.forward", false, nil},
+		{"", false, nil},
+		{"a.b.c", true, []int{1, 3, 5}},
+		{"abc", true, []int{3}},
+	} {
+		if got := candidates(nil, tc.key, tc.debug); !slices.Equal(got, tc.want) {
+			t.Errorf("candidates(%q, debug %v) = %v, want %v", tc.key, tc.debug, got, tc.want)
+		}
+	}
+}
+
 func TestTagTable(t *testing.T) {
 	var tt tagTable
 	tt.size(3000)
