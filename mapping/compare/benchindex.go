@@ -372,6 +372,8 @@ type benchIndex struct {
 	skipped  bitset       // entries msprobe skips, found so
 	pf       *prefetcher  // this pass's, in file order
 	ahead    *lookahead   // this pass's, in the join's order
+	last     int32        // the bench entry row gave last (an NPU entry's rows mostly ask for one)
+	lastE    *parsedEntry // and where, while odd or cached (nil: none)
 	pfMD5    bool
 }
 
@@ -573,7 +575,7 @@ func (p *entryPool) put(e *parsedEntry) {
 // (lookAhead).
 func (ix *benchIndex) reset(prefetch bool) {
 	ix.stopAhead()
-	ix.cache = map[int32]*parsedEntry{}
+	ix.cache, ix.lastE = map[int32]*parsedEntry{}, nil
 	ix.clock = ix.clock[:0]
 	words := (ix.n + 63) / 64
 	ix.fetched, ix.full, ix.skipped = make(bitset, words), make(bitset, words), make(bitset, words)
@@ -603,6 +605,10 @@ func (ix *benchIndex) prefetchOf(list []int32) error {
 // entry returns bench entry i parsed: from the cache, from the
 // prefetcher, or from the file.
 func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
+	if e := ix.lastE; e != nil && i == ix.last {
+		e.gen = ix.gen
+		return e, nil
+	}
 	if e := ix.oddEnts[i]; e != nil {
 		return e, nil
 	}
@@ -683,6 +689,9 @@ func (ix *benchIndex) cacheLimit() int {
 func (ix *benchIndex) evict(i int32) {
 	e := ix.cache[i]
 	delete(ix.cache, i)
+	if e == ix.lastE {
+		ix.lastE = nil
+	}
 	n := 0
 	for _, m := range e.matched {
 		if m {
@@ -742,9 +751,12 @@ func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
 
 // row returns bench row r, which lookup returned.
 func (ix *benchIndex) row(r rowRef) (*parsedEntry, *sideRow) {
-	e := ix.oddEnts[r.entry]
-	if e == nil {
-		e = ix.cache[r.entry]
+	e := ix.lastE
+	if e == nil || r.entry != ix.last {
+		if e = ix.oddEnts[r.entry]; e == nil {
+			e = ix.cache[r.entry]
+		}
+		ix.last, ix.lastE = r.entry, e
 	}
 	return e, &e.rows[r.row]
 }

@@ -542,3 +542,51 @@ func tagCollision(seed maphash.Seed, prefix string, keys ...string) bool {
 	}
 	return false
 }
+
+// TestLookupAfterEviction: a bench entry the cache let go, its memory
+// reused for another entry, is parsed again when a lookup asks for it,
+// though row gave it last; so is one of the pass before.
+func TestLookupAfterEviction(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(testkit.DumpDir(t, t.TempDir(), "bench", strings.Join(benchAdds(4), ", ")), "dump.json")
+	ix, err := newBenchIndex(BenchFile(path), &Config{cache: 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	ix.reset(false)
+	for _, step := range []struct {
+		entry int32
+		row   bool // the join reads the bench row
+	}{{0, true}, {1, false}, {2, false}, {0, true}, {3, false}, {1, false}, {0, true}, {0, true}} {
+		key := fmt.Sprintf("Tensor.add.%d.forward.output.0", step.entry)
+		refs, err := ix.lookup(key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(refs) != 1 || refs[0].entry != step.entry {
+			t.Fatalf("%s: bench rows %v, want one of entry %d", key, refs, step.entry)
+		}
+		if !step.row {
+			continue
+		}
+		if _, r := ix.row(refs[0]); r.it.Name != key {
+			t.Fatalf("%s: bench row %s", key, r.it.Name)
+		}
+		ix.match(refs[0])
+	}
+	// a new pass reads it again
+	ix.reset(false)
+	refs, err := ix.lookup("Tensor.add.0.forward.output.0", nil)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("second pass: bench rows %v, %v", refs, err)
+	}
+	ix.match(refs[0])
+	var sum Summary
+	if err := ix.finish(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.BenchRows != 8 || sum.BenchUnmatched != 7 {
+		t.Errorf("second pass: bench rows %d, unmatched %d; want 8, 7", sum.BenchRows, sum.BenchUnmatched)
+	}
+}
