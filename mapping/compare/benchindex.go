@@ -737,7 +737,9 @@ func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
 			return nil, err
 		}
 	}
-	dst = append(dst, ix.odd[key]...)
+	if len(ix.odd) > 0 { // (none in ordinary dumps)
+		dst = append(dst, ix.odd[key]...)
+	}
 	if len(dst) > 1 {
 		slices.SortFunc(dst, func(a, b rowRef) int {
 			if a.entry != b.entry {
