@@ -60,7 +60,6 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	var kept uint64 // the digits pandas accumulates, as an integer
 	exponent := 0
 	numDigits := 0
-	numDecimals := 0
 	maybeInt := true
 	for i < len(p) && p[i]-'0' <= 9 {
 		if numDigits < maxDigits {
@@ -74,24 +73,14 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	if i < len(p) && p[i] == '.' {
 		maybeInt = false
 		i++
-		// At most the digits left to keep, eight at a time.
+		// At most the digits left to keep, eight at a time; the rest are
+		// dropped.
 		j := min(len(p), i+maxDigits-numDigits)
 		kept, j = msprobe.Digits(p[:j], i, kept)
 		numDigits += j - i
-		numDecimals += j - i
-		i = j
-		for numDigits < maxDigits && i < len(p) && p[i]-'0' <= 9 {
-			kept = kept*10 + uint64(p[i]-'0')
-			i++
-			numDigits++
-			numDecimals++
+		exponent -= j - i // the decimals kept
+		for i = j; i < len(p) && p[i]-'0' <= 9; i++ {
 		}
-		if numDigits >= maxDigits {
-			for i < len(p) && p[i]-'0' <= 9 {
-				i++
-			}
-		}
-		exponent -= numDecimals
 	}
 	if numDigits == 0 {
 		return 0, 0, false
