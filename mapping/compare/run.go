@@ -1169,28 +1169,33 @@ func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSu
 type dataMappingWriter struct {
 	text  pairText
 	batch []byte // the text of pairs not handed over
-	any   bool   // a pair was given (read by the writing goroutine once the last batch is handed over)
 	h     handOff[[]byte]
 }
+
+// emptyDataMapping is a data mapping without pairs, as yaml.v3 writes an
+// empty mapping.
+const emptyDataMapping = "{}\n"
 
 // dataMappingBatch is the bytes of pairs handed over at a time.
 const dataMappingBatch = 64 << 10
 
 func newDataMappingWriter(f io.Writer) *dataMappingWriter {
 	d := &dataMappingWriter{}
+	wrote := false // a pair (every one is text), on the writing goroutine
 	d.h = handOff[[]byte]{
 		work: func(b []byte) error {
 			if len(b) == 0 {
 				return nil
 			}
+			wrote = true
 			_, err := f.Write(b)
 			return err
 		},
 		end: func() error {
-			if d.any {
+			if wrote {
 				return nil
 			}
-			_, err := io.WriteString(f, "{}\n")
+			_, err := io.WriteString(f, emptyDataMapping)
 			return err
 		},
 		fresh: func() []byte { return make([]byte, 0, dataMappingBatch) },
@@ -1200,7 +1205,6 @@ func newDataMappingWriter(f io.Writer) *dataMappingWriter {
 
 // pair takes the next pair, each name in two parts.
 func (d *dataMappingWriter) pair(n, ns, bn, bs string) error {
-	d.any = true
 	var err error
 	if d.batch, err = d.text.appendPair(d.batch, n, ns, bn, bs); err != nil {
 		return err
@@ -1334,7 +1338,7 @@ var plainByte = func() (t [256]bool) {
 // finish ends the mapping ("{}" when it had no pair) and flushes it.
 func (d *yamlPairs) finish() error {
 	if d.empty {
-		if _, err := d.w.WriteString("{}\n"); err != nil {
+		if _, err := d.w.WriteString(emptyDataMapping); err != nil {
 			return err
 		}
 	}
