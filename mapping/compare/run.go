@@ -975,11 +975,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		}
 	}()
 	// viewed are the dumps' entries a view read (for the indexes), known
-	// those the layer mapping read (for a view). The N:1 detection below reads both dumps through indexes:
-	// built from the layer mapping's reading of the dumps once the
-	// mappings are made, or else by skimming them beside the other inputs'
-	// work. (The plan's names are read after the mappings: beside them
-	// they would raise the peak memory.)
+	// those the layer mapping read (for a view). The N:1 detection below
+	// reads both dumps through indexes: built from the layer mapping's
+	// reading of the dumps once the mappings are made, or else from a
+	// view's entries or by skimming them beside the other inputs' work.
+	// (The plan's names are read after the mappings: beside them they
+	// would raise the peak memory.)
 	var ixs *sideIndexes
 	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
