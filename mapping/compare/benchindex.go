@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -301,31 +302,81 @@ func candidates(dst []int, key string, debug bool) []int {
 		}
 		return append(dst, len(key))
 	}
-	start := 0
-	for start <= len(key) {
-		end := start // a byte loop: parts are too short for strings.IndexByte to pay
-		for end < len(key) && key[end] != '.' {
-			end++
+	// The parts start after the dots, found eight bytes at a time; only
+	// those whose first byte may begin a part named above are looked at.
+	dst = candidateAt(dst, key, 0)
+	for i := 0; i < len(key); i += 8 {
+		var w uint64
+		if i+8 <= len(key) {
+			b := key[i : i+8]
+			w = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		} else {
+			for j := len(key) - 1; j >= i; j-- {
+				w = w<<8 | uint64(key[j])
+			}
 		}
-		part := key[start:end]
+		for m := dots8(w); m != 0; m &= m - 1 {
+			start := i + bits.TrailingZeros64(m)>>3 + 1
+			if start < len(key) && partInitial(key[start]) {
+				dst = candidateAt(dst, key, start)
+			}
+		}
+	}
+	return dst
+}
+
+// dots8 has the high bit of each byte of w that is a '.' (exact: no
+// carry crosses bytes).
+func dots8(w uint64) uint64 {
+	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	x := w ^ 0x2e2e2e2e2e2e2e2e
+	return ^((x&lows + lows) | x) & highs
+}
+
+// partInitial reports whether c may begin a part candidates looks for:
+// d(ebug), i(nput), k(wargs), o(utput), p(arameters[_grad]).
+func partInitial(c byte) bool {
+	const set = 1<<('d'-'d') | 1<<('i'-'d') | 1<<('k'-'d') | 1<<('o'-'d') | 1<<('p'-'d')
+	c -= 'd'
+	return c < 64 && set>>c&1 != 0
+}
+
+// candidateAt appends the candidate ends the part of key starting at
+// start gives (see candidates).
+func candidateAt(dst []int, key string, start int) []int {
+	rest := key[start:]
+	n, around := 0, false // the part's length; whether it is parameters_grad or debug
+	switch { // (constant comparisons compile to loads, HasPrefix's to a call)
+	case len(rest) >= 5 && rest[:5] == "input":
+		n = 5
+	case len(rest) >= 6 && (rest[:6] == "kwargs" || rest[:6] == "output"):
+		n = 6
+	case len(rest) >= 15 && rest[:15] == "parameters_grad" && (len(rest) == 15 || rest[15] == '.'):
+		n, around = 15, true
+	case len(rest) >= 10 && rest[:10] == "parameters":
+		n = 10
+	case len(rest) >= 5 && rest[:5] == "debug":
+		n, around = 5, true
+	default:
+		return dst
+	}
+	end := start + n
+	if end < len(key) && key[end] != '.' {
+		return dst
+	}
+	if !around {
 		if start > 0 {
-			switch part {
-			case "input", "kwargs", "output", "parameters":
-				dst = append(dst, start-1)
-			}
+			dst = append(dst, start-1)
 		}
-		if part == "parameters_grad" || part == "debug" {
-			dst = append(dst, end)
-			if end < len(key) {
-				next := strings.IndexByte(key[end+1:], '.')
-				if next < 0 {
-					dst = append(dst, len(key))
-				} else {
-					dst = append(dst, end+1+next)
-				}
-			}
+		return dst
+	}
+	dst = append(dst, end)
+	if end < len(key) {
+		if next := strings.IndexByte(key[end+1:], '.'); next >= 0 {
+			return append(dst, end+1+next)
 		}
-		start = end + 1
+		dst = append(dst, len(key))
 	}
 	return dst
 }

@@ -65,6 +65,47 @@ func TestCandidates(t *testing.T) {
 	}
 }
 
+// candidatesByParts is candidates (debug off) part by part, the
+// reference FuzzCandidates holds the word-at-a-time scan to.
+func candidatesByParts(key string) []int {
+	var dst []int
+	for start := 0; start <= len(key); {
+		end := start
+		for end < len(key) && key[end] != '.' {
+			end++
+		}
+		part := key[start:end]
+		if start > 0 && (part == "input" || part == "kwargs" || part == "output" || part == "parameters") {
+			dst = append(dst, start-1)
+		}
+		if part == "parameters_grad" || part == "debug" {
+			dst = append(dst, end)
+			if end < len(key) {
+				next := end + 1
+				for next < len(key) && key[next] != '.' {
+					next++
+				}
+				dst = append(dst, next)
+			}
+		}
+		start = end + 1
+	}
+	return dst
+}
+
+func FuzzCandidates(f *testing.F) {
+	for _, k := range []string{"Tensor.add.0.forward.input.0", "Module.a.parameters_grad.input.0", "a..input",
+		".input", "input.output.", "Tensor.add.0.debug.x.y", "Module.model.layers.10.mlp.MLP.forward.0.output.0",
+		"x.debug.", "debug.input.debug", "a\xae.input", ".......", "parameters_grad.parameters_grad.kwargs"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if got, want := candidates(nil, key, false), candidatesByParts(key); !slices.Equal(got, want) {
+			t.Fatalf("candidates(%q) = %v, by parts %v", key, got, want)
+		}
+	})
+}
+
 func TestTagTable(t *testing.T) {
 	var tt tagTable
 	tt.size(3000)
