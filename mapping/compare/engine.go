@@ -584,6 +584,11 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 			if err := flush(); err != nil {
 				return err
 			}
+			select { // first without waiting: cheaper than the select below
+			case c <- ent:
+				return nil
+			default:
+			}
 			select {
 			case c <- ent:
 				return nil

@@ -69,9 +69,7 @@ func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntr
 			if !la.entry(e.rows) {
 				return
 			}
-			select {
-			case la.out <- e:
-			case <-la.stop:
+			if !la.send(e) {
 				return
 			}
 		}
@@ -149,14 +147,27 @@ func (la *lookahead) parse(i int32) bool {
 	if err != nil {
 		return true // the join reads it, if a row asks for it, and reports the error where it would
 	}
-	select {
-	case la.out <- npuEntry{ahead: e, aheadAt: i, isAhead: true}:
-		la.sent++
-		return true
-	case <-la.stop:
+	if !la.send(npuEntry{ahead: e, aheadAt: i, isAhead: true}) {
 		if e != nil {
 			ix.spare.put(e)
 		}
+		return false
+	}
+	la.sent++
+	return true
+}
+
+// send hands e on to the join; false when the lookahead is stopped.
+func (la *lookahead) send(e npuEntry) bool {
+	select { // first without waiting: cheaper than the select below
+	case la.out <- e:
+		return true
+	default:
+	}
+	select {
+	case la.out <- e:
+		return true
+	case <-la.stop:
 		return false
 	}
 }
