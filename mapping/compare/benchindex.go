@@ -347,7 +347,7 @@ func partInitial(c byte) bool {
 func candidateAt(dst []int, key string, start int) []int {
 	rest := key[start:]
 	n, around := 0, false // the part's length; whether it is parameters_grad or debug
-	switch { // (constant comparisons compile to loads, HasPrefix's to a call)
+	switch {              // (constant comparisons compile to loads, HasPrefix's to a call)
 	case len(rest) >= 5 && rest[:5] == "input":
 		n = 5
 	case len(rest) >= 6 && (rest[:6] == "kwargs" || rest[:6] == "output"):
@@ -412,11 +412,12 @@ type benchIndex struct {
 	cache    map[int32]*parsedEntry
 	clock    []int32 // cached entries, oldest first
 	fetched  bitset
-	full     bitset      // entries left the cache with every row matched
-	partial  partialRows // entries left the cache with some rows matched
-	benchRow int         // rows of the entries parsed so far
-	matchedN int         // distinct bench rows matched
-	cands    []int
+	full     bitset       // entries left the cache with every row matched
+	partial  partialRows  // entries left the cache with some rows matched
+	benchRow int          // rows of the entries parsed so far
+	matchedN int          // distinct bench rows matched
+	cands    []int        // the candidate prefix ends of the key being looked up
+	hashes   []uint64     // and their hashes
 	gen      int          // lookups so far
 	spare    entryPool    // evicted entries, for reuse (the prefetcher's and lookahead's too)
 	parser   *entryParser // the join's
@@ -758,16 +759,60 @@ func (ix *benchIndex) evict(i int32) {
 	ix.spare.put(e)
 }
 
+// keyHashes are the candidate prefixes of a row's own key (sideRow.key)
+// and their hashes, as the lookahead worked them out for the join's lookup
+// (n: how many, plus one; 0: not worked out).
+type keyHashes struct {
+	n    uint8
+	ends [maxKeyHashes]int32
+	h    [maxKeyHashes]uint64
+}
+
+// maxKeyHashes bounds the prefixes keyHashes keeps: a key mostly has one.
+const maxKeyHashes = 2
+
+// hashKey works out key's candidate prefixes and their hashes into
+// ix.cands and ix.hashes.
+func (ix *benchIndex) hashKey(key string) {
+	ix.cands = candidates(ix.cands[:0], key, ix.cfg.Debug)
+	ix.hashes = ix.hashes[:0]
+	for _, end := range ix.cands {
+		ix.hashes = append(ix.hashes, maphash.String(ix.seed, key[:end]))
+	}
+}
+
 // lookup returns the bench rows keyed key, in bench file order; the
 // result is valid until the next call.
 func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
+	ix.hashKey(key)
+	return ix.lookupHashed(key, dst)
+}
+
+// lookupRow is lookup of row n by key, with the prefixes the lookahead
+// hashed when key is the row's own.
+func (ix *benchIndex) lookupRow(n *sideRow, key string, dst []rowRef) ([]rowRef, error) {
+	if kh := &n.ahead; kh.n > 0 && key == n.key {
+		k := int(kh.n) - 1
+		ix.cands, ix.hashes = ix.cands[:0], ix.hashes[:0]
+		for i := range k {
+			ix.cands = append(ix.cands, int(kh.ends[i]))
+			ix.hashes = append(ix.hashes, kh.h[i])
+		}
+	} else {
+		ix.hashKey(key)
+	}
+	return ix.lookupHashed(key, dst)
+}
+
+// lookupHashed is lookup of key with its prefixes in ix.cands and
+// ix.hashes.
+func (ix *benchIndex) lookupHashed(key string, dst []rowRef) ([]rowRef, error) {
 	dst = dst[:0]
 	ix.gen++
-	ix.cands = candidates(ix.cands[:0], key, ix.cfg.Debug)
-	for _, end := range ix.cands {
+	for c, end := range ix.cands {
 		pre := key[:end]
 		var err error
-		ix.index.find(maphash.String(ix.seed, pre), func(n uint32) bool {
+		ix.index.find(ix.hashes[c], func(n uint32) bool {
 			i := int32(n)
 			var e *parsedEntry
 			if e, err = ix.entry(i); err != nil {

@@ -776,7 +776,7 @@ func (j *indexJoin) row(n *sideRow, emit rowEmit) error {
 		return b.err
 	}
 	var err error
-	if j.refs, err = j.ix.lookup(key, j.refs); err != nil {
+	if j.refs, err = j.ix.lookupRow(n, key, j.refs); err != nil {
 		return err
 	}
 	if len(j.refs) == 0 {

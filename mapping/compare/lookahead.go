@@ -42,6 +42,7 @@ type lookahead struct {
 	parsed bitset    // lookahead side
 	p      *entryParser
 	cands  []int
+	hashes []uint64 // of the key prefixes cands ends
 	buf    []byte
 	looked [8]uint64 // the last key-prefix hashes looked up for the entry under way
 	nLook  int
@@ -88,16 +89,30 @@ func (la *lookahead) entry(rows []sideRow) bool {
 		if la.sent >= la.most {
 			return true
 		}
-		key := la.key(&rows[r], &la.buf, la)
+		row := &rows[r]
+		key := la.key(row, &la.buf, la)
 		if key == "" {
 			continue
 		}
 		la.cands = candidates(la.cands[:0], key, la.ix.cfg.Debug)
+		la.hashes = la.hashes[:0]
 		for _, end := range la.cands {
+			la.hashes = append(la.hashes, maphash.String(la.ix.seed, key[:end]))
+		}
+		// The join looks the row up by the same key: when it is the
+		// row's own (no mapping; a mapped key is built in a buffer),
+		// it takes the hashes.
+		if kh := &row.ahead; len(la.cands) <= maxKeyHashes && key == row.key {
+			kh.n = uint8(len(la.cands) + 1)
+			for c, end := range la.cands {
+				kh.ends[c], kh.h[c] = int32(end), la.hashes[c]
+			}
+		}
+		for c := range la.cands {
 			if la.sent >= la.most {
 				return true
 			}
-			h := maphash.String(la.ix.seed, key[:end])
+			h := la.hashes[c]
 			// The rows of an entry mostly share their prefixes: the
 			// last few are not looked up again (the others' entries
 			// are parsed already, and found again cheaply).

@@ -72,6 +72,7 @@ type sideRow struct {
 	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
 	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
 	fast  uint8      // fastStats of it, set where it was decoded off the join's goroutine
+	ahead keyHashes  // key's candidate prefixes, hashed by the lookahead for the join
 }
 
 // outRow is one row of the result table.
