@@ -135,7 +135,8 @@ func (c *cell) setStat(s *sideRow, i int, float bool) {
 }
 
 // fastStats tells which statistics of it are floats written as their
-// Python repr, as json.dump writes them (bit i for Stats[i]): their cells
+// Python repr, as json.dump writes them (Value.Repr, bit i for
+// Stats[i]): their cells
 // then take the literal as the repr instead of formatting the float
 // (setStat). A row gets it where the dump is decoded off the join's
 // goroutine (the NPU stream, the bench lookahead and prefetcher); the
@@ -144,16 +145,10 @@ func (c *cell) setStat(s *sideRow, i int, float bool) {
 // equal to their pair's or have none.
 func fastStats(it *msprobe.Item) uint8 {
 	var fast uint8
-	var buf [32]byte
 	for i := range it.Stats {
-		v := &it.Stats[i]
-		if v.Kind != msprobe.Number || len(v.Text) > len(cell{}.r) || isIntLiteral(v.Text) || math.IsNaN(v.Num) {
-			continue
+		if v := &it.Stats[i]; v.Repr && v.Kind == msprobe.Number && len(v.Text) <= len(cell{}.r) {
+			fast |= 1 << i
 		}
-		if r := msprobe.AppendPyFloat(buf[:0], v.Num); string(r) != v.Text {
-			continue
-		}
-		fast |= 1 << i
 	}
 	return fast
 }

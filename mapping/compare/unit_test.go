@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -441,8 +443,34 @@ func TestPlainYAML(t *testing.T) {
 // repr (or not a float) are not marked.
 func TestFastStats(t *testing.T) {
 	t.Parallel()
+	// values reads the texts as the Max of the items of a dump (Scan sets
+	// Repr).
+	values := func(texts []string) []msprobe.Value {
+		var b strings.Builder
+		b.WriteString(`{"task": "statistics", "level": "L1", "dump_data_dir": null, "data": {"A.0.forward": {"input_args": [`)
+		for k, text := range texts {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": %s}`, text)
+		}
+		b.WriteString("]}}}")
+		var vs []msprobe.Value
+		if _, err := msprobe.Scan(strings.NewReader(b.String()), "d.json", func(e *msprobe.Entry) error {
+			for _, it := range e.Items {
+				vs = append(vs, it.Stats[0])
+			}
+			return nil
+		}); err != nil || len(vs) != len(texts) {
+			t.Fatalf("%d values of %d, %v", len(vs), len(texts), err)
+		}
+		return vs
+	}
 	value := func(text string) msprobe.Value {
-		f, _ := strconv.ParseFloat(text, 64) // the float the literal holds
+		if _, err := strconv.ParseFloat(text, 64); err == nil && text[0] != '+' {
+			return values([]string{text})[0]
+		}
+		f, _ := strconv.ParseFloat(text, 64) // not JSON: the float it holds
 		return msprobe.Value{Kind: msprobe.Number, Num: f, Text: text}
 	}
 	// check compares the cells of v as statistic i, returning whether the
@@ -491,6 +519,7 @@ func TestFastStats(t *testing.T) {
 	// repr writes them.
 	rng := rand.New(rand.NewPCG(1, 2))
 	taken, nums, n := 0, 0, 0
+	var texts []string
 	for range 200000 {
 		f := math.Float64frombits(rng.Uint64())
 		if rng.IntN(2) == 0 {
@@ -499,8 +528,11 @@ func TestFastStats(t *testing.T) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			continue
 		}
+		texts = append(texts, string(msprobe.AppendPyFloat(nil, f)))
+	}
+	for k, v := range values(texts) {
 		n++
-		repr, num := check(value(string(msprobe.AppendPyFloat(nil, f))), rng.IntN(4))
+		repr, num := check(v, k%4)
 		if repr {
 			taken++
 		}

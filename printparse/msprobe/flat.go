@@ -368,6 +368,10 @@ type fnum struct {
 	sig   int32  // significant digits
 	neg   bool
 	float bool // a fraction or exponent (a Python float)
+	one   bool // the integer part is one digit, not 0
+	// xd is the exponent part's digit count (at most 127), 0 without
+	// one; its top bit is set for an 'E' or an exponent without sign.
+	xd uint8
 }
 
 // value is the literal's float64, as parseNumber gives it.
@@ -376,6 +380,40 @@ func (n *fnum) value() float64 {
 		return slowParse(n.lit)
 	}
 	return floatOf(n.mant, int(n.exp), n.neg, n.lit)
+}
+
+// isRepr tells whether the literal is AppendPyFloat(x), x its value
+// (finite): its digits are x's shortest and laid out as repr lays them
+// out, positional for a decimal point at d in [-3, 16], else d.ddde±XX.
+func (n *fnum) isRepr(x float64) bool {
+	if !n.float || n.sig > 17 { // repr has at most 17 digits, ".0" one
+		return false
+	}
+	if n.mant == 0 {
+		return n.exp == -1 && n.xd == 0 // "0.0", "-0.0"
+	}
+	if x == 0 {
+		return false // underflow
+	}
+	m, e := shortestDecimal(x)
+	// The literal's first digit is significant: d is the decimal point's
+	// place, also repr's when the digits are x's.
+	d := int(n.sig + n.exp)
+	if d-1 < -4 || d-1 >= 16 {
+		xd := uint8(2)
+		if d-1 >= 100 || d-1 <= -100 {
+			xd = 3
+		}
+		return n.one && n.xd == xd && n.mant == m && int(n.exp) == e
+	}
+	if n.xd != 0 {
+		return false
+	}
+	if e < 0 {
+		return n.mant == m && int(n.exp) == e
+	}
+	// integral: the digits, zeros, ".0"
+	return n.exp == -1 && e < len(pow10u64)-1 && n.mant == m*pow10u64[e+1]
 }
 
 // num reads a number literal in Python's JSON grammar, its digits
@@ -397,6 +435,7 @@ func (f *flatter) num(n *fnum) bool {
 		s := i
 		n.mant, i = Digits(b, i, 0)
 		n.sig = int32(i - s)
+		n.one = n.sig == 1
 	default:
 		return false
 	}
@@ -418,11 +457,17 @@ func (f *flatter) num(n *fnum) bool {
 		n.float = true
 	}
 	if i < len(b) && b[i]|0x20 == 'e' {
+		xd := uint8(0x80)
+		if b[i] == 'e' {
+			xd = 0
+		}
 		i++
 		eneg := false
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			eneg = b[i] == '-'
 			i++
+		} else {
+			xd = 0x80
 		}
 		d, e := i, 0
 		for ; i < len(b) && b[i]-'0' <= 9; i++ {
@@ -438,6 +483,7 @@ func (f *flatter) num(n *fnum) bool {
 		}
 		n.exp += int32(e)
 		n.float = true
+		n.xd = xd | uint8(min(i-d, 127))
 	}
 	if i >= len(b) {
 		return false // the literal may go on past the buffer
@@ -472,6 +518,9 @@ func Digits[T string | []byte](b T, i int, mant uint64) (uint64, int) {
 }
 
 var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
+
+var pow10u64 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+	1e15, 1e16, 1e17, 1e18, 1e19}
 
 // digitRun is how many of the bytes of w, from its lowest, are ASCII
 // digits in a row. A byte above 0xf9 may carry into the bytes above it,
@@ -1148,7 +1197,7 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 		} else if math.IsInf(x, -1) {
 			kind = NegInf
 		}
-		pi.it.Stats[k] = Value{Kind: kind, Num: x}
+		pi.it.Stats[k] = Value{Kind: kind, Num: x, Repr: kind == Number && v.isRepr(x)}
 		pi.stats[k] = f.add(v.lit)
 	case kString:
 		pi.it.Stats[k] = Value{Kind: String}

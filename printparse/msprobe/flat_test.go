@@ -3,6 +3,7 @@ package msprobe
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -498,6 +499,105 @@ func FuzzNumCheck(f *testing.F) {
 		}
 		if !ok && check.i != 0 {
 			t.Fatalf("%q: numCheck moved on a literal it refused", b)
+		}
+	})
+}
+
+// checkRepr reads lit as the flat path does and checks fnum.isRepr
+// against the reference, isPyRepr (AppendPyFloat and compare); parsed is
+// false when num refuses lit or its value is not a finite number.
+func checkRepr(t *testing.T, lit string) (repr, parsed bool) {
+	t.Helper()
+	f := flatter{b: []byte(lit + ",")}
+	var n fnum
+	if !f.num(&n) || f.i != len(lit) {
+		return false, false
+	}
+	x := n.value()
+	if math.IsInf(x, 0) {
+		return false, false // PosInf, NegInf: no Repr
+	}
+	got, want := n.isRepr(x), isPyRepr(n.lit, x)
+	if got != want {
+		t.Fatalf("%q: isRepr %v, AppendPyFloat %q", lit, got, AppendPyFloat(nil, x))
+	}
+	return got, true
+}
+
+// TestIsRepr checks the flat path's repr test of a float literal on
+// reprs and on other spellings of the same floats.
+func TestIsRepr(t *testing.T) {
+	for _, c := range []struct {
+		lit  string
+		want bool
+	}{
+		{"1.3220384565547094", true}, {"-0.04181459722050355", true}, {"2.5", true}, {"0.5", true},
+		{"123456789012345.6", true}, {"0.30000000000000004", true}, {"0.1", true}, {"-2.5", true},
+		{"0.0", true}, {"-0.0", true}, {"5.0", true}, {"50.0", true}, {"123.0", true},
+		{"1000000000000000.0", true}, {"9999999999999998.0", true}, {"1e+16", true}, {"1.5e+16", true},
+		{"0.0001", true}, {"0.00012345", true}, {"1e-05", true}, {"-1.5e-05", true}, {"1.5e+300", true},
+		{"1e+100", true}, {"1e+99", true}, {"1e-100", true}, {"1.7976931348623157e+308", true},
+		{"2.2250738585072014e-308", true}, {"5e-324", true}, {"-5e-324", true}, {"1e-323", true},
+		{"0.00", false}, {"0.0e+00", false}, {"-0.00", false}, {"0", false}, {"-0", false}, {"5", false},
+		{"5.00", false}, {"1.50", false}, {"123.00", false}, {"1e16", false}, {"1E+16", false},
+		{"1.0e+16", false}, {"10000000000000000.0", false}, {"1e+15", false}, {"1e-04", false},
+		{"0.00001", false}, {"1E-05", false}, {"1e-5", false}, {"1.0e-05", false}, {"1e-005", false},
+		{"10e-06", false}, {"0.1e-04", false}, {"1.5e+00", false}, {"15.0e-01", false}, {"1e5", false},
+		{"1e+05", false}, {"100000.0", true}, {"1e+020", false}, {"1e+20", true},
+		{"100000000000000000000.0", false}, {"12345678901234567890.0", false}, {"1.7976931348623157e308", false},
+		{"4.9406564584124654e-324", false}, {"0.30000000000000005", false}, {"0.3000000000000000444", false},
+		{"0.299999999999999988898", false}, {"1.00000000000000000000", false}, {"1e-400", false},
+		{"-1e-400", false}, {"1.2345678901234567e+200", true}, {"12.345678901234567e+199", false},
+		{"0.12345678901234567e+201", false}, {"1.2345678901234567E+200", false}, {"9.999999999999999e+22", false},
+		{"1e+23", true}, {"99999999999999990000000.0", false}, {"1e+023", false},
+	} {
+		repr, parsed := checkRepr(t, c.lit)
+		if !parsed || repr != c.want {
+			t.Errorf("%q: isRepr %v (parsed %v), want %v", c.lit, repr, parsed, c.want)
+		}
+	}
+	for _, lit := range []string{".5", "01.5", "+1.5", "1.", "1e", "-", "1.5e+", "NaN", "-Infinity", "1e999"} {
+		if repr, parsed := checkRepr(t, lit); parsed || repr {
+			t.Errorf("%q: parsed", lit)
+		}
+	}
+}
+
+// FuzzIsRepr checks isRepr against AppendPyFloat on the spellings of a
+// float (its repr, strconv's forms, the repr altered) and on any text.
+func FuzzIsRepr(f *testing.F) {
+	for _, v := range []float64{0, 1, 0.1, 1e-5, 1e-4, 1e16, 1e15, 123.456, 5e-324, 2.2250738585072014e-308,
+		1.7976931348623157e308, -0.04181459722050355, 1e23, 9999999999999998} {
+		f.Add(math.Float64bits(v), "")
+	}
+	for _, s := range []string{"1.50", "1E-05", "0.0", "-0.0", "1e+05", "1.0e-05", "01.5"} {
+		f.Add(uint64(0), s)
+	}
+	f.Fuzz(func(t *testing.T, bits uint64, s string) {
+		checkRepr(t, s)
+		x := math.Float64frombits(bits)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		r := PyFloat(x)
+		if repr, _ := checkRepr(t, r); !repr {
+			t.Fatalf("%q: repr not taken", r)
+		}
+		lits := []string{
+			strconv.FormatFloat(x, 'e', -1, 64), strconv.FormatFloat(x, 'g', -1, 64),
+			strconv.FormatFloat(x, 'f', -1, 64), strconv.FormatFloat(x, 'e', 16, 64),
+			strconv.FormatFloat(x, 'g', 17, 64), strconv.FormatFloat(x, 'f', 1, 64),
+			strings.ToUpper(r), strings.Replace(r, "e+", "e", 1), strings.Replace(r, "e-0", "e-", 1),
+			strings.Replace(r, "e", "0e", 1), strings.Replace(r, "e", ".0e", 1), r + "0",
+			strings.Replace(r, "e+", "e+0", 1), strings.Replace(r, "e-", "e-0", 1),
+		}
+		if k := strings.IndexAny(r, "e"); k > 1 { // the last digit off by one
+			lits = append(lits, r[:k-1]+string("1234567890"[r[k-1]-'0'])+r[k:])
+		} else if k < 0 && r[len(r)-1] != '0' {
+			lits = append(lits, r[:len(r)-1]+string("1234567890"[r[len(r)-1]-'0']))
+		}
+		for _, lit := range lits {
+			checkRepr(t, lit)
 		}
 	})
 }

@@ -130,10 +130,13 @@ const (
 // "inf"). The NaN, Infinity and -Infinity tokens have Text "NaN",
 // "Infinity", "-Infinity". For String and Composite, Text is the string.
 // A statistic that is JSON null has Kind Null (msprobe turns it into the
-// string "None").
+// string "None"). Repr tells a Number whose Text is a float literal
+// written as Python's repr of Num (AppendPyFloat), as json.dump writes
+// floats: Scan sets it, so that the text can stand for the repr.
 type Value struct {
 	Kind ValueKind
 	Bool bool    // for Bool
+	Repr bool    // for Number: Text is AppendPyFloat(Num)
 	Num  float64 // for Number (and NaN/±Inf)
 	Text string  // literal number text, or the string value for String
 }

@@ -68,6 +68,12 @@ func AppendPyFloat(dst []byte, f float64) []byte {
 	}
 }
 
+// isPyRepr tells whether text is AppendPyFloat(f) (Value.Repr).
+func isPyRepr(text []byte, f float64) bool {
+	var buf [32]byte
+	return string(AppendPyFloat(buf[:0], f)) == string(text)
+}
+
 // PyFloat returns Python's repr(f) (see AppendPyFloat).
 func PyFloat(f float64) string {
 	var buf [40]byte

@@ -761,8 +761,10 @@ func (s *scanner) statValue(pi *pitem, k int, i int32, converted bool) {
 		}
 		pi.it.Stats[k] = Value{Kind: Bool, Bool: n.kind == kTrue}
 	case kInt, kFloat:
-		pi.it.Stats[k] = t.number(i)
-		pi.stats[k] = s.addString(t.bytes(n.text))
+		v, text := t.number(i), t.bytes(n.text)
+		v.Repr = v.Kind == Number && isPyRepr(text, v.Num)
+		pi.it.Stats[k] = v
+		pi.stats[k] = s.addString(text)
 		return
 	case kString:
 		pi.it.Stats[k] = Value{Kind: String}
