@@ -897,8 +897,13 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 		switch id {
 		case kyDtype:
 			bit = 1 << 0
-			ok = f.scalar(&skip) && (skip.kind == kString || skip.kind == kNull)
-			m.dtype = skip.lit
+			if f.ws() == '"' {
+				// leafRow interns it, which checks it as scalar does
+				m.dtype, ok = f.str()
+			} else {
+				ok = f.scalar(&skip) && skip.kind == kNull
+				m.dtype = nil
+			}
 		case kyShape:
 			bit = 1 << 1
 			m.shape, ok = f.shape()

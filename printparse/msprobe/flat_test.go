@@ -293,6 +293,10 @@ var flatSeeds = []string{
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaNa, "Min": Infinit, "Mean": -Infinityx}]}`,
 	`{"input_args": [{"type": "t", "dtype": NaN}, {"type": "t", "dtype": "d", "requires_grad": Infinity}]}`,
 	`{"input_args": [{"type": "t\u0041", "dtype": "d"}]}`,
+	`{"input_args": [{"type": "t", "dtype": "=d"}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "shape": [1]}, {"type": "t", "dtype": "a;-b"}, {"type": "t", "dtype": "d"}]}`,
+	`{"output": [{"type": "t", "dtype": "torch.md5"}, {"type": "t", "dtype": "torch.md5"}]}`,
+	`{"output": [{"type": "t", "dtype": ""}, {"type": "t", "dtype": null}, {"type": "t", "dtype": 1}]}`,
 	"{\"input_args\": [{\"type\": \"t\",\n \"dtype\": \"d\"\n}\n, null]\n}",
 	`{"input_args": [{"type": "t", "dtype": "d", "shape": [01]}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": 1.}]}`,
@@ -421,6 +425,9 @@ func TestFlatSeeds(t *testing.T) {
 			withFlat(false, func() { slow = renderScan(data, "dump.json", false) })
 			if fast != slow {
 				t.Errorf("%s: %s: fast path differs:\n%s", name, body, firstDiff(fast, slow))
+			}
+			if d := rowNamesDiffer(data, "dump.json"); d != "" {
+				t.Errorf("%s: %s: names mode differs: %s", name, body, d)
 			}
 		}
 	}
