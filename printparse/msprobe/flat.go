@@ -432,10 +432,14 @@ func (f *flatter) num(n *fnum) bool {
 	case c == '0':
 		i++
 	case c-'1' < 9:
+		if i+1 < len(b) && b[i+1]-'0' > 9 { // one digit, mostly (d.ddd)
+			n.mant, n.sig, n.one = uint64(c-'0'), 1, true
+			i++
+			break
+		}
 		s := i
 		n.mant, i = Digits(b, i, 0)
 		n.sig = int32(i - s)
-		n.one = n.sig == 1
 	default:
 		return false
 	}
