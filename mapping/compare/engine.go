@@ -1107,7 +1107,9 @@ func take[T any](p *rowPool, mine *[]T) (v T, ok bool) {
 
 func (p *rowPool) row() *outRow {
 	if r, ok := take(p, &p.myRows); ok {
-		*r = outRow{cells: r.cells[:0], line: r.line[:0], msgs: r.msgs[:0]}
+		cells, line, msgs := r.cells[:0], r.line[:0], r.msgs[:0]
+		*r = outRow{} // zeroed in place (a literal with fields is built aside, then copied)
+		r.cells, r.line, r.msgs = cells, line, msgs
 		return r
 	}
 	return new(outRow)
