@@ -571,7 +571,7 @@ func (p *entryParser) take(e *msprobe.Entry) error {
 	be := p.ix.spare.get(len(e.Items))
 	be.name, be.key = e.Name, p.ix.keyOf(p.i, e.Name)
 	for r := range e.Items {
-		be.rows[r] = sideRow{it: e.Items[r]}
+		be.rows[r].set(&e.Items[r])
 		if p.fast {
 			be.rows[r].fast = fastStats(&e.Items[r])
 		}

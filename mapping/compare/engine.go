@@ -350,7 +350,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 		}
 		rows := alloc(len(e.Items))
 		for i := range e.Items {
-			rows[i] = sideRow{it: e.Items[i]}
+			rows[i].set(&e.Items[i])
 		}
 		ek.setKeys(e.Name, rows)
 		if len(rows) > 0 && cells != nil {

@@ -75,6 +75,13 @@ type sideRow struct {
 	ahead keyHashes  // key's candidate prefixes, hashed by the lookahead for the join
 }
 
+// set makes r the row of it, with none of the rest: one copy of it
+// (a composite literal would be zeroed first).
+func (r *sideRow) set(it *msprobe.Item) {
+	r.it = *it
+	r.key, r.stack, r.owner, r.fused, r.fast, r.ahead = "", nil, nil, nil, 0, keyHashes{}
+}
+
 // outRow is one row of the result table.
 type outRow struct {
 	npu          *sideRow
