@@ -1222,42 +1222,92 @@ func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
 
 // shape reads a list of non-negative integers and returns its Python str;
 // in names mode it only checks the list, the string not built ("").
+// (numCheck, ws and sep inlined: a shape is a few small integers over
+// several lines.)
 func (f *flatter) shape() (string, bool) {
 	if f.ws() != '[' {
 		return "", false
 	}
-	f.i++
-	if f.ws() == ']' {
-		f.i++
-		return "[]", true
-	}
+	b, i, line := f.b, f.i+1, f.line
 	s := f.scratch[:0] // names mode builds nothing
 	if !f.names {
 		s = append(s, '[')
 	}
-	for {
-		f.ws()
-		start := f.i
-		if neg, float, ok := f.numCheck(); !ok || float || neg {
+	for n := 0; ; n++ {
+		if i, line = skipWS(b, i, line); i < 0 {
 			return "", false
+		}
+		if i >= len(b) {
+			return "", false
+		}
+		if n == 0 && b[i] == ']' {
+			f.i, f.line = i+1, line
+			return "[]", true
+		}
+		start := i
+		switch c := b[i]; {
+		case c == '0':
+			i++
+		case c-'1' < 9:
+			i = skipDigits(b, i+1)
+		default:
+			return "", false // a sign, a closer after ',', no number
+		}
+		if i >= len(b) || b[i] == '.' || b[i]|0x20 == 'e' {
+			return "", false // past the buffer, or a float
 		}
 		if !f.names {
-			s = append(s, f.b[start:f.i]...)
-		}
-		switch f.sep(']') {
-		case 0:
-			return "", false
-		case 2:
-			if f.names {
-				return "", true
+			if n > 0 {
+				s = append(s, ", "...)
 			}
-			f.scratch = append(s, ']')
-			return f.internOK(f.scratch)
+			s = append(s, b[start:i]...)
 		}
-		if !f.names {
-			s = append(s, ", "...)
+		if i, line = skipWS(b, i, line); i < 0 {
+			return "", false
+		}
+		if i >= len(b) {
+			return "", false
+		}
+		switch b[i] {
+		case ',':
+			i++
+			continue
+		case ']':
+		default:
+			return "", false
+		}
+		f.i, f.line = i+1, line
+		if f.names {
+			return "", true
+		}
+		f.scratch = append(s, ']')
+		return f.internOK(f.scratch)
+	}
+}
+
+// skipWS skips the whitespace at b[i:] as ws does, counting newlines
+// into line; i < 0 for a control byte that is not whitespace.
+func skipWS(b []byte, i, line int) (int, int) {
+	for i < len(b) && b[i] <= ' ' {
+		switch b[i] {
+		case '\n':
+			line++
+			i++
+			for i+8 <= len(b) { // the indentation, eight spaces at a time
+				w := binary.LittleEndian.Uint64(b[i:]) ^ 0x2020202020202020
+				if w != 0 {
+					i += bits.TrailingZeros64(w) / 8
+					break
+				}
+				i += 8
+			}
+		case ' ', '\t', '\r':
+			i++
+		default:
+			return -1, line
 		}
 	}
+	return i, line
 }
 
 // newItem appends an item named name (f.add's) with none of its strings.
