@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -365,7 +364,7 @@ func skimValueBy(lx *lexer, name []byte, stack []byte, lines bool) (odd bool, _ 
 
 // skimLinesMin is the bytes skimLines wants ahead of a line: it takes no
 // line nearer the end of the buffer (the byte loop refills there).
-const skimLinesMin = 64
+const skimLinesMin = len(lineWindow{})
 
 // skimLines is skimValue's fast path through the lines json.dump(indent)
 // writes: per line a key and its value, or a value, or a closing bracket,
@@ -373,123 +372,186 @@ const skimLinesMin = 64
 // and no data_name value to come, it takes line after line, doing to the
 // stack, the line count, key and odd what the byte loop does, and
 // returns where the byte loop goes on: the start of the first token it
-// did not take (a backslash in a string, a data_name key, a key that may
-// hold the entry name's first dot-part, a bracket closing one it did not
-// open or opening the 63rd, anything else), or a newline near the end of
-// b. Strings and numbers are read eight bytes at a time. The brackets it
-// opens are kept in the bits of a word until it returns, and what would
-// call (bytes.Contains, append) is left to the byte loop: its state
-// stays in registers.
+// did not take (a backslash or a byte from 0x80 up in a string, a
+// data_name key, a key that may hold the entry name's first dot-part, a
+// bracket closing one it did not open or opening the 63rd, a token
+// running far along a long line, anything else), or a newline near the
+// end of b. Strings and numbers are read eight bytes at a time. The
+// brackets it opens are kept in the bits of a word until it returns, and
+// what would call (bytes.Contains, append) is left to the byte loop: its
+// state stays in registers.
 func skimLines(b []byte, i int, first, stack []byte, line int, key, odd bool) (int, []byte, int, bool, bool) {
 	if len(stack) == 0 || len(stack) > maxNesting-62 || !odd && len(first) == 0 {
 		return i, stack, line, key, odd
 	}
-	// Keys this long or longer may hold first (which makes the entry
-	// odd): those holding its first byte are left to the byte loop.
-	minKey, f0 := len(first), byte(0)
-	if odd {
-		minKey = math.MaxInt
-	} else {
-		f0 = first[0]
+	// Keys minKey long or longer may hold first (which makes the entry
+	// odd): those holding its first byte where first may start are left
+	// to the byte loop, as data_name keys are. keys packs what lineRun
+	// needs of it in one word.
+	minKey, f0 := 1<<20, byte(0)
+	if !odd {
+		minKey, f0 = min(len(first), 1<<20), first[0]
 	}
+	keys := uint64(min(minKey, len("data_name")))<<32 | uint64(minKey)<<8 | uint64(f0)
 	// A bit per bracket: bit 0 is the innermost (1: '{'); the stack's
 	// last, then those opened here, above it the highest bit set.
 	kinds := uint64(2) | uint64(stack[len(stack)-1]>>5&1)
-	// Eight-byte reads stop at end, so that the few bytes looked at after
-	// the last one are within b.
-	end := len(b) - 24
-lines:
-	for i <= len(b)-skimLinesMin && b[i] == '\n' {
-		line++
-		i++
-		for {
-			if i > end {
-				break lines
-			}
-			if w := binary.LittleEndian.Uint64(b[i:]) ^ 0x2020202020202020; w != 0 {
-				i += bits.TrailingZeros64(w) / 8
-				break
-			}
-			i += 8
-		}
-		// A string (a key, then maybe its value), or else a value or a
-		// closing bracket.
-		c := b[i]
-		if c == '"' {
-			j, ok := stringEnd(b, i+1, end)
-			if !ok {
-				break lines
-			}
-			if n := j - i - 1; key && (n == len("data_name") && string(b[i+1:j]) == "data_name" || n >= minKey && holds(b, i+1, j, f0)) {
-				break lines
-			}
-			i = j + 1
-			if b[i] != ':' {
-				goto comma
-			}
-			key = false
-			i++
-			if b[i] == ' ' {
-				i++
-			}
-			if c = b[i]; c == '"' {
-				j, ok := stringEnd(b, i+1, end)
-				if !ok {
-					break lines
-				}
-				i = j + 1
-				goto comma
-			}
-		}
-		switch {
-		case skimClass[c] == sOther:
-			j, ok := wordEnd(b, i, end)
-			if !ok {
-				break lines
-			}
-			i = j
-		case c == '{' || c == '[':
-			if int64(kinds) < 0 {
-				break lines
-			}
-			// '{' and '[', '}' and ']' differ in bit 5; a closer is its
-			// opener plus 2.
-			kinds = kinds<<1 | uint64(c>>5&1)
-			key = c == '{'
-			i++
-			if b[i] == c+2 {
-				kinds >>= 1
-				key = false
-				i++
-			}
-		case c == '}' || c == ']':
-			if kinds < 4 || uint64(c>>5&1) != kinds&1 {
-				break lines
-			}
-			kinds >>= 1
-			key = false
-			i++
-		default:
-			break lines
-		}
-	comma:
-		if b[i] == ',' {
-			key = kinds&1 != 0
-			i++
-		}
-	}
+	var rest int
+	rest, kinds, line, key = lineRun(b[i:], kinds, line, key, keys)
+	i = len(b) - rest
 	for n := bits.Len64(kinds) - 2; n > 0; n-- {
 		stack = append(stack, '['|byte(kinds>>(n-1)&1)<<5)
 	}
 	return i, stack, line, key, odd
 }
 
-// holds reports whether b[i:j] holds the byte c, reading eight bytes at
-// a time (b holds at least seven bytes past j).
-func holds(b []byte, i, j int, c byte) bool {
+// lineRun is skimLines' loop from rest's first byte, on its own so that
+// what it keeps stays in registers; it returns the bytes of rest left.
+// kinds holds the brackets (see skimLines); keys is
+// min(minKey, 9)<<32 | minKey<<8 | f0 (keys shorter than both never
+// stop). It reads the lines through windows (no bounds to check).
+func lineRun(rest []byte, kinds uint64, line int, key bool, keys uint64) (int, uint64, int, bool) {
+	const ones, spaces = 0x0101010101010101, 0x2020202020202020
+	o := 0 // offset in rest of the token at hand
+	for len(rest) >= len(lineWindow{}) {
+		// The lines starting in the window's first lineStarts bytes.
+		l := (*lineWindow)(rest)
+	line:
+		if l.byteAt(o) != '\n' {
+			break
+		}
+		line++
+		// Indentation: spaces eight at a time.
+		o++
+		w := l.at(o) ^ spaces
+		for w == 0 {
+			if o += 8; o > lineReach {
+				goto out
+			}
+			w = l.at(o) ^ spaces
+		}
+		o += bits.TrailingZeros64(w) / 8
+		// A string (a key, then maybe its value), or else a value or a
+		// closing bracket.
+		w = l.at(o)
+		if byte(w) == '"' {
+			q, ok := l.stringEnd(o, w|0x7f)
+			if !ok {
+				goto out
+			}
+			// Keys shorter than keys>>32 bytes do not stop, else
+			// "data_name" does, and those minKey long or longer holding
+			// f0 where first may start.
+			if key && uint64(q-o)<<32 > keys {
+				n, minKey := q-o-1, int(keys>>8&(1<<24-1))
+				if n == len("data_name") && l.at(o+1) == dataNam && l.byteAt(o+9) == 'e' || n >= minKey && l.holds(o+1, q+1-minKey, byte(keys)) {
+					goto out
+				}
+			}
+			o = q + 1
+			if w = l.at(o); byte(w) != ':' {
+				goto comma
+			}
+			key = false
+			o++
+			if byte(w>>8) == ' ' {
+				o++
+			}
+			if w = l.at(o); byte(w) == '"' {
+				q, ok := l.stringEnd(o, w|0x7f)
+				if !ok {
+					goto out
+				}
+				o = q + 1
+				goto comma
+			}
+		}
+		switch c := byte(w); {
+		case c-'-' <= '9'-'-':
+			// A number, by runs of '-' to '9': signs, points and digits.
+			j, ok := l.wordEnd(o, w, ones*'-', ones*(0x80-'9'-1))
+			if !ok {
+				goto out
+			}
+			o = j
+		case skimClass[c] == sOther:
+			// true, false and null by runs of 'a' to 'z'.
+			j, ok := l.wordEnd(o, w, ones*'a', ones*(0x80-'z'-1))
+			if !ok {
+				goto out
+			}
+			o = j
+		case c == '{' || c == '[':
+			if int64(kinds) < 0 {
+				goto out
+			}
+			// '{' and '[', '}' and ']' differ in bit 5; a closer is its
+			// opener plus 2.
+			kinds = kinds<<1 | uint64(c>>5&1)
+			key = c == '{'
+			o++
+			if byte(w>>8) == c+2 {
+				kinds >>= 1
+				key = false
+				o++
+			}
+		case c == '}' || c == ']':
+			if kinds < 4 || uint64(c>>5&1) != kinds&1 {
+				goto out
+			}
+			kinds >>= 1
+			key = false
+			o++
+		default:
+			goto out
+		}
+	comma:
+		if l.byteAt(o) == ',' {
+			key = kinds&1 != 0
+			o++
+		}
+		if o <= lineStarts {
+			goto line
+		}
+		rest, o = rest[o&(lineWin-1):], 0
+	}
+out:
+	return len(rest) - o, kinds, line, key
+}
+
+// dataNam is the first eight bytes of "data_name" as lineWindow.at reads
+// them.
+var dataNam = binary.LittleEndian.Uint64([]byte("data_nam"))
+
+// A lineWindow is the bytes lineRun reads the lines starting in its
+// first lineStarts bytes from: at offsets taken modulo lineWin, so that
+// no bounds are checked. No token runs on past lineReach (the offsets
+// read stay well below lineWin): the rest of a longer line is left to
+// the byte loop, so lines up to lineReach-lineStarts bytes are always
+// taken.
+type lineWindow [lineWin + 8]byte
+
+const (
+	lineWin    = 256
+	lineStarts = 64
+	lineReach  = 216
+)
+
+// at is the eight bytes at o, little-endian.
+func (l *lineWindow) at(o int) uint64 {
+	o &= lineWin - 1
+	return binary.LittleEndian.Uint64(l[o : o+8])
+}
+
+// byteAt is the byte at o.
+func (l *lineWindow) byteAt(o int) byte { return l[o&(lineWin-1)] }
+
+// holds reports whether the bytes from i to j hold the byte c, reading
+// eight bytes at a time.
+func (l *lineWindow) holds(i, j int, c byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i < j; i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:]) ^ ones*uint64(c)
+		w := l.at(i) ^ ones*uint64(c)
 		// A high bit per byte that is c (and none without one below).
 		m := (w - ones) &^ w & highs
 		if j-i < 8 {
@@ -502,55 +564,49 @@ func holds(b []byte, i, j int, c byte) bool {
 	return false
 }
 
-// stringEnd returns the closing quote of the string whose first byte is
-// b[j], reading eight bytes at a time from j up to end; false when a
-// backslash comes first or no quote is found by end. (plainLen's test for
-// two bytes only: small enough to inline, where plainLen slowed the skim.)
-func stringEnd(b []byte, j, end int) (int, bool) {
+// stringEnd returns the closing quote of the string whose opening quote
+// is at o (w: the eight bytes there, the quote set to 0x7f, which is
+// neither a quote nor a backslash), reading eight bytes at a time; false
+// when a backslash or a byte from 0x80 up (left to the byte loop) comes
+// first, or no quote by lineReach.
+func (l *lineWindow) stringEnd(o int, w uint64) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for j <= end {
-		w := binary.LittleEndian.Uint64(b[j:])
+	for ; ; w = l.at(o) {
+		// A high bit per byte that is a quote, a backslash, or from
+		// 0x80 up (their xor with '"' or '\\' is); the lowest one is
+		// exact, as the bytes below it borrow nothing.
 		q, bs := w^(ones*'"'), w^(ones*'\\')
-		// A high bit per byte that is a quote or a backslash; the lowest
-		// one is exact.
-		if m := ((q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
-			j += bits.TrailingZeros64(m) / 8
-			return j, b[j] == '"'
+		if m := ((q - ones) | (bs - ones)) & highs; m != 0 {
+			o += bits.TrailingZeros64(m) / 8
+			return o, l[o&(lineWin-1)] == '"'
 		}
-		j += 8
+		if o += 8; o > lineReach {
+			return 0, false
+		}
 	}
-	return 0, false
 }
 
-// wordEnd returns the end of the number or bare word starting at b[j]
-// (the first byte after it that is not skimClass sOther), reading eight
-// bytes at a time up to end; false when it reaches end. A word starting
-// with a lower-case letter (true, false, null) is read by runs of 'a' to
-// 'z', any other (a number) by runs of '-' to '9': signs, points and
-// digits. (digitRun's test in two terms, not four: digitRun here slowed
-// the skim.)
-func wordEnd(b []byte, j, end int) (int, bool) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	lo, hi := uint64(ones*'-'), uint64(ones*(0x80-'9'-1))
-	if b[j] >= 'a' {
-		lo, hi = ones*'a', ones*(0x80-'z'-1)
-	}
-	for j <= end {
-		w := binary.LittleEndian.Uint64(b[j:])
+// wordEnd returns the end of the number or bare word at o (w: the eight
+// bytes there): the first byte after it that is not skimClass sOther;
+// false past lineReach. It is read eight bytes at a time by runs of the
+// bytes lo to 0x7f-hi (lo and hi repeated in each byte). (digitRun's
+// test in two terms, not four: digitRun here slowed the skim.)
+func (l *lineWindow) wordEnd(o int, w, lo, hi uint64) (int, bool) {
+	const highs = 0x8080808080808080
+	for ; ; w = l.at(o) {
 		// A high bit per byte out of the run's range; the lowest one is
 		// exact.
-		m := ((w - lo) | (w + hi)) & highs
-		if m == 0 {
-			j += 8
-			continue
+		if m := ((w - lo) | (w + hi)) & highs; m != 0 {
+			o += bits.TrailingZeros64(m) / 8
+			if skimClass[l.byteAt(o)] != sOther {
+				return o, true
+			}
+			o -= 7
 		}
-		j += bits.TrailingZeros64(m) / 8
-		if skimClass[b[j]] != sOther {
-			return j, true
+		if o += 8; o > lineReach {
+			return 0, false
 		}
-		j++
 	}
-	return 0, false
 }
 
 // normalDataName reports whether a data_name leaves the row named as

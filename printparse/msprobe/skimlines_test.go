@@ -107,6 +107,19 @@ var skimLinesCases = []struct{ name, body string }{
 	{"A.0.forward", `{"a": [` + tensorA + `, {"b": [{"c": {"data_name": "x"}, "d": [1, {"e": 2}]}]}], "f": {"g": [3]}}`},
 	// Words that are not true, false, null or numbers.
 	{"A.0.forward", `{"a": [` + tensorA + `, trueish, nullx, fals, -1.5e+07, 1.0E-5, 12/34, 1-2-3, abc:def, Tensor, n]}`},
+	// Keys holding the first dot-part's first byte where the part may
+	// start and where it may not, near its length, and keys like
+	// data_name.
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "abcM": 1, "abM": 2, "Mabc": 3, "aMin": 4, "abcdeM": 5}`},
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "aMint": 1}`},
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "abcdefgMint": 1}`},
+	{"Mint.add.0.forward", `{"input_args": [` + tensorA + `], "Mint": 1}`},
+	{"Module.x.0.forward", `{"input_args": [` + tensorA + `], "data_nam": "x", "data_names": "x", "xdata_name": [1], "data_namE": {}, "Data_name": 2}`},
+	// Bytes from 0x80 up in keys and values, and quotes and backslashes
+	// at each place of a word.
+	{"A.0.forward", `{"a": [` + tensorA + `, "é", "中文字符串很长很长很长"], "ключ": "значение", "k": "\\", "kk": "x\"", "kkkkkkk": "1234567\\"}`},
+	// Long strings and numbers, past what a line window reads.
+	{"A.0.forward", `{"a": [` + tensorA + `, "` + strings.Repeat("s", 300) + `", ` + strings.Repeat("7", 300) + `, true], "` + strings.Repeat("k", 200) + `": 1}`},
 }
 
 // TestSkimLines: skimLines changes nothing the byte loop finds (odd, the
@@ -125,6 +138,8 @@ func TestSkimLines(t *testing.T) {
 			body{fmt.Sprintf("case %d, tabs", i), c.name, strings.ReplaceAll(text, "\n ", "\n\t")},
 			body{fmt.Sprintf("case %d, CRLF", i), c.name, strings.ReplaceAll(text, "\n", "\r\n")},
 			body{fmt.Sprintf("case %d, indent 9", i), c.name, strings.ReplaceAll(text, "\n ", "\n         ")},
+			// Room after each line for skimLines (skimLinesMin).
+			body{fmt.Sprintf("case %d, padded", i), c.name, text + strings.Repeat(" ", skimLinesMin)},
 		)
 	}
 	// Lines json.dump does not write (no comma after a value, or after
@@ -136,6 +151,15 @@ func TestSkimLines(t *testing.T) {
 	} {
 		bodies = append(bodies, body{fmt.Sprintf("raw %d", i), "Tensor.add.0.forward", text})
 	}
+	// Lines of every length up to past what a line window reads, each
+	// starting at every offset of one.
+	var ls strings.Builder
+	ls.WriteString("{\n \"a\": [")
+	for n := 1; n < 260; n += 3 {
+		fmt.Fprintf(&ls, "\n  \"%s\",\n  %s,\n  {\"%s\": 1},\n%s%d,", strings.Repeat("x", n), strings.Repeat("1", n), strings.Repeat("y", n), strings.Repeat(" ", n), n)
+	}
+	ls.WriteString("\n  0\n ]\n}")
+	bodies = append(bodies, body{"line lengths", "Tensor.add.0.forward", ls.String()})
 	// Long enough for skimLines to run, and ending at each byte of its
 	// last lines.
 	long := indented(`{"input_args": [` + strings.Repeat(tensorA+", ", 40) + tensorA + `]}`)
@@ -202,9 +226,12 @@ func FuzzSkimLines(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, first string, chunk uint8) {
 		name := first + ".0.forward"
-		want := skimBody(body, name, int(chunk), false)
-		if got := skimBody(body, name, int(chunk), true); got != want {
-			t.Errorf("through skimLines\n%s\nbyte loop\n%s", got, want)
+		// As is, and with room after each line for skimLines.
+		for _, body := range [][]byte{body, append(body[:len(body):len(body)], bytes.Repeat([]byte(" "), skimLinesMin)...)} {
+			want := skimBody(body, name, int(chunk), false)
+			if got := skimBody(body, name, int(chunk), true); got != want {
+				t.Errorf("through skimLines\n%s\nbyte loop\n%s", got, want)
+			}
 		}
 	})
 }
