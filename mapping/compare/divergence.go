@@ -120,7 +120,16 @@ func noiseFloor(dtype string) float64 {
 		return 1.0 / 128
 	case "torch.float16", "Float16":
 		return 1.0 / 1024
+	case "<class 'float'>":
+		return 1e-5
+	case "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>":
+		return 0
 	}
+	return noiseFloorOf(dtype)
+}
+
+// noiseFloorOf is noiseFloor worked out from the dtype's words.
+func noiseFloorOf(dtype string) float64 {
 	switch {
 	case containsFold(dtype, "bfloat16"):
 		return 1.0 / 128

@@ -130,6 +130,13 @@ func TestNoiseFloor(t *testing.T) {
 			t.Errorf("noiseFloor(%s) = %g, want %g", dtype, got, want)
 		}
 	}
+	// the dtypes noiseFloor knows by name get the floor their words give
+	for _, dtype := range []string{"torch.float32", "Float32", "torch.bfloat16", "BFloat16", "torch.float16", "Float16",
+		"<class 'float'>", "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>"} {
+		if got, want := noiseFloor(dtype), noiseFloorOf(dtype); got != want {
+			t.Errorf("noiseFloor(%s) = %g, its words give %g", dtype, got, want)
+		}
+	}
 }
 
 // TestDivergenceOrder: which entry is the first divergence, in which class
