@@ -49,38 +49,53 @@ func appendCSVField[T string | []byte](b []byte, s T) []byte {
 		return append(b, s...)
 	}
 	b = append(b, '"')
+	at := 0 // s[at:] is still to append
 	for i := 0; i < len(s); i++ {
 		if s[i] == '"' {
-			b = append(b, '"')
+			b = append(b, s[at:i+1]...)
+			at = i // the quote again, doubled
 		}
-		b = append(b, s[i])
 	}
-	return append(b, '"')
+	return append(append(b, s[at:]...), '"')
 }
 
 // needsQuote reports whether s holds a comma, a quote, '\n' or '\r'; it
 // tests eight bytes at a time (the names and stacks are long), first for
-// any byte up to ',' (the four are below it; names' bytes are above).
+// any byte up to ',' (the four are below it; names' bytes are above). A
+// tail shorter than eight is tested with the last eight bytes.
 func needsQuote[T string | []byte](s T) bool {
+	n := len(s)
+	if n < 8 {
+		for i := 0; i < n; i++ {
+			if c := s[i]; c <= ',' && (c == ',' || c == '"' || c == '\n' || c == '\r') {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i+8 <= n; i += 8 {
+		if quoteWord(word8(s, i)) {
+			return true
+		}
+	}
+	return n%8 != 0 && quoteWord(word8(s, n-8))
+}
+
+// word8 is the eight bytes of s at i, little endian.
+func word8[T string | []byte](s T, i int) uint64 {
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// quoteWord reports whether one of w's bytes is a comma, a quote, '\n' or
+// '\r'.
+func quoteWord(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if (w-ones*(','+1))&^w&highs == 0 {
-			continue // no byte below ',' + 1: the common case of names
-		}
-		c, q, n, r := w^(ones*','), w^(ones*'"'), w^(ones*'\n'), w^(ones*'\r')
-		if ((c-ones)&^c|(q-ones)&^q|(n-ones)&^n|(r-ones)&^r)&highs != 0 {
-			return true
-		}
+	if (w-ones*(','+1))&^w&highs == 0 {
+		return false // no byte below ',' + 1: the common case of names
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
-			return true
-		}
-	}
-	return false
+	c, q, n, r := w^(ones*','), w^(ones*'"'), w^(ones*'\n'), w^(ones*'\r')
+	return ((c-ones)&^c|(q-ones)&^q|(n-ones)&^n|(r-ones)&^r)&highs != 0
 }
 
 // CSVSink writes msprobe's CSV table into an output set: past
