@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,17 @@ func (t *text) set(s string) { t.n = uint8(copy(t.b[:], s)) }
 func (t *text) bytes() []byte { return t.b[:t.n] }
 
 func (t *text) String() string { return string(t.b[:t.n]) }
+
+// appendTo appends the text: its whole array is copied past dst's length
+// (a fixed-size copy, no call), then dst is cut to the text's length.
+func (t *text) appendTo(dst []byte) []byte {
+	k := len(dst)
+	if cap(dst)-k < len(t.b) {
+		dst = slices.Grow(dst, len(t.b))
+	}
+	*(*[len(t.b)]byte)(dst[k : k+len(t.b)]) = t.b
+	return dst[:k+int(t.n)]
+}
 
 var naCell = cell{k: cNA}
 
@@ -180,6 +192,15 @@ func (c *cell) appendStr(dst []byte) []byte {
 
 // appendCSV appends the cell as msprobe's CSV writes it (see csv).
 func (c *cell) appendCSV(dst []byte) []byte {
+	if c.k == cFloat && c.rn > 0 && !math.IsInf(c.f, 0) {
+		// the cached repr, copied as appendTo copies a text
+		k := len(dst)
+		if cap(dst)-k < len(c.r) {
+			dst = slices.Grow(dst, len(c.r))
+		}
+		*(*[len(c.r)]byte)(dst[k : k+len(c.r)]) = c.r
+		return dst[:k+int(c.rn)]
+	}
 	switch {
 	case c.k == cFloat && math.IsInf(c.f, 1):
 		return append(dst, " inf"...)

@@ -48,6 +48,12 @@ func TestCSVSink(t *testing.T) {
 			map[string][]int{"t.csv": span(0, 20_000)}},
 		{"two parts", func(t *testing.T, s *CSVSink) { writeRows(t, s, row, 0, MaxCSVRows+3) },
 			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
+		{"two parts, rows in place", func(t *testing.T, s *CSVSink) { writeGroups(t, s, row, 0, MaxCSVRows+3, 7) },
+			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
+		{"a part filled in place", func(t *testing.T, s *CSVSink) { writeGroups(t, s, row, 0, MaxCSVRows+3, 8) },
+			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
+		{"one part, rows in place", func(t *testing.T, s *CSVSink) { writeGroups(t, s, row, 0, 20_000, 3) },
+			map[string][]int{"t.csv": span(0, 20_000)}},
 		{"reset", resetAfter(0, 20_000, 7, 9), map[string][]int{"t.csv": span(7, 9)}},
 		{"reset after parts", resetAfter(0, MaxCSVRows+3, 1, 2), map[string][]int{"t.csv": span(1, 2)}},
 		{"drop", func(t *testing.T, s *CSVSink) {
@@ -132,6 +138,30 @@ func writeRows(t *testing.T, s *CSVSink, row func(int) string, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		if err := s.Line([]byte(row(i)), RowMark{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeGroups writes rows [from, to) in groups of n as the join writes
+// them inline: in place (linesTail) when they go to one part, else by
+// Line.
+func writeGroups(t *testing.T, s *CSVSink, row func(int) string, from, to, n int) {
+	t.Helper()
+	for i := from; i < to; i += n {
+		k := min(n, to-i)
+		b, ok, err := s.linesTail(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			writeRows(t, s, row, i, i+k)
+			continue
+		}
+		for j := i; j < i+k; j++ {
+			b = append(b, row(j)...)
+		}
+		if err := s.putLines(b, k); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1187,8 +1187,9 @@ type groupWriter struct {
 	rows   rowsPool // the NPU entries' rows
 	owners []*rowsBuf
 
-	lines   LineSink // sink, when it takes lines
-	rowless bool     // sink takes no row's text (see rowlessSink)
+	lines   LineSink   // sink, when it takes lines
+	direct  lineBuffer // sink, when the join writes the rows (inline) into its buffer
+	rowless bool       // sink takes no row's text (see rowlessSink)
 	jobs    chan groupJob
 	slots   chan struct{} // one per group handed to the workers and not yet written
 	stopc   chan struct{}
@@ -1220,6 +1221,14 @@ type groupJob struct {
 	grp []*outRow
 }
 
+// lineBuffer is a LineSink whose rows can be rendered in place, straight
+// into its buffer: linesTail gives the slice to append n rows' lines to
+// (false: give them to Line), putLines writes them.
+type lineBuffer interface {
+	linesTail(n int) ([]byte, bool, error)
+	putLines(lines []byte, n int) error
+}
+
 // rowlessSink is a sink that takes the rows but not their text: -da's,
 // whose JSON is written from the rows themselves (Summary.tally); the
 // rows' cells are then not rendered.
@@ -1231,6 +1240,9 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 		stopc: make(chan struct{}), results: map[int][]*outRow{}, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	g.lines, _ = sink.(LineSink)
 	_, g.rowless = sink.(rowlessSink)
+	if cfg.inline && g.lines != nil {
+		g.direct, _ = sink.(lineBuffer)
+	}
 	var wg sync.WaitGroup
 	workers := cfg.Workers
 	if cfg.inline {
@@ -1373,16 +1385,61 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 	}
 	judge(g.cfg.Mode, grp, sc)
 	highlight(g.cfg.Mode, grp, sc)
-	if g.rowless {
-		return
+	if g.rowless || g.direct != nil {
+		return // no text, or rendered as written (finish)
 	}
-	o := &sc.out
-	o.csv = g.lines != nil
+	o, stack := &sc.out, g.cfg.Stack != nil
 	for _, r := range grp {
-		o.line, o.cells = r.line[:0], r.cells[:0]
-		r.render(g.cfg.Mode, g.cfg.Stack != nil, o)
-		r.line, r.cells = o.line, o.cells
+		if g.lines != nil {
+			r.line = o.appendLine(r.line[:0], r, g.cfg.Mode, stack)
+			continue
+		}
+		o.cells = r.cells[:0]
+		r.render(g.cfg.Mode, stack, o)
+		r.cells = o.cells
 	}
+}
+
+// write writes a prepared group's rows.
+func (g *groupWriter) write(grp []*outRow) error {
+	if g.direct != nil {
+		return g.writeDirect(grp)
+	}
+	for _, r := range grp {
+		var err error
+		if g.lines != nil {
+			err = g.lines.Line(r.line, RowMark{r.result, r.color})
+		} else {
+			err = g.sink.Row(r.cells, RowMark{r.result, r.color})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeDirect renders a group's rows into the sink's buffer and writes
+// them.
+func (g *groupWriter) writeDirect(grp []*outRow) error {
+	o, mode, stack := &g.sc.out, g.cfg.Mode, g.cfg.Stack != nil
+	b, ok, err := g.direct.linesTail(len(grp))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		for _, r := range grp {
+			r.line = o.appendLine(r.line[:0], r, mode, stack)
+			if err := g.lines.Line(r.line, RowMark{r.result, r.color}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range grp {
+		b = o.appendLine(b, r, mode, stack)
+	}
+	return g.direct.putLines(b, len(grp))
 }
 
 // scratch is a worker's reusable memory.
@@ -1406,16 +1463,8 @@ func (r *outRow) statDiffs() {
 
 // finish counts a prepared group and writes it, in table order.
 func (g *groupWriter) finish(grp []*outRow) error {
-	for _, r := range grp {
-		var err error
-		if g.lines != nil {
-			err = g.lines.Line(r.line, RowMark{r.result, r.color})
-		} else {
-			err = g.sink.Row(r.cells, RowMark{r.result, r.color})
-		}
-		if err != nil {
-			return err
-		}
+	if err := g.write(grp); err != nil {
+		return err
 	}
 	g.sum.tally(grp, g.cfg)
 	// The rows' slices go back once none of them is read any more.

@@ -169,19 +169,59 @@ func (s *CSVSink) Row(cells []Cell, mark RowMark) error {
 
 // Line writes one row given as its CSV line.
 func (s *CSVSink) Line(line []byte, _ RowMark) error {
+	if err := s.nextRow(); err != nil {
+		return err
+	}
+	_, err := s.w.Write(line)
+	return err
+}
+
+// nextRow counts a row about to be written, starting the next part
+// first when the part is full.
+func (s *CSVSink) nextRow() error {
 	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
-		if err := s.w.Flush(); err != nil {
-			return err
-		}
-		if err := s.open(); err != nil {
-			return err
-		}
-		if err := s.writeLine(s.header); err != nil {
+		if err := s.nextPart(); err != nil {
 			return err
 		}
 	}
 	s.rows++
-	_, err := s.w.Write(line)
+	return nil
+}
+
+// nextPart starts the table's next file, with the header.
+func (s *CSVSink) nextPart() error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	if err := s.open(); err != nil {
+		return err
+	}
+	return s.writeLine(s.header)
+}
+
+// lineRoom is the room linesTail asks for: lines longer than that are
+// written anyway, copied.
+const lineRoom = 64 << 10
+
+// linesTail starts n rows to be rendered in place (a lineBuffer): an
+// empty slice at the free end of the table's buffer; false when the rows
+// would not all go to one part (each is then given to Line).
+func (s *CSVSink) linesTail(n int) ([]byte, bool, error) {
+	if s.rows%MaxCSVRows+n > MaxCSVRows {
+		return nil, false, nil
+	}
+	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
+		if err := s.nextPart(); err != nil {
+			return nil, false, err
+		}
+	}
+	return s.w.Tail(lineRoom), true, nil
+}
+
+// putLines writes the n rows appended to linesTail's slice.
+func (s *CSVSink) putLines(lines []byte, n int) error {
+	s.rows += n
+	_, err := s.w.Commit(lines)
 	return err
 }
 

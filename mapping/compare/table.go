@@ -204,112 +204,23 @@ func statCell(c cell) Cell {
 	return Cell{Text: c.csv()}
 }
 
-// rowOut receives a row's cells as render produces them: as msprobe's CSV
-// line (line sinks: numbers formatted straight into it, nothing
-// allocated) or as Cells.
+// rowOut renders rows: as Cells (cell sinks), or as msprobe's CSV line
+// (line sinks: numbers formatted straight into it, nothing allocated).
 type rowOut struct {
-	csv   bool
-	line  []byte
 	cells []Cell
 	buf   []byte
 }
 
-func (o *rowOut) sep() {
-	if o.csv && len(o.line) > 0 {
-		o.line = append(o.line, ',')
-	}
-}
-
 // str adds a text cell.
-func (o *rowOut) str(s string) {
-	if o.csv {
-		o.sep()
-		o.line = appendCSVField(o.line, s)
-		return
-	}
-	o.cells = append(o.cells, Cell{Text: s})
-}
-
-// pair adds an NPU text cell and its bench one: a bench text equal to
-// the NPU's (the common case) copies its CSV field instead of quoting it
-// again.
-func (o *rowOut) pair(npu, bench string) {
-	if !o.csv {
-		o.cells = append(o.cells, Cell{Text: npu}, Cell{Text: bench})
-		return
-	}
-	o.sep()
-	at := len(o.line)
-	o.line = append(appendCSVField(o.line, npu), ',')
-	if bench == npu {
-		o.line = append(o.line, o.line[at:len(o.line)-1]...)
-		return
-	}
-	o.line = appendCSVField(o.line, bench)
-}
-
-// plain adds a text cell known to need no CSV quoting.
-func (o *rowOut) plain(s string) {
-	if o.csv {
-		o.sep()
-		o.line = append(o.line, s...)
-		return
-	}
-	o.cells = append(o.cells, Cell{Text: s})
-}
-
-// quoted adds a text cell given with its CSV form.
-func (o *rowOut) quoted(s, csv string) {
-	if o.csv {
-		o.sep()
-		o.line = append(o.line, csv...)
-		return
-	}
-	o.cells = append(o.cells, Cell{Text: s})
-}
-
-// text adds a text cell held in b (valid during the call).
-func (o *rowOut) text(b []byte) {
-	if o.csv {
-		o.sep()
-		o.line = appendCSVField(o.line, b)
-		return
-	}
-	o.cells = append(o.cells, Cell{Text: string(b)})
-}
-
-// plainText is text for a cell known to need no CSV quoting (numbers,
-// msprobe's rule words).
-func (o *rowOut) plainText(b []byte) {
-	if o.csv {
-		o.sep()
-		o.line = append(o.line, b...)
-		return
-	}
-	o.cells = append(o.cells, Cell{Text: string(b)})
-}
-
-// stat adds a statistics cell.
-func (o *rowOut) stat(c *cell) {
-	if o.csv {
-		o.sep()
-		o.line = c.appendCSV(o.line)
-		return
-	}
-	o.cells = append(o.cells, statCell(*c))
-}
+func (o *rowOut) str(s string) { o.cells = append(o.cells, Cell{Text: s}) }
 
 // metric adds a tensor metric cell.
 func (o *rowOut) metric(m Metric) {
-	switch {
-	case !m.IsNum || m.Text != "":
+	if !m.IsNum || m.Text != "" {
 		o.str(m.Text)
-	case o.csv:
-		o.sep()
-		o.line = msprobe.AppendPyFloat(o.line, m.Value)
-	default:
-		o.cells = append(o.cells, Cell{Text: m.String(), Num: true, Val: m.Value})
+		return
 	}
+	o.cells = append(o.cells, Cell{Text: m.String(), Num: true, Val: m.Value})
 }
 
 // render produces a judged row's cells.
@@ -317,24 +228,16 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	n := &r.npu.it
 	if r.bench != nil {
 		b := &r.bench.it
-		o.pair(n.Name, b.Name)
-		o.pair(n.Dtype, b.Dtype)
-		o.pair(n.Shape, b.Shape)
-		o.pair(r.npuReqGrad(), reqGrad(b.RequiresGrad))
+		o.cells = append(o.cells, Cell{Text: n.Name}, Cell{Text: b.Name}, Cell{Text: n.Dtype}, Cell{Text: b.Dtype},
+			Cell{Text: n.Shape}, Cell{Text: b.Shape}, Cell{Text: r.npuReqGrad()}, Cell{Text: reqGrad(b.RequiresGrad)})
 	} else {
-		o.str(n.Name)
-		o.plain("N/A")
-		o.str(n.Dtype)
-		o.plain("N/A")
-		o.str(n.Shape)
-		o.plain("N/A")
-		o.str(r.npuReqGrad())
-		o.plain("N/A")
+		o.cells = append(o.cells, Cell{Text: n.Name}, Cell{Text: "N/A"}, Cell{Text: n.Dtype}, Cell{Text: "N/A"},
+			Cell{Text: n.Shape}, Cell{Text: "N/A"}, Cell{Text: r.npuReqGrad()}, Cell{Text: "N/A"})
 	}
 	switch mode {
 	case Statistics:
 		for i := range r.diff {
-			o.plainText(r.diff[i].bytes())
+			o.str(r.diff[i].String())
 		}
 	case Tensor:
 		for _, m := range r.met {
@@ -346,42 +249,132 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	}
 	if mode != MD5 {
 		for i := range r.ncell {
-			o.stat(&r.ncell[i])
+			o.cells = append(o.cells, statCell(r.ncell[i]))
 		}
 		for i := range r.bcell {
-			o.stat(&r.bcell[i])
+			o.cells = append(o.cells, statCell(r.bcell[i]))
 		}
 	}
 	if r.npuReqGrad() == r.benchReqGrad() {
-		o.plain("True")
+		o.str("True")
 	} else {
-		o.plain("False")
+		o.str("False")
 	}
-	o.plain(r.result)
+	o.str(r.result)
 	if len(r.msgs) == 0 {
-		o.plain("[]")
+		o.str("[]")
 	} else {
 		o.buf = msprobe.AppendJSONDumps(o.buf[:0], r.msgs)
-		o.text(o.buf)
+		o.str(string(o.buf))
 	}
 	if stack {
 		if s := r.npu.stack; s != nil {
-			o.quoted(s.text, s.csv)
+			o.str(s.text)
 		} else {
-			o.plain("N/A")
+			o.str("N/A")
 		}
 	}
 	if mode == Tensor {
-		bdn := "N/A"
-		if r.bench != nil {
-			bdn = dataName(&r.bench.it)
+		o.buf = r.dataNames(o.buf[:0])
+		o.str(string(o.buf))
+	}
+}
+
+// dataNames appends the Data_name cell: the Python list of the two
+// sides' file names.
+func (r *outRow) dataNames(b []byte) []byte {
+	bdn := "N/A"
+	if r.bench != nil {
+		bdn = dataName(&r.bench.it)
+	}
+	return append(msprobe.AppendPyRepr(append(msprobe.AppendPyRepr(append(b, '['), dataName(&r.npu.it)), ", "...), bdn), ']')
+}
+
+// appendLine appends a judged row as msprobe's CSV line, newline
+// included: render's cells, CSV-encoded.
+func (o *rowOut) appendLine(b []byte, r *outRow, mode Mode, stack bool) []byte {
+	n := &r.npu.it
+	if r.bench != nil {
+		bi := &r.bench.it
+		b = appendPair(b, n.Name, bi.Name)
+		b = appendPair(append(b, ','), n.Dtype, bi.Dtype)
+		b = appendPair(append(b, ','), n.Shape, bi.Shape)
+		b = appendPair(append(b, ','), r.npuReqGrad(), reqGrad(bi.RequiresGrad))
+	} else {
+		b = append(appendCSVField(b, n.Name), ",N/A,"...)
+		b = append(appendCSVField(b, n.Dtype), ",N/A,"...)
+		b = append(appendCSVField(b, n.Shape), ",N/A,"...)
+		b = append(appendCSVField(b, r.npuReqGrad()), ",N/A"...)
+	}
+	switch {
+	case mode == Statistics && r.bench == nil:
+		b = append(b, ",N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A"...) // statDiffs' texts without a bench row
+	case mode == Statistics:
+		for i := range r.diff {
+			b = r.diff[i].appendTo(append(b, ','))
 		}
-		o.buf = append(msprobe.AppendPyRepr(append(msprobe.AppendPyRepr(append(o.buf[:0], '['), dataName(n)), ", "...), bdn), ']')
-		o.text(o.buf)
+	case mode == Tensor:
+		for _, m := range r.met {
+			b = append(b, ',')
+			if !m.IsNum || m.Text != "" {
+				b = appendCSVField(b, m.Text)
+			} else {
+				b = msprobe.AppendPyFloat(b, m.Value)
+			}
+		}
+	case mode == MD5:
+		b = appendCSVField(append(b, ','), r.npuMD5())
+		b = appendCSVField(append(b, ','), r.benchMD5())
 	}
-	if o.csv {
-		o.line = append(o.line, '\n')
+	if mode != MD5 {
+		for i := range r.ncell {
+			b = r.ncell[i].appendCSV(append(b, ','))
+		}
+		if r.bench == nil {
+			b = append(b, ",N/A,N/A,N/A,N/A"...) // setCells' bench cells without a bench row
+		} else {
+			for i := range r.bcell {
+				b = r.bcell[i].appendCSV(append(b, ','))
+			}
+		}
 	}
+	if r.npuReqGrad() == r.benchReqGrad() {
+		b = append(b, ",True,"...)
+	} else {
+		b = append(b, ",False,"...)
+	}
+	b = append(append(b, r.result...), ',')
+	if len(r.msgs) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		o.buf = msprobe.AppendJSONDumps(o.buf[:0], r.msgs)
+		b = appendCSVField(b, o.buf)
+	}
+	if stack {
+		if s := r.npu.stack; s != nil {
+			b = append(append(b, ','), s.csv...)
+		} else {
+			b = append(b, ",N/A"...)
+		}
+	}
+	if mode == Tensor {
+		o.buf = r.dataNames(o.buf[:0])
+		b = appendCSVField(append(b, ','), o.buf)
+	}
+	return append(b, '\n')
+}
+
+// appendPair appends an NPU text field and its bench one: a bench text
+// equal to the NPU's (the common case) copies its CSV field instead of
+// quoting it again.
+func appendPair(b []byte, npu, bench string) []byte {
+	at := len(b)
+	b = appendCSVField(b, npu)
+	if bench != npu {
+		return appendCSVField(append(b, ','), bench)
+	}
+	end := len(b)
+	return append(append(b, ','), b[at:end]...)
 }
 
 // stackCell is an NPU_Stack_Info text, rendered once per distinct stack.

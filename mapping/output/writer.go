@@ -50,6 +50,29 @@ func (b *Writer) Write(p []byte) (int, error) {
 	}
 }
 
+// Tail is the free end of the buffer, for the caller to append data to
+// in place and give to Commit: an empty slice with room for n bytes
+// (the buffer's size when n is larger); a buffer with less room left is
+// handed off first.
+func (b *Writer) Tail(n int) []byte {
+	if cap(b.buf)-len(b.buf) < min(n, cap(b.buf)) && b.err == nil {
+		b.handOff()
+	}
+	return b.buf[len(b.buf):len(b.buf)]
+}
+
+// Commit writes p, which is Tail's slice with data appended: when it is
+// still in the buffer's memory (it did not outgrow the room) it is kept
+// where it is, else it is copied like Write's.
+func (b *Writer) Commit(p []byte) (int, error) {
+	free := b.buf[len(b.buf):cap(b.buf)]
+	if b.err != nil || len(p) == 0 || len(p) > len(free) || &p[0] != &free[0] {
+		return b.Write(p)
+	}
+	b.buf = b.buf[:len(b.buf)+len(p)]
+	return len(p), nil
+}
+
 // handOff waits for the write in flight, then starts writing the buffer
 // and makes the spare the buffer.
 func (b *Writer) handOff() {

@@ -107,6 +107,49 @@ func TestWriter(t *testing.T) {
 	}
 }
 
+// TestWriterTail: data appended to Tail's slice and committed, mixed with
+// Writes, reach the writer in order, whether it fits the room asked for,
+// outgrows it (and is copied) or is larger than the buffer; an error
+// stops the commits as it stops the writes.
+func TestWriterTail(t *testing.T) {
+	t.Parallel()
+	data := []byte(strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz\n", 300))
+	for _, limit := range []int{len(data), 1000} {
+		for _, size := range []int{8, 64, 100, 4096} {
+			dst := &failAfter{limit: limit}
+			w := NewWriter(dst, size)
+			var err error
+			for i, k := 0, 0; i < len(data) && err == nil; k++ {
+				n := min([]int{1, 7, 13, 50, 150, 0}[k%6], len(data)-i)
+				switch k % 3 {
+				case 0, 1:
+					tail := w.Tail([]int{10, 40}[k%2])
+					if len(tail) != 0 || cap(tail) == 0 {
+						t.Fatalf("Tail: len %d cap %d", len(tail), cap(tail))
+					}
+					_, err = w.Commit(append(tail, data[i:i+n]...))
+				default:
+					_, err = w.Write(data[i : i+n])
+				}
+				i += n
+			}
+			ferr := w.Flush()
+			if limit == len(data) {
+				if err != nil || ferr != nil || !bytes.Equal(dst.got.Bytes(), data) {
+					t.Fatalf("size %d: %v %v, wrote %d bytes, not the %d given (or not in order)", size, err, ferr, dst.got.Len(), len(data))
+				}
+				continue
+			}
+			if !errors.Is(ferr, errFull) || !bytes.Equal(dst.got.Bytes(), data[:limit]) {
+				t.Fatalf("size %d: Flush %v, wrote %d bytes before the failure at %d", size, ferr, dst.got.Len(), limit)
+			}
+			if _, err := w.Commit(append(w.Tail(4), "more"...)); !errors.Is(err, errFull) || dst.after != 0 {
+				t.Fatalf("Commit after the failure: %v with %d writes after it", err, dst.after)
+			}
+		}
+	}
+}
+
 func TestWriterReset(t *testing.T) {
 	t.Parallel()
 	bad := &failAfter{limit: 0}
