@@ -74,17 +74,18 @@ func needsQuote[T string | []byte](s T) bool {
 		return false
 	}
 	for i := 0; i+8 <= n; i += 8 {
-		if quoteWord(word8(s, i)) {
+		if quoteWord(word8(s[i : i+8])) {
 			return true
 		}
 	}
-	return n%8 != 0 && quoteWord(word8(s, n-8))
+	return n%8 != 0 && quoteWord(word8(s[n-8:]))
 }
 
-// word8 is the eight bytes of s at i, little endian.
-func word8[T string | []byte](s T, i int) uint64 {
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// word8 is the first eight bytes of s, little endian.
+func word8[T string | []byte](s T) uint64 {
+	_ = s[7] // one bounds check
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // quoteWord reports whether one of w's bytes is a comma, a quote, '\n' or
