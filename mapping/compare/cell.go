@@ -112,9 +112,12 @@ func isIntLiteral(t string) bool {
 	if t == "" {
 		return false
 	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if (c < '0' || c > '9') && !(i == 0 && (c == '-' || c == '+')) {
+	i := 0
+	if t[0] == '-' || t[0] == '+' {
+		i = 1
+	}
+	for ; i < len(t); i++ {
+		if t[i]-'0' > 9 {
 			return false
 		}
 	}

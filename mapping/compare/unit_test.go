@@ -100,6 +100,38 @@ func num(text string, f float64) cell {
 	return fromValue(msprobe.Value{Kind: msprobe.Number, Num: f, Text: text})
 }
 
+// TestIsIntLiteral checks isIntLiteral against a byte-by-byte reading of
+// its definition (digits, a sign first) on every text of up to four
+// bytes over digits, signs and their neighbours.
+func TestIsIntLiteral(t *testing.T) {
+	ref := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if (c < '0' || c > '9') && !(i == 0 && (c == '-' || c == '+')) {
+				return false
+			}
+		}
+		return true
+	}
+	alphabet := []byte{'0', '5', '9', '-', '+', '.', 'e', '/', ':', ' ', 0, 0x80, 0xff}
+	var walk func(s []byte)
+	walk = func(s []byte) {
+		if got, want := isIntLiteral(string(s)), ref(string(s)); got != want {
+			t.Fatalf("isIntLiteral(%q) = %v, want %v", s, got, want)
+		}
+		if len(s) == 4 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(append(s, c))
+		}
+	}
+	walk(nil)
+}
+
 func TestStatDiff(t *testing.T) {
 	str := func(s string) cell { return cell{k: cStr, s: s} }
 	for _, c := range []struct {
