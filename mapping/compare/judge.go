@@ -28,15 +28,19 @@ const (
 	msgCRCErr       = "error: The CRC-32 value of NPU differs from that of the bench."
 )
 
-// APIs whose groups no checker touches, and APIs whose inputs are ignored
-// (msprobe's ApiIndicatorCalculator ignore lists).
-var (
-	allIgnore = map[string]bool{"empty": true, "empty_like": true, "numpy": true, "to": true,
-		"__setitem__": true, "empty_with_format": true, "new_empty_strided": true, "new_empty": true,
-		"empty_strided": true}
-	inputIgnore = map[string]bool{"_reduce_scatter_base": true, "_all_gather_base": true,
-		"all_to_all_single": true, "batch_isend_irecv": true}
-)
+// ignoredAPI tells whether no checker touches the groups of api, and
+// whether its inputs are ignored (msprobe's ApiIndicatorCalculator ignore
+// lists).
+func ignoredAPI(api string) (all, inputs bool) {
+	switch api {
+	case "empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format", "new_empty_strided", "new_empty",
+		"empty_strided":
+		return true, false
+	case "_reduce_scatter_base", "_all_gather_base", "all_to_all_single", "batch_isend_irecv":
+		return false, true
+	}
+	return false, false
+}
 
 func (r *outRow) mark(level, msg string) {
 	r.msgs = append(r.msgs, msg)
@@ -125,8 +129,8 @@ func rules(mode Mode, group []*outRow, sc *scratch) {
 		// the name's second dot-part: the API
 		if _, rest, ok := strings.Cut(inputs[0].npu.it.Name, "."); ok {
 			api, _, _ := strings.Cut(rest, ".")
-			ignoreAll = allIgnore[api]
-			ignoreInputs = inputIgnore[api]
+			// msprobe's ignore lists
+			ignoreAll, ignoreInputs = ignoredAPI(api)
 		}
 	}
 	if ignoreAll {
@@ -153,11 +157,11 @@ func rules(mode Mode, group []*outRow, sc *scratch) {
 	}
 	// InfNan
 	for _, r := range rows {
-		bmax, bmin := r.benchStat(0), r.benchStat(1)
+		bmax, bmin := &r.bcell[0], &r.bcell[1]
 		if bmax.infNaN() || bmin.infNaN() {
 			continue
 		}
-		if r.npuStat(0).infNaN() || r.npuStat(1).infNaN() {
+		if r.ncell[0].infNaN() || r.ncell[1].infNaN() {
 			r.mark(ResultError, msgInfNaN)
 		}
 	}
