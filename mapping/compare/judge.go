@@ -199,10 +199,10 @@ func rules(mode Mode, group []*outRow, sc *scratch) {
 			if !matched(r) {
 				continue
 			}
-			if !strings.Contains(r.npu.it.Dtype, "class") || !strings.Contains(r.bench.it.Dtype, "class") {
+			if r.npu.it.Shape != "[]" { // first: the cheap test
 				continue
 			}
-			if r.npu.it.Shape != "[]" {
+			if !strings.Contains(r.npu.it.Dtype, "class") || !strings.Contains(r.bench.it.Dtype, "class") {
 				continue
 			}
 			if !pyEqual(r.npuStat(0), r.benchStat(0)) {
@@ -215,13 +215,13 @@ func rules(mode Mode, group []*outRow, sc *scratch) {
 		if !matched(r) || r.npu.it.Name == "N/A" {
 			continue
 		}
-		if strings.Contains(r.bench.it.Name, "qkv") || strings.Contains(r.bench.it.Name, "gate_up") {
-			continue
-		}
 		if r.npu.it.Dtype == "" || r.bench.it.Dtype == "" {
 			continue
 		}
-		if r.npu.it.Dtype != r.bench.it.Dtype {
+		if r.npu.it.Dtype == r.bench.it.Dtype { // before the name searches
+			continue
+		}
+		if !strings.Contains(r.bench.it.Name, "qkv") && !strings.Contains(r.bench.it.Name, "gate_up") {
 			r.mark(ResultError, msgDtype)
 		}
 	}
