@@ -1366,8 +1366,8 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 		sc.items = rows
 		group = DirtyGroup(rows)
 	}
+	markOutputs(grp)
 	for _, r := range grp {
-		r.output = strings.Contains(r.npu.it.Name, ".output.")
 		r.setCells()
 		switch g.cfg.Mode {
 		case Statistics:
@@ -1440,6 +1440,24 @@ func (g *groupWriter) writeDirect(grp []*outRow) error {
 		b = o.appendLine(b, r, mode, stack)
 	}
 	return g.direct.putLines(b, len(grp))
+}
+
+// markOutputs sets r.output of a group's rows: ".output." in the NPU
+// name, as msprobe tests it. A row's name starts with its entry's: that
+// is searched once, and each name only from where a match could start
+// past it.
+func markOutputs(grp []*outRow) {
+	const p = ".output."
+	e := grp[0].npu.it.Entry
+	inEntry := strings.Contains(e, p)
+	for _, r := range grp {
+		n := r.npu.it.Name
+		if k := len(e) - (len(p) - 1); k >= 0 && strings.HasPrefix(n, e) {
+			r.output = inEntry || strings.Contains(n[k:], p)
+		} else {
+			r.output = strings.Contains(n, p)
+		}
+	}
 }
 
 // scratch is a worker's reusable memory.

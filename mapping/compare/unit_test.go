@@ -645,3 +645,34 @@ func TestFastStatsWhereDecoded(t *testing.T) {
 		t.Error("the NPU stream: no row with a float statistic to check")
 	}
 }
+
+// TestMarkOutputs: markOutputs marks the rows whose NPU name holds
+// ".output.", searched from where it could start past the entry's name,
+// as a search of the whole name would: a match in the entry's name, across
+// its end, after it, in a name not starting with it, in short names.
+func TestMarkOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		names []string
+	}{
+		{"Module.layers.0.MLP.forward.0", []string{"Module.layers.0.MLP.forward.0.input.0", "Module.layers.0.MLP.forward.0.output.0",
+			"Module.layers.0.MLP.forward.0.output", "Module.layers.0.MLP.forward.0.outputs.0", "Other.output.0", "Other.input.0"}},
+		{"Module.output.Linear.forward.0", []string{"Module.output.Linear.forward.0.input.0", "Module.output.Linear.forward.0.output.0"}},
+		{"Tensor.x.output", []string{"Tensor.x.output.0", "Tensor.x.output", "Tensor.x.outputx.0", "Tensor.x.output.output."}},
+		{"Tensor.x.outpu", []string{"Tensor.x.outpu.t.", "Tensor.x.outpu", "Tensor.x.outpuoutput."}},
+		{"a.", []string{"a.output.", "a.input.0", ".output.", "output."}},
+		{"", []string{".output.", "x", ""}},
+		{"..output", []string{"..output.", "..output"}},
+	} {
+		var grp []*outRow
+		for _, n := range tc.names {
+			grp = append(grp, &outRow{npu: &sideRow{it: msprobe.Item{Entry: tc.entry, Name: n}}})
+		}
+		markOutputs(grp)
+		for _, r := range grp {
+			if want := strings.Contains(r.npu.it.Name, ".output."); r.output != want {
+				t.Errorf("entry %q, name %q: output %v, want %v", tc.entry, r.npu.it.Name, r.output, want)
+			}
+		}
+	}
+}
