@@ -265,7 +265,7 @@ func newArtifactScan() *artifactScan {
 func (a *artifactScan) add(r *outRow) {
 	a.rows++
 	for i := 0; i < 4; i++ {
-		c := kindOf(r.npu.it.Stats[i])
+		c := statKind(r.npu, i)
 		if !c.isNum() {
 			a.npuAllNum = false
 		}
@@ -291,7 +291,7 @@ func (a *artifactScan) add(r *outRow) {
 			}
 			continue
 		}
-		b := kindOf(r.bench.it.Stats[i])
+		b := statKind(r.bench, i)
 		if !b.isNum() {
 			a.benchAllNum = false
 		}
@@ -307,6 +307,15 @@ func (a *artifactScan) add(r *outRow) {
 	if r.bench == nil {
 		a.nbRows++
 	}
+}
+
+// statKind is kindOf statistic i of s: a float fastStats found needs no
+// look.
+func statKind(s *sideRow, i int) cellKind {
+	if s.fast&(1<<i) != 0 {
+		return cFloat
+	}
+	return kindOf(s.it.Stats[i])
 }
 
 func (a *artifactScan) result() artifacts {

@@ -515,6 +515,9 @@ func TestFastStats(t *testing.T) {
 		var fast cell
 		fast.setStat(s, i, false)
 		slow := fromValue(v).withRepr()
+		if got := statKind(s, i); got != kindOf(v) {
+			t.Errorf("%q: statKind %v, want %v", v.Text, got, kindOf(v))
+		}
 		if fast.k != slow.k || math.Float64bits(fast.f) != math.Float64bits(slow.f) || fast.s != slow.s {
 			t.Errorf("%q: cell %v %v %q, want %v %v %q", v.Text, fast.k, fast.f, fast.s, slow.k, slow.f, slow.s)
 		}
