@@ -287,6 +287,8 @@ func (d *daRank) cellJSON(c *cell) {
 			d.buf = append(d.buf, "Infinity"...)
 		case c.f < 0 && c.f*0.5 == c.f:
 			d.buf = append(d.buf, "-Infinity"...)
+		case c.rn > 0:
+			d.buf = append(d.buf, c.r[:c.rn]...) // the repr, cached
 		default:
 			d.buf = msprobe.AppendPyFloat(d.buf, c.f)
 		}
