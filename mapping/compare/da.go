@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -326,12 +327,46 @@ var (
 		"NPU P2POp op", "Bench P2POp op", "NPU P2POp peer", "Bench P2POp peer")
 )
 
-// member starts an op item member (key: one of daKeys').
-func (d *daRank) member(first bool, key string) {
-	if !first {
-		d.buf = append(d.buf, ',')
+// daKey is a member's start (one of daKeys') after its comma, in an
+// array: member appends it as one fixed-size copy.
+type daKey struct {
+	n uint8
+	b [64]byte
+}
+
+// fixedKeys are keys as daKeys.
+func fixedKeys(keys []string) []daKey {
+	out := make([]daKey, len(keys))
+	for i, k := range keys {
+		if len(k)+1 > len(out[i].b) {
+			panic("compare: a -da key longer than daKey holds: " + k)
+		}
+		out[i].n = uint8(copy(out[i].b[:], ","+k))
 	}
-	d.buf = append(d.buf, key...)
+	return out
+}
+
+// The op item members' starts as daKeys.
+var (
+	daHeadFixed = fixedKeys(daHeadKeys)
+	daMD5Fixed  = fixedKeys(daMD5Keys)
+	daDiffFixed = fixedKeys(daDiffKeys)
+	daStatFixed = fixedKeys(daStatKeys)
+	daTailFixed = fixedKeys(daTailKeys)
+)
+
+// member starts an op item member: its comma unless first, and its key.
+func (d *daRank) member(first bool, key *daKey) {
+	if first {
+		d.buf = append(d.buf, key.b[1:key.n]...)
+		return
+	}
+	k := len(d.buf)
+	if cap(d.buf)-k < len(key.b) {
+		d.buf = slices.Grow(d.buf, len(key.b))
+	}
+	*(*[len(key.b)]byte)(d.buf[k : k+len(key.b)]) = key.b
+	d.buf = d.buf[:k+int(key.n)]
 }
 
 // opItem writes the members of table row i (every table column, then
@@ -344,21 +379,21 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 		bn, bd, bs, brg = b.Name, b.Dtype, b.Shape, reqGrad(b.RequiresGrad)
 	}
 	for k, v := range [...]string{n.Name, bn, n.Dtype, bd, n.Shape, bs, r.npuReqGrad(), brg} {
-		d.member(k == 0, daHeadKeys[k])
+		d.member(k == 0, &daHeadFixed[k])
 		d.str(v)
 	}
 	if mode == MD5 {
 		for k, v := range [...]string{r.npuMD5(), r.benchMD5()} {
-			d.member(false, daMD5Keys[k])
+			d.member(false, &daMD5Fixed[k])
 			d.str(v)
 		}
 	} else {
 		for k := range daDiffKeys {
-			d.member(false, daDiffKeys[k])
+			d.member(false, &daDiffFixed[k])
 			d.buf = msprobe.AppendJSONString(d.buf, r.diff[k].bytes())
 		}
 		for k := range daStatKeys {
-			d.member(false, daStatKeys[k])
+			d.member(false, &daStatFixed[k])
 			if k < 4 {
 				d.cellJSON(&r.ncell[k])
 			} else {
@@ -366,8 +401,8 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 			}
 		}
 	}
-	tail := daTailKeys
-	d.member(false, tail[0]) // Requires_grad Consistent
+	tail := daTailFixed
+	d.member(false, &tail[0]) // Requires_grad Consistent
 	d.buf = strconv.AppendBool(d.buf, r.npuReqGrad() == r.benchReqGrad())
 	// msprobe's provisional Result and Err_message (calc_accuracy; the
 	// rule checkers that would replace them do not run for -da): a row
@@ -387,26 +422,26 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	if mode != MD5 && r.npuReqGrad() != r.benchReqGrad() {
 		msg += "Requires_grad inconsistent. "
 	}
-	d.member(false, tail[1])
+	d.member(false, &tail[1])
 	d.str(result)
-	d.member(false, tail[2])
+	d.member(false, &tail[2])
 	if mode == MD5 && r.bench != nil {
 		d.buf = append(d.buf, "NaN"...)
 	} else {
 		d.str(msg)
 	}
 	if stack {
-		d.member(false, tail[3])
+		d.member(false, &tail[3])
 		d.stack(r)
 	}
-	d.member(false, tail[4])
+	d.member(false, &tail[4])
 	d.str(n.State)
-	d.member(false, tail[5])
+	d.member(false, &tail[5])
 	d.str(n.Entry)
 	nop, npeer := d.p2p[0].opPeer(i)
 	bop, bpeer := d.p2p[1].opPeer(i)
 	for k, v := range [...]string{nop, bop, npeer, bpeer} {
-		d.member(false, tail[6+k])
+		d.member(false, &tail[6+k])
 		d.buf = append(d.buf, v...) // JSON already
 	}
 }
