@@ -29,7 +29,7 @@ type cell struct {
 	b  bool
 	rn uint8   // length of r
 	f  float64 // cInt (as float), cFloat
-	s  string  // cInt literal, cStr text
+	s  string  // cInt literal, cStr text, cFloat repr when the dump's literal is it (setStat)
 	r  [24]byte
 }
 
@@ -126,7 +126,7 @@ func isIntLiteral(t string) bool {
 
 // withRepr caches the Python repr of a float cell.
 func (c cell) withRepr() cell {
-	if c.k == cFloat && c.rn == 0 {
+	if c.k == cFloat && c.rn == 0 && c.s == "" {
 		c.rn = uint8(len(msprobe.AppendPyFloat(c.r[:0], c.f)))
 	}
 	return c
@@ -138,8 +138,7 @@ func (c cell) withRepr() cell {
 func (c *cell) setStat(s *sideRow, i int, float bool) {
 	v := &s.it.Stats[i]
 	if s.fast&(1<<i) != 0 {
-		*c = cell{k: cFloat, f: v.Num}
-		c.rn = uint8(copy(c.r[:], v.Text))
+		*c = cell{k: cFloat, f: v.Num, s: v.Text}
 		return
 	}
 	*c = fromValue(*v)
@@ -176,6 +175,9 @@ func (c *cell) appendStr(dst []byte) []byte {
 	case cInt, cStr:
 		return append(dst, c.s...)
 	case cFloat:
+		if c.s != "" {
+			return append(dst, c.s...)
+		}
 		if c.rn > 0 {
 			return append(dst, c.r[:c.rn]...)
 		}
@@ -195,6 +197,9 @@ func (c *cell) appendStr(dst []byte) []byte {
 
 // appendCSV appends the cell as msprobe's CSV writes it (see csv).
 func (c *cell) appendCSV(dst []byte) []byte {
+	if c.k == cFloat && c.s != "" && !math.IsInf(c.f, 0) {
+		return append(dst, c.s...)
+	}
 	if c.k == cFloat && c.rn > 0 && !math.IsInf(c.f, 0) {
 		// the cached repr, copied as appendTo copies a text
 		k := len(dst)
@@ -238,6 +243,9 @@ func (c cell) str() string {
 	case cInt:
 		return c.s
 	case cFloat:
+		if c.s != "" {
+			return c.s
+		}
 		if c.rn > 0 {
 			return string(c.r[:c.rn]) // repr cached by withRepr
 		}
@@ -374,6 +382,10 @@ func classify(c cell) valClass {
 func number(c *cell) float64 {
 	switch c.k {
 	case cFloat:
+		if c.s != "" {
+			v, _, _ := xstrtod(c.s)
+			return v
+		}
 		if c.rn > 0 {
 			v, _, _ := xstrtod(c.r[:c.rn])
 			return v

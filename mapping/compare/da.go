@@ -288,6 +288,8 @@ func (d *daRank) cellJSON(c *cell) {
 			d.buf = append(d.buf, "Infinity"...)
 		case c.f < 0 && c.f*0.5 == c.f:
 			d.buf = append(d.buf, "-Infinity"...)
+		case c.s != "":
+			d.buf = append(d.buf, c.s...) // the repr (setStat)
 		case c.rn > 0:
 			d.buf = append(d.buf, c.r[:c.rn]...) // the repr, cached
 		default:
