@@ -122,7 +122,8 @@ func noiseFloor(dtype string) float64 {
 		return 1.0 / 1024
 	case "<class 'float'>":
 		return 1e-5
-	case "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>":
+	case "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>",
+		"<class 'str'>", "<class 'NoneType'>", "None", "int", "slice", "ellipsis", "torch.Size", "torch.ProcessGroup":
 		return 0
 	}
 	return noiseFloorOf(dtype)

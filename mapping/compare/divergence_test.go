@@ -132,7 +132,8 @@ func TestNoiseFloor(t *testing.T) {
 	}
 	// the dtypes noiseFloor knows by name get the floor their words give
 	for _, dtype := range []string{"torch.float32", "Float32", "torch.bfloat16", "BFloat16", "torch.float16", "Float16",
-		"<class 'float'>", "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>"} {
+		"<class 'float'>", "torch.int64", "torch.int32", "torch.bool", "Int64", "Int32", "Bool", "<class 'int'>", "<class 'bool'>",
+		"<class 'str'>", "<class 'NoneType'>", "None", "int", "slice", "ellipsis", "torch.Size", "torch.ProcessGroup"} {
 		if got, want := noiseFloor(dtype), noiseFloorOf(dtype); got != want {
 			t.Errorf("noiseFloor(%s) = %g, its words give %g", dtype, got, want)
 		}
