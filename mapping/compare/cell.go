@@ -149,10 +149,9 @@ func (c *cell) setStat(s *sideRow, i int, float bool) {
 }
 
 // fastStats tells which statistics of it are floats written as their
-// Python repr, as json.dump writes them (Value.Repr, bit i for
-// Stats[i]): their cells
-// then take the literal as the repr instead of formatting the float
-// (setStat). A row gets it where the dump is decoded off the join's
+// Python repr, as json.dump writes them (Value.Repr, bit i for Stats[i]):
+// their cells then take the literal as the repr instead of formatting the
+// float (setStat). A row gets it where the dump is decoded off the join's
 // goroutine (the NPU stream, the bench lookahead and prefetcher); the
 // cells of the others are worked out. What pandas reads the repr back as
 // (number) is left to the few cells whose value is asked for: most are
