@@ -382,10 +382,16 @@ func number(c *cell) float64 {
 	switch c.k {
 	case cFloat:
 		if c.s != "" {
+			if pandasExact(c.s) {
+				return c.f
+			}
 			v, _, _ := xstrtod(c.s)
 			return v
 		}
 		if c.rn > 0 {
+			if pandasExact(c.r[:c.rn]) {
+				return c.f
+			}
 			v, _, _ := xstrtod(c.r[:c.rn])
 			return v
 		}

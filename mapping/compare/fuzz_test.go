@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -42,6 +43,28 @@ func FuzzPandasParse(f *testing.F) {
 			if err == nil && want != v && !(want != want && v != v) {
 				t.Errorf("pandasParse(%q) = %v, correctly rounded %v", s, v, want)
 			}
+		}
+	})
+}
+
+// FuzzPandasExact: where pandasExact says so, xstrtod reads the repr of
+// a float as that float.
+func FuzzPandasExact(f *testing.F) {
+	for _, v := range []float64{0.5638511759507265, 0.9007199254740993, 8.999999999999999, 9.007199254740993,
+		0.8999999999999999, 9.784428001659021, 0.9616436223739121, -0.0039335784044209, 5, 1e-05, 1e16, 0, 123.456} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		x := math.Float64frombits(bits)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		s := msprobe.PyFloat(x)
+		if !pandasExact(s) || !pandasExact([]byte(s)) {
+			return
+		}
+		if got, end, _ := xstrtod(s); end != len(s) || math.Float64bits(got) != bits {
+			t.Fatalf("pandasExact(%q), but xstrtod reads %v (%d bytes)", s, got, end)
 		}
 	})
 }

@@ -133,6 +133,31 @@ func xstrtod[T string | []byte](p T) (float64, int, bool) {
 	return number, i, maybeInt
 }
 
+// pandasExact reports whether xstrtod reads t, AppendPyFloat(f) for a
+// finite f, as f: when t has no exponent and xstrtod keeps all its
+// digits (at most 17, a leading 0 counted) as an integer of at most 2^53
+// and divides it by an exact power of ten (at most 17 decimals), one
+// correctly rounded division of exact numbers. A first digit below 9
+// keeps 16 digits under 2^53 (9007199254740992); 17 digits need a
+// leading 0 too.
+func pandasExact[T string | []byte](t T) bool {
+	d := 0 // the first digit
+	if len(t) > 0 && t[0] == '-' {
+		d = 1
+	}
+	n := len(t) - d - 1 // the digits, but for the point
+	if n < 1 || n > 17 || t[d]-'0' > 9 || len(t) >= 4 && t[len(t)-4] == 'e' || len(t) >= 5 && t[len(t)-5] == 'e' {
+		return false // an exponent ("e-05", "e+100"), inf, nan
+	}
+	switch {
+	case n <= 15:
+		return true
+	case n == 16:
+		return t[d] <= '8'
+	}
+	return t[d] == '0' && t[d+2] <= '8' // "0.d..."
+}
+
 // pandasDigits is the double pandas' parser accumulates from the digits
 // of n, one at a time as number = number*10 + digit in double precision.
 // While the digits read so far spell an integer of at most 2^53 every
