@@ -57,6 +57,10 @@ type flatter struct {
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
+	// count: the rows are only counted into rows, neither names nor
+	// strings built (EntryReader.Rows; names is set too).
+	count bool
+	rows  int
 
 	// md5 tells whether the entry has an md5 where msprobe's md5_find
 	// looks (tree.md5Find): in an item that is a member of the body
@@ -108,12 +112,15 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	f.b, f.i, f.line, f.name = lx.buf[:lx.end], lx.pos, lx.line, name
 	f.keys = f.keys[:0]
 	f.md5, f.topList = false, false
+	f.rows = 0
 	f.items, f.sb = t.fitems, t.fsb
 	ilo, slo := len(f.items), len(f.sb)
 	f.base = slo
 	var ok bool
 	if f.whole = kind == flatWhole; f.whole {
-		f.path = append(f.path[:0], name...)
+		if !f.count {
+			f.path = append(f.path[:0], name...)
+		}
 		f.state = StateParametersGrad
 		ok = f.ws() == '{' && f.object(0)
 	} else {
@@ -127,6 +134,9 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	}
 	lx.pos, lx.line = f.i, f.line
 	f.taken++
+	if f.count {
+		return job{t: t, name: name, line: line, flat: true, md5: f.md5, ihi: int32(f.rows)}, true
+	}
 	return job{t: t, name: name, line: line, flat: true, md5: f.md5,
 		ilo: int32(ilo), ihi: int32(len(t.fitems)), slo: int32(slo), shi: int32(len(t.fsb))}, true
 }
@@ -703,7 +713,9 @@ func (f *flatter) body() bool {
 				return false
 			}
 			seen |= 1 << k
-			f.path = append(append(f.path[:0], f.name...), ioFields[k].suffix...)
+			if !f.count {
+				f.path = append(append(f.path[:0], f.name...), ioFields[k].suffix...)
+			}
 			f.state = ioFields[k].state
 			if c := f.ws(); c != '{' && c != '[' && c != 'n' {
 				return false
@@ -744,6 +756,10 @@ func (f *flatter) value(depth int) bool {
 		if !f.word("null") {
 			return false
 		}
+		if f.count {
+			f.rows++
+			return true
+		}
 		pi := f.newItem(line, f.add(f.path))
 		pi.it.NoneItem = true
 		pi.it.Dtype, pi.it.Shape = "None", "None"
@@ -760,7 +776,7 @@ func (f *flatter) value(depth int) bool {
 			f.topList = true
 		}
 		for k := 0; ; k++ {
-			if !f.whole {
+			if !f.whole && !f.count {
 				f.path = strconv.AppendInt(append(f.path[:base], '.'), int64(k), 10)
 			}
 			if !f.value(depth + 1) {
@@ -836,7 +852,9 @@ func (f *flatter) object(depth int) bool {
 			}
 		}
 		f.keys = append(f.keys, key)
-		f.path = append(append(f.path[:pbase], '.'), key...)
+		if !f.count {
+			f.path = append(append(f.path[:pbase], '.'), key...)
+		}
 		if !f.value(depth + 1) {
 			return false
 		}
@@ -1002,6 +1020,9 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 			if listed {
 				return false
 			}
+			if f.names {
+				break // rankOf makes statistics: none here
+			}
 			switch string(f.path[bytes.LastIndexByte(f.path, '.')+1:]) {
 			case "src", "dst", "group_src", "group_dst":
 				rankOf, rank = f.appendPyStr(f.scratch[:0], val), true
@@ -1016,6 +1037,13 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 				}
 			}
 		}
+	}
+	if f.count { // the row only counted: the check of the dtype
+		f.rows++
+		if len(dtype) > 0 {
+			_, ok = f.internLast(&f.lastDt, dtype)
+		}
+		return ok
 	}
 	// The name: the data_name's stem (a prefix of its bytes) or the path.
 	var pi *pitem

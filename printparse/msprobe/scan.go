@@ -209,7 +209,8 @@ type job struct {
 	line int
 	off  int64 // Entry.Offset
 	// flat: the fast path flattened the entry into t.fitems[ilo:ihi]
-	// over t.fsb[slo:shi] (see flat.go); there is no body.
+	// over t.fsb[slo:shi] (see flat.go), or only counted its ihi rows
+	// (flatter.count); there is no body.
 	flat               bool
 	md5                bool // the flattened entry has an md5 (md5_find)
 	ilo, ihi, slo, shi int32
@@ -435,6 +436,9 @@ func (s *scanner) process(h *Header, j *job) error {
 		s.count = int(j.ihi - j.ilo)
 		if j.md5 {
 			h.MD5 = true
+		}
+		if s.flat.count {
+			return s.emit(h, j.name, j.line, j.md5, nil, nil)
 		}
 		return s.emit(h, j.name, j.line, j.md5, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
 	}

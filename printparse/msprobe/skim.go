@@ -873,8 +873,8 @@ func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) 
 // checked as Read does, the rows are counted, not built, and their
 // values checked, not converted (the flattener's names mode).
 func (r *EntryReader) Rows(index int, off, end int64, line int) (int, error) {
-	r.s.countOnly, r.s.flat.names = true, true
-	defer func() { r.s.countOnly, r.s.flat.names = false, false }()
+	r.s.countOnly, r.s.flat.names, r.s.flat.count = true, true, true
+	defer func() { r.s.countOnly, r.s.flat.names, r.s.flat.count = false, false, false }()
 	r.s.rows = 0
 	err := r.Read(index, off, end, line, func(*Entry) error { return nil })
 	return r.s.rows, err
