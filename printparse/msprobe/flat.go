@@ -556,7 +556,7 @@ func eightDigits(w uint64) uint64 {
 // plainOK reports whether a string value passes what the fast path
 // leaves to the tree path: msprobe's formula check, and md5_find.
 func plainOK(s []byte) bool {
-	return !formulaStart(s) && !bytes.Contains(s, []byte("md5"))
+	return !formulaStartBytes(s) && !bytes.Contains(s, []byte("md5"))
 }
 
 // fval is a scalar the fast path read; lit is a number's literal or a

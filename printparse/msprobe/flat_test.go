@@ -482,7 +482,7 @@ func TestFormulaStart(t *testing.T) {
 		if got, want := formulaStart(s), ref(s); got != want {
 			t.Fatalf("formulaStart(%q) = %v, want %v", s, got, want)
 		}
-		if got := formulaStart([]byte(s)); got != ref(s) {
+		if got := formulaStartBytes([]byte(s)); got != ref(s) {
 			t.Fatalf("formulaStart([]byte %q) = %v", s, got)
 		}
 	}

@@ -1088,39 +1088,35 @@ func rowPass(st string) int {
 // formulaStart reports whether s matches msprobe's STRING_BLACKLIST:
 // it starts with, or has after a ';', one of + - = % @ or the full-width
 // ＋ － ＝ ％ ＠.
-func formulaStart[T string | []byte](s T) bool {
-	isFormula := func(r rune) bool {
+func formulaStart(s string) bool {
+	isFormula := func(s string) bool {
+		r := rune(s[0])
+		if r >= utf8.RuneSelf {
+			r, _ = utf8.DecodeRuneInString(s)
+		}
 		switch r {
 		case '+', '-', '=', '%', '@', '＋', '－', '＝', '％', '＠':
 			return true
 		}
 		return false
 	}
-	decode := func(s T) rune {
-		if len(s) > 0 && s[0] < utf8.RuneSelf {
-			return rune(s[0])
-		}
-		r, _ := utf8.DecodeRuneInString(string(s))
-		return r
-	}
-	if len(s) > 0 && isFormula(decode(s)) {
+	if len(s) > 0 && isFormula(s) {
 		return true
 	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 { // up to the first eight bytes holding a ';'
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		x := w ^ 0x3b3b3b3b3b3b3b3b
-		if (x-0x0101010101010101)&^x&0x8080808080808080 != 0 {
-			break
+	for {
+		k := strings.IndexByte(s, ';')
+		if k < 0 {
+			return false
 		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] == ';' && i+1 < len(s) && isFormula(decode(s[i+1:])) {
+		if s = s[k+1:]; len(s) > 0 && isFormula(s) {
 			return true
 		}
 	}
-	return false
+}
+
+// formulaStartBytes is formulaStart of b's bytes.
+func formulaStartBytes(b []byte) bool {
+	return formulaStart(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // checkBody is msprobe's check_dump_json_str: in input (input_args, or
@@ -1185,7 +1181,7 @@ func (s *scanner) checkValue(name string, i int32, depth int) error {
 				return s.errAt(n.line, "entry %q: expected \"shape\" to be a list, found %s (msprobe refuses the dump)", name, kindName(n.kind))
 			case t.keyIs(c, "requires_grad") && n.kind != kTrue && n.kind != kFalse:
 				return s.errAt(n.line, "entry %q: expected \"requires_grad\" to be true or false, found %s (msprobe refuses the dump)", name, kindName(n.kind))
-			case n.kind == kString && formulaStart(t.bytes(n.text)):
+			case n.kind == kString && formulaStartBytes(t.bytes(n.text)):
 				return s.errAt(n.line, "entry %q: expected %q to have no leading formula character (+ - = %% @; msprobe refuses it), found %q", name, t.str(n.key), t.str(n.text))
 			}
 		}
