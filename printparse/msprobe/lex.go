@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/source"
 )
@@ -285,23 +286,61 @@ var stringStop = func() (t [256]bool) {
 }()
 
 // plainLen is the length of the run of plain string bytes (no stringStop
-// byte) that b starts with; it tests eight bytes at a time.
+// byte) that b starts with; it tests eight bytes at a time, the first word
+// inline (most keys are short), the rest in plainLenFrom.
 func plainLen(b []byte) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q, bs := w^(ones*'"'), w^(ones*'\\')
-		// A high bit per byte that is below 0x20, the quote, the
-		// backslash or above ASCII; the lowest one is exact.
-		stop := ((w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs | w) & highs
-		if stop != 0 {
-			return i + bits.TrailingZeros64(stop)/8
+	if len(b) < 8 {
+		i := 0
+		for ; i < len(b) && !stringStop[b[i]]; i++ {
 		}
+		return i
+	}
+	if stop := plainStops(binary.LittleEndian.Uint64(b)); stop != 0 {
+		return bits.TrailingZeros64(stop) / 8
+	}
+	return plainLenFrom(b, 8)
+}
+
+// plainStops has a high bit set per stringStop byte of w (little endian)
+// and no other bit below the lowest stop byte, so the lowest set bit is
+// exact: only a byte above ASCII, itself a stop, carries into the next.
+func plainStops(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// High bit set per ASCII byte: >= 0x20, not '"', not '\\'.
+	ok := (w + ones*(0x80-0x20)) & ((w ^ ones*'"') + ones*0x7f) & ((w ^ ones*'\\') + ones*0x7f)
+	return (w | ^ok) & highs
+}
+
+// plainLenFrom is plainLen(b) when b[:i] is plain, sixteen bytes a turn.
+func plainLenFrom(b []byte, i int) int {
+	if i+16 <= len(b) {
+		base := unsafe.Pointer(unsafe.SliceData(b))
+		for last := len(b) - 16; i <= last; i += 16 {
+			p := unsafe.Add(base, i)
+			s1 := plainStops(load64(p))
+			s2 := plainStops(load64(unsafe.Add(p, 8)))
+			if s1|s2 != 0 {
+				if s1 != 0 {
+					return i + bits.TrailingZeros64(s1)/8
+				}
+				return i + 8 + bits.TrailingZeros64(s2)/8
+			}
+		}
+	}
+	if i+8 <= len(b) {
+		if s := plainStops(binary.LittleEndian.Uint64(b[i:])); s != 0 {
+			return i + bits.TrailingZeros64(s)/8
+		}
+		i += 8
 	}
 	for ; i < len(b) && !stringStop[b[i]]; i++ {
 	}
 	return i
+}
+
+// load64 reads the eight bytes at p as a little-endian word.
+func load64(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(p)[:])
 }
 
 // ensure makes at least n bytes available at pos, reading more if needed.
