@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,29 @@ func TestDetectFramework(t *testing.T) {
 	os.WriteFile(p, []byte("{\n \"data\": {\"x\": {\"type\":\t\"torch.Tensor\"}}\n}\n"), 0o644)
 	if got, err := DetectFramework(p); got != "pytorch" || err != nil {
 		t.Errorf(`"type":\s*"torch: %q, %v`, got, err)
+	}
+}
+
+// TestLastIndex checks the word-at-a-time scan against strings.LastIndexByte
+// with dots and other bytes (also above ASCII) at every place and end.
+func TestLastIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{'.', 'a', '0', '/', '-', 0x2e | 0x80, 0xae, 0xff, 0x00, 0x2d, 0x2f}
+	for n := 0; n < 40; n++ {
+		for trial := 0; trial < 200; trial++ {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = 'x'
+				if r.IntN(4) == 0 {
+					b[i] = alphabet[r.IntN(len(alphabet))]
+				}
+			}
+			s := string(b)
+			for end := 0; end <= n; end++ {
+				if got, want := lastIndex(s, end), strings.LastIndexByte(s[:end], '.'); got != want {
+					t.Fatalf("lastIndex(%q, %d) = %d, want %d", s, end, got, want)
+				}
+			}
+		}
 	}
 }
