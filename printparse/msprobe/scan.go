@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -1032,6 +1033,7 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 	} else {
 		out = make([]Item, 0, len(items))
 	}
+	out = slices.Grow(out, len(items))
 	// The rows go in passes (rowPass); mostly the items are in their
 	// order already and one pass takes them all.
 	var passes uint8
@@ -1063,7 +1065,11 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 				out = append(out, it)
 				continue
 			}
-			it := pi.it
+			// Completed in place: one copy of the item (out has room).
+			n := len(out)
+			out = out[:n+1]
+			it := &out[n]
+			*it = pi.it
 			it.Entry = name
 			it.Name = get(pi.name)
 			if pi.dataName.off >= 0 {
@@ -1072,12 +1078,19 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 			if pi.md5.off >= 0 {
 				it.MD5 = get(pi.md5)
 			}
-			for j := range it.Stats {
-				if pi.stats[j].off >= 0 {
-					it.Stats[j].Text = get(pi.stats[j])
-				}
+			st, ps := &it.Stats, &pi.stats
+			if ps[0].off >= 0 {
+				st[0].Text = get(ps[0])
 			}
-			out = append(out, it)
+			if ps[1].off >= 0 {
+				st[1].Text = get(ps[1])
+			}
+			if ps[2].off >= 0 {
+				st[2].Text = get(ps[2])
+			}
+			if ps[3].off >= 0 {
+				st[3].Text = get(ps[3])
+			}
 		}
 	}
 	return name, out
