@@ -1029,7 +1029,6 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 	var out []Item
 	if s.reuse {
 		out = s.out[:0]
-		defer func() { s.out = out }()
 	} else {
 		out = make([]Item, 0, len(items))
 	}
@@ -1092,6 +1091,9 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 				st[3].Text = get(ps[3])
 			}
 		}
+	}
+	if s.reuse {
+		s.out = out
 	}
 	return name, out
 }
