@@ -2,6 +2,7 @@ package msprobe
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"unsafe"
 
 	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/offheap"
@@ -830,6 +832,12 @@ func (r *ParentReader) Release() {
 // readParents is ReadParents; with keep, it also records where the
 // value of every module entry is.
 func readParents(path string, want map[string]bool, keep *ParentReader) (map[string]string, error) {
+	return readParentsFast(path, want, keep, true)
+}
+
+// readParentsFast is readParents; without fast, every member is read by
+// the general lexer (the reference the tests hold the fast path to).
+func readParentsFast(path string, want map[string]bool, keep *ParentReader, fast bool) (map[string]string, error) {
 	f, err := source.Open(path, source.MaxTreeJSON)
 	if err != nil {
 		return nil, readErr("construct.json", err)
@@ -840,7 +848,9 @@ func readParents(path string, want map[string]bool, keep *ParentReader) (map[str
 	if err := lx.expect('{', "an object of entry -> parent"); err != nil {
 		return nil, err
 	}
-	var key, val []byte
+	var key, val, seen []byte
+	wb := newWantBits(want)
+members:
 	for first := true; ; first = false {
 		c, ok := lx.peek()
 		if !ok {
@@ -852,6 +862,31 @@ func readParents(path string, want map[string]bool, keep *ParentReader) (map[str
 		}
 		if c != '"' {
 			return nil, lx.errorf("expected an entry name, found %s", lx.describe())
+		}
+		for fast {
+			k, v, colon, null, next, ok := lx.plainMember(&seen)
+			if !ok {
+				break // read in full below
+			}
+			if keep != nil && moduleLike(k) {
+				keep.at.SetBytes(k, int32(keep.values.Len()))
+				keep.values.Add(lx.read + int64(colon))
+			}
+			if wb.maybe(k) && want[string(k)] && string(k) != megatronKey {
+				parent := ""
+				if !null {
+					parent = string(v)
+				}
+				out[string(k)] = parent
+			}
+			if !next {
+				if end, err := lx.sep('}'); err != nil {
+					return nil, err
+				} else if end {
+					break members
+				}
+				continue members
+			}
 		}
 		if key, err = lx.readString(key[:0]); err != nil {
 			return nil, err
@@ -885,6 +920,118 @@ func readParents(path string, want map[string]bool, keep *ParentReader) (map[str
 		return nil, err
 	}
 	return out, nil
+}
+
+// plainMember reads the common member of construct.json, from its key's
+// opening quote at pos, when it lies whole in the buffer: a key and a
+// string value of plain bytes (no escape, none above ASCII) or null,
+// spaces only around ':'. key and val alias the buffer; colon is the
+// index in buf just past ':'. With next, it has also read the ',' after
+// the value and the spaces and newlines up to the next key's opening
+// quote. Any other member gives ok false with nothing consumed, for the
+// general reading.
+//
+// seen holds the last value read (a copy): a key or value that repeats
+// it (a module's children name it one after another, then the module is
+// the next key) is compared rather than checked byte by byte.
+func (l *lexer) plainMember(seen *[]byte) (key, val []byte, colon int, null, next, ok bool) {
+	b := l.buf[l.pos:l.end]
+	i := 1 + plainRun(b[1:], *seen)
+	if i >= len(b) || b[i] != '"' {
+		return
+	}
+	key = b[1:i]
+	for i++; i < len(b) && b[i] == ' '; i++ {
+	}
+	if i >= len(b) || b[i] != ':' {
+		return
+	}
+	i++
+	colon = l.pos + i
+	for ; i < len(b) && b[i] == ' '; i++ {
+	}
+	if i >= len(b) {
+		return
+	}
+	switch b[i] {
+	case '"':
+		j := i + 1 + len(*seen)
+		if j >= len(b) || b[j] != '"' || !bytes.Equal(b[i+1:j], *seen) {
+			j = i + 1 + plainLen(b[i+1:])
+			if j >= len(b) || b[j] != '"' {
+				return
+			}
+			*seen = append((*seen)[:0], b[i+1:j]...)
+		}
+		val, i = b[i+1:j], j+1
+	case 'n':
+		if len(b)-i < 4 || string(b[i:i+4]) != "null" {
+			return
+		}
+		null, i = true, i+4
+	default:
+		return
+	}
+	ok = true
+	if i < len(b) && b[i] == ',' {
+		j, lines := i+1, 0
+		for ; j < len(b); j++ {
+			if b[j] == '\n' {
+				lines++
+			} else if b[j] != ' ' {
+				break
+			}
+		}
+		if j < len(b) && b[j] == '"' {
+			l.pos += j
+			l.line += lines
+			return key, val, colon, null, true, true
+		}
+	}
+	l.pos += i
+	return key, val, colon, null, false, true
+}
+
+// plainRun is plainLen(b) when that ends at a '"' and b starts with the
+// plain bytes seen (then compared, not checked): their length.
+func plainRun(b, seen []byte) int {
+	if n := len(seen); n < len(b) && b[n] == '"' && bytes.Equal(b[:n], seen) {
+		return n
+	}
+	return plainLen(b)
+}
+
+// wantBits is a filter in front of a want set: a bit per hash of the
+// wanted names of eight bytes or more (shorter names always pass).
+type wantBits [64]uint64
+
+func newWantBits(want map[string]bool) *wantBits {
+	wb := new(wantBits)
+	for k, w := range want {
+		if w && len(k) >= 8 {
+			h := wantHash(k)
+			wb[h/64] |= 1 << (h % 64)
+		}
+	}
+	return wb
+}
+
+// maybe is false when want cannot have k.
+func (wb *wantBits) maybe(k []byte) bool {
+	if len(k) < 8 {
+		return true
+	}
+	h := wantHash(unsafe.String(unsafe.SliceData(k), len(k)))
+	return wb[h/64]&(1<<(h%64)) != 0
+}
+
+// wantHash mixes a name's length, its last eight bytes and the eight
+// in its middle into 12 bits; len(k) >= 8.
+func wantHash(k string) uint {
+	n := len(k)
+	p := unsafe.Pointer(unsafe.StringData(k))
+	a, b := load64(unsafe.Add(p, n-8)), load64(unsafe.Add(p, n/2-4))
+	return uint(((a ^ b*0x9e3779b97f4a7c15) + uint64(n)) * 0xff51afd7ed558ccd >> 52)
 }
 
 // parentValue reads the value of entry k in construct.json: a parent
