@@ -445,6 +445,16 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 			if !e.inCompared {
 				continue // nothing to tell where it came from
 			}
+			// the class first: only the earliest of each is described
+			slot, absorbedIn := 0, ""
+			if e.in > 1 && !e.amplified(dv.mode) {
+				slot = 1
+			} else if m, ok := dv.enclosingModule(parent, e.npu); ok && !dv.modOut.deviates(dv.modKey(m)) {
+				slot, absorbedIn = 2, m
+			}
+			if first[slot] != nil && order[i] >= key[slot] {
+				continue
+			}
 			d := &Divergence{Direction: dir, NPUEntry: e.npu, BenchEntry: e.bench, Row: e.row, BenchRow: e.benchRow,
 				Messages: e.msgs, Module: e.module, Dtype: e.dtype, NoiseFloor: e.floor,
 				Deviation: round3(e.outRel), InputDeviation: round3(e.inRel), ParamsDiffer: e.params > 1}
@@ -457,10 +467,9 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 					d.Stack = userFrame(fr)
 				}
 			}
-			slot := 0
-			switch {
-			case e.in > 1 && !e.amplified(dv.mode):
-				d.Class, slot = ClassInherited, 1
+			switch slot {
+			case 1:
+				d.Class = ClassInherited
 				d.Why = dv.inputsDiffer(e) + ", and " + dv.outDiff(e)
 				if dv.mode != MD5 && !math.IsInf(e.inRel, 0) {
 					d.Why += fmt.Sprintf(", less than %d times as much", AmplificationRatio)
@@ -477,14 +486,12 @@ func (dv *divergences) classify(parent, benchParent map[string]string, frames St
 				if d.ParamsDiffer {
 					d.Why += "; its parameters differ too"
 				}
-				if m, ok := dv.enclosingModule(parent, e.npu); ok && !dv.modOut.deviates(dv.modKey(m)) {
-					d.Class, slot = ClassAbsorbed, 2
-					d.Why += "; absorbed downstream: the outputs of its enclosing module " + m + " agree"
+				if slot == 2 {
+					d.Class = ClassAbsorbed
+					d.Why += "; absorbed downstream: the outputs of its enclosing module " + absorbedIn + " agree"
 				}
 			}
-			if first[slot] == nil || order[i] < key[slot] {
-				first[slot], key[slot] = d, order[i]
-			}
+			first[slot], key[slot] = d, order[i]
 		}
 		var got []int
 		for slot, d := range first {

@@ -228,6 +228,13 @@ func TestDivergenceOrder(t *testing.T) {
 			want: want{entry: "Module.proj.Scale.forward.0", class: ClassRootCause,
 				why:   []string{"its parameters differ too"},
 				order: []string{"Module.proj.Scale.forward.0", "Tensor.__mul__.0.forward"}}},
+		{name: "a tie in execution order keeps the earlier", entries: []ent{
+			{name: "Tensor.__mul__.0.forward", in: 0, out: 0.05},
+			{name: "Module.proj.Scale.forward.0", in: 0, out: 0.05, param: 0.05},
+		}, parent: map[string]string{"Tensor.__mul__.0.forward": "Module.proj.Scale.forward.0"},
+			want: want{entry: "Tensor.__mul__.0.forward", class: ClassRootCause,
+				why:   []string{"its inputs agree", "its outputs differ by 0.05"},
+				order: []string{"Tensor.__mul__.0.forward"}}},
 		{name: "md5", md5: true, entries: []ent{
 			{name: "Functional.linear.0.forward", in: 0, out: 0.02},
 			{name: "Functional.gelu.0.forward", in: 0.02, out: 0.03},
