@@ -308,9 +308,7 @@ func candidates(dst []int, key string, debug bool) []int {
 	for i := 0; i < len(key); i += 8 {
 		var w uint64
 		if i+8 <= len(key) {
-			b := key[i : i+8]
-			w = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			w = word8(key[i : i+8])
 		} else {
 			for j := len(key) - 1; j >= i; j-- {
 				w = w<<8 | uint64(key[j])

@@ -518,7 +518,7 @@ func Digits[T string | []byte](b T, i int, mant uint64) (uint64, int) {
 			if n > 0 {
 				// The n digits moved up, '0's below them.
 				w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
-				mant = mant*pow10u[n] + eightDigits(w)
+				mant = mant*pow10u64[n] + eightDigits(w)
 			}
 			return mant, i + n
 		}
@@ -531,8 +531,7 @@ func Digits[T string | []byte](b T, i int, mant uint64) (uint64, int) {
 	return mant, i
 }
 
-var pow10u = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
-
+// pow10u64 holds the powers of ten a uint64 holds.
 var pow10u64 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
 	1e15, 1e16, 1e17, 1e18, 1e19}
 

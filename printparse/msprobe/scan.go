@@ -564,10 +564,7 @@ var ioFields = [...]struct{ key, suffix, state string }{
 func lastIndex(name string, end int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; end >= 8; end -= 8 {
-		b := name[end-8 : end]
-		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		x := w ^ ones*'.'
+		x := load8(name[end-8:end]) ^ ones*'.'
 		// High bit set per byte that is '.': no byte carries into the next.
 		if dots := ^((x&^highs + ones*0x7f) | x) & highs; dots != 0 {
 			return end - 8 + (63-bits.LeadingZeros64(dots))/8
