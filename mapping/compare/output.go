@@ -180,17 +180,19 @@ func (s *CSVSink) Line(line []byte, _ RowMark) error {
 // nextRow counts a row about to be written, starting the next part
 // first when the part is full.
 func (s *CSVSink) nextRow() error {
-	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
-		if err := s.nextPart(); err != nil {
-			return err
-		}
+	if err := s.nextPart(); err != nil {
+		return err
 	}
 	s.rows++
 	return nil
 }
 
-// nextPart starts the table's next file, with the header.
+// nextPart starts the table's next file, with the header, when the rows
+// written fill the one under way.
 func (s *CSVSink) nextPart() error {
+	if s.rows == 0 || s.rows%MaxCSVRows != 0 {
+		return nil
+	}
 	if err := s.w.Flush(); err != nil {
 		return err
 	}
@@ -211,10 +213,8 @@ func (s *CSVSink) linesTail(n int) ([]byte, bool, error) {
 	if s.rows%MaxCSVRows+n > MaxCSVRows {
 		return nil, false, nil
 	}
-	if s.rows > 0 && s.rows%MaxCSVRows == 0 {
-		if err := s.nextPart(); err != nil {
-			return nil, false, err
-		}
+	if err := s.nextPart(); err != nil {
+		return nil, false, err
 	}
 	return s.w.Tail(lineRoom), true, nil
 }
