@@ -849,7 +849,7 @@ func readParentsFast(path string, want map[string]bool, keep *ParentReader, fast
 		return nil, err
 	}
 	var key, val, seen []byte
-	wb := newWantBits(want)
+	ws := newWantSet(want)
 members:
 	for first := true; ; first = false {
 		c, ok := lx.peek()
@@ -868,11 +868,8 @@ members:
 			if !ok {
 				break // read in full below
 			}
-			if keep != nil && moduleLike(k) {
-				keep.at.SetBytes(k, int32(keep.values.Len()))
-				keep.values.Add(lx.read + int64(colon))
-			}
-			if wb.maybe(k) && want[string(k)] && string(k) != megatronKey {
+			keep.keepAt(k, lx.read+int64(colon))
+			if ws.has(k) {
 				parent := ""
 				if !null {
 					parent = string(v)
@@ -894,11 +891,8 @@ members:
 		if err := lx.expect(':', "':'"); err != nil {
 			return nil, err
 		}
-		if keep != nil && moduleLike(key) {
-			keep.at.SetBytes(key, int32(keep.values.Len()))
-			keep.values.Add(lx.read + int64(lx.pos))
-		}
-		if !want[string(key)] || string(key) == megatronKey {
+		keep.keepAt(key, lx.read+int64(lx.pos))
+		if !ws.has(key) {
 			if err := lx.skipValue("a parent"); err != nil {
 				return nil, err
 			}
@@ -1001,28 +995,43 @@ func plainRun(b, seen []byte) int {
 	return plainLen(b)
 }
 
-// wantBits is a filter in front of a want set: a bit per hash of the
-// wanted names of eight bytes or more (shorter names always pass).
-type wantBits [64]uint64
+// keepAt records, when r keeps them, where the value of entry k is
+// (off, in the file) if k is a module's.
+func (r *ParentReader) keepAt(k []byte, off int64) {
+	if r != nil && moduleLike(k) {
+		r.at.SetBytes(k, int32(r.values.Len()))
+		r.values.Add(off)
+	}
+}
 
-func newWantBits(want map[string]bool) *wantBits {
-	wb := new(wantBits)
+// wantSet is the entries whose parents readParents gives (but Megatron's
+// key), with a filter in front of the map: a bit per hash of the wanted
+// names of eight bytes or more (shorter names always pass it).
+type wantSet struct {
+	bits [64]uint64
+	want map[string]bool
+}
+
+func newWantSet(want map[string]bool) *wantSet {
+	ws := &wantSet{want: want}
 	for k, w := range want {
 		if w && len(k) >= 8 {
 			h := wantHash(k)
-			wb[h/64] |= 1 << (h % 64)
+			ws.bits[h/64] |= 1 << (h % 64)
 		}
 	}
-	return wb
+	return ws
 }
 
-// maybe is false when want cannot have k.
-func (wb *wantBits) maybe(k []byte) bool {
-	if len(k) < 8 {
-		return true
+// has reports whether the parent of entry k is wanted.
+func (ws *wantSet) has(k []byte) bool {
+	if len(k) >= 8 {
+		h := wantHash(unsafe.String(unsafe.SliceData(k), len(k)))
+		if ws.bits[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
 	}
-	h := wantHash(unsafe.String(unsafe.SliceData(k), len(k)))
-	return wb[h/64]&(1<<(h%64)) != 0
+	return ws.want[string(k)] && string(k) != megatronKey
 }
 
 // wantHash mixes a name's length, its last eight bytes and the eight
