@@ -144,32 +144,13 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 // ws skips whitespace and returns the next byte, 0 at the end of the buffer.
 func (f *flatter) ws() byte {
 	b, i := f.b, f.i
-	for i < len(b) {
-		c := b[i]
-		if c > ' ' {
-			f.i = i
-			return c
-		}
-		switch c {
-		case ' ', '\t', '\r':
-			i++
-		case '\n':
-			f.line++
-			i++
-			for i+8 <= len(b) {
-				w := binary.LittleEndian.Uint64(b[i:])
-				if w != 0x2020202020202020 {
-					i += bits.TrailingZeros64(w^0x2020202020202020) / 8
-					break
-				}
-				i += 8
-			}
-		default:
-			f.i = i
-			return c
-		}
+	if i < len(b) && b[i] > ' ' {
+		return b[i]
 	}
-	f.i = i
+	i, f.line = skipWS(b, i, f.line)
+	if f.i = i; i < len(b) {
+		return b[i]
+	}
 	return 0
 }
 
@@ -1261,10 +1242,7 @@ func (f *flatter) shape() (string, bool) {
 		s = append(s, '[')
 	}
 	for n := 0; ; n++ {
-		if i, line = skipWS(b, i, line); i < 0 {
-			return "", false
-		}
-		if i >= len(b) {
+		if i, line = skipWS(b, i, line); i >= len(b) {
 			return "", false
 		}
 		if n == 0 && b[i] == ']' {
@@ -1289,10 +1267,7 @@ func (f *flatter) shape() (string, bool) {
 			}
 			s = append(s, b[start:i]...)
 		}
-		if i, line = skipWS(b, i, line); i < 0 {
-			return "", false
-		}
-		if i >= len(b) {
+		if i, line = skipWS(b, i, line); i >= len(b) {
 			return "", false
 		}
 		switch b[i] {
@@ -1312,8 +1287,9 @@ func (f *flatter) shape() (string, bool) {
 	}
 }
 
-// skipWS skips the whitespace at b[i:] as ws does, counting newlines
-// into line; i < 0 for a control byte that is not whitespace.
+// skipWS returns the end of the whitespace at b[i:] and line with its
+// newlines counted; the indentation after a newline is skipped eight
+// spaces at a time.
 func skipWS(b []byte, i, line int) (int, int) {
 	for i < len(b) && b[i] <= ' ' {
 		switch b[i] {
@@ -1331,7 +1307,7 @@ func skipWS(b []byte, i, line int) (int, int) {
 		case ' ', '\t', '\r':
 			i++
 		default:
-			return -1, line
+			return i, line
 		}
 	}
 	return i, line
