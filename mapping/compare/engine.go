@@ -535,32 +535,65 @@ func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
 // npuAhead bounds the NPU entries read ahead while the first pass's join
 // indexes the bench side (the prologue; about 2 MB of rows on ordinary
 // dumps); afterwards the reader stays at most npuQueue entries ahead.
+// Entries go in batches of npuBatch, so that the join is not woken for
+// each one.
 const (
 	npuAhead = 1024
 	npuQueue = 64
+	npuBatch = 16
 )
 
 // npuStream decodes the NPU side in its own goroutine, ahead of the join:
-// entries with their rows keyed come out of ch; ready tells it the join
-// has started taking them; stop ends it early; the scan's error comes out
-// of errc once ch is closed.
-func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan npuEntry, errc <-chan error, ready, stop func()) {
-	c := make(chan npuEntry, npuQueue)
+// entries with their rows keyed come out of ch, in batches; ready tells it
+// the join has started taking them; stop ends it early; the scan's error
+// comes out of errc once ch is closed.
+func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan []npuEntry, errc <-chan error, ready, stop func()) {
+	c := make(chan []npuEntry, npuQueue/npuBatch)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
 	var started atomic.Bool
-	var backlog []npuEntry // entries the queue had no room for, before ready
+	var backlog [][]npuEntry // batches the queue had no room for, before ready
 	flush := func() error {
-		for k, e := range backlog {
+		for k, b := range backlog {
 			select {
-			case c <- e:
+			case c <- b:
 			case <-done:
 				return errStopped
 			}
-			backlog[k] = npuEntry{}
+			backlog[k] = nil
 		}
 		backlog = backlog[:0]
 		return nil
+	}
+	var cur []npuEntry // the batch under way
+	send := func() error {
+		b := cur
+		cur = nil
+		if !started.Load() && len(backlog) < npuAhead/npuBatch {
+			if len(backlog) == 0 {
+				select {
+				case c <- b:
+					return nil
+				default:
+				}
+			}
+			backlog = append(backlog, b)
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		select { // first without waiting: cheaper than the select below
+		case c <- b:
+			return nil
+		default:
+		}
+		select {
+		case c <- b:
+			return nil
+		case <-done:
+			return errStopped
+		}
 	}
 	go func() {
 		var given *rowsBuf // the rows alloc gave, not yet sent
@@ -578,33 +611,18 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 				b.rows[i].owner = b
 				b.rows[i].fast = fastStats(&b.rows[i].it)
 			}
-			ent := npuEntry{name: e.Name, rows: b.rows}
-			if !started.Load() && len(backlog) < npuAhead {
-				if len(backlog) == 0 {
-					select {
-					case c <- ent:
-						return nil
-					default:
-					}
-				}
-				backlog = append(backlog, ent)
+			if cur == nil {
+				cur = make([]npuEntry, 0, npuBatch)
+			}
+			cur = append(cur, npuEntry{name: e.Name, rows: b.rows})
+			if len(cur) < npuBatch {
 				return nil
 			}
-			if err := flush(); err != nil {
-				return err
-			}
-			select { // first without waiting: cheaper than the select below
-			case c <- ent:
-				return nil
-			default:
-			}
-			select {
-			case c <- ent:
-				return nil
-			case <-done:
-				return errStopped
-			}
+			return send()
 		})
+		if err == nil && len(cur) > 0 {
+			err = send()
+		}
 		if err == nil {
 			err = flush()
 		}
@@ -685,34 +703,37 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 			in = aj.lookAhead(ch)
 		}
 		var cells *stackCells // for entries read before stack.json was
-		for e := range in {
-			if e.isAhead {
-				aj.takeAhead(e.aheadAt, e.ahead)
-				continue
-			}
-			entries++
-			if len(e.rows) > 0 && e.rows[0].stack == stackPending {
-				if cells == nil {
-					cells = newStackCells(cfg.Stack)
+	join:
+		for batch := range in {
+			for _, e := range batch {
+				if e.isAhead {
+					aj.takeAhead(e.aheadAt, e.ahead)
+					continue
 				}
-				e.rows[0].stack = cells.cell(e.name)
-			}
-			if cfg.Progress != nil && entries%1024 == 0 {
-				cfg.Progress(entries)
-			}
-			if cfg.dataMapLog != nil {
-				cfg.dataMapLog.rowsOf(&e)
-			}
-			for i := range e.rows {
-				if res.err = j.row(&e.rows[i], emit); res.err != nil {
-					break
+				entries++
+				if len(e.rows) > 0 && e.rows[0].stack == stackPending {
+					if cells == nil {
+						cells = newStackCells(cfg.Stack)
+					}
+					e.rows[0].stack = cells.cell(e.name)
 				}
-			}
-			if res.err == nil && cfg.dataMapLog != nil {
-				res.err = cfg.dataMapLog.entry(e.name)
-			}
-			if res.err != nil {
-				break
+				if cfg.Progress != nil && entries%1024 == 0 {
+					cfg.Progress(entries)
+				}
+				if cfg.dataMapLog != nil {
+					cfg.dataMapLog.rowsOf(&e)
+				}
+				for i := range e.rows {
+					if res.err = j.row(&e.rows[i], emit); res.err != nil {
+						break
+					}
+				}
+				if res.err == nil && cfg.dataMapLog != nil {
+					res.err = cfg.dataMapLog.entry(e.name)
+				}
+				if res.err != nil {
+					break join
+				}
 			}
 		}
 		if res.err != nil {
@@ -818,12 +839,12 @@ type aborter interface{ abort() }
 type aheadJoiner interface {
 	// lookAhead starts the lookahead of a pass over the NPU entries in
 	// and returns them, the bench entries parsed for each put before it.
-	lookAhead(in <-chan npuEntry) <-chan npuEntry
+	lookAhead(in <-chan []npuEntry) <-chan []npuEntry
 	// takeAhead takes bench entry i, parsed ahead.
 	takeAhead(i int32, e *parsedEntry)
 }
 
-func (j *indexJoin) lookAhead(in <-chan npuEntry) <-chan npuEntry {
+func (j *indexJoin) lookAhead(in <-chan []npuEntry) <-chan []npuEntry {
 	return j.ix.lookAhead(in, j.aheadKey)
 }
 

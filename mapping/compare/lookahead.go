@@ -18,8 +18,11 @@ import (
 // asks for more than aheadPerEntry.
 
 // aheadQueue bounds the NPU and bench entries between the lookahead and
-// the join.
-const aheadQueue = 128
+// the join; they go in batches of at most aheadBatch.
+const (
+	aheadQueue = 128
+	aheadBatch = 16
+)
 
 // aheadPerEntry bounds the bench entries parsed ahead for one NPU entry,
 // so that they fit in the join's cache with those of the lookup before.
@@ -35,7 +38,8 @@ type lookahead struct {
 	ix     *benchIndex
 	key    aheadKey
 	most   int // bench entries parsed ahead an NPU entry
-	out    chan npuEntry
+	out    chan []npuEntry
+	cur    []npuEntry // the batch under way
 	stop   chan struct{}
 	done   chan struct{}
 	taken  takenBits // entries the join parses itself
@@ -55,10 +59,10 @@ type lookahead struct {
 // returns what the join reads instead: the same entries, each after the
 // bench entries parsed for it (npuEntry.isAhead). Without a fork of the
 // bench side, in is returned as it is.
-func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntry {
+func (ix *benchIndex) lookAhead(in <-chan []npuEntry, key aheadKey) <-chan []npuEntry {
 	ix.stopAhead()
 	la := &lookahead{ix: ix, key: key, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
-		out: make(chan npuEntry, aheadQueue), stop: make(chan struct{}), done: make(chan struct{}),
+		out: make(chan []npuEntry, aheadQueue/aheadBatch), stop: make(chan struct{}), done: make(chan struct{}),
 		taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
 	finished := func() {
 		close(la.out)
@@ -66,13 +70,21 @@ func (ix *benchIndex) lookAhead(in <-chan npuEntry, key aheadKey) <-chan npuEntr
 	}
 	if !ix.goAhead(&la.md5, finished, func(p *entryParser) {
 		la.p = p
-		for e := range in {
-			if !la.entry(e.rows) {
+		for batch := range in {
+			for _, e := range batch {
+				if !la.entry(e.rows) || !la.send(e) {
+					la.drop()
+					return
+				}
+			}
+			// Nothing more to read yet: the join gets what there is.
+			if len(in) == 0 && !la.flush() {
+				la.drop()
 				return
 			}
-			if !la.send(e) {
-				return
-			}
+		}
+		if !la.flush() {
+			la.drop()
 		}
 	}) {
 		return in
@@ -163,28 +175,53 @@ func (la *lookahead) parse(i int32) bool {
 		return true // the join reads it, if a row asks for it, and reports the error where it would
 	}
 	if !la.send(npuEntry{ahead: e, aheadAt: i, isAhead: true}) {
-		if e != nil {
-			ix.spare.put(e)
-		}
 		return false
 	}
 	la.sent++
 	return true
 }
 
-// send hands e on to the join; false when the lookahead is stopped.
+// send hands e on to the join, in the batch under way; false when the
+// lookahead is stopped.
 func (la *lookahead) send(e npuEntry) bool {
+	if la.cur == nil {
+		la.cur = make([]npuEntry, 0, aheadBatch)
+	}
+	la.cur = append(la.cur, e)
+	return len(la.cur) < aheadBatch || la.flush()
+}
+
+// flush hands the batch under way on to the join; false when the
+// lookahead is stopped.
+func (la *lookahead) flush() bool {
+	b := la.cur
+	if len(b) == 0 {
+		return true
+	}
 	select { // first without waiting: cheaper than the select below
-	case la.out <- e:
+	case la.out <- b:
+		la.cur = nil
 		return true
 	default:
 	}
 	select {
-	case la.out <- e:
+	case la.out <- b:
+		la.cur = nil
 		return true
 	case <-la.stop:
 		return false
 	}
+}
+
+// drop gives back the bench entries of the batch under way, the
+// lookahead being stopped.
+func (la *lookahead) drop() {
+	for _, e := range la.cur {
+		if e.isAhead && e.ahead != nil {
+			la.ix.spare.put(e.ahead)
+		}
+	}
+	la.cur = nil
 }
 
 // take marks entry i parsed by the join.
@@ -221,9 +258,11 @@ func (ix *benchIndex) stopAhead() {
 	}
 	ix.ahead = nil
 	close(la.stop)
-	for e := range la.out {
-		if e.isAhead && e.ahead != nil {
-			ix.spare.put(e.ahead)
+	for b := range la.out {
+		for _, e := range b {
+			if e.isAhead && e.ahead != nil {
+				ix.spare.put(e.ahead)
+			}
 		}
 	}
 	<-la.done

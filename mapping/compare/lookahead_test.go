@@ -197,50 +197,57 @@ func TestLookaheadBounded(t *testing.T) {
 		for i := range rows {
 			rows[i].key = fmt.Sprintf("Tensor.add.%d.forward.output.0", i)
 		}
-		in := make(chan npuEntry, n)
+		in := make(chan []npuEntry, n)
 		if tc.oneEntry {
-			in <- npuEntry{name: "Module.x.forward.0", rows: rows}
+			in <- []npuEntry{{name: "Module.x.forward.0", rows: rows}}
 		} else {
+			var batch []npuEntry // batches of 1 to 3 entries
 			for i := range rows {
-				in <- npuEntry{name: fmt.Sprintf("Tensor.add.%d.forward", i), rows: rows[i : i+1]}
+				batch = append(batch, npuEntry{name: fmt.Sprintf("Tensor.add.%d.forward", i), rows: rows[i : i+1]})
+				if len(batch) > i%3 || i == len(rows)-1 {
+					in <- batch
+					batch = nil
+				}
 			}
 		}
 		close(in)
 		run, most, keep := 0, 0, 0
 		npuSeen := 0 // NPU entries handed on so far: an ahead entry is for the next
-		for e := range ix.lookAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
-			if e.isAhead && !tc.oneEntry && int(e.aheadAt) != npuSeen {
-				// Not the entry asked for: the index's 32-bit tags collided
-				// (the parse is what tells), which the seed makes rare.
-				if !tagCollision(ix.seed, fmt.Sprintf("Tensor.add.%d.forward", e.aheadAt), rows[npuSeen].key) {
-					t.Errorf("%s: bench entry %d parsed ahead for NPU entry %d", tc.name, e.aheadAt, npuSeen)
+		for b := range ix.lookAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
+			for _, e := range b {
+				if e.isAhead && !tc.oneEntry && int(e.aheadAt) != npuSeen {
+					// Not the entry asked for: the index's 32-bit tags collided
+					// (the parse is what tells), which the seed makes rare.
+					if !tagCollision(ix.seed, fmt.Sprintf("Tensor.add.%d.forward", e.aheadAt), rows[npuSeen].key) {
+						t.Errorf("%s: bench entry %d parsed ahead for NPU entry %d", tc.name, e.aheadAt, npuSeen)
+					}
+					ix.takeAhead(e.aheadAt, e.ahead)
+					keep = max(keep, len(ix.cache))
+					continue
 				}
-				ix.takeAhead(e.aheadAt, e.ahead)
-				keep = max(keep, len(ix.cache))
-				continue
-			}
-			if e.isAhead {
-				run++
-				most = max(most, run)
-				ix.takeAhead(e.aheadAt, e.ahead)
-				keep = max(keep, len(ix.cache))
-				continue
-			}
-			run = 0
-			npuSeen++
-			for r := range e.rows {
-				if !tc.lookups {
-					break
+				if e.isAhead {
+					run++
+					most = max(most, run)
+					ix.takeAhead(e.aheadAt, e.ahead)
+					keep = max(keep, len(ix.cache))
+					continue
 				}
-				refs, err := ix.lookup(e.rows[r].key, nil)
-				if err != nil {
-					t.Fatal(err)
+				run = 0
+				npuSeen++
+				for r := range e.rows {
+					if !tc.lookups {
+						break
+					}
+					refs, err := ix.lookup(e.rows[r].key, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(refs) != 1 || (tc.oneEntry && refs[0].entry != int32(r)) {
+						t.Fatalf("%s: row %d: bench rows %v", tc.name, r, refs)
+					}
+					ix.match(refs[0])
+					keep = max(keep, len(ix.cache))
 				}
-				if len(refs) != 1 || (tc.oneEntry && refs[0].entry != int32(r)) {
-					t.Fatalf("%s: row %d: bench rows %v", tc.name, r, refs)
-				}
-				ix.match(refs[0])
-				keep = max(keep, len(ix.cache))
 			}
 		}
 		if most != tc.most {

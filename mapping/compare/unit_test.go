@@ -641,8 +641,10 @@ func TestFastStatsWhereDecoded(t *testing.T) {
 	ch, errc, ready, stop := npuStream(npu, &Config{}, true, &rowsPool{})
 	ready()
 	some := false
-	for e := range ch {
-		some = check("the NPU stream", e.rows, true) || some
+	for b := range ch {
+		for _, e := range b {
+			some = check("the NPU stream", e.rows, true) || some
+		}
 	}
 	stop()
 	if err := <-errc; err != nil {
