@@ -926,6 +926,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 // ready says whether it would.
 type stackReader struct {
 	done chan struct{}
+	read atomic.Bool // done is closed: cheaper to test once per entry
 	s    *msprobe.Stacks
 	err  error
 }
@@ -935,6 +936,7 @@ func readStacksAsync(path string) *stackReader {
 	go func() {
 		defer close(r.done)
 		r.s, r.err = msprobe.ReadStacks(path)
+		r.read.Store(true)
 	}()
 	return r
 }
@@ -942,12 +944,17 @@ func readStacksAsync(path string) *stackReader {
 // Frames gives an entry's frames once the file is read (none when it
 // could not be: the run then fails with wait's error).
 func (r *stackReader) Frames(entry string) ([]string, bool) {
-	<-r.done
+	if !r.read.Load() {
+		<-r.done
+	}
 	return r.s.Frames(entry)
 }
 
 // ready reports whether the file is read.
 func (r *stackReader) ready() bool {
+	if r.read.Load() {
+		return true
+	}
 	select {
 	case <-r.done:
 		return true
