@@ -195,7 +195,7 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, rel, floor float64
 		}
 		return 0, 0, 0
 	}
-	floor = math.Max(fc.floor(0, n.Dtype), fc.floor(1, b.Dtype))
+	floor = fmax(fc.floor(0, n.Dtype), fc.floor(1, b.Dtype))
 	var x, y [4]float64
 	for i := 0; i < 4; i++ {
 		var ok1, ok2 bool
@@ -210,7 +210,7 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, rel, floor float64
 		}
 	}
 	d := 0.0
-	count := math.Max(1, float64(shapeNumel(b.Shape)))
+	count := fmax(1, float64(shapeNumel(b.Shape)))
 	rms := math.Abs(y[3]) / math.Sqrt(count)
 	relOf := func(a, b, scale float64) float64 {
 		switch {
@@ -226,13 +226,13 @@ func rowDeviation(r *outRow, mode Mode, fc *floorCache) (dev, rel, floor float64
 		}
 		return math.Abs(a-b) / scale
 	}
-	d = math.Max(d, relOf(x[0], y[0], math.Max(math.Abs(y[0]), rms)))
-	d = math.Max(d, relOf(x[1], y[1], math.Max(math.Abs(y[1]), rms)))
-	d = math.Max(d, relOf(x[2], y[2], rms))
-	d = math.Max(d, relOf(x[3], y[3], math.Abs(y[3])))
+	d = fmax(d, relOf(x[0], y[0], fmax(math.Abs(y[0]), rms)))
+	d = fmax(d, relOf(x[1], y[1], fmax(math.Abs(y[1]), rms)))
+	d = fmax(d, relOf(x[2], y[2], rms))
+	d = fmax(d, relOf(x[3], y[3], math.Abs(y[3])))
 	if mode == Tensor {
 		if c, ok := r.met[0].num(); ok {
-			d = math.Max(d, 1-c)
+			d = fmax(d, 1-c)
 		}
 	}
 	switch {
@@ -339,6 +339,57 @@ func (m *modStatus) deviates(h uint64) bool {
 	return m != nil && m.n > 0 && m.slots[m.find(h)]&1 != 0
 }
 
+// fmax is math.Max, inlined (math.Max is an assembly call per use) but
+// for a NaN or a zero y (fmaxSpecial).
+func fmax(x, y float64) float64 {
+	if x > y {
+		return x
+	}
+	if y >= x && y != 0 {
+		return y
+	}
+	return fmaxSpecial(x, y)
+}
+
+// fmaxSpecial is math.Max of a NaN, or of x and a zero y: +0 over -0,
+// +Inf before NaN.
+func fmaxSpecial(x, y float64) float64 {
+	switch {
+	case y > x:
+		return y
+	case x == y:
+		return math.Float64frombits(math.Float64bits(x) & math.Float64bits(y))
+	case math.IsInf(x, 1) || math.IsInf(y, 1):
+		return math.Inf(1)
+	}
+	return math.NaN()
+}
+
+// fmin is math.Min, inlined (see fmax).
+func fmin(x, y float64) float64 {
+	if x < y {
+		return x
+	}
+	if y <= x && y != 0 {
+		return y
+	}
+	return fminSpecial(x, y)
+}
+
+// fminSpecial is math.Min of a NaN, or of x and a zero y: -0 over +0,
+// -Inf before NaN.
+func fminSpecial(x, y float64) float64 {
+	switch {
+	case y < x:
+		return y
+	case x == y:
+		return math.Float64frombits(math.Float64bits(x) | math.Float64bits(y))
+	case math.IsInf(x, -1) || math.IsInf(y, -1):
+		return math.Inf(-1)
+	}
+	return math.NaN()
+}
+
 // shapeNumel is the element count of a shape text ("[2, 8]"), 1 when it
 // is not one; no allocation.
 func shapeNumel(s string) int {
@@ -396,14 +447,14 @@ func (dv *divergences) add(grp []*outRow, mode Mode) {
 			}
 			dev, rel, floor := rowDeviation(r, mode, &dv.floors)
 			if r.npu.it.State == msprobe.StateParameters {
-				e.params = math.Max(e.params, dev)
+				e.params = fmax(e.params, dev)
 				continue
 			}
 			if !e.inCompared || dev > e.in {
 				e.in, e.inDtype, e.inFloor = dev, r.npu.it.Dtype, floor
 			}
 			e.inCompared = true
-			e.inRel = math.Max(e.inRel, rel)
+			e.inRel = fmax(e.inRel, rel)
 		}
 	}
 	if e.out > 1 && dv.cands == nil {

@@ -75,9 +75,9 @@ func minOrMax(rows []*outRow, val metricValue, isMin bool) float64 {
 			continue
 		}
 		if isMin {
-			acc = math.Min(acc, v)
+			acc = fmin(acc, v)
 		} else {
-			acc = math.Max(acc, v)
+			acc = fmax(acc, v)
 		}
 	}
 	return acc
