@@ -327,7 +327,7 @@ const (
 	vOther
 )
 
-func classify(c cell) valClass {
+func classify(c *cell) valClass {
 	switch c.k {
 	case cInt:
 		return vNum
@@ -426,7 +426,10 @@ func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
 		rel.set("0")
 		return statNums{diffOK: true}
 	}
-	ca, cb := classify(*a), classify(*b)
+	ca, cb := vNum, vNum // two finite floats, the common case
+	if a.k != cFloat || b.k != cFloat || a.f-a.f != 0 || b.f-b.f != 0 {
+		ca, cb = classify(a), classify(b)
+	}
 	if ca == vNum && cb == vNum {
 		x, y := number(a), number(b)
 		dv := float64(x - y)

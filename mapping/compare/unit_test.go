@@ -155,6 +155,14 @@ func TestStatDiff(t *testing.T) {
 		{"unmatched", num("1.0", 1), naCell, false, "N/A", "N/A"},
 		{"None equal", cell{k: cNone}, cell{k: cNone}, false, "0", "0"},
 		{"numeric string", str("1.5"), num("1.0", 1), false, "0.5", "50.0%"},
+		// two floats skip classify only when both are finite
+		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), false, "Nan", "Nan"},
+		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, false, "Nan", "Nan"},
+		{"float nans", cell{k: cFloat, f: math.NaN()}, cell{k: cFloat, f: math.NaN()}, false, "Nan", "Nan"},
+		{"float vs float inf", num("1.0", 1), cell{k: cFloat, f: math.Inf(1)}, false, "-inf", "-inf"},
+		{"-inf vs inf", cell{k: cFloat, f: math.Inf(-1)}, cell{k: cFloat, f: math.Inf(1)}, false, "-inf", "-inf"},
+		{"inf vs inf", cell{k: cFloat, f: math.Inf(1)}, cell{k: cFloat, f: math.Inf(1)}, false, "0", "0"},
+		{"floats", num("0.5", 0.5), num("0.25", 0.25), false, "0.25", "100.0%"},
 	} {
 		d, r := statDiff(c.a, c.b, c.intCol)
 		if d != c.d || r != c.r {
