@@ -274,17 +274,20 @@ func (c cell) csv() string {
 }
 
 // infNaN is msprobe's check for nan/inf in a max or min cell.
-func (c cell) infNaN() bool {
-	switch c.k {
-	case cFloat:
-		return math.IsInf(c.f, 0) || math.IsNaN(c.f)
-	case cNaN:
-		return true
-	case cStr:
-		s := strings.ToLower(strings.TrimSpace(c.s))
-		return s == "inf" || s == "-inf" || s == "nan"
+func (c *cell) infNaN() bool {
+	if c.k == cFloat {
+		return c.f-c.f != 0 // inf or nan
 	}
-	return false
+	return c.k == cNaN || c.k == cStr && strInfNaN(c.s)
+}
+
+// finite reports whether c is a finite float (then not infNaN).
+func (c *cell) finite() bool { return c.k == cFloat && c.f-c.f == 0 }
+
+// strInfNaN is infNaN of a string cell's text.
+func strInfNaN(s string) bool {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return s == "inf" || s == "-inf" || s == "nan"
 }
 
 // pyEqual is Python's == between two cells' values.

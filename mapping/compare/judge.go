@@ -158,6 +158,9 @@ func rules(mode Mode, group []*outRow, sc *scratch) {
 	// InfNan
 	for _, r := range rows {
 		bmax, bmin := &r.bcell[0], &r.bcell[1]
+		if bmax.finite() && bmin.finite() && r.ncell[0].finite() && r.ncell[1].finite() {
+			continue // the common case, no call
+		}
 		if bmax.infNaN() || bmin.infNaN() {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -690,6 +691,36 @@ func TestMarkOutputs(t *testing.T) {
 			if want := strings.Contains(r.npu.it.Name, ".output."); r.output != want {
 				t.Errorf("entry %q, name %q: output %v, want %v", tc.entry, r.npu.it.Name, r.output, want)
 			}
+		}
+	}
+}
+
+// TestRulesInfNaN checks the InfNan rule on both sides of rules' shortcut
+// for four finite float cells.
+func TestRulesInfNaN(t *testing.T) {
+	fl := func(f float64) cell { return cell{k: cFloat, f: f} }
+	one, inf, nan := fl(1), fl(math.Inf(1)), fl(math.NaN())
+	for _, c := range []struct {
+		name string
+		n, b [2]cell
+		want bool
+	}{
+		{"finite", [2]cell{one, fl(-1)}, [2]cell{one, one}, false},
+		{"npu max inf", [2]cell{inf, one}, [2]cell{one, one}, true},
+		{"npu min -inf", [2]cell{one, fl(math.Inf(-1))}, [2]cell{one, one}, true},
+		{"npu min nan", [2]cell{one, nan}, [2]cell{one, one}, true},
+		{"npu Nan text", [2]cell{{k: cNaN}, one}, [2]cell{one, one}, true},
+		{"npu inf string", [2]cell{{k: cStr, s: " INF"}, one}, [2]cell{one, one}, true},
+		{"npu int", [2]cell{{k: cInt, s: "3", f: 3}, one}, [2]cell{one, one}, false},
+		{"bench inf too", [2]cell{inf, one}, [2]cell{inf, one}, false},
+		{"bench nan only", [2]cell{one, one}, [2]cell{one, nan}, false},
+		{"no bench", [2]cell{inf, one}, [2]cell{naCell, naCell}, true},
+	} {
+		r := &outRow{npu: &sideRow{it: msprobe.Item{Name: "Functional.relu.0.forward.output.0"}}, bench: &sideRow{}, output: true}
+		r.ncell[0], r.ncell[1], r.bcell[0], r.bcell[1] = c.n[0], c.n[1], c.b[0], c.b[1]
+		rules(Statistics, []*outRow{r}, &scratch{})
+		if got := slices.Contains(r.msgs, msgInfNaN); got != c.want {
+			t.Errorf("%s: InfNan %v, want %v (msgs %q)", c.name, got, c.want, r.msgs)
 		}
 	}
 }
