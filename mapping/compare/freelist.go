@@ -12,7 +12,9 @@ type freeList[T any] struct {
 }
 
 const (
-	minCap      = 8
+	// entries mostly hold 2 to 4 rows: a larger floor is memory the
+	// cache and the pools hold for nothing
+	minCap      = 2
 	freeClasses = 24
 )
 

@@ -4,8 +4,8 @@ import "testing"
 
 func TestCapClass(t *testing.T) {
 	for _, c := range []struct{ n, class, cap int }{
-		{0, 0, 8}, {1, 0, 8}, {8, 0, 8}, {9, 1, 16}, {16, 1, 16}, {17, 2, 32}, {1000, 7, 1024},
-		{1024, 7, 1024}, {1025, 8, 2048}, {minCap << (freeClasses - 1), freeClasses - 1, minCap << (freeClasses - 1)},
+		{0, 0, 2}, {1, 0, 2}, {2, 0, 2}, {3, 1, 4}, {4, 1, 4}, {5, 2, 8}, {1000, 9, 1024},
+		{1024, 9, 1024}, {1025, 10, 2048}, {minCap << (freeClasses - 1), freeClasses - 1, minCap << (freeClasses - 1)},
 		{minCap<<(freeClasses-1) + 1, freeClasses, minCap<<(freeClasses-1) + 1},
 	} {
 		if got := capClass(c.n); got != c.class {
@@ -35,7 +35,7 @@ func TestFreeList(t *testing.T) {
 		{"odd capacity serves its floor class", []int{24}, 4, 16, 24},
 		{"the latest of a class first", []int{32, 40}, 4, 32, 40},
 		{"at most limit kept", []int{8, 8, 64}, 2, 9, 0},
-		{"too small to keep", []int{4}, 4, 1, 0},
+		{"too small to keep", []int{1}, 4, 1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var l freeList[*buf]
