@@ -129,7 +129,7 @@ func (s *CSVSink) open() error {
 	}
 	s.parts = append(s.parts, f)
 	if s.w == nil {
-		s.w = output.NewWriter(f, 1<<20)
+		s.w = output.NewWriter(f, 1<<18)
 	} else {
 		s.w.Reset(f)
 	}
