@@ -552,6 +552,13 @@ type fval struct {
 func (f *flatter) scalar(v *fval) bool {
 	v.set, v.lit = true, nil
 	switch c := f.ws(); {
+	case c == '-' && !f.negInf() || c-'0' <= 9:
+		ok := f.num(&v.fnum)
+		v.kind = kInt
+		if v.float {
+			v.kind = kFloat
+		}
+		return ok
 	case c == '"':
 		s, ok := f.str()
 		v.kind, v.lit = kString, s
@@ -565,17 +572,9 @@ func (f *flatter) scalar(v *fval) bool {
 	case c == 'n':
 		v.kind = kNull
 		return f.word("null")
-	case c == '-' || c-'0' <= 9:
-		if c == '-' && f.negInf() {
-			v.kind = kNegInf
-			return f.word("-Infinity")
-		}
-		ok := f.num(&v.fnum)
-		v.kind = kInt
-		if v.float {
-			v.kind = kFloat
-		}
-		return ok
+	case c == '-':
+		v.kind = kNegInf
+		return f.word("-Infinity")
 	case c == 'N':
 		v.kind = kNaN
 		return f.word("NaN")
@@ -592,6 +591,16 @@ func (f *flatter) scalar(v *fval) bool {
 // converted.
 func (f *flatter) statScalar(v *fval) bool {
 	if !f.names {
+		if i := f.i; i < len(f.b) && (f.b[i]-'0' <= 9 || f.b[i] == '-' && !f.negInf()) {
+			// mostly a number right after the key's ": "
+			v.set = true
+			ok := f.num(&v.fnum)
+			v.kind = kInt
+			if v.float {
+				v.kind = kFloat
+			}
+			return ok
+		}
 		return f.scalar(v)
 	}
 	if c := f.ws(); c != '-' && c-'0' > 9 || c == '-' && f.negInf() {

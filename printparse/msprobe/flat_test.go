@@ -291,6 +291,7 @@ var flatSeeds = []string{
 	`{"input_kwargs": {"src": {"type": "torch.ProcessGroup", "group_ranks": [2]}, "dst": {"type": "int", "value": [1]}, "group": {"type": "torch.ProcessGroup", "group_ranks": [1, 2], "group_ranks": [3]}}}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": -NaN}, {"type": "t", "dtype": "d", "Min": -Inf}]}`,
 	`{"input_args": [{"type": "t", "dtype": "d", "Max": NaNa, "Min": Infinit, "Mean": -Infinityx}]}`,
+	`{"input_args": [{"type": "t", "dtype": "d", "Max": -I}, {"type": "t", "dtype": "d", "Min": -x}, {"type": "float", "value": -2.5}, [-1, -Infinity, -0.0]]}`,
 	`{"input_args": [{"type": "t", "dtype": NaN}, {"type": "t", "dtype": "d", "requires_grad": Infinity}]}`,
 	`{"input_args": [{"type": "t\u0041", "dtype": "d"}]}`,
 	`{"input_args": [{"type": "t", "dtype": "=d"}]}`,
