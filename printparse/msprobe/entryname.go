@@ -24,19 +24,24 @@ func SplitName(name string) (opNoNumber, callDirection, direction string) {
 		}
 		return name[:lastDot], StateParametersGrad, StateParametersGrad
 	}
-	for _, d := range [...]string{"forward", "backward"} {
-		if last == d || secondLast == d {
-			// secondLast + "." + last is the tail after the second-last dot.
-			if secondDot < 0 {
-				if lastDot < 0 {
-					return "", "." + last, d
-				}
-				return "", name, d
-			}
-			return name[:secondDot], name[secondDot+1:], d
-		}
+	// Compared with constants, which compile to inline loads.
+	var d string
+	switch {
+	case last == "forward" || secondLast == "forward":
+		d = "forward"
+	case last == "backward" || secondLast == "backward":
+		d = "backward"
+	default:
+		return "", "", ""
 	}
-	return "", "", ""
+	// secondLast + "." + last is the tail after the second-last dot.
+	if secondDot < 0 {
+		if lastDot < 0 {
+			return "", "." + last, d
+		}
+		return "", name, d
+	}
+	return name[:secondDot], name[secondDot+1:], d
 }
 
 // ModuleEntry splits a module entry name into the module path, class and

@@ -43,6 +43,16 @@ func TestSplitName(t *testing.T) {
 		{"forward", "", ".forward", "forward"},
 		{"parameters_grad", "", "parameters_grad", "parameters_grad"},
 		{"Tensor.weird_entry", "", "", ""},
+		// forward is looked for in both parts before backward, and
+		// parameters_grad before either.
+		{"a.backward.forward", "a", "backward.forward", "forward"},
+		{"a.forward.backward", "a", "forward.backward", "forward"},
+		{"a.parameters_grad.forward", "a.parameters_grad", "parameters_grad", "parameters_grad"},
+		{"a.backward.7", "a", "backward.7", "backward"},
+		{"backward", "", ".backward", "backward"},
+		{"a.forwards.0", "", "", ""},
+		{"a.Forward.0", "", "", ""},
+		{"", "", "", ""},
 	}
 	for _, tc := range tests {
 		op, call, dir := SplitName(tc.name)
@@ -99,4 +109,41 @@ func TestLastIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// splitNameRef is split_data_name_components as msprobe writes it, with
+// strings.Split.
+func splitNameRef(name string) (op, call, dir string) {
+	parts := strings.Split(name, ".")
+	last := parts[len(parts)-1]
+	second := ""
+	if len(parts) > 1 {
+		second = parts[len(parts)-2]
+	}
+	if last == StateParametersGrad || second == StateParametersGrad {
+		if len(parts) == 1 {
+			return "", StateParametersGrad, StateParametersGrad
+		}
+		return strings.Join(parts[:len(parts)-1], "."), StateParametersGrad, StateParametersGrad
+	}
+	for _, d := range []string{"forward", "backward"} {
+		if last == d || second == d {
+			return strings.Join(parts[:max(len(parts)-2, 0)], "."), second + "." + last, d
+		}
+	}
+	return "", "", ""
+}
+
+func FuzzSplitName(f *testing.F) {
+	for _, s := range []string{"Functional.linear.0.forward", "Module.fc.Linear.forward.0", "a.parameters_grad.forward",
+		"a.forward.backward", "forward", "x.backward", "Tensor.weird_entry", "..forward", "a..backward", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		op, call, dir := SplitName(name)
+		wop, wcall, wdir := splitNameRef(name)
+		if op != wop || call != wcall || dir != wdir {
+			t.Errorf("SplitName(%q) = (%q, %q, %q), want (%q, %q, %q)", name, op, call, dir, wop, wcall, wdir)
+		}
+	})
 }
