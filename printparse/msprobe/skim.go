@@ -704,6 +704,7 @@ type EntryReader struct {
 	chunks []byte // readChunks chunks of the file, outside the collected heap (printparse/offheap)
 	free   func() // releases chunks
 	slots  [readChunks]chunkSlot
+	last   int // the slot used last
 	tick   int
 	buf    []byte // an entry across chunks, or too large for them
 	lx     lexer  // the entry being read
@@ -811,11 +812,21 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 
 // chunk returns chunk i of the file, read unless kept.
 func (r *EntryReader) chunk(i int64) ([]byte, error) {
+	// Entries read in order mostly share the chunk used last.
+	if s := &r.slots[r.last]; s.at == i {
+		s.used = r.tick
+		return r.chunks[r.last*readChunk : r.last*readChunk+s.n], nil
+	}
+	return r.chunkSlow(i)
+}
+
+// chunkSlow is chunk through all the slots.
+func (r *EntryReader) chunkSlow(i int64) ([]byte, error) {
 	lru := 0
 	for k := range r.slots {
 		s := &r.slots[k]
 		if s.at == i {
-			s.used = r.tick
+			s.used, r.last = r.tick, k
 			return r.chunks[k*readChunk : k*readChunk+s.n], nil
 		}
 		if s.used < r.slots[lru].used {
@@ -836,6 +847,7 @@ func (r *EntryReader) chunk(i int64) ([]byte, error) {
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
 	*s = chunkSlot{at: i, n: n, used: r.tick}
+	r.last = lru
 	return c[:n], nil
 }
 
