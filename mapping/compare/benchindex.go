@@ -309,6 +309,10 @@ func candidates(dst []int, key string, debug bool) []int {
 		var w uint64
 		if i+8 <= len(key) {
 			w = word8(key[i : i+8])
+		} else if len(key) >= 8 {
+			// The last eight bytes, shifted so that key[i] is the lowest
+			// (the bytes above it zero: no dot).
+			w = word8(key[len(key)-8:]) >> (8 * (i + 8 - len(key)))
 		} else {
 			for j := len(key) - 1; j >= i; j-- {
 				w = w<<8 | uint64(key[j])

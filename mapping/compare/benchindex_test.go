@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/layermap/layermap/mapping/resolve"
@@ -91,6 +92,19 @@ func candidatesByParts(key string) []int {
 		start = end + 1
 	}
 	return dst
+}
+
+// TestCandidatesTail: the bytes after the last whole eight (loaded as
+// the key's last eight, shifted) at every alignment, dots among them.
+func TestCandidatesTail(t *testing.T) {
+	for n := range 26 {
+		for _, tail := range []string{".input", ".input.0", "..output", ".debug.x", ".parameters_grad.", ".\xae.input."} {
+			key := strings.Repeat("a", n) + tail
+			if got, want := candidates(nil, key, false), candidatesByParts(key); !slices.Equal(got, want) {
+				t.Errorf("candidates(%q) = %v, by parts %v", key, got, want)
+			}
+		}
+	}
 }
 
 func FuzzCandidates(f *testing.F) {
