@@ -311,27 +311,24 @@ func plainStops(w uint64) uint64 {
 	return (w | ^ok) & highs
 }
 
-// plainLenFrom is plainLen(b) when b[:i] is plain, sixteen bytes a turn.
+// plainMasks are plainStops' constants, read into registers by
+// plainLenFrom (as constants they are rebuilt at each use): 0x60, '"',
+// '\\', 0x7f and 0x80 in each byte.
+var plainMasks = [5]uint64{0x6060606060606060, 0x2222222222222222, 0x5c5c5c5c5c5c5c5c,
+	0x7f7f7f7f7f7f7f7f, 0x8080808080808080}
+
+// plainLenFrom is plainLen(b) when b[:i] is plain, a word a turn.
 func plainLenFrom(b []byte, i int) int {
-	if i+16 <= len(b) {
+	if i+8 <= len(b) {
+		lo, q, bs, sev, hi := plainMasks[0], plainMasks[1], plainMasks[2], plainMasks[3], plainMasks[4]
 		base := unsafe.Pointer(unsafe.SliceData(b))
-		for last := len(b) - 16; i <= last; i += 16 {
-			p := unsafe.Add(base, i)
-			s1 := plainStops(load64(p))
-			s2 := plainStops(load64(unsafe.Add(p, 8)))
-			if s1|s2 != 0 {
-				if s1 != 0 {
-					return i + bits.TrailingZeros64(s1)/8
-				}
-				return i + 8 + bits.TrailingZeros64(s2)/8
+		for last := len(b) - 8; i <= last; i += 8 {
+			w := load64(unsafe.Add(base, i))
+			// plainStops(w)
+			if s := (w | ^((w + lo) & ((w ^ q) + sev) & ((w ^ bs) + sev))) & hi; s != 0 {
+				return i + bits.TrailingZeros64(s)/8
 			}
 		}
-	}
-	if i+8 <= len(b) {
-		if s := plainStops(binary.LittleEndian.Uint64(b[i:])); s != 0 {
-			return i + bits.TrailingZeros64(s)/8
-		}
-		i += 8
 	}
 	for ; i < len(b) && !stringStop[b[i]]; i++ {
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestPlainLen checks the word-at-a-time scan against the byte table on
-// runs ending in every stop byte at every offset.
+// runs ending in every stop byte at every offset, over several words.
 func TestPlainLen(t *testing.T) {
 	naive := func(b []byte) int {
 		i := 0
@@ -20,7 +20,7 @@ func TestPlainLen(t *testing.T) {
 		return i
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for n := 0; n < 40; n++ {
+	for n := 0; n < 72; n++ {
 		for stop := 0; stop < 256; stop++ {
 			b := make([]byte, n+9)
 			for i := range b {
