@@ -20,6 +20,7 @@ import (
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -948,6 +949,14 @@ func (r *stackReader) Frames(entry string) ([]string, bool) {
 		<-r.done
 	}
 	return r.s.Frames(entry)
+}
+
+// FramesNext is Frames with a cursor (msprobe.Stacks.FramesNext).
+func (r *stackReader) FramesNext(c *nametable.Cursor, entry string) ([]string, bool) {
+	if !r.read.Load() {
+		<-r.done
+	}
+	return r.s.FramesNext(c, entry)
 }
 
 // ready reports whether the file is read.

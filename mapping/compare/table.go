@@ -2,6 +2,7 @@ package compare
 
 import (
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Mode is the compare mode msprobe derives from the two dump headers.
@@ -394,18 +395,33 @@ var stackPending = &stackCell{}
 // once. One goroutine uses it.
 type stackCells struct {
 	frames StackFrames
+	next   framesNexter // frames, when it takes a cursor
+	cur    nametable.Cursor
 	cells  map[*string]*stackCell
 	empty  *stackCell
 }
 
-// newStackCells renders the cells of frames' entries.
-func newStackCells(frames StackFrames) *stackCells {
-	return &stackCells{frames: frames, cells: map[*string]*stackCell{}, empty: &stackCell{text: "[]", csv: "[]"}}
+// framesNexter looks entries up in their order (msprobe.Stacks.FramesNext).
+type framesNexter interface {
+	FramesNext(c *nametable.Cursor, entry string) ([]string, bool)
 }
 
-// cell is the stack cell of entry, nil when stack.json has none.
+// newStackCells renders the cells of frames' entries.
+func newStackCells(frames StackFrames) *stackCells {
+	next, _ := frames.(framesNexter)
+	return &stackCells{frames: frames, next: next, cells: map[*string]*stackCell{}, empty: &stackCell{text: "[]", csv: "[]"}}
+}
+
+// cell is the stack cell of entry, nil when stack.json has none. Entries
+// come in dump order: a cursor finds most next to the last ones.
 func (s *stackCells) cell(entry string) *stackCell {
-	fr, ok := s.frames.Frames(entry)
+	var fr []string
+	var ok bool
+	if s.next != nil {
+		fr, ok = s.next.FramesNext(&s.cur, entry)
+	} else {
+		fr, ok = s.frames.Frames(entry)
+	}
 	if !ok {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -118,6 +119,18 @@ func FuzzReadSmallFiles(f *testing.F) {
 			for name, frames := range whole {
 				if got, ok := st.Frames(name); !ok || !slices.Equal(got, frames) {
 					t.Fatalf("ReadStacks(%q) = %q, ReadStack %q", name, got, frames)
+				}
+			}
+			// and through a cursor, in the names' order and in the map's
+			var c nametable.Cursor
+			for _, name := range append(slices.Sorted(maps.Keys(whole)), slices.Collect(maps.Keys(whole))...) {
+				if got, ok := st.FramesNext(&c, name); !ok || !slices.Equal(got, whole[name]) {
+					t.Fatalf("ReadStacks FramesNext(%q) = %q, ReadStack %q", name, got, whole[name])
+				}
+			}
+			if _, set := whole["\x00none"]; !set {
+				if got, ok := st.FramesNext(&c, "\x00none"); ok {
+					t.Fatalf("ReadStacks FramesNext of a name not set = %q", got)
 				}
 			}
 		}

@@ -12,8 +12,9 @@ import (
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
 // for the formats): each name's frames list under 96 bits of two hashes
-// of the name (a nametable.Table: 16 bytes a name and 2 to 4 bytes of
-// bucket index, outside the collected heap, freed by Release), each
+// of the name (an ordered nametable.Table: 16 bytes a name, in file
+// order, and 6 to 8 bytes of bucket index, outside the collected heap,
+// freed by Release), each
 // distinct frames list held once. Two names would share frames only if
 // both hashes agreed (odds of 2^-96 per pair).
 type Stacks struct {
@@ -28,6 +29,20 @@ func (s *Stacks) Frames(name string) ([]string, bool) {
 		return nil, false
 	}
 	id, ok := s.tab.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return s.frames[id-1], true
+}
+
+// FramesNext is Frames for entries looked up mostly in file order (or in
+// stack.json's order, a group's names at a time): c remembers where the
+// last ones were, so that the next is found on lines just read.
+func (s *Stacks) FramesNext(c *nametable.Cursor, name string) ([]string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	id, ok := s.tab.Next(c, name)
 	if !ok {
 		return nil, false
 	}
@@ -99,7 +114,7 @@ func ReadStacks(path string) (*Stacks, error) {
 	return s, nil
 }
 
-func newStacks() *Stacks { return &Stacks{tab: nametable.New()} }
+func newStacks() *Stacks { return &Stacks{tab: nametable.NewOrdered()} }
 
 // readStacks streams the file, reading it both ways (grouped and old
 // format) until the "0" key tells which one holds; the other stays small
