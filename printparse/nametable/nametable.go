@@ -148,22 +148,26 @@ func (t *Table) doneOrdered() {
 	}
 	out := uint32(0)
 	lo := uint32(0)
+	const dropped = 1 << 31 // a flag on perm: a later set of the name follows
 	for b := range nb {
 		hi := starts[b]
 		starts[b] = out
-		for i := lo; i < hi; i++ {
+		// Backwards, a name takes the id of its next set, which already
+		// holds the last one's: linear in a name's repeats.
+		for i := int(hi) - 1; i >= int(lo); i-- {
 			k := names[perm[i]]
-			last := perm[i]
 			for _, j := range perm[i+1 : hi] {
-				if m := names[j]; m.h == k.h && m.h2 == k.h2 {
-					last = j
+				if m := names[j&^dropped]; m.h == k.h && m.h2 == k.h2 {
+					names[perm[i]].id = m.id
+					perm[i] |= dropped
+					break
 				}
 			}
-			if last == perm[i] {
-				perm[out] = perm[i]
+		}
+		for _, j := range perm[lo:hi] {
+			if j&dropped == 0 {
+				perm[out] = j
 				out++
-			} else {
-				names[perm[i]].id = names[last].id
 			}
 		}
 		lo = hi

@@ -129,6 +129,27 @@ func TestNext(t *testing.T) {
 			}
 		}
 	}
+	// Hostile input: one name set many times, and two names alternating,
+	// each in one bucket; Done is linear in a name's repeats.
+	for _, names := range [][]string{{"same"}, {"a", "b"}} {
+		const sets = 200000
+		x := NewOrdered()
+		for i := range sets {
+			x.Set(names[i%len(names)], int32(i))
+		}
+		x.Done()
+		var c Cursor
+		for k, nm := range names {
+			w := int32(sets - len(names) + k)
+			if got, ok := x.Next(&c, nm); !ok || got != w {
+				t.Fatalf("%d repeats: Next(%q) = %d, %v; want %d", sets, nm, got, ok, w)
+			}
+			if got, ok := x.Get(nm); !ok || got != w {
+				t.Fatalf("%d repeats: Get(%q) = %d, %v; want %d", sets, nm, got, ok, w)
+			}
+		}
+		x.Release()
+	}
 	var none *Table
 	var c Cursor
 	if _, ok := none.Next(&c, "a"); ok {
