@@ -385,18 +385,10 @@ func number(c *cell) float64 {
 	switch c.k {
 	case cFloat:
 		if c.s != "" {
-			if pandasExact(c.s) {
-				return c.f
-			}
-			v, _, _ := xstrtod(c.s)
-			return v
+			return reprNumber(c.s, c.f)
 		}
 		if c.rn > 0 {
-			if pandasExact(c.r[:c.rn]) {
-				return c.f
-			}
-			v, _, _ := xstrtod(c.r[:c.rn])
-			return v
+			return reprNumber(c.r[:c.rn], c.f)
 		}
 		var buf [24]byte
 		v, _, _ := xstrtod(msprobe.AppendPyFloat(buf[:0], c.f))

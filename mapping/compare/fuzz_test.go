@@ -69,6 +69,29 @@ func FuzzPandasExact(f *testing.F) {
 	})
 }
 
+// FuzzReprNumber: reprNumber reads the repr of any finite float as xstrtod
+// does.
+func FuzzReprNumber(f *testing.F) {
+	for _, v := range []float64{0.0012850761413574219, -9.007199254740993, 9.999999999999998, 0.9999999999999999,
+		1.2345678901234567e-05, 123.45678901234568, 5e-324, 0.5} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		x := math.Float64frombits(bits)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		s := msprobe.PyFloat(x)
+		want, _, _ := xstrtod(s)
+		if got := reprNumber(s, x); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("reprNumber(%q) = %v, xstrtod %v", s, got, want)
+		}
+		if got := reprNumber([]byte(s), x); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
+		}
+	})
+}
+
 // FuzzLoadPairs: any file content gives pairs or a one-line error naming
 // the file, never a panic.
 func FuzzLoadPairs(f *testing.F) {

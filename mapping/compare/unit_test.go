@@ -724,3 +724,25 @@ func TestRulesInfNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestReprNumber checks the fast paths of reprNumber against xstrtod on
+// reprs: sixteen decimals or more (kept above and below 2^53, rounded twice, negative,
+// a leading 0, a 9 before the digits pandas drops), exponents, and the
+// shorter reprs pandasExact takes.
+func TestReprNumber(t *testing.T) {
+	for _, f := range []float64{0.0012850761413574219, -0.0012850761413574219, 1.2345678901234567,
+		-9.007199254740993, 9.007199254740993, 9.999999999999998, 0.9999999999999999, 0.09999999999999999,
+		0.9007199254740993, 0.8999999999999999, 1.0000000000000002, -0.00018309447129257023,
+		0.0009765625000000002, 3.3306690738754696e-16, 1.2345678901234567e-05, 1.2345678901234567e+100,
+		5e-324, 123.45678901234568, 12.345678901234567, 0.5, 1e16, 4503599627370497.5, -2.5,
+		3.0977600523181534, -3.6080345313143702} { // the last two: pandasDigits rounds twice
+		s := msprobe.PyFloat(f)
+		want, _, _ := xstrtod(s)
+		if got := reprNumber(s, f); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("reprNumber(%q) = %v, xstrtod %v", s, got, want)
+		}
+		if got := reprNumber([]byte(s), f); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
+		}
+	}
+}
