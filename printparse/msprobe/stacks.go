@@ -14,9 +14,9 @@ import (
 // for the formats): each name's frames list under 96 bits of two hashes
 // of the name (an ordered nametable.Table: 16 bytes a name, in file
 // order, and 6 to 8 bytes of bucket index, outside the collected heap,
-// freed by Release), each
-// distinct frames list held once. Two names would share frames only if
-// both hashes agreed (odds of 2^-96 per pair).
+// freed by Release), each distinct frames list held once. Two names
+// would share frames only if both hashes agreed (odds of 2^-96 per
+// pair).
 type Stacks struct {
 	tab    *nametable.Table // name -> frames index + 1
 	frames [][]string
