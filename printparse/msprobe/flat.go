@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // The fast path of the flattening: an entry body in the common grammar of
@@ -525,6 +526,9 @@ func digitRun(w uint64) int {
 	return bits.TrailingZeros64(nd) / 8
 }
 
+// digitMasks are digitRun's constants, read into registers by skipDigits.
+var digitMasks = [3]uint64{0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606}
+
 // eightDigits is the number the eight ASCII digits of w spell, its lowest
 // byte the first digit.
 func eightDigits(w uint64) uint64 {
@@ -659,12 +663,18 @@ func (f *flatter) numCheck() (neg, float, ok bool) {
 }
 
 // skipDigits returns the end of the run of decimal digits at b[i:].
+// (digitRun a word a turn, its constants in registers and no bounds
+// checks, as plainLenFrom.)
 func skipDigits(b []byte, i int) int {
-	for i+8 <= len(b) {
-		n := digitRun(binary.LittleEndian.Uint64(b[i:]))
-		i += n
-		if n < 8 {
-			return i
+	if i >= 0 && i+8 <= len(b) {
+		hi, zeros, six := digitMasks[0], digitMasks[1], digitMasks[2]
+		base := unsafe.Pointer(unsafe.SliceData(b))
+		for last := len(b) - 8; i <= last; i += 8 {
+			w := load64(unsafe.Add(base, i))
+			// digitRun(w)
+			if nd := (w&hi ^ zeros) | ((w+six)&hi ^ zeros); nd != 0 {
+				return i + bits.TrailingZeros64(nd)/8
+			}
 		}
 	}
 	for i < len(b) && b[i]-'0' <= 9 {

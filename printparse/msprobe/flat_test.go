@@ -613,3 +613,27 @@ func FuzzIsRepr(f *testing.F) {
 		}
 	})
 }
+
+// TestSkipDigits checks skipDigits' word-wise run against a byte loop:
+// every byte after a run of each length (bytes above '9' carry in the
+// word test), at every start and buffer end.
+func TestSkipDigits(t *testing.T) {
+	ref := func(b []byte, i int) int {
+		for i < len(b) && b[i]-'0' <= 9 {
+			i++
+		}
+		return i
+	}
+	for c := 0; c < 256; c++ {
+		for run := 0; run <= 20; run++ {
+			b := []byte(strings.Repeat("7", run) + string([]byte{byte(c)}) + "0123456789")
+			for start := 0; start <= run; start++ {
+				for end := start; end <= len(b); end++ {
+					if got, want := skipDigits(b[:end], start), ref(b[:end], start); got != want {
+						t.Fatalf("skipDigits(%q, %d) = %d, want %d", b[:end], start, got, want)
+					}
+				}
+			}
+		}
+	}
+}
