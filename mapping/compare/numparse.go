@@ -145,9 +145,9 @@ func reprNumber[T string | []byte](t T, f float64) float64 {
 	if len(t)-d >= 18 && t[d+1] == '.' && t[len(t)-4] != 'e' && t[len(t)-5] != 'e' {
 		a, b := t[d+2:d+10], t[d+10:d+18]
 		kept := uint64(t[d]-'0')*1e16 +
-			eightDigits(uint64(a[0])|uint64(a[1])<<8|uint64(a[2])<<16|uint64(a[3])<<24|
+			msprobe.EightDigits(uint64(a[0])|uint64(a[1])<<8|uint64(a[2])<<16|uint64(a[3])<<24|
 				uint64(a[4])<<32|uint64(a[5])<<40|uint64(a[6])<<48|uint64(a[7])<<56)*1e8 +
-			eightDigits(uint64(b[0])|uint64(b[1])<<8|uint64(b[2])<<16|uint64(b[3])<<24|
+			msprobe.EightDigits(uint64(b[0])|uint64(b[1])<<8|uint64(b[2])<<16|uint64(b[3])<<24|
 				uint64(b[4])<<32|uint64(b[5])<<40|uint64(b[6])<<48|uint64(b[7])<<56)
 		v := pandasDigits(kept)
 		if d == 1 {
@@ -160,14 +160,6 @@ func reprNumber[T string | []byte](t T, f float64) float64 {
 	}
 	v, _, _ := xstrtod(t)
 	return v
-}
-
-// eightDigits is the number the eight ASCII digits of w spell, its lowest
-// byte the first digit.
-func eightDigits(w uint64) uint64 {
-	w -= 0x3030303030303030
-	w = w*10 + w>>8
-	return ((w&0x000000ff000000ff)*(100+1000000<<32) + (w>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
 }
 
 // pandasExact reports whether xstrtod reads t, AppendPyFloat(f) for a

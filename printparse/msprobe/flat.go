@@ -500,11 +500,11 @@ func Digits[T string | []byte](b T, i int, mant uint64) (uint64, int) {
 			if n > 0 {
 				// The n digits moved up, '0's below them.
 				w = w<<(8*uint(8-n)) | 0x3030303030303030>>(8*uint(n))
-				mant = mant*pow10u64[n] + eightDigits(w)
+				mant = mant*pow10u64[n] + EightDigits(w)
 			}
 			return mant, i + n
 		}
-		mant = mant*1e8 + eightDigits(w)
+		mant = mant*1e8 + EightDigits(w)
 		i += 8
 	}
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
@@ -529,9 +529,9 @@ func digitRun(w uint64) int {
 // digitMasks are digitRun's constants, read into registers by skipDigits.
 var digitMasks = [3]uint64{0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606}
 
-// eightDigits is the number the eight ASCII digits of w spell, its lowest
-// byte the first digit.
-func eightDigits(w uint64) uint64 {
+// EightDigits is the number the eight ASCII digits of w spell, its lowest
+// byte the first digit (SWAR; w must hold digits only).
+func EightDigits(w uint64) uint64 {
 	w -= 0x3030303030303030
 	w = w*10 + w>>8
 	return ((w&0x000000ff000000ff)*(100+1000000<<32) + (w>>16&0x000000ff000000ff)*(1+10000<<32)) >> 32
