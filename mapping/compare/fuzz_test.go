@@ -47,11 +47,9 @@ func FuzzPandasParse(f *testing.F) {
 	})
 }
 
-// FuzzPandasExact: where pandasExact says so, xstrtod reads the repr of
-// a float as that float.
-func FuzzPandasExact(f *testing.F) {
-	for _, v := range []float64{0.5638511759507265, 0.9007199254740993, 8.999999999999999, 9.007199254740993,
-		0.8999999999999999, 9.784428001659021, 0.9616436223739121, -0.0039335784044209, 5, 1e-05, 1e16, 0, 123.456} {
+// fuzzReprs fuzzes check with finite floats, from seeds, and their reprs.
+func fuzzReprs(f *testing.F, seeds []float64, check func(t *testing.T, x float64, s string)) {
+	for _, v := range seeds {
 		f.Add(math.Float64bits(v))
 	}
 	f.Fuzz(func(t *testing.T, bits uint64) {
@@ -59,37 +57,30 @@ func FuzzPandasExact(f *testing.F) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return
 		}
-		s := msprobe.PyFloat(x)
-		if !pandasExact(s) || !pandasExact([]byte(s)) {
-			return
-		}
-		if got, end, _ := xstrtod(s); end != len(s) || math.Float64bits(got) != bits {
-			t.Fatalf("pandasExact(%q), but xstrtod reads %v (%d bytes)", s, got, end)
-		}
+		check(t, x, msprobe.PyFloat(x))
 	})
+}
+
+// FuzzPandasExact: where pandasExact says so, xstrtod reads the repr of
+// a float as that float.
+func FuzzPandasExact(f *testing.F) {
+	fuzzReprs(f, []float64{0.5638511759507265, 0.9007199254740993, 8.999999999999999, 9.007199254740993,
+		0.8999999999999999, 9.784428001659021, 0.9616436223739121, -0.0039335784044209, 5, 1e-05, 1e16, 0, 123.456},
+		func(t *testing.T, x float64, s string) {
+			if !pandasExact(s) || !pandasExact([]byte(s)) {
+				return
+			}
+			if got, end, _ := xstrtod(s); end != len(s) || math.Float64bits(got) != math.Float64bits(x) {
+				t.Fatalf("pandasExact(%q), but xstrtod reads %v (%d bytes)", s, got, end)
+			}
+		})
 }
 
 // FuzzReprNumber: reprNumber reads the repr of any finite float as xstrtod
 // does.
 func FuzzReprNumber(f *testing.F) {
-	for _, v := range []float64{0.0012850761413574219, -9.007199254740993, 9.999999999999998, 0.9999999999999999,
-		1.2345678901234567e-05, 123.45678901234568, 5e-324, 0.5} {
-		f.Add(math.Float64bits(v))
-	}
-	f.Fuzz(func(t *testing.T, bits uint64) {
-		x := math.Float64frombits(bits)
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return
-		}
-		s := msprobe.PyFloat(x)
-		want, _, _ := xstrtod(s)
-		if got := reprNumber(s, x); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("reprNumber(%q) = %v, xstrtod %v", s, got, want)
-		}
-		if got := reprNumber([]byte(s), x); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
-		}
-	})
+	fuzzReprs(f, []float64{0.0012850761413574219, -9.007199254740993, 9.999999999999998, 0.9999999999999999,
+		1.2345678901234567e-05, 123.45678901234568, 5e-324, 0.5}, checkReprNumber)
 }
 
 // FuzzLoadPairs: any file content gives pairs or a one-line error naming

@@ -736,13 +736,19 @@ func TestReprNumber(t *testing.T) {
 		0.0009765625000000002, 3.3306690738754696e-16, 1.2345678901234567e-05, 1.2345678901234567e+100,
 		5e-324, 123.45678901234568, 12.345678901234567, 0.5, 1e16, 4503599627370497.5, -2.5,
 		3.0977600523181534, -3.6080345313143702} { // the last two: pandasDigits rounds twice
-		s := msprobe.PyFloat(f)
-		want, _, _ := xstrtod(s)
-		if got := reprNumber(s, f); math.Float64bits(got) != math.Float64bits(want) {
-			t.Errorf("reprNumber(%q) = %v, xstrtod %v", s, got, want)
-		}
-		if got := reprNumber([]byte(s), f); math.Float64bits(got) != math.Float64bits(want) {
-			t.Errorf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
-		}
+		checkReprNumber(t, f, msprobe.PyFloat(f))
+	}
+}
+
+// checkReprNumber fails t unless reprNumber reads s, the repr of x, as
+// xstrtod does.
+func checkReprNumber(t *testing.T, x float64, s string) {
+	t.Helper()
+	want, _, _ := xstrtod(s)
+	if got := reprNumber(s, x); math.Float64bits(got) != math.Float64bits(want) {
+		t.Fatalf("reprNumber(%q) = %v, xstrtod %v", s, got, want)
+	}
+	if got := reprNumber([]byte(s), x); math.Float64bits(got) != math.Float64bits(want) {
+		t.Fatalf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
 	}
 }
