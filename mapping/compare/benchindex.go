@@ -44,9 +44,10 @@ import (
 // Memory, flat in the file's length but for these fixed amounts per
 // bench entry, all outside the collected heap but the bits
 // (printparse/offheap): its index slot (8 bytes at 7/10 full: 11.5),
-// its offset (4 bytes), its renumbered call index when it is a
-// renumbered backward entry (8 bytes), 5 bits (parsed, fully matched,
-// skipped by msprobe, parsed ahead, parsed by the join); when it left the
+// its key-prefix tag (4 bytes), its offset (4 bytes), its renumbered
+// call index when it is a renumbered backward entry (8 bytes), 6 bits
+// (tag shared or not, parsed, fully matched, skipped by msprobe, parsed
+// ahead, parsed by the join); when it left the
 // cache partly matched, its matched rows (partialRows: at most 43 bytes,
 // and a bit per row past the 64th). Besides: the cache (cacheEntries
 // parsed entries), the entries between the lookahead and the join
@@ -405,6 +406,8 @@ type benchIndex struct {
 	n       int    // entries
 	seed    maphash.Seed
 	index   tagTable             // key-prefix hash -> entries
+	tags    offheap.List[uint32] // each entry's key-prefix hash tag (0 when not indexed)
+	lone    bitset               // indexed entries no other entry shares a tag with
 	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
 	odd     map[string][]rowRef
 	oddEnts map[int32]*parsedEntry
@@ -427,6 +430,7 @@ type benchIndex struct {
 	pf       *prefetcher  // this pass's, in file order
 	ahead    *lookahead   // this pass's, in the join's order
 	last     int32        // the bench entry row gave last (an NPU entry's rows mostly ask for one)
+	near     int32        // the bench entry the join's lookups found last (see find)
 	lastE    *parsedEntry // and where, while odd or cached (nil: none)
 	pfMD5    bool
 }
@@ -462,7 +466,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	// their entry numbers (0 for the others) and a bit each, put in the
 	// table when the skim is done: 4 bytes and a bit an entry while the
 	// table is built.
-	var tags offheap.List[uint32]
+	tags := &ix.tags
 	var isIndexed bitset
 	indexed := 0
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
@@ -492,7 +496,6 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 		return nil
 	})
 	if err != nil {
-		tags.Release()
 		ix.close()
 		return nil, err
 	}
@@ -501,12 +504,15 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	}
 	ix.index.offHeap = true
 	ix.index.size(indexed)
+	ix.lone = isIndexed
 	for i := range tags.Len() {
 		if isIndexed.get(int32(i)) {
-			ix.index.insert(uint64(tags.At(i))<<32, uint32(i))
+			if twin, ok := ix.index.insertTwin(uint64(tags.At(i))<<32, uint32(i)); ok {
+				ix.lone[i>>6] &^= 1 << (i & 63)
+				ix.lone[twin>>6] &^= 1 << (twin & 63)
+			}
 		}
 	}
-	tags.Release()
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {
@@ -530,6 +536,7 @@ func (ix *benchIndex) close() {
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
+	ix.tags.Release()
 	ix.renum.Release()
 	ix.partial.release()
 }
@@ -806,6 +813,30 @@ func (ix *benchIndex) lookupRow(n *sideRow, key string, dst []rowRef) ([]rowRef,
 	return ix.lookupHashed(key, dst)
 }
 
+// nearSpan is how many entries from the last one found find tries
+// before the table.
+const nearSpan = 4
+
+// find is index.find of h, trying first the entries from *near on (NPU
+// and bench entries come in nearly the same order), whose tags are read
+// in order, where the table's slot is mostly a cache miss: an entry
+// there with h's tag, that no other entry shares, is all the table would
+// give. *near becomes the last entry found.
+func (ix *benchIndex) find(h uint64, near *int32, fn func(n uint32) bool) {
+	tag := uint32(h >> 32)
+	for j := *near; j < *near+nearSpan && int(j) < ix.tags.Len(); j++ {
+		if ix.tags.At(int(j)) == tag && ix.lone.get(j) {
+			*near = j
+			fn(uint32(j))
+			return
+		}
+	}
+	ix.index.find(h, func(n uint32) bool {
+		*near = int32(n)
+		return fn(n)
+	})
+}
+
 // lookupHashed is lookup of key with its prefixes in ix.cands and
 // ix.hashes.
 func (ix *benchIndex) lookupHashed(key string, dst []rowRef) ([]rowRef, error) {
@@ -814,7 +845,7 @@ func (ix *benchIndex) lookupHashed(key string, dst []rowRef) ([]rowRef, error) {
 	for c, end := range ix.cands {
 		pre := key[:end]
 		var err error
-		ix.index.find(ix.hashes[c], func(n uint32) bool {
+		ix.find(ix.hashes[c], &ix.near, func(n uint32) bool {
 			i := int32(n)
 			var e *parsedEntry
 			if e, err = ix.entry(i); err != nil {

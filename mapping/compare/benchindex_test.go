@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -316,5 +317,79 @@ func TestKnownIndex(t *testing.T) {
 	}
 	if sides < 8 || !oddSeen {
 		t.Errorf("%d sides indexed from their entries, want at least 8; odd entries among them: %v", sides, oddSeen)
+	}
+}
+
+// TestTagTableTwin: insertTwin gives a number inserted before under the
+// same tag exactly when there is one, wrapping around a small table.
+func TestTagTableTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		var tt tagTable
+		n := 1 + rng.IntN(700)
+		tt.size(n)
+		seen := map[uint64][]uint32{}
+		for i := range uint32(n) {
+			h := uint64(rng.IntN(1+round*4)) << 32
+			if rng.IntN(3) == 0 {
+				h = ^uint64(0) - uint64(rng.IntN(3))<<32 // homes at the table's end
+			}
+			h |= uint64(rng.Uint32()) // below the tag: ignored
+			twin, ok := tt.insertTwin(h, i)
+			tag := h >> 32
+			if before := seen[tag]; ok != (len(before) > 0) || ok && !slices.Contains(before, twin) {
+				t.Fatalf("round %d: number %d: twin %d, %v; before it under its tag: %v", round, i, twin, ok, before)
+			}
+			seen[tag] = append(seen[tag], i)
+		}
+	}
+}
+
+// TestBenchIndexFind: find, trying the entries near the last one found
+// first, gives what the table gives, entries sharing a key prefix among
+// them.
+func TestBenchIndexFind(t *testing.T) {
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("Tensor.add.%d.forward", i))
+		if i%7 == 3 {
+			names = append(names, fmt.Sprintf("Tensor.add.%d.forward", i-1)) // shares a prefix
+		}
+		if i%11 == 5 {
+			names = append(names, "NoSplit") // not indexed
+		}
+	}
+	src := Source(func(fn func(*msprobe.Entry) error) error {
+		for _, n := range names {
+			if err := fn(&msprobe.Entry{Name: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ix, err := newBenchIndex(src, &Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	collect := func(find func(fn func(uint32) bool)) []uint32 {
+		var got []uint32
+		find(func(n uint32) bool { got = append(got, n); return true })
+		slices.Sort(got)
+		return got
+	}
+	for i, name := range names {
+		h := maphash.String(ix.seed, name)
+		want := collect(func(fn func(uint32) bool) { ix.index.find(h, fn) })
+		if name != "NoSplit" && !slices.Contains(want, uint32(i)) {
+			t.Fatalf("entry %d (%s) not in the table: %v", i, name, want)
+		}
+		for near := int32(max(0, i-6)); near <= int32(i+2); near++ {
+			at := near
+			got := collect(func(fn func(uint32) bool) { ix.find(h, &at, fn) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("entry %d (%s) from %d: %v, table %v", i, name, near, got, want)
+			}
+		}
 	}
 }

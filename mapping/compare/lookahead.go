@@ -50,7 +50,8 @@ type lookahead struct {
 	buf    []byte
 	looked [8]uint64 // the last key-prefix hashes looked up for the entry under way
 	nLook  int
-	sent   int // bench entries parsed ahead for it
+	sent   int   // bench entries parsed ahead for it
+	near   int32 // the bench entry found last (see benchIndex.find)
 	md5    bool
 	last   entryPair
 }
@@ -134,7 +135,7 @@ func (la *lookahead) entry(rows []sideRow) bool {
 			la.looked[la.nLook%len(la.looked)] = h
 			la.nLook++
 			ok := true
-			la.ix.index.find(h, func(n uint32) bool {
+			la.ix.find(h, &la.near, func(n uint32) bool {
 				if la.sent >= la.most {
 					return false
 				}

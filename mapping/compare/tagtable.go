@@ -59,14 +59,34 @@ func (t *tagTable) insert(h uint64, n uint32) {
 }
 
 func (t *tagTable) place(s uint64) {
+	t.placeTwin(s)
+}
+
+// insertTwin is insert, also giving a number inserted before under the
+// same tag (ok false: none). Exact: without deletions, linear probing
+// keeps every slot between a tag's home and its numbers filled, so a
+// later number of the tag passes them on its way.
+func (t *tagTable) insertTwin(h uint64, n uint32) (twin uint32, ok bool) {
+	if (t.used+1)*4 > len(t.slots)*3 {
+		t.rehash(max(1024, 2*len(t.slots)))
+	}
+	return t.placeTwin(h&^(1<<32-1) | uint64(n+1))
+}
+
+func (t *tagTable) placeTwin(s uint64) (twin uint32, ok bool) {
+	const tags = ^uint64(1<<32 - 1)
 	for i := t.home(s); ; i++ {
 		if i == len(t.slots) {
 			i = 0
 		}
-		if t.slots[i] == 0 {
+		o := t.slots[i]
+		if o == 0 {
 			t.slots[i] = s
 			t.used++
-			return
+			return twin, ok
+		}
+		if !ok && (o^s)&tags == 0 {
+			twin, ok = uint32(o)-1, true
 		}
 	}
 }
