@@ -423,6 +423,7 @@ type benchIndex struct {
 	matchedN int          // distinct bench rows matched
 	cands    []int        // the candidate prefix ends of the key being looked up
 	hashes   []uint64     // and their hashes
+	none     uint8        // and those the table has nothing under, a bit each (from keyHashes)
 	gen      int          // lookups so far
 	spare    entryPool    // evicted entries, for reuse (the prefetcher's and lookahead's too)
 	parser   *entryParser // the join's
@@ -770,9 +771,11 @@ func (ix *benchIndex) evict(i int32) {
 
 // keyHashes are the candidate prefixes of a row's own key (sideRow.key)
 // and their hashes, as the lookahead worked them out for the join's lookup
-// (n: how many, plus one; 0: not worked out).
+// (n: how many, plus one; 0: not worked out). none spares the join
+// probing the table for what the lookahead found missing.
 type keyHashes struct {
 	n    uint8
+	none uint8 // the hashes the table has nothing under, a bit each
 	ends [maxKeyHashes]int32
 	h    [maxKeyHashes]uint64
 }
@@ -784,7 +787,7 @@ const maxKeyHashes = 2
 // ix.cands and ix.hashes.
 func (ix *benchIndex) hashKey(key string) {
 	ix.cands = candidates(ix.cands[:0], key, ix.cfg.Debug)
-	ix.hashes = ix.hashes[:0]
+	ix.hashes, ix.none = ix.hashes[:0], 0
 	for _, end := range ix.cands {
 		ix.hashes = append(ix.hashes, maphash.String(ix.seed, key[:end]))
 	}
@@ -802,7 +805,7 @@ func (ix *benchIndex) lookup(key string, dst []rowRef) ([]rowRef, error) {
 func (ix *benchIndex) lookupRow(n *sideRow, key string, dst []rowRef) ([]rowRef, error) {
 	if kh := &n.ahead; kh.n > 0 && key == n.key {
 		k := int(kh.n) - 1
-		ix.cands, ix.hashes = ix.cands[:0], ix.hashes[:0]
+		ix.cands, ix.hashes, ix.none = ix.cands[:0], ix.hashes[:0], kh.none
 		for i := range k {
 			ix.cands = append(ix.cands, int(kh.ends[i]))
 			ix.hashes = append(ix.hashes, kh.h[i])
@@ -843,6 +846,9 @@ func (ix *benchIndex) lookupHashed(key string, dst []rowRef) ([]rowRef, error) {
 	dst = dst[:0]
 	ix.gen++
 	for c, end := range ix.cands {
+		if ix.none>>c&1 != 0 {
+			continue
+		}
 		pre := key[:end]
 		var err error
 		ix.find(ix.hashes[c], &ix.near, func(n uint32) bool {

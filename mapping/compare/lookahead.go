@@ -49,6 +49,7 @@ type lookahead struct {
 	hashes []uint64 // of the key prefixes cands ends
 	buf    []byte
 	looked [8]uint64 // the last key-prefix hashes looked up for the entry under way
+	none   uint8     // the looked hashes the table has nothing under, a bit each
 	nLook  int
 	sent   int   // bench entries parsed ahead for it
 	near   int32 // the bench entry found last (see benchIndex.find)
@@ -114,9 +115,12 @@ func (la *lookahead) entry(rows []sideRow) bool {
 		}
 		// The join looks the row up by the same key: when it is the
 		// row's own (no mapping; a mapped key is built in a buffer),
-		// it takes the hashes.
-		if kh := &row.ahead; len(la.cands) <= maxKeyHashes && key == row.key {
-			kh.n = uint8(len(la.cands) + 1)
+		// it takes the hashes, and which of them the table has nothing
+		// under.
+		kh := &row.ahead
+		own := len(la.cands) <= maxKeyHashes && key == row.key
+		if own {
+			kh.n, kh.none = uint8(len(la.cands)+1), 0
 			for c, end := range la.cands {
 				kh.ends[c], kh.h[c] = int32(end), la.hashes[c]
 			}
@@ -129,13 +133,19 @@ func (la *lookahead) entry(rows []sideRow) bool {
 			// The rows of an entry mostly share their prefixes: the
 			// last few are not looked up again (the others' entries
 			// are parsed already, and found again cheaply).
-			if slices.Contains(la.looked[:min(la.nLook, len(la.looked))], h) {
+			if k := slices.Index(la.looked[:min(la.nLook, len(la.looked))], h); k >= 0 {
+				if own && la.none>>k&1 != 0 {
+					kh.none |= 1 << c
+				}
 				continue
 			}
-			la.looked[la.nLook%len(la.looked)] = h
+			k := la.nLook % len(la.looked)
+			la.looked[k] = h
+			la.none &^= 1 << k
 			la.nLook++
-			ok := true
+			ok, found := true, false
 			la.ix.find(h, &la.near, func(n uint32) bool {
+				found = true
 				if la.sent >= la.most {
 					return false
 				}
@@ -144,6 +154,12 @@ func (la *lookahead) entry(rows []sideRow) bool {
 			})
 			if !ok {
 				return false
+			}
+			if !found { // the table was probed to its end
+				la.none |= 1 << k
+				if own {
+					kh.none |= 1 << c
+				}
 			}
 		}
 	}

@@ -597,3 +597,75 @@ func TestLookupAfterEviction(t *testing.T) {
 		t.Errorf("second pass: bench rows %d, unmatched %d; want 8, 7", sum.BenchRows, sum.BenchUnmatched)
 	}
 }
+
+// TestLookaheadNone: the lookahead marks a row's key prefix as missing
+// from the table (keyHashes.none, the join then skips the probe) exactly
+// when the table has nothing under its hash, rows sharing prefixes (found
+// again among the last looked up) and not among them.
+func TestLookaheadNone(t *testing.T) {
+	src := Source(func(fn func(*msprobe.Entry) error) error {
+		for _, n := range []string{"Tensor.add.0.forward", "Module.output.Linear.forward.0", "Tensor.add.2.forward"} {
+			if err := fn(&msprobe.Entry{Name: n}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ix, err := newBenchIndex(src, &Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	var keys []string
+	for i := range 8 { // then a prefix found takes the place of one missing
+		keys = append(keys, fmt.Sprintf("Tensor.sub.%d.forward.input.0", i))
+	}
+	keys = append(keys, "Tensor.add.0.forward.input.0", "Tensor.add.0.forward.output.0")
+	for _, k := range []string{"Tensor.add.0.forward.input.0", "Tensor.add.1.forward.input.0", "Tensor.add.0.forward.output.0",
+		"Tensor.add.1.forward.output.0", "Module.output.Linear.forward.0.input.0", "Module.output.Other.forward.0.input.0",
+		"Tensor.add.2.forward.input.0", "Tensor.add.3.forward.input.0"} {
+		keys = append(keys, k)
+		for i := range 9 { // more prefixes than the lookahead remembers in between
+			keys = append(keys, fmt.Sprintf("Tensor.mul.%d.forward.input.0", i))
+		}
+		keys = append(keys, k)
+	}
+	rows := make([]sideRow, len(keys))
+	for i, k := range keys {
+		rows[i].key = k
+	}
+	la := &lookahead{ix: ix, key: func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }, most: 1 << 20,
+		out: make(chan []npuEntry, len(keys)), stop: make(chan struct{}), taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
+	la.p = ix.newParser(ix.src)
+	if !la.entry(rows) {
+		t.Fatal("lookahead stopped")
+	}
+	la.drop()
+	for len(la.out) > 0 {
+		for _, e := range <-la.out {
+			if e.ahead != nil {
+				ix.spare.put(e.ahead)
+			}
+		}
+	}
+	marked := 0
+	for _, r := range rows {
+		kh := r.ahead
+		if kh.n == 0 {
+			t.Fatalf("%s: not hashed ahead", r.key)
+		}
+		for c := range int(kh.n) - 1 {
+			empty := true
+			ix.index.find(kh.h[c], func(uint32) bool { empty = false; return false })
+			if none := kh.none>>c&1 != 0; none != empty {
+				t.Errorf("%s, prefix %s: marked missing %v, table empty %v", r.key, r.key[:kh.ends[c]], none, empty)
+			}
+			if empty {
+				marked++
+			}
+		}
+	}
+	if marked == 0 {
+		t.Error("no prefix missing")
+	}
+}
