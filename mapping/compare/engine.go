@@ -547,7 +547,7 @@ const (
 // entries with their rows keyed come out of ch, in batches; ready tells it
 // the join has started taking them; stop ends it early; the scan's error
 // comes out of errc once ch is closed.
-func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-chan []npuEntry, errc <-chan error, ready, stop func()) {
+func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches batchPool) (ch <-chan []npuEntry, errc <-chan error, ready, stop func()) {
 	c := make(chan []npuEntry, npuQueue/npuBatch)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
@@ -612,7 +612,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool) (ch <-cha
 				b.rows[i].fast = fastStats(&b.rows[i].it)
 			}
 			if cur == nil {
-				cur = make([]npuEntry, 0, npuBatch)
+				cur = batches.get()
 			}
 			cur = append(cur, npuEntry{name: e.Name, rows: b.rows})
 			if len(cur) < npuBatch {
@@ -667,7 +667,8 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 	sum := &Summary{Mode: cfg.Mode.String(), MatchedBy: map[string]int{}}
 	scan := newArtifactScan()
 	out := newGroupWriter(cfg, sink, sum, art)
-	ch, errc, npuReady, stopNPU := npuStream(npu, cfg, renumber, &out.rows)
+	batches := newBatchPool()
+	ch, errc, npuReady, stopNPU := npuStream(npu, cfg, renumber, &out.rows, batches)
 	type joined struct {
 		sum Summary // bench counts
 		err error
@@ -700,7 +701,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 		in := ch
 		aj, ahead := j.(aheadJoiner)
 		if ahead {
-			in = aj.lookAhead(ch)
+			in = aj.lookAhead(ch, batches)
 		}
 		var cells *stackCells // for entries read before stack.json was
 	join:
@@ -735,6 +736,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 					break join
 				}
 			}
+			batches.put(batch)
 		}
 		if res.err != nil {
 			stopNPU()
@@ -839,13 +841,15 @@ type aborter interface{ abort() }
 type aheadJoiner interface {
 	// lookAhead starts the lookahead of a pass over the NPU entries in
 	// and returns them, the bench entries parsed for each put before it.
-	lookAhead(in <-chan []npuEntry) <-chan []npuEntry
+	// It takes the batches it fills from free and puts back those it
+	// empties.
+	lookAhead(in <-chan []npuEntry, free batchPool) <-chan []npuEntry
 	// takeAhead takes bench entry i, parsed ahead.
 	takeAhead(i int32, e *parsedEntry)
 }
 
-func (j *indexJoin) lookAhead(in <-chan []npuEntry) <-chan []npuEntry {
-	return j.ix.lookAhead(in, j.aheadKey)
+func (j *indexJoin) lookAhead(in <-chan []npuEntry, free batchPool) <-chan []npuEntry {
+	return j.ix.lookAhead(in, free, j.aheadKey)
 }
 
 func (j *indexJoin) takeAhead(i int32, e *parsedEntry) { j.ix.takeAhead(i, e) }

@@ -261,9 +261,9 @@ func fusedJoiner(j joiner, cfg *Config) (joiner, error) {
 
 // lookAhead has the inner join look ahead, when it can (the fused rows'
 // own lookups are not looked ahead: the join parses those itself).
-func (f *fusedJoin) lookAhead(in <-chan []npuEntry) <-chan []npuEntry {
+func (f *fusedJoin) lookAhead(in <-chan []npuEntry, free batchPool) <-chan []npuEntry {
 	if a, ok := f.inner.(aheadJoiner); ok {
-		return a.lookAhead(in)
+		return a.lookAhead(in, free)
 	}
 	return in
 }

@@ -40,6 +40,7 @@ type lookahead struct {
 	most   int // bench entries parsed ahead an NPU entry
 	out    chan []npuEntry
 	cur    []npuEntry // the batch under way
+	free   batchPool
 	stop   chan struct{}
 	done   chan struct{}
 	taken  takenBits // entries the join parses itself
@@ -61,9 +62,9 @@ type lookahead struct {
 // returns what the join reads instead: the same entries, each after the
 // bench entries parsed for it (npuEntry.isAhead). Without a fork of the
 // bench side, in is returned as it is.
-func (ix *benchIndex) lookAhead(in <-chan []npuEntry, key aheadKey) <-chan []npuEntry {
+func (ix *benchIndex) lookAhead(in <-chan []npuEntry, free batchPool, key aheadKey) <-chan []npuEntry {
 	ix.stopAhead()
-	la := &lookahead{ix: ix, key: key, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
+	la := &lookahead{ix: ix, key: key, free: free, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
 		out: make(chan []npuEntry, aheadQueue/aheadBatch), stop: make(chan struct{}), done: make(chan struct{}),
 		taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
 	finished := func() {
@@ -79,6 +80,7 @@ func (ix *benchIndex) lookAhead(in <-chan []npuEntry, key aheadKey) <-chan []npu
 					return
 				}
 			}
+			la.free.put(batch)
 			// Nothing more to read yet: the join gets what there is.
 			if len(in) == 0 && !la.flush() {
 				la.drop()
@@ -202,7 +204,7 @@ func (la *lookahead) parse(i int32) bool {
 // lookahead is stopped.
 func (la *lookahead) send(e npuEntry) bool {
 	if la.cur == nil {
-		la.cur = make([]npuEntry, 0, aheadBatch)
+		la.cur = la.free.get()
 	}
 	la.cur = append(la.cur, e)
 	return len(la.cur) < aheadBatch || la.flush()

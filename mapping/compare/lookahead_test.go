@@ -213,7 +213,7 @@ func TestLookaheadBounded(t *testing.T) {
 		close(in)
 		run, most, keep := 0, 0, 0
 		npuSeen := 0 // NPU entries handed on so far: an ahead entry is for the next
-		for b := range ix.lookAhead(in, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
+		for b := range ix.lookAhead(in, nil, func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }) {
 			for _, e := range b {
 				if e.isAhead && !tc.oneEntry && int(e.aheadAt) != npuSeen {
 					// Not the entry asked for: the index's 32-bit tags collided

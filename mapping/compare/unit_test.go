@@ -647,7 +647,7 @@ func TestFastStatsWhereDecoded(t *testing.T) {
 		_, err := msprobe.ScanFile(path, yield)
 		return err
 	})
-	ch, errc, ready, stop := npuStream(npu, &Config{}, true, &rowsPool{})
+	ch, errc, ready, stop := npuStream(npu, &Config{}, true, &rowsPool{}, nil)
 	ready()
 	some := false
 	for b := range ch {
