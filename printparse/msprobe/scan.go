@@ -284,9 +284,11 @@ const (
 
 // runPipelined decodes in a second goroutine and flattens in this one.
 func (s *scanner) runPipelined() (Header, error) {
-	free := make(chan *tree, pipelineDepth+1)
+	// free holds the batches the flattener is done with: their trees and
+	// job slices are reused.
+	free := make(chan batch, pipelineDepth+1)
 	for k := 0; k < pipelineDepth+1; k++ {
-		free <- &tree{}
+		free <- batch{t: &tree{}}
 	}
 	batches := make(chan batch, pipelineDepth)
 	done := make(chan struct{})
@@ -297,10 +299,10 @@ func (s *scanner) runPipelined() (Header, error) {
 		p := parser{lx: s.lx}
 		take := func() bool {
 			select {
-			case t := <-free:
-				t.reset()
-				cur = batch{t: t, jobs: cur.jobs[:0:0]}
-				p.t = t
+			case b := <-free:
+				b.t.reset()
+				cur = batch{t: b.t, jobs: b.jobs}
+				p.t = b.t
 				return true
 			case <-done:
 				return false
@@ -372,7 +374,8 @@ loop:
 			ferr = b.err
 			break
 		}
-		free <- b.t
+		clear(b.jobs)
+		free <- batch{t: b.t, jobs: b.jobs[:0]}
 	}
 	stop()
 	for range batches {
