@@ -408,6 +408,7 @@ type benchIndex struct {
 	index   tagTable             // key-prefix hash -> entries
 	tags    offheap.List[uint32] // each entry's key-prefix hash tag (0 when not indexed)
 	lone    bitset               // indexed entries no other entry shares a tag with
+	filter  tagFilter            // the indexed tags, to skip probing the table for absent ones
 	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
 	odd     map[string][]rowRef
 	oddEnts map[int32]*parsedEntry
@@ -506,8 +507,10 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	ix.index.offHeap = true
 	ix.index.size(indexed)
 	ix.lone = isIndexed
+	ix.filter = newTagFilter(indexed)
 	for i := range tags.Len() {
 		if isIndexed.get(int32(i)) {
+			ix.filter.add(tags.At(i))
 			if twin, ok := ix.index.insertTwin(uint64(tags.At(i))<<32, uint32(i)); ok {
 				ix.lone[i>>6] &^= 1 << (i & 63)
 				ix.lone[twin>>6] &^= 1 << (twin & 63)
@@ -824,7 +827,8 @@ const nearSpan = 4
 // and bench entries come in nearly the same order), whose tags are read
 // in order, where the table's slot is mostly a cache miss: an entry
 // there with h's tag, that no other entry shares, is all the table would
-// give. *near becomes the last entry found.
+// give. The filter then spares probing the table for most absent tags.
+// *near becomes the last entry found.
 func (ix *benchIndex) find(h uint64, near *int32, fn func(n uint32) bool) {
 	tag := uint32(h >> 32)
 	for j := *near; j < *near+nearSpan && int(j) < ix.tags.Len(); j++ {
@@ -833,6 +837,9 @@ func (ix *benchIndex) find(h uint64, near *int32, fn func(n uint32) bool) {
 			fn(uint32(j))
 			return
 		}
+	}
+	if !ix.filter.has(tag) {
+		return
 	}
 	ix.index.find(h, func(n uint32) bool {
 		*near = int32(n)

@@ -392,4 +392,87 @@ func TestBenchIndexFind(t *testing.T) {
 			}
 		}
 	}
+	// Absent keys: the filter answers most, the table the rest; both
+	// give what the table alone gives.
+	for i := range 2000 {
+		h := maphash.String(ix.seed, fmt.Sprintf("Tensor.mul.%d.forward", i))
+		want := collect(func(fn func(uint32) bool) { ix.index.find(h, fn) })
+		at := int32(i % len(names))
+		if got := collect(func(fn func(uint32) bool) { ix.find(h, &at, fn) }); !slices.Equal(got, want) {
+			t.Fatalf("absent key %d: %v, table %v", i, got, want)
+		}
+	}
+}
+
+// TestTagFilter: the filter has every tag added (tags at either end of
+// the tag range, equal bits, filters of one word) and few others.
+func TestTagFilter(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		tags []uint32
+	}{
+		{0, nil},
+		{1, []uint32{0}},
+		{1, []uint32{^uint32(0)}},
+		{3, []uint32{0, 1, ^uint32(0)}},
+		{8, []uint32{0x3f, 0xfc0, 0x3f000, 0x3ffff, 1 << 31, 1<<31 - 1}},
+		{20, []uint32{7, 7, 7, 0x80000007, 0xffffffc7}},
+	} {
+		f := newTagFilter(tc.n)
+		for _, tag := range tc.tags {
+			f.add(tag)
+		}
+		for _, tag := range tc.tags {
+			if !f.has(tag) {
+				t.Fatalf("n %d, tags %x: %x absent", tc.n, tc.tags, tag)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 7, 100, 5000, 100000} {
+		f := newTagFilter(n)
+		added := map[uint32]bool{}
+		for range n {
+			tag := rng.Uint32()
+			added[tag] = true
+			f.add(tag)
+		}
+		for tag := range added {
+			if !f.has(tag) {
+				t.Fatalf("n %d: %x absent", n, tag)
+			}
+		}
+		yes, probes := 0, 20000
+		for range probes {
+			if tag := rng.Uint32(); !added[tag] && f.has(tag) {
+				yes++
+			}
+		}
+		if n >= 100 && yes*10 > probes { // about 3% at 8 bits a tag
+			t.Errorf("n %d: %d of %d absent tags pass the filter", n, yes, probes)
+		}
+	}
+}
+
+// FuzzTagFilter: a filter sized for any number of tags has every tag
+// added.
+func FuzzTagFilter(f *testing.F) {
+	f.Add(uint16(0), []byte{})
+	f.Add(uint16(1), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
+	f.Add(uint16(500), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	f.Fuzz(func(t *testing.T, n uint16, b []byte) {
+		var tags []uint32
+		for ; len(b) >= 4; b = b[4:] {
+			tags = append(tags, uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24)
+		}
+		filter := newTagFilter(int(n))
+		for _, tag := range tags {
+			filter.add(tag)
+		}
+		for _, tag := range tags {
+			if !filter.has(tag) {
+				t.Fatalf("n %d: %x absent", n, tag)
+			}
+		}
+	})
 }

@@ -117,3 +117,30 @@ func (t *tagTable) reset() {
 	clear(t.slots)
 	t.used = 0
 }
+
+// tagFilter is a blocked Bloom filter of tags (a key hash's high 32
+// bits): a tag sets 3 bits of one 64-bit word. At about a byte a tag
+// (a ninth of the table) it is more often in cache than the table, and
+// answers most lookups of absent tags (about 96%) without probing it.
+// It never says absent for an added tag.
+type tagFilter []uint64
+
+// newTagFilter sizes a filter for n tags (8 bits a tag).
+func newTagFilter(n int) tagFilter { return make(tagFilter, max(1, (n+7)/8)) }
+
+// bits are the word and the bits of it tag sets: the word from the
+// tag's high bits, the bits from its low 18.
+func (f tagFilter) bits(tag uint32) (*uint64, uint64) {
+	return &f[uint64(tag)*uint64(len(f))>>32], 1<<(tag&63) | 1<<(tag>>6&63) | 1<<(tag>>12&63)
+}
+
+func (f tagFilter) add(tag uint32) {
+	w, m := f.bits(tag)
+	*w |= m
+}
+
+// has is false when tag was certainly not added.
+func (f tagFilter) has(tag uint32) bool {
+	w, m := f.bits(tag)
+	return *w&m == m
+}
