@@ -43,9 +43,10 @@ type flatter struct {
 	state string // the field's row state
 	path  []byte // structural name being built
 	keys  [][]byte
-	items []pitem // the tree's fitems, being appended
-	sb    []byte  // the tree's fsb, being appended
-	base  int     // start of the entry's bytes in sb
+	items []Item   // the tree's fitems, being appended
+	spans []pspans // the tree's fspans, likewise
+	sb    []byte   // the tree's fsb, being appended
+	base  int      // start of the entry's bytes in sb
 
 	scratch []byte
 	list    []byte // str of the item's value, a list (intList)
@@ -114,7 +115,7 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	f.keys = f.keys[:0]
 	f.md5, f.topList = false, false
 	f.rows = 0
-	f.items, f.sb = t.fitems, t.fsb
+	f.items, f.spans, f.sb = t.fitems, t.fspans, t.fsb
 	ilo, slo := len(f.items), len(f.sb)
 	f.base = slo
 	var ok bool
@@ -127,10 +128,10 @@ func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (jo
 	} else {
 		ok = f.body()
 	}
-	t.fitems, t.fsb = f.items, f.sb
-	f.items, f.sb, f.b = nil, nil, nil
+	t.fitems, t.fspans, t.fsb = f.items, f.spans, f.sb
+	f.items, f.spans, f.sb, f.b = nil, nil, nil, nil
 	if !ok {
-		t.fitems, t.fsb = t.fitems[:ilo], t.fsb[:slo]
+		t.fitems, t.fspans, t.fsb = t.fitems[:ilo], t.fspans[:ilo], t.fsb[:slo]
 		return job{}, false
 	}
 	lx.pos, lx.line = f.i, f.line
@@ -1045,7 +1046,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		return ok
 	}
 	// The name: the data_name's stem (a prefix of its bytes) or the path.
-	var pi *pitem
+	var pi pitem
 	if len(dataName) > 0 {
 		dn := f.add(dataName)
 		stem := dn
@@ -1211,7 +1212,7 @@ func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 }
 
 // stat sets stat k of pi from v as statValue does.
-func (f *flatter) stat(pi *pitem, k int, v *fval, converted bool) {
+func (f *flatter) stat(pi pitem, k int, v *fval, converted bool) {
 	if !v.set {
 		return // Null, as newItem left it
 	}
@@ -1333,9 +1334,10 @@ func skipWS(b []byte, i, line int) (int, int) {
 }
 
 // newItem appends an item named name (f.add's) with none of its strings.
-func (f *flatter) newItem(line int32, name span) *pitem {
-	f.items = append(f.items, pitem{})
-	pi := &f.items[len(f.items)-1]
+func (f *flatter) newItem(line int32, name span) pitem {
+	f.items = append(f.items, Item{})
+	f.spans = append(f.spans, pspans{})
+	pi := pitem{&f.items[len(f.items)-1], &f.spans[len(f.spans)-1]}
 	pi.it.State = f.state
 	pi.it.Line = int(line)
 	pi.it.DataName = "-1"

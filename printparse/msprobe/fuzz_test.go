@@ -59,6 +59,13 @@ func FuzzScan(f *testing.F) {
 				}
 			}
 		}
+		// ScanReuse's rows, completed in place, are Scan's.
+		for _, name := range []string{"dump.json", "debug.json"} {
+			c, r, errC, errR := scanCopiedInPlace(t, string(data), name)
+			if (errC == nil) != (errR == nil) || strings.Join(c, "\n") != strings.Join(r, "\n") {
+				t.Fatalf("%s: Scan (%v) and ScanReuse (%v) differ", name, errC, errR)
+			}
+		}
 		// EntryNames-style skipping must agree with full parsing on syntax.
 		lx := newLexer(strings.NewReader(string(data)), "x")
 		errSkip := lx.skipValue("a value")

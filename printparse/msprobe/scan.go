@@ -414,20 +414,28 @@ type scanner struct {
 
 	// Per-entry state.
 	entryName string
-	items     []pitem
-	sb        []byte // bytes of the entry's row strings
-	path      []byte // structural name being built
+	items     []Item   // the entry's items being built (with spans)
+	spans     []pspans // their strings' spans
+	sb        []byte   // bytes of the entry's row strings
+	path      []byte   // structural name being built
 	scratch   []byte
 }
 
-// pitem is an Item under construction: its long strings live in sb until
-// the entry is complete.
-type pitem struct {
-	it       Item
+// pspans are the places in sb of the long strings of an Item under
+// construction, kept beside the Item until the entry is complete.
+type pspans struct {
 	name     span
 	dataName span
 	md5      span
 	stats    [4]span // Text of Stats[k]
+}
+
+// pitem is an Item under construction and its strings' spans. The items
+// and their spans are in two slices, so that finish can hand out the
+// items in place.
+type pitem struct {
+	it *Item
+	*pspans
 }
 
 func (s *scanner) errAt(line int32, format string, args ...any) error {
@@ -443,9 +451,9 @@ func (s *scanner) process(h *Header, j *job) error {
 			h.MD5 = true
 		}
 		if s.flat.count {
-			return s.emit(h, j.name, j.line, j.md5, nil, nil)
+			return s.emit(h, j.name, j.line, j.md5, nil, nil, nil)
 		}
-		return s.emit(h, j.name, j.line, j.md5, j.t.fitems[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
+		return s.emit(h, j.name, j.line, j.md5, j.t.fitems[j.ilo:j.ihi], j.t.fspans[j.ilo:j.ihi], j.t.fsb[j.slo:j.shi])
 	}
 	t, body, name, line := j.t, j.body, j.name, j.line
 	var err error
@@ -469,7 +477,7 @@ func (s *scanner) process(h *Header, j *job) error {
 
 	s.entryName = name
 	s.count, s.rows = 0, 0
-	s.items = s.items[:0]
+	s.items, s.spans = s.items[:0], s.spans[:0]
 	s.sb = s.sb[:0]
 	s.path = append(s.path[:0], name...)
 	lastDot := strings.LastIndexByte(name, '.')
@@ -508,21 +516,21 @@ func (s *scanner) process(h *Header, j *job) error {
 	if err != nil {
 		return err
 	}
-	return s.emit(h, name, line, hasMD5, s.items, s.sb)
+	return s.emit(h, name, line, hasMD5, s.items, s.spans, s.sb)
 }
 
 // emit passes the entry with its rows (items over sb) to fn.
 //
 // name is read in place (see decode): the Entry's name is copied with
 // its rows' strings (finish); an entry only counted keeps it nowhere.
-func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []pitem, sb []byte) error {
+func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []Item, spans []pspans, sb []byte) error {
 	e := &s.entry // reused: fn must not keep it (Scan's fn may)
 	if !s.reuse {
 		e = new(Entry)
 	}
 	var rows []Item
 	if !s.countOnly || !s.reuse {
-		name, rows = s.finish(name, items, sb)
+		name, rows = s.finish(name, items, spans, sb)
 	}
 	*e = Entry{Name: name, Line: line, Offset: s.off, HasMD5: hasMD5}
 	if s.debug {
@@ -702,9 +710,10 @@ func (s *scanner) internBytes(b []byte) string {
 	return v
 }
 
-func (s *scanner) newItem(state string, line int32) *pitem {
-	s.items = append(s.items, pitem{})
-	pi := &s.items[len(s.items)-1]
+func (s *scanner) newItem(state string, line int32) pitem {
+	s.items = append(s.items, Item{})
+	s.spans = append(s.spans, pspans{})
+	pi := pitem{&s.items[len(s.items)-1], &s.spans[len(s.spans)-1]}
 	pi.it.State = state
 	pi.it.Line = int(line)
 	pi.it.DataName = "-1"
@@ -718,7 +727,7 @@ func (s *scanner) newItem(state string, line int32) *pitem {
 }
 
 // noneItem appends msprobe's NONE-ITEM row: every attribute None.
-func (s *scanner) noneItem(state string, line int32) *pitem {
+func (s *scanner) noneItem(state string, line int32) pitem {
 	pi := s.newItem(state, line)
 	pi.it.NoneItem = true
 	pi.it.Dtype, pi.it.Shape = "None", "None"
@@ -728,7 +737,7 @@ func (s *scanner) noneItem(state string, line int32) *pitem {
 // p2p flattens a torch.distributed.P2POp object.
 func (s *scanner) p2p(o int32, state string) {
 	t := s.t
-	var pi *pitem
+	var pi pitem
 	if tensor := t.get(o, "tensor"); tensor >= 0 && t.nodes[tensor].kind == kObject {
 		pi = s.leaf(tensor, state)
 	} else {
@@ -758,7 +767,7 @@ func (s *scanner) pyStrIntern(i int32) string {
 // statValue sets stat k of pi from node i as gen_op_item holds it: a
 // top-level bool of the item became the string "True"/"False" when
 // converted is set.
-func (s *scanner) statValue(pi *pitem, k int, i int32, converted bool) {
+func (s *scanner) statValue(pi pitem, k int, i int32, converted bool) {
 	t := s.t
 	if i < 0 {
 		pi.it.Stats[k] = Value{Kind: Null}
@@ -801,7 +810,7 @@ func (s *scanner) statValue(pi *pitem, k int, i int32, converted bool) {
 }
 
 // statString sets stat k to the string str(node i).
-func (s *scanner) statString(pi *pitem, k int, b []byte) {
+func (s *scanner) statString(pi pitem, k int, b []byte) {
 	pi.it.Stats[k] = Value{Kind: String}
 	pi.stats[k] = s.addString(b)
 }
@@ -809,7 +818,7 @@ func (s *scanner) statString(pi *pitem, k int, b []byte) {
 var statKeys = [4]string{"Max", "Min", "Mean", "Norm"}
 
 // leaf is msprobe's gen_op_item for the item object o; it returns the row.
-func (s *scanner) leaf(o int32, state string) *pitem {
+func (s *scanner) leaf(o int32, state string) pitem {
 	t := s.t
 	pi := s.newItem(state, t.nodes[o].line)
 	var stat [4]int32
@@ -1004,8 +1013,9 @@ func appendNPShape(dst []byte, t *tree, i int32) []byte {
 // finish orders the entry's rows as reorder_index does and materializes
 // their strings with one allocation. In reuse mode the entry's name
 // shares it (a caller keeping the name alone for long clones it);
-// otherwise the name is a string of its own.
-func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item) {
+// otherwise the name is a string of its own. The rows are completed in
+// items; in reuse mode, rows already in order are handed out in place.
+func (s *scanner) finish(name string, items []Item, spans []pspans, sb []byte) (string, []Item) {
 	if len(items) == 0 {
 		return strings.Clone(name), nil
 	}
@@ -1020,11 +1030,26 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 	} else {
 		name, str = strings.Clone(name), string(sb)
 	}
-	get := func(sp span) string {
-		if sp.off < 0 {
-			return ""
+	// The rows go in passes (rowPass); mostly the items are in their
+	// order already and one pass takes them all. Their strings are
+	// filled in place, so that in reuse mode rows in order are handed
+	// out as they are.
+	var passes uint8
+	inOrder, last := true, 0
+	for k := range items {
+		p := rowPass(items[k].State)
+		passes |= 1 << p
+		inOrder = inOrder && p >= last
+		last = p
+		if !s.names {
+			completeItem(&items[k], &spans[k], name, str)
 		}
-		return str[sp.off : sp.off+sp.n]
+	}
+	if inOrder && s.reuse && !s.names {
+		return name, items
+	}
+	if inOrder {
+		passes = 1
 	}
 	var out []Item
 	if s.reuse {
@@ -1033,69 +1058,61 @@ func (s *scanner) finish(name string, items []pitem, sb []byte) (string, []Item)
 		out = make([]Item, 0, len(items))
 	}
 	out = slices.Grow(out, len(items))
-	// The rows go in passes (rowPass); mostly the items are in their
-	// order already and one pass takes them all.
-	var passes uint8
-	inOrder, last := true, 0
-	for k := range items {
-		p := rowPass(items[k].it.State)
-		passes |= 1 << p
-		inOrder = inOrder && p >= last
-		last = p
-	}
-	if inOrder {
-		passes = 1
-	}
 	for pass := range 4 {
 		if passes>>pass&1 == 0 {
 			continue
 		}
 		for k := range items {
 			pi := &items[k]
-			if !inOrder && rowPass(pi.it.State) != pass {
+			if !inOrder && rowPass(pi.State) != pass {
 				continue
 			}
 			if s.names {
-				it := Item{Name: get(pi.name), Entry: name, State: pi.it.State, DataName: pi.it.DataName, Line: pi.it.Line,
-					Op: pi.it.Op, Peer: pi.it.Peer, P2P: pi.it.P2P}
-				if pi.dataName.off >= 0 {
-					it.DataName = get(pi.dataName)
+				ps := &spans[k]
+				it := Item{Name: ps.name.in(str), Entry: name, State: pi.State, DataName: pi.DataName, Line: pi.Line,
+					Op: pi.Op, Peer: pi.Peer, P2P: pi.P2P}
+				if ps.dataName.off >= 0 {
+					it.DataName = ps.dataName.in(str)
 				}
 				out = append(out, it)
 				continue
 			}
-			// Completed in place: one copy of the item (out has room).
+			// One copy of the item (out has room).
 			n := len(out)
 			out = out[:n+1]
-			it := &out[n]
-			*it = pi.it
-			it.Entry = name
-			it.Name = get(pi.name)
-			if pi.dataName.off >= 0 {
-				it.DataName = get(pi.dataName)
-			}
-			if pi.md5.off >= 0 {
-				it.MD5 = get(pi.md5)
-			}
-			st, ps := &it.Stats, &pi.stats
-			if ps[0].off >= 0 {
-				st[0].Text = get(ps[0])
-			}
-			if ps[1].off >= 0 {
-				st[1].Text = get(ps[1])
-			}
-			if ps[2].off >= 0 {
-				st[2].Text = get(ps[2])
-			}
-			if ps[3].off >= 0 {
-				st[3].Text = get(ps[3])
-			}
+			out[n] = *pi
 		}
 	}
 	if s.reuse {
 		s.out = out
 	}
 	return name, out
+}
+
+// completeItem gives it its entry's name and the strings in str its
+// spans ps hold.
+func completeItem(it *Item, ps *pspans, name, str string) {
+	it.Entry = name
+	it.Name = ps.name.in(str)
+	if ps.dataName.off >= 0 {
+		it.DataName = ps.dataName.in(str)
+	}
+	if ps.md5.off >= 0 {
+		it.MD5 = ps.md5.in(str)
+	}
+	st := &it.Stats
+	if ps.stats[0].off >= 0 {
+		st[0].Text = ps.stats[0].in(str)
+	}
+	if ps.stats[1].off >= 0 {
+		st[1].Text = ps.stats[1].in(str)
+	}
+	if ps.stats[2].off >= 0 {
+		st[2].Text = ps.stats[2].in(str)
+	}
+	if ps.stats[3].off >= 0 {
+		st[3].Text = ps.stats[3].in(str)
+	}
 }
 
 // rowPass is the place of the rows of an item in state st among its

@@ -23,6 +23,14 @@ const (
 // span is a byte range of the tree's arena.
 type span struct{ off, n int32 }
 
+// in is the string sp spans in str, "" for no span (off < 0).
+func (sp span) in(str string) string {
+	if sp.off < 0 {
+		return ""
+	}
+	return str[sp.off : sp.off+sp.n]
+}
+
 // node is one JSON value of the tree. Children of arrays and objects are
 // linked through first/next; object members carry their key.
 type node struct {
@@ -48,7 +56,8 @@ type tree struct {
 	keys map[int32]map[string]int32
 	// fitems and fsb hold the rows of entries the fast path flattened
 	// (see flat.go).
-	fitems []pitem
+	fitems []Item
+	fspans []pspans // the spans of fitems' strings
 	fsb    []byte
 }
 
@@ -61,6 +70,7 @@ func (t *tree) reset() {
 	t.arena = t.arena[:0]
 	t.keys = nil
 	t.fitems = t.fitems[:0]
+	t.fspans = t.fspans[:0]
 	t.fsb = t.fsb[:0]
 }
 
