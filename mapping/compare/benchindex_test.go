@@ -359,15 +359,7 @@ func TestBenchIndexFind(t *testing.T) {
 			names = append(names, "NoSplit") // not indexed
 		}
 	}
-	src := Source(func(fn func(*msprobe.Entry) error) error {
-		for _, n := range names {
-			if err := fn(&msprobe.Entry{Name: n}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	ix, err := newBenchIndex(src, &Config{}, false)
+	ix, err := newBenchIndex(namesSource(names...), &Config{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

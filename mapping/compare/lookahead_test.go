@@ -603,14 +603,7 @@ func TestLookupAfterEviction(t *testing.T) {
 // when the table has nothing under its hash, rows sharing prefixes (found
 // again among the last looked up) and not among them.
 func TestLookaheadNone(t *testing.T) {
-	src := Source(func(fn func(*msprobe.Entry) error) error {
-		for _, n := range []string{"Tensor.add.0.forward", "Module.output.Linear.forward.0", "Tensor.add.2.forward"} {
-			if err := fn(&msprobe.Entry{Name: n}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	src := namesSource("Tensor.add.0.forward", "Module.output.Linear.forward.0", "Tensor.add.2.forward")
 	ix, err := newBenchIndex(src, &Config{}, false)
 	if err != nil {
 		t.Fatal(err)

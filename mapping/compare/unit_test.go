@@ -250,6 +250,15 @@ func memSource(entries ...msprobe.Entry) Source {
 	}
 }
 
+// namesSource serves entries with these names and no rows.
+func namesSource(names ...string) Source {
+	entries := make([]msprobe.Entry, len(names))
+	for i, n := range names {
+		entries[i].Name = n
+	}
+	return memSource(entries...)
+}
+
 // scanSource serves the entries of a dump.json, scanned.
 func scanSource(path string) Source {
 	return func(yield func(*msprobe.Entry) error) error {
