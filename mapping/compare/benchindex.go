@@ -42,14 +42,14 @@ import (
 // asks for are only counted, at the end.
 //
 // Memory, flat in the file's length but for these fixed amounts per
-// bench entry, all outside the collected heap but the bits
-// (printparse/offheap): its index slot (8 bytes at 7/10 full: 11.5),
-// its key-prefix tag (4 bytes), its offset (4 bytes), its renumbered
-// call index when it is a renumbered backward entry (8 bytes), 6 bits
-// (tag shared or not, parsed, fully matched, skipped by msprobe, parsed
-// ahead, parsed by the join); when it left the
-// cache partly matched, its matched rows (partialRows: at most 43 bytes,
-// and a bit per row past the 64th). Besides: the cache (cacheEntries
+// bench entry, all outside the collected heap but the bits and the
+// filter (printparse/offheap): its index slot (8 bytes at 7/10 full: 11.5),
+// its key-prefix tag (4 bytes) and its share of the tags' filter (1
+// byte), its offset (4 bytes), its renumbered call index when it is a
+// renumbered backward entry (8 bytes), 6 bits (tag shared or not,
+// parsed, fully matched, skipped by msprobe, parsed ahead, parsed by the
+// join); when it left the cache partly matched, its matched rows
+// (partialRows: at most 43 bytes, and a bit per row past the 64th). Besides: the cache (cacheEntries
 // parsed entries), the entries between the lookahead and the join
 // (aheadQueue) or a tensor-parallel sibling's prefetcher hold, and the
 // rows of odd entries (none in ordinary dumps).
