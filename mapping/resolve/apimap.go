@@ -135,6 +135,8 @@ type Entries struct {
 	Names   *msprobe.Names
 	Offsets []int64
 	Odd     []bool
+
+	skim *skimmed // keeps a skim's Offsets (off the heap) while used
 }
 
 // Entries returns each side's entries as ReadSides read them; nil for a
@@ -145,7 +147,7 @@ func (s *Sides) Entries() (npu, bench *Entries) {
 	for k, r := range s.side {
 		switch {
 		case r.skim != nil:
-			es[k] = &Entries{Names: r.skim.names, Offsets: r.skim.offs, Odd: r.skim.odd}
+			es[k] = &Entries{Names: r.skim.names, Offsets: r.skim.offs, Odd: r.skim.odd, skim: r.skim}
 		case r.scanned && r.rows != nil && len(r.rows.offs) == r.names.Len():
 			es[k] = &Entries{Names: r.names, Offsets: r.rows.offs, Odd: r.rows.odd}
 		}

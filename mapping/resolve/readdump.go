@@ -9,6 +9,7 @@ import (
 
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -118,8 +119,8 @@ func scanRowTable(path string) (_ *rowTable, _ msprobe.Header, repeats bool, _ e
 // rows are read by the compare's own pass over the file.
 type skimmed struct {
 	names     *msprobe.Names
-	offs      []int64
-	odd       []bool // all false: a file with an odd entry is scanned
+	offs      []int64 // off the heap: it would count twice there, in the goal
+	odd       []bool  // all false (a file with an odd entry is scanned); off the heap too
 	framework string
 }
 
@@ -144,18 +145,21 @@ func skimEntries(paths msprobe.Paths) (*skimmed, error) {
 // skimDump skims a dump.json whole: its entry names (as msprobe.SkimExact
 // leaves them, read again after a repeated key) and their keys' offsets,
 // and whether the rows can be left to a later reader (skimEntries: no key
-// repeated, a framework stated, no odd entry; odd and framework are then
-// set).
+// repeated, a framework stated, no odd entry; offs, odd and framework
+// are then set, offs and odd off the heap).
 func skimDump(path string) (sk *skimmed, later bool, err error) {
 	sk = &skimmed{names: &msprobe.Names{}}
 	repeats, odd := false, false
+	var offs offheap.List[int64]
+	defer offs.Release()
 	h, err := msprobe.SkimExact(path, func() {
 		repeats = true
-		sk.names, sk.offs = &msprobe.Names{}, sk.offs[:0]
+		sk.names = &msprobe.Names{}
+		offs.Release()
 	}, func(e *msprobe.SkimEntry) error {
 		odd = odd || e.Odd
 		sk.names.Add(e.Name)
-		sk.offs = append(sk.offs, e.Offset)
+		offs.Add(e.Offset)
 		return nil
 	})
 	if err != nil {
@@ -165,7 +169,13 @@ func skimDump(path string) (sk *skimmed, later bool, err error) {
 	if repeats || odd || h.FrameworkMissing || h.Framework != "pytorch" && h.Framework != "mindspore" {
 		return sk, false, nil
 	}
-	sk.odd, sk.framework = make([]bool, sk.names.Len()), h.Framework
+	var freeOffs, freeOdd func()
+	sk.offs, freeOffs = offheap.Make[int64](offs.Len())
+	offs.MoveTo(sk.offs)
+	sk.odd, freeOdd = offheap.Make[bool](sk.names.Len())
+	offheap.Cleanup(sk, freeOffs)
+	offheap.Cleanup(sk, freeOdd)
+	sk.framework = h.Framework
 	return sk, true, nil
 }
 
@@ -183,7 +193,7 @@ func SkimEntries(path string) (*msprobe.Names, *Entries, error) {
 	if !later {
 		return sk.names, nil, nil
 	}
-	return sk.names, &Entries{Names: sk.names, Offsets: sk.offs, Odd: sk.odd}, nil
+	return sk.names, &Entries{Names: sk.names, Offsets: sk.offs, Odd: sk.odd, skim: sk}, nil
 }
 
 // TrieFromDump builds the scope trie msprobe builds from one dump folder:
