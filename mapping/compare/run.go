@@ -759,6 +759,9 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 	if err != nil {
 		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
 	}
+	if in.layerMapping == nil {
+		startStacks(&cfg) // else once the mappings are made (applyInputs)
+	}
 	rr, files, err := compareRank(opt, in, set, rep, np, bp, cfg, p, suffix)
 	if st, ok := cfg.Stack.(*stackReader); ok {
 		// a bad stack.json is reported before what the table found
@@ -924,28 +927,40 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 // stackReader reads the NPU stack.json in the background, beside the
 // inputs' reading and the bench side's skim: the stack column is first
 // needed when the join takes the first NPU entry. Frames waits for it;
-// ready says whether it would.
+// ready says whether it would. The read starts with start (or with the
+// first call that waits for it).
 type stackReader struct {
-	done chan struct{}
-	read atomic.Bool // done is closed: cheaper to test once per entry
-	s    *msprobe.Stacks
-	err  error
+	done  chan struct{}
+	read  atomic.Bool // done is closed: cheaper to test once per entry
+	s     *msprobe.Stacks
+	err   error
+	start func()
 }
 
 func readStacksAsync(path string) *stackReader {
 	r := &stackReader{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		r.s, r.err = msprobe.ReadStacks(path)
-		r.read.Store(true)
-	}()
+	r.start = sync.OnceFunc(func() {
+		go func() {
+			defer close(r.done)
+			r.s, r.err = msprobe.ReadStacks(path)
+			r.read.Store(true)
+		}()
+	})
 	return r
+}
+
+// startStacks starts cfg's stack.json read, if any.
+func startStacks(cfg *Config) {
+	if st, ok := cfg.Stack.(*stackReader); ok {
+		st.start()
+	}
 }
 
 // Frames gives an entry's frames once the file is read (none when it
 // could not be: the run then fails with wait's error).
 func (r *stackReader) Frames(entry string) ([]string, bool) {
 	if !r.read.Load() {
+		r.start()
 		<-r.done
 	}
 	return r.s.Frames(entry)
@@ -954,6 +969,7 @@ func (r *stackReader) Frames(entry string) ([]string, bool) {
 // FramesNext is Frames with a cursor (msprobe.Stacks.FramesNext).
 func (r *stackReader) FramesNext(c *nametable.Cursor, entry string) ([]string, bool) {
 	if !r.read.Load() {
+		r.start()
 		<-r.done
 	}
 	return r.s.FramesNext(c, entry)
@@ -974,6 +990,7 @@ func (r *stackReader) ready() bool {
 
 // wait returns the read's error once it is done.
 func (r *stackReader) wait() error {
+	r.start()
 	<-r.done
 	return r.err
 }
@@ -1087,6 +1104,11 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	}
 	if cfg.fused, err = planFused(cfg, np, bp, groups, detect, tp, ixs, entryNames); err != nil {
 		return written, known, err
+	}
+	if in.layerMapping != nil {
+		// beside the table, not beside the mappings' and the N:1
+		// detection's tables (runRank starts it otherwise)
+		startStacks(cfg)
 	}
 	// (and again: the N:1 detection maps rows out of order, which the
 	// deferred data map answers by looking the names up)
