@@ -51,16 +51,7 @@ func (t *tagTable) release() {
 }
 
 // insert adds number n under hash h.
-func (t *tagTable) insert(h uint64, n uint32) {
-	if (t.used+1)*4 > len(t.slots)*3 {
-		t.rehash(max(1024, 2*len(t.slots)))
-	}
-	t.place(h&^(1<<32-1) | uint64(n+1))
-}
-
-func (t *tagTable) place(s uint64) {
-	t.placeTwin(s)
-}
+func (t *tagTable) insert(h uint64, n uint32) { t.insertTwin(h, n) }
 
 // insertTwin is insert, also giving a number inserted before under the
 // same tag (ok false: none). Exact: without deletions, linear probing
@@ -70,10 +61,12 @@ func (t *tagTable) insertTwin(h uint64, n uint32) (twin uint32, ok bool) {
 	if (t.used+1)*4 > len(t.slots)*3 {
 		t.rehash(max(1024, 2*len(t.slots)))
 	}
-	return t.placeTwin(h&^(1<<32-1) | uint64(n+1))
+	return t.place(h&^(1<<32-1) | uint64(n+1))
 }
 
-func (t *tagTable) placeTwin(s uint64) (twin uint32, ok bool) {
+// place puts slot value s in the first free slot from its home and
+// gives the first number met on the way under the same tag.
+func (t *tagTable) place(s uint64) (twin uint32, ok bool) {
 	const tags = ^uint64(1<<32 - 1)
 	for i := t.home(s); ; i++ {
 		if i == len(t.slots) {
