@@ -30,3 +30,19 @@ func (p batchPool) put(b []npuEntry) {
 	default:
 	}
 }
+
+// sendBatch hands b on through out; false once stop is closed. It tries
+// first without waiting, which is cheaper than the select with stop.
+func sendBatch(out chan<- []npuEntry, b []npuEntry, stop <-chan struct{}) bool {
+	select {
+	case out <- b:
+		return true
+	default:
+	}
+	select {
+	case out <- b:
+		return true
+	case <-stop:
+		return false
+	}
+}

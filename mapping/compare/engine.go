@@ -555,9 +555,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches b
 	var backlog [][]npuEntry // batches the queue had no room for, before ready
 	flush := func() error {
 		for k, b := range backlog {
-			select {
-			case c <- b:
-			case <-done:
+			if !sendBatch(c, b, done) {
 				return errStopped
 			}
 			backlog[k] = nil
@@ -583,17 +581,10 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches b
 		if err := flush(); err != nil {
 			return err
 		}
-		select { // first without waiting: cheaper than the select below
-		case c <- b:
-			return nil
-		default:
-		}
-		select {
-		case c <- b:
-			return nil
-		case <-done:
+		if !sendBatch(c, b, done) {
 			return errStopped
 		}
+		return nil
 	}
 	go func() {
 		var given *rowsBuf // the rows alloc gave, not yet sent

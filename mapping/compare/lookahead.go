@@ -217,19 +217,11 @@ func (la *lookahead) flush() bool {
 	if len(b) == 0 {
 		return true
 	}
-	select { // first without waiting: cheaper than the select below
-	case la.out <- b:
-		la.cur = nil
-		return true
-	default:
-	}
-	select {
-	case la.out <- b:
-		la.cur = nil
-		return true
-	case <-la.stop:
+	if !sendBatch(la.out, b, la.stop) {
 		return false
 	}
+	la.cur = nil
+	return true
 }
 
 // drop gives back the bench entries of the batch under way, the
