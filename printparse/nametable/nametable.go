@@ -83,20 +83,29 @@ func (t *Table) Done() {
 	t.doneBuckets()
 }
 
+// countBuckets sets the bucket count for n names (t.shift) and returns
+// each bucket's start (a counting sort's prefix sums over the names'
+// hashes: bucket b is [starts[b], starts[b+1])) and its release.
+func (t *Table) countBuckets(n int, hash func(i int) uint64) ([]uint32, func()) {
+	t.shift = uint(max(1, bits.Len(uint(n))-1))
+	nb := 1 << t.shift
+	starts, free := offheap.Make[uint32](nb + 1)
+	for i := range n {
+		starts[hash(i)>>(64-t.shift)+1]++
+	}
+	for b := 1; b <= nb; b++ {
+		starts[b] += starts[b-1]
+	}
+	return starts, free
+}
+
 // doneBuckets groups the names by bucket (a stable counting sort on the top
 // shift bits of h), the last set of a name kept, into a table of their
 // exact size.
 func (t *Table) doneBuckets() {
 	n := t.list.Len()
-	t.shift = uint(max(1, bits.Len(uint(n))-1))
-	nb := 1 << t.shift
-	starts, freeStarts := offheap.Make[uint32](nb + 1)
-	for i := range n {
-		starts[t.list.At(i).h>>(64-t.shift)+1]++
-	}
-	for b := 1; b <= nb; b++ {
-		starts[b] += starts[b-1]
-	}
+	starts, freeStarts := t.countBuckets(n, func(i int) uint64 { return t.list.At(i).h })
+	nb := len(starts) - 1
 	names, free := offheap.Make[entry](n)
 	for i := range n { // starts[b] walks bucket b, ending at bucket b+1's start
 		k := t.list.At(i)
@@ -129,17 +138,10 @@ func (t *Table) doneBuckets() {
 // earlier set of it takes the last one's id, for Next.
 func (t *Table) doneOrdered() {
 	n := t.list.Len()
-	t.shift = uint(max(1, bits.Len(uint(n))-1))
-	nb := 1 << t.shift
-	starts, freeStarts := offheap.Make[uint32](nb + 1)
 	names, free := offheap.Make[entry](n)
 	t.list.MoveTo(names)
-	for _, k := range names {
-		starts[k.h>>(64-t.shift)+1]++
-	}
-	for b := 1; b <= nb; b++ {
-		starts[b] += starts[b-1]
-	}
+	starts, freeStarts := t.countBuckets(n, func(i int) uint64 { return names[i].h })
+	nb := len(starts) - 1
 	perm, freePerm := offheap.Make[uint32](n)
 	for i, k := range names {
 		b := k.h >> (64 - t.shift)
