@@ -959,39 +959,31 @@ func startStacks(cfg *Config) {
 // Frames gives an entry's frames once the file is read (none when it
 // could not be: the run then fails with wait's error).
 func (r *stackReader) Frames(entry string) ([]string, bool) {
-	if !r.read.Load() {
-		r.start()
-		<-r.done
-	}
+	r.await()
 	return r.s.Frames(entry)
 }
 
 // FramesNext is Frames with a cursor (msprobe.Stacks.FramesNext).
 func (r *stackReader) FramesNext(c *nametable.Cursor, entry string) ([]string, bool) {
-	if !r.read.Load() {
-		r.start()
-		<-r.done
-	}
+	r.await()
 	return r.s.FramesNext(c, entry)
 }
 
-// ready reports whether the file is read.
-func (r *stackReader) ready() bool {
-	if r.read.Load() {
-		return true
-	}
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
+// ready reports whether the file is read (read is set before done is
+// closed).
+func (r *stackReader) ready() bool { return r.read.Load() }
+
+// await starts the read unless it is done and waits for it.
+func (r *stackReader) await() {
+	if !r.read.Load() {
+		r.start()
+		<-r.done
 	}
 }
 
 // wait returns the read's error once it is done.
 func (r *stackReader) wait() error {
-	r.start()
-	<-r.done
+	r.await()
 	return r.err
 }
 
