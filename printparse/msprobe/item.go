@@ -14,6 +14,10 @@ type Entry struct {
 	Name  string // the dump.json key, e.g. "Functional.conv2d.0.forward"
 	Index int    // 0-based position among the entries of the file
 	Items []Item
+	// Member is the entry's 0-based position among the members of "data"
+	// read, those msprobe skips included: where "data" repeats no key,
+	// SkimEntry.Index (a skim's position of the name).
+	Member int
 
 	// Line is the line of the entry's key in the dump file.
 	Line int

@@ -406,6 +406,7 @@ type scanner struct {
 	debug       bool
 	fn          func(*Entry) error
 	index       int
+	member      int // members emitted, skipped ones included
 	intern      map[string]string
 	recent      [8]string // interned strings seen last
 	nextRecent  int
@@ -532,7 +533,8 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []It
 	if !s.countOnly || !s.reuse {
 		name, rows = s.finish(name, items, spans, sb)
 	}
-	*e = Entry{Name: name, Line: line, Offset: s.off, HasMD5: hasMD5}
+	*e = Entry{Name: name, Line: line, Offset: s.off, HasMD5: hasMD5, Member: s.member}
+	s.member++
 	if s.debug {
 		e.OpNoNumber, e.CallDirection, e.Direction = name, name, name
 	} else {
