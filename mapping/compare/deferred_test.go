@@ -185,9 +185,9 @@ func TestDataMapLogPasses(t *testing.T) {
 	dm, np, bp := demoDeferred(t)
 	var entries []npuEntry
 	if _, err := msprobe.ScanFile(filepath.Join(np.Dir, "dump.json"), func(e *msprobe.Entry) error {
-		ne := npuEntry{name: e.Name}
+		ne := npuEntry{name: e.Name, member: int32(e.Member)}
 		for _, it := range e.Items {
-			ne.rows = append(ne.rows, sideRow{it: it})
+			ne.rows = append(ne.rows, sideRow{it: it, pos: int32(e.Member) + 1})
 		}
 		entries = append(entries, ne)
 		return nil
@@ -222,10 +222,10 @@ func TestDataMapLogPasses(t *testing.T) {
 				l.rowsOf(&entries[i])
 				for r := range entries[i].rows {
 					if joined && i%2 == 0 {
-						cfg.mapRow(&entries[i].rows[r].it, &buf, sc)
+						cfg.mapRow(&entries[i].rows[r], &buf, sc)
 					}
 				}
-				if err := l.entry(entries[i].name); err != nil {
+				if err := l.entry(entries[i].name, entries[i].member); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -276,10 +276,10 @@ func TestMapRowDeferred(t *testing.T) {
 	var buf []byte
 	withBuf, without := &everySuffix{}, &everySuffix{} // each keeps its last pair
 	paired := 0
-	for _, e := range entries {
-		b, _, ok := dm.EntryPair(e, nil)
+	for i, e := range entries {
+		b, _, ok := dm.EntryPair(i)
 		if !ok {
-			t.Fatalf("EntryPair(%q): not in the map", e)
+			t.Fatalf("EntryPair(%d) (%q): not in the map", i, e)
 		}
 		for _, suffix := range []string{"", ".output.0"} {
 			want := resolve.NA
@@ -289,12 +289,13 @@ func TestMapRowDeferred(t *testing.T) {
 			case b != "":
 				want = b + suffix
 			}
-			it := &msprobe.Item{Name: e + suffix, Entry: e}
-			got, ok := cfg.mapRow(it, &buf, withBuf)
+			n := &sideRow{it: msprobe.Item{Name: e + suffix, Entry: e}, pos: int32(i) + 1}
+			it := &n.it
+			got, ok := cfg.mapRow(n, &buf, withBuf)
 			if !ok || got != want {
 				t.Fatalf("mapRow(%q) with a buffer = %q, %v; want %q", it.Name, got, ok, want)
 			}
-			got, ok = cfg.mapRow(it, nil, without)
+			got, ok = cfg.mapRow(n, nil, without)
 			if !ok || got != want {
 				t.Fatalf("mapRow(%q) = %q, %v; want %q", it.Name, got, ok, want)
 			}

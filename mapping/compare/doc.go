@@ -42,11 +42,13 @@
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from
 // its last entry), so the two dumps' entries are read first (package
-// resolve, one goroutine a side) and their entry names held through the
-// join, as msprobe.Names: 8 bytes a name (a pattern shared by the names
-// that differ only in their call number, and the number), outside the
+// resolve, one goroutine a side) and their entry names held, as
+// msprobe.Names: 8 bytes a name (a pattern shared by the names that
+// differ only in their call number, and the number), outside the
 // collected heap, and until the mappings are made 8 to 16 more of index
-// for lookups by name (the join takes entries by position). Each side's
+// for lookups by name. The join takes entries by position
+// (msprobe.Entry.Member): the NPU side's names go once the N:1 plan is
+// made, the bench side's are held through the join. Each side's
 // entries are kept in a compact form until the api mapping is derived
 // (12 bytes an entry outside the heap and 4 in its scope trie's node:
 // its full scope, state and ordinal, the name by position), and

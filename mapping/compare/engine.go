@@ -360,6 +360,7 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 		rows := alloc(len(e.Items))
 		for i := range e.Items {
 			rows[i].set(&e.Items[i])
+			rows[i].pos = int32(e.Member) + 1
 		}
 		ek.setKeys(e.Name, rows)
 		if len(rows) > 0 && cells != nil {
@@ -605,7 +606,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches b
 			if cur == nil {
 				cur = batches.get()
 			}
-			cur = append(cur, npuEntry{name: e.Name, rows: b.rows})
+			cur = append(cur, npuEntry{name: e.Name, rows: b.rows, member: int32(e.Member)})
 			if len(cur) < npuBatch {
 				return nil
 			}
@@ -721,7 +722,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 					}
 				}
 				if res.err == nil && cfg.dataMapLog != nil {
-					res.err = cfg.dataMapLog.entry(e.name)
+					res.err = cfg.dataMapLog.entry(e.name, e.member)
 				}
 				if res.err != nil {
 					break join
@@ -775,8 +776,9 @@ var errStopped = errors.New("stopped")
 // npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
 // (Entries without a compare key never come: the scan skips them.)
 type npuEntry struct {
-	name string
-	rows []sideRow
+	name   string
+	member int32 // msprobe.Entry.Member
+	rows   []sideRow
 	// With isAhead, not an NPU entry but bench entry aheadAt, parsed
 	// ahead for the NPU entries after it (lookAhead; nil: msprobe
 	// skips it).
@@ -946,7 +948,7 @@ func joinKeyWith(n *sideRow, cfg *Config, buf *[]byte, has suffixHas) (key strin
 		key, src, mapped = m, ByPairs, true
 	} else if cfg.dataMapped() {
 		key = n.it.Name
-		if m, ok := cfg.mapRow(&n.it, buf, has); ok {
+		if m, ok := cfg.mapRow(n, buf, has); ok {
 			key, mapped = m, true
 			if m != n.it.Name {
 				src = cfg.DataMappingSource
@@ -966,7 +968,8 @@ func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.laye
 // and whether it has the row; has answers a deferred mapping's suffix
 // checks. A name joined from parts is joined in *buf when buf is not nil
 // (valid until the next call), else allocated.
-func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string, bool) {
+func (cfg *Config) mapRow(n *sideRow, buf *[]byte, has suffixHas) (string, bool) {
+	it := &n.it
 	if m, ok := cfg.DataMapping[it.Name]; ok {
 		return m, true
 	}
@@ -983,11 +986,11 @@ func (cfg *Config) mapRow(it *msprobe.Item, buf *[]byte, has suffixHas) (string,
 		if last == nil {
 			last = &entryPair{}
 		}
-		if last.entry != it.Entry || !last.set {
+		if member := n.member(); last.member != member || !last.set {
 			var at int32
 			var ok bool
-			last.bench, at, ok = d.AppendEntryPair(last.bench[:0], it.Entry, &last.next)
-			last.entry, last.at, last.ok, last.set = it.Entry, at, ok, true
+			last.bench, at, ok = d.AppendEntryPair(last.bench[:0], member)
+			last.member, last.at, last.ok, last.set = member, at, ok, true
 		}
 		if !last.ok {
 			return "", false
@@ -1030,14 +1033,12 @@ type suffixHas interface {
 }
 
 // entryPair is a deferred data mapping's pair of one NPU entry
-// (resolve.DataMap.EntryPair), kept while its rows are mapped, and where
-// to look for the next entry's.
+// (resolve.DataMap.EntryPair), kept while its rows are mapped.
 type entryPair struct {
-	entry   string
+	member  int    // the NPU entry's msprobe.Entry.Member
 	bench   []byte // the bench entry's name
 	at      int32
 	ok, set bool
-	next    int
 }
 
 // suffixCheck tells, on the goroutine of a join through ix, whether a bench

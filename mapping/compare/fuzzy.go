@@ -39,7 +39,7 @@ func newFuzzyMatcher(bs *benchSide, cfg *Config) *fuzzyMatcher {
 func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
 	k := r.key
 	if f.cfg.dataMapped() {
-		if m, ok := f.cfg.mapRow(&r.it, nil, f.cfg.suffixCheck); ok { // kept: no buffer
+		if m, ok := f.cfg.mapRow(r, nil, f.cfg.suffixCheck); ok { // kept: no buffer
 			k = m
 		}
 	}

@@ -134,7 +134,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 		if o == nil {
 			continue
 		}
-		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name}, &mcfg, nil)
+		key, src, _ := joinKey(&sideRow{it: *o, key: o.Name, pos: first + 1}, &mcfg, nil)
 		if ferr = cmp.Or(ferr, mcfg.suffixCheck.err); ferr != nil {
 			break
 		}

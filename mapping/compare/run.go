@@ -1393,7 +1393,6 @@ type dataMapLog struct {
 	done    bool         // a pass read every entry
 	err     error        // the first write's error
 	rows    []string
-	pair    int // where EntryPairs looks for the next entry's pair
 }
 
 // passStart starts a pass over the NPU side, its bench rows told by b.
@@ -1408,10 +1407,10 @@ func (l *dataMapLog) rowsOf(e *npuEntry) {
 	}
 }
 
-// entry writes the pairs of the pass's next NPU entry, named name, its
-// rows' names kept by rowsOf, after the join read its bench rows; unless
-// an earlier pass wrote them.
-func (l *dataMapLog) entry(name string) error {
+// entry writes the pairs of the pass's next NPU entry, named name (at
+// member, msprobe.Entry.Member), its rows' names kept by rowsOf, after
+// the join read its bench rows; unless an earlier pass wrote them.
+func (l *dataMapLog) entry(name string, member int32) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -1420,15 +1419,14 @@ func (l *dataMapLog) entry(name string) error {
 		return nil
 	}
 	l.written++
-	if p := l.bench.lastPair(); p != nil && p.set && p.entry == name {
+	if p := l.bench.lastPair(); p != nil && p.set && p.member == int(member) {
 		// the join looked the entry's pair up for its rows
 		if p.ok {
-			l.pair = p.next
 			l.err = l.dm.EntryPairsOf(name, unsafe.String(unsafe.SliceData(p.bench), len(p.bench)), p.at, l.rows, l.has, l.w.pair)
 		}
 		return l.err
 	}
-	l.err = l.dm.EntryPairs(name, l.rows, &l.pair, l.has, l.w.pair)
+	l.err = l.dm.EntryPairs(name, int(member), l.rows, l.has, l.w.pair)
 	return l.err
 }
 

@@ -193,53 +193,52 @@ func entryPairsOf(t *testing.T, dm *DataMap, npuDump string, bench *rowTable, be
 		return slices.Contains(bench.rows(benchNames[at]), benchNames[at]+s), nil
 	}
 	var got []NamePair
-	next := 0
+	members := map[string]int{}
 	if _, err := msprobe.ScanFile(npuDump, func(e *msprobe.Entry) error {
 		var rows []string
 		for _, it := range e.Items {
 			rows = append(rows, it.Name)
 		}
-		return dm.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
+		members[e.Name] = e.Member
+		return dm.EntryPairs(e.Name, e.Member, rows, has, func(n, ns, b, bs string) error {
 			got = append(got, NamePair{NPU: n + ns, Bench: strings.Clone(b + bs)}) // b is read in place
 			return nil
 		})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	checkLookupDeferred(t, dm, npu, names, got, has)
+	checkLookupDeferred(t, dm, npu, names, members, got, has)
 	return got
 }
 
 // checkLookupDeferred is checkLookup for a deferred map: EntryPair of
-// each NPU row's entry gives its bench entry, which has the row a pair
-// names, and no row of the suffix for a row paired with NA (has: whether
-// the bench entry at a position has a row with a suffix).
-func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []string, pairs []NamePair, has func(at int32, suffix string) (bool, error)) {
+// each NPU row's entry (by its position, members) gives its bench entry,
+// which has the row a pair names, and no row of the suffix for a row
+// paired with NA (has: whether the bench entry at a position has a row
+// with a suffix). Positions outside the NPU dump have no pair.
+func checkLookupDeferred(t *testing.T, dm *DataMap, npu *rowTable, names []string, members map[string]int, pairs []NamePair, has func(at int32, suffix string) (bool, error)) {
 	t.Helper()
 	want := map[string]string{}
 	for _, p := range pairs {
 		want[p.NPU] = p.Bench
 	}
-	// EntryPair gives the same with a cursor, the entries asked for in
-	// order or not
-	for _, order := range [][]string{names, reversed(names)} {
-		next := 0
-		for _, e := range order {
-			b, at, ok := dm.EntryPair(e, &next)
-			wb, wat, wok := dm.EntryPair(e, nil)
-			if b != wb || at != wat || ok != wok {
-				t.Errorf("EntryPair(%q) with a cursor = %q, %d, %v; without %q, %d, %v", e, b, at, ok, wb, wat, wok)
-			}
+	for _, i := range []int{-1, len(dm.later), len(dm.later) + 1} {
+		if b, at, ok := dm.EntryPair(i); ok {
+			t.Errorf("EntryPair(%d) of %d entries = %q, %d, true", i, len(dm.later), b, at)
 		}
 	}
 	for _, e := range names {
+		m, found := members[e]
+		if !found {
+			t.Fatalf("entry %q: not scanned", e)
+		}
 		for _, r := range npu.rows(e) {
 			if _, _, ok := dm.Lookup(e, r); ok {
 				t.Errorf("Lookup(%q, %q) of a deferred map found the row", e, r)
 			}
 			b, at, ok := "", int32(-1), false
 			if strings.HasPrefix(r, e) { // the row's pair, as compare's mapRow asks
-				b, at, ok = dm.EntryPair(e, nil)
+				b, at, ok = dm.EntryPair(m)
 			}
 			w, wok := want[r]
 			if ok != wok {
@@ -370,14 +369,21 @@ func TestDataMapCompactGeneral(t *testing.T) {
 			has := func(at int32, s string) (bool, error) {
 				return slices.Contains(bch.rows(benchNames[at]), benchNames[at]+s), nil
 			}
+			members := map[string]int{}
+			for i, n := range npuNames {
+				members[n] = i
+			}
 			var got []NamePair
-			next := 0
 			for _, e := range tc.npu {
 				var rows []string
 				for _, it := range e.Items {
 					rows = append(rows, it.Name)
 				}
-				if err := pe.EntryPairs(e.Name, rows, &next, has, func(n, ns, b, bs string) error {
+				m, ok := members[e.Name]
+				if !ok {
+					m = -1 // not in the api mapping
+				}
+				if err := pe.EntryPairs(e.Name, m, rows, has, func(n, ns, b, bs string) error {
 					got = append(got, NamePair{NPU: n + ns, Bench: strings.Clone(b + bs)}) // b is read in place
 					return nil
 				}); err != nil {
@@ -385,7 +391,7 @@ func TestDataMapCompactGeneral(t *testing.T) {
 				}
 			}
 			diffPairs(t, got, want)
-			checkLookupDeferred(t, pe, npu, names, want, has)
+			checkLookupDeferred(t, pe, npu, names, members, want, has)
 		})
 	}
 }
@@ -653,11 +659,11 @@ func TestAPIMappingUnpaired(t *testing.T) {
 	}
 }
 
-// TestDeferredLookAhead: a deferred map finds the entries asked for in
-// the NPU dump's order, some left out, among the next few without looking
-// the names up (which would index them again, an allocation here); one
-// asked for out of order is looked up.
-func TestDeferredLookAhead(t *testing.T) {
+// TestDeferredByPosition: a deferred map gives each NPU entry, by its
+// position, its bench entry's name and position, without allocating;
+// positions outside the NPU dump have none, and a map whose NPU names
+// repeat one or miss a position is not made.
+func TestDeferredByPosition(t *testing.T) {
 	var npuNames, benchNames []string
 	for i := range 2000 {
 		npuNames = append(npuNames, fmt.Sprintf("Module.layers.%d.mlp.MLP.forward.%d", i%40, i/40))
@@ -666,36 +672,43 @@ func TestDeferredLookAhead(t *testing.T) {
 	at := make([]int32, len(npuNames))
 	for i := range at {
 		at[i] = int32(len(at) - 1 - i)
+		if i%7 == 0 {
+			at[i] = -1 // paired with nothing
+		}
 	}
-	npu := msprobe.NamesOf(npuNames)
-	d := newDeferredDataMap(npu, msprobe.NamesOf(benchNames), at)
+	d := newDeferredDataMap(msprobe.NamesOf(npuNames), msprobe.NamesOf(benchNames), at)
 	if d == nil {
 		t.Fatal("not deferred")
 	}
 	var buf []byte
-	check := func(i int, next *int) {
-		t.Helper()
-		var pos int32
-		var ok bool
-		buf, pos, ok = d.AppendEntryPair(buf[:0], npuNames[i], next)
-		if !ok || pos != at[i] || string(buf) != benchNames[at[i]] || *next != i+1 {
-			t.Fatalf("entry %d: %q at %d, %v, next %d; want %q at %d, next %d", i, buf, pos, ok, *next, benchNames[at[i]], at[i], i+1)
-		}
-	}
 	allocs := testing.AllocsPerRun(1, func() {
-		npu.Unindex() // (the warm-up run may have looked names up)
-		next := 0
-		for i := 0; i < len(npuNames); i += 1 + i%50 {
-			check(i, &next)
+		for i := range npuNames {
+			var pos int32
+			var ok bool
+			buf, pos, ok = d.AppendEntryPair(buf[:0], i)
+			want := ""
+			if at[i] >= 0 {
+				want = benchNames[at[i]]
+			}
+			if !ok || pos != at[i] || string(buf) != want {
+				t.Fatalf("entry %d: %q at %d, %v; want %q at %d", i, buf, pos, ok, want, at[i])
+			}
 		}
 	})
 	if allocs != 0 {
-		t.Errorf("in order with gaps under 64: %v allocations, want none (the names looked up)", allocs)
+		t.Errorf("%v allocations, want none", allocs)
 	}
-	next := 0
-	check(1500, &next) // out of order: looked up
-	check(3, &next)
-	if _, _, ok := d.AppendEntryPair(nil, "Module.x.X.forward.0", &next); ok {
-		t.Error("a name not in the map found")
+	for _, i := range []int{-1, len(npuNames), 1 << 30} {
+		if b, pos, ok := d.EntryPair(i); ok || b != "" || pos != -1 {
+			t.Errorf("EntryPair(%d) = %q, %d, %v; want none", i, b, pos, ok)
+		}
+	}
+	repeated := slices.Clone(npuNames)
+	repeated[5] = repeated[4]
+	if newDeferredDataMap(msprobe.NamesOf(repeated), msprobe.NamesOf(benchNames), at) != nil {
+		t.Error("deferred map made over a repeated NPU name")
+	}
+	if newDeferredDataMap(msprobe.NamesOf(npuNames[1:]), msprobe.NamesOf(benchNames), at) != nil {
+		t.Error("deferred map made over fewer NPU names than positions")
 	}
 }

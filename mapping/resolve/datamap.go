@@ -175,19 +175,19 @@ func (l *suffixList) find(s string) int {
 type DataMap struct {
 	lists   []suffixList // the NPU side's suffix lists
 	pairs   []dmPair
-	byEntry *nametable.Table // NPU entry -> index in pairs (deferred: npuNames.Find)
+	byEntry *nametable.Table // NPU entry -> index in pairs
 
 	// the general path (irregular names): every pair spelled out
 	full    []NamePair
 	fullMap map[string]string
 
 	// deferred marks a map whose rows are read after it (Deferred),
-	// kept in later rather than pairs: for each NPU entry (npuNames), its
-	// bench entry's position among benchNames, or -1.
+	// kept in later rather than pairs: for each NPU entry by its
+	// position in the NPU dump, its bench entry's position among
+	// benchNames, or -1.
 	deferred   bool
 	later      []int32 // outside the heap, freed by the map's cleanup (apiPositions)
-	npuNames   *msprobe.Names
-	scratch    []byte // EntryPairs' bench entry name
+	scratch    []byte  // EntryPairs' bench entry name
 	benchNames *msprobe.Names
 }
 
@@ -208,12 +208,13 @@ type dmPair struct {
 // starting with '.', as a skim without odd entries finds them) and no
 // entry name may extend another's on either side: an NPU row's pair is
 // then its bench entry's row of the same suffix, as newDataMap's compact
-// path pairs them.
+// path pairs them. The map keeps no NPU name: it is asked by position
+// (the names, distinct, are the NPU dump's entries in file order).
 func newDeferredDataMap(npu, bench *msprobe.Names, at []int32) *DataMap {
-	if npu.Distinct() != len(at) {
+	if npu.Len() != len(at) || npu.Distinct() != len(at) {
 		return nil
 	}
-	return &DataMap{deferred: true, later: at, npuNames: npu, benchNames: bench}
+	return &DataMap{deferred: true, later: at, benchNames: bench}
 }
 
 // Deferred reports a map made before the rows were read: it pairs each
@@ -221,34 +222,24 @@ func newDeferredDataMap(npu, bench *msprobe.Names, at []int32) *DataMap {
 // that entry has one, else with NA; whether it has one is for the reader
 // of the bench dump to tell. Its pairs are given by EntryPairs for each
 // NPU entry as the compare reads the dumps, not by Each, and an NPU row's
-// bench entry by its entry's EntryPair, not Lookup.
+// bench entry by its entry's EntryPair, not Lookup. Both take the NPU
+// entry by its position among the NPU dump's entries (msprobe.Entry.Index).
 func (d *DataMap) Deferred() bool { return d.deferred }
 
 // EntryPair gives, in a deferred map, the bench entry paired with the NPU
-// entry named entry ("" for none) and its position in the bench dump;
-// ok is false when the map does not have the entry. An NPU row named
-// with the entry's name and a suffix is paired with the bench entry's
-// row of that suffix, when the bench entry has it, else with NA. The
-// entry is looked for from *next on first, where the entry asked for
-// before left it (the pairs are in the NPU dump's order); next may be
-// nil.
-func (d *DataMap) EntryPair(entry string, next *int) (bench string, at int32, ok bool) {
-	b, at, ok := d.AppendEntryPair(nil, entry, next)
+// entry at position i in the NPU dump ("" for none) and its position in
+// the bench dump; ok is false when the map has no entry i. An NPU row
+// named with the entry's name and a suffix is paired with the bench
+// entry's row of that suffix, when the bench entry has it, else with NA.
+func (d *DataMap) EntryPair(i int) (bench string, at int32, ok bool) {
+	b, at, ok := d.AppendEntryPair(nil, i)
 	return string(b), at, ok
 }
 
 // AppendEntryPair is EntryPair with the bench entry's name appended to
 // dst.
-func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []byte, at int32, ok bool) {
-	if !d.deferred {
-		return dst, -1, false
-	}
-	var k int
-	if next == nil {
-		next = &k
-	}
-	i, ok := d.laterAt(entry, next)
-	if !ok {
+func (d *DataMap) AppendEntryPair(dst []byte, i int) (bench []byte, at int32, ok bool) {
+	if !d.deferred || i < 0 || i >= len(d.later) {
 		return dst, -1, false
 	}
 	if at = d.later[i]; at < 0 {
@@ -257,31 +248,15 @@ func (d *DataMap) AppendEntryPair(dst []byte, entry string, next *int) (bench []
 	return d.benchNames.Append(dst, int(at)), at, true
 }
 
-// laterAt finds the NPU entry named entry in a deferred map, from *next
-// on first, and leaves *next just past it. The entries asked for come in
-// the NPU dump's order, less a few (no rows, or a name msprobe skips):
-// they are looked for among the next few before the names are looked up
-// (which indexes them, if the index was let go).
-func (d *DataMap) laterAt(entry string, next *int) (int32, bool) {
-	i, ok := d.npuNames.FindFrom(entry, *next, 64) // the names are distinct (newDeferredDataMap)
-	if !ok {
-		return -1, false
-	}
-	*next = i + 1
-	return int32(i), true
-}
-
 // EntryPairs calls fn, as Each does, for the pairs of the rows of the NPU
-// entry named entry (rows: its rows' names as read, in order) in a
-// deferred map; has tells whether the bench entry at a position in the
-// bench dump has a row with a suffix. Given every entry of the NPU dump in
-// file order, the calls are Each's of a map made with the rows. The
-// entries' pairs are looked for from *next on, where the entry read
-// before left it (the pairs are in the NPU dump's order). It is for one
-// goroutine at a time: the bench name fn is given is valid during the
-// call only.
-func (d *DataMap) EntryPairs(entry string, rows []string, next *int, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
-	b, at, ok := d.AppendEntryPair(d.scratch[:0], entry, next)
+// entry named entry, at position i in the NPU dump (rows: its rows' names
+// as read, in order) in a deferred map; has tells whether the bench entry
+// at a position in the bench dump has a row with a suffix. Given every
+// entry of the NPU dump in file order, the calls are Each's of a map made
+// with the rows. It is for one goroutine at a time: the bench name fn is
+// given is valid during the call only.
+func (d *DataMap) EntryPairs(entry string, i int, rows []string, has func(at int32, suffix string) (bool, error), fn func(npu, npuSuffix, bench, benchSuffix string) error) error {
+	b, at, ok := d.AppendEntryPair(d.scratch[:0], i)
 	if !ok {
 		return nil
 	}
