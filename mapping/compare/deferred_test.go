@@ -19,7 +19,8 @@ import (
 // the layer mapping reads the rows itself or leaves them to the table's
 // passes (the data mapping deferred, completed as the passes read them),
 // on the demo pair and on variants of it, some of which keep the data
-// mapping from being deferred; a body the skim does not check fails
+// mapping from being deferred, and counts the same rows sent nowhere
+// (by entry position, or by name); a body the skim does not check fails
 // either way, naming the same line.
 func TestDataMappingDeferred(t *testing.T) {
 	t.Parallel()
@@ -77,9 +78,10 @@ func TestDataMappingDeferred(t *testing.T) {
 			}
 			var outs [2]string
 			var errs [2]error
+			var reps [2]*Report
 			for k, mapRows := range []bool{true, false} {
 				outs[k] = filepath.Join(dir, "out", []string{"read", "deferred"}[k])
-				_, errs[k] = Run(Options{Target: npu, Golden: bench, OutDir: outs[k], LayerMappingFile: lm,
+				reps[k], errs[k] = Run(Options{Target: npu, Golden: bench, OutDir: outs[k], LayerMappingFile: lm,
 					Stamp: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC), mapRows: mapRows})
 			}
 			if tc.bad {
@@ -105,6 +107,10 @@ func TestDataMappingDeferred(t *testing.T) {
 				if err != nil {
 					t.Fatalf("run %d: %v", k, err)
 				}
+			}
+			nowhere := [2][]Nowhere{reps[0].Ranks[0].Summary.SentNowhere, reps[1].Ranks[0].Summary.SentNowhere}
+			if len(nowhere[0]) == 0 || !slices.Equal(nowhere[1], nowhere[0]) {
+				t.Errorf("sent nowhere %+v, want %+v (not none)", nowhere[1], nowhere[0])
 			}
 			files := names(t, outs[0])
 			if got := names(t, outs[1]); !slices.Equal(got, files) || !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "data_mapping") }) {

@@ -57,9 +57,11 @@
 // heap), which the data mapping keeps through the join. Where every row
 // is its entry's name and a structural suffix and no entry name extends
 // another (the common case), the entries are only skimmed (8 bytes of
-// offset an entry): a row's pair then follows from its entry's, and the
-// data mapping file is written as the join reads the rows (dataMapLog).
-// Otherwise the rows' names are read first too. The reading's garbage is
+// offset an entry): a row's pair then follows from its entry's, the data
+// mapping file is written as the join reads the rows (dataMapLog), and
+// the entries a rule sends nowhere are kept as runs of positions (12
+// bytes a run, sentNowhere). Otherwise the rows' names are read first
+// too. The reading's garbage is
 // returned to the system before the mappings are made, the N:1
 // detection's indexes are built once they are (the tries gone), and one
 // collection then sets the collector's goal from the join's live heap

@@ -14,7 +14,6 @@ import (
 	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Source yields one side's dump entries in file order, each with its items
@@ -138,7 +137,7 @@ type Config struct {
 	held *heldIndex
 	// nowhere maps the NPU entries a layer_mapping rule sends to no bench
 	// entry to the rule (nowhereRules, health.go).
-	nowhere      *nametable.Table
+	nowhere      *sentNowhere
 	nowhereRules []Nowhere
 	// layerMap is the data mapping derived from the layer mapping, looked
 	// up after DataMapping (msprobe merges them, -dm winning).

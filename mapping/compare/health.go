@@ -11,7 +11,6 @@ import (
 	"github.com/layermap/layermap/mapping/validate"
 	"github.com/layermap/layermap/printparse"
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Mapping health: before comparing, the layer mapping is checked against
@@ -56,7 +55,7 @@ type Nowhere struct {
 type rankHealth struct {
 	findings []Finding
 	nowhere  []Nowhere
-	entries  *nametable.Table // no names kept: a mapped compare may send most entries nowhere
+	entries  *sentNowhere // a mapped compare may send most entries nowhere
 }
 
 // checkMapping derives a rank pair's data mapping from m (msprobe's
@@ -89,9 +88,9 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		defer close(checked)
 		findings = treeFindings(m, sides)
 	}()
-	h := &rankHealth{entries: nametable.New()}
+	h := &rankHealth{entries: newSentNowhere()}
 	byRule := map[*mapping.Rule]int32{}
-	dm, err := sides.DataMapping(m, func(it *resolve.Item, fired []*mapping.Rule) {
+	dm, err := sides.DataMapping(m, func(pos int, it *resolve.Item, fired []*mapping.Rule) {
 		var rule *mapping.Rule
 		for _, f := range fired {
 			if f.Class != nil && f.Class.Class != mapping.TopLayer {
@@ -114,13 +113,13 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 			}
 			h.nowhere = append(h.nowhere, n)
 		}
-		h.entries.Set(it.Name, i)
+		h.entries.add(pos, it.Name, i)
 	})
-	h.entries.Done()
 	<-checked
 	if err != nil {
 		return nil, nil, err
 	}
+	h.entries.keep(dm.Deferred())
 	h.findings = findings
 	return dm, h, nil
 }

@@ -88,7 +88,7 @@ func (s *Summary) tally(grp []*outRow, cfg *Config) {
 			}
 			if !looked {
 				looked = true
-				if k, ok := cfg.nowhere.Get(grp[0].npu.it.Entry); ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
+				if k, ok := cfg.nowhere.rule(grp[0].npu); ok && (cfg.fused == nil || cfg.fused.calls[grp[0].npu.it.Entry] == nil) {
 					nowhere = int(k) // (an N:1 group call's rows are the fusion's)
 				}
 			}

@@ -28,10 +28,11 @@ func APIMapping(m *mapping.Mapping, npu, bench *Trie) []NamePair {
 }
 
 // APIMappingWith is APIMapping; unpaired, when set, also sees every NPU
-// item msprobe pairs with nothing, and the rules that fired for it (a
-// slice shared by the items of one scope: not to be modified). The item
-// is valid during the call only: it and its name are used again.
-func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) []NamePair {
+// item msprobe pairs with nothing, with its position among the NPU items
+// (dump order) and the rules that fired for it (a slice shared by the
+// items of one scope: not to be modified). The item is valid during the
+// call only: it and its name are used again.
+func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(i int, it *Item, fired []*mapping.Rule)) []NamePair {
 	at, free := apiPositions(m, npu, bench, unpaired)
 	defer free()
 	return namePairs(npu, bench, at)
@@ -40,7 +41,7 @@ func APIMappingWith(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item
 // apiPositions is APIMappingWith by position: for each NPU item in order,
 // its bench partner's position in bench, or -1; outside the heap until
 // free is called (offheap.Make).
-func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, fired []*mapping.Rule)) (_ []int32, free func()) {
+func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(i int, it *Item, fired []*mapping.Rule)) (_ []int32, free func()) {
 	r := New(m)
 	out, free := offheap.Make[int32](npu.Len())
 	var it Item
@@ -64,7 +65,7 @@ func apiPositions(m *mapping.Mapping, npu, bench *Trie, unpaired func(it *Item, 
 		b := c.node.posOf(state, ord)
 		if b < 0 && unpaired != nil {
 			buf = npu.itemIn(&it, i, buf)
-			unpaired(&it, c.fired)
+			unpaired(i, &it, c.fired)
 		}
 		out[i] = int32(b)
 	}
@@ -230,8 +231,9 @@ func namesExtend(names *msprobe.Names) func() bool {
 // rows were left to the compare, the map is deferred (DataMap.Deferred)
 // when each NPU row's pair follows from its entry's pair and the bench
 // rows alone: no entry name extends another's on either side and no NPU
-// entry is paired twice. Otherwise the rows left are read here.
-func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(it *Item, fired []*mapping.Rule)) (*DataMap, error) {
+// entry is paired twice; the NPU items' positions are then the NPU dump's
+// members (msprobe.Entry.Member). Otherwise the rows left are read here.
+func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(i int, it *Item, fired []*mapping.Rule)) (*DataMap, error) {
 	npuTrie, benchTrie := s.NPU, s.Bench
 	at, free := apiPositions(m, npuTrie, benchTrie, unpaired)
 	s.NPU, s.Bench = nil, nil

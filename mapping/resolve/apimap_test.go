@@ -625,8 +625,9 @@ func reversed(s []string) []string {
 }
 
 // TestAPIMappingUnpaired: the unpaired callback of APIMappingWith sees,
-// in order, every NPU item the api mapping pairs with NA, as Item gives
-// it (the callback's item is reused: what it keeps is copied).
+// in order, every NPU item the api mapping pairs with NA, at its
+// position, as Item gives it (the callback's item is reused: what it
+// keeps is copied).
 func TestAPIMappingUnpaired(t *testing.T) {
 	t.Parallel()
 	r1 := testkit.Corpus(t, "msprobe/test/msprobe_test/mindspore_ut/compare/dump_file")
@@ -646,11 +647,11 @@ func TestAPIMappingUnpaired(t *testing.T) {
 		}
 		show := func(it *Item) string { return strings.Join([]string{it.Name, it.State, it.Type, it.FullScope}, " ") }
 		var seen []string
-		pairs := APIMappingWith(m, npu, bench, func(it *Item, _ []*mapping.Rule) { seen = append(seen, show(it)) })
+		pairs := APIMappingWith(m, npu, bench, func(i int, it *Item, _ []*mapping.Rule) { seen = append(seen, fmt.Sprint(i, " ", show(it))) })
 		var want []string
 		for i, p := range pairs {
 			if p.Bench == NA {
-				want = append(want, show(npu.Item(i)))
+				want = append(want, fmt.Sprint(i, " ", show(npu.Item(i))))
 			}
 		}
 		if len(want) == 0 || !slices.Equal(seen, want) {
