@@ -34,10 +34,11 @@
 // (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
 // per NPU entry 8 to 10 bytes while the NPU file is read (the names'
 // hashes that find repeated keys, dups.go; none in a mapped compare, whose
-// reading found none); per NPU stack.json name 18 to 20
-// bytes; per distinct op 24 bytes (keys.go). msprobe's fuzzy match pairs
-// rows in order and reads the whole bench side into memory in a packed
-// form (benchstore.go).
+// reading found none); per NPU stack.json name 12 bytes (msprobe.Stacks),
+// 5 to 6 more when a name is set twice or many are looked up out of
+// order (-da, entries stack.json lacks); per distinct op 24 bytes
+// (keys.go). msprobe's fuzzy match pairs rows in order and reads the
+// whole bench side into memory in a packed form (benchstore.go).
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from

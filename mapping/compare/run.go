@@ -20,7 +20,6 @@ import (
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/nametable"
 	"github.com/layermap/layermap/printparse/source"
 )
 
@@ -964,7 +963,7 @@ func (r *stackReader) Frames(entry string) ([]string, bool) {
 }
 
 // FramesNext is Frames with a cursor (msprobe.Stacks.FramesNext).
-func (r *stackReader) FramesNext(c *nametable.Cursor, entry string) ([]string, bool) {
+func (r *stackReader) FramesNext(c *msprobe.StackCursor, entry string) ([]string, bool) {
 	r.await()
 	return r.s.FramesNext(c, entry)
 }

@@ -2,7 +2,6 @@ package compare
 
 import (
 	"github.com/layermap/layermap/printparse/msprobe"
-	"github.com/layermap/layermap/printparse/nametable"
 )
 
 // Mode is the compare mode msprobe derives from the two dump headers.
@@ -401,14 +400,14 @@ var stackPending = &stackCell{}
 type stackCells struct {
 	frames StackFrames
 	next   framesNexter // frames, when it takes a cursor
-	cur    nametable.Cursor
+	cur    msprobe.StackCursor
 	cells  map[*string]*stackCell
 	empty  *stackCell
 }
 
 // framesNexter looks entries up in their order (msprobe.Stacks.FramesNext).
 type framesNexter interface {
-	FramesNext(c *nametable.Cursor, entry string) ([]string, bool)
+	FramesNext(c *msprobe.StackCursor, entry string) ([]string, bool)
 }
 
 // newStackCells renders the cells of frames' entries.

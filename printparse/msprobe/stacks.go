@@ -1,74 +1,334 @@
 package msprobe
 
 import (
+	"cmp"
 	"errors"
+	"hash/maphash"
 	"io"
+	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
-	"github.com/layermap/layermap/printparse/nametable"
+	"github.com/layermap/layermap/printparse/offheap"
 	"github.com/layermap/layermap/printparse/source"
 )
 
 // Stacks is a stack.json read for lookups by entry name (see ReadStack
-// for the formats): each name's frames list under 96 bits of two hashes
-// of the name (an ordered nametable.Table: 16 bytes a name, in file
-// order, and 6 to 8 bytes of bucket index, outside the collected heap,
-// freed by Release), each distinct frames list held once. Two names
-// would share frames only if both hashes agreed (odds of 2^-96 per
-// pair).
+// for the formats): each name as 96 bits of two hashes of it, in file
+// order (12 bytes a name, outside the collected heap; two names are
+// taken for one only if both hashes agree: odds of 2^-96 a pair), each
+// name's frames list by runs of names that share it (a group's names are
+// listed together; where runs do not pay, as in the old format, 4 bytes
+// a name), each distinct frames list held once. Lookups in about file
+// order (FramesNext) compare the names after the last ones found; others
+// scan the names, and after maxScans of them use an index of the names'
+// last sets (4 bytes a name and 1 to 2 of buckets), kept from the start
+// when a name is set twice. Release frees it all.
 type Stacks struct {
-	tab    *nametable.Table // name -> frames index + 1
+	keys   offheap.List[nameKey] // while reading
+	names  []nameKey             // once done
+	seeds  [2]maphash.Seed
 	frames [][]string
 	dedupe map[string]int32 // frames list -> id, while reading
+
+	runs    offheap.List[stackRun] // while reading
+	byRun   []stackRun             // ids by runs of names, once done
+	ids     []int32                // or by name, when runs do not pay
+	later   []uint64               // bit i: a later set of name i follows (nil: none)
+	index   sync.Once
+	indexed atomic.Bool  // idx is made
+	scans   atomic.Int32 // lookups find answered by a scan of the names
+	idx     stackIndex
+	nDist   int
+	frees   []func()
+	release sync.Once
+}
+
+// nameKey is a name's two hashes: the first's low and high halves, the
+// second's low half (12 bytes, so that a list of them packs).
+type nameKey [3]uint32
+
+// h is the first hash.
+func (k nameKey) h() uint64 { return uint64(k[1])<<32 | uint64(k[0]) }
+
+func newNameKey(h, h2 uint64) nameKey { return nameKey{uint32(h), uint32(h >> 32), uint32(h2)} }
+
+// maxScans bounds the lookups that scan the names (1 to 2 instructions
+// a name) before find makes an index (about 50 a name).
+const maxScans = 32
+
+// stackRun is a run of names from start on with the frames list id.
+type stackRun struct {
+	start uint32
+	id    int32
+}
+
+// stackIndex finds a name's last set by its first hash: perm lists
+// those positions by bucket, bucket b being perm[starts[b]:starts[b+1]].
+type stackIndex struct {
+	shift  uint
+	starts []uint32
+	perm   []uint32
+	free   func()
+}
+
+// StackCursor remembers where lookups by FramesNext were, to find the
+// names that follow them. Its zero value is ready; one goroutine uses it.
+type StackCursor struct {
+	at   [16]uint32 // the position after a name found
+	run  [16]uint32 // the run at holds, a guess
+	slot uint8      // the next at to replace
 }
 
 // Frames returns the call stack of an entry.
 func (s *Stacks) Frames(name string) ([]string, bool) {
-	if s == nil {
+	if s == nil || len(s.names) == 0 {
 		return nil, false
 	}
-	id, ok := s.tab.Get(name)
+	i, ok := s.find(s.key(name))
 	if !ok {
 		return nil, false
 	}
-	return s.frames[id-1], true
+	return s.frames[s.idAt(i, nil)-1], true
 }
 
 // FramesNext is Frames for entries looked up mostly in file order (or in
-// stack.json's order, a group's names at a time): c remembers where the
-// last ones were, so that the next is found on lines just read.
-func (s *Stacks) FramesNext(c *nametable.Cursor, name string) ([]string, bool) {
-	if s == nil {
+// stack.json's order, a group's names at a time, up to 16 groups at
+// once): c remembers where the last ones were, so that the next is found
+// by comparing a name's hashes or a few.
+func (s *Stacks) FramesNext(c *StackCursor, name string) ([]string, bool) {
+	if s == nil || len(s.names) == 0 {
 		return nil, false
 	}
-	id, ok := s.tab.Next(c, name)
+	k := s.key(name)
+	for j, i := range c.at {
+		if int(i) < len(s.names) && s.names[i] == k {
+			c.at[j] = i + 1
+			if s.isLater(i) { // the last set's id
+				last, _ := s.find(k)
+				return s.frames[s.idAt(last, nil)-1], true
+			}
+			return s.frames[s.idAt(int(i), &c.run[j])-1], true
+		}
+	}
+	i, ok := s.find(k)
 	if !ok {
 		return nil, false
 	}
-	return s.frames[id-1], true
+	j := c.slot % 16
+	c.slot++
+	c.at[j] = uint32(i) + 1
+	return s.frames[s.idAt(i, &c.run[j])-1], true
 }
 
-// Len is the number of names.
-func (s *Stacks) Len() int { return s.tab.Len() }
+// key is name's two hashes.
+func (s *Stacks) key(name string) nameKey {
+	return newNameKey(maphash.String(s.seeds[0], name), maphash.String(s.seeds[1], name))
+}
 
-// Release frees the names' tables; Frames finds nothing afterwards. A
-// Stacks dropped without it is freed by the collector's cleanup.
-func (s *Stacks) Release() {
-	if s != nil {
-		s.tab.Release()
+// isLater reports whether name i is set again later.
+func (s *Stacks) isLater(i uint32) bool {
+	return s.later != nil && s.later[i/64]&(1<<(i%64)) != 0
+}
+
+// idAt is the frames id of name i; run, if not nil, is a guess at its run,
+// updated.
+func (s *Stacks) idAt(i int, run *uint32) int32 {
+	if s.ids != nil {
+		return s.ids[i]
 	}
+	r := s.byRun
+	if run != nil {
+		if k := *run; int(k) < len(r) && r[k].start <= uint32(i) && (int(k)+1 == len(r) || uint32(i) < r[k+1].start) {
+			return r[k].id
+		}
+	}
+	k, _ := slices.BinarySearchFunc(r, uint32(i)+1, func(x stackRun, t uint32) int { return cmp.Compare(x.start, t) })
+	if run != nil {
+		*run = uint32(k - 1)
+	}
+	return r[k-1].id
+}
+
+// find is the position of the last set of the name k. Where no name is
+// set twice and no index is made yet, it tries the runs' first names
+// (while few), then, for the first maxScans lookups it does not answer
+// so, a scan of the names (a lookup of a name stack.json lacks, or out of
+// order: a few per compare) before an index.
+func (s *Stacks) find(k nameKey) (int, bool) {
+	if s.later == nil && !s.indexed.Load() {
+		if len(s.byRun) <= 64 {
+			for _, r := range s.byRun {
+				if s.names[r.start] == k {
+					return int(r.start), true
+				}
+			}
+		}
+		if s.scans.Add(1) <= maxScans {
+			i := slices.Index(s.names, k)
+			return i, i >= 0
+		}
+	}
+	s.index.Do(func() {
+		s.idx, _ = s.buildIndex()
+		s.indexed.Store(true)
+	})
+	x := &s.idx
+	b := k.h() >> (64 - x.shift)
+	for _, i := range x.perm[x.starts[b]:x.starts[b+1]] {
+		if s.names[i] == k {
+			return int(i), true
+		}
+	}
+	return 0, false
+}
+
+// buildIndex indexes the names' last sets (a counting sort by bucket);
+// later marks the names set again after, nil when none is.
+func (s *Stacks) buildIndex() (x stackIndex, later []uint64) {
+	names := s.names
+	n := len(names)
+	x.shift = uint(max(1, bits.Len(uint(n))-2))
+	nb := 1 << x.shift
+	all, free := offheap.Make[uint32](nb + 1 + n)
+	starts, perm := all[:nb+1], all[nb+1:]
+	for _, k := range names {
+		starts[k.h()>>(64-x.shift)+1]++
+	}
+	for b := 1; b <= nb; b++ {
+		starts[b] += starts[b-1]
+	}
+	for i, k := range names {
+		b := k.h() >> (64 - x.shift)
+		perm[starts[b]] = uint32(i)
+		starts[b]++
+	}
+	// Drop all but a name's last set, marking the others.
+	out, lo := uint32(0), uint32(0)
+	for b := range nb {
+		hi := starts[b]
+		starts[b] = out
+		for j := lo; j < hi; j++ {
+			i := perm[j]
+			k := names[i]
+			dup := false
+			for _, m := range perm[j+1 : hi] { // positions ascend in a bucket
+				if names[m] == k {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				perm[out] = i
+				out++
+				continue
+			}
+			if later == nil {
+				later = make([]uint64, (n+63)/64)
+			}
+			later[i/64] |= 1 << (i % 64)
+		}
+		lo = hi
+	}
+	starts[nb] = out
+	x.starts, x.perm, x.free = starts, perm[:out], free
+	offheap.Cleanup(s, free)
+	return x, later
+}
+
+// Len is the number of distinct names.
+func (s *Stacks) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.nDist
+}
+
+// Release frees the names and their tables; Frames finds nothing
+// afterwards. A Stacks dropped without it is freed by the collector's
+// cleanup.
+func (s *Stacks) Release() {
+	if s == nil {
+		return
+	}
+	s.release.Do(func() {
+		s.keys.Release()
+		s.runs.Release()
+		for _, f := range s.frees {
+			f()
+		}
+		s.index.Do(func() {})
+		if s.idx.free != nil {
+			s.idx.free()
+		}
+		s.names, s.byRun, s.ids, s.later, s.idx, s.nDist = nil, nil, nil, nil, stackIndex{}, 0
+	})
 }
 
 // set gives name the frames list id; a later set of the same name wins.
-func (s *Stacks) set(name string, id int32) { s.tab.Set(name, id) }
+func (s *Stacks) set(name string, id int32) {
+	s.keys.Add(s.key(name))
+	s.addRun(id)
+}
 
-func (s *Stacks) setBytes(name []byte, id int32) { s.tab.SetBytes(name, id) }
+func (s *Stacks) setBytes(name []byte, id int32) {
+	s.keys.Add(newNameKey(maphash.Bytes(s.seeds[0], name), maphash.Bytes(s.seeds[1], name)))
+	s.addRun(id)
+}
 
-// done makes the names ready for lookups.
+func (s *Stacks) addRun(id int32) {
+	n := s.runs.Len()
+	if n > 0 && s.runs.At(n-1).id == id {
+		return
+	}
+	s.runs.Add(stackRun{start: uint32(s.keys.Len() - 1), id: id})
+}
+
+// done makes the names ready for lookups: ids by runs where they pay (a
+// run costs twice a name's id), the index kept when a name is set twice.
 func (s *Stacks) done() {
-	s.tab.Done()
 	s.dedupe = nil
+	n := s.keys.Len()
+	if n == 0 {
+		s.runs.Release()
+		return
+	}
+	names, free := offheap.MakeInOrder[nameKey](n)
+	s.keys.MoveTo(names) // a chunk at a time: the list and the copy are not held whole at once
+	s.names, s.frees = names, append(s.frees, free)
+	offheap.Cleanup(s, free)
+	if nr := s.runs.Len(); 2*nr <= n {
+		s.byRun = make([]stackRun, nr)
+		s.runs.MoveTo(s.byRun)
+	} else {
+		ids, free := offheap.Make[int32](n)
+		for k := range nr {
+			r := s.runs.At(k)
+			end := n
+			if k+1 < nr {
+				end = int(s.runs.At(k + 1).start)
+			}
+			for i := int(r.start); i < end; i++ {
+				ids[i] = r.id
+			}
+		}
+		s.runs.Release()
+		s.ids, s.frees = ids, append(s.frees, free)
+		offheap.Cleanup(s, free)
+	}
+	x, later := s.buildIndex()
+	s.nDist = len(x.perm)
+	if later != nil {
+		s.later = later
+		s.index.Do(func() {
+			s.idx = x
+			s.indexed.Store(true)
+		})
+		return
+	}
+	x.free() // made again if lookups need it
 }
 
 // errStackFallback sends ReadStacks to the whole-file reader.
@@ -114,7 +374,9 @@ func ReadStacks(path string) (*Stacks, error) {
 	return s, nil
 }
 
-func newStacks() *Stacks { return &Stacks{tab: nametable.NewOrdered()} }
+func newStacks() *Stacks {
+	return &Stacks{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+}
 
 // readStacks streams the file, reading it both ways (grouped and old
 // format) until the "0" key tells which one holds; the other stays small

@@ -118,3 +118,112 @@ func TestStacksManyNames(t *testing.T) {
 		s.Release()
 	}
 }
+
+// TestStacksNext: lookups through a cursor answer as Frames does in any
+// order (the order set, several runs of it interleaved, more than the
+// cursor follows, backwards, shuffled), with names set twice and names
+// not set, for ids by runs (few groups and many) and by name (each name
+// its own frames, as in the old format).
+func TestStacksNext(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	name := func(i int) string { return fmt.Sprintf("Module.layers.%d.forward.%d", i%7, i) }
+	for _, group := range []int{1000, 40, 1} { // names a frames list
+		for _, repeats := range []bool{false, true} {
+			s := newStacks()
+			want := map[string]int{}
+			for i := range n {
+				id := i/group + 1
+				for len(s.frames) < id {
+					s.frames = append(s.frames, []string{fmt.Sprint("frame ", len(s.frames))})
+				}
+				s.set(name(i), int32(id))
+				want[name(i)] = id
+				if repeats && i%11 == 0 { // set again later: the last set wins
+					s.set(name(i/2), int32(id))
+					want[name(i/2)] = id
+				}
+			}
+			s.done()
+			if s.Len() != len(want) {
+				t.Fatalf("group %d repeats %v: Len %d, want %d", group, repeats, s.Len(), len(want))
+			}
+			orders := map[string][]int{}
+			for i := range n + 10 {
+				orders["set"] = append(orders["set"], i)
+				orders["backwards"] = append(orders["backwards"], n+9-i)
+			}
+			for _, runs := range []int{2, 16, 17, 40} {
+				k := fmt.Sprintf("%d runs", runs)
+				for i := range n / runs { // run r is names r*n/runs on
+					for r := range runs {
+						orders[k] = append(orders[k], r*(n/runs)+i)
+					}
+				}
+			}
+			for i := range n {
+				orders["shuffled"] = append(orders["shuffled"], (i*7919+13)%(n+10))
+			}
+			for o, idx := range orders {
+				var c StackCursor
+				for _, i := range idx {
+					for _, nm := range []string{name(i), name(i) + "x", "Tensor.add." + fmt.Sprint(i) + ".forward"} {
+						w, wok := want[nm]
+						got, ok := s.FramesNext(&c, nm)
+						if ok != wok || ok && got[0] != fmt.Sprint("frame ", w-1) {
+							t.Fatalf("group %d repeats %v order %s: FramesNext(%q) = %q, %v; want %d, %v", group, repeats, o, nm, got, ok, w, wok)
+						}
+						if fr, ok := s.Frames(nm); ok != wok || ok && fr[0] != got[0] {
+							t.Fatalf("group %d repeats %v: Frames(%q) = %q, %v; want %q", group, repeats, nm, fr, ok, got)
+						}
+					}
+				}
+			}
+			s.Release()
+			var c StackCursor
+			if _, ok := s.FramesNext(&c, name(1)); ok || s.Len() != 0 {
+				t.Fatal("names left after Release")
+			}
+		}
+	}
+	// Hostile input: one name set many times, and two names alternating,
+	// in a run and each with its own frames; done is linear.
+	for _, names := range [][]string{{"same"}, {"a.1", "b"}} {
+		for _, own := range []bool{false, true} {
+			const sets = 200000
+			s := newStacks()
+			s.frames = append(s.frames, []string{"f"})
+			for i := range sets {
+				id := int32(1)
+				if own {
+					s.frames = append(s.frames, []string{fmt.Sprint(i)})
+					id = int32(len(s.frames))
+				}
+				s.set(names[i%len(names)], id)
+			}
+			s.done()
+			var c StackCursor
+			for k, nm := range names {
+				w := "f"
+				if own {
+					w = fmt.Sprint(sets - len(names) + k)
+				}
+				if got, ok := s.FramesNext(&c, nm); !ok || got[0] != w {
+					t.Fatalf("%d repeats: FramesNext(%q) = %q, %v; want %q", sets, nm, got, ok, w)
+				}
+				if got, ok := s.Frames(nm); !ok || got[0] != w {
+					t.Fatalf("%d repeats: Frames(%q) = %q, %v; want %q", sets, nm, got, ok, w)
+				}
+			}
+			if s.Len() != len(names) {
+				t.Fatalf("Len %d, want %d", s.Len(), len(names))
+			}
+			s.Release()
+		}
+	}
+	var none *Stacks
+	var c StackCursor
+	if _, ok := none.FramesNext(&c, "a"); ok {
+		t.Fatal("a nil Stacks has names")
+	}
+}
