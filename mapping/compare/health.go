@@ -88,7 +88,7 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		defer close(checked)
 		findings = treeFindings(m, sides)
 	}()
-	h := &rankHealth{entries: newSentNowhere()}
+	h := &rankHealth{entries: &sentNowhere{}}
 	byRule := map[*mapping.Rule]int32{}
 	dm, err := sides.DataMapping(m, func(pos int, it *resolve.Item, fired []*mapping.Rule) {
 		var rule *mapping.Rule
@@ -115,11 +115,11 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 		}
 		h.entries.add(pos, it.Name, i)
 	})
+	h.entries.done()
 	<-checked
 	if err != nil {
 		return nil, nil, err
 	}
-	h.entries.keep(dm.Deferred())
 	h.findings = findings
 	return dm, h, nil
 }

@@ -8,29 +8,32 @@ import (
 )
 
 // sentNowhere maps the NPU entries a layer_mapping rule sends to no bench
-// entry to the rule (an index in Config.nowhereRules). Where the data
-// mapping is deferred, the NPU items' positions are the entries'
-// msprobe.Entry.Member: the entries are kept as runs of positions with
-// one rule (12 bytes a run, outside the heap; a rule sends a module's
-// calls nowhere, mostly one after another). Otherwise they are kept by
-// name (a nametable: 16 to 20 bytes an entry). Both are built while the
-// api mapping is made; keep drops the one not needed.
+// entry to the rule (an index in Config.nowhereRules). Where the api
+// mapping gives the entries' msprobe.Entry.Member (the NPU dump's rows
+// left to the compare: resolve.Sides.DataMapping), the entries are kept
+// as runs of members with one rule (12 bytes a run, outside the heap; a
+// rule sends a module's calls nowhere, mostly one after another).
+// Otherwise they are kept by name (a nametable: 16 to 20 bytes an entry).
 type sentNowhere struct {
-	runs   offheap.List[nowhereRun] // by position, ascending
-	byName *nametable.Table         // nil once dropped
-	at     []nowhereRun             // the runs, once kept
+	runs   offheap.List[nowhereRun] // by member, ascending
+	byName *nametable.Table         // or by name
+	at     []nowhereRun             // the runs, once done
 	free   func()                   // of at
 }
 
-// nowhereRun is the positions [from, to) sent nowhere by one rule.
+// nowhereRun is the members [from, to) sent nowhere by one rule.
 type nowhereRun struct{ from, to, rule int32 }
 
-func newSentNowhere() *sentNowhere { return &sentNowhere{byName: nametable.New()} }
-
-// add records the entry at position pos, named name, under rule; the
-// positions come in ascending order.
+// add records the entry at member pos (-1: not known), named name, under
+// rule; the members come in ascending order, all known or none.
 func (s *sentNowhere) add(pos int, name string, rule int32) {
-	s.byName.Set(name, rule)
+	if pos < 0 {
+		if s.byName == nil {
+			s.byName = nametable.New()
+		}
+		s.byName.Set(name, rule)
+		return
+	}
 	p := int32(pos)
 	if n := s.runs.Len(); n > 0 {
 		if r := s.runs.At(n - 1); r.to == p && r.rule == rule {
@@ -42,15 +45,11 @@ func (s *sentNowhere) add(pos int, name string, rule int32) {
 	s.runs.Add(nowhereRun{p, p + 1, rule})
 }
 
-// keep makes the entries ready for lookups, by position or by name.
-func (s *sentNowhere) keep(byPosition bool) {
-	if !byPosition {
-		s.runs.Release()
+// done makes the entries ready for lookups.
+func (s *sentNowhere) done() {
+	if s.byName != nil {
 		s.byName.Done()
-		return
 	}
-	s.byName.Release()
-	s.byName = nil
 	s.at, s.free = offheap.Make[nowhereRun](s.runs.Len())
 	offheap.Cleanup(s, s.free)
 	s.runs.MoveTo(s.at)

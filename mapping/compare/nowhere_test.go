@@ -7,7 +7,7 @@ import (
 	"github.com/layermap/layermap/printparse/msprobe"
 )
 
-// TestSentNowhere: kept by position or by name, the entries give the rule
+// TestSentNowhere: kept by member or by name, the entries give the rule
 // they were added under, and none for the others or a row built rather
 // than read; entries of one rule one after another make one run.
 func TestSentNowhere(t *testing.T) {
@@ -15,13 +15,17 @@ func TestSentNowhere(t *testing.T) {
 	added := map[int]int32{0: 0, 1: 0, 2: 1, 5: 1, 6: 1, 7: 2, 9: 0, 1000: 3}
 	name := func(i int) string { return fmt.Sprintf("Tensor.add.%d.forward", i) }
 	for _, byPosition := range []bool{true, false} {
-		s := newSentNowhere()
+		s := &sentNowhere{}
 		for i := range 1002 {
 			if r, ok := added[i]; ok {
-				s.add(i, name(i), r)
+				pos := i
+				if !byPosition {
+					pos = -1
+				}
+				s.add(pos, name(i), r)
 			}
 		}
-		s.keep(byPosition)
+		s.done()
 		if byPosition && len(s.at) != 6 {
 			t.Errorf("%d runs, want 6: %v", len(s.at), s.at)
 		}
@@ -40,5 +44,10 @@ func TestSentNowhere(t *testing.T) {
 	var none *sentNowhere
 	if _, ok := none.rule(&sideRow{pos: 1}); ok {
 		t.Error("a nil sentNowhere found an entry")
+	}
+	empty := &sentNowhere{}
+	empty.done()
+	if _, ok := empty.rule(&sideRow{pos: 1, it: msprobe.Item{Entry: name(0)}}); ok {
+		t.Error("an empty sentNowhere found an entry")
 	}
 }

@@ -233,8 +233,15 @@ func namesExtend(names *msprobe.Names) func() bool {
 // rows alone: no entry name extends another's on either side and no NPU
 // entry is paired twice; the NPU items' positions are then the NPU dump's
 // members (msprobe.Entry.Member). Otherwise the rows left are read here.
-func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(i int, it *Item, fired []*mapping.Rule)) (*DataMap, error) {
+// unpaired's position is the item's member where the NPU dump's rows were
+// left to the compare (the items are then the members in order, deferred
+// map or not), else -1.
+func (s *Sides) DataMapping(m *mapping.Mapping, unpaired func(member int, it *Item, fired []*mapping.Rule)) (*DataMap, error) {
 	npuTrie, benchTrie := s.NPU, s.Bench
+	if unpaired != nil && s.side[0].skim == nil {
+		byName := unpaired
+		unpaired = func(_ int, it *Item, fired []*mapping.Rule) { byName(-1, it, fired) }
+	}
 	at, free := apiPositions(m, npuTrie, benchTrie, unpaired)
 	s.NPU, s.Bench = nil, nil
 	npuTrie.release()
