@@ -46,8 +46,10 @@
 // resolve, one goroutine a side) and their entry names held, as
 // msprobe.Names: 8 bytes a name (a pattern shared by the names that
 // differ only in their call number, and the number), outside the
-// collected heap, and until the mappings are made 8 to 16 more of index
-// for lookups by name. The join takes entries by position
+// collected heap, and while they are read and checked (construct.json's
+// parents found among them, whether one extends another, how many are
+// distinct) 8 to 16 more of index for lookups by name, dropped before
+// the mappings are made. The join takes entries by position
 // (msprobe.Entry.Member): the NPU side's names go once the N:1 plan is
 // made, the bench side's are held through the join. Each side's
 // entries are kept in a compact form until the api mapping is derived

@@ -34,6 +34,7 @@ type Names struct {
 	slots    []int32 // open addressing: a name's position + 1, 0 for none
 	free     func()  // releases slots
 	distinct int
+	counted  bool // distinct is set (kept when the index goes)
 }
 
 // nameRef is one name: its pattern and its number.
@@ -278,12 +279,15 @@ func (n *Names) FindFrom(s string, from, window int) (int, bool) {
 	return n.Find(s)
 }
 
-// Distinct is the number of distinct names.
+// Distinct is the number of distinct names: counted by the first Find
+// or Distinct, which index the names, and kept when the index goes.
 func (n *Names) Distinct() int {
 	if n.Len() == 0 {
 		return 0
 	}
-	n.index.Do(n.build)
+	if !n.counted {
+		n.index.Do(n.build)
+	}
 	return n.distinct
 }
 
@@ -339,21 +343,21 @@ func (n *Names) Extends() bool {
 }
 
 // Unindex frees the table Find and Distinct made, for a holder that is
-// done looking names up; a later Find or Distinct makes it again. It must
-// not run beside them.
+// done looking names up; a later Find makes it again (Distinct keeps its
+// count). It must not run beside them.
 func (n *Names) Unindex() {
 	if n == nil || n.free == nil {
 		return
 	}
 	n.free()
-	n.slots, n.free, n.distinct = nil, nil, 0
+	n.slots, n.free = nil, nil
 	n.index = sync.Once{}
 }
 
 // build indexes the names for Find: a table of twice their number, a
 // later name taking the place of an earlier equal one.
 func (n *Names) build() {
-	n.seed = maphash.MakeSeed()
+	n.seed, n.distinct = maphash.MakeSeed(), 0
 	n.slots, n.free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
 	offheap.Cleanup(n, n.free)
 	mask := uint64(len(n.slots) - 1)
@@ -366,4 +370,5 @@ func (n *Names) build() {
 		}
 		n.slots[k] = int32(i + 1)
 	}
+	n.counted = true
 }

@@ -553,7 +553,10 @@ func TestNamesFind(t *testing.T) {
 		n := NamesOf(names)
 		n.Unindex() // before any index: nothing to free
 		checkFind(t, n, names)
-		n.Unindex() // Find and Distinct index the names again
+		n.Unindex() // Find indexes the names again; Distinct kept its count
+		if len(names) > 0 && (n.Distinct() != len(slices.Compact(slices.Sorted(slices.Values(names)))) || n.slots != nil) {
+			t.Errorf("Distinct after Unindex = %d, indexed %v", n.Distinct(), n.slots != nil)
+		}
 		checkFind(t, n, names)
 	}
 	var n *Names
