@@ -22,10 +22,10 @@ import (
 // name's frames list by runs of names that share it (a group's names are
 // listed together; where runs do not pay, as in the old format, 4 bytes
 // a name), each distinct frames list held once. Lookups in about file
-// order (FramesNext) compare the names after the last ones found; others
-// scan the names, and after maxScans of them use an index of the names'
-// last sets (4 bytes a name and 1 to 2 of buckets), kept from the start
-// when a name is set twice. Release frees it all.
+// order (FramesNext) compare the names after the last ones found (and a
+// few groups' first names); others use an index of the names' last sets
+// (4 bytes a name and 1 to 2 of buckets) made by the first of them, kept
+// from the start when a name is set twice. Release frees it all.
 type Stacks struct {
 	keys   offheap.List[nameKey] // while reading
 	names  []nameKey             // once done
@@ -38,8 +38,7 @@ type Stacks struct {
 	ids     []int32                // or by name, when runs do not pay
 	later   []uint64               // bit i: a later set of name i follows (nil: none)
 	index   sync.Once
-	indexed atomic.Bool  // idx is made
-	scans   atomic.Int32 // lookups find answered by a scan of the names
+	indexed atomic.Bool // idx is made
 	idx     stackIndex
 	nDist   int
 	frees   []func()
@@ -54,10 +53,6 @@ type nameKey [3]uint32
 func (k nameKey) h() uint64 { return uint64(k[1])<<32 | uint64(k[0]) }
 
 func newNameKey(h, h2 uint64) nameKey { return nameKey{uint32(h), uint32(h >> 32), uint32(h2)} }
-
-// maxScans bounds the lookups that scan the names (1 to 2 instructions
-// a name) before find makes an index (about 50 a name).
-const maxScans = 32
 
 // stackRun is a run of names from start on with the frames list id.
 type stackRun struct {
@@ -154,21 +149,13 @@ func (s *Stacks) idAt(i int, run *uint32) int32 {
 
 // find is the position of the last set of the name k. Where no name is
 // set twice and no index is made yet, it tries the runs' first names
-// (while few), then, for the first maxScans lookups it does not answer
-// so, a scan of the names (a lookup of a name stack.json lacks, or out of
-// order: a few per compare) before an index.
+// (while few: where a cursor starts), then makes the index.
 func (s *Stacks) find(k nameKey) (int, bool) {
-	if s.later == nil && !s.indexed.Load() {
-		if len(s.byRun) <= 64 {
-			for _, r := range s.byRun {
-				if s.names[r.start] == k {
-					return int(r.start), true
-				}
+	if s.later == nil && !s.indexed.Load() && len(s.byRun) <= 64 {
+		for _, r := range s.byRun {
+			if s.names[r.start] == k {
+				return int(r.start), true
 			}
-		}
-		if s.scans.Add(1) <= maxScans {
-			i := slices.Index(s.names, k)
-			return i, i >= 0
 		}
 	}
 	s.index.Do(func() {
