@@ -19,8 +19,9 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-// FuzzScan feeds arbitrary bytes to Scan: it must never panic, every
-// error must be an *source.Error with a line inside the input, and input that
+// FuzzScan feeds arbitrary bytes to Scan: it must never panic, entries
+// must come with ascending members (none below its index), every error
+// must be an *source.Error with a line inside the input, and input that
 // Go's encoding/json accepts as an object with a "data" object of objects
 // must not be refused for syntax.
 func FuzzScan(f *testing.F) {
@@ -35,8 +36,13 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := strings.Count(string(data), "\n") + 1
 		for _, name := range []string{"dump.json", "debug.json"} {
-			rows := 0
+			rows, member := 0, -1
 			_, err := Scan(strings.NewReader(string(data)), name, func(e *Entry) error {
+				// members count the entries msprobe skips too
+				if e.Member <= member || e.Member < e.Index {
+					t.Fatalf("entry %q: member %d after %d, index %d", e.Name, e.Member, member, e.Index)
+				}
+				member = e.Member
 				for _, it := range e.Items {
 					if it.Entry != e.Name || it.State == "" || it.DataName == "" {
 						t.Fatalf("bad item %+v", it)

@@ -35,7 +35,7 @@ func scanBoth(t *testing.T, name string, src []byte, stopAfter int) [3]string {
 			if mode.reuse {
 				orders = "(not counted)"
 			}
-			heads = append(heads, fmt.Sprintf("%s %d %s|%s|%s %v\n", e.Name, e.Index, e.OpNoNumber, e.CallDirection, e.Direction, e.HasMD5))
+			heads = append(heads, fmt.Sprintf("%s %d %d %s|%s|%s %v\n", e.Name, e.Index, e.Member, e.OpNoNumber, e.CallDirection, e.Direction, e.HasMD5))
 			if k < 2 {
 				heads[len(heads)-1] += orders + "\n"
 			}
