@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/layermap/layermap/printparse/offheap"
@@ -31,10 +32,10 @@ type Names struct {
 
 	index    sync.Once // Find's table, made on first use
 	seed     maphash.Seed
-	slots    []int32 // open addressing: a name's position + 1, 0 for none
-	free     func()  // releases slots
-	distinct int
-	counted  bool // distinct is set (kept when the index goes)
+	slots    []int32     // open addressing: a name's position + 1, 0 for none
+	free     func()      // releases slots
+	distinct int         // set once, before counted
+	counted  atomic.Bool // distinct is set (kept when the index goes)
 }
 
 // nameRef is one name: its pattern and its number.
@@ -285,7 +286,7 @@ func (n *Names) Distinct() int {
 	if n.Len() == 0 {
 		return 0
 	}
-	if !n.counted {
+	if !n.counted.Load() {
 		n.index.Do(n.build)
 	}
 	return n.distinct
@@ -357,18 +358,22 @@ func (n *Names) Unindex() {
 // build indexes the names for Find: a table of twice their number, a
 // later name taking the place of an earlier equal one.
 func (n *Names) build() {
-	n.seed, n.distinct = maphash.MakeSeed(), 0
+	n.seed = maphash.MakeSeed()
 	n.slots, n.free = offheap.Make[int32](1 << bits.Len(uint(2*n.Len()-1)))
 	offheap.Cleanup(n, n.free)
 	mask := uint64(len(n.slots) - 1)
+	distinct := 0
 	for i, s := range n.All() {
 		k := maphash.String(n.seed, s) & mask
 		for ; n.slots[k] != 0 && !n.Is(int(n.slots[k]-1), s); k = (k + 1) & mask {
 		}
 		if n.slots[k] == 0 {
-			n.distinct++
+			distinct++
 		}
 		n.slots[k] = int32(i + 1)
 	}
-	n.counted = true
+	if !n.counted.Load() { // a later index (after Unindex) leaves the count to readers
+		n.distinct = distinct
+		n.counted.Store(true)
+	}
 }

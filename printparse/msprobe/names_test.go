@@ -623,3 +623,29 @@ func BenchmarkNamesAdd(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
 	b.ReportMetric(float64(n.Patterns()), "patterns")
 }
+
+// TestNamesDistinctBesideFind: once counted, Distinct answers beside a
+// Find that indexes the names again after Unindex (run with -race).
+func TestNamesDistinctBesideFind(t *testing.T) {
+	t.Parallel()
+	names := benchNames(5000)
+	want := len(slices.Compact(slices.Sorted(slices.Values(names))))
+	n := NamesOf(names)
+	if got := n.Distinct(); got != want {
+		t.Fatalf("Distinct = %d, want %d", got, want)
+	}
+	n.Unindex()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, ok := n.Find(names[len(names)/2]); !ok {
+			t.Error("Find after Unindex found nothing")
+		}
+	}()
+	for range 100 {
+		if got := n.Distinct(); got != want {
+			t.Fatalf("Distinct beside Find = %d, want %d", got, want)
+		}
+	}
+	<-done
+}
