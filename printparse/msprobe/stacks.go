@@ -24,8 +24,9 @@ import (
 // a name), each distinct frames list held once. Lookups in about file
 // order (FramesNext) compare the names after the last ones found (and a
 // few groups' first names); others use an index of the names' last sets
-// (4 bytes a name and 1 to 2 of buckets) made by the first of them, kept
-// from the start when a name is set twice. Release frees it all.
+// (4 bytes a name and 1 to 2 of buckets) made by the first of them. The
+// index is also made while the names are done, to find a name set twice,
+// and kept only then. Release frees it all.
 type Stacks struct {
 	keys   offheap.List[nameKey] // while reading
 	names  []nameKey             // once done
@@ -74,7 +75,8 @@ type stackIndex struct {
 type StackCursor struct {
 	at   [16]uint32 // the position after a name found
 	run  [16]uint32 // the run at holds, a guess
-	slot uint8      // the next at to replace
+	live uint16     // the at that found a name (the others hold 0)
+	slot uint8      // the next at to replace once all are live
 }
 
 // Frames returns the call stack of an entry.
@@ -101,6 +103,7 @@ func (s *Stacks) FramesNext(c *StackCursor, name string) ([]string, bool) {
 	for j, i := range c.at {
 		if int(i) < len(s.names) && s.names[i] == k {
 			c.at[j] = i + 1
+			c.live |= 1 << j
 			if s.isLater(i) { // the last set's id
 				last, _ := s.find(k)
 				return s.frames[s.idAt(last, nil)-1], true
@@ -112,8 +115,12 @@ func (s *Stacks) FramesNext(c *StackCursor, name string) ([]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	j := c.slot % 16
-	c.slot++
+	j := bits.TrailingZeros16(^c.live) // an at no name was found at
+	if j == 16 {
+		j = int(c.slot % 16)
+		c.slot++
+	}
+	c.live |= 1 << j
 	c.at[j] = uint32(i) + 1
 	return s.frames[s.idAt(i, &c.run[j])-1], true
 }

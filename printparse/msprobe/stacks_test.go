@@ -123,28 +123,34 @@ func TestStacksManyNames(t *testing.T) {
 // order (the order set, several runs of it interleaved, more than the
 // cursor follows, backwards, shuffled), with names set twice and names
 // not set, for ids by runs (few groups and many) and by name (each name
-// its own frames, as in the old format).
+// its own frames, as in the old format); first on a table no other
+// lookup indexed, where the names in the order set, and the groups side
+// by side, need no index when no name repeats and the groups are few.
 func TestStacksNext(t *testing.T) {
 	t.Parallel()
 	const n = 3000
 	name := func(i int) string { return fmt.Sprintf("Module.layers.%d.forward.%d", i%7, i) }
 	for _, group := range []int{1000, 40, 1} { // names a frames list
 		for _, repeats := range []bool{false, true} {
-			s := newStacks()
 			want := map[string]int{}
-			for i := range n {
-				id := i/group + 1
-				for len(s.frames) < id {
-					s.frames = append(s.frames, []string{fmt.Sprint("frame ", len(s.frames))})
+			fill := func() *Stacks {
+				s := newStacks()
+				for i := range n {
+					id := i/group + 1
+					for len(s.frames) < id {
+						s.frames = append(s.frames, []string{fmt.Sprint("frame ", len(s.frames))})
+					}
+					s.set(name(i), int32(id))
+					want[name(i)] = id
+					if repeats && i%11 == 0 { // set again later: the last set wins
+						s.set(name(i/2), int32(id))
+						want[name(i/2)] = id
+					}
 				}
-				s.set(name(i), int32(id))
-				want[name(i)] = id
-				if repeats && i%11 == 0 { // set again later: the last set wins
-					s.set(name(i/2), int32(id))
-					want[name(i/2)] = id
-				}
+				s.done()
+				return s
 			}
-			s.done()
+			s := fill()
 			if s.Len() != len(want) {
 				t.Fatalf("group %d repeats %v: Len %d, want %d", group, repeats, s.Len(), len(want))
 			}
@@ -163,9 +169,27 @@ func TestStacksNext(t *testing.T) {
 			}
 			for i := range n {
 				orders["shuffled"] = append(orders["shuffled"], (i*7919+13)%(n+10))
+				// the groups side by side: each group's first name, then
+				// the names after them (the cursor's runs)
+				orders["by group"] = append(orders["by group"], i%3*1000+i/3)
 			}
 			for o, idx := range orders {
+				fresh := fill()
 				var c StackCursor
+				for _, i := range idx {
+					if i >= n {
+						continue
+					}
+					w := want[name(i)]
+					if got, ok := fresh.FramesNext(&c, name(i)); !ok || got[0] != fmt.Sprint("frame ", w-1) {
+						t.Fatalf("group %d repeats %v order %s, no index yet: FramesNext(%q) = %q, %v; want %d", group, repeats, o, name(i), got, ok, w)
+					}
+				}
+				if indexed := fresh.indexed.Load(); (o == "set" || o == "by group") && group == 1000 && indexed != repeats {
+					t.Errorf("group %d repeats %v order %s: indexed %v", group, repeats, o, indexed)
+				}
+				fresh.Release()
+				c = StackCursor{}
 				for _, i := range idx {
 					for _, nm := range []string{name(i), name(i) + "x", "Tensor.add." + fmt.Sprint(i) + ".forward"} {
 						w, wok := want[nm]
@@ -187,7 +211,8 @@ func TestStacksNext(t *testing.T) {
 		}
 	}
 	// Hostile input: one name set many times, and two names alternating,
-	// in a run and each with its own frames; done is linear.
+	// in a run and each with its own frames (done stays linear in a
+	// name's repeats: 200,000 of them here).
 	for _, names := range [][]string{{"same"}, {"a.1", "b"}} {
 		for _, own := range []bool{false, true} {
 			const sets = 200000
