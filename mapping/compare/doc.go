@@ -34,9 +34,11 @@
 // (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
 // per NPU entry 8 to 10 bytes while the NPU file is read (the names'
 // hashes that find repeated keys, dups.go; none in a mapped compare, whose
-// reading found none); per NPU stack.json name 12 bytes (msprobe.Stacks),
-// 5 to 6 more when a name is set twice or many are looked up out of
-// order (-da, entries stack.json lacks); per distinct op 24 bytes
+// reading found none); per NPU stack.json name 12 bytes (msprobe.Stacks;
+// 16 in the old format, each name its own frames), 5 to 6 more once a
+// lookup misses the names after the last ones found and the groups'
+// first names (-da, an entry stack.json lacks) or a name is set twice,
+// and while the names are done; per distinct op 24 bytes
 // (keys.go). msprobe's fuzzy match pairs rows in order and reads the
 // whole bench side into memory in a packed form (benchstore.go).
 //

@@ -1101,8 +1101,8 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// detection's tables (runRank starts it otherwise)
 		startStacks(cfg)
 	}
-	// (and again: the N:1 detection maps rows out of order, which the
-	// deferred data map answers by looking the names up)
+	// (and again: the N:1 plan's reading of construct.json may have
+	// indexed the names)
 	entryNames[0].Unindex()
 	entryNames[1].Unindex()
 	if cfg.Mode == Tensor {

@@ -72,7 +72,7 @@ type sideRow struct {
 	owner *rowsBuf   // the slice holding an NPU row (recycled once written)
 	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
 	fast  uint8      // fastStats of it, set where it was decoded off the join's goroutine
-	pos   int32      // an NPU row's msprobe.Entry.Member + 1 (0: not known)
+	pos   int32      // an NPU row's msprobe.Entry.Member + 1 (0: not known), trusted as its entry's position
 	ahead keyHashes  // key's candidate prefixes, hashed by the lookahead for the join
 }
 

@@ -712,4 +712,8 @@ func TestDeferredByPosition(t *testing.T) {
 	if newDeferredDataMap(msprobe.NamesOf(npuNames[1:]), msprobe.NamesOf(benchNames), at) != nil {
 		t.Error("deferred map made over fewer NPU names than positions")
 	}
+	// as many distinct names as positions, one more name (a repeat)
+	if newDeferredDataMap(msprobe.NamesOf(append(slices.Clone(npuNames), npuNames[0])), msprobe.NamesOf(benchNames), at) != nil {
+		t.Error("deferred map made over more NPU names than positions")
+	}
 }

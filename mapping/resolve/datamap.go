@@ -223,7 +223,8 @@ func newDeferredDataMap(npu, bench *msprobe.Names, at []int32) *DataMap {
 // of the bench dump to tell. Its pairs are given by EntryPairs for each
 // NPU entry as the compare reads the dumps, not by Each, and an NPU row's
 // bench entry by its entry's EntryPair, not Lookup. Both take the NPU
-// entry by its position among the NPU dump's entries (msprobe.Entry.Index).
+// entry by its position among the NPU dump's members (msprobe.Entry.Member,
+// which counts the names msprobe skips).
 func (d *DataMap) Deferred() bool { return d.deferred }
 
 // EntryPair gives, in a deferred map, the bench entry paired with the NPU
