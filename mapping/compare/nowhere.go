@@ -50,9 +50,8 @@ func (s *sentNowhere) done() {
 	if s.byName != nil {
 		s.byName.Done()
 	}
-	s.at, s.free = offheap.Make[nowhereRun](s.runs.Len())
+	s.at, s.free = s.runs.Table()
 	offheap.Cleanup(s, s.free)
-	s.runs.MoveTo(s.at)
 }
 
 // rule gives the rule that sent the NPU entry of row n nowhere.

@@ -170,8 +170,7 @@ func skimDump(path string) (sk *skimmed, later bool, err error) {
 		return sk, false, nil
 	}
 	var freeOffs, freeOdd func()
-	sk.offs, freeOffs = offheap.Make[int64](offs.Len())
-	offs.MoveTo(sk.offs)
+	sk.offs, freeOffs = offs.Table()
 	sk.odd, freeOdd = offheap.Make[bool](sk.names.Len())
 	offheap.Cleanup(sk, freeOffs)
 	offheap.Cleanup(sk, freeOdd)

@@ -289,8 +289,7 @@ func (s *Stacks) done() {
 		s.runs.Release()
 		return
 	}
-	names, free := offheap.MakeInOrder[nameKey](n)
-	s.keys.MoveTo(names) // a chunk at a time: the list and the copy are not held whole at once
+	names, free := s.keys.Table()
 	s.names, s.frees = names, append(s.frees, free)
 	offheap.Cleanup(s, free)
 	if nr := s.runs.Len(); 2*nr <= n {

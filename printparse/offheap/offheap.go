@@ -101,6 +101,17 @@ func (l *List[T]) MoveTo(dst []T) {
 	*l = List[T]{}
 }
 
+// Table moves the values into one table of their exact size, outside the
+// heap when large, and returns it with its release: the table's pages
+// are mapped as they are written (MakeInOrder) and each chunk is freed
+// once copied (MoveTo), so that the list and the table are not held
+// whole at once. The list is empty afterwards.
+func (l *List[T]) Table() ([]T, func()) {
+	t, free := MakeInOrder[T](l.n)
+	l.MoveTo(t)
+	return t, free
+}
+
 // Release frees the list; it is empty afterwards.
 func (l *List[T]) Release() {
 	for _, f := range l.frees {

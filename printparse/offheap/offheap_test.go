@@ -67,4 +67,21 @@ func TestList(t *testing.T) {
 		t.Fatal("reuse after Release")
 	}
 	l.Release()
+
+	// Table: the values in one table of their exact size
+	for _, m := range []int{0, 1, 2*chunkLen[uint32]() + 3} {
+		for i := range m {
+			l.Add(uint32(i * 3))
+		}
+		tab, free := l.Table()
+		if len(tab) != m || l.Len() != 0 {
+			t.Fatalf("Table of %d values: %d, list left %d", m, len(tab), l.Len())
+		}
+		for i, v := range tab {
+			if v != uint32(i*3) {
+				t.Fatalf("Table of %d values: [%d] = %d", m, i, v)
+			}
+		}
+		free()
+	}
 }
