@@ -405,8 +405,9 @@ type benchIndex struct {
 	side    string // in errors: "bench" (or "target" for an index of the NPU side)
 	n       int    // entries
 	seed    maphash.Seed
-	index   tagTable             // key-prefix hash -> entries
-	tags    offheap.List[uint32] // each entry's key-prefix hash tag (0 when not indexed)
+	index   tagIndex             // key-prefix hash tag -> entries
+	tags    []uint32             // each entry's key-prefix hash tag (0 when not indexed), outside the heap
+	freeTgs func()               // releases tags
 	lone    bitset               // indexed entries no other entry shares a tag with
 	filter  tagFilter            // the indexed tags, to skip probing the table for absent ones
 	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
@@ -444,6 +445,7 @@ type bitset []uint64
 
 func (b bitset) get(i int32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
 func (b bitset) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
+func (b bitset) clear(i int32)    { b[i>>6] &^= 1 << (i & 63) }
 
 // newBenchIndex skims the bench side and indexes it.
 func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
@@ -468,7 +470,8 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	// their entry numbers (0 for the others) and a bit each, put in the
 	// table when the skim is done: 4 bytes and a bit an entry while the
 	// table is built.
-	tags := &ix.tags
+	var tags offheap.List[uint32]
+	defer tags.Release()
 	var isIndexed bitset
 	indexed := 0
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
@@ -504,19 +507,15 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	if f, ok := src.(*fileBench); ok && cfg.trace != nil && side == "bench" {
 		cfg.trace.skims += f.skims
 	}
-	ix.index.offHeap = true
-	ix.index.size(indexed)
-	ix.lone = isIndexed
+	ix.tags, ix.freeTgs = tags.Table()
 	ix.filter = newTagFilter(indexed)
-	for i := range tags.Len() {
+	for i, tag := range ix.tags {
 		if isIndexed.get(int32(i)) {
-			ix.filter.add(tags.At(i))
-			if twin, ok := ix.index.insertTwin(uint64(tags.At(i))<<32, uint32(i)); ok {
-				ix.lone[i>>6] &^= 1 << (i & 63)
-				ix.lone[twin>>6] &^= 1 << (twin & 63)
-			}
+			ix.filter.add(tag)
 		}
 	}
+	ix.index = newTagIndex(ix.tags, indexed, isIndexed)
+	ix.lone = isIndexed
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {
@@ -540,7 +539,10 @@ func (ix *benchIndex) close() {
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
-	ix.tags.Release()
+	if ix.freeTgs != nil {
+		ix.freeTgs()
+		ix.tags, ix.freeTgs = nil, nil
+	}
 	ix.renum.Release()
 	ix.partial.release()
 }
@@ -831,8 +833,8 @@ const nearSpan = 4
 // *near becomes the last entry found.
 func (ix *benchIndex) find(h uint64, near *int32, fn func(n uint32) bool) {
 	tag := uint32(h >> 32)
-	for j := *near; j < *near+nearSpan && int(j) < ix.tags.Len(); j++ {
-		if ix.tags.At(int(j)) == tag && ix.lone.get(j) {
+	for j := *near; j < *near+nearSpan && int(j) < len(ix.tags); j++ {
+		if ix.tags[j] == tag && ix.lone.get(j) {
 			*near = j
 			fn(uint32(j))
 			return
@@ -841,7 +843,7 @@ func (ix *benchIndex) find(h uint64, near *int32, fn func(n uint32) bool) {
 	if !ix.filter.has(tag) {
 		return
 	}
-	ix.index.find(h, func(n uint32) bool {
+	ix.index.find(tag, func(n uint32) bool {
 		*near = int32(n)
 		return fn(n)
 	})

@@ -372,7 +372,7 @@ func TestBenchIndexFind(t *testing.T) {
 	}
 	for i, name := range names {
 		h := maphash.String(ix.seed, name)
-		want := collect(func(fn func(uint32) bool) { ix.index.find(h, fn) })
+		want := collect(func(fn func(uint32) bool) { ix.index.find(uint32(h>>32), fn) })
 		if name != "NoSplit" && !slices.Contains(want, uint32(i)) {
 			t.Fatalf("entry %d (%s) not in the table: %v", i, name, want)
 		}
@@ -388,7 +388,7 @@ func TestBenchIndexFind(t *testing.T) {
 	// give what the table alone gives.
 	for i := range 2000 {
 		h := maphash.String(ix.seed, fmt.Sprintf("Tensor.mul.%d.forward", i))
-		want := collect(func(fn func(uint32) bool) { ix.index.find(h, fn) })
+		want := collect(func(fn func(uint32) bool) { ix.index.find(uint32(h>>32), fn) })
 		at := int32(i % len(names))
 		if got := collect(func(fn func(uint32) bool) { ix.find(h, &at, fn) }); !slices.Equal(got, want) {
 			t.Fatalf("absent key %d: %v, table %v", i, got, want)
@@ -467,4 +467,71 @@ func FuzzTagFilter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTagIndex: every number is found under its tag, with exactly the
+// others of that tag, and the numbers left in the bitset are those no
+// other indexed number shares a tag with: few and many numbers (from
+// many fragment bits to none), equal tags, tags that agree in the bits a
+// slot keeps but not in the rest, homes at the table's end, numbers left
+// out.
+func TestTagIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		name     string
+		n        int
+		tag      func(i int) uint32
+		leaveOut int // every leaveOut-th number is not indexed (0: none)
+	}{
+		{"one", 1, func(int) uint32 { return 7 }, 0},
+		{"distinct", 1000, func(i int) uint32 { return rng.Uint32() }, 0},
+		{"few tags", 3000, func(i int) uint32 { return uint32(i%13) << 20 }, 0},
+		{"same low bits", 2000, func(i int) uint32 { return uint32(i%50)<<24 | 0x5a }, 3},
+		{"same high bits", 2000, func(i int) uint32 { return 0xabc<<20 | uint32(i%300) }, 0},
+		{"table end", 700, func(i int) uint32 { return ^uint32(0) - uint32(i%5) }, 2},
+		{"zero tag", 500, func(i int) uint32 { return uint32(i % 2) }, 0},
+		{"many numbers", 1 << 17, func(i int) uint32 { return uint32(i/3) * 2654435761 }, 5}, // (threes, spread)
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tags := make([]uint32, c.n)
+			in := make(bitset, (c.n+63)/64)
+			byTag := map[uint32][]uint32{}
+			count := 0
+			for i := range c.n {
+				tags[i] = c.tag(i)
+				if c.leaveOut != 0 && i%c.leaveOut == 0 {
+					continue
+				}
+				in.set(int32(i))
+				byTag[tags[i]] = append(byTag[tags[i]], uint32(i))
+				count++
+			}
+			ti := newTagIndex(tags, count, in)
+			defer ti.release()
+			for i := range c.n {
+				var got []uint32
+				ti.find(tags[i], func(n uint32) bool { got = append(got, n); return true })
+				slices.Sort(got)
+				want := byTag[tags[i]]
+				if !slices.Equal(got, want) {
+					t.Fatalf("tag %#x (number %d): %v, want %v", tags[i], i, got, want)
+				}
+				if lone := in.get(int32(i)); lone != (len(want) == 1 && want[0] == uint32(i)) {
+					t.Fatalf("number %d: lone %v with %v under its tag", i, lone, want)
+				}
+			}
+			// fn returning false stops the search
+			for tag, want := range byTag {
+				if len(want) < 2 {
+					continue
+				}
+				calls := 0
+				ti.find(tag, func(uint32) bool { calls++; return false })
+				if calls != 1 {
+					t.Fatalf("tag %#x: %d calls after false", tag, calls)
+				}
+				break
+			}
+		})
+	}
 }
