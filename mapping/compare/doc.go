@@ -29,7 +29,7 @@
 // written, and the capped first-divergence candidates (maxCandidates,
 // maxModules). What grows with the files is a fixed amount per entry,
 // outside the collected heap (printparse/offheap): per bench entry about
-// 16 bytes of index and offset, 8 more when it is a renumbered backward
+// 15 bytes of index and offset, 8 more when it is a renumbered backward
 // entry, at most 43 more when it left the cache partly matched
 // (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
 // per NPU entry 8 to 10 bytes while the NPU file is read (the names'
