@@ -42,8 +42,8 @@ import (
 // asks for are only counted, at the end.
 //
 // Memory, flat in the file's length but for these fixed amounts per
-// bench entry, all outside the collected heap but the bits and the
-// filter (printparse/offheap): its index slot (4 bytes at 7/10 full: 5.7,
+// bench entry, all outside the collected heap when large (so that the
+// collector's goal does not double them; printparse/offheap): its index slot (4 bytes at 7/10 full: 5.7,
 // tagIndex), its key-prefix tag (4 bytes) and its share of the tags'
 // filter (1 byte), its offset (4 bytes), its renumbered call index when it is a
 // renumbered backward entry (8 bytes), 6 bits (tag shared or not,
@@ -406,8 +406,8 @@ type benchIndex struct {
 	n       int    // entries
 	seed    maphash.Seed
 	index   tagIndex             // key-prefix hash tag -> entries
-	tags    []uint32             // each entry's key-prefix hash tag (0 when not indexed), outside the heap
-	freeTgs func()               // releases tags
+	tags    []uint32             // each entry's key-prefix hash tag (0 when not indexed)
+	frees   []func()             // release tags, lone, filter (outside the heap when large)
 	lone    bitset               // indexed entries no other entry shares a tag with
 	filter  tagFilter            // the indexed tags, to skip probing the table for absent ones
 	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
@@ -420,6 +420,7 @@ type benchIndex struct {
 	clock    []int32 // cached entries, oldest first
 	fetched  bitset
 	full     bitset       // entries left the cache with every row matched
+	freePass func()       // releases fetched, full and skipped
 	partial  partialRows  // entries left the cache with some rows matched
 	benchRow int          // rows of the entries parsed so far
 	matchedN int          // distinct bench rows matched
@@ -442,6 +443,10 @@ type benchIndex struct {
 const cacheEntries = 1024
 
 type bitset []uint64
+
+// newBitset is a bitset of n bits, outside the collected heap when
+// large, and its release.
+func newBitset(n int) (bitset, func()) { return offheap.Make[uint64]((n + 63) / 64) }
 
 func (b bitset) get(i int32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
 func (b bitset) set(i int32)      { b[i>>6] |= 1 << (i & 63) }
@@ -507,15 +512,18 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	if f, ok := src.(*fileBench); ok && cfg.trace != nil && side == "bench" {
 		cfg.trace.skims += f.skims
 	}
-	ix.tags, ix.freeTgs = tags.Table()
-	ix.filter = newTagFilter(indexed)
+	var freeTags, freeLone, freeFilter func()
+	ix.tags, freeTags = tags.Table()
+	ix.lone, freeLone = newBitset(len(ix.tags))
+	copy(ix.lone, isIndexed)
+	ix.filter, freeFilter = newTagFilter(indexed)
+	ix.frees = append(ix.frees, freeTags, freeLone, freeFilter)
 	for i, tag := range ix.tags {
-		if isIndexed.get(int32(i)) {
+		if ix.lone.get(int32(i)) {
 			ix.filter.add(tag)
 		}
 	}
-	ix.index = newTagIndex(ix.tags, indexed, isIndexed)
-	ix.lone = isIndexed
+	ix.index = newTagIndex(ix.tags, indexed, ix.lone)
 	for _, i := range odd {
 		e, err := ix.parse(i)
 		if err != nil {
@@ -539,10 +547,11 @@ func (ix *benchIndex) close() {
 	ix.stopPrefetch()
 	ix.src.close()
 	ix.index.release()
-	if ix.freeTgs != nil {
-		ix.freeTgs()
-		ix.tags, ix.freeTgs = nil, nil
+	ix.releasePass()
+	for _, free := range ix.frees {
+		free()
 	}
+	ix.tags, ix.lone, ix.filter, ix.frees = nil, nil, nil, nil
 	ix.renum.Release()
 	ix.partial.release()
 }
@@ -636,6 +645,14 @@ func (p *entryPool) put(e *parsedEntry) {
 	p.mu.Unlock()
 }
 
+// releasePass frees a pass's bits.
+func (ix *benchIndex) releasePass() {
+	if ix.freePass != nil {
+		ix.freePass()
+		ix.fetched, ix.full, ix.skipped, ix.freePass = nil, nil, nil, nil
+	}
+}
+
 // reset starts a pass; with prefetch, its entries are parsed ahead in
 // file order on a goroutine of their own (for lookups that ask for most
 // of them), else only those asked for are, unless a lookahead is started
@@ -644,8 +661,11 @@ func (ix *benchIndex) reset(prefetch bool) {
 	ix.stopAhead()
 	ix.cache, ix.lastE = map[int32]*parsedEntry{}, nil
 	ix.clock = ix.clock[:0]
+	ix.releasePass()
 	words := (ix.n + 63) / 64
-	ix.fetched, ix.full, ix.skipped = make(bitset, words), make(bitset, words), make(bitset, words)
+	var bits bitset
+	bits, ix.freePass = newBitset(3 * 64 * words)
+	ix.fetched, ix.full, ix.skipped = bits[:words:words], bits[words:2*words:2*words], bits[2*words:]
 	ix.partial.release()
 	ix.benchRow, ix.matchedN = 0, 0
 	for _, e := range ix.oddEnts {

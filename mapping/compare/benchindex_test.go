@@ -410,7 +410,8 @@ func TestTagFilter(t *testing.T) {
 		{8, []uint32{0x3f, 0xfc0, 0x3f000, 0x3ffff, 1 << 31, 1<<31 - 1}},
 		{20, []uint32{7, 7, 7, 0x80000007, 0xffffffc7}},
 	} {
-		f := newTagFilter(tc.n)
+		f, free := newTagFilter(tc.n)
+		defer free()
 		for _, tag := range tc.tags {
 			f.add(tag)
 		}
@@ -422,7 +423,8 @@ func TestTagFilter(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1, 7, 100, 5000, 100000} {
-		f := newTagFilter(n)
+		f, free := newTagFilter(n)
+		defer free()
 		added := map[uint32]bool{}
 		for range n {
 			tag := rng.Uint32()
@@ -457,7 +459,8 @@ func FuzzTagFilter(f *testing.F) {
 		for ; len(b) >= 4; b = b[4:] {
 			tags = append(tags, uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24)
 		}
-		filter := newTagFilter(int(n))
+		filter, free := newTagFilter(int(n))
+		defer free()
 		for _, tag := range tags {
 			filter.add(tag)
 		}

@@ -35,27 +35,28 @@ type aheadKey func(n *sideRow, buf *[]byte, has suffixHas) string
 
 // lookahead is a pass's lookahead.
 type lookahead struct {
-	ix     *benchIndex
-	key    aheadKey
-	most   int // bench entries parsed ahead an NPU entry
-	out    chan []npuEntry
-	cur    []npuEntry // the batch under way
-	free   batchPool
-	stop   chan struct{}
-	done   chan struct{}
-	taken  takenBits // entries the join parses itself
-	parsed bitset    // lookahead side
-	p      *entryParser
-	cands  []int
-	hashes []uint64 // of the key prefixes cands ends
-	buf    []byte
-	looked [8]uint64 // the last key-prefix hashes looked up for the entry under way
-	none   uint8     // the looked hashes the table has nothing under, a bit each
-	nLook  int
-	sent   int   // bench entries parsed ahead for it
-	near   int32 // the bench entry found last (see benchIndex.find)
-	md5    bool
-	last   entryPair
+	ix      *benchIndex
+	key     aheadKey
+	most    int // bench entries parsed ahead an NPU entry
+	out     chan []npuEntry
+	cur     []npuEntry // the batch under way
+	free    batchPool
+	stop    chan struct{}
+	done    chan struct{}
+	taken   takenBits // entries the join parses itself
+	parsed  bitset    // lookahead side
+	release func()    // frees taken and parsed, once the goroutine is done
+	p       *entryParser
+	cands   []int
+	hashes  []uint64 // of the key prefixes cands ends
+	buf     []byte
+	looked  [8]uint64 // the last key-prefix hashes looked up for the entry under way
+	none    uint8     // the looked hashes the table has nothing under, a bit each
+	nLook   int
+	sent    int   // bench entries parsed ahead for it
+	near    int32 // the bench entry found last (see benchIndex.find)
+	md5     bool
+	last    entryPair
 }
 
 // lookAhead starts the lookahead of a pass over the NPU entries in and
@@ -65,8 +66,11 @@ type lookahead struct {
 func (ix *benchIndex) lookAhead(in <-chan []npuEntry, free batchPool, key aheadKey) <-chan []npuEntry {
 	ix.stopAhead()
 	la := &lookahead{ix: ix, key: key, free: free, most: max(1, min(aheadPerEntry, ix.cacheLimit()/2)),
-		out: make(chan []npuEntry, aheadQueue/aheadBatch), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
+		out: make(chan []npuEntry, aheadQueue/aheadBatch), stop: make(chan struct{}), done: make(chan struct{})}
+	var freeTaken, freeParsed func()
+	la.taken, freeTaken = newTakenBits(ix.n)
+	la.parsed, freeParsed = newBitset(ix.n)
+	la.release = func() { freeTaken(); freeParsed() }
 	finished := func() {
 		close(la.out)
 		close(la.done)
@@ -91,6 +95,7 @@ func (ix *benchIndex) lookAhead(in <-chan []npuEntry, free batchPool, key aheadK
 			la.drop()
 		}
 	}) {
+		la.release()
 		return in
 	}
 	ix.ahead = la
@@ -277,5 +282,6 @@ func (ix *benchIndex) stopAhead() {
 		}
 	}
 	<-la.done
+	la.release()
 	ix.pfMD5 = ix.pfMD5 || la.md5
 }

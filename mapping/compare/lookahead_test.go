@@ -628,7 +628,10 @@ func TestLookaheadNone(t *testing.T) {
 		rows[i].key = k
 	}
 	la := &lookahead{ix: ix, key: func(n *sideRow, _ *[]byte, _ suffixHas) string { return n.key }, most: 1 << 20,
-		out: make(chan []npuEntry, len(keys)), stop: make(chan struct{}), taken: newTakenBits(ix.n), parsed: make(bitset, (ix.n+63)/64)}
+		out: make(chan []npuEntry, len(keys)), stop: make(chan struct{}), parsed: make(bitset, (ix.n+63)/64)}
+	var freeTaken func()
+	la.taken, freeTaken = newTakenBits(ix.n)
+	defer freeTaken()
 	la.p = ix.newParser(ix.src)
 	if !la.entry(rows) {
 		t.Fatal("lookahead stopped")

@@ -2,6 +2,8 @@ package compare
 
 import (
 	"sync/atomic"
+
+	"github.com/layermap/layermap/printparse/offheap"
 )
 
 // Bench entries are parsed ahead of their lookups by a goroutine of their
@@ -23,7 +25,9 @@ import (
 // parsing ahead of it skips: a bit each, set by the join as it goes.
 type takenBits []atomic.Uint64
 
-func newTakenBits(n int) takenBits { return make(takenBits, (n+63)/64) }
+// newTakenBits makes the bits of n entries, outside the collected heap
+// when large, and gives their release.
+func newTakenBits(n int) (takenBits, func()) { return offheap.Make[atomic.Uint64]((n + 63) / 64) }
 
 func (t takenBits) set(i int32)      { t[i>>6].Or(1 << (i & 63)) }
 func (t takenBits) has(i int32) bool { return t[i>>6].Load()&(1<<(i&63)) != 0 }
@@ -43,6 +47,7 @@ type prefetcher struct {
 	stop  chan struct{}
 	done  chan struct{}
 	taken takenBits // entries the join parses itself
+	free  func()    // releases taken, once the goroutine is done
 	held  map[int32]*parsedEntry
 	order []int32 // held, oldest first
 	last  int32   // the last entry received (join side)
@@ -63,7 +68,8 @@ type prefetched struct {
 // the bench side cannot be forked).
 func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
-		taken: newTakenBits(ix.n), last: -1, held: map[int32]*parsedEntry{}, some: list != nil}
+		last: -1, held: map[int32]*parsedEntry{}, some: list != nil}
+	pf.taken, pf.free = newTakenBits(ix.n)
 	finished := func() {
 		close(pf.ch)
 		close(pf.done)
@@ -92,6 +98,7 @@ func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 			}
 		}
 	}) {
+		pf.free()
 		return nil
 	}
 	return pf
@@ -232,6 +239,7 @@ func (ix *benchIndex) stopPrefetch() error {
 		}
 	}
 	<-pf.done
+	pf.free()
 	ix.pfMD5 = ix.pfMD5 || pf.md5
 	return pf.failure()
 }

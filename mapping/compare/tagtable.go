@@ -122,8 +122,9 @@ func (t *tagTable) reset() {
 // It never says absent for an added tag.
 type tagFilter []uint64
 
-// newTagFilter sizes a filter for n tags (8 bits a tag).
-func newTagFilter(n int) tagFilter { return make(tagFilter, max(1, (n+7)/8)) }
+// newTagFilter sizes a filter for n tags (8 bits a tag), outside the
+// collected heap when large, and gives its release.
+func newTagFilter(n int) (tagFilter, func()) { return offheap.Make[uint64](max(1, (n+7)/8)) }
 
 // bits are the word and the bits of it tag sets: the word from the
 // tag's high bits, the bits from its low 18.
