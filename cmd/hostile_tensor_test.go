@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -24,6 +25,37 @@ func tensorRank(t *testing.T, dir string, dataNames []string, files map[string][
 		}
 		b.WriteString("\n \"Module.fc" + string(rune('0'+i)) + ".Linear.forward.0\": {\"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], " +
 			"\"Max\": 1.0, \"Min\": 0.0, \"Mean\": 0.5, \"Norm\": 1.0, \"requires_grad\": false, \"data_name\": \"" + dn + "\"}]}")
+	}
+	b.WriteString("\n}}\n")
+	write(t, filepath.Join(dir, "dump.json"), []byte(b.String()))
+	for name, data := range files {
+		write(t, filepath.Join(dir, "dump_tensor_data", name), data)
+	}
+	return dir
+}
+
+// manyRank writes a tensor-mode rank folder of n entries, Module.fc0 to
+// fc39 (more than the compare's join takes at once; from the 41st
+// Module.fc0 and on again, a repeated key), each with one output row
+// reading a.pt, b.pt for entry 7, or the data name given.
+func manyRank(t *testing.T, dir string, n int, dataNames map[int]string, files map[string][]byte) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"task": "tensor", "level": "mix", "framework": "pytorch", "dump_data_dir": "./dump_tensor_data", "data": {`)
+	for i := range n {
+		dn, ok := dataNames[i]
+		switch {
+		case ok:
+		case i == 7:
+			dn = "b.pt"
+		default:
+			dn = "a.pt"
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "\n \"Module.fc%d.Linear.forward.0\": {\"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4], "+
+			"\"Max\": 1.0, \"Min\": 0.0, \"Mean\": 0.5, \"Norm\": 1.0, \"requires_grad\": false, \"data_name\": %q}]}", i%40, dn)
 	}
 	b.WriteString("\n}}\n")
 	write(t, filepath.Join(dir, "dump.json"), []byte(b.String()))
@@ -91,5 +123,16 @@ func TestHostileTensors(t *testing.T) {
 			npu := tensorRank(t, filepath.Join(dir, "npu"), names, map[string][]byte{"a.pt": good(t), "b.pt": good(t)})
 			return []string{"compare", "-tp", npu, "-gp", bench, "-o", dir}, nil
 		}, ExitOK, []string{"bench: 1 of 2 tensor-mode rows have no tensor file (e.g. ", "bench/dump_tensor_data/b.pt"}},
+		{"a repeated key on the NPU side, tensor files missing on the bench side", func(t *testing.T, dir string) ([]string, io.Reader) {
+			bench := manyRank(t, filepath.Join(dir, "bench"), 40, nil, map[string][]byte{"a.pt": good(t)})
+			npu := manyRank(t, filepath.Join(dir, "npu"), 41, nil, map[string][]byte{"a.pt": good(t), "b.pt": good(t)})
+			return []string{"compare", "-tp", npu, "-gp", bench, "-o", dir}, nil
+		}, ExitOK, []string{"bench: 1 of ", "rows have no tensor file (e.g. ", "bench/dump_tensor_data/b.pt"}},
+		{"an escaping data_name in a body a repeated key replaces", func(t *testing.T, dir string) ([]string, io.Reader) {
+			files := map[string][]byte{"a.pt": good(t), "b.pt": good(t)}
+			bench := manyRank(t, filepath.Join(dir, "bench"), 40, nil, files)
+			npu := manyRank(t, filepath.Join(dir, "npu"), 41, map[int]string{0: "../."}, files)
+			return []string{"compare", "-tp", npu, "-gp", bench, "-o", dir}, nil
+		}, ExitOK, nil},
 	})
 }

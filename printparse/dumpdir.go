@@ -104,8 +104,8 @@ func LoadDumpDirWith(path string, o DumpOptions) (*Tree, error) {
 		// One pass gives the names in order and the parameter shapes.
 		b.params = map[string]bool{}
 		var hdr msprobe.Header
-		reset := func() {
-			t.Root = &Node{}
+		reset := func() { // read again: what the first reading found goes
+			t.Root, t.Warnings = &Node{}, nil
 			b = treeBuilder{t: t, index: map[string]*Node{"": t.Root}, params: map[string]bool{}}
 		}
 		hdr, err = msprobe.ScanFileExact(dumpFile, reset, func(e *msprobe.Entry) error {

@@ -349,6 +349,17 @@ func TestLoadDumpDirSynthetic(t *testing.T) {
 	if tree.Lookup("fc") == nil || len(tree.Warnings) != 1 || !strings.HasPrefix(tree.Warnings[0].Msg, "no parameter shapes: ") {
 		t.Errorf("fallback: %s %+v", outline(tree), tree.Warnings)
 	}
+	// A "data" repeating a key is read again (msprobe.ScanFileExact): the
+	// warnings of the first reading go with it.
+	f := filepath.Join(root, "f")
+	write(f, "dump.json", entries("Module.head.Linear.forward.0", "Module.head.Embedding.forward.1", "Module.head.Linear.forward.0"))
+	tree, err = LoadDumpDirWith(f, DumpOptions{Params: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Warnings) != 2 || !strings.Contains(tree.Warnings[0].Msg, "module head is named with class Linear and Embedding") {
+		t.Errorf("read again: warnings %+v", tree.Warnings)
+	}
 	// msprobe's single-point save writes debug.json: no module tree.
 	e := filepath.Join(root, "e")
 	write(e, "debug.json", `{"task": "statistics", "level": "debug", "framework": "pytorch", "dump_data_dir": null, "data": {"x": {"type": "int", "value": 1}}}`)

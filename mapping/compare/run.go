@@ -1152,6 +1152,9 @@ func compareTable(cfg Config, nsrc *fileSource, np msprobe.Paths, bench Bench, b
 			if err := sk.Reset(); err != nil {
 				return nil, err
 			}
+			if r, ok := cfg.Tensor.(interface{ Reset() }); ok {
+				r.Reset() // the rows come again, read as Python reads them
+			}
 			attempt--
 			continue
 		}

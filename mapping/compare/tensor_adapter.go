@@ -161,12 +161,13 @@ func (tf *TensorFiles) validLen(group *msprobe.Item) *int {
 	return &n
 }
 
-// Reset forgets the unreadable files counted (Compare writes the table
-// again: the same rows come again).
+// Reset forgets the unreadable files counted and the name refused
+// (Compare writes the table again: the rows come again, those of a
+// dump.json repeating keys as Python reads it).
 func (tf *TensorFiles) Reset() {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
-	tf.nUnread, tf.unreadable = 0, nil
+	tf.nUnread, tf.unreadable, tf.err = 0, nil, nil
 }
 
 // Err is the first refused data_name.
