@@ -31,10 +31,10 @@
 // outside the collected heap (printparse/offheap): per bench entry about
 // 15 bytes of index and offset, 8 more when it is a renumbered backward
 // entry, at most 43 more when it left the cache partly matched
-// (benchindex.go), and 8 to 10 bytes while the bench file is skimmed;
-// per NPU entry 8 to 10 bytes while the NPU file is read (the names'
-// hashes that find repeated keys, dups.go; none in a mapped compare, whose
-// reading found none); per NPU stack.json name 12 bytes (msprobe.Stacks;
+// (benchindex.go), and 6 bytes while the bench file is skimmed; per NPU
+// entry 6 bytes while the NPU file is read (the names' hashes that find
+// repeated keys, dups.go; none in a mapped compare, whose reading found
+// none); per NPU stack.json name 12 bytes (msprobe.Stacks;
 // 16 in the old format, each name its own frames), 5 to 6 more once a
 // lookup misses the names after the last ones found and the groups'
 // first names (-da, an entry stack.json lacks) or a name is set twice,

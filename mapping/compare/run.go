@@ -539,11 +539,6 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Stat is the file's: the scanner sizes its repeated-key table from it.
-func (c countingReader) Stat() (os.FileInfo, error) { return c.f.Stat() }
-
-var _ interface{ Stat() (os.FileInfo, error) } = countingReader{}
-
 func (f *fileSource) source() Source {
 	return func(yield func(*msprobe.Entry) error) error {
 		fh, err := os.Open(f.path)

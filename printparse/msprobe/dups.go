@@ -1,12 +1,14 @@
 package msprobe
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/layermap/layermap/printparse/offheap"
@@ -18,11 +20,13 @@ import (
 // first occurrence with the body of its last (a dict keeps the first
 // key's position and the last value), and a second "data" key replaces
 // the first whole. The readers stream the file, so they cannot take back
-// entries already handed out: on the common path they only notice a
-// repeat (a 48-bit hash per name, nothing per row) and stop with an
-// error wrapping ErrRepeatedKey; the caller then reads the file again
-// with the Repeats FindRepeats gives (the rare path), and the readers
-// hand out each entry once, in Python's order with Python's body.
+// entries already handed out: on the common path they keep a 52-bit
+// hash of each name (6 bytes, nothing per row) and, once "data" ends,
+// stop with an error wrapping ErrRepeatedKey when two names repeat; the
+// caller then forgets the entries it was given (the repeats among them)
+// and reads the file again with the Repeats FindRepeats gives (the rare
+// path), and the readers hand out each entry once, in Python's order
+// with Python's body.
 
 // ErrRepeatedKey is wrapped by the *source.Error readers return when the
 // "data" object of a dump.json repeats a key (or the file repeats "data"):
@@ -85,7 +89,8 @@ func FindRepeats(path string) (*Repeats, error) {
 // FindRepeatsAfter returns the plan to read again the file that err
 // stopped a read of, or nil when reading again would change nothing. For
 // an error wrapping ErrRepeatedKey that is the file's Repeats (an empty
-// plan when two names' hashes collided); for another *source.Error of a
+// plan when no key repeats: two names' hashes collided, and the reader
+// could not read the names again to tell, see keyFilter.check); for another *source.Error of a
 // dump file, its Repeats when it has repeated keys: the refused body may
 // be one Python replaces by a later one.
 func FindRepeatsAfter(err error) (*Repeats, error) {
@@ -124,20 +129,24 @@ func (r *Repeats) Path() string {
 }
 
 // keyFilter decides, member by member, what a reader of "data" does: on
-// the common path (plan nil) it records a hash of each name and stops at
-// a repeat; with a plan it hands a repeated name out once, at its first
-// place, relocated to its last occurrence, and skips the others.
+// the common path (plan nil) it keeps a hash of each name and looks for
+// a repeat when "data" ends; with a plan it hands a repeated name out
+// once, at its first place, relocated to its last occurrence, and skips
+// the others.
 type keyFilter struct {
 	file  string
 	plan  *Repeats
 	set   nameSet
 	given map[string]bool // repeated names handed out (plan set)
 	data  int             // "data" keys seen
-	size  int64           // the input's bytes (0: unknown): set's growth
 }
 
+// testNameHash, when set, hashes the names of the key filters made
+// afterwards (tests: forced collisions).
+var testNameHash func(name []byte) uint64
+
 func newKeyFilter(file string, plan *Repeats) *keyFilter {
-	return &keyFilter{file: file, plan: plan}
+	return &keyFilter{file: file, plan: plan, set: nameSet{hash: testNameHash}}
 }
 
 // dataKey is called at each "data" key: false means skip its value (an
@@ -155,7 +164,9 @@ func (k *keyFilter) dataKey(line int) (bool, error) {
 }
 
 // onData reads the value of a "data" key at lx with walk, or skips it
-// when a later "data" replaces it (see dataKey).
+// when a later "data" replaces it (see dataKey). Without a plan, the
+// names walk met are checked once it is done (a second "data" is
+// refused above).
 func (k *keyFilter) onData(lx *lexer, walk func() error) error {
 	read, err := k.dataKey(lx.line)
 	if err != nil {
@@ -164,172 +175,303 @@ func (k *keyFilter) onData(lx *lexer, walk func() error) error {
 	if !read {
 		return lx.skipValue(`the value of "data"`)
 	}
-	// The names are checked within one "data" (a second one without a
-	// plan is refused above).
 	defer k.set.release()
-	return walk()
+	if err := walk(); err != nil || k.plan != nil {
+		return err
+	}
+	return k.check(lx.line)
 }
 
 // member tells what to do with the member name at line and byte off:
 // give it (at nil: its own body; else the body at at), or skip it (skip
-// true).
-func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip bool, err error) {
+// true). Without a plan every member is given, its name's hash kept.
+func (k *keyFilter) member(name []byte, line int, off int64) (at *memberAt, skip bool) {
 	if k.plan == nil {
-		if k.set.add(name, off, k.size) {
-			return nil, false, &source.Error{File: k.file, Line: line, Expected: `each key of "data" once`,
-				Found: strconv.Quote(string(name)) + " again", Err: ErrRepeatedKey}
-		}
-		return nil, false, nil
+		k.set.add(name)
+		return nil, false
 	}
 	if _, ok := k.plan.last[string(name)]; !ok {
-		return nil, false, nil // (no copy of the member on the heap for it)
+		return nil, false // (no copy of the member on the heap for it)
 	}
 	if k.given[string(name)] {
-		return nil, true, nil
+		return nil, true
 	}
 	if k.given == nil {
 		k.given = map[string]bool{}
 	}
 	k.given[string(name)] = true
 	last := k.plan.last[string(name)]
-	return &last, false, nil
+	return &last, false
 }
 
-// nameSet is a set of hashes of names: open addressing, 6 bytes a slot
-// holding a hash's low 48 bits (0 marks an empty slot), at most 3/4 full,
-// outside the collected heap once large (printparse/offheap) until
-// release. It is split in nameParts tables by the hash's top bits, each
-// growing on its own, so that a growth holds a part twice, not the whole
-// set. A full table grows towards what the names so far foretell for the
-// whole input (their count over the bytes read, times the input's size;
-// at most doubling), so that a file of even density is rehashed a few
-// times, not at every quarter, and ends about 7/10 full; with no size
-// known it grows by a quarter. 8 to 10 bytes a name; at most 16 when the
-// density changes along the file. Two names are taken for one when the
-// 51 bits of their hashes the set keeps agree (part and slot): about once
-// in 4,500 files of a million names; the caller's rare path then reads
-// the names themselves (FindRepeats) and finds no repeat.
+// check tells whether the names of "data" (read up to its end, at line
+// end) repeat: nil when their hashes do not. Hashes that agree are rare
+// (a repeated key, or two names colliding): the file's "data" is read
+// again, its names only, for the first name given twice: the error names
+// it at the line of its second occurrence, as Python would see it. Hashes
+// that only collided give nil once that reading has met the very names
+// the set was given (their count and the sum of their hashes). When the
+// file cannot be read again so, or more than maxNamed names would be
+// held to tell (a file whose names nearly all repeat), the error names
+// the end of "data" (FindRepeats, called afterwards, holds every name).
+func (k *keyFilter) check(end int) error {
+	s := &k.set
+	reps := s.repeats()
+	if len(reps) == 0 {
+		return nil
+	}
+	failed := &source.Error{File: k.file, Line: end, Expected: `each key of "data" once`, Found: "a key again", Err: ErrRepeatedKey}
+	f, err := source.Open(k.file, source.MaxDumpJSON)
+	if err != nil {
+		return failed
+	}
+	defer f.Close()
+	lx := newLexer(f, k.file)
+	var found error
+	seen := map[string]bool{}
+	n, sum := 0, uint64(0)
+	err = readTop(lx, &Header{}, func() error {
+		err := forEachDataMember(lx, nil, func(name []byte, line int, _ int64, _ *memberAt) error {
+			h := s.hashOf(name)
+			n, sum = n+1, sum+h
+			if _, ok := slices.BinarySearch(reps, hashKey(h)); ok {
+				if seen[string(name)] {
+					found = &source.Error{File: k.file, Line: line, Expected: `each key of "data" once`,
+						Found: strconv.Quote(string(name)) + " again", Err: ErrRepeatedKey}
+					return errStop
+				}
+				if len(seen) == maxNamed {
+					return errTooMany
+				}
+				seen[string(name)] = true
+			}
+			return lx.skipValue("an entry body")
+		})
+		if err != nil {
+			return err
+		}
+		return errStop // the first "data" only
+	})
+	switch {
+	case found != nil:
+		return found
+	case err == errStop && n == s.n && sum == s.sum:
+		return nil // hashes collided
+	}
+	return failed
+}
+
+// maxNamed bounds the names keyFilter.check holds (the rare path's
+// memory beside the reader's: about 100 bytes a name).
+var maxNamed = 4096
+
+var errTooMany = errors.New("too many names")
+
+// nameSet keeps a 52-bit hash of each name it is given, to tell at the
+// end which agree: 4 bits choose one of nameParts lists, the other 48
+// are appended to it: 6 bytes a name, outside the collected heap once
+// large (printparse/offheap). Appending writes memory in order, where
+// an insert into a hash table was a cache miss a name; repeats sorts the
+// lists at the end, one at a time. Two distinct names agree on all 52
+// bits about once in 9,000 files of a million names (n²/2 pairs over
+// 2⁵²); the reader then reads the names again (keyFilter.check) and
+// finds no repeat.
 type nameSet struct {
 	seed  maphash.Seed
-	parts [nameParts]namePart
-	n     int // names held
+	hash  func([]byte) uint64 // tests: instead of maphash
+	parts [nameParts]hashList
+	n     int    // names given
+	sum   uint64 // of their hashes
 }
 
 const (
 	nameParts = 16
-	slotBytes = 6
-	slotMask  = 1<<48 - 1
+	hashBytes = 6
+	hashMask  = 1<<48 - 1
 )
 
-type namePart struct {
-	slots []byte // slotBytes a slot, little-endian
-	free  func()
-	n     int // names held
-	size  int // slots
-}
-
-// add records name, read at byte off of an input of size bytes (0:
-// unknown), and reports whether its hash was there already.
-func (s *nameSet) add(name []byte, off, size int64) bool {
-	if s.parts[0].slots == nil {
+// add keeps name's hash.
+func (s *nameSet) add(name []byte) {
+	if s.n == 0 && s.hash == nil {
 		s.seed = maphash.MakeSeed()
-		for k := range s.parts {
-			s.parts[k].alloc(64)
-		}
 	}
-	h := maphash.Bytes(s.seed, name)
-	p := &s.parts[h>>60]
-	v := h&slotMask | 1
-	if p.n >= p.size/4*3 {
-		p.grow(s.foretold(off, size))
+	h := s.hashOf(name)
+	s.n++
+	s.sum += h
+	s.parts[h>>60].add(h & hashMask)
+}
+
+func (s *nameSet) hashOf(name []byte) uint64 {
+	if s.hash != nil {
+		return s.hash(name)
 	}
-	for i := p.home(v); ; i++ {
-		if i == p.size {
-			i = 0
-		}
-		switch p.at(i) {
-		case 0:
-			p.set(i, v)
-			p.n++
-			s.n++
-			return false
-		case v:
-			return true
-		}
+	return maphash.Bytes(s.seed, name)
+}
+
+// hashKey is the 52 bits of h the set keeps, as repeats gives them: the
+// part above the 48 bits kept in it.
+func hashKey(h uint64) uint64 { return h>>60<<48 | h&hashMask }
+
+// repeats returns the hashes (hashKey) given more than once, in
+// increasing order, freeing the lists: each part in turn is spread into
+// a scratch as large as the largest part by a counting sort on the top
+// bits of its hashes (about bucketHashes a bucket), and the hashes of
+// each bucket are compared. The set keeps its seed, count and sum.
+func (s *nameSet) repeats() []uint64 {
+	largest := 0
+	for k := range s.parts {
+		largest = max(largest, s.parts[k].n)
 	}
-}
-
-func (p *namePart) alloc(size int) {
-	p.slots, p.free = offheap.Make[byte](size * slotBytes)
-	p.size = size
-}
-
-func (p *namePart) at(i int) uint64 {
-	b := p.slots[i*slotBytes : i*slotBytes+slotBytes : i*slotBytes+slotBytes]
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 | uint64(b[4])<<32 | uint64(b[5])<<40
-}
-
-func (p *namePart) set(i int, v uint64) {
-	b := p.slots[i*slotBytes : i*slotBytes+slotBytes : i*slotBytes+slotBytes]
-	b[0], b[1], b[2], b[3], b[4], b[5] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40)
-}
-
-// home is where v's probe starts: its bits scaled to the table's size.
-func (p *namePart) home(v uint64) int {
-	hi, _ := bits.Mul64(v<<16, uint64(p.size))
-	return int(hi)
-}
-
-// foretold is how many slots a part needs for the names the input's
-// density so far foretells (at 7/10 full), or 0 when that is not known.
-func (s *nameSet) foretold(off, size int64) int {
-	if size <= 0 || off <= 0 || off >= size || s.n < 1024 {
-		return 0
+	if largest < 2 {
+		s.freeParts()
+		return nil
 	}
-	names := float64(s.n) * float64(size) / float64(off)
-	return int(min(names/nameParts*10/7, 1<<31))
-}
-
-// grow rehashes the part into want slots, but at least a quarter more
-// than it has and at most twice as many (a density that changes along
-// the file costs at most a doubling's slack).
-func (p *namePart) grow(want int) {
-	old, free, size := *p, p.free, p.size
-	p.alloc(min(max(size+size/4, want), 2*size))
-	for k := 0; k < size; k++ {
-		v := old.at(k)
-		if v == 0 {
+	dst, freeDst := offheap.Make[byte](largest * hashBytes)
+	defer freeDst()
+	counts, freeCounts := offheap.Make[uint32](max(largest/bucketHashes, 1) + 1)
+	defer freeCounts()
+	var reps []uint64
+	for k := range s.parts {
+		p := &s.parts[k]
+		if p.n < 2 {
+			p.release()
 			continue
 		}
-		i := p.home(v)
-		for p.at(i) != 0 {
-			if i++; i == p.size {
-				i = 0
+		b := bits.Len(uint(max(p.n/bucketHashes, 1))) - 1 // 2^b buckets
+		shift := 48 - b
+		count := counts[:1<<b+1]
+		clear(count)
+		for _, c := range p.chunks {
+			for i := 0; i+hashBytes <= len(c); i += hashBytes {
+				count[getHash(c[i:i+hashBytes:i+hashBytes])>>shift+1]++
 			}
 		}
-		p.set(i, v)
+		for i := 1; i < len(count); i++ {
+			count[i] += count[i-1]
+		}
+		for _, c := range p.chunks {
+			for i := 0; i+hashBytes <= len(c); i += hashBytes {
+				v := getHash(c[i : i+hashBytes : i+hashBytes])
+				j := int(count[v>>shift]) * hashBytes
+				count[v>>shift]++
+				putHash(dst[j:j+hashBytes:j+hashBytes], v)
+			}
+		}
+		p.release()
+		// count[i] is now where bucket i ends
+		lo := 0
+		for _, hi := range count[:1<<b] {
+			if int(hi)-lo > 1 {
+				reps = bucketRepeats(reps, uint64(k)<<48, dst[lo*hashBytes:int(hi)*hashBytes])
+			}
+			lo = int(hi)
+		}
 	}
-	free()
+	slices.Sort(reps)
+	return slices.Compact(reps)
+}
+
+// bucketHashes is about how many hashes a bucket of repeats holds.
+const bucketHashes = 8
+
+// bucketRepeats appends to reps, with part, the hashes b holds more than
+// once (some maybe more than once): b's few hashes are compared pairwise,
+// many (a name repeated often) sorted.
+func bucketRepeats(reps []uint64, part uint64, b []byte) []uint64 {
+	m := len(b) / hashBytes
+	if m > 32 {
+		vs := make([]uint64, m)
+		for j := range vs {
+			vs[j] = getHash(b[j*hashBytes : j*hashBytes+hashBytes : j*hashBytes+hashBytes])
+		}
+		slices.Sort(vs)
+		for j := 1; j < m; j++ {
+			if vs[j] == vs[j-1] {
+				reps = append(reps, part|vs[j])
+			}
+		}
+		return reps
+	}
+	var vs [32]uint64
+	for j := range m {
+		vs[j] = getHash(b[j*hashBytes : j*hashBytes+hashBytes : j*hashBytes+hashBytes])
+	}
+	for j := 1; j < m; j++ {
+		for i := range j {
+			if vs[i] == vs[j] {
+				reps = append(reps, part|vs[j])
+			}
+		}
+	}
+	return reps
+}
+
+func putHash(b []byte, v uint64) {
+	binary.LittleEndian.PutUint32(b, uint32(v))
+	binary.LittleEndian.PutUint16(b[4:], uint16(v>>32))
+}
+
+func getHash(b []byte) uint64 {
+	return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32
+}
+
+func (s *nameSet) freeParts() {
+	for k := range s.parts {
+		s.parts[k].release()
+	}
 }
 
 // release frees the set; it is empty afterwards.
 func (s *nameSet) release() {
-	for k := range s.parts {
-		if f := s.parts[k].free; f != nil {
-			f()
-		}
-	}
-	*s = nameSet{}
+	s.freeParts()
+	*s = nameSet{hash: s.hash}
 }
 
-// inputSize is the size of the file r reads, or 0.
-func inputSize(r io.Reader) int64 {
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			return st.Size()
-		}
+// hashList is a list of hashes, hashBytes each, in chunks: a first one
+// of firstHashes on the heap, then chunks outside it, doubling from 128
+// KB up to 1 MB, their pages mapped as they are written
+// (offheap.MakeInOrder): 6 bytes a hash, and at most a page.
+type hashList struct {
+	chunks [][]byte // the last one is being filled: their len is the bytes written
+	frees  []func()
+	n      int
+}
+
+const (
+	firstHashes = 64
+	minChunk    = 2 * offheap.Min // bytes (a page multiple, and at least Min once cut to whole hashes)
+	maxChunk    = 1 << 20
+)
+
+func (l *hashList) add(v uint64) {
+	k := len(l.chunks) - 1
+	if k < 0 || len(l.chunks[k]) == cap(l.chunks[k]) {
+		l.grow()
+		k++
 	}
-	return 0
+	c := l.chunks[k]
+	i := len(c)
+	c = c[:i+hashBytes]
+	putHash(c[i:i+hashBytes:i+hashBytes], v)
+	l.chunks[k] = c
+	l.n++
+}
+
+func (l *hashList) grow() {
+	size := firstHashes * hashBytes
+	if k := len(l.chunks); k > 0 {
+		size = min(max(2*cap(l.chunks[k-1]), minChunk), maxChunk) / hashBytes * hashBytes
+	}
+	c, free := offheap.MakeInOrder[byte](size)
+	l.chunks, l.frees = append(l.chunks, c[:0]), append(l.frees, free)
+}
+
+// release frees the list; it is empty afterwards.
+func (l *hashList) release() {
+	for _, f := range l.frees {
+		f()
+	}
+	*l = hashList{}
 }
 
 // relocator parses the body of a member elsewhere in the same file: a

@@ -349,9 +349,6 @@ func walkDataMembers(lx *lexer, kf *keyFilter, ahead func(off int64) (bool, erro
 		return lx.errorf(`expected an object as the value of "data", found %s`, lx.describe())
 	}
 	lx.pos++
-	if kf != nil {
-		kf.size = inputSize(lx.r)
-	}
 	if c, ok := lx.peek(); ok && c == '}' {
 		lx.pos++
 		return nil
@@ -408,10 +405,7 @@ func dataMember(lx *lexer, kf *keyFilter, name []byte, line int, off int64, fn f
 	var at *memberAt
 	if kf != nil {
 		var skip bool
-		if at, skip, err = kf.member(name, line, off); err != nil {
-			return name, err
-		}
-		if skip {
+		if at, skip = kf.member(name, line, off); skip {
 			return name, lx.skipValue("an entry body")
 		}
 	}

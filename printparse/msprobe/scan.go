@@ -33,7 +33,8 @@ const (
 // ScanFile is Scan over the file at path; the file name is the source in
 // errors and selects debug.json parsing.
 //
-// A "data" that repeats a key stops the scan with an error wrapping
+// A "data" that repeats a key stops the scan once "data" is read (fn
+// given its entries, the repeats too) with an error wrapping
 // ErrRepeatedKey (see Repeats); ScanFileExact reads such a file as Python
 // does.
 func ScanFile(path string, fn func(*Entry) error) (Header, error) {
@@ -66,9 +67,8 @@ func scanFile(path string, plan *Repeats, fn func(*Entry) error, m scanMode) (He
 }
 
 // ScanFileExact is ScanFile that reads a "data" repeating keys as
-// Python's json.load does: on the first repeat it calls reset (the caller
-// forgets the entries fn was given) and scans the file again with its
-// Repeats.
+// Python's json.load does: on a repeat it calls reset (the caller forgets
+// the entries fn was given) and scans the file again with its Repeats.
 func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, error) {
 	h, _, err := scanFileExact(path, reset, fn, scanMode{})
 	return h, err

@@ -52,7 +52,8 @@ var errSkim = errors.New("skim")
 // a large indented file is also skimmed ahead on as many goroutines as
 // there are CPUs (skimahead.go), with the same results.
 //
-// A "data" that repeats a key stops the skim with an error wrapping
+// A "data" that repeats a key stops the skim once "data" is read (fn
+// given its members, the repeats too) with an error wrapping
 // ErrRepeatedKey (see Repeats); SkimWith reads it with the plan.
 func Skim(path string, fn func(e *SkimEntry) error) (Header, error) {
 	return SkimWith(path, nil, fn)
@@ -110,9 +111,7 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 				name := c.bufs.names[from:ce.nameEnd:ce.nameEnd]
 				from = ce.nameEnd
 				line := base + ce.line
-				if _, _, err := kf.member(name, line, ce.off); err != nil {
-					return false, err
-				}
+				kf.member(name, line, ce.off)
 				e.Name, e.Line, e.Offset, e.End, e.Odd = name, line, ce.off, 0, ce.odd
 				if err := give(); err != nil {
 					return false, err
@@ -161,8 +160,8 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 }
 
 // SkimExact is Skim that reads a "data" repeating keys as Python's
-// json.load does: on the first repeat it calls reset (the caller forgets
-// the entries fn was given) and skims the file again with its Repeats.
+// json.load does: on a repeat it calls reset (the caller forgets the
+// entries fn was given) and skims the file again with its Repeats.
 // Read an entry at its Offset up to its End when End is set.
 func SkimExact(path string, reset func(), fn func(e *SkimEntry) error) (Header, error) {
 	h, err := Skim(path, fn)
