@@ -166,57 +166,60 @@ func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
 	return f.r.Read(i, f.offs.at(i), end, 0, fn)
 }
 
-// offsets are the entries' byte offsets, 4 bytes an entry: an int64 base
-// per 1024 entries and uint32 offsets from it, in chunks outside the
-// collected heap; the rare offset 4 GB or more past its base (huge
-// entries) or before it is kept aside.
+// offsets are the entries' byte offsets, 2.5 bytes an entry outside the
+// collected heap: an int64 base per offBlock entries (the offset of its
+// first) and for each other entry the uint16 distance from the entry
+// before it, summed up to the entry asked for (entries are read about
+// once each, so the sum costs less than a wider table would hold). The
+// rare distance of 64 KB or more (a huge entry) or backwards (a repeated
+// key's body moved, see SkimWith) is kept aside with its offset.
 type offsets struct {
-	base  []int64
-	rel   [][]uint32 // chunks of offChunk
-	frees []func()
-	n     int
-	far   map[int]int64
+	base offheap.List[int64]
+	step offheap.List[uint16]
+	last int64 // the offset added last
+	far  map[int]int64
 }
 
 const (
-	farOffset = 1<<32 - 1
-	offChunk  = 1 << 18
+	offBlock = 16
+	farStep  = 1<<16 - 1
 )
 
 func (o *offsets) add(off int64) {
-	if o.n%1024 == 0 {
-		o.base = append(o.base, off)
-	}
-	if o.n%offChunk == 0 {
-		c, free := offheap.MakeInOrder[uint32](offChunk)
-		o.rel, o.frees = append(o.rel, c), append(o.frees, free)
-	}
-	d := off - o.base[len(o.base)-1]
-	if d < 0 || d >= farOffset { // far, or before the base (a repeated key's body moved, see SkimWith)
+	n := o.step.Len()
+	d := off - o.last
+	switch {
+	case n%offBlock == 0:
+		o.base.Add(off)
+		d = 0
+	case d < 0 || d >= farStep:
 		if o.far == nil {
 			o.far = map[int]int64{}
 		}
-		o.far[o.n] = off
-		d = farOffset
+		o.far[n] = off
+		d = farStep
 	}
-	o.rel[o.n/offChunk][o.n%offChunk] = uint32(d)
-	o.n++
+	o.step.Add(uint16(d))
+	o.last = off
 }
 
-func (o *offsets) len() int { return o.n }
+func (o *offsets) len() int { return o.step.Len() }
 
 func (o *offsets) at(i int) int64 {
-	r := o.rel[i/offChunk][i%offChunk]
-	if r == farOffset {
-		return o.far[i]
+	off := o.base.At(i / offBlock)
+	for k := i&^(offBlock-1) + 1; k <= i; k++ {
+		if d := o.step.At(k); d != farStep {
+			off += int64(d)
+		} else {
+			off = o.far[k]
+		}
 	}
-	return o.base[i/1024] + int64(r)
+	return off
 }
 
 func (o *offsets) release() {
-	for _, f := range o.frees {
-		f()
-	}
+	o.base.Release()
+	o.step.Release()
 	*o = offsets{}
 }
 

@@ -18,22 +18,49 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
+// TestOffsets: every offset comes back, across blocks, after huge
+// entries (far steps), offsets going backwards and equal ones, at a
+// block's start or within it.
 func TestOffsets(t *testing.T) {
-	var o offsets
-	var want []int64
-	off := int64(0)
-	for i := 0; i < 5000; i++ {
-		off += int64(100 + i%7)
-		if i%1500 == 7 {
-			off += 5 << 30 // a huge entry before this one
-		}
-		o.add(off)
-		want = append(want, off)
-	}
-	for i, w := range want {
-		if got := o.at(i); got != w {
-			t.Fatalf("offset %d: %d, want %d", i, got, w)
-		}
+	for _, tc := range []struct {
+		name string
+		step func(i int) int64 // from the offset before
+	}{
+		{"even", func(i int) int64 { return int64(100 + i%7) }},
+		{"huge entries", func(i int) int64 {
+			if i%1500 == 7 || i%offBlock == 3 && i%7 == 0 {
+				return 5 << 30
+			}
+			return int64(100 + i%7)
+		}},
+		{"step edges", func(i int) int64 { return int64(farStep - 1 + i%3) }},
+		{"backwards", func(i int) int64 {
+			if i%5 == 2 {
+				return -300
+			}
+			return 1000
+		}},
+		{"equal", func(i int) int64 { return int64(i % 2) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o offsets
+			defer o.release()
+			var want []int64
+			off := int64(10)
+			for i := range 5000 {
+				off += tc.step(i)
+				o.add(off)
+				want = append(want, off)
+			}
+			if o.len() != len(want) {
+				t.Fatalf("len %d, want %d", o.len(), len(want))
+			}
+			for i, w := range want {
+				if got := o.at(i); got != w {
+					t.Fatalf("offset %d: %d, want %d", i, got, w)
+				}
+			}
+		})
 	}
 }
 
