@@ -45,7 +45,7 @@ import (
 // bench entry, all outside the collected heap when large (so that the
 // collector's goal does not double them; printparse/offheap): its index slot (4 bytes at 7/10 full: 5.7,
 // tagIndex), its key-prefix tag (4 bytes) and its share of the tags'
-// filter (1 byte), its offset (4 bytes), its renumbered call index when it is a
+// filter (1 byte), its offset (2.5 bytes), its renumbered call index when it is a
 // renumbered backward entry (8 bytes), 6 bits (tag shared or not,
 // parsed, fully matched, skipped by msprobe, parsed ahead, parsed by the
 // join); when it left the cache partly matched, its matched rows
