@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,15 +42,17 @@ import (
 //
 // Memory, flat in the file's length but for these fixed amounts per
 // bench entry, all outside the collected heap when large (so that the
-// collector's goal does not double them; printparse/offheap): its index slot (4 bytes at 7/10 full: 5.7,
-// tagIndex), its key-prefix tag (4 bytes) and its share of the tags'
-// filter (1 byte), its offset (2.5 bytes), its renumbered call index when it is a
-// renumbered backward entry (8 bytes), 6 bits (tag shared or not,
-// parsed, fully matched, skipped by msprobe, parsed ahead, parsed by the
-// join); when it left the cache partly matched, its matched rows
-// (partialRows: at most 43 bytes, and a bit per row past the 64th). Besides: the cache (cacheEntries
-// parsed entries), the entries between the lookahead and the join
-// (aheadQueue) or a tensor-parallel sibling's prefetcher hold, and the
+// collector's goal does not double them; printparse/offheap): its index
+// slot (4 bytes at 7/10 full: 5.7, tagIndex), its key-prefix tag (4
+// bytes) and its share of the tags' filter (1 byte), its offset (2.5
+// bytes), its renumbered call index when it is a renumbered backward
+// entry (4 bytes, and 1.5 bits an entry: renumCalls), 6 bits (tag shared
+// or not, parsed, fully matched, skipped by msprobe, parsed ahead,
+// parsed by the join); when it left the cache partly matched, its
+// matched rows (partialRows: at most 43 bytes, and a bit per row past
+// the 64th). Besides: the cache (cacheEntries parsed entries), the
+// entries between the lookahead and the join (aheadQueue) or a
+// tensor-parallel sibling's prefetcher hold, and the
 // rows of odd entries (none in ordinary dumps).
 
 // Bench is the bench (golden) side of a comparison: a dump.json read
@@ -149,35 +150,35 @@ func (p *knownFile) openBench(cfg *Config) (benchSource, error) {
 	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}}, nil
 }
 
-// end is where entry i's body ends, or -1 for the end of the file.
-func (f *fileBench) end(i int) int64 {
+// span is where entry i starts and its body ends (-1: the end of the
+// file).
+func (f *fileBench) span(i int) (off, end int64) {
+	off, end = f.offs.span(i)
 	if e, ok := f.ends[i]; ok {
-		return e
+		end = e
 	}
-	if i+1 < f.offs.len() {
-		return f.offs.at(i + 1)
-	}
-	return -1
+	return off, end
 }
 
 func (f *fileBench) read(i int, fn func(*msprobe.Entry) error) error {
-	end := f.end(i)
+	off, end := f.span(i)
 	// Lines are not kept: errors count theirs from the file's start.
-	return f.r.Read(i, f.offs.at(i), end, 0, fn)
+	return f.r.Read(i, off, end, 0, fn)
 }
 
 // offsets are the entries' byte offsets, 2.5 bytes an entry outside the
-// collected heap: an int64 base per offBlock entries (the offset of its
-// first) and for each other entry the uint16 distance from the entry
-// before it, summed up to the entry asked for (entries are read about
-// once each, so the sum costs less than a wider table would hold). The
-// rare distance of 64 KB or more (a huge entry) or backwards (a repeated
+// collected heap: blocks of offBlock entries, each the offset of its
+// first and for each other the uint16 distance from the entry before,
+// summed up to the entry asked for (entries are read about once each,
+// so the sum costs less than a wider table would hold). The rare
+// distance of 64 KB or more (a huge entry) or backwards (a repeated
 // key's body moved, see SkimWith) is kept aside with its offset.
 type offsets struct {
-	base offheap.List[int64]
-	step offheap.List[uint16]
-	last int64 // the offset added last
-	far  map[int]int64
+	blocks offheap.List[offsetBlock]
+	cur    offsetBlock // the block being filled
+	n      int
+	last   int64 // the offset added last
+	far    map[int]int64
 }
 
 const (
@@ -185,49 +186,79 @@ const (
 	farStep  = 1<<16 - 1
 )
 
+type offsetBlock struct {
+	base int64
+	step [offBlock - 1]uint16
+}
+
 func (o *offsets) add(off int64) {
-	n := o.step.Len()
-	d := off - o.last
-	switch {
-	case n%offBlock == 0:
-		o.base.Add(off)
-		d = 0
-	case d < 0 || d >= farStep:
+	if k := o.n % offBlock; k == 0 {
+		if o.n > 0 {
+			o.blocks.Add(o.cur)
+		}
+		o.cur = offsetBlock{base: off}
+	} else if d := off - o.last; d >= 0 && d < farStep {
+		o.cur.step[k-1] = uint16(d)
+	} else {
 		if o.far == nil {
 			o.far = map[int]int64{}
 		}
-		o.far[n] = off
-		d = farStep
+		o.far[o.n] = off
+		o.cur.step[k-1] = farStep
 	}
-	o.step.Add(uint16(d))
 	o.last = off
+	o.n++
 }
 
-func (o *offsets) len() int { return o.step.Len() }
+func (o *offsets) len() int { return o.n }
 
-func (o *offsets) at(i int) int64 {
-	off := o.base.At(i / offBlock)
-	for k := i&^(offBlock-1) + 1; k <= i; k++ {
-		if d := o.step.At(k); d != farStep {
-			off += int64(d)
-		} else {
-			off = o.far[k]
-		}
+// block is block b.
+func (o *offsets) block(b int) *offsetBlock {
+	if b == o.blocks.Len() {
+		return &o.cur
 	}
-	return off
+	blk := o.blocks.At(b)
+	return &blk
+}
+
+// next is the offset of entry i (not a block's first) from that of
+// the entry before, off, and its block's step to it.
+func (o *offsets) next(i int, off int64, d uint16) int64 {
+	if d == farStep {
+		return o.far[i]
+	}
+	return off + int64(d)
+}
+
+// span is entry i's offset and the next entry's (-1 after the last).
+func (o *offsets) span(i int) (off, end int64) {
+	blk := o.block(i / offBlock)
+	first := i &^ (offBlock - 1)
+	off = blk.base
+	for k := first + 1; k <= i; k++ {
+		off = o.next(k, off, blk.step[k-first-1])
+	}
+	switch j := i + 1; {
+	case j == o.n:
+		end = -1
+	case j%offBlock == 0:
+		end = o.block(j / offBlock).base
+	default:
+		end = o.next(j, off, blk.step[j-first-1])
+	}
+	return off, end
 }
 
 func (o *offsets) release() {
-	o.base.Release()
-	o.step.Release()
+	o.blocks.Release()
 	*o = offsets{}
 }
 
 func (f *fileBench) md5() bool { return f.r.MD5() }
 
 func (f *fileBench) rows(i int) (int, error) {
-	end := f.end(i)
-	return f.r.Rows(i, f.offs.at(i), end, 0)
+	off, end := f.span(i)
+	return f.r.Rows(i, off, end, 0)
 }
 
 func (f *fileBench) fork() (benchSource, error) {
@@ -408,12 +439,12 @@ type benchIndex struct {
 	side    string // in errors: "bench" (or "target" for an index of the NPU side)
 	n       int    // entries
 	seed    maphash.Seed
-	index   tagIndex             // key-prefix hash tag -> entries
-	tags    []uint32             // each entry's key-prefix hash tag (0 when not indexed)
-	frees   []func()             // release tags, lone, filter (outside the heap when large)
-	lone    bitset               // indexed entries no other entry shares a tag with
-	filter  tagFilter            // the indexed tags, to skip probing the table for absent ones
-	renum   offheap.List[uint64] // entry << 32 | renumbered call index, of the renumbered backward entries, in entry order
+	index   tagIndex   // key-prefix hash tag -> entries
+	tags    []uint32   // each entry's key-prefix hash tag (0 when not indexed)
+	frees   []func()   // release tags, lone, filter (outside the heap when large)
+	lone    bitset     // indexed entries no other entry shares a tag with
+	filter  tagFilter  // the indexed tags, to skip probing the table for absent ones
+	renum   renumCalls // the renumbered backward entries' call indices
 	odd     map[string][]rowRef
 	oddEnts map[int32]*parsedEntry
 	rows    int // rows of odd entries
@@ -491,7 +522,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 			return nil
 		}
 		if ek.renumbered {
-			ix.renum.Add(uint64(i)<<32 | uint64(ek.call))
+			ix.renum.add(i, ek.call)
 		}
 		if isOdd {
 			odd = append(odd, int32(i))
@@ -555,18 +586,68 @@ func (ix *benchIndex) close() {
 		free()
 	}
 	ix.tags, ix.lone, ix.filter, ix.frees = nil, nil, nil, nil
-	ix.renum.Release()
+	ix.renum.release()
 	ix.partial.release()
 }
 
 // keyOf is the entryKey of entry i named name.
 func (ix *benchIndex) keyOf(i int32, name string) entryKey {
-	k, found := sort.Find(ix.renum.Len(), func(k int) int { return int(int64(i) - int64(ix.renum.At(k)>>32)) })
-	if !found {
+	call, ok := ix.renum.call(int(i))
+	if !ok {
 		return entryKey{prefix: name}
 	}
 	op, cd, _ := msprobe.SplitName(name)
-	return renumbered(name, op, cd, int(uint32(ix.renum.At(k))))
+	return renumbered(name, op, cd, call)
+}
+
+// renumCalls are the call indices of the renumbered backward entries
+// (entryKey.call), outside the collected heap: a bit an entry telling
+// which are, with a count of those before every 64 entries, and 4
+// bytes each of those (1.5 bits an entry and 4 bytes a renumbered one).
+type renumCalls struct {
+	words offheap.List[uint64] // the bits, whole words
+	ranks offheap.List[uint32] // renumbered entries before each word
+	word  uint64               // the word being filled
+	start uint32               // renumbered entries before it
+	calls offheap.List[uint32]
+}
+
+// add records entry i, after those added before, as renumbered to call.
+func (r *renumCalls) add(i, call int) {
+	for r.words.Len() < i>>6 {
+		r.words.Add(r.word)
+		r.ranks.Add(r.start)
+		r.word, r.start = 0, uint32(r.calls.Len())
+	}
+	r.word |= 1 << (i & 63)
+	r.calls.Add(uint32(call))
+}
+
+// call is entry i's renumbered call index (ok false: not renumbered).
+func (r *renumCalls) call(i int) (call int, ok bool) {
+	w := i >> 6
+	var word uint64
+	var rank uint32
+	switch {
+	case w < r.words.Len():
+		word, rank = r.words.At(w), r.ranks.At(w)
+	case w == r.words.Len():
+		word, rank = r.word, r.start
+	default:
+		return 0, false
+	}
+	bit := uint64(1) << (i & 63)
+	if word&bit == 0 {
+		return 0, false
+	}
+	return int(r.calls.At(int(rank) + bits.OnesCount64(word&(bit-1)))), true
+}
+
+func (r *renumCalls) release() {
+	r.words.Release()
+	r.ranks.Release()
+	r.calls.Release()
+	*r = renumCalls{}
 }
 
 // parse reads entry i with its rows keyed; nil when msprobe skips it.

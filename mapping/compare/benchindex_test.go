@@ -18,7 +18,7 @@ import (
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
-// TestOffsets: every offset comes back, across blocks, after huge
+// TestOffsets: every span comes back, across blocks, after huge
 // entries (far steps), offsets going backwards and equal ones, at a
 // block's start or within it.
 func TestOffsets(t *testing.T) {
@@ -56,8 +56,12 @@ func TestOffsets(t *testing.T) {
 				t.Fatalf("len %d, want %d", o.len(), len(want))
 			}
 			for i, w := range want {
-				if got := o.at(i); got != w {
-					t.Fatalf("offset %d: %d, want %d", i, got, w)
+				wend := int64(-1)
+				if i+1 < len(want) {
+					wend = want[i+1]
+				}
+				if off, end := o.span(i); off != w || end != wend {
+					t.Fatalf("entry %d: span %d, %d; want %d, %d", i, off, end, w, wend)
 				}
 			}
 		})
@@ -561,6 +565,44 @@ func TestTagIndex(t *testing.T) {
 					t.Fatalf("tag %#x: %d calls after false", tag, calls)
 				}
 				break
+			}
+		})
+	}
+}
+
+// TestRenumCalls: every entry added gives its call back and no other
+// entry gives one: none, the first and last entries, whole words, gaps of
+// many words, word edges.
+func TestRenumCalls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name string
+		n    int
+		in   func(i int) bool
+	}{
+		{"none", 300, func(int) bool { return false }},
+		{"first", 300, func(i int) bool { return i == 0 }},
+		{"last", 300, func(i int) bool { return i == 299 }},
+		{"all", 1000, func(int) bool { return true }},
+		{"word edges", 1000, func(i int) bool { return i%64 == 0 || i%64 == 63 }},
+		{"gaps", 20000, func(i int) bool { return i%5000 < 3 }},
+		{"random", 5000, func(int) bool { return rng.IntN(3) == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r renumCalls
+			defer r.release()
+			want := map[int]int{}
+			for i := range tc.n {
+				if tc.in(i) {
+					want[i] = rng.IntN(1 << 20)
+					r.add(i, want[i])
+				}
+			}
+			for i := range tc.n + 130 {
+				call, ok := r.call(i)
+				if w, in := want[i]; ok != in || call != w {
+					t.Fatalf("entry %d: call %d, %v; want %d, %v", i, call, ok, w, in)
+				}
 			}
 		})
 	}

@@ -29,7 +29,7 @@
 // written, and the capped first-divergence candidates (maxCandidates,
 // maxModules). What grows with the files is a fixed amount per entry,
 // outside the collected heap (printparse/offheap): per bench entry about
-// 13 bytes of index and offset, 8 more when it is a renumbered backward
+// 13 bytes of index and offset, 4 more when it is a renumbered backward
 // entry, at most 43 more when it left the cache partly matched
 // (benchindex.go), and 6 bytes while the bench file is skimmed; per NPU
 // entry 6 bytes while the NPU file is read (the names' hashes that find
