@@ -73,8 +73,9 @@
 // (see checkMapping, applyInputs). The NPU side is read without a check
 // for repeated keys, which the reading ruled out. Measured on a
 // Qwen2.5-VL pair of 244,400 NPU and 256,202 bench entries (216 MB a
-// side): peak RSS about 45 MB, towards the end of the join (32 MB at
-// 27 MB a side; without a layer mapping 42 and 30 MB).
+// side): peak RSS about 43 MB, towards the end of the join (31 MB at
+// 27 MB a side; without a layer mapping 39 and 29 MB). On dumpgen's
+// pair of 575,235 entries a side (512 MB), 46 MB (32 MB at 64 MB).
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
