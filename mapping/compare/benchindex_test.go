@@ -505,10 +505,10 @@ func FuzzTagFilter(f *testing.F) {
 
 // TestTagIndex: every number is found under its tag, with exactly the
 // others of that tag, and the numbers left in the bitset are those no
-// other indexed number shares a tag with: few and many numbers (from
-// many fragment bits to none), equal tags, tags that agree in the bits a
-// slot keeps but not in the rest, homes at the table's end, numbers left
-// out.
+// other indexed number shares a tag with: few and many numbers (31 to
+// 14 bits of the tag in a slot), equal tags, tags that agree in the bits
+// a slot keeps but not in the rest, homes at the table's end, numbers
+// left out.
 func TestTagIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
