@@ -86,7 +86,17 @@ func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.BenchRepeats}, nil
+	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.benchPlan(string(p))}, nil
+}
+
+// benchPlan is BenchRepeats when it is the plan of the file at path (a
+// tensor-parallel sibling's dump.json is opened with the bench side's
+// Config too, and must not be read with the bench file's plan).
+func (cfg *Config) benchPlan(path string) *msprobe.Repeats {
+	if cfg.BenchRepeats.Path() != path {
+		return nil
+	}
+	return cfg.BenchRepeats
 }
 
 type fileBench struct {
@@ -140,7 +150,7 @@ type knownFile struct {
 func (p *knownFile) openBench(cfg *Config) (benchSource, error) {
 	es := p.entries
 	p.entries = nil
-	if es == nil || cfg.Debug || cfg.BenchRepeats != nil {
+	if es == nil || cfg.Debug || cfg.benchPlan(p.path) != nil {
 		return BenchFile(p.path).openBench(cfg)
 	}
 	r, err := msprobe.NewEntryReader(p.path)

@@ -607,3 +607,55 @@ func TestRenumCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchPlanOfItsFile: the plan of a bench file that repeats keys is
+// not applied to another dump.json opened with the same Config (a
+// tensor-parallel sibling rank's): that file is indexed and read as it
+// stands.
+func TestBenchPlanOfItsFile(t *testing.T) {
+	dir := t.TempDir()
+	body := func(v float64, pad int) string {
+		return fmt.Sprintf(`{%s"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": %v, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}]}`,
+			strings.Repeat(" ", pad), v)
+	}
+	write := func(name string, members ...string) string {
+		p := filepath.Join(dir, name, "dump.json")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		data := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + strings.Join(members, ",\n") + "}}\n"
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := `"Module.a.Linear.forward.0": `, `"Module.b.Linear.forward.0": `
+	rank0 := write("rank0", a+body(1, 0), b+body(2, 0), a+body(3, 200))
+	rank1 := write("rank1", a+body(4, 0), b+body(5, 0))
+	plan, err := msprobe.FindRepeats(rank0)
+	if err != nil || plan == nil {
+		t.Fatalf("FindRepeats = %v, %v", plan, err)
+	}
+	cfg := &Config{Mode: Statistics, BenchRepeats: plan}
+	for _, c := range []struct {
+		path string
+		max  []float64
+	}{{rank0, []float64{3, 2}}, {rank1, []float64{4, 5}}} {
+		ix, err := newBenchIndex(BenchFile(c.path), cfg, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		if ix.n != len(c.max) {
+			t.Errorf("%s: %d entries, want %d", c.path, ix.n, len(c.max))
+		}
+		ix.reset(false)
+		for i, want := range c.max {
+			e, err := ix.entry(int32(i))
+			if err != nil || e == nil {
+				t.Fatalf("%s: entry %d: %v", c.path, i, err)
+			}
+			if got := e.rows[0].it.Stats[0].Num; got != want {
+				t.Errorf("%s: entry %d: Max %v, want %v", c.path, i, got, want)
+			}
+		}
+		ix.close()
+	}
+}
