@@ -753,6 +753,7 @@ func (ix *benchIndex) releasePass() {
 // (lookAhead).
 func (ix *benchIndex) reset(prefetch bool) {
 	ix.stopAhead()
+	ix.stopPrefetch() // (a list's or the last pass's: what it parsed goes with the pass)
 	ix.cache, ix.lastE = map[int32]*parsedEntry{}, nil
 	ix.clock = ix.clock[:0]
 	ix.releasePass()
@@ -766,7 +767,6 @@ func (ix *benchIndex) reset(prefetch bool) {
 		clear(e.matched)
 		ix.benchRow += len(e.rows)
 	}
-	ix.pf = nil
 	if prefetch {
 		ix.pf = ix.startPrefetch(nil)
 	}

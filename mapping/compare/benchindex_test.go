@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -658,4 +660,39 @@ func TestBenchPlanOfItsFile(t *testing.T) {
 		}
 		ix.close()
 	}
+}
+
+// TestResetStopsPrefetch: a pass started while the last one's
+// prefetcher runs stops it (its goroutine and bits go), and the new
+// pass's prefetcher gives every entry.
+func TestResetStopsPrefetch(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := dumpgen.Write(&b, dumpgen.Options{Seed: 2, Layers: 40, Hidden: 64}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "dump.json")
+	os.WriteFile(p, b.Bytes(), 0o644)
+	before := runtime.NumGoroutine()
+	ix, err := newBenchIndex(BenchFile(p), &Config{Mode: Statistics}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.n <= prefetchAhead {
+		t.Fatalf("%d entries: the prefetcher would not block", ix.n)
+	}
+	ix.reset(true)
+	ix.reset(true)
+	for i := range int32(ix.n) {
+		if _, err := ix.entry(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.close()
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines after close, %d before", runtime.NumGoroutine(), before)
 }
