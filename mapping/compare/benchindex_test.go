@@ -353,27 +353,35 @@ func TestKnownIndex(t *testing.T) {
 	}
 }
 
-// TestTagTableTwin: insertTwin gives a number inserted before under the
-// same tag exactly when there is one, wrapping around a small table.
-func TestTagTableTwin(t *testing.T) {
+// TestTagTableWrap: every number inserted is found under its tag, with
+// exactly the others of that tag, in tables that grow and wrap around.
+func TestTagTableWrap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		var tt tagTable
-		n := 1 + rng.IntN(700)
-		tt.size(n)
-		seen := map[uint64][]uint32{}
+		n := 1 + rng.IntN(2000)
+		if round%2 == 0 {
+			tt.size(n)
+		}
+		byTag := map[uint64][]uint32{}
+		var hs []uint64
 		for i := range uint32(n) {
 			h := uint64(rng.IntN(1+round*4)) << 32
 			if rng.IntN(3) == 0 {
 				h = ^uint64(0) - uint64(rng.IntN(3))<<32 // homes at the table's end
 			}
 			h |= uint64(rng.Uint32()) // below the tag: ignored
-			twin, ok := tt.insertTwin(h, i)
-			tag := h >> 32
-			if before := seen[tag]; ok != (len(before) > 0) || ok && !slices.Contains(before, twin) {
-				t.Fatalf("round %d: number %d: twin %d, %v; before it under its tag: %v", round, i, twin, ok, before)
+			tt.insert(h, i)
+			hs = append(hs, h)
+			byTag[h>>32] = append(byTag[h>>32], i)
+		}
+		for i, h := range hs {
+			var got []uint32
+			tt.find(h, func(n uint32) bool { got = append(got, n); return true })
+			slices.Sort(got)
+			if want := byTag[h>>32]; !slices.Equal(got, want) {
+				t.Fatalf("round %d: number %d: %v under its tag, want %v", round, i, got, want)
 			}
-			seen[tag] = append(seen[tag], i)
 		}
 	}
 }

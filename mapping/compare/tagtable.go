@@ -6,8 +6,8 @@ import (
 	"github.com/layermap/layermap/printparse/offheap"
 )
 
-// tagTable is an open-addressing hash table of numbers (rows, entries,
-// names) tagged with the high 32 bits of their key's hash: 8 bytes a
+// tagTable is an open-addressing hash table of numbers (the fuzzy
+// match's rows, op names) tagged with the high 32 bits of their key's hash: 8 bytes a
 // slot, pointer-free (the garbage collector does not scan it), at most
 // 3/4 full. Callers check the numbers it gives against the real key.
 type tagTable struct {
@@ -55,35 +55,23 @@ func (t *tagTable) release() {
 }
 
 // insert adds number n under hash h.
-func (t *tagTable) insert(h uint64, n uint32) { t.insertTwin(h, n) }
-
-// insertTwin is insert, also giving a number inserted before under the
-// same tag (ok false: none). Exact: without deletions, linear probing
-// keeps every slot between a tag's home and its numbers filled, so a
-// later number of the tag passes them on its way.
-func (t *tagTable) insertTwin(h uint64, n uint32) (twin uint32, ok bool) {
+func (t *tagTable) insert(h uint64, n uint32) {
 	if (t.used+1)*4 > len(t.slots)*3 {
 		t.rehash(max(1024, 2*len(t.slots)))
 	}
-	return t.place(h&^(1<<32-1) | uint64(n+1))
+	t.place(h&^(1<<32-1) | uint64(n+1))
 }
 
-// place puts slot value s in the first free slot from its home and
-// gives the first number met on the way under the same tag.
-func (t *tagTable) place(s uint64) (twin uint32, ok bool) {
-	const tags = ^uint64(1<<32 - 1)
+// place puts slot value s in the first free slot from its home.
+func (t *tagTable) place(s uint64) {
 	for i := t.home(s); ; i++ {
 		if i == len(t.slots) {
 			i = 0
 		}
-		o := t.slots[i]
-		if o == 0 {
+		if t.slots[i] == 0 {
 			t.slots[i] = s
 			t.used++
-			return twin, ok
-		}
-		if !ok && (o^s)&tags == 0 {
-			twin, ok = uint32(o)-1, true
+			return
 		}
 	}
 }
