@@ -250,10 +250,15 @@ func TestHostileRepeatedKeys(t *testing.T) {
 	other := a + "=2 " + b + "=2 " + c + "=4"
 	for _, tc := range tests {
 		for _, side := range []string{"npu", "bench"} {
-			for _, flags := range [][]string{nil, {"-fm"}} {
+			// -dm also indexes both dumps for the N:1 detection
+			for _, flags := range [][]string{nil, {"-fm"}, {"-dm", "dm.yaml"}} {
 				t.Run(tc.name+" "+side+" "+strings.Join(flags, ""), func(t *testing.T) {
 					t.Parallel()
 					dir := t.TempDir()
+					extra := flags
+					if len(flags) == 2 { // the data mapping file
+						extra = []string{flags[0], write(t, filepath.Join(dir, flags[1]), []byte(b+".input.0: "+c+".input.0\n"))}
+					}
 					rep := rankDump(t, filepath.Join(dir, "rep"), tc.file)
 					py := rankDump(t, filepath.Join(dir, "py"), tc.python)
 					oth := rankDump(t, filepath.Join(dir, "other"), other)
@@ -264,7 +269,7 @@ func TestHostileRepeatedKeys(t *testing.T) {
 						if side == "bench" {
 							args = []string{"-tp", oth, "-gp", d, "-o", out}
 						}
-						code, _, stderr := execCompare(t, append(args, flags...)...)
+						code, _, stderr := execCompare(t, append(args, extra...)...)
 						if code == ExitBadInput {
 							t.Fatalf("compare %s: %s", d, stderr)
 						}

@@ -330,19 +330,28 @@ type sideIndexes struct {
 // when known (as a skim gives them), are indexed without skimming it.
 func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.Entries) *sideIndexes {
 	s := &sideIndexes{done: make(chan struct{})}
-	side := func(path string, known *resolve.Entries) Bench {
+	// A side whose "data" repeats keys is indexed again with its plan,
+	// read as Python reads it.
+	side := func(name, path string, known *resolve.Entries) (*benchIndex, error) {
+		var b Bench = BenchFile(path)
 		if known != nil {
-			return &knownFile{path, known}
+			b = &knownFile{path, known}
 		}
-		return BenchFile(path)
+		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy)
+		if plan, ferr := msprobe.FindRepeatsAfter(err); ferr == nil && plan != nil && plan.Path() == path && cfg.benchPlan(path) == nil {
+			c := cfg
+			c.BenchRepeats = plan
+			return newSideIndex(name, BenchFile(path), &c, !cfg.Fuzzy)
+		}
+		return ix, err
 	}
 	go func() {
 		defer close(s.done)
 		var berr error
 		var wg sync.WaitGroup
-		wg.Go(func() { s.bench, berr = newBenchIndex(side(bp.DumpJSON, benchKnown), &cfg, !cfg.Fuzzy) })
+		wg.Go(func() { s.bench, berr = side("bench", bp.DumpJSON, benchKnown) })
 		var nerr error
-		s.npu, nerr = newSideIndex("target", side(np.DumpJSON, npuKnown), &cfg, !cfg.Fuzzy)
+		s.npu, nerr = side("target", np.DumpJSON, npuKnown)
 		wg.Wait()
 		if s.err = cmp.Or(nerr, berr); s.err != nil {
 			s.release()
