@@ -90,9 +90,9 @@ func FindRepeats(path string) (*Repeats, error) {
 // stopped a read of, or nil when reading again would change nothing. For
 // an error wrapping ErrRepeatedKey that is the file's Repeats (an empty
 // plan when no key repeats: two names' hashes collided, and the reader
-// could not read the names again to tell, see keyFilter.check); for another *source.Error of a
-// dump file, its Repeats when it has repeated keys: the refused body may
-// be one Python replaces by a later one.
+// could not read the names again to tell, see keyFilter.check); for
+// another *source.Error of a dump file, its Repeats when it has repeated
+// keys: the refused body may be one Python replaces by a later one.
 func FindRepeatsAfter(err error) (*Repeats, error) {
 	var se *source.Error
 	if !errors.As(err, &se) || se.File == "" {
