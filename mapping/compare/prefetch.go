@@ -43,18 +43,18 @@ const prefetchKeep = 1024
 const prefetchWait = 64
 
 type prefetcher struct {
-	ch    chan prefetched
-	stop  chan struct{}
-	done  chan struct{}
-	taken takenBits // entries the join parses itself
-	free  func()    // releases taken, once the goroutine is done
-	held  map[int32]*parsedEntry
-	order []int32 // held, oldest first
-	last  int32   // the last entry received (join side)
-	some  bool    // it parses a list of entries, not every one
-	ended bool    // ch closed (join side)
-	md5   bool    // an entry the prefetcher read had an md5
-	err   error
+	ch      chan prefetched
+	stop    chan struct{}
+	done    chan struct{}
+	taken   takenBits // entries the join parses itself
+	release func()    // frees taken, once the goroutine is done
+	held    map[int32]*parsedEntry
+	order   []int32 // held, oldest first
+	last    int32   // the last entry received (join side)
+	some    bool    // it parses a list of entries, not every one
+	ended   bool    // ch closed (join side)
+	md5     bool    // an entry the prefetcher read had an md5
+	err     error
 }
 
 type prefetched struct {
@@ -69,7 +69,7 @@ type prefetched struct {
 func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
 		last: -1, held: map[int32]*parsedEntry{}, some: list != nil}
-	pf.taken, pf.free = newTakenBits(ix.n)
+	pf.taken, pf.release = newTakenBits(ix.n)
 	finished := func() {
 		close(pf.ch)
 		close(pf.done)
@@ -98,7 +98,7 @@ func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 			}
 		}
 	}) {
-		pf.free()
+		pf.release()
 		return nil
 	}
 	return pf
@@ -239,7 +239,7 @@ func (ix *benchIndex) stopPrefetch() error {
 		}
 	}
 	<-pf.done
-	pf.free()
+	pf.release()
 	ix.pfMD5 = ix.pfMD5 || pf.md5
 	return pf.failure()
 }

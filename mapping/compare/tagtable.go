@@ -7,9 +7,10 @@ import (
 )
 
 // tagTable is an open-addressing hash table of numbers (the fuzzy
-// match's rows, op names) tagged with the high 32 bits of their key's hash: 8 bytes a
-// slot, pointer-free (the garbage collector does not scan it), at most
-// 3/4 full. Callers check the numbers it gives against the real key.
+// match's rows, op names) tagged with the high 32 bits of their key's
+// hash: 8 bytes a slot, pointer-free (the garbage collector does not
+// scan it), at most 3/4 full. Callers check the numbers it gives against
+// the real key.
 type tagTable struct {
 	slots   []uint64 // tag | number+1; 0 is empty
 	used    int
