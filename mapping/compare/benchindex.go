@@ -106,7 +106,7 @@ type fileBench struct {
 	offs   *offsets // shared with forks
 	forked bool
 	plan   *msprobe.Repeats // repeated keys of "data" (rare)
-	ends   map[int]int64    // with a plan: where each entry's body ends
+	ends   map[int]int64    // with a plan: where the bodies end that are not read up to the next offset
 	skims  int              // times the file was skimmed (tests)
 }
 
@@ -124,18 +124,37 @@ func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
 		return nil
 	}
 	f.skims++
-	_, err := msprobe.SkimWith(f.path, f.plan, func(e *msprobe.SkimEntry) error {
-		f.offs.add(e.Offset)
-		if e.End != 0 {
+	// With a plan every entry's end is given; an entry is read up to the
+	// next one's offset (the reader stops after the body) unless that
+	// offset is before the end (a body moved to a repeat's place) or far
+	// past it (over a member skipped in between), so only those ends
+	// are kept, and the last entry's.
+	last, lastEnd := -1, int64(0)
+	keep := func(next int64) {
+		if last >= 0 && (next < lastEnd || next-lastEnd > maxEndGap) {
 			if f.ends == nil {
 				f.ends = map[int]int64{}
 			}
-			f.ends[e.Index] = e.End
+			f.ends[last] = lastEnd
+		}
+		last = -1
+	}
+	_, err := msprobe.SkimWith(f.path, f.plan, func(e *msprobe.SkimEntry) error {
+		keep(e.Offset)
+		f.offs.add(e.Offset)
+		if e.End != 0 {
+			last, lastEnd = e.Index, e.End
 		}
 		return fn(e.Index, e.Name, e.Odd)
 	})
+	keep(-1)
 	return err
 }
+
+// maxEndGap bounds the bytes between an entry's end and the next
+// entry's offset that a read takes in rather than keep the end: the
+// comma and the indentation between members.
+const maxEndGap = 256
 
 // knownFile is a bench dump.json whose entries were read before (a mapped
 // compare's reading of both dumps, a view's skim): indexed from them,

@@ -670,6 +670,87 @@ func TestBenchPlanOfItsFile(t *testing.T) {
 	}
 }
 
+// TestBenchPlanEnds: with a plan, an entry's end is kept only where a
+// read up to the next entry's offset would not do (a body moved to a
+// repeat's place, a large member skipped between, the last entry), and
+// every entry reads as Python's json.load has it: repeats first, between
+// and last, small and large skipped bodies.
+func TestBenchPlanEnds(t *testing.T) {
+	body := func(v float64, pad int) string {
+		return fmt.Sprintf(`{%s"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": %v, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}]}`,
+			strings.Repeat(" ", pad), v)
+	}
+	name := func(i int) string { return fmt.Sprintf(`"Module.m%d.Linear.forward.0": `, i) }
+	for _, tc := range []struct {
+		name    string
+		members []int // entry numbers in file order, repeats given again
+		pad     int   // of a repeat's body
+		ends    int   // ends kept
+	}{
+		// the last entry's end, always
+		{"no repeat", []int{0, 1, 2, 3}, 0, 1},
+		// entry 0 (the moved body is far on), entry 1 (moved: the next
+		// offset is before its end), the last
+		{"repeat between, small", []int{0, 1, 2, 1, 3, 4}, 0, 3},
+		// and entry 2, before the large skipped body
+		{"repeat between, large", []int{0, 1, 2, 1, 3, 4}, 1000, 4},
+		// entry 0's body moved to the next member: read in order
+		{"repeat first", []int{0, 0, 1, 2}, 1000, 1},
+		{"repeat last", []int{0, 1, 2, 0}, 1000, 2},
+		{"many entries, one repeat", append(slices.Collect(func(yield func(int) bool) {
+			for i := range 100 {
+				yield(i)
+			}
+		}), 50), 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var members []string
+			want := map[int]float64{}
+			for k, i := range tc.members {
+				pad := 0
+				if _, again := want[i]; again {
+					pad = tc.pad
+				}
+				members = append(members, name(i)+body(float64(k), pad))
+				want[i] = float64(k) // Python keeps the last body
+			}
+			p := filepath.Join(dir, "dump.json")
+			data := `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {` + strings.Join(members, ",\n") + "}}\n"
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			plan, err := msprobe.FindRepeats(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan == nil {
+				plan = msprobe.NoRepeats(p)
+			}
+			ix, err := newBenchIndex(BenchFile(p), &Config{Mode: Statistics, BenchRepeats: plan}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.close()
+			if got := len(ix.src.(*fileBench).ends); got != tc.ends {
+				t.Errorf("%d ends kept, want %d", got, tc.ends)
+			}
+			ix.reset(false)
+			for i := range ix.n {
+				e, err := ix.entry(int32(i))
+				if err != nil || e == nil {
+					t.Fatalf("entry %d: %v", i, err)
+				}
+				var num int
+				fmt.Sscanf(e.name, "Module.m%d.", &num)
+				if got := e.rows[0].it.Stats[0].Num; got != want[num] {
+					t.Errorf("entry %d (%s): Max %v, want %v", i, e.name, got, want[num])
+				}
+			}
+		})
+	}
+}
+
 // TestResetStopsPrefetch: a pass started while the last one's
 // prefetcher runs stops it (its goroutine and bits go), and the new
 // pass's prefetcher gives every entry.
