@@ -242,12 +242,11 @@ func (o *offsets) add(off int64) {
 func (o *offsets) len() int { return o.n }
 
 // block is block b.
-func (o *offsets) block(b int) *offsetBlock {
+func (o *offsets) block(b int) offsetBlock {
 	if b == o.blocks.Len() {
-		return &o.cur
+		return o.cur
 	}
-	blk := o.blocks.At(b)
-	return &blk
+	return o.blocks.At(b)
 }
 
 // next is the offset of entry i (not a block's first) from that of
