@@ -1,15 +1,19 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,7 +35,9 @@ import (
 //     layers per tower and as many forward passes as the size asks; 27 MB
 //     per side by default (the size of the issue's real pair); "-lm" runs
 //     it with the layer mapping built into the templates (the mapped join),
-//     "-da" writes msprobe's first-divergence JSON instead of the table;
+//     "-da" writes msprobe's first-divergence JSON instead of the table
+//     (in directory mode, msprobe's only one for -da: the pair linked as
+//     rank0 of a step folder a side, rankFolders);
 //   - synthstats: msprobe's synthetic statistics fixture
 //     (testdata/corpus/msprobe/golden/synth_statistics) scaled by
 //     dumpgen.Scale: every value type msprobe dumps, NPU-only and
@@ -56,6 +62,20 @@ import (
 //     (BenchmarkTokenizer) over the same files, its fastest of as many
 //     runs, each just before one of the compare's: measured side by side,
 //     the ratio holds while the machine's load changes.
+//
+// LAYERMAP_BENCH_MSPROBE, when set, is the command that runs msprobe's
+// compare (e.g. "msprobe compare", or "msprobe -f pytorch compare" for
+// older versions; split at spaces): every iteration then also runs it on
+// the same pair, just after layermap's run, with -tp, -gp, -o and the
+// run's flags (-da), and checks that every file it writes is
+// byte-identical to layermap's file of the same name (the time stamps in
+// the names aside). msprobe's compare of PyTorch dumps ignores -lm, so a
+// "-lm" run gives it the data mapping layermap's run wrote (-dm): its time
+// leaves out msprobe's own derivation of that mapping. Reported besides:
+//   - msprobe-s: msprobe's wall time, the mean over the iterations;
+//   - x-msprobe: msprobe's wall time over layermap's, summed over the
+//     iterations (each pair of runs side by side, so both meet about the
+//     same load of the machine).
 //
 // LAYERMAP_BENCH_CPUPROFILE=DIR makes every child write the CPU profile of
 // its compare into DIR, one file per run: the profiles cmd/default.pgo,
@@ -168,6 +188,34 @@ func statsBench(b *testing.B, size int64) benchPair {
 	})
 }
 
+// rankFolders links p's dump folders as rank0 of a step folder a side
+// (hard links: msprobe refuses symbolic ones) and returns the two step
+// folders, for a compare in directory mode.
+func rankFolders(b *testing.B, p benchPair) (npu, bench string) {
+	root := filepath.Join(filepath.Dir(filepath.Dir(p.npu)), "steps")
+	var step [2]string
+	for i, dump := range []string{p.npu, p.bench} {
+		step[i] = filepath.Join(root, filepath.Base(filepath.Dir(dump)))
+		rank := filepath.Join(step[i], "rank0")
+		if err := os.MkdirAll(rank, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for _, name := range []string{"dump.json", "stack.json", "construct.json"} {
+			from, to := filepath.Join(filepath.Dir(dump), name), filepath.Join(rank, name)
+			if _, err := os.Stat(to); err == nil {
+				continue
+			}
+			if _, err := os.Stat(from); err != nil {
+				continue // stack.json and construct.json are optional
+			}
+			if err := os.Link(from, to); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return step[0], step[1]
+}
+
 // childRun is what a benchmark child is asked to compare.
 type childRun struct {
 	NPU, Bench, Out string
@@ -203,7 +251,7 @@ func benchChild(spec string) int {
 	if err := json.Unmarshal([]byte(spec), &c); err != nil {
 		res.Err = err.Error()
 	} else {
-		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: time.Unix(0, 0), LayerMappingFile: c.LayerMapping,
+		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: benchStamp, LayerMappingFile: c.LayerMapping,
 			DiffAnalyze: c.DiffAnalyze}
 		stop, err := childProfile()
 		if err != nil {
@@ -233,6 +281,10 @@ func benchChild(spec string) int {
 	}
 	return 0
 }
+
+// benchStamp stamps the children's output files: a time of this century,
+// so that their names have as many digits as msprobe's (see outputDiffs).
+var benchStamp = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 
 // childProfile starts the CPU profile LAYERMAP_BENCH_CPUPROFILE asks
 // for, into a new file of that folder; stop ends it.
@@ -280,11 +332,17 @@ func runChild(b *testing.B, c childRun) (childResult, time.Duration, time.Durati
 
 func benchCompare(b *testing.B, p benchPair, run childRun) {
 	b.SetBytes(p.bytes)
-	var cpu time.Duration
+	var cpu, wall, msWall time.Duration
 	var rss int64
 	var res childResult
 	best, bestTok := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-	dir := b.TempDir()
+	ms := strings.Fields(os.Getenv("LAYERMAP_BENCH_MSPROBE"))
+	// Not b.TempDir: msprobe refuses paths with the "=" of its name.
+	dir, err := os.MkdirTemp("", "layermap-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		// Every run writes into an empty folder, as a user's run writes
@@ -296,9 +354,21 @@ func benchCompare(b *testing.B, p benchPair, run childRun) {
 		}
 		bestTok = min(bestTok, tokenizePair(b, p))
 		b.StartTimer()
-		run.NPU, run.Bench, run.Out = p.npu, p.bench, out
+		if run.NPU == "" {
+			run.NPU, run.Bench = p.npu, p.bench
+		}
+		run.Out = out
 		r, w, c, m := runChild(b, run)
-		res, cpu, rss, best = r, cpu+c, max(rss, m), min(best, w)
+		res, cpu, rss, best, wall = r, cpu+c, max(rss, m), min(best, w), wall+w
+		if len(ms) > 0 {
+			b.StopTimer()
+			msWall += runMsprobe(b, ms, run)
+			b.StartTimer()
+		}
+	}
+	if len(ms) > 0 {
+		b.ReportMetric(msWall.Seconds()/float64(b.N), "msprobe-s")
+		b.ReportMetric(msWall.Seconds()/wall.Seconds(), "x-msprobe")
 	}
 	b.ReportMetric(float64(p.bytes)/1e6/best.Seconds(), "best-MB/s")
 	b.ReportMetric(100*bestTok.Seconds()/best.Seconds(), "tokenizer-%")
@@ -307,6 +377,131 @@ func benchCompare(b *testing.B, p benchPair, run childRun) {
 	b.ReportMetric(float64(res.Mallocs)/float64(res.Rows), "allocs/row")
 	b.ReportMetric(float64(res.Rows), "rows")
 }
+
+// runMsprobe runs msprobe's compare (the command ms) on what run
+// compared, into a folder beside run.Out, checks that its files are
+// layermap's (outputDiffs) and returns its wall time.
+func runMsprobe(b *testing.B, ms []string, run childRun) time.Duration {
+	out := run.Out + "-msprobe"
+	args := append(ms[1:len(ms):len(ms)], "-tp", run.NPU, "-gp", run.Bench, "-o", out)
+	if run.DiffAnalyze {
+		args = append(args, "-da")
+	}
+	if run.LayerMapping != "" {
+		dm, err := filepath.Glob(filepath.Join(run.Out, "data_mapping_*.yaml"))
+		if err != nil || len(dm) != 1 {
+			b.Fatalf("layermap's -lm run wrote data mappings %q (%v), want one", dm, err)
+		}
+		args = append(args, "-dm", dm[0])
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(ms[0], args...)
+	start := time.Now()
+	log, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, tail(log, 2000))
+	}
+	diffs, err := outputDiffs(out, run.Out, run.LayerMapping != "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range diffs {
+		b.Error(d)
+	}
+	if err := os.RemoveAll(out); err != nil {
+		b.Fatal(err)
+	}
+	return wall
+}
+
+// stampDigits matches the time stamps in output file names.
+var stampDigits = regexp.MustCompile(`[0-9]{10,}`)
+
+// outputDiffs lists how the files msprobe wrote into msDir and those
+// layermap wrote into lmDir differ, time stamps in the names aside: a
+// file only one wrote, or a file whose bytes differ. With mapped (a
+// run with a layer mapping, to which msprobe was given the data
+// mapping layermap wrote), layermap's data mapping is left out.
+func outputDiffs(msDir, lmDir string, mapped bool) ([]string, error) {
+	list := func(dir string) (map[string]string, error) {
+		es, err := os.ReadDir(dir)
+		paths := map[string]string{}
+		for _, e := range es {
+			paths[stampDigits.ReplaceAllString(e.Name(), "T")] = filepath.Join(dir, e.Name())
+		}
+		return paths, err
+	}
+	theirs, err := list(msDir)
+	if err != nil {
+		return nil, err
+	}
+	ours, err := list(lmDir)
+	if err != nil {
+		return nil, err
+	}
+	if mapped {
+		delete(ours, "data_mapping_T.yaml")
+	}
+	var diffs []string
+	for name, want := range theirs {
+		got, ok := ours[name]
+		if !ok {
+			diffs = append(diffs, "msprobe wrote "+name+", layermap did not")
+			continue
+		}
+		same, err := sameFiles(got, want)
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			diffs = append(diffs, "layermap's "+name+" differs from msprobe's")
+		}
+	}
+	for name := range ours {
+		if _, ok := theirs[name]; !ok {
+			diffs = append(diffs, "layermap wrote "+name+", msprobe did not")
+		}
+	}
+	slices.Sort(diffs)
+	return diffs, nil
+}
+
+// sameFiles tells whether the files at p and q hold the same bytes
+// (a chunk at a time: -da's files are hundreds of MB).
+func sameFiles(p, q string) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	g, err := os.Open(q)
+	if err != nil {
+		return false, err
+	}
+	defer g.Close()
+	x, y := make([]byte, 1<<20), make([]byte, 1<<20)
+	for {
+		n, ferr := io.ReadFull(f, x)
+		m, gerr := io.ReadFull(g, y)
+		if n != m || !bytes.Equal(x[:n], y[:m]) {
+			return false, nil
+		}
+		for _, err := range []error{ferr, gerr} {
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				return false, err
+			}
+		}
+		if ferr != nil {
+			return true, nil // both at their end, after the same bytes
+		}
+	}
+}
+
+// tail is the last n bytes of out at most.
+func tail(out []byte, n int) []byte { return out[max(0, len(out)-n):] }
 
 // BenchmarkCompare compares generated pairs end to end (see above).
 func BenchmarkCompare(b *testing.B) {
@@ -319,7 +514,9 @@ func BenchmarkCompare(b *testing.B) {
 			benchCompare(b, qwenBench(b, size), childRun{LayerMapping: qwenLayerMapping})
 		})
 		b.Run("qwen25vl-da/size="+sizeName(size), func(b *testing.B) {
-			benchCompare(b, qwenBench(b, size), childRun{DiffAnalyze: true})
+			p := qwenBench(b, size)
+			npu, bench := rankFolders(b, p)
+			benchCompare(b, p, childRun{NPU: npu, Bench: bench, DiffAnalyze: true})
 		})
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
@@ -500,4 +697,55 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+}
+
+// TestOutputDiffs: the side-by-side benchmark's check of msprobe's files
+// against layermap's.
+func TestOutputDiffs(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("0.5,"), 400_000) // past one chunk
+	bigOff := slices.Clone(big)
+	bigOff[len(bigOff)-1] = ';'
+	const csv, lmCSV = "compare_result_20261207054511.csv", "compare_result_20260102030405.csv"
+	tests := []struct {
+		name   string
+		ms, lm map[string][]byte
+		mapped bool
+		want   []string
+	}{
+		{"same, stamped otherwise", map[string][]byte{csv: big}, map[string][]byte{lmCSV: big}, false, nil},
+		{"a byte past the first chunk", map[string][]byte{csv: big}, map[string][]byte{lmCSV: bigOff}, false,
+			[]string{"layermap's compare_result_T.csv differs from msprobe's"}},
+		{"one file longer", map[string][]byte{csv: []byte("a,b\n")}, map[string][]byte{lmCSV: []byte("a,b\nc\n")}, false,
+			[]string{"layermap's compare_result_T.csv differs from msprobe's"}},
+		{"empty files", map[string][]byte{csv: nil}, map[string][]byte{lmCSV: nil}, false, nil},
+		{"msprobe's file only", map[string][]byte{csv: big, "diff_analyze_1796623838779168588.json": []byte("{}")},
+			map[string][]byte{lmCSV: big}, false, []string{"msprobe wrote diff_analyze_T.json, layermap did not"}},
+		{"layermap's data mapping, mapped", map[string][]byte{csv: big},
+			map[string][]byte{lmCSV: big, "data_mapping_20260102030405.yaml": []byte("{}\n")}, true, nil},
+		{"layermap's data mapping, not mapped", map[string][]byte{csv: big},
+			map[string][]byte{lmCSV: big, "data_mapping_20260102030405.yaml": []byte("{}\n")}, false,
+			[]string{"layermap wrote data_mapping_T.yaml, msprobe did not"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			write := func(files map[string][]byte) string {
+				dir := t.TempDir()
+				for name, data := range files {
+					if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return dir
+			}
+			got, err := outputDiffs(write(tc.ms), write(tc.lm), tc.mapped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
