@@ -149,7 +149,9 @@ the earliest that is not absorbed, with its bench partner, enclosing
 module and stack line.
 --diff_analyze (-da) writes msprobe's first-divergence files instead of the
 tables, byte for byte as msprobe does, with the mapping, pairs and N:1
-groups applied (msprobe's own -da ignores mappings).
+groups applied (msprobe's own -da ignores mappings), and for a single
+pair of dumps too (msprobe's takes step folders only, and writes the
+table for a pair of dump files as if -da were not given).
 
 A summary follows on stdout: rows, pass/warning/error counts (msprobe's
 Result column, which passes rows never compared), the rows compared and

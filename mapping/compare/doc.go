@@ -89,16 +89,19 @@
 //
 // Known divergences from msprobe, by design: statistics/md5-mode fuzzy
 // match pairs rows (msprobe's result frame is misaligned there and every
-// row comes out unmatched, or it crashes); --xlsx fills rows with
-// msprobe's highlight rules (its former -hl; HEAD writes no colors); a
-// rank that fails stops the run (msprobe skips it); in tensor mode a
-// tensor file that exists but cannot be read (corrupt, truncated, not a
-// tensor, a link out of the dump, a FIFO) makes an error row whose
-// Err_message carries msprobe's own message for it ("error: Dump file: X
-// or Y not found or read failed."), where msprobe writes an "unsupported"
-// pass row (a missing file keeps msprobe's row). Not implemented: verl
-// consistency checks, -cm/-am cell and api mappings. Tensor mode applies
-// msprobe's dirty_valid_len cleaning: the NPU output rows of
-// npu_grouped_matmul / npu_dequant_swiglu_quant entries are zeroed past
-// the sum of their group_list / group_index kwarg (see DirtyGroup).
+// row comes out unmatched, or it crashes); -da writes its files for a
+// single pair of dumps too (msprobe's -da takes step folders only, and
+// writes the table for a pair of dump files) and applies the mappings
+// (msprobe's ignores them); --xlsx fills rows with msprobe's highlight
+// rules (its former -hl; HEAD writes no colors); a rank that fails stops
+// the run (msprobe skips it); in tensor mode a tensor file that exists but
+// cannot be read (corrupt, truncated, not a tensor, a link out of the
+// dump, a FIFO) makes an error row whose Err_message carries msprobe's own
+// message for it ("error: Dump file: X or Y not found or read failed."),
+// where msprobe writes an "unsupported" pass row (a missing file keeps
+// msprobe's row). Not implemented: verl consistency checks, -cm/-am cell
+// and api mappings. Tensor mode applies msprobe's dirty_valid_len
+// cleaning: the NPU output rows of npu_grouped_matmul /
+// npu_dequant_swiglu_quant entries are zeroed past the sum of their
+// group_list / group_index kwarg (see DirtyGroup).
 package compare
