@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -178,6 +179,15 @@ func LoadDataMapping(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
+	if m, ok := dataMappingChunks(b, runtime.GOMAXPROCS(0), dmChunk); ok {
+		return m, nil
+	}
+	return dataMappingWhole(path, b)
+}
+
+// dataMappingWhole reads the data mapping b (from path) as one YAML
+// document.
+func dataMappingWhole(path string, b []byte) (map[string]string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, source.YAMLError(path, b, err)

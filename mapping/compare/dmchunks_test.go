@@ -1,0 +1,137 @@
+package compare
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// dmChunkSeeds are data mappings the pieces must read as the whole does:
+// the format msprobe writes, and the constructs a cut could change.
+var dmChunkSeeds = []string{
+	"a.input.0: b.input.0\na.output.0: b.output.0\nc.input.0: d.input.0\ne.output.0: f.output.0\n",
+	"a: b\na: c\nd: e\na: f\n",                  // repeated keys: the last wins
+	"a: \"b\nc: d\"\ne: f\ng: h\n",              // a quoted scalar over a line that looks like a key
+	"a: 'b\nc: d'\ne: f\ng: h\n",                // single-quoted
+	"a: [b,\nc: d]\ne: f\ng: h\n",               // a flow sequence
+	"{a: b,\nc: d}\ne: f\n",                     // a flow mapping
+	"a: b\n...\nc: d\ne: f\n",                   // the document ends
+	"a: b\n---\nc: d\ne: f\n",                   // a second document
+	"%YAML 1.2\n---\na: b\nc: d\ne: f\n",        // a directive
+	"  a: b\nc: d\ne: f\n",                      // an indented mapping, then one at column 1
+	"a: |\n  b\nc: d\ne: f\n",                   // a block scalar
+	"a:\n  b\nc: d\ne: f\n",                     // a value on the next line
+	"a: b\n c\nd: e\nf: g\n",                    // a plain scalar over two lines
+	"a: &x b\nc: *x\ne: f\n",                    // an anchor and its alias
+	"a: b # comment\n# comment\nc: d\n\ne: f\n", // comments and blank lines
+	"a: !!str 1\n1: 2\n_x: null\ny:\nz: ~\n",    // tags, numbers, nulls
+	"a: b\r\nc: d\r\ne: f\r\n",                  // CRLF
+	"- a\n- b\nc: d\n",                          // a sequence
+	"a: b\nc\nd: e\n",                           // not YAML
+	"a: {b: c}\nd: e\nf: g\n",                   // a value that is no scalar
+	"\ufeffa: b\nc: d\ne: f\n",                  // a byte order mark
+	"a: \"b\\\nc\"\nd: e\nf: g\n",               // an escaped line break
+	"a: b\n\tc: d\ne: f\n",                      // a tab
+	"? a\n: b\nc: d\ne: f\n",                    // an explicit key
+	"a: b\nc: d\ne: \"f\ng\"\nh: i\n",           // a quoted scalar cut at its end
+	"a: b\nc: d\ne: >\n  f\n  g\nh: i\n",        // a folded scalar
+	"a: b\nc:\n- d\ne: f\n",                     // a sequence value at column 1
+	"a: b\nc: d\n  e: f\ng: h\n",                // an indented mapping value
+	"a: b\nc: d\ne: f #\n#\n...x\ng: h\n",       // "..." starting a line
+}
+
+// FuzzDataMappingChunks: where the pieces are read, they give the pairs
+// the whole document gives; the whole reading does not fail there.
+func FuzzDataMappingChunks(f *testing.F) {
+	for _, s := range dmChunkSeeds {
+		f.Add(s, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, s string, chunk uint8) {
+		checkChunks(t, s, max(int(chunk%16), 1))
+	})
+}
+
+// checkChunks fails t where the pieces of chunk bytes read s otherwise
+// than the whole.
+func checkChunks(t *testing.T, s string, chunk int) {
+	t.Helper()
+	got, ok := dataMappingChunks([]byte(s), 2, chunk)
+	if !ok {
+		return // read whole
+	}
+	want, err := dataMappingWhole("dm.yaml", []byte(s))
+	if err != nil {
+		t.Fatalf("chunk %d: the pieces of %q read %v, the whole fails: %v", chunk, s, got, err)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("chunk %d: the pieces of %q read %v, the whole %v", chunk, s, got, want)
+	}
+}
+
+// TestDataMappingChunks: every seed at every piece size reads as the
+// whole does, and a large data mapping as msprobe writes it is read in
+// pieces, with its repeated key's last value.
+func TestDataMappingChunks(t *testing.T) {
+	t.Parallel()
+	for _, s := range dmChunkSeeds {
+		for chunk := 1; chunk <= len(s); chunk++ {
+			checkChunks(t, s, chunk)
+		}
+	}
+	var b strings.Builder
+	for i := range 25000 {
+		fmt.Fprintf(&b, "Module.layers.%d.Linear.forward.0.input.0: Module.decoder.layers.%d.Linear.forward.0.input.0\n", i, i)
+	}
+	b.WriteString("Module.layers.0.Linear.forward.0.input.0: last\n")
+	got, ok := dataMappingChunks([]byte(b.String()), 2, 1<<16)
+	if !ok {
+		t.Fatal("a large data mapping was not read in pieces")
+	}
+	if len(got) != 25000 || got["Module.layers.0.Linear.forward.0.input.0"] != "last" ||
+		got["Module.layers.24999.Linear.forward.0.input.0"] != "Module.decoder.layers.24999.Linear.forward.0.input.0" {
+		t.Errorf("%d pairs, first %q", len(got), got["Module.layers.0.Linear.forward.0.input.0"])
+	}
+	// through LoadDataMapping: the same map
+	p := filepath.Join(t.TempDir(), "dm.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadDataMapping(p)
+	if err != nil || !maps.Equal(m, got) {
+		t.Errorf("LoadDataMapping: %d pairs, %v; want the pieces' %d", len(m), err, len(got))
+	}
+}
+
+// BenchmarkLoadDataMapping reads a data mapping of 100,000 pairs as
+// msprobe writes one (about 10 MB): "pieces" as LoadDataMapping does,
+// "whole" as one yaml.v3 document.
+func BenchmarkLoadDataMapping(b *testing.B) {
+	var sb strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&sb, "Module.module.language_model.layers.%d.mlp.down_proj.Linear.forward.%d.input.0: Module.0.module.module.text_decoder.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.%d.input.0\n", i%36, i/36, i%36, i/36)
+	}
+	data := []byte(sb.String())
+	p := filepath.Join(b.TempDir(), "dm.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("pieces", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := LoadDataMapping(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := dataMappingWhole(p, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
