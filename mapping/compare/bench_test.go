@@ -35,6 +35,7 @@ import (
 //     layers per tower and as many forward passes as the size asks; 27 MB
 //     per side by default (the size of the real pair); "-lm" runs
 //     it with the layer mapping built into the templates (the mapped join),
+//     "-dm" with the data mapping that layer mapping gives (msprobe's -dm),
 //     "-da" writes msprobe's first-divergence JSON instead of the table
 //     (in directory mode, msprobe's only one for -da: the pair linked as
 //     rank0 of a step folder a side, rankFolders);
@@ -216,10 +217,35 @@ func rankFolders(b *testing.B, p benchPair) (npu, bench string) {
 	return step[0], step[1]
 }
 
+// qwenDataMapping is the data mapping the built-in layer mapping gives
+// for the qwen25vl pair p, as a compare with it writes it (once, beside
+// the pair's folders).
+func qwenDataMapping(b *testing.B, p benchPair) string {
+	path := filepath.Join(filepath.Dir(filepath.Dir(p.npu)), "data_mapping.yaml")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	out, err := os.MkdirTemp("", "layermap-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(out)
+	runChild(b, childRun{NPU: p.npu, Bench: p.bench, Out: out, LayerMapping: qwenLayerMapping})
+	dm, err := filepath.Glob(filepath.Join(out, "data_mapping_*.yaml"))
+	if err != nil || len(dm) != 1 {
+		b.Fatalf("the -lm run wrote data mappings %q (%v), want one", dm, err)
+	}
+	if err := os.Rename(dm[0], path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
 // childRun is what a benchmark child is asked to compare.
 type childRun struct {
 	NPU, Bench, Out string
 	LayerMapping    string // a layer_mapping.yaml (compare -lm)
+	DataMapping     string // a data mapping yaml (compare -dm)
 	DiffAnalyze     bool   // compare -da
 }
 
@@ -252,7 +278,8 @@ func benchChild(spec string) int {
 		res.Err = err.Error()
 	} else {
 		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: benchStamp, LayerMappingFile: c.LayerMapping,
-			DiffAnalyze: c.DiffAnalyze}
+			DataMappingFile: c.DataMapping,
+			DiffAnalyze:     c.DiffAnalyze}
 		stop, err := childProfile()
 		if err != nil {
 			res.Err = err.Error()
@@ -387,6 +414,9 @@ func runMsprobe(b *testing.B, ms []string, run childRun) time.Duration {
 	if run.DiffAnalyze {
 		args = append(args, "-da")
 	}
+	if run.DataMapping != "" {
+		args = append(args, "-dm", run.DataMapping)
+	}
 	if run.LayerMapping != "" {
 		dm, err := filepath.Glob(filepath.Join(run.Out, "data_mapping_*.yaml"))
 		if err != nil || len(dm) != 1 {
@@ -512,6 +542,10 @@ func BenchmarkCompare(b *testing.B) {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{}) })
 		b.Run("qwen25vl-lm/size="+sizeName(size), func(b *testing.B) {
 			benchCompare(b, qwenBench(b, size), childRun{LayerMapping: qwenLayerMapping})
+		})
+		b.Run("qwen25vl-dm/size="+sizeName(size), func(b *testing.B) {
+			p := qwenBench(b, size)
+			benchCompare(b, p, childRun{DataMapping: qwenDataMapping(b, p)})
 		})
 		b.Run("qwen25vl-da/size="+sizeName(size), func(b *testing.B) {
 			p := qwenBench(b, size)
