@@ -231,14 +231,20 @@ func qwenDataMapping(b *testing.B, p benchPair) string {
 	}
 	defer os.RemoveAll(out)
 	runChild(b, childRun{NPU: p.npu, Bench: p.bench, Out: out, LayerMapping: qwenLayerMapping})
+	if err := os.Rename(writtenDataMapping(b, out), path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// writtenDataMapping is the data mapping a compare with a layer mapping
+// wrote into out.
+func writtenDataMapping(b *testing.B, out string) string {
 	dm, err := filepath.Glob(filepath.Join(out, "data_mapping_*.yaml"))
 	if err != nil || len(dm) != 1 {
 		b.Fatalf("the -lm run wrote data mappings %q (%v), want one", dm, err)
 	}
-	if err := os.Rename(dm[0], path); err != nil {
-		b.Fatal(err)
-	}
-	return path
+	return dm[0]
 }
 
 // childRun is what a benchmark child is asked to compare.
@@ -418,11 +424,7 @@ func runMsprobe(b *testing.B, ms []string, run childRun) time.Duration {
 		args = append(args, "-dm", run.DataMapping)
 	}
 	if run.LayerMapping != "" {
-		dm, err := filepath.Glob(filepath.Join(run.Out, "data_mapping_*.yaml"))
-		if err != nil || len(dm) != 1 {
-			b.Fatalf("layermap's -lm run wrote data mappings %q (%v), want one", dm, err)
-		}
-		args = append(args, "-dm", dm[0])
+		args = append(args, "-dm", writtenDataMapping(b, run.Out))
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		b.Fatal(err)
@@ -767,9 +769,7 @@ func TestOutputDiffs(t *testing.T) {
 			write := func(files map[string][]byte) string {
 				dir := t.TempDir()
 				for name, data := range files {
-					if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-						t.Fatal(err)
-					}
+					testkit.WriteFile(t, dir, name, string(data))
 				}
 				return dir
 			}

@@ -3,10 +3,10 @@ package compare
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // dmChunkSeeds are data mappings the pieces must read as the whole does:
@@ -95,11 +95,7 @@ func TestDataMappingChunks(t *testing.T) {
 		t.Errorf("%d pairs, first %q", len(got), got["Module.layers.0.Linear.forward.0.input.0"])
 	}
 	// through LoadDataMapping: the same map
-	p := filepath.Join(t.TempDir(), "dm.yaml")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := LoadDataMapping(p)
+	m, err := LoadDataMapping(testkit.WriteFile(t, t.TempDir(), "dm.yaml", b.String()))
 	if err != nil || !maps.Equal(m, got) {
 		t.Errorf("LoadDataMapping: %d pairs, %v; want the pieces' %d", len(m), err, len(got))
 	}
@@ -114,10 +110,7 @@ func BenchmarkLoadDataMapping(b *testing.B) {
 		fmt.Fprintf(&sb, "Module.module.language_model.layers.%d.mlp.down_proj.Linear.forward.%d.input.0: Module.0.module.module.text_decoder.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.%d.input.0\n", i%36, i/36, i%36, i/36)
 	}
 	data := []byte(sb.String())
-	p := filepath.Join(b.TempDir(), "dm.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	p := testkit.WriteFile(b, b.TempDir(), "dm.yaml", sb.String())
 	b.Run("pieces", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
