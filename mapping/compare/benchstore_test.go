@@ -212,7 +212,7 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 		{"near order small cache", near, Config{Mode: Statistics, cache: 4}, no},
 		{"near order md5", near, Config{Mode: MD5}, no},
 		{"near order tensor", near, Config{Mode: Tensor, Tensor: nameMetrics{}}, no},
-		{"near order data mapping", near, Config{Mode: Statistics, DataMapping: dm, cache: 4}, no},
+		{"near order data mapping", near, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), cache: 4}, no},
 		{"one worker near", near, Config{Mode: Statistics, Workers: 1}, no},
 		{"reversed", benchVariant(bench, 13, reorder{reverse: true}), Config{Mode: Statistics, cache: 8}, no},
 		{"far moves", benchVariant(bench, 15, reorder{far: 5}), Config{Mode: Statistics, cache: 8}, no},
@@ -223,8 +223,8 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}, no},
 		{"fuzzy", bench, Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}, yes},
-		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: dm}, no},
-		{"data mapping odd small cache", odd, Config{Mode: Statistics, DataMapping: dm, cache: 1}, no},
+		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm)}, no},
+		{"data mapping odd small cache", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), cache: 1}, no},
 		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1}, no},
 	}
 	for _, c := range cases {

@@ -2,8 +2,10 @@ package compare
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 )
@@ -11,72 +13,159 @@ import (
 // A data mapping yaml (-dm) is one flat mapping, a pair a row: 9 MB for
 // dumps of 27 MB a side. yaml.v3 reads it at about 25 MB/s and holds two
 // nodes a pair until it is done (some 100 bytes a pair besides the
-// strings). dataMappingChunks cuts the file at lines that start a key of
-// the top-level mapping and reads the pieces on every CPU, each as a
-// document of its own by yaml.v3, so that only the pieces being read have
-// nodes. A cut could change what the file means where the piece before
-// it ends inside a construct (a quoted scalar, a flow collection: yaml.v3
-// then refuses that piece), where the document ends before the file does
-// (a document marker or a directive: such a file is never cut), or where
-// the top-level mapping is a flow mapping (yaml.v3 reads it without what
+// strings). dataMappingChunks cuts the file, as it reads it, at lines
+// that start a key of the top-level mapping and reads the pieces on every
+// CPU, each as a document of its own by yaml.v3, so that only the pieces
+// being read have nodes, and only they are held of the file. A cut could
+// change what the file means where the piece before it ends inside a
+// construct (a quoted scalar, a flow collection: yaml.v3 then refuses
+// that piece), where the document ends before the file does (a document
+// marker or a directive: such a file is never cut), or where the
+// top-level mapping is a flow mapping (yaml.v3 reads it without what
 // follows). Any piece yaml.v3 refuses, or that is not a block mapping of
 // scalars at column 1, sends the whole file to the reading as one
 // document, whose errors name their line. FuzzDataMappingChunks holds
 // the two readings to the same pairs.
 
-// dmChunk is the least size of a piece.
-const dmChunk = 1 << 20
+// dmChunk is the least size of a piece: small, since a piece's nodes
+// take some ten times its size, and large enough that yaml.v3's start on
+// each piece costs nothing much.
+const dmChunk = 1 << 18
 
-// dataMappingChunks reads the data mapping b in pieces of at least chunk
-// bytes on up to workers goroutines; false: read it whole (too small to
-// cut, or a piece that must not be read alone).
-func dataMappingChunks(b []byte, workers, chunk int) (map[string]string, bool) {
-	if len(b) < 2*chunk || hasDocumentMarks(b) {
-		return nil, false
+// dataMappingChunks reads the data mapping in r in pieces of at least
+// chunk bytes on up to workers goroutines; false: read it whole (too
+// small to cut, or a piece that must not be read alone; err is r's). The
+// file is read as the pieces are, and their pairs added in file order as
+// they come: at most workers+1 pieces are held at a time, read or
+// waiting, so the memory the reading takes beyond the DataMapping does
+// not grow with the file.
+func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool, err error) {
+	workers = max(workers, 1)
+	type piece struct {
+		b     []byte
+		pairs [][2]string
+		ok    bool
+		done  chan struct{}
 	}
-	cuts := keyCuts(b, chunk)
-	if len(cuts) < 2 {
-		return nil, false
-	}
-	pieces := make([][][2]string, len(cuts))
-	var next atomic.Int32
-	var failed atomic.Bool
+	slots := make(chan struct{}, workers+1) // pieces read and not yet added
+	order := make(chan *piece, cap(slots))  // in file order, to add
+	work := make(chan *piece, cap(slots))
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for range min(max(workers, 1), len(cuts)) {
+	for range workers {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(cuts) || failed.Load() {
-					return
-				}
-				end := len(b)
-				if i+1 < len(cuts) {
-					end = cuts[i+1]
-				}
-				ps, ok := dataMappingPiece(b[cuts[i]:end])
-				if !ok {
-					failed.Store(true)
-					return
-				}
-				pieces[i] = ps
+			for p := range work {
+				p.pairs, p.ok = dataMappingPiece(p.b)
+				p.b = nil
+				close(p.done)
 			}
 		})
 	}
+	var cut bool // false: fewer than two pieces, or a piece not to be read alone
+	wg.Go(func() {
+		defer close(work)
+		defer close(order)
+		cut, err = cutPieces(r, chunk, func(b []byte) bool {
+			select {
+			case slots <- struct{}{}:
+			case <-quit:
+				return false
+			}
+			p := &piece{b: b, done: make(chan struct{})}
+			work <- p
+			order <- p
+			return true
+		})
+	})
+	d := newDataMapping()
+	ok := true
+	for p := range order {
+		<-p.done
+		if ok = ok && p.ok; !ok {
+			close(quit)
+			break
+		}
+		for _, kv := range p.pairs {
+			d.add(kv[0], kv[1])
+		}
+		<-slots
+	}
+	for range order { // after a refused piece
+	}
 	wg.Wait()
-	if failed.Load() {
-		return nil, false
+	if !ok || !cut || err != nil {
+		return nil, false, err
 	}
-	n := 0
-	for _, ps := range pieces {
-		n += len(ps)
+	d.done()
+	return d, true, nil
+}
+
+// cutPieces reads r and gives each piece to take as it is read (take
+// false: stop): from r's start, then from each first line at least chunk
+// bytes past the last cut that starts with a letter, digit or underscore
+// (a plain key at column 1). false: fewer than two pieces, a piece with a
+// document marker or a directive (such a file is never cut), or take
+// stopped.
+func cutPieces(r io.Reader, chunk int, take func([]byte) bool) (bool, error) {
+	chunk = max(chunk, 1)
+	buf := make([]byte, 0, 2*chunk)
+	from, n := chunk, 0 // where the next cut is looked for; pieces taken
+	for eof := false; ; {
+		at, found := 0, false
+		if from <= len(buf) {
+			at, found, from = nextKeyLine(buf, from)
+		}
+		if !found && !eof {
+			if len(buf) == cap(buf) {
+				buf = slices.Grow(buf, cap(buf))
+			}
+			k, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+			if errors.Is(err, io.EOF) {
+				eof = true
+			} else if err != nil {
+				return false, err
+			}
+			continue
+		}
+		if !found {
+			at = len(buf) // the last piece
+		}
+		if n == 0 && at == len(buf) || hasDocumentMarks(buf[:at]) {
+			return false, nil
+		}
+		var rest []byte
+		if found {
+			rest = make([]byte, len(buf)-at, max(2*chunk, len(buf)-at))
+			copy(rest, buf[at:])
+		}
+		if !take(buf[:at]) {
+			return false, nil
+		}
+		if n++; !found {
+			return true, nil
+		}
+		buf, from = rest, chunk
 	}
-	m := make(map[string]string, n)
-	for _, ps := range pieces {
-		for _, p := range ps {
-			m[p[0]] = p[1] // duplicate keys: the last wins, as with PyYAML
+}
+
+// nextKeyLine finds in b the first line start at or after from (at least
+// 1) that starts with a letter, digit or underscore; where b ends before
+// that is known, resume is where to look from once b holds more.
+func nextKeyLine(b []byte, from int) (at int, found bool, resume int) {
+	for at = from; at <= len(b); at++ {
+		nl := bytes.IndexByte(b[at-1:], '\n')
+		if nl < 0 {
+			return 0, false, len(b)
+		}
+		if at += nl; at == len(b) {
+			return 0, false, at // its first byte is not read yet
+		}
+		if plainKeyStart(b[at]) {
+			return at, true, at
 		}
 	}
-	return m, true
+	return 0, false, len(b)
 }
 
 // dataMappingPiece reads one piece of a data mapping: its pairs, false
@@ -99,27 +188,6 @@ func dataMappingPiece(b []byte) ([][2]string, bool) {
 		ps = append(ps, [2]string{k.Value, v.Value})
 	}
 	return ps, true
-}
-
-// keyCuts are where the pieces of b start: 0, then each first line at
-// least chunk bytes past the last cut that starts with a letter, digit or
-// underscore (a plain key at column 1).
-func keyCuts(b []byte, chunk int) []int {
-	cuts := []int{0}
-	for at := chunk; at < len(b); {
-		nl := bytes.IndexByte(b[at-1:], '\n')
-		if nl < 0 {
-			break
-		}
-		at += nl // the line start after that line break
-		if at < len(b) && plainKeyStart(b[at]) {
-			cuts = append(cuts, at)
-			at += chunk
-		} else {
-			at++
-		}
-	}
-	return cuts
 }
 
 func plainKeyStart(c byte) bool {

@@ -1,10 +1,13 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -55,19 +58,30 @@ func FuzzDataMappingChunks(f *testing.F) {
 }
 
 // checkChunks fails t where the pieces of chunk bytes read s otherwise
-// than the whole.
+// than the whole, or otherwise when the file comes a byte at a time.
 func checkChunks(t *testing.T, s string, chunk int) {
 	t.Helper()
-	got, ok := dataMappingChunks([]byte(s), 2, chunk)
+	got, ok, err := dataMappingChunks(strings.NewReader(s), 2, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytewise, bok, err := dataMappingChunks(iotest.OneByteReader(strings.NewReader(s)), 2, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bok != ok || ok && !maps.Equal(maps.Collect(bytewise.All()), maps.Collect(got.All())) {
+		t.Fatalf("chunk %d: %q read a byte at a time gives %v (cut %v), read whole %v (cut %v)", chunk, s,
+			maps.Collect(bytewise.All()), bok, maps.Collect(got.All()), ok)
+	}
 	if !ok {
 		return // read whole
 	}
 	want, err := dataMappingWhole("dm.yaml", []byte(s))
 	if err != nil {
-		t.Fatalf("chunk %d: the pieces of %q read %v, the whole fails: %v", chunk, s, got, err)
+		t.Fatalf("chunk %d: the pieces of %q read %v, the whole fails: %v", chunk, s, maps.Collect(got.All()), err)
 	}
-	if !maps.Equal(got, want) {
-		t.Fatalf("chunk %d: the pieces of %q read %v, the whole %v", chunk, s, got, want)
+	if g, w := maps.Collect(got.All()), maps.Collect(want.All()); !maps.Equal(g, w) {
+		t.Fatalf("chunk %d: the pieces of %q read %v, the whole %v", chunk, s, g, w)
 	}
 }
 
@@ -86,18 +100,27 @@ func TestDataMappingChunks(t *testing.T) {
 		fmt.Fprintf(&b, "Module.layers.%d.Linear.forward.0.input.0: Module.decoder.layers.%d.Linear.forward.0.input.0\n", i, i)
 	}
 	b.WriteString("Module.layers.0.Linear.forward.0.input.0: last\n")
-	got, ok := dataMappingChunks([]byte(b.String()), 2, 1<<16)
-	if !ok {
+	got, ok, err := dataMappingChunks(strings.NewReader(b.String()), 2, 1<<16)
+	if !ok || err != nil {
 		t.Fatal("a large data mapping was not read in pieces")
 	}
-	if len(got) != 25000 || got["Module.layers.0.Linear.forward.0.input.0"] != "last" ||
-		got["Module.layers.24999.Linear.forward.0.input.0"] != "Module.decoder.layers.24999.Linear.forward.0.input.0" {
-		t.Errorf("%d pairs, first %q", len(got), got["Module.layers.0.Linear.forward.0.input.0"])
+	first, _ := got.Lookup("Module.layers.0.Linear.forward.0.input.0")
+	last, _ := got.Lookup("Module.layers.24999.Linear.forward.0.input.0")
+	if got.Len() != 25000 || first != "last" || last != "Module.decoder.layers.24999.Linear.forward.0.input.0" {
+		t.Errorf("%d pairs, first %q, last %q", got.Len(), first, last)
 	}
-	// through LoadDataMapping: the same map
+	// a read error ends the reading, whatever piece it comes in
+	errRead := errors.New("read error")
+	for _, at := range []int{0, 1 << 15, 1 << 17, b.Len()} {
+		r := io.MultiReader(strings.NewReader(b.String()[:at]), iotest.ErrReader(errRead))
+		if _, ok, err := dataMappingChunks(r, 2, 1<<16); ok || !errors.Is(err, errRead) {
+			t.Errorf("read error after %d bytes: cut %v, error %v", at, ok, err)
+		}
+	}
+	// through LoadDataMapping: the same pairs
 	m, err := LoadDataMapping(testkit.WriteFile(t, t.TempDir(), "dm.yaml", b.String()))
-	if err != nil || !maps.Equal(m, got) {
-		t.Errorf("LoadDataMapping: %d pairs, %v; want the pieces' %d", len(m), err, len(got))
+	if err != nil || !maps.Equal(maps.Collect(m.All()), maps.Collect(got.All())) {
+		t.Errorf("LoadDataMapping: %d pairs, %v; want the pieces' %d", m.Len(), err, got.Len())
 	}
 }
 

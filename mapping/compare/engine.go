@@ -77,9 +77,9 @@ type Config struct {
 	// indices, rows paired in order (see fuzzyMatch).
 	Fuzzy bool
 	// DataMapping maps NPU row names to bench row names (msprobe's -dm):
-	// NPU rows are keyed by mapping[name] (else their name), the dtype gate
+	// NPU rows are keyed by its Lookup (else their name), the dtype gate
 	// is off, and bench keys stay msprobe's renumbered names.
-	DataMapping map[string]string
+	DataMapping *DataMapping
 	// DataMappingSource is reported for rows matched through DataMapping
 	// under a mapped name: ByDataMap (default) or ByLayerMap.
 	DataMappingSource MatchSource
@@ -969,8 +969,15 @@ func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.laye
 // (valid until the next call), else allocated.
 func (cfg *Config) mapRow(n *sideRow, buf *[]byte, has suffixHas) (string, bool) {
 	it := &n.it
-	if m, ok := cfg.DataMapping[it.Name]; ok {
-		return m, true
+	if cfg.DataMapping != nil {
+		if buf == nil {
+			if m, ok := cfg.DataMapping.Lookup(it.Name); ok {
+				return m, true
+			}
+		} else if b, ok := cfg.DataMapping.AppendLookup((*buf)[:0], it.Name); ok {
+			*buf = b
+			return unsafe.String(unsafe.SliceData(b), len(b)), true
+		}
 	}
 	var b, suffix string
 	switch d := cfg.layerMap; {

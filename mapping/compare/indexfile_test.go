@@ -156,7 +156,7 @@ func TestIndexedFile(t *testing.T) {
 			if err != nil || (plan != nil) != strings.Contains(name, "duplicated") {
 				t.Fatalf("%s: FindRepeats = %v, %v", name, plan, err)
 			}
-			for _, cfg := range []Config{{Mode: mode}, {Mode: mode, cache: 2}, {Mode: mode, DataMapping: dm, cache: 5}} {
+			for _, cfg := range []Config{{Mode: mode}, {Mode: mode, cache: 2}, {Mode: mode, DataMapping: DataMappingOf(dm), cache: 5}} {
 				cfg.BenchRepeats = plan
 				if tensor {
 					cfg.Tensor = nameMetrics{}

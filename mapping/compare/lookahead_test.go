@@ -108,11 +108,11 @@ func TestLookaheadReadsOnce(t *testing.T) {
 		cb := &countingBench{path: benchPath, reads: map[int]int{}, rows: map[int]int{}}
 		var got, want markSink
 		var tr joinTrace
-		gs, err := Compare(npuSrc, cb, Config{Mode: Statistics, DataMapping: p.dm, trace: &tr}, &got)
+		gs, err := Compare(npuSrc, cb, Config{Mode: Statistics, DataMapping: DataMappingOf(p.dm), trace: &tr}, &got)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws, err := Compare(npuSrc, BenchFile(benchPath), Config{Mode: Statistics, DataMapping: p.dm, simpleBench: true}, &want)
+		ws, err := Compare(npuSrc, BenchFile(benchPath), Config{Mode: Statistics, DataMapping: DataMappingOf(p.dm), simpleBench: true}, &want)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func FuzzIndexedJoin(f *testing.F) {
 		npuSrc := scanSource(np)
 		cfg := Config{Mode: Statistics, cache: int(cache % 4)}
 		if mapped {
-			cfg.DataMapping = dm
+			cfg.DataMapping = DataMappingOf(dm)
 		}
 		var got, want markSink
 		var tr joinTrace

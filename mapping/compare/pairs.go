@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 
@@ -174,26 +175,37 @@ func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 
 // LoadDataMapping reads msprobe's data mapping yaml (-dm): a mapping from
 // NPU row names to bench row names.
-func LoadDataMapping(path string) (map[string]string, error) {
-	b, err := source.ReadFile(path, source.MaxDataMapping)
+func LoadDataMapping(path string) (*DataMapping, error) {
+	f, err := source.Open(path, source.MaxDataMapping)
 	if err != nil {
 		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
-	if m, ok := dataMappingChunks(b, runtime.GOMAXPROCS(0), dmChunk); ok {
+	lr := &io.LimitedReader{R: f, N: source.MaxDataMapping + 1}
+	m, ok, err := dataMappingChunks(lr, runtime.GOMAXPROCS(0), dmChunk)
+	f.Close()
+	if err != nil {
+		return nil, asInput(fmt.Errorf("data mapping: %w", &source.Error{File: path, Err: err}))
+	}
+	if ok && lr.N > 0 {
 		return m, nil
+	}
+	b, err := source.ReadFile(path, source.MaxDataMapping) // grown past the limit: refused
+	if err != nil {
+		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
 	return dataMappingWhole(path, b)
 }
 
 // dataMappingWhole reads the data mapping b (from path) as one YAML
 // document.
-func dataMappingWhole(path string, b []byte) (map[string]string, error) {
+func dataMappingWhole(path string, b []byte) (*DataMapping, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, source.YAMLError(path, b, err)
 	}
-	m := map[string]string{}
+	m := newDataMapping()
 	if len(doc.Content) == 0 {
+		m.done()
 		return m, nil
 	}
 	top := doc.Content[0]
@@ -205,7 +217,8 @@ func dataMappingWhole(path string, b []byte) (map[string]string, error) {
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
 			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", mapping.Describe(v))
 		}
-		m[k.Value] = v.Value // duplicate keys: the last wins, as with PyYAML
+		m.add(k.Value, v.Value) // duplicate keys: the last wins, as with PyYAML
 	}
+	m.done()
 	return m, nil
 }

@@ -100,7 +100,7 @@ type Options struct {
 
 // inputs are the files of Options, read.
 type inputs struct {
-	dataMapping  map[string]string
+	dataMapping  *DataMapping
 	layerMapping *mapping.Mapping
 	pairs        []mapping.ModulePair
 	pairsPos     []mapping.Pos
