@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -134,19 +135,23 @@ func (r *Repeats) Path() string {
 // once, at its first place, relocated to its last occurrence, and skips
 // the others.
 type keyFilter struct {
-	file  string
-	plan  *Repeats
-	set   nameSet
-	given map[string]bool // repeated names handed out (plan set)
-	data  int             // "data" keys seen
+	file     string
+	plan     *Repeats
+	set      nameSet
+	maxNamed int
+	given    map[string]bool // repeated names handed out (plan set)
+	data     int             // "data" keys seen
 }
 
-// testNameHash, when set, hashes the names of the key filters made
-// afterwards (tests: forced collisions).
-var testNameHash func(name []byte) uint64
+// repeatCheck changes how a keyFilter checks for repeated names (tests;
+// the zero value is the readers' check).
+type repeatCheck struct {
+	hash     func(name []byte) uint64 // nil: the set's own
+	maxNamed int                      // 0: maxNamed
+}
 
-func newKeyFilter(file string, plan *Repeats) *keyFilter {
-	return &keyFilter{file: file, plan: plan, set: nameSet{hash: testNameHash}}
+func newKeyFilter(file string, plan *Repeats, c repeatCheck) *keyFilter {
+	return &keyFilter{file: file, plan: plan, set: nameSet{hash: c.hash}, maxNamed: cmp.Or(c.maxNamed, maxNamed)}
 }
 
 // dataKey is called at each "data" key: false means skip its value (an
@@ -240,7 +245,7 @@ func (k *keyFilter) check(end int) error {
 						Found: strconv.Quote(string(name)) + " again", Err: ErrRepeatedKey}
 					return errStop
 				}
-				if len(seen) == maxNamed {
+				if len(seen) == k.maxNamed {
 					return errTooMany
 				}
 				seen[string(name)] = true
@@ -263,7 +268,7 @@ func (k *keyFilter) check(end int) error {
 
 // maxNamed bounds the names keyFilter.check holds (the rare path's
 // memory beside the reader's: about 100 bytes a name).
-var maxNamed = 4096
+const maxNamed = 4096
 
 var errTooMany = errors.New("too many names")
 

@@ -67,6 +67,7 @@ func rowNames(es []Entry) []string {
 // A "data" repeating keys reads as Python's json.load reads it: the first
 // place, the last body; a second "data" replaces the first.
 func TestRepeatedKeys(t *testing.T) {
+	t.Parallel()
 	const a, b, c = "Functional.a.0.forward", "Functional.b.0.forward", "Functional.c.0.forward"
 	tests := []struct {
 		name, file, python string // python: the same dump as a dict holds it
@@ -111,7 +112,7 @@ func TestRepeatedKeys(t *testing.T) {
 					t.Errorf("skim, %d workers: %v; want a repeated key at line %d", w.n, err, tc.line)
 				}
 			}
-			if _, err := entryNames(file, nil); !errors.Is(err, ErrRepeatedKey) || !errors.As(err, &se) || se.Line != tc.line {
+			if _, err := entryNames(file, nil, repeatCheck{}); !errors.Is(err, ErrRepeatedKey) || !errors.As(err, &se) || se.Line != tc.line {
 				t.Errorf("entryNames: %v; want a repeated key at line %d", err, tc.line)
 			}
 			var got []Entry
@@ -393,16 +394,14 @@ func FuzzSkim(f *testing.F) {
 // names the end of "data": FindRepeatsAfter then gives the file's plan,
 // an empty one when only hashes collided.
 func TestHashCollisionPath(t *testing.T) {
+	t.Parallel()
 	const a, b, c = "A.0.forward", "B.0.forward", "C.0.forward"
-	collide := func(t *testing.T) {
-		t.Cleanup(func() { testNameHash = nil })
-		testNameHash = func(name []byte) uint64 {
-			if string(name) == b {
-				name = []byte(a) // B hashes as A
-			}
-			return maphash.Bytes(fixedSeed, name)
+	collide := repeatCheck{hash: func(name []byte) uint64 {
+		if string(name) == b {
+			name = []byte(a) // B hashes as A
 		}
-	}
+		return maphash.Bytes(fixedSeed, name)
+	}}
 	tests := []struct {
 		name    string
 		members string
@@ -420,14 +419,13 @@ func TestHashCollisionPath(t *testing.T) {
 			if tc.line == 0 {
 				want = readAll(t, p, NoRepeats(p), true)
 			}
-			collide(t)
 			for _, pipelined := range []bool{false, true} {
 				var es []Entry
 				f, err := os.Open(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = scan(f, p, nil, func(e *Entry) error { es = append(es, *e); return nil }, scanMode{pipelined: pipelined})
+				_, err = scan(f, p, nil, func(e *Entry) error { es = append(es, *e); return nil }, scanMode{pipelined: pipelined, check: collide})
 				f.Close()
 				checkRepeatErr(t, fmt.Sprintf("pipelined %v", pipelined), err, tc.line, tc.found)
 				if err == nil && !slices.Equal(rowsOf(es), want) {
@@ -435,9 +433,9 @@ func TestHashCollisionPath(t *testing.T) {
 				}
 			}
 			var names []string
-			_, err := skimWith(p, nil, skimWorkers{n: 1}, func(e *SkimEntry) error { names = append(names, string(e.Name)); return nil })
+			_, err := skimWith(p, nil, skimWorkers{n: 1, check: collide}, func(e *SkimEntry) error { names = append(names, string(e.Name)); return nil })
 			checkRepeatErr(t, "Skim", err, tc.line, tc.found)
-			_, err = entryNames(p, nil)
+			_, err = entryNames(p, nil, collide)
 			checkRepeatErr(t, "EntryNames", err, tc.line, tc.found)
 		})
 	}
@@ -448,28 +446,23 @@ func TestHashCollisionPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	collide(t)
 	for _, src := range []string{filepath.Join(t.TempDir(), "dump.json"), dumpOf(t, a+"=1 "+c+"=2")} {
-		_, err := Scan(bytes.NewReader(data), src, func(*Entry) error { return nil })
+		_, err := scan(bytes.NewReader(data), src, nil, func(*Entry) error { return nil }, scanMode{check: collide})
 		var se *source.Error
 		if !errors.Is(err, ErrRepeatedKey) || !errors.As(err, &se) || se.Line != 16 || se.Found != "a key again" {
 			t.Fatalf("Scan of %s, not the file read: %v; want a repeated key at line 16, the end of data", src, err)
 		}
 	}
-	testNameHash = nil
 
 	// a file whose names nearly all repeat: the error names the end of
 	// "data" rather than hold them all
-	defer func(n int) { maxNamed = n }(maxNamed)
-	maxNamed = 2
 	p3 := dumpOf(t, a+"=1 "+b+"=2 "+c+"=3 "+a+"=4 "+b+"=5 "+c+"=6")
-	_, err = ScanFile(p3, func(*Entry) error { return nil })
+	_, err = scanFile(p3, nil, func(*Entry) error { return nil }, scanMode{check: repeatCheck{maxNamed: 2}})
 	checkRepeatErr(t, "names held", err, 36, "a key again")
 	if plan, err := FindRepeatsAfter(err); err != nil || plan == nil || len(plan.last) != 3 {
 		t.Errorf("FindRepeatsAfter: %v, %v; want the 3 repeated names", plan, err)
 	}
-	maxNamed = 3
-	_, err = ScanFile(p3, func(*Entry) error { return nil })
+	_, err = scanFile(p3, nil, func(*Entry) error { return nil }, scanMode{check: repeatCheck{maxNamed: 3}})
 	checkRepeatErr(t, "3 names held", err, 21, `"`+a+`" again`)
 
 	collided := &source.Error{File: p, Line: 16, Expected: `each key of "data" once`, Found: "a key again", Err: ErrRepeatedKey}
@@ -585,7 +578,7 @@ func TestNoRepeats(t *testing.T) {
 			t.Errorf("pipelined %v: NoRepeats reads %d rows unlike the checked read", pipelined, len(got))
 		}
 	}
-	kf := newKeyFilter(p, NoRepeats(p))
+	kf := newKeyFilter(p, NoRepeats(p), repeatCheck{})
 	for i := range 3000 {
 		if at, skip := kf.member([]byte(fmt.Sprint("Functional.a.", i, ".forward")), i+1, int64(i)); at != nil || skip {
 			t.Fatalf("member %d: %v %v; want its own body", i, at, skip)

@@ -7,12 +7,10 @@ func ScanSequential(r io.Reader, source string, fn func(*Entry) error) (Header, 
 	return scan(r, source, nil, fn, scanMode{})
 }
 
-// SetFlat turns the fast path of the flattening on or off (flat.go) and
-// returns the previous setting.
-func SetFlat(on bool) (was bool) {
-	was = !flatOff
-	flatOff = !on
-	return was
+// ScanSequentialFlat is ScanSequential with the fast path of the
+// flattening (flat.go) on or off.
+func ScanSequentialFlat(r io.Reader, source string, flat bool, fn func(*Entry) error) (Header, error) {
+	return scan(r, source, nil, fn, scanMode{noFlat: !flat})
 }
 
 // SkimSequential is Skim without skimming ahead, for benchmarks.

@@ -23,9 +23,6 @@ import (
 // every entry it takes (flat_test.go checks both on every dump and by
 // fuzzing).
 
-// flatOff turns the fast path off (tests compare both paths).
-var flatOff bool
-
 // flatWindow is how many bytes of input the buffer should hold before the
 // fast path tries an entry (it reads nothing more itself).
 const flatWindow = 32 << 10

@@ -40,25 +40,20 @@ func flatDumps(t *testing.T) []string {
 
 // renderScan renders what Scan (pipelined or not) gives for data, the error
 // included.
-func renderScan(data []byte, name string, pipelined bool) string {
+func renderScan(data []byte, name string, pipelined, flat bool) string {
 	var b strings.Builder
 	h, err := scan(strings.NewReader(string(data)), name, nil, func(e *Entry) error {
 		fmt.Fprintf(&b, "%+v\n", *e)
 		return nil
-	}, scanMode{pipelined: pipelined})
+	}, scanMode{pipelined: pipelined, noFlat: !flat})
 	fmt.Fprintf(&b, "%+v %v\n", h, err)
 	return b.String()
-}
-
-func withFlat(on bool, fn func()) {
-	defer func(old bool) { flatOff = old }(flatOff)
-	flatOff = !on
-	fn()
 }
 
 // TestFlatMatchesTree checks the fast path against the tree path on every
 // dump: whole files through Scan, and each entry through EntryReader.
 func TestFlatMatchesTree(t *testing.T) {
+	t.Parallel()
 	var entries, taken int
 	for _, path := range flatDumps(t) {
 		data, err := os.ReadFile(path)
@@ -67,8 +62,8 @@ func TestFlatMatchesTree(t *testing.T) {
 		}
 		for _, pipelined := range []bool{false, true} {
 			var fast, slow string
-			withFlat(true, func() { fast = renderScan(data, path, pipelined) })
-			withFlat(false, func() { slow = renderScan(data, path, pipelined) })
+			fast = renderScan(data, path, pipelined, true)
+			slow = renderScan(data, path, pipelined, false)
 			if fast != slow {
 				t.Errorf("%s (pipelined %v): fast path differs:\n%s", path, pipelined, firstDiff(fast, slow))
 			}
@@ -81,6 +76,7 @@ func TestFlatMatchesTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rs.s.noFlat = true
 		var offs []int64
 		var lines []int
 		if _, err := Skim(path, func(e *SkimEntry) error {
@@ -106,8 +102,7 @@ func TestFlatMatchesTree(t *testing.T) {
 				return b.String()
 			}
 			var fast, slow string
-			withFlat(true, func() { fast = read(rf) })
-			withFlat(false, func() { slow = read(rs) })
+			fast, slow = read(rf), read(rs)
 			if fast != slow {
 				t.Errorf("%s entry %d: fast path differs:\n%s", path, i, firstDiff(fast, slow))
 			}
@@ -148,10 +143,8 @@ func rowNamesDiffer(data []byte, name string) string {
 	for _, flat := range []bool{true, false} {
 		for _, pipelined := range []bool{false, true} {
 			var full, names string
-			withFlat(flat, func() {
-				full = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true})
-				names = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true, names: true})
-			})
+			full = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true, noFlat: !flat})
+			names = renderRows(data, name, scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat})
 			if full != names {
 				return fmt.Sprintf("fast path %v, pipelined %v:\n%s", flat, pipelined, firstDiff(names, full))
 			}
@@ -162,8 +155,8 @@ func rowNamesDiffer(data []byte, name string) string {
 
 // TestRowNames checks ScanFileRowNames' mode against the full scan: the
 // same entries, rows, header and errors, each row with its names only.
-// (Not parallel: it switches the fast path, which other tests read.)
 func TestRowNames(t *testing.T) {
+	t.Parallel()
 	for _, path := range flatDumps(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -343,8 +336,8 @@ func FuzzFlat(f *testing.F) {
 		data := []byte(dumpWith(strconv.Quote(name) + ": " + body))
 		for _, pipelined := range []bool{false, true} {
 			var fast, slow string
-			withFlat(true, func() { fast = renderScan(data, "dump.json", pipelined) })
-			withFlat(false, func() { slow = renderScan(data, "dump.json", pipelined) })
+			fast = renderScan(data, "dump.json", pipelined, true)
+			slow = renderScan(data, "dump.json", pipelined, false)
 			if fast != slow {
 				t.Fatalf("fast path differs:\n%s", firstDiff(fast, slow))
 			}
@@ -362,6 +355,7 @@ func FuzzFlat(f *testing.F) {
 // list; not below a dict or in a nested list. Each case is one dump,
 // its entries in turn (the fast path starts each afresh).
 func TestFlatMD5(t *testing.T) {
+	t.Parallel()
 	const tm = tensorMD5
 	for _, c := range []struct {
 		name   string // of every entry
@@ -386,19 +380,17 @@ func TestFlatMD5(t *testing.T) {
 		}
 		data := []byte(dumpWith(strings.Join(members, ", ")))
 		var fast, slow string
-		withFlat(true, func() { fast = renderScan(data, "dump.json", false) })
-		withFlat(false, func() { slow = renderScan(data, "dump.json", false) })
+		fast = renderScan(data, "dump.json", false, true)
+		slow = renderScan(data, "dump.json", false, false)
 		if fast != slow {
 			t.Errorf("%s: fast path differs:\n%s", members, firstDiff(fast, slow))
 		}
 		var got []bool
 		var h Header
-		withFlat(true, func() {
-			h, _ = scan(strings.NewReader(string(data)), "dump.json", nil, func(e *Entry) error {
-				got = append(got, e.HasMD5)
-				return nil
-			}, scanMode{})
-		})
+		h, _ = scan(strings.NewReader(string(data)), "dump.json", nil, func(e *Entry) error {
+			got = append(got, e.HasMD5)
+			return nil
+		}, scanMode{})
 		if fmt.Sprint(got) != fmt.Sprint(c.want) || h.MD5 != slices.Contains(c.want, true) {
 			t.Errorf("%s: HasMD5 %v, header %v; want %v", members, got, h.MD5, c.want)
 		}
@@ -422,12 +414,13 @@ func flatTakes(name, body string) bool {
 // TestFlatSeeds runs the seeds under each name and checks that the fast
 // path takes the plain ones.
 func TestFlatSeeds(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"Functional.linear.0.forward", "A.parameters_grad", "x.debug", "M.parameters_grad.0", "M.parameters_grad.x.forward"} {
 		for _, body := range flatSeeds {
 			data := []byte(dumpWith(strconv.Quote(name) + ": " + body))
 			var fast, slow string
-			withFlat(true, func() { fast = renderScan(data, "dump.json", false) })
-			withFlat(false, func() { slow = renderScan(data, "dump.json", false) })
+			fast = renderScan(data, "dump.json", false, true)
+			slow = renderScan(data, "dump.json", false, false)
 			if fast != slow {
 				t.Errorf("%s: %s: fast path differs:\n%s", name, body, firstDiff(fast, slow))
 			}

@@ -15,6 +15,7 @@ import (
 // statistics (parameters_grad and backward entries, kwargs, nulls), tensor
 // mode (a data_name on every tensor) and md5 mode.
 func TestFlatMatchesTreeGenerated(t *testing.T) {
+	t.Parallel()
 	for _, o := range []dumpgen.Options{
 		{Seed: 1, Layers: 2},
 		{Seed: 2, Layers: 1, Tensor: true},
@@ -26,9 +27,8 @@ func TestFlatMatchesTreeGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		render := func(on bool) string {
-			defer msprobe.SetFlat(msprobe.SetFlat(on))
 			var b strings.Builder
-			h, err := msprobe.ScanSequential(bytes.NewReader(buf.Bytes()), "dump.json", func(e *msprobe.Entry) error {
+			h, err := msprobe.ScanSequentialFlat(bytes.NewReader(buf.Bytes()), "dump.json", on, func(e *msprobe.Entry) error {
 				fmt.Fprintf(&b, "%+v\n", *e)
 				return nil
 			})

@@ -211,13 +211,13 @@ var typeRE = regexp.MustCompile(`"type":\s*"(mindspore|torch)`)
 // EntryNames returns the keys of dump.json's "data" object in file order,
 // streaming: entry bodies are skipped, not decoded.
 func EntryNames(dumpJSONPath string) ([]string, error) {
-	names, err := entryNames(dumpJSONPath, nil)
+	names, err := entryNames(dumpJSONPath, nil, repeatCheck{})
 	if errors.Is(err, ErrRepeatedKey) {
 		plan, ferr := FindRepeatsAfter(err)
 		if ferr != nil {
 			return nil, ferr
 		}
-		return entryNames(dumpJSONPath, plan)
+		return entryNames(dumpJSONPath, plan, repeatCheck{})
 	}
 	return names, err
 }
@@ -238,14 +238,14 @@ func SkimEntryNames(dumpJSONPath string) ([]string, error) {
 	return names, nil
 }
 
-func entryNames(dumpJSONPath string, plan *Repeats) ([]string, error) {
+func entryNames(dumpJSONPath string, plan *Repeats, c repeatCheck) ([]string, error) {
 	f, err := source.Open(dumpJSONPath, source.MaxDumpJSON)
 	if err != nil {
 		return nil, err // *source.Error naming the file
 	}
 	defer f.Close()
 	lx := newLexer(f, dumpJSONPath)
-	kf := newKeyFilter(dumpJSONPath, plan)
+	kf := newKeyFilter(dumpJSONPath, plan, c)
 	var names []string
 	var h Header
 	err = readTop(lx, &h, func() error {

@@ -52,6 +52,8 @@ func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, er
 // building rows with their names only (names; see ScanFileRowNames).
 type scanMode struct {
 	pipelined, reuse, names bool
+	noFlat                  bool        // the fast path off (tests compare both paths)
+	check                   repeatCheck // tests
 }
 
 // scanFile is scan over the file at path, pipelined when more than one
@@ -165,11 +167,12 @@ func ScanReuseWith(r io.Reader, source string, plan *Repeats, fn func(*Entry) er
 
 func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, m scanMode) (Header, error) {
 	s := &scanner{
-		kf:     newKeyFilter(source, plan),
+		kf:     newKeyFilter(source, plan, m.check),
 		reuse:  m.reuse,
 		names:  m.names,
 		lx:     newLexer(r, source),
 		debug:  filepath.Base(source) == DebugJSONName,
+		noFlat: m.noFlat,
 		fn:     fn,
 		intern: make(map[string]string),
 		fwd:    make(map[string]int),
@@ -252,7 +255,7 @@ func (s *scanner) decode(p *parser, rawName []byte, line int, at *memberAt) (job
 		}
 		return job{t: p.t, body: body, name: name, line: at.line}, s.lx.skipValue("an entry body")
 	}
-	if kind := flatKind(name); !s.debug && !flatOff && kind != flatNo {
+	if kind := flatKind(name); !s.debug && !s.noFlat && kind != flatNo {
 		if j, ok := s.flat.entry(s.lx, p.t, name, line, kind); ok {
 			return j, nil
 		}
@@ -404,6 +407,7 @@ type scanner struct {
 	t           *tree    // tree of the entry being flattened
 	off         int64    // Offset of the entry being flattened
 	debug       bool
+	noFlat      bool // the tree path for every entry (tests)
 	fn          func(*Entry) error
 	index       int
 	member      int // members emitted, skipped ones included

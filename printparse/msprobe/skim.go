@@ -76,7 +76,7 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 	}
 	defer f.Close()
 	lx := newLexer(f, path)
-	kf := newKeyFilter(path, plan)
+	kf := newKeyFilter(path, plan, w.check)
 	var h Header
 	var e SkimEntry
 	var stack []byte

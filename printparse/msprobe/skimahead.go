@@ -33,6 +33,7 @@ type skimWorkers struct {
 	n     int
 	chunk int64
 	took  func(members int) // tests: called for each chunk taken
+	check repeatCheck       // tests
 }
 
 func defaultSkimWorkers() skimWorkers {
