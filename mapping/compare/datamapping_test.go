@@ -7,30 +7,6 @@ import (
 	"testing"
 )
 
-func TestCutName(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ name, head, tail string }{
-		{"Module.layers.3.mlp.Linear.forward.7.input.0", "Module.layers.3.mlp.Linear.forward.7", ".input.0"},
-		{"Module.a.Linear.forward.10.parameters.weight", "Module.a.Linear.forward.10", ".parameters.weight"},
-		{"Tensor.__mul__.0.forward.input.0", "Tensor.__mul__.0", ".forward.input.0"},
-		{"Functional.linear.5.forward", "Functional.linear.5", ".forward"},
-		{"a.007.b", "a.007", ".b"}, // any digits: msprobe.Names keeps a leading zero in the pattern
-		{"a.1", "a.1", ""},         // a number last: no tail
-		{"N/A", "N/A", ""},
-		{"", "", ""},
-		{".", ".", ""},
-		{"1.a", "1", ".a"},
-		{"..2..", "..2", ".."},
-		{"a.b.c", "a.b.c", ""},
-		{"a.1x.b", "a.1x.b", ""},
-	} {
-		h, tl := cutName(tc.name)
-		if h != tc.head || tl != tc.tail {
-			t.Errorf("cutName(%q) = %q, %q; want %q, %q", tc.name, h, tl, tc.head, tc.tail)
-		}
-	}
-}
-
 // dmPairsSeeds are data mappings as pairs, "key=value" a line.
 var dmPairsSeeds = []string{
 	"Module.layers.0.mlp.Linear.forward.0.input.0=Module.decoder.layers.0.mlp.RowParallelLinear.forward.0.input.0\n" +
@@ -105,7 +81,7 @@ func TestDataMapping(t *testing.T) {
 }
 
 // TestDataMappingCompact: pairs as msprobe writes them, every row of a
-// dump, take their patterns' and tails' room once, whatever their number.
+// dump, take their patterns' room once, whatever their number.
 func TestDataMappingCompact(t *testing.T) {
 	t.Parallel()
 	d := newDataMapping()
@@ -120,9 +96,8 @@ func TestDataMappingCompact(t *testing.T) {
 		}
 	}
 	d.done()
-	if d.Len() != n || d.heads[0].Patterns() != 36 || d.heads[1].Patterns() != 36 || len(d.tails) != 3 {
-		t.Errorf("%d pairs: %d and %d patterns, %d tails; want %d pairs, 36 patterns a side, 3 tails",
-			d.Len(), d.heads[0].Patterns(), d.heads[1].Patterns(), len(d.tails), n)
+	if d.Len() != n || d.names[0].Patterns() != 36*3 || d.names[1].Patterns() != 36*3 {
+		t.Errorf("%d pairs: %d and %d patterns; want %d pairs, %d patterns a side", d.Len(), d.names[0].Patterns(), d.names[1].Patterns(), n, 36*3)
 	}
 	if got, _ := d.Lookup("Module.model.layers.35.mlp.down_proj.Linear.forward.199.parameters.weight"); got != "Module.decoder.layers.35.mlp.linear_fc2.RowParallelLinear.forward.199.parameters.weight" {
 		t.Errorf("last pair: %q", got)

@@ -20,12 +20,13 @@ import (
 // (msprobe's call count: "Functional.linear.5.forward",
 // "Module.layers.0.mlp.MLP.forward.3"), so a dump of half a million
 // entries has a thousand patterns or so. A name without such a part is
-// its own pattern.
+// its own pattern. RowNames holds the names of rows.
 //
 // The zero Names is empty and ready: add the names in order. A nil Names
 // has none.
 type Names struct {
 	refs *offheap.List[nameRef] // outside the heap: it is most of a Names
+	rows bool                   // the number is a row name's (RowNames)
 	pats []pattern
 	ids  map[string]int32 // patternKey -> index in pats
 	key  []byte           // scratch for patternKey
@@ -55,6 +56,13 @@ type pattern struct {
 // zero-padded ones) stay in the pattern's text.
 const maxNameNumber = 999_999_999
 
+// RowNames returns an empty Names for row names ("<entry>.input.0",
+// "<entry>.parameters.weight"), whose number is their entry's call count:
+// the last part that is a number and not the name's last part, else the
+// last part that is a number. The rows of the entries that differ only
+// in their call count then share a pattern.
+func RowNames() *Names { return &Names{rows: true} }
+
 // NamesOf returns names as a Names.
 func NamesOf(names []string) *Names {
 	n := &Names{}
@@ -76,6 +84,9 @@ func (n *Names) AddString(name string) {
 		panic("msprobe: Names.Add after Find")
 	}
 	lo, hi, num := splitNumber(name)
+	if n.rows {
+		lo, hi, num = splitRowNumber(name)
+	}
 	cut := int32(lo)
 	if lo < 0 {
 		lo, hi = len(name), len(name)
@@ -115,6 +126,17 @@ func splitNumber(name string) (lo, hi int, num uint32) {
 		hi = lo - 1
 	}
 	return -1, -1, 0
+}
+
+// splitRowNumber is splitNumber for a row name: the last number before
+// the name's last part, if any.
+func splitRowNumber(name string) (lo, hi int, num uint32) {
+	if end := strings.LastIndexByte(name, '.'); end > 0 {
+		if lo, hi, num := splitNumber(name[:end]); lo >= 0 {
+			return lo, hi, num
+		}
+	}
+	return splitNumber(name)
 }
 
 // callNumber reads s as a number Python writes with str(int): "0" or

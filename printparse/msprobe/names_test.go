@@ -169,8 +169,23 @@ func TestNamesPatterns(t *testing.T) {
 		{"cut matters", []string{"a.1.b", "a.b.1", "a.b.2", "1.a.b"}, 3},
 		{"no number vs number cut out", []string{"a.", "a.1", "a..", "a..1", "a.1."}, 5},
 		{"empty and zero", []string{"", "0", "1", "", "00"}, 3},
+		{"rows: the call count", func() []string {
+			var out []string
+			for k := range 100 {
+				out = append(out, fmt.Sprintf("Module.layers.3.mlp.MLP.forward.%d.input.0", k), fmt.Sprintf("Module.layers.3.mlp.MLP.forward.%d.output.0", k),
+					fmt.Sprintf("Tensor.__add__.%d.forward.input.1", k), fmt.Sprintf("Module.layers.3.mlp.MLP.forward.%d.parameters.weight", k))
+			}
+			return out
+		}(), 4},
+		{"rows: a number last only", []string{"a.1", "a.2", "a.b.3"}, 2},
 	} {
 		n := NamesOf(c.names)
+		if strings.HasPrefix(c.what, "rows:") {
+			n = RowNames()
+			for _, s := range c.names {
+				n.AddString(s)
+			}
+		}
 		if got := n.Patterns(); got != c.want {
 			t.Errorf("%s: Patterns = %d, want %d", c.what, got, c.want)
 		}
@@ -300,9 +315,21 @@ func TestNamesAllocs(t *testing.T) {
 var sinkName string
 
 // refSplit is splitNumber written plainly, to check it against.
-func refSplit(name string) (lo, hi int, num uint32) {
+func refSplit(name string) (lo, hi int, num uint32) { return refSplitFrom(name, 1) }
+
+// refRowSplit is splitRowNumber written plainly.
+func refRowSplit(name string) (lo, hi int, num uint32) {
+	if lo, hi, num := refSplitFrom(name, 2); lo >= 0 {
+		return lo, hi, num
+	}
+	return refSplit(name)
+}
+
+// refSplitFrom finds the last number among the parts of name but the
+// last skip-1.
+func refSplitFrom(name string, skip int) (lo, hi int, num uint32) {
 	parts := strings.Split(name, ".")
-	for j := len(parts) - 1; j >= 0; j-- {
+	for j := len(parts) - skip; j >= 0; j-- {
 		p := parts[j]
 		if p == "" || len(p) > 9 || len(p) > 1 && p[0] == '0' || strings.Trim(p, "0123456789") != "" {
 			continue
@@ -342,8 +369,13 @@ func FuzzNames(f *testing.F) {
 			}
 		}
 		b := NamesOf(names)
-		if a.Len() != len(names) || b.Len() != len(names) {
-			t.Fatalf("Len %d %d, want %d", a.Len(), b.Len(), len(names))
+		r := RowNames()
+		for _, name := range names {
+			r.AddString(name)
+		}
+		r.Done()
+		if a.Len() != len(names) || b.Len() != len(names) || r.Len() != len(names) {
+			t.Fatalf("Len %d %d %d, want %d", a.Len(), b.Len(), r.Len(), len(names))
 		}
 
 		// Patterns are the distinct (text, cut) pairs.
@@ -363,8 +395,25 @@ func FuzzNames(f *testing.F) {
 		if a.Patterns() != len(keys) || b.Patterns() != len(keys) {
 			t.Fatalf("Patterns %d %d, want %d", a.Patterns(), b.Patterns(), len(keys))
 		}
+		// RowNames' likewise, with the row names' number.
+		rkeys := map[string]bool{}
+		for _, name := range names {
+			lo, hi, num := splitRowNumber(name)
+			rlo, rhi, rnum := refRowSplit(name)
+			if lo != rlo || hi != rhi || num != rnum {
+				t.Fatalf("splitRowNumber(%q) = %d %d %d, want %d %d %d", name, lo, hi, num, rlo, rhi, rnum)
+			}
+			if lo < 0 {
+				rkeys["-\x00"+name] = true
+			} else {
+				rkeys[strconv.Itoa(lo)+"\x00"+name[:lo]+name[hi:]] = true
+			}
+		}
+		if r.Patterns() != len(rkeys) {
+			t.Fatalf("RowNames: Patterns %d, want %d", r.Patterns(), len(rkeys))
+		}
 
-		for _, n := range []*Names{a, b} {
+		for _, n := range []*Names{a, b, r} {
 			for i, name := range names {
 				if got := n.At(i); got != name {
 					t.Fatalf("At(%d) = %q, want %q", i, got, name)
