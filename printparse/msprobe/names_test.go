@@ -378,38 +378,13 @@ func FuzzNames(f *testing.F) {
 			t.Fatalf("Len %d %d %d, want %d", a.Len(), b.Len(), r.Len(), len(names))
 		}
 
-		// Patterns are the distinct (text, cut) pairs.
-		keys := map[string]bool{}
-		for _, name := range names {
-			lo, hi, num := splitNumber(name)
-			rlo, rhi, rnum := refSplit(name)
-			if lo != rlo || hi != rhi || num != rnum {
-				t.Fatalf("splitNumber(%q) = %d %d %d, want %d %d %d", name, lo, hi, num, rlo, rhi, rnum)
-			}
-			if lo < 0 {
-				keys["-\x00"+name] = true
-			} else {
-				keys[strconv.Itoa(lo)+"\x00"+name[:lo]+name[hi:]] = true
-			}
-		}
+		// Patterns are the distinct (text, cut) pairs, RowNames' with the
+		// row names' number.
+		keys := patternKeys(t, names, "splitNumber", splitNumber, refSplit)
 		if a.Patterns() != len(keys) || b.Patterns() != len(keys) {
 			t.Fatalf("Patterns %d %d, want %d", a.Patterns(), b.Patterns(), len(keys))
 		}
-		// RowNames' likewise, with the row names' number.
-		rkeys := map[string]bool{}
-		for _, name := range names {
-			lo, hi, num := splitRowNumber(name)
-			rlo, rhi, rnum := refRowSplit(name)
-			if lo != rlo || hi != rhi || num != rnum {
-				t.Fatalf("splitRowNumber(%q) = %d %d %d, want %d %d %d", name, lo, hi, num, rlo, rhi, rnum)
-			}
-			if lo < 0 {
-				rkeys["-\x00"+name] = true
-			} else {
-				rkeys[strconv.Itoa(lo)+"\x00"+name[:lo]+name[hi:]] = true
-			}
-		}
-		if r.Patterns() != len(rkeys) {
+		if rkeys := patternKeys(t, names, "splitRowNumber", splitRowNumber, refRowSplit); r.Patterns() != len(rkeys) {
 			t.Fatalf("RowNames: Patterns %d, want %d", r.Patterns(), len(rkeys))
 		}
 
@@ -460,6 +435,26 @@ func FuzzNames(f *testing.F) {
 			checkFind(t, n, names)
 		}
 	})
+}
+
+// patternKeys returns the distinct (text, cut) pairs of names as split
+// cuts them, failing t where split and its reference ref differ.
+func patternKeys(t *testing.T, names []string, what string, split, ref func(string) (int, int, uint32)) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, name := range names {
+		lo, hi, num := split(name)
+		rlo, rhi, rnum := ref(name)
+		if lo != rlo || hi != rhi || num != rnum {
+			t.Fatalf("%s(%q) = %d %d %d, want %d %d %d", what, name, lo, hi, num, rlo, rhi, rnum)
+		}
+		if lo < 0 {
+			keys["-\x00"+name] = true
+		} else {
+			keys[strconv.Itoa(lo)+"\x00"+name[:lo]+name[hi:]] = true
+		}
+	}
+	return keys
 }
 
 // refExtends is Extends by brute force: a name's prefix before one of its
