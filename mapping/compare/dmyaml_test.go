@@ -18,9 +18,11 @@ import (
 )
 
 // TestDataMappingYAML: the derived data mapping is written as yaml.v3
-// writes the mapping node (names written directly where they are plain),
-// whatever the two parts each name comes in, and, for msprobe's own
-// golden, byte for byte as msprobe saved it.
+// writes the mapping node of its strings (names written directly where
+// they are plain; no key here is long enough for PyYAML's explicit keys
+// alone, see TestDataMappingLongKeys), whatever the two parts each name
+// comes in, and, for msprobe's own golden, byte for byte as msprobe saved
+// it.
 func TestDataMappingYAML(t *testing.T) {
 	long := "Module." + strings.Repeat("a", 990)
 	pairs := []resolve.NamePair{{NPU: "Module.a.b.Linear.forward.0.input.0", Bench: "Module.x.Linear.forward.0.input.0"}, {NPU: "Tensor.add.0.forward.output.0", Bench: "N/A"},
@@ -36,7 +38,7 @@ func TestDataMappingYAML(t *testing.T) {
 		{NPU: "12345678", Bench: "Module.layer.0.forward.0"}}
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	for _, p := range pairs {
-		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p.NPU}, &yaml.Node{Kind: yaml.ScalarNode, Value: p.Bench})
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p.NPU}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p.Bench})
 	}
 	want, _ := yaml.Marshal(n)
 	for _, split := range []struct {
@@ -227,4 +229,39 @@ func BenchmarkDataMappingWriter(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestDataMappingLongKeys: a plain key of 123 characters or more is
+// written as an explicit key, as PyYAML (msprobe's yaml.dump) writes it:
+// 128 or more with its tag "!!str". Values stay on the key's line.
+func TestDataMappingLongKeys(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{8, 121, 122, 123, 128, 129, 500, 1000} {
+		key := "Module." + strings.Repeat("a", n-len("Module."))
+		val := "Module." + strings.Repeat("b", n-len("Module."))
+		want := key + ": " + val + "\n"
+		if n >= 123 {
+			want = "? " + key + "\n: " + val + "\n"
+		}
+		for _, split := range []int{0, n / 2, n} {
+			var got bytes.Buffer
+			pairs := []resolve.NamePair{{NPU: key, Bench: val}}
+			if err := writeDataMapping(&got, eachPairAt(pairs, func(s string) int { return min(split, len(s)) })); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want {
+				t.Errorf("key of %d characters, split at %d: %.60q..., want %.60q...", n, split, got.String(), want)
+			}
+		}
+	}
+	// msprobe's own data mapping of the demo dumps, MindSpeed-MM as NPU:
+	// its long row names as explicit keys, byte for byte
+	demo := filepath.Join("..", "..", "testdata", "demo")
+	out := t.TempDir()
+	if _, err := Run(Options{Target: filepath.Join(demo, "dumps", "mindspeed-mm", "dump.json"), Golden: filepath.Join(demo, "dumps", "llamafactory", "dump.json"),
+		OutDir: out, LayerMappingFile: filepath.Join(demo, "golden", "layer_mapping_mindspeed-mm_to_llamafactory.yaml"),
+		Stamp: time.Date(2026, 12, 7, 8, 25, 46, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	checkSame(t, filepath.Join(out, "data_mapping_20261207082546.yaml"), filepath.Join(demo, "golden", "data_mapping_mindspeed-mm_to_llamafactory.yaml"))
 }

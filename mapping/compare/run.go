@@ -1178,7 +1178,7 @@ func compareTable(cfg Config, nsrc *fileSource, np msprobe.Paths, bench Bench, b
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set: as
-// yaml.v3 writes a mapping node of the pairs (see yamlPairs). each gives
+// msprobe saves it (see pairText). each gives
 // the pairs in order, each name in two parts (see resolve.DataMap.Each).
 func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
 	w := newYAMLPairs(f)
@@ -1267,8 +1267,8 @@ var errAbandoned = errors.New("data mapping abandoned")
 // close closes the queue and waits for the writing goroutine.
 func (d *dataMappingWriter) close() error { return d.h.close() }
 
-// yamlPairs writes a derived data mapping as yaml.v3 writes a mapping
-// node of its pairs (see pairText).
+// yamlPairs writes a derived data mapping as msprobe saves it (see
+// pairText).
 type yamlPairs struct {
 	w     *bufio.Writer
 	text  pairText
@@ -1282,7 +1282,7 @@ func newYAMLPairs(f io.Writer) *yamlPairs {
 // pair writes the next pair, each name in two parts.
 func (d *yamlPairs) pair(n, ns, bn, bs string) error {
 	d.empty = false
-	if d.w.Available() < len(n)+len(ns)+len(bn)+len(bs)+3 {
+	if d.w.Available() < len(n)+len(ns)+len(bn)+len(bs)+len("? \n: \n") {
 		if err := d.w.Flush(); err != nil {
 			return err
 		}
@@ -1295,22 +1295,38 @@ func (d *yamlPairs) pair(n, ns, bn, bs string) error {
 	return err
 }
 
-// pairText makes the text of a derived data mapping's pairs as yaml.v3
-// writes a mapping node of them: the names that YAML writes plain, row
-// names all, are written directly; any other pair goes through the
-// encoder. The pairs of one entry's rows share their names' first parts
+// pairText makes the text of a derived data mapping's pairs as msprobe
+// saves them (PyYAML's yaml.dump): the names that YAML writes plain, row
+// names all, are written directly, a long key as an explicit one
+// (simpleKeyMax). Any other pair goes through yaml.v3's encoder as
+// strings: they read back as the same strings, though quoted as yaml.v3
+// quotes ("true" where PyYAML writes 'true'); msprobe's row names never
+// need it. The pairs of one entry's rows share their names' first parts
 // (the entry names), so what makes a name plain is worked out once for
 // them.
 type pairText struct {
 	npu, bench plainPart // the last first parts
 }
 
+// simpleKeyMax is the longest plain key msprobe's yaml.dump (PyYAML)
+// writes as a simple key ("key: value"): a key whose length with its tag
+// ("!!str") is 128 or more is written as an explicit one ("? key", then
+// ": value" on the next line). yaml.v3 draws that line at 128 bytes of
+// the key alone; MindSpeed's row names often cross both.
+const simpleKeyMax = 128 - len("!!str") - 1
+
 // appendPair appends the text of one pair, each name in two parts.
 func (t *pairText) appendPair(b []byte, n, ns, bn, bs string) ([]byte, error) {
 	if t.npu.plainWith(n, ns) && t.bench.plainWith(bn, bs) {
-		return append(append(append(append(append(append(b, n...), ns...), ": "...), bn...), bs...), '\n'), nil
+		if len(n)+len(ns) > simpleKeyMax { // plain names are ASCII: a byte a character
+			b = append(append(append(append(b, "? "...), n...), ns...), "\n: "...)
+		} else {
+			b = append(append(append(b, n...), ns...), ": "...)
+		}
+		return append(append(append(b, bn...), bs...), '\n'), nil
 	}
-	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: n + ns}, {Kind: yaml.ScalarNode, Value: bn + bs}}}
+	node := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Tag: "!!str", Value: n + ns}, {Kind: yaml.ScalarNode, Tag: "!!str", Value: bn + bs}}}
 	one, err := yaml.Marshal(node)
 	if err != nil {
 		return b, err
