@@ -1178,8 +1178,8 @@ func compareTable(cfg Config, nsrc *fileSource, np msprobe.Paths, bench Bench, b
 }
 
 // writeDataMapping adds a derived data mapping, as YAML, to the set: as
-// msprobe saves it (see pairText). each gives
-// the pairs in order, each name in two parts (see resolve.DataMap.Each).
+// msprobe saves it (see pairText). each gives the pairs in order, each
+// name in two parts (see resolve.DataMap.Each).
 func writeDataMapping(f io.Writer, each func(func(npu, npuSuffix, bench, benchSuffix string) error) error) error {
 	w := newYAMLPairs(f)
 	if err := each(w.pair); err != nil {
