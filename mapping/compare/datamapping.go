@@ -62,24 +62,26 @@ func (d *DataMapping) Len() int {
 	return d.names[0].Distinct()
 }
 
+// find is the pair of the NPU row name npu.
+func (d *DataMapping) find(npu string) (int, bool) {
+	if d == nil {
+		return 0, false
+	}
+	return d.names[0].Find(npu)
+}
+
 // Lookup returns the bench row name paired with the NPU row name npu.
 func (d *DataMapping) Lookup(npu string) (string, bool) {
-	if d == nil {
-		return "", false
-	}
-	i, ok := d.names[0].Find(npu)
+	i, ok := d.find(npu)
 	if !ok {
 		return "", false
 	}
-	return d.names[1].At(i), true
+	return d.names[1].At(i), true // no copy for a name without a number ("N/A")
 }
 
 // AppendLookup is Lookup with the bench row name appended to dst.
 func (d *DataMapping) AppendLookup(dst []byte, npu string) ([]byte, bool) {
-	if d == nil {
-		return dst, false
-	}
-	i, ok := d.names[0].Find(npu)
+	i, ok := d.find(npu)
 	if !ok {
 		return dst, false
 	}
@@ -93,7 +95,7 @@ func (d *DataMapping) All() iter.Seq2[string, string] {
 			return
 		}
 		for i, npu := range d.names[0].All() {
-			if j, _ := d.names[0].Find(npu); j != i {
+			if j, _ := d.find(npu); j != i {
 				continue // a later pair wins
 			}
 			if !yield(strings.Clone(npu), d.names[1].At(i)) { // npu is read in place

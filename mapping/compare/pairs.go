@@ -174,22 +174,32 @@ func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 }
 
 // LoadDataMapping reads msprobe's data mapping yaml (-dm): a mapping from
-// NPU row names to bench row names.
+// NPU row names to bench row names. A file of two pieces or more
+// (dmChunk) is read in pieces (dataMappingChunks); a smaller one, or one
+// the pieces leave to it, as one document, from the file opened once.
 func LoadDataMapping(path string) (*DataMapping, error) {
 	f, err := source.Open(path, source.MaxDataMapping)
 	if err != nil {
 		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
-	lr := &io.LimitedReader{R: f, N: source.MaxDataMapping + 1}
-	m, ok, err := dataMappingChunks(lr, runtime.GOMAXPROCS(0), dmChunk)
-	f.Close()
-	if err != nil {
-		return nil, asInput(fmt.Errorf("data mapping: %w", &source.Error{File: path, Err: err}))
+	defer f.Close()
+	readErr := func(err error) error {
+		return asInput(fmt.Errorf("data mapping: %w", &source.Error{File: path, Err: err}))
 	}
-	if ok && lr.N > 0 {
-		return m, nil
+	if st, err := f.Stat(); err == nil && st.Size() >= 2*dmChunk {
+		lr := &io.LimitedReader{R: f, N: source.MaxDataMapping + 1}
+		m, ok, err := dataMappingChunks(lr, runtime.GOMAXPROCS(0), dmChunk)
+		switch {
+		case err != nil:
+			return nil, readErr(err)
+		case ok && lr.N > 0:
+			return m, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, readErr(err)
+		}
 	}
-	b, err := source.ReadFile(path, source.MaxDataMapping) // grown past the limit: refused
+	b, err := source.ReadAll(f, path, source.MaxDataMapping) // grown past the limit: refused
 	if err != nil {
 		return nil, asInput(fmt.Errorf("data mapping: %w", err))
 	}
