@@ -16,6 +16,11 @@ var dmPairsSeeds = []string{
 	"a.1.b=x\na.01.b=y\na.1000000000.b=z\na.999999999.b=w\n", // numbers Names keeps in the pattern
 	"=\n.=.\na.=b.\n.1.=.2.\n",
 	"ü.1.ß=ö.2.é\n",
+	// runs: broken, overlapped by later pairs, out of order, at a shift
+	"x.0.y=a.0.b\nx.1.y=a.1.b\nx.2.y=a.1.b\nx.3.y=a.2.b\nx.1.y=N/A\nx.0.y=a.5.b\nx.2.y=a.2.b\n",
+	"x.3.y=a.4.b\nx.1.y=a.2.b\nx.2.y=a.3.b\nx.0.y=N/A\nx.4.y=N/A\nx.5.y=c\n",
+	"x.5.y=a.0.b\nx.6.y=a.1.b\nx.7.y=a.999999999.b\nx.999999999.y=a.0.b\nx.0.y=a.999999999.b\n",
+	"N/A=x.1.y\nN/A=x.2.y\nx=a.1.b\nx.1=a.2.b\n",
 }
 
 // parsePairs reads "key=value" lines, in order.
@@ -81,26 +86,55 @@ func TestDataMapping(t *testing.T) {
 }
 
 // TestDataMappingCompact: pairs as msprobe writes them, every row of a
-// dump, take their patterns' room once, whatever their number.
+// dump, take a run a pattern, whatever their number, and a run more
+// wherever the bench side's call counts drift from the NPU side's, or
+// an NPU name is paired again.
 func TestDataMappingCompact(t *testing.T) {
 	t.Parallel()
-	d := newDataMapping()
-	n := 0
-	for call := range 200 {
-		for layer := range 36 {
-			for _, sfx := range []string{".input.0", ".output.0", ".parameters.weight"} {
-				d.add(fmt.Sprintf("Module.model.layers.%d.mlp.down_proj.Linear.forward.%d%s", layer, call, sfx),
-					fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.%d%s", layer, call, sfx))
-				n++
+	for _, tc := range []struct {
+		what      string
+		drift     int // the bench call count is one more from every drift-th call on
+		again     bool
+		runsAPatt int
+	}{
+		{"same calls", 0, false, 1},
+		{"drifting calls", 50, false, 4},
+		{"a call paired again", 0, true, 3},
+	} {
+		d := newDataMapping()
+		want := map[string]string{}
+		add := func(npu, bench string) {
+			d.add(npu, bench)
+			want[npu] = bench
+		}
+		for call := range 200 {
+			bcall := call
+			if tc.drift > 0 {
+				bcall += call / tc.drift
+			}
+			for layer := range 36 {
+				for _, sfx := range []string{".input.0", ".output.0", ".parameters.weight"} {
+					add(fmt.Sprintf("Module.model.layers.%d.mlp.down_proj.Linear.forward.%d%s", layer, call, sfx),
+						fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.%d%s", layer, bcall, sfx))
+				}
 			}
 		}
-	}
-	d.done()
-	if d.Len() != n || d.names[0].Patterns() != 36*3 || d.names[1].Patterns() != 36*3 {
-		t.Errorf("%d pairs: %d and %d patterns; want %d pairs, %d patterns a side", d.Len(), d.names[0].Patterns(), d.names[1].Patterns(), n, 36*3)
-	}
-	if got, _ := d.Lookup("Module.model.layers.35.mlp.down_proj.Linear.forward.199.parameters.weight"); got != "Module.decoder.layers.35.mlp.linear_fc2.RowParallelLinear.forward.199.parameters.weight" {
-		t.Errorf("last pair: %q", got)
+		if tc.again {
+			for layer := range 36 {
+				for _, sfx := range []string{".input.0", ".output.0", ".parameters.weight"} {
+					add(fmt.Sprintf("Module.model.layers.%d.mlp.down_proj.Linear.forward.100%s", layer, sfx), "N/A")
+				}
+			}
+		}
+		d.done()
+		if d.Len() != len(want) || d.npu.Len() != 36*3 || len(d.runs) != 36*3*tc.runsAPatt {
+			t.Errorf("%s: %d pairs, %d NPU patterns, %d runs; want %d pairs, %d patterns and %d runs", tc.what, d.Len(), d.npu.Len(), len(d.runs), len(want), 36*3, 36*3*tc.runsAPatt)
+		}
+		for npu, bench := range want {
+			if got, ok := d.Lookup(npu); got != bench || !ok {
+				t.Fatalf("%s: Lookup(%q) = %q, %v; want %q", tc.what, npu, got, ok, bench)
+			}
+		}
 	}
 }
 

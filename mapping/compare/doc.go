@@ -79,11 +79,12 @@
 //
 // A data mapping (-dm) is read as it is cut into pieces, on every CPU,
 // at most one piece more than the CPUs held at a time (dmchunks.go), and
-// kept as a DataMapping: its names as msprobe.RowNames, 16 bytes a pair
-// and 8 to 16 of index outside the heap, so long as they follow msprobe's
-// row names. The data mapping of the Qwen2.5-VL pair above (775,000
-// pairs, 70 MB) peaks at 62 MB (34 MB at 27 MB a side); it is held for
-// the compare, since msprobe looks rows up in it in any order.
+// kept as a DataMapping: runs of pairs whose call counts go up together,
+// 16 bytes a run outside the heap (at most one a pair; 196,432 for the
+// 775,000 pairs of the Qwen2.5-VL data mapping of the pair above, 70 MB).
+// What its reading left goes back to the system before the dumps are
+// read. That compare peaks at 43 MB (31 MB at 27 MB a side); the mapping
+// is held for the compare, since msprobe looks rows up in it in any order.
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of

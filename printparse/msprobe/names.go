@@ -20,16 +20,13 @@ import (
 // (msprobe's call count: "Functional.linear.5.forward",
 // "Module.layers.0.mlp.MLP.forward.3"), so a dump of half a million
 // entries has a thousand patterns or so. A name without such a part is
-// its own pattern. RowNames holds the names of rows.
+// its own pattern.
 //
 // The zero Names is empty and ready: add the names in order. A nil Names
 // has none.
 type Names struct {
 	refs *offheap.List[nameRef] // outside the heap: it is most of a Names
-	rows bool                   // the number is a row name's (RowNames)
-	pats []pattern
-	ids  map[string]int32 // patternKey -> index in pats
-	key  []byte           // scratch for patternKey
+	pt   Patterns
 
 	index    sync.Once // Find's table, made on first use
 	seed     maphash.Seed
@@ -45,6 +42,86 @@ type nameRef struct {
 	num uint32
 }
 
+// Patterns interns the patterns of names, as Names splits them: a name
+// is a pattern (an int32 id, in the order the patterns come) and a
+// number. The zero Patterns is empty and ready.
+type Patterns struct {
+	rows bool // the number is a row name's (RowPatterns)
+	pats []pattern
+	ids  map[string]int32 // patternKey -> index in pats
+	key  []byte           // scratch for Add's patternKey
+}
+
+// RowPatterns returns an empty Patterns for row names ("<entry>.input.0",
+// "<entry>.parameters.weight"), whose number is their entry's call count:
+// the last part that is a number and not the name's last part, else the
+// last part that is a number. The rows of the entries that differ only
+// in their call count then share a pattern.
+func RowPatterns() *Patterns { return &Patterns{rows: true} }
+
+// Add returns the pattern of name, added if new, and its number.
+func (p *Patterns) Add(name string) (id int32, num uint32) {
+	var cut int32
+	p.key, cut, num = p.appendKey(p.key[:0], name)
+	if p.ids == nil {
+		p.ids = patternIDs(p.pats)
+	}
+	id, ok := p.ids[string(p.key)]
+	if !ok {
+		id = int32(len(p.pats))
+		k := string(p.key)
+		p.ids[k] = id
+		p.pats = append(p.pats, pattern{text: k[:len(k)-4], cut: cut})
+	}
+	return id, num
+}
+
+// Find returns the pattern of name and its number; false: name has a
+// pattern not added. Finds may run beside each other, not beside Add.
+func (p *Patterns) Find(name string) (id int32, num uint32, ok bool) {
+	var buf [256]byte
+	key, _, num := p.appendKey(buf[:0], name)
+	id, ok = p.ids[string(key)]
+	return id, num, ok
+}
+
+// appendKey appends name's pattern key (see patternIDs) to dst, and
+// returns where the number goes and the number.
+func (p *Patterns) appendKey(dst []byte, name string) (key []byte, cut int32, num uint32) {
+	lo, hi, num := splitNumber(name)
+	if p.rows {
+		lo, hi, num = splitRowNumber(name)
+	}
+	cut = int32(lo)
+	if lo < 0 {
+		lo, hi = len(name), len(name)
+	}
+	return appendCut(append(append(dst, name[:lo]...), name[hi:]...), cut), cut, num
+}
+
+// Numbered reports whether the names of pattern id have a number (else
+// there is one name of it, whatever the number given).
+func (p *Patterns) Numbered(id int32) bool { return p.pats[id].cut >= 0 }
+
+// Name returns the name of pattern id with number num, made anew unless
+// it has no number.
+func (p *Patterns) Name(id int32, num uint32) string {
+	return p.pats[id].name(num)
+}
+
+// AppendName appends the name of pattern id with number num to dst.
+func (p *Patterns) AppendName(dst []byte, id int32, num uint32) []byte {
+	return p.pats[id].append(dst, num)
+}
+
+// Len is the number of patterns.
+func (p *Patterns) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.pats)
+}
+
 // pattern is a name with its number cut out: text is what comes before
 // the number and after it, cut where the number goes (-1: no number).
 type pattern struct {
@@ -55,13 +132,6 @@ type pattern struct {
 // maxNameNumber bounds the numbers a pattern takes: larger ones (and
 // zero-padded ones) stay in the pattern's text.
 const maxNameNumber = 999_999_999
-
-// RowNames returns an empty Names for row names ("<entry>.input.0",
-// "<entry>.parameters.weight"), whose number is their entry's call count:
-// the last part that is a number and not the name's last part, else the
-// last part that is a number. The rows of the entries that differ only
-// in their call count then share a pattern.
-func RowNames() *Names { return &Names{rows: true} }
 
 // NamesOf returns names as a Names.
 func NamesOf(names []string) *Names {
@@ -83,25 +153,7 @@ func (n *Names) AddString(name string) {
 	if n.slots != nil {
 		panic("msprobe: Names.Add after Find")
 	}
-	lo, hi, num := splitNumber(name)
-	if n.rows {
-		lo, hi, num = splitRowNumber(name)
-	}
-	cut := int32(lo)
-	if lo < 0 {
-		lo, hi = len(name), len(name)
-	}
-	n.key = appendCut(append(append(n.key[:0], name[:lo]...), name[hi:]...), cut)
-	if n.ids == nil {
-		n.indexPatterns()
-	}
-	id, ok := n.ids[string(n.key)]
-	if !ok {
-		id = int32(len(n.pats))
-		k := string(n.key)
-		n.ids[k] = id
-		n.pats = append(n.pats, pattern{text: k[:len(k)-4], cut: cut})
-	}
+	id, num := n.pt.Add(name)
 	if n.refs == nil {
 		n.refs = &offheap.List[nameRef]{}
 		offheap.Cleanup(n, n.refs.Release)
@@ -169,32 +221,38 @@ func (n *Names) Patterns() int {
 	if n == nil {
 		return 0
 	}
-	return len(n.pats)
+	return len(n.pt.pats)
 }
 
 // At returns name i, made anew unless it has no number.
 func (n *Names) At(i int) string {
 	r := n.refs.At(i)
-	p := n.pats[r.pat]
-	if p.cut < 0 {
-		return p.text
-	}
-	b := n.append(make([]byte, 0, len(p.text)+10), r, p)
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return n.pt.pats[r.pat].name(r.num)
 }
 
 // Append appends name i to dst.
 func (n *Names) Append(dst []byte, i int) []byte {
 	r := n.refs.At(i)
-	return n.append(dst, r, n.pats[r.pat])
+	return n.pt.pats[r.pat].append(dst, r.num)
 }
 
-func (n *Names) append(dst []byte, r nameRef, p pattern) []byte {
+// name is the pattern's name with number num, made anew unless the
+// pattern has no number.
+func (p pattern) name(num uint32) string {
+	if p.cut < 0 {
+		return p.text
+	}
+	b := p.append(make([]byte, 0, len(p.text)+10), num)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// append appends the pattern's name with number num to dst.
+func (p pattern) append(dst []byte, num uint32) []byte {
 	if p.cut < 0 {
 		return append(dst, p.text...)
 	}
 	var digits [20]byte
-	k := appendDigits(&digits, uint64(r.num))
+	k := appendDigits(&digits, uint64(num))
 	dst = append(dst, p.text[:p.cut]...)
 	dst = append(dst, digits[k:]...)
 	return append(dst, p.text[p.cut:]...)
@@ -203,7 +261,7 @@ func (n *Names) append(dst []byte, r nameRef, p pattern) []byte {
 // Is reports whether name i is s.
 func (n *Names) Is(i int, s string) bool {
 	r := n.refs.At(i)
-	p := n.pats[r.pat]
+	p := n.pt.pats[r.pat]
 	if p.cut < 0 {
 		return p.text == s
 	}
@@ -247,12 +305,9 @@ func (n *Names) Strings() []string {
 // builds it again.
 func (n *Names) Done() {
 	if n != nil {
-		n.ids, n.key = nil, nil
+		n.pt.ids, n.pt.key = nil, nil
 	}
 }
-
-// indexPatterns builds the patterns' index.
-func (n *Names) indexPatterns() { n.ids = patternIDs(n.pats) }
 
 // patternIDs indexes pats by their keys (appendCut of text and cut).
 func patternIDs(pats []pattern) map[string]int32 {
@@ -323,12 +378,12 @@ func (n *Names) Extends() bool {
 	if n.Len() == 0 {
 		return false
 	}
-	ids := patternIDs(n.pats) // not n.ids, which Done dropped: Extends may run beside other readers
+	ids := patternIDs(n.pt.pats) // not n.pt.ids, which Done dropped: Extends may run beside other readers
 	var key []byte
 	// ends[id]: where the prefixes that keep pattern id's number end in
 	// its text, for those a pattern of the prefix exists for
 	var ends map[int32][]int
-	for id, p := range n.pats {
+	for id, p := range n.pt.pats {
 		for k := 0; k < len(p.text); k++ {
 			if p.text[k] != '.' {
 				continue
@@ -354,9 +409,9 @@ func (n *Names) Extends() bool {
 	var b []byte
 	for i := range n.Len() {
 		r := n.refs.At(i)
-		p := n.pats[r.pat]
+		p := n.pt.pats[r.pat]
 		for _, k := range ends[r.pat] {
-			b = n.append(b[:0], r, pattern{text: p.text[:k], cut: p.cut})
+			b = pattern{text: p.text[:k], cut: p.cut}.append(b[:0], r.num)
 			if _, ok := n.Find(unsafe.String(unsafe.SliceData(b), len(b))); ok {
 				return true
 			}

@@ -105,7 +105,7 @@ func TestNames(t *testing.T) {
 		if text != c.text || cut != c.cut || num != c.num {
 			t.Errorf("splitNumber(%q): text %q cut %d num %d, want %q %d %d", c.name, text, cut, num, c.text, c.cut, c.num)
 		}
-		p := n.pats[n.refs.At(i).pat]
+		p := n.pt.pats[n.refs.At(i).pat]
 		if p.text != c.text || int(p.cut) != c.cut || n.refs.At(i).num != c.num {
 			t.Errorf("%q stored as %q cut %d num %d, want %q %d %d", c.name, p.text, p.cut, n.refs.At(i).num, c.text, c.cut, c.num)
 		}
@@ -179,13 +179,19 @@ func TestNamesPatterns(t *testing.T) {
 		}(), 4},
 		{"rows: a number last only", []string{"a.1", "a.2", "a.b.3"}, 2},
 	} {
-		n := NamesOf(c.names)
 		if strings.HasPrefix(c.what, "rows:") {
-			n = RowNames()
+			p := RowPatterns()
 			for _, s := range c.names {
-				n.AddString(s)
+				if id, num := p.Add(s); p.Name(id, num) != s {
+					t.Errorf("%s: %q is %q", c.what, s, p.Name(id, num))
+				}
 			}
+			if got := p.Len(); got != c.want {
+				t.Errorf("%s: Len = %d, want %d", c.what, got, c.want)
+			}
+			continue
 		}
+		n := NamesOf(c.names)
 		if got := n.Patterns(); got != c.want {
 			t.Errorf("%s: Patterns = %d, want %d", c.what, got, c.want)
 		}
@@ -369,26 +375,49 @@ func FuzzNames(f *testing.F) {
 			}
 		}
 		b := NamesOf(names)
-		r := RowNames()
-		for _, name := range names {
-			r.AddString(name)
-		}
-		r.Done()
-		if a.Len() != len(names) || b.Len() != len(names) || r.Len() != len(names) {
-			t.Fatalf("Len %d %d %d, want %d", a.Len(), b.Len(), r.Len(), len(names))
+		if a.Len() != len(names) || b.Len() != len(names) {
+			t.Fatalf("Len %d %d, want %d", a.Len(), b.Len(), len(names))
 		}
 
-		// Patterns are the distinct (text, cut) pairs, RowNames' with the
-		// row names' number.
+		// Patterns are the distinct (text, cut) pairs, RowPatterns' with
+		// the row names' number.
 		keys := patternKeys(t, names, "splitNumber", splitNumber, refSplit)
 		if a.Patterns() != len(keys) || b.Patterns() != len(keys) {
 			t.Fatalf("Patterns %d %d, want %d", a.Patterns(), b.Patterns(), len(keys))
 		}
-		if rkeys := patternKeys(t, names, "splitRowNumber", splitRowNumber, refRowSplit); r.Patterns() != len(rkeys) {
-			t.Fatalf("RowNames: Patterns %d, want %d", r.Patterns(), len(rkeys))
+		rkeys := patternKeys(t, names, "splitRowNumber", splitRowNumber, refRowSplit)
+
+		// Patterns: Find answers as Add did, and a name it finds is
+		// the name AppendName makes of its answer.
+		for _, p := range []*Patterns{{}, RowPatterns()} {
+			added := make([][2]uint32, len(names))
+			for i, name := range names {
+				id, num := p.Add(name)
+				added[i] = [2]uint32{uint32(id), num}
+			}
+			for i, name := range names {
+				id, num, ok := p.Find(name)
+				if !ok || [2]uint32{uint32(id), num} != added[i] {
+					t.Fatalf("Patterns.Find(%q) = %d, %d, %v; Add gave %v", name, id, num, ok, added[i])
+				}
+				for _, x := range append(nearMisses(name), name+"x", name+".1", "1."+name) {
+					if id, num, ok := p.Find(x); ok && string(p.AppendName(nil, id, num)) != x {
+						t.Fatalf("Patterns.Find(%q) = %d, %d: that is %q", x, id, num, p.AppendName(nil, id, num))
+					}
+				}
+				if got := string(p.AppendName([]byte("pre"), id, num)); got != "pre"+name {
+					t.Fatalf("AppendName(pre, %d, %d) = %q, want %q", id, num, got, "pre"+name)
+				}
+				if got := p.Name(id, num); got != name {
+					t.Fatalf("Name(%d, %d) = %q, want %q", id, num, got, name)
+				}
+			}
+			if want := map[bool]int{false: len(keys), true: len(rkeys)}[p.rows]; p.Len() != want {
+				t.Fatalf("Patterns (rows %v): Len %d, want %d", p.rows, p.Len(), want)
+			}
 		}
 
-		for _, n := range []*Names{a, b, r} {
+		for _, n := range []*Names{a, b} {
 			for i, name := range names {
 				if got := n.At(i); got != name {
 					t.Fatalf("At(%d) = %q, want %q", i, got, name)
