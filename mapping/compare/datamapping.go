@@ -18,11 +18,13 @@ import (
 // ("input.0", "parameters.weight"), share a pattern. Their pairs are held
 // in runs: consecutive call counts of one NPU pattern, paired with one
 // bench pattern at a fixed difference of call counts. A run takes 16
-// bytes, whatever its length and the names' length, and a mapping has
-// few: 27,826 for the 100,750 pairs of the Qwen2.5-VL dumps of 27 MB a
-// side, 196,432 for 775,000 at 216 MB (where Tensor and Functional calls
-// drift between the sides; each module's calls make one run). A pair
-// that follows no pattern takes a run of its own. A nil *DataMapping maps
+// bytes whatever its length (outside the heap, when there are more than
+// a few thousand), each pattern its text once, and a mapping has few of
+// either: 27,826 runs for the 100,750 pairs of the Qwen2.5-VL dumps of
+// 27 MB a side, 196,432 for 775,000 at 216 MB (where Tensor and
+// Functional calls drift between the sides; each module's calls make one
+// run), 2,632 NPU and 1,479 bench patterns for both. A pair that follows
+// no pattern takes a run and its names' length. A nil *DataMapping maps
 // nothing.
 type DataMapping struct {
 	npu, bench *msprobe.Patterns
@@ -31,8 +33,8 @@ type DataMapping struct {
 	pairs      int
 
 	// while pairs are added
-	added offheap.List[addedRun] // in file order
-	last  []int32                // by NPU pattern: its last run in added, -1 for none
+	added *offheap.List[addedRun] // in file order
+	last  []int32                 // by NPU pattern: its last run in added, -1 for none
 }
 
 // dmRun is n pairs: an NPU pattern's names with call counts first to
@@ -53,8 +55,13 @@ type addedRun struct {
 // newDataMapping returns an empty DataMapping to add pairs to in file
 // order; done makes it ready for lookups.
 func newDataMapping() *DataMapping {
-	return &DataMapping{npu: msprobe.RowPatterns(), bench: msprobe.RowPatterns()}
+	d := &DataMapping{npu: msprobe.RowPatterns(), bench: msprobe.RowPatterns(), added: &offheap.List[addedRun]{}}
+	offheap.Cleanup(d, d.added.Release) // a mapping dropped before done (a refused piece)
+	return d
 }
+
+// drop frees what a mapping dropped before done holds.
+func (d *DataMapping) drop() { d.added.Release() }
 
 // DataMappingOf returns pairs (NPU row name to bench row name) as a
 // DataMapping; nil for nil (no data mapping, where an empty one turns the
@@ -116,6 +123,7 @@ func (d *DataMapping) done() {
 	}
 	d.added.Release()
 	d.last = nil
+	d.bench.Done() // its names are only made from now on
 	var runs offheap.List[dmRun]
 	for p := range len(d.starts) - 1 {
 		from := runs.Len()

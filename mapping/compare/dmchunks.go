@@ -94,6 +94,7 @@ func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool,
 	}
 	wg.Wait()
 	if !ok || !cut || err != nil {
+		d.drop() // before the whole file is read
 		return nil, false, err
 	}
 	d.done()

@@ -80,8 +80,10 @@
 // A data mapping (-dm) is read as it is cut into pieces, on every CPU,
 // at most one piece more than the CPUs held at a time (dmchunks.go), and
 // kept as a DataMapping: runs of pairs whose call counts go up together,
-// 16 bytes a run outside the heap (at most one a pair; 196,432 for the
-// 775,000 pairs of the Qwen2.5-VL data mapping of the pair above, 70 MB).
+// 16 bytes a run outside the heap, and each name pattern's text once (at
+// most a run and two patterns a pair; 196,432 runs and 4,111 patterns for
+// the 775,000 pairs of the Qwen2.5-VL data mapping of the pair above,
+// 70 MB).
 // What its reading left goes back to the system before the dumps are
 // read. That compare peaks at 43 MB (31 MB at 27 MB a side); the mapping
 // is held for the compare, since msprobe looks rows up in it in any order.

@@ -225,6 +225,7 @@ func dataMappingWhole(path string, b []byte) (*DataMapping, error) {
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
+			m.drop()
 			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", mapping.Describe(v))
 		}
 		m.add(k.Value, v.Value) // duplicate keys: the last wins, as with PyYAML

@@ -48,8 +48,8 @@ type nameRef struct {
 type Patterns struct {
 	rows bool // the number is a row name's (RowPatterns)
 	pats []pattern
-	ids  map[string]int32 // patternKey -> index in pats
-	key  []byte           // scratch for Add's patternKey
+	ids  map[string]int32 // a pattern's key (appendKey) -> index in pats
+	key  []byte           // scratch for Add's key
 }
 
 // RowPatterns returns an empty Patterns for row names ("<entry>.input.0",
@@ -305,9 +305,14 @@ func (n *Names) Strings() []string {
 // builds it again.
 func (n *Names) Done() {
 	if n != nil {
-		n.pt.ids, n.pt.key = nil, nil
+		n.pt.Done()
 	}
 }
+
+// Done drops what Add and Find need (the patterns' index), for a holder
+// that only makes names from now on; a later Add builds it again, and
+// Find finds nothing until then.
+func (p *Patterns) Done() { p.ids, p.key = nil, nil }
 
 // patternIDs indexes pats by their keys (appendCut of text and cut).
 func patternIDs(pats []pattern) map[string]int32 {

@@ -415,6 +415,22 @@ func FuzzNames(f *testing.F) {
 			if want := map[bool]int{false: len(keys), true: len(rkeys)}[p.rows]; p.Len() != want {
 				t.Fatalf("Patterns (rows %v): Len %d, want %d", p.rows, p.Len(), want)
 			}
+			// Done drops the index: Find finds nothing, names are still
+			// made, and adding again gives the same patterns.
+			p.Done()
+			for i, name := range names {
+				if _, _, ok := p.Find(name); ok {
+					t.Fatalf("Find(%q) after Done found it", name)
+				}
+				if got := p.Name(int32(added[i][0]), added[i][1]); got != name {
+					t.Fatalf("Name after Done = %q, want %q", got, name)
+				}
+			}
+			for i, name := range names {
+				if id, num := p.Add(name); [2]uint32{uint32(id), num} != added[i] {
+					t.Fatalf("Add(%q) after Done = %d, %d; first %v", name, id, num, added[i])
+				}
+			}
 		}
 
 		for _, n := range []*Names{a, b} {
