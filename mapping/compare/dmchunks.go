@@ -181,14 +181,24 @@ func dataMappingPiece(b []byte) ([][2]string, bool) {
 		return nil, false
 	}
 	ps := make([][2]string, 0, len(top.Content)/2)
+	if bad := scalarPairs(top, func(k, v string) { ps = append(ps, [2]string{k, v}) }); bad >= 0 {
+		return nil, false
+	}
+	return ps, true
+}
+
+// scalarPairs gives add the pairs of the mapping node top in order, up to
+// the first that is not two scalars, and returns that one's key's index
+// in top.Content (-1: none).
+func scalarPairs(top *yaml.Node, add func(npu, bench string)) int {
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			return nil, false
+			return i
 		}
-		ps = append(ps, [2]string{k.Value, v.Value})
+		add(k.Value, v.Value)
 	}
-	return ps, true
+	return -1
 }
 
 func plainKeyStart(c byte) bool {

@@ -154,3 +154,19 @@ func BenchmarkLoadDataMapping(b *testing.B) {
 		}
 	})
 }
+
+// TestDataMappingWholeErrors: the whole reading names the line of the
+// first pair that is not two scalars, and what it found.
+func TestDataMappingWholeErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ text, want string }{
+		{"a: b\nc: d\ne: [f]\n", `dm.yaml:3: expected "npu_row: bench_row", found a list`},
+		{"a: b\n[c]: d\ne: [f]\n", `dm.yaml:2: expected "npu_row: bench_row", found the string "d"`},
+		{"a: b\nc: &x d\ne: *x\n", `dm.yaml:3: expected "npu_row: bench_row", found an alias`},
+		{"- a\n", `dm.yaml:1: expected a mapping of NPU row names to bench row names, found a list`},
+	} {
+		if _, err := dataMappingWhole("dm.yaml", []byte(tc.text)); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %s", tc.text, err, tc.want)
+		}
+	}
+}

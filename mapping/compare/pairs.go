@@ -222,13 +222,9 @@ func dataMappingWhole(path string, b []byte) (*DataMapping, error) {
 	if top.Kind != yaml.MappingNode {
 		return nil, source.Errorf(path, top.Line, "expected a mapping of NPU row names to bench row names, found %s", mapping.Describe(top))
 	}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
-		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
-			m.drop()
-			return nil, source.Errorf(path, k.Line, "expected \"npu_row: bench_row\", found %s", mapping.Describe(v))
-		}
-		m.add(k.Value, v.Value) // duplicate keys: the last wins, as with PyYAML
+	if bad := scalarPairs(top, m.add); bad >= 0 { // m.add: a repeated key's last pair wins, as with PyYAML
+		m.drop()
+		return nil, source.Errorf(path, top.Content[bad].Line, "expected \"npu_row: bench_row\", found %s", mapping.Describe(top.Content[bad+1]))
 	}
 	m.done()
 	return m, nil
