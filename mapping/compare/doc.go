@@ -83,10 +83,10 @@
 // 16 bytes a run outside the heap, and each name pattern's text once (at
 // most a run and two patterns a pair; 196,432 runs and 4,111 patterns for
 // the 775,000 pairs of the Qwen2.5-VL data mapping of the pair above,
-// 70 MB).
-// What its reading left goes back to the system before the dumps are
-// read. That compare peaks at 43 MB (31 MB at 27 MB a side); the mapping
-// is held for the compare, since msprobe looks rows up in it in any order.
+// 70 MB). What its reading left goes back to the system before the dumps
+// are read. That compare peaks at 43 MB (31 MB at 27 MB a side); the
+// mapping is held for the compare, since msprobe looks rows up in it in
+// any order.
 //
 // Byte parity: numbers print as Python repr, diffs parse their inputs
 // with pandas' precise_xstrtod, and the whole-column pandas effects of
