@@ -152,7 +152,7 @@ func benchPairDir(b *testing.B, name string, make func(npu, bench string) error)
 
 func genPair(b *testing.B, size int64) [2]string {
 	return benchPairDir(b, "gen-"+sizeName(size), func(npu, bench string) error {
-		return dumpgen.WriteSyntheticPair(npu, bench, size, false)
+		return dumpgen.WriteSyntheticPair(npu, bench, size, dumpgen.StatisticsPair)
 	})
 }
 

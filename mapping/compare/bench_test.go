@@ -44,13 +44,17 @@ import (
 //     dumpgen.Scale: every value type msprobe dumps, NPU-only and
 //     bench-only calls, most rows matched and the no-bench downcast
 //     applying (the rows per byte of a real mix-level dump); 27 MB per
-//     side by default.
+//     side by default;
+//   - gen-md5: the gen pair in msprobe's md5 summary mode (an md5 a
+//     tensor, the table compares them and leaves the statistics out);
+//     32 MB per side by default.
 //
 // LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
 // e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
-// (default "27M"; "27M,216M" for the 8x memory check), and
-// LAYERMAP_BENCH_STATS those of synthstats (default "27M"). Each
-// iteration runs one compare in a child process (the test binary
+// (default "27M"; "27M,216M" for the 8x memory check),
+// LAYERMAP_BENCH_STATS those of synthstats (default "27M") and
+// LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M"); "none" runs none
+// of a kind. Each iteration runs one compare in a child process (the test binary
 // re-executed), as `layermap compare` would, and reports:
 //   - MB/s: both dump.json files' bytes per second of wall time;
 //   - cpu-MB/s: the same per second of user+system CPU time;
@@ -164,13 +168,16 @@ func cachedPair(b *testing.B, name string, make func(npu, bench string) error) b
 }
 
 // genBench returns the synthetic pair of size bytes per side.
-func genBench(b *testing.B, size int64, tensor bool) benchPair {
+func genBench(b *testing.B, size int64, kind dumpgen.PairKind) benchPair {
 	name := "gen-" + sizeName(size)
-	if tensor {
-		name += "-tensor"
+	switch kind {
+	case dumpgen.MD5Pair:
+		name = "gen-md5-" + sizeName(size)
+	case dumpgen.TensorPair:
+		name = "gen-tensor-" + sizeName(size)
 	}
 	return cachedPair(b, name, func(npu, bench string) error {
-		return dumpgen.WriteSyntheticPair(npu, bench, size, tensor)
+		return dumpgen.WriteSyntheticPair(npu, bench, size, kind)
 	})
 }
 
@@ -538,7 +545,7 @@ func tail(out []byte, n int) []byte { return out[max(0, len(out)-n):] }
 // BenchmarkCompare compares generated pairs end to end (see above).
 func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
-		b.Run("gen/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, false), childRun{}) })
+		b.Run("gen/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.StatisticsPair), childRun{}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{}) })
@@ -558,6 +565,9 @@ func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })
 	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
+		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.MD5Pair), childRun{}) })
+	}
 }
 
 // BenchmarkTokenizer is the reference: a plain JSON tokenizer that also
@@ -576,13 +586,16 @@ func BenchmarkTokenizer(b *testing.B) {
 		b.ReportMetric(float64(p.bytes)/1e6/((cpuTime()-cpu0).Seconds()/float64(b.N)), "cpu-MB/s")
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_SIZES", "64M") {
-		b.Run("gen/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, false)) })
+		b.Run("gen/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, dumpgen.StatisticsPair)) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { run(b, qwenBench(b, size)) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { run(b, statsBench(b, size)) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
+		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, dumpgen.MD5Pair)) })
 	}
 }
 
@@ -707,7 +720,7 @@ func (discardSink) Reset() error              { return nil }
 // diffs, rules, highlight, rendering) on entries already in memory, so
 // that parsing and I/O do not hide it.
 func BenchmarkJoin(b *testing.B) {
-	p := genBench(b, 4<<20, false)
+	p := genBench(b, 4<<20, dumpgen.StatisticsPair)
 	load := func(path string) []msprobe.Entry {
 		var es []msprobe.Entry
 		if _, err := msprobe.ScanFile(path, func(e *msprobe.Entry) error {

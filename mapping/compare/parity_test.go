@@ -159,7 +159,7 @@ func TestParityUnderCollection(t *testing.T) {
 	}
 	dir := t.TempDir()
 	stressPair := [2]string{filepath.Join(dir, "npu"), filepath.Join(dir, "bench")}
-	if err := dumpgen.WriteSyntheticPair(stressPair[0], stressPair[1], 8<<20, false); err != nil {
+	if err := dumpgen.WriteSyntheticPair(stressPair[0], stressPair[1], 8<<20, dumpgen.StatisticsPair); err != nil {
 		t.Fatal(err)
 	}
 	stressWant := map[string]map[string][]byte{}

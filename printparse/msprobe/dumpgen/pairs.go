@@ -43,10 +43,19 @@ func SizeName(n int64) string {
 	return fmt.Sprintf("%dMB", n>>20)
 }
 
+// PairKind is what the entries of a synthetic pair hold.
+type PairKind int
+
+const (
+	StatisticsPair PairKind = iota // statistics (summary_mode statistics)
+	MD5Pair                        // statistics and an md5 a tensor (summary_mode md5)
+	TensorPair                     // tensor mode: a data_name a tensor
+)
+
 // WriteSyntheticPair writes the synthetic pair of size bytes per side:
 // npuDir/dump.json and benchDir/dump.json from Write with seed 7, the bench
-// side's statistics perturbed by 1%; tensor writes tensor-mode entries.
-func WriteSyntheticPair(npuDir, benchDir string, size int64, tensor bool) error {
+// side's statistics perturbed by 1%, its entries of kind.
+func WriteSyntheticPair(npuDir, benchDir string, size int64, kind PairKind) error {
 	for _, s := range []struct {
 		dir     string
 		perturb float64
@@ -59,7 +68,7 @@ func WriteSyntheticPair(npuDir, benchDir string, size int64, tensor bool) error 
 			return err
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = Write(w, Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, Tensor: tensor})
+		_, err = Write(w, Options{Seed: 7, TargetBytes: size, Perturb: s.perturb, MD5: kind == MD5Pair, Tensor: kind == TensorPair})
 		if err == nil {
 			err = w.Flush()
 		}
