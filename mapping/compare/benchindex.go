@@ -82,11 +82,22 @@ type benchSource interface {
 }
 
 func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
-	r, err := msprobe.NewEntryReader(string(p))
+	noStats := cfg.statsUnread()
+	r, err := newEntryReader(string(p), noStats)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.benchPlan(string(p))}, nil
+	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.benchPlan(string(p)), noStats: noStats}, nil
+}
+
+// newEntryReader opens the dump.json at path for reading entries, their
+// statistics left out with noStats (Config.statsUnread).
+func newEntryReader(path string, noStats bool) (*msprobe.EntryReader, error) {
+	r, err := msprobe.NewEntryReader(path)
+	if err == nil && noStats {
+		r.SkipStats()
+	}
+	return r, err
 }
 
 // benchPlan is BenchRepeats when it is the plan of the file at path (a
@@ -108,6 +119,8 @@ type fileBench struct {
 	plan   *msprobe.Repeats // repeated keys of "data" (rare)
 	ends   map[int]int64    // with a plan: where the bodies end that are not read up to the next offset
 	skims  int              // times the file was skimmed (tests)
+	// noStats: the rows are read without their statistics (Config.statsUnread)
+	noStats bool
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
@@ -172,11 +185,12 @@ func (p *knownFile) openBench(cfg *Config) (benchSource, error) {
 	if es == nil || cfg.Debug || cfg.benchPlan(p.path) != nil {
 		return BenchFile(p.path).openBench(cfg)
 	}
-	r, err := msprobe.NewEntryReader(p.path)
+	noStats := cfg.statsUnread()
+	r, err := newEntryReader(p.path, noStats)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}}, nil
+	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}, noStats: noStats}, nil
 }
 
 // span is where entry i starts and its body ends (-1: the end of the
@@ -290,11 +304,11 @@ func (f *fileBench) rows(i int) (int, error) {
 }
 
 func (f *fileBench) fork() (benchSource, error) {
-	r, err := msprobe.NewEntryReader(f.path)
+	r, err := newEntryReader(f.path, f.noStats)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true, plan: f.plan, ends: f.ends}, nil
+	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true, plan: f.plan, ends: f.ends, noStats: f.noStats}, nil
 }
 
 func (f *fileBench) close() {

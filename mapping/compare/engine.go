@@ -454,7 +454,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 		default:
 			if bs == nil {
 				var md5 bool
-				if bs, err = collectBench(benchEntries(bench, &md5, cfg.BenchRepeats), &cfg, renumber); err != nil {
+				if bs, err = collectBench(benchEntries(bench, &md5, &cfg), &cfg, renumber); err != nil {
 					return nil, fmt.Errorf("bench: %w", err)
 				}
 				bs.md5 = bs.md5 || md5
@@ -513,9 +513,15 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	}
 }
 
+// statsUnread tells whether the rows' statistics go unread, so that the
+// dumps may be read without them: an md5 table prints none and combines
+// no rows; an N:1 plan is left its statistics (its detection compares
+// them: sameStats).
+func (cfg *Config) statsUnread() bool { return cfg.Mode == MD5 && cfg.fused == nil }
+
 // benchEntries is the bench side as a Source; md5 is set when the
 // bench file's header says md5.
-func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
+func benchEntries(b Bench, md5 *bool, cfg *Config) Source {
 	if k, ok := b.(*knownFile); ok {
 		b = BenchFile(k.path) // read whole: the entries' index is no use
 	}
@@ -524,7 +530,7 @@ func benchEntries(b Bench, md5 *bool, plan *msprobe.Repeats) Source {
 		return b
 	case BenchFile:
 		return func(yield func(*msprobe.Entry) error) error {
-			h, err := msprobe.ScanFileWith(string(b), plan, yield)
+			h, err := msprobe.ScanFileWith(string(b), msprobe.ScanOptions{Plan: cfg.BenchRepeats, NoStats: cfg.statsUnread()}, yield)
 			*md5 = h.MD5
 			return err
 		}
@@ -1400,7 +1406,9 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 	}
 	markOutputs(grp)
 	for _, r := range grp {
-		r.setCells()
+		if g.cfg.Mode != MD5 { // an md5 table has no statistics cells
+			r.setCells()
+		}
 		switch g.cfg.Mode {
 		case Statistics:
 			r.statDiffs()

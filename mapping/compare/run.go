@@ -527,11 +527,12 @@ func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
 // fileSource streams a dump.json; the header of the last scan is kept and
 // the bytes read so far are counted for progress.
 type fileSource struct {
-	path string
-	plan *msprobe.Repeats // repeated keys of "data" (rare)
-	hdr  msprobe.Header
-	read atomic.Int64
-	size int64
+	path    string
+	plan    *msprobe.Repeats // repeated keys of "data" (rare)
+	noStats bool             // read without the statistics (Config.statsUnread)
+	hdr     msprobe.Header
+	read    atomic.Int64
+	size    int64
 }
 
 type countingReader struct {
@@ -556,7 +557,7 @@ func (f *fileSource) source() Source {
 			f.size = st.Size()
 		}
 		f.read.Store(0)
-		h, err := msprobe.ScanReuseWith(countingReader{fh, &f.read}, f.path, f.plan, yield)
+		h, err := msprobe.ScanReuseWith(countingReader{fh, &f.read}, f.path, msprobe.ScanOptions{Plan: f.plan, NoStats: f.noStats}, yield)
 		f.hdr = h
 		return err
 	}
@@ -1133,6 +1134,7 @@ func compareTable(cfg Config, nsrc *fileSource, np msprobe.Paths, bench Bench, b
 		cfg.Mode = MD5
 	}
 	for attempt := 0; ; attempt++ {
+		nsrc.noStats = cfg.statsUnread()
 		sum, err := Compare(nsrc.source(), bench, cfg, sk)
 		if err != nil {
 			// a "data" repeating keys (the rare path): read it again as Python does

@@ -560,9 +560,9 @@ func TestNoRepeats(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			_, err = ScanReuseWith(f, p, plan, keep)
+			_, err = ScanReuseWith(f, p, ScanOptions{Plan: plan}, keep)
 		} else {
-			_, err = ScanFileWith(p, plan, keep)
+			_, err = ScanFileWith(p, ScanOptions{Plan: plan}, keep)
 		}
 		if err != nil {
 			t.Fatal(err)

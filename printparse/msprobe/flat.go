@@ -56,6 +56,8 @@ type flatter struct {
 
 	taken int  // entries flattened here (tests)
 	names bool // rows are built with their names only (scanner.names)
+	// noStats: the statistics members are checked, not read (scanner.noStats).
+	noStats bool
 	// count: the rows are only counted into rows, neither names nor
 	// strings built (EntryReader.Rows; names is set too).
 	count bool
@@ -589,22 +591,36 @@ func (f *flatter) scalar(v *fval) bool {
 
 // statScalar is scalar for a value the row keeps only outside names mode
 // (statistics, value, members the row does without). In names mode only
-// its acceptance matters: it is checked as scalar checks it, no number
-// converted.
+// its acceptance matters: see scalarCheck.
 func (f *flatter) statScalar(v *fval) bool {
-	if !f.names {
-		if i := f.i; i < len(f.b) && (f.b[i]-'0' <= 9 || f.b[i] == '-' && !f.negInf()) {
-			// mostly a number right after the key's ": "
-			v.set = true
-			ok := f.num(&v.fnum)
-			v.kind = kInt
-			if v.float {
-				v.kind = kFloat
-			}
-			return ok
-		}
-		return f.scalar(v)
+	if f.names {
+		return f.scalarCheck(v)
 	}
+	if i := f.i; i < len(f.b) && (f.b[i]-'0' <= 9 || f.b[i] == '-' && !f.negInf()) {
+		// mostly a number right after the key's ": "
+		v.set = true
+		ok := f.num(&v.fnum)
+		v.kind = kInt
+		if v.float {
+			v.kind = kFloat
+		}
+		return ok
+	}
+	return f.scalar(v)
+}
+
+// statistic is statScalar for Max, Min, Mean or Norm, which with noStats
+// are only checked.
+func (f *flatter) statistic(v *fval) bool {
+	if f.noStats {
+		return f.scalarCheck(v)
+	}
+	return f.statScalar(v)
+}
+
+// scalarCheck is scalar for a value whose acceptance alone matters: it
+// accepts what scalar does, no number converted (v is set, not its kind).
+func (f *flatter) scalarCheck(v *fval) bool {
 	if c := f.ws(); c != '-' && c-'0' > 9 || c == '-' && f.negInf() {
 		return f.scalar(v)
 	}
@@ -928,16 +944,16 @@ func (f *flatter) leaf(typ []byte, line int32, top, md5Seen bool) bool {
 			m.shape, ok = f.shape()
 		case kyMax:
 			bit = 1 << 2
-			ok = f.statScalar(&m.stats[0])
+			ok = f.statistic(&m.stats[0])
 		case kyMin:
 			bit = 1 << 3
-			ok = f.statScalar(&m.stats[1])
+			ok = f.statistic(&m.stats[1])
 		case kyMean:
 			bit = 1 << 4
-			ok = f.statScalar(&m.stats[2])
+			ok = f.statistic(&m.stats[2])
 		case kyNorm:
 			bit = 1 << 5
-			ok = f.statScalar(&m.stats[3])
+			ok = f.statistic(&m.stats[3])
 		case kyReqGrad:
 			bit = 1 << 6
 			ok = f.scalar(&skip)
@@ -1071,9 +1087,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		if m.shape == "" {
 			pi.it.Shape = "None"
 		}
-		for k := range stats {
-			f.stat(pi, k, &stats[k], true)
-		}
+		f.stats(pi, stats)
 	} else if rank {
 		pi.it.Dtype, pi.it.Shape = typStr, "[]"
 		r := f.add(rankOf)
@@ -1100,9 +1114,7 @@ func (f *flatter) leafRow(typ []byte, line int32, m *itemMembers) bool {
 		case typStr == "slice":
 			pi.it.Shape = "()"
 		}
-		for k := range stats {
-			f.stat(pi, k, &stats[k], true)
-		}
+		f.stats(pi, stats)
 	} else {
 		pi.it.Dtype = pyTypeNames[val.kind]
 		if !val.set {
@@ -1206,6 +1218,17 @@ func (f *flatter) appendPyStr(dst []byte, v *fval) []byte {
 		return append(dst, v.lit...)
 	}
 	return append(dst, pyConsts[v.kind]...)
+}
+
+// stats sets the item's statistics from its members (none with noStats:
+// Null, as newItem left them).
+func (f *flatter) stats(pi pitem, stats *[4]fval) {
+	if f.noStats {
+		return
+	}
+	for k := range stats {
+		f.stat(pi, k, &stats[k], true)
+	}
 }
 
 // stat sets stat k of pi from v as statValue does.

@@ -345,6 +345,9 @@ func FuzzFlat(f *testing.F) {
 		if d := rowNamesDiffer(data, "dump.json"); d != "" {
 			t.Fatalf("names mode differs: %s", d)
 		}
+		if d, _ := noStatsDiffer(data, "dump.json"); d != "" {
+			t.Fatalf("NoStats differs: %s", d)
+		}
 	})
 }
 

@@ -38,22 +38,35 @@ const (
 // ErrRepeatedKey (see Repeats); ScanFileExact reads such a file as Python
 // does.
 func ScanFile(path string, fn func(*Entry) error) (Header, error) {
-	return ScanFileWith(path, nil, fn)
+	return ScanFileWith(path, ScanOptions{}, fn)
 }
 
-// ScanFileWith is ScanFile with the plan FindRepeats gave for the file
-// (nil: none).
-func ScanFileWith(path string, plan *Repeats, fn func(*Entry) error) (Header, error) {
-	return scanFile(path, plan, fn, scanMode{})
+// ScanOptions are the choices of ScanFileWith and ScanReuseWith.
+type ScanOptions struct {
+	// Plan is the plan FindRepeats gave for the file (nil: none).
+	Plan *Repeats
+	// NoStats leaves the statistics out of the rows that take them from
+	// the item's Max, Min, Mean and Norm (a tensor, a torch.Size, a
+	// slice): their Stats stay Null, the members checked as always but
+	// their numbers not converted. For readers of md5 tables, which print
+	// no statistics. A row whose statistics are its value (a scalar) or
+	// its ranks keeps them.
+	NoStats bool
+}
+
+// ScanFileWith is ScanFile with options.
+func ScanFileWith(path string, opt ScanOptions, fn func(*Entry) error) (Header, error) {
+	return scanFile(path, opt.Plan, fn, scanMode{noStats: opt.NoStats})
 }
 
 // scanMode is how scan reads a file: with the decoding goroutine
 // (pipelined), reusing the entries it gives fn (reuse; see ScanReuse),
-// building rows with their names only (names; see ScanFileRowNames).
+// building rows with their names only (names; see ScanFileRowNames),
+// without the items' statistics (noStats; see ScanOptions).
 type scanMode struct {
-	pipelined, reuse, names bool
-	noFlat                  bool        // the fast path off (tests compare both paths)
-	check                   repeatCheck // tests
+	pipelined, reuse, names, noStats bool
+	noFlat                           bool        // the fast path off (tests compare both paths)
+	check                            repeatCheck // tests
 }
 
 // scanFile is scan over the file at path, pipelined when more than one
@@ -159,26 +172,27 @@ func ScanReuse(r io.Reader, source string, fn func(*Entry) error) (Header, error
 	return scan(r, source, nil, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1, reuse: true})
 }
 
-// ScanReuseWith is ScanReuse with the plan FindRepeats gave for the file r
-// reads (nil: none); source must then be the file's path.
-func ScanReuseWith(r io.Reader, source string, plan *Repeats, fn func(*Entry) error) (Header, error) {
-	return scan(r, source, plan, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1, reuse: true})
+// ScanReuseWith is ScanReuse with options; with a Plan, source must be
+// the path of the file r reads.
+func ScanReuseWith(r io.Reader, source string, opt ScanOptions, fn func(*Entry) error) (Header, error) {
+	return scan(r, source, opt.Plan, fn, scanMode{pipelined: runtime.GOMAXPROCS(0) > 1, reuse: true, noStats: opt.NoStats})
 }
 
 func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, m scanMode) (Header, error) {
 	s := &scanner{
-		kf:     newKeyFilter(source, plan, m.check),
-		reuse:  m.reuse,
-		names:  m.names,
-		lx:     newLexer(r, source),
-		debug:  filepath.Base(source) == DebugJSONName,
-		noFlat: m.noFlat,
-		fn:     fn,
-		intern: make(map[string]string),
-		fwd:    make(map[string]int),
-		bwd:    make(map[string]int),
+		kf:      newKeyFilter(source, plan, m.check),
+		reuse:   m.reuse,
+		names:   m.names,
+		noStats: m.noStats,
+		lx:      newLexer(r, source),
+		debug:   filepath.Base(source) == DebugJSONName,
+		noFlat:  m.noFlat,
+		fn:      fn,
+		intern:  make(map[string]string),
+		fwd:     make(map[string]int),
+		bwd:     make(map[string]int),
 	}
-	s.flat.names = m.names
+	s.flat.names, s.flat.noStats = m.names, m.noStats
 	defer s.reloc.close()
 	if m.pipelined {
 		return s.runPipelined()
@@ -396,6 +410,8 @@ type scanner struct {
 	reloc relocator  // bodies of repeated keys (the rare path)
 	reuse bool       // finish reuses out
 	names bool       // finish builds rows with their names only
+	// noStats leaves the statistics members out of the rows (ScanOptions).
+	noStats bool
 	// countOnly counts an entry's rows into rows instead of building them.
 	countOnly   bool
 	count, rows int
@@ -881,8 +897,10 @@ func (s *scanner) leaf(o int32, state string) pitem {
 	if reqGrad >= 0 && t.nodes[reqGrad].kind != kNull {
 		pi.it.RequiresGrad = s.pyStrIntern(reqGrad)
 	}
-	for k := range stat {
-		s.statValue(pi, k, stat[k], true)
+	if !s.noStats { // else Null, as newItem left them
+		for k := range stat {
+			s.statValue(pi, k, stat[k], true)
+		}
 	}
 
 	// dtype, shape and the special cases of items without dtype.

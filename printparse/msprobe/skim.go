@@ -148,7 +148,7 @@ func skimWith(path string, plan *Repeats, w skimWorkers, fn func(e *SkimEntry) e
 	if errors.Is(err, errSkim) {
 		a.close()
 		// Let the full scanner name the problem.
-		if _, serr := ScanFileWith(path, plan, func(*Entry) error { return nil }); serr != nil {
+		if _, serr := ScanFileWith(path, ScanOptions{Plan: plan}, func(*Entry) error { return nil }); serr != nil {
 			return Header{}, serr
 		}
 		return Header{}, &source.Error{File: path, Line: lx.line, Expected: "a JSON value", Found: "malformed input"}
@@ -760,6 +760,10 @@ func (r *EntryReader) Close() error {
 	}
 	return r.f.Close()
 }
+
+// SkipStats makes Read leave the statistics out of the rows that take
+// them from the item's members, as ScanOptions.NoStats does.
+func (r *EntryReader) SkipStats() { r.s.noStats, r.s.flat.noStats = true, true }
 
 // MD5 reports whether an entry read so far carries an md5 (msprobe's
 // md5_find; see Header.MD5).
