@@ -268,7 +268,8 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // over part_0, part_1, ... past MaxXLSXRows), with rows filled red
 // (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
 // highlight). Numbers are written as numbers, as openpyxl writes them
-// (openpyxlNumber); text as text, without the CSV's " inf" spelling.
+// (openpyxlNumber); Python bools as booleans; text as text, without the
+// CSV's " inf" spelling.
 //
 // The rows go to the workbook on a goroutine of their own, in batches
 // (handOff): excelize takes longer to write a row than the compare to
@@ -300,9 +301,9 @@ type xlsxBatch struct {
 }
 
 type xlsxCell struct {
-	off, n int32 // the text, in text
-	num    bool
-	val    float64
+	off, n       int32 // the text, in text
+	num, boolean bool
+	val          float64
 }
 
 type xlsxRow struct {
@@ -377,7 +378,7 @@ func (s *XLSXSink) Header(cols []string) error {
 func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
 	b := s.batch
 	for _, c := range cells {
-		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, val: c.Val})
+		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, boolean: c.Bool, val: c.Val})
 		b.text = append(b.text, c.Text...)
 	}
 	b.rows = append(b.rows, xlsxRow{cells: int32(len(cells)), color: mark.Color})
@@ -411,7 +412,7 @@ func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
 		for _, c := range cells[:r.cells] {
 			// read during the call only (excelize copies what it writes)
 			text := unsafe.String(unsafe.SliceData(b.text[c.off:]), c.n)
-			cs = append(cs, Cell{Text: text, Num: c.num, Val: c.val})
+			cs = append(cs, Cell{Text: text, Num: c.num, Bool: c.boolean, Val: c.val})
 		}
 		cells = cells[r.cells:]
 		if err := s.writeRow(cs, r.color); err != nil {
@@ -461,6 +462,9 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 		}
 		if c.Num && !isInfText(c.Text) {
 			v = openpyxlNumber(c.Val, c.Text)
+		}
+		if c.Bool {
+			v = c.Text == "True" // a boolean cell, as openpyxl writes a bool
 		}
 		if style != 0 {
 			v = excelize.Cell{StyleID: style, Value: v}

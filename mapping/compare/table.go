@@ -193,10 +193,12 @@ func Header(mode Mode, stack bool) []string {
 }
 
 // Cell is one rendered table cell. Num marks cells msprobe holds as
-// numbers (written as numbers in xlsx).
+// numbers (written as numbers in xlsx), Bool those it holds as Python
+// bools, Text "True" or "False" (written as booleans in xlsx).
 type Cell struct {
 	Text string
 	Num  bool
+	Bool bool
 	Val  float64
 }
 
@@ -206,7 +208,7 @@ func statCell(c cell) Cell {
 	if c.isNum() {
 		return Cell{Text: c.csv(), Num: true, Val: c.f}
 	}
-	return Cell{Text: c.csv()}
+	return Cell{Text: c.csv(), Bool: c.k == cBool}
 }
 
 // rowOut renders rows: as Cells (cell sinks), or as msprobe's CSV line
@@ -260,11 +262,11 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 			o.cells = append(o.cells, statCell(r.bcell[i]))
 		}
 	}
+	consistent := "False" // Requires_grad Consistent, a bool column
 	if r.npuReqGrad() == r.benchReqGrad() {
-		o.str("True")
-	} else {
-		o.str("False")
+		consistent = "True"
 	}
+	o.cells = append(o.cells, Cell{Text: consistent, Bool: true})
 	o.str(r.result)
 	if len(r.msgs) == 0 {
 		o.str("[]")

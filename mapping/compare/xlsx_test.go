@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,74 @@ func TestXLSX(t *testing.T) {
 	if ents, _ := os.ReadDir(out); len(ents) != 1 {
 		t.Errorf("output folder holds %d files", len(ents))
 	}
+}
+
+// TestXLSXAsMsprobe checks every cell of the xlsx table against msprobe's
+// own --xlsx of the same pair (openpyxl's workbook): its type (number,
+// boolean, text) and its value, numbers to the bit. msprobe colors no
+// row (the highlight fills are layermap's, as msprobe -hl did): fills
+// are not compared.
+func TestXLSXAsMsprobe(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(testkit.Corpus(t, "msprobe"), "golden")
+	for _, name := range []string{"synth_statistics", "synth_md5"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(root, name)
+			out := t.TempDir()
+			rep, err := Run(Options{Target: filepath.Join(dir, "npu/dump.json"), Golden: filepath.Join(dir, "bench/dump.json"), OutDir: out, XLSX: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := filepath.Glob(filepath.Join(dir, "output_xlsx", "*.xlsx"))
+			if err != nil || len(want) != 1 || len(rep.Ranks) != 1 {
+				t.Fatalf("golden %v (%v), ranks %d", want, err, len(rep.Ranks))
+			}
+			got, exp := xlsxCells(t, rep.Ranks[0].Files[0]), xlsxCells(t, want[0])
+			if len(got) != len(exp) {
+				t.Fatalf("%d rows, msprobe's %d", len(got), len(exp))
+			}
+			for r := range exp {
+				if g, w := strings.Join(got[r], " | "), strings.Join(exp[r], " | "); g != w {
+					t.Errorf("row %d:\n%s\nmsprobe's\n%s", r+1, g, w)
+				}
+			}
+		})
+	}
+}
+
+// xlsxCells reads Sheet1 of the workbook at path as each cell's type and
+// value: "b:1" a boolean, "s:text" a string, "n:bits" a number (the
+// float64's bits: equal numbers written as different decimals match).
+func xlsxCells(t *testing.T, path string) [][]string {
+	f, rows := sheetRows(t, path)
+	raw, err := f.GetRows("Sheet1", excelize.Options{RawCellValue: true})
+	if err != nil || len(raw) != len(rows) {
+		t.Fatalf("%s: %d raw rows (%v), %d rows", path, len(raw), err, len(rows))
+	}
+	out := make([][]string, len(raw))
+	for r, row := range raw {
+		for c, v := range row {
+			ref, _ := excelize.CoordinatesToCellName(c+1, r+1)
+			typ, err := f.GetCellType("Sheet1", ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cell := "s:" + v
+			switch typ {
+			case excelize.CellTypeBool:
+				cell = "b:" + v
+			case excelize.CellTypeUnset, excelize.CellTypeNumber:
+				if x, err := strconv.ParseFloat(v, 64); err == nil {
+					cell = "n:" + strconv.FormatUint(math.Float64bits(x), 16)
+				} else if v != "" {
+					cell = "n?" + v
+				}
+			}
+			out[r] = append(out[r], cell)
+		}
+	}
+	return out
 }
 
 // sheetRows opens the workbook at path (closed when the test ends) and
