@@ -38,7 +38,8 @@ import (
 //     "-dm" with the data mapping that layer mapping gives (msprobe's -dm),
 //     "-da" writes msprobe's first-divergence JSON instead of the table
 //     (in directory mode, msprobe's only one for -da: the pair linked as
-//     rank0 of a step folder a side, rankFolders);
+//     rank0 of a step folder a side, rankFolders), "-xlsx" the table as
+//     xlsx (--xlsx);
 //   - synthstats: msprobe's synthetic statistics fixture
 //     (testdata/corpus/msprobe/golden/synth_statistics) scaled by
 //     dumpgen.Scale: every value type msprobe dumps, NPU-only and
@@ -72,9 +73,9 @@ import (
 // compare (e.g. "msprobe compare", or "msprobe -f pytorch compare" for
 // older versions; split at spaces): every iteration then also runs it on
 // the same pair, just after layermap's run, with -tp, -gp, -o and the
-// run's flags (-da), and checks that every file it writes is
+// run's flags (-da, --xlsx), and checks that every file it writes is
 // byte-identical to layermap's file of the same name (the time stamps in
-// the names aside). msprobe's compare of PyTorch dumps ignores -lm, so a
+// the names aside; an xlsx table cell for cell, sameCells). msprobe's compare of PyTorch dumps ignores -lm, so a
 // "-lm" run gives it the data mapping layermap's run wrote (-dm): its time
 // leaves out msprobe's own derivation of that mapping. Reported besides:
 //   - msprobe-s: msprobe's wall time, the mean over the iterations;
@@ -260,6 +261,7 @@ type childRun struct {
 	LayerMapping    string // a layer_mapping.yaml (compare -lm)
 	DataMapping     string // a data mapping yaml (compare -dm)
 	DiffAnalyze     bool   // compare -da
+	XLSX            bool   // compare --xlsx
 }
 
 type childResult struct {
@@ -292,7 +294,7 @@ func benchChild(spec string) int {
 	} else {
 		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: benchStamp, LayerMappingFile: c.LayerMapping,
 			DataMappingFile: c.DataMapping,
-			DiffAnalyze:     c.DiffAnalyze}
+			DiffAnalyze:     c.DiffAnalyze, XLSX: c.XLSX}
 		stop, err := childProfile()
 		if err != nil {
 			res.Err = err.Error()
@@ -427,6 +429,9 @@ func runMsprobe(b *testing.B, ms []string, run childRun) time.Duration {
 	if run.DiffAnalyze {
 		args = append(args, "-da")
 	}
+	if run.XLSX {
+		args = append(args, "--xlsx")
+	}
 	if run.DataMapping != "" {
 		args = append(args, "-dm", run.DataMapping)
 	}
@@ -492,6 +497,9 @@ func outputDiffs(msDir, lmDir string, mapped bool) ([]string, error) {
 			continue
 		}
 		same, err := sameFiles(got, want)
+		if strings.HasSuffix(name, ".xlsx") {
+			same, err = sameCells(got, want) // two writers' zips: the cells must match
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -539,6 +547,20 @@ func sameFiles(p, q string) (bool, error) {
 	}
 }
 
+// sameCells reports whether two xlsx workbooks hold the same cells on
+// Sheet1 (xlsxCells: types and values).
+func sameCells(a, b string) (bool, error) {
+	x, err := xlsxCells(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := xlsxCells(b)
+	if err != nil {
+		return false, err
+	}
+	return slices.EqualFunc(x, y, slices.Equal[[]string]), nil
+}
+
 // tail is the last n bytes of out at most.
 func tail(out []byte, n int) []byte { return out[max(0, len(out)-n):] }
 
@@ -561,6 +583,7 @@ func BenchmarkCompare(b *testing.B) {
 			npu, bench := rankFolders(b, p)
 			benchCompare(b, p, childRun{NPU: npu, Bench: bench, DiffAnalyze: true})
 		})
+		b.Run("qwen25vl-xlsx/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{XLSX: true}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })

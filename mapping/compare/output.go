@@ -269,7 +269,8 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
 // highlight). Numbers are written as numbers, as openpyxl writes them
 // (openpyxlNumber); Python bools as booleans; text as text, without the
-// CSV's " inf" spelling.
+// CSV's " inf" spelling. The workbook's zip is written straight into its
+// file, its memory bounded whatever the table's length.
 //
 // The rows go to the workbook on a goroutine of their own, in batches
 // (handOff): excelize takes longer to write a row than the compare to
@@ -326,7 +327,10 @@ func (s *XLSXSink) reset() error {
 		s.f.Close()
 	}
 	s.f = excelize.NewFile()
-	s.f.SetZipWriter(fastZip)
+	// The workbook's zip goes straight into the output file: excelize
+	// would build it in memory first (File.WriteToBuffer), the whole
+	// compressed table, and then copy it. Its buffer stays empty.
+	s.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return fastZip(s.out) })
 	s.rows, s.sheet, s.sw = 0, 0, nil
 	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
 		empty: func(b *xlsxBatch) *xlsxBatch {
