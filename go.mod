@@ -8,6 +8,7 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/kisielk/og-rek v1.3.0
+	github.com/klauspost/compress v1.20.5 // deflate for the xlsx zip: half of compress/flate's time
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/xuri/excelize/v2 v2.10.1 // v2.11 cuts a float to 15 digits in its stream writer; msprobe's xlsx holds 16

@@ -2,13 +2,14 @@ package compare
 
 import (
 	"archive/zip"
-	"compress/flate"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/xuri/excelize/v2"
@@ -479,9 +480,11 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 	return s.sw.SetRow(cellName, s.vals)
 }
 
-// fastZip is the workbook's zip writer: deflate at its best speed. A
-// table's sheet is tens to hundreds of MB of XML; the default level
-// takes seconds on it, longer than the compare.
+// fastZip is the workbook's zip writer: deflate at its best speed, by
+// klauspost/compress, which takes half the time of compress/flate's and
+// writes a smaller file. A table's sheet is tens to hundreds of MB of
+// XML; compress/flate's default level takes seconds on it, longer than
+// the compare.
 func fastZip(w io.Writer) excelize.ZipWriter {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
