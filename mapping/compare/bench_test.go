@@ -38,8 +38,10 @@ import (
 //     "-dm" with the data mapping that layer mapping gives (msprobe's -dm),
 //     "-da" writes msprobe's first-divergence JSON instead of the table
 //     (in directory mode, msprobe's only one for -da: the pair linked as
-//     rank0 of a step folder a side, rankFolders), "-xlsx" the table as
-//     xlsx (--xlsx);
+//     rank0 of a step folder a side, rankFolders); "-xlsx" writes the
+//     table as xlsx (--xlsx), only for the sizes LAYERMAP_BENCH_XLSX
+//     lists (default none: excelize's rows take ten times the compare,
+//     and would swamp the build's profile);
 //   - synthstats: msprobe's synthetic statistics fixture
 //     (testdata/corpus/msprobe/golden/synth_statistics) scaled by
 //     dumpgen.Scale: every value type msprobe dumps, NPU-only and
@@ -55,8 +57,9 @@ import (
 // (default "27M"; "27M,216M" for the 8x memory check),
 // LAYERMAP_BENCH_STATS those of synthstats (default "27M") and
 // LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M"); "none" runs none
-// of a kind. Each iteration runs one compare in a child process (the test binary
-// re-executed), as `layermap compare` would, and reports:
+// of a kind ("27M,216M" in LAYERMAP_BENCH_XLSX for the xlsx memory
+// check). Each iteration runs one compare in a child process (the test
+// binary re-executed), as `layermap compare` would, and reports:
 //   - MB/s: both dump.json files' bytes per second of wall time;
 //   - cpu-MB/s: the same per second of user+system CPU time;
 //   - peak-RSS-MB: the child's maximum resident set, as the child reads it
@@ -583,13 +586,15 @@ func BenchmarkCompare(b *testing.B) {
 			npu, bench := rankFolders(b, p)
 			benchCompare(b, p, childRun{NPU: npu, Bench: bench, DiffAnalyze: true})
 		})
-		b.Run("qwen25vl-xlsx/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{XLSX: true}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.MD5Pair), childRun{}) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_XLSX", "none") {
+		b.Run("qwen25vl-xlsx/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{XLSX: true}) })
 	}
 }
 
