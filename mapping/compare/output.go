@@ -287,6 +287,10 @@ type XLSXSink struct {
 	yellow int
 	many   bool
 	vals   []any
+	// sheetXML bounds the XML of the sheet being written (xmlBound),
+	// largestXML of any sheet; past zip64 bytes the workbook is zipped as
+	// excelize zips it (see reset).
+	sheetXML, largestXML, zip64 int64
 
 	batch *xlsxBatch // being filled
 	h     handOff[*xlsxBatch]
@@ -319,7 +323,7 @@ func NewXLSXSink(set *output.Set, dir string, name output.Name) (*XLSXSink, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &XLSXSink{out: out, batch: &xlsxBatch{}}
+	s := &XLSXSink{out: out, batch: &xlsxBatch{}, zip64: math.MaxUint32}
 	return s, s.reset()
 }
 
@@ -330,9 +334,17 @@ func (s *XLSXSink) reset() error {
 	s.f = excelize.NewFile()
 	// The workbook's zip goes straight into the output file: excelize
 	// would build it in memory first (File.WriteToBuffer), the whole
-	// compressed table, and then copy it. Its buffer stays empty.
-	s.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return fastZip(s.out) })
-	s.rows, s.sheet, s.sw = 0, 0, nil
+	// compressed table, and then copy it; its buffer stays empty. Not
+	// when a sheet may pass 4 GiB of XML: excelize then marks its entry
+	// as zip64 in the local header, in its buffer (File.writeZip64LFH),
+	// where archive/zip writes a version Excel calls corrupt.
+	s.f.SetZipWriter(func(buf io.Writer) excelize.ZipWriter {
+		if s.largestXML > s.zip64 {
+			return fastZip(buf)
+		}
+		return fastZip(s.out)
+	})
+	s.rows, s.sheet, s.sw, s.sheetXML, s.largestXML = 0, 0, nil, 0, 0
 	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
 		empty: func(b *xlsxBatch) *xlsxBatch {
 			b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
@@ -367,8 +379,10 @@ func (s *XLSXSink) startSheet() error {
 	}
 	s.sw = sw
 	hdr := make([]any, len(s.header))
+	s.sheetXML = 0
 	for i, h := range s.header {
 		hdr[i] = h
+		s.sheetXML += xmlBound(Cell{Text: h})
 	}
 	return sw.SetRow("A1", hdr)
 }
@@ -476,8 +490,23 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 		}
 		s.vals = append(s.vals, v)
 	}
+	for _, c := range cells {
+		s.sheetXML += xmlBound(c)
+	}
+	s.largestXML = max(s.largestXML, s.sheetXML)
 	cellName, _ := excelize.CoordinatesToCellName(1, (s.rows-1)%MaxXLSXRows+2)
 	return s.sw.SetRow(cellName, s.vals)
+}
+
+// xmlBound bounds the bytes of a cell in a sheet's XML, its row's share
+// included: the tags, reference, style and type in 128; a number in 330
+// (excelize writes it without exponent: 1e-300 takes 302); text with each
+// byte escaped into at most 6 (&#34;).
+func xmlBound(c Cell) int64 {
+	if c.Num {
+		return 330 + 128
+	}
+	return 6*int64(len(c.Text)) + 128
 }
 
 // fastZip is the workbook's zip writer: deflate at its best speed, by

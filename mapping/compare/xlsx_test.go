@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -322,5 +324,68 @@ func TestXLSXSink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestXLSXZipBound: xmlBound bounds the sheet's XML excelize writes,
+// whatever the cells (escapes, invalid UTF-8, numbers excelize spells
+// without exponent, fills); and a workbook whose bound passes the zip64
+// line, zipped in excelize's buffer, is the same file as one zipped
+// straight into the output.
+func TestXLSXZipBound(t *testing.T) {
+	t.Parallel()
+	header := []string{"NPU Name", "Max diff", "Requires_grad Consistent", "NPU_Stack_Info"}
+	rows := [][]Cell{
+		{{Text: `a"b<c>&d'e`}, {Text: "5e-324", Num: true, Val: 5e-324}, {Text: "True", Bool: true}, {Text: "\t\n\r x \x01\x7f\xff\xfe"}},
+		{{Text: strings.Repeat(`"`, 1000)}, {Text: "-1.7976931348623157e+308", Num: true, Val: -math.MaxFloat64}, {Text: "False", Bool: true}, {Text: ""}},
+		{{Text: "x"}, {Text: "-2.2250738585072014e-308", Num: true, Val: -2.2250738585072014e-308}, {Text: "True", Bool: true}, {Text: strings.Repeat("\x00&", 300)}},
+	}
+	write := func(zip64 int64) (string, int64) {
+		var bound int64
+		dir, _ := writeTable(t, func(set *output.Set, dir string) (*XLSXSink, error) {
+			s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+			if s != nil {
+				s.zip64 = zip64
+			}
+			return s, err
+		}, header, func(t *testing.T, s *XLSXSink) {
+			for i := range 300 {
+				if err := s.Row(rows[i%len(rows)], RowMark{Color: Color(i % 3)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			bound = s.largestXML
+		}, false, time.Now())
+		return filepath.Join(dir, "t.xlsx"), bound
+	}
+	straight, bound := write(math.MaxUint32)
+	z, err := zip.OpenReader(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	var sheet uint64
+	for _, f := range z.File {
+		if f.Name == "xl/worksheets/sheet1.xml" {
+			sheet = f.UncompressedSize64
+		}
+	}
+	if sheet == 0 || int64(sheet) > bound {
+		t.Errorf("sheet1.xml is %d bytes, bound %d", sheet, bound)
+	}
+	buffered, _ := write(0)
+	a, err := os.ReadFile(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(buffered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("the workbook zipped in excelize's buffer (%d bytes) differs from the one zipped into its file (%d bytes)", len(b), len(a))
 	}
 }
