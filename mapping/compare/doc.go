@@ -97,8 +97,9 @@
 // without bench data, is patched into a CSV table, -da's JSON and the
 // rows a view kept (csvpatch.go, NoBenchView) instead, and an md5 table,
 // which prints no statistics, takes none. Nor does an md5 table read
-// them: without an N:1 plan both dumps are read with their statistics
-// left unconverted (msprobe.ScanOptions.NoStats, Config.statsUnread).
+// them: both dumps are read with their statistics left unconverted
+// (msprobe.ScanOptions.NoStats, Config.statsUnread), but for the N:1
+// detection's indexes, which compare them.
 //
 // Known divergences from msprobe, by design: statistics/md5-mode fuzzy
 // match pairs rows (msprobe's result frame is misaligned there and every

@@ -135,6 +135,9 @@ type Config struct {
 	// held is an index of the bench side built before the compare, for
 	// its first join to take (plan.go).
 	held *heldIndex
+	// keepStats has the dumps read with their statistics whatever the
+	// mode (statsUnread): the N:1 detection compares them (sameStats).
+	keepStats bool
 	// nowhere maps the NPU entries a layer_mapping rule sends to no bench
 	// entry to the rule (nowhereRules, health.go).
 	nowhere      *sentNowhere
@@ -514,10 +517,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 }
 
 // statsUnread tells whether the rows' statistics go unread, so that the
-// dumps may be read without them: an md5 table prints none and combines
-// no rows; an N:1 plan is left its statistics (its detection compares
-// them: sameStats).
-func (cfg *Config) statsUnread() bool { return cfg.Mode == MD5 && cfg.fused == nil }
+// dumps may be read without them: an md5 table prints none, and combines
+// no rows (fused.go, tp.go: an md5 of a whole is not in its parts').
+func (cfg *Config) statsUnread() bool { return cfg.Mode == MD5 && !cfg.keepStats }
 
 // benchEntries is the bench side as a Source; md5 is set when the
 // bench file's header says md5.

@@ -330,6 +330,7 @@ type sideIndexes struct {
 // when known (as a skim gives them), are indexed without skimming it.
 func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.Entries) *sideIndexes {
 	s := &sideIndexes{done: make(chan struct{})}
+	cfg.keepStats = true // for detectGroups; the join that takes the bench index keeps them too
 	// A side whose "data" repeats keys is indexed again with its plan,
 	// read as Python reads it.
 	side := func(name, path string, known *resolve.Entries) (*benchIndex, error) {

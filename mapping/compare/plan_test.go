@@ -75,3 +75,54 @@ func firstName(t *testing.T, path string) string {
 	}
 	return names[0]
 }
+
+// TestReadersStats: in md5 mode the bench readers (and their forks) read
+// without statistics, in the other modes with them; the N:1 detection's
+// indexes keep them whatever the mode (it compares them).
+func TestReadersStats(t *testing.T) {
+	t.Parallel()
+	root := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	np, err := msprobe.Locate(filepath.Join(root, "npu/proc12360"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := msprobe.Locate(filepath.Join(root, "bench/proc12353"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noStats := func(t *testing.T, src benchSource) bool {
+		fb, ok := src.(*fileBench)
+		if !ok {
+			t.Fatalf("source %T", src)
+		}
+		fork, err := fb.fork()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fork.close()
+		if fork.(*fileBench).noStats != fb.noStats {
+			t.Errorf("fork: noStats %v, its reader's %v", fork.(*fileBench).noStats, fb.noStats)
+		}
+		return fb.noStats
+	}
+	for _, mode := range []Mode{Statistics, MD5, Tensor} {
+		cfg := Config{Mode: mode}
+		src, err := BenchFile(bp.DumpJSON).openBench(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := noStats(t, src); got != (mode == MD5) {
+			t.Errorf("%v: the bench reader reads without statistics: %v", mode, got)
+		}
+		src.close()
+		nix, bix, err := indexSides(cfg, np, bp, nil, nil).take(&cfg, np, bp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if noStats(t, nix.src) || noStats(t, bix.src) {
+			t.Errorf("%v: the detection's indexes read without statistics", mode)
+		}
+		nix.close()
+		bix.close()
+	}
+}
