@@ -41,7 +41,9 @@ type Options struct {
 	Diverge      float64
 	DivergeLayer int
 	// Tensor writes a tensor-mode dump (task "tensor", data_name on every
-	// tensor); MD5 adds an md5 to every tensor (statistics md5 mode).
+	// tensor); MD5 adds an md5 to every tensor (statistics md5 mode):
+	// with the same Seed, the NPU side's where the statistics are too
+	// (neither Perturb nor Diverge applies).
 	Tensor bool
 	MD5    bool
 	// Framework is written in the header (default "pytorch").
@@ -292,8 +294,13 @@ func (g *gen) tensor(dtype string, shape []int, requiresGrad bool) {
 	e.key("requires_grad")
 	e.bool(requiresGrad)
 	if g.o.MD5 {
+		// the NPU side's CRC, unless the statistics differ from its
+		crc := g.rng.Uint32()
+		if g.o.Perturb != 0 || g.diverging {
+			crc ^= 0x9e3779b9
+		}
 		e.key("md5")
-		e.str(fmt.Sprintf("%08x", g.rng.Uint32()))
+		e.str(fmt.Sprintf("%08x", crc))
 	}
 	if g.o.Tensor {
 		name := g.entryName + "." + g.category
