@@ -97,7 +97,7 @@ type outRow struct {
 	benchFloat   bool
 	intCol       [4]bool
 	output       bool        // an output row (".output." in its name)
-	ncell, bcell [4]cell     // the stat cells as they print (set by groupWriter.add)
+	ncell, bcell [4]cell     // the stat cells as they print (groupWriter.prepare; none in md5 mode)
 	diff         [8]text     // statistics: 4 diffs then 4 relative errors
 	met          [6]Metric   // tensor metrics
 	readErr      string      // tensor mode: why the row's files could not be read

@@ -619,7 +619,8 @@ func (f *flatter) statistic(v *fval) bool {
 }
 
 // scalarCheck is scalar for a value whose acceptance alone matters: it
-// accepts what scalar does, no number converted (v is set, not its kind).
+// accepts what scalar does, no number converted (a number leaves v set,
+// its kind and value unset).
 func (f *flatter) scalarCheck(v *fval) bool {
 	if c := f.ws(); c != '-' && c-'0' > 9 || c == '-' && f.negInf() {
 		return f.scalar(v)
