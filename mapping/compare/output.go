@@ -2,6 +2,7 @@ package compare
 
 import (
 	"archive/zip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -279,6 +280,8 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 type XLSXSink struct {
 	out    *output.File
 	f      *excelize.File
+	zip    *xlsxZip // the workbook's, once excelize writes it
+	zip64  int64    // an entry of more bytes is marked zip64 (markZip64)
 	sw     *excelize.StreamWriter
 	header []string
 	rows   int
@@ -287,10 +290,6 @@ type XLSXSink struct {
 	yellow int
 	many   bool
 	vals   []any
-	// sheetXML bounds the XML of the sheet being written (xmlBound),
-	// largestXML of any sheet; past zip64 bytes the workbook is zipped as
-	// excelize zips it (see reset).
-	sheetXML, largestXML, zip64 int64
 
 	batch *xlsxBatch // being filled
 	h     handOff[*xlsxBatch]
@@ -334,17 +333,13 @@ func (s *XLSXSink) reset() error {
 	s.f = excelize.NewFile()
 	// The workbook's zip goes straight into the output file: excelize
 	// would build it in memory first (File.WriteToBuffer), the whole
-	// compressed table, and then copy it; its buffer stays empty. Not
-	// when a sheet may pass 4 GiB of XML: excelize then marks its entry
-	// as zip64 in the local header, in its buffer (File.writeZip64LFH),
-	// where archive/zip writes a version Excel calls corrupt.
-	s.f.SetZipWriter(func(buf io.Writer) excelize.ZipWriter {
-		if s.largestXML > s.zip64 {
-			return fastZip(buf)
-		}
-		return fastZip(s.out)
+	// compressed table, and then copy it. Its buffer stays empty.
+	s.zip = nil
+	s.f.SetZipWriter(func(io.Writer) excelize.ZipWriter {
+		s.zip = newXLSXZip(s.out)
+		return s.zip
 	})
-	s.rows, s.sheet, s.sw, s.sheetXML, s.largestXML = 0, 0, nil, 0, 0
+	s.rows, s.sheet, s.sw = 0, 0, nil
 	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
 		empty: func(b *xlsxBatch) *xlsxBatch {
 			b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
@@ -379,10 +374,8 @@ func (s *XLSXSink) startSheet() error {
 	}
 	s.sw = sw
 	hdr := make([]any, len(s.header))
-	s.sheetXML = 0
 	for i, h := range s.header {
 		hdr[i] = h
-		s.sheetXML += xmlBound(Cell{Text: h})
 	}
 	return sw.SetRow("A1", hdr)
 }
@@ -490,23 +483,98 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 		}
 		s.vals = append(s.vals, v)
 	}
-	for _, c := range cells {
-		s.sheetXML += xmlBound(c)
-	}
-	s.largestXML = max(s.largestXML, s.sheetXML)
 	cellName, _ := excelize.CoordinatesToCellName(1, (s.rows-1)%MaxXLSXRows+2)
 	return s.sw.SetRow(cellName, s.vals)
 }
 
-// xmlBound bounds the bytes of a cell in a sheet's XML, its row's share
-// included: the tags, reference, style and type in 128; a number in 330
-// (excelize writes it without exponent: 1e-300 takes 302); text with each
-// byte escaped into at most 6 (&#34;).
-func xmlBound(c Cell) int64 {
-	if c.Num {
-		return 330 + 128
+// xlsxZip is a workbook's zip written straight into its file. It counts
+// each entry's bytes, so that markZip64 can mark the local header of an
+// entry of more than 4 GiB as zip64, as excelize does in its own buffer
+// (File.writeZip64LFH): archive/zip writes version 20 there and 45 in
+// the central directory only, which Excel calls a corrupt file. A sheet
+// of a million rows with long stacks passes 4 GiB.
+type xlsxZip struct {
+	*zip.Writer
+	size    countWriter // the file's bytes
+	entries []zipEntry
+}
+
+type zipEntry struct {
+	name string
+	size *countWriter // uncompressed
+}
+
+// countWriter counts the bytes written through it to w.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func newXLSXZip(out io.Writer) *xlsxZip {
+	z := &xlsxZip{size: countWriter{w: out}}
+	z.Writer = fastZip(&z.size)
+	return z
+}
+
+// Create starts an entry (excelize writes every entry with it).
+func (z *xlsxZip) Create(name string) (io.Writer, error) {
+	w, err := z.Writer.Create(name)
+	if err != nil {
+		return nil, err
 	}
-	return 6*int64(len(c.Text)) + 128
+	e := zipEntry{name: name, size: &countWriter{w: w}}
+	z.entries = append(z.entries, e)
+	return e.size, nil
+}
+
+// markZip64 sets version 45 in the local header of every entry of more
+// than large bytes in the closed zip in f. The header is found from the
+// central directory (its entry's data offset) and checked before it is
+// changed.
+func (z *xlsxZip) markZip64(f *output.File, large int64) error {
+	big := map[string]bool{}
+	for _, e := range z.entries {
+		if e.size.n > large {
+			big[e.name] = true
+		}
+	}
+	if len(big) == 0 {
+		return nil
+	}
+	r, err := zip.NewReader(f, z.size.n)
+	if err != nil {
+		return fmt.Errorf("xlsx zip64: %w", err)
+	}
+	for _, e := range r.File {
+		if !big[e.Name] {
+			continue
+		}
+		data, err := e.DataOffset()
+		if err != nil {
+			return fmt.Errorf("xlsx zip64: %w", err)
+		}
+		// the local header: signature, version needed, ..., name and
+		// extra field lengths at 26 and 28 (archive/zip writes no extra
+		// field in it)
+		at := data - 30 - int64(len(e.Name))
+		var h [30]byte
+		if _, err := f.ReadAt(h[:], at); err != nil {
+			return err
+		}
+		if binary.LittleEndian.Uint32(h[0:]) != 0x04034b50 || int(binary.LittleEndian.Uint16(h[26:])) != len(e.Name) || binary.LittleEndian.Uint16(h[28:]) != 0 {
+			return fmt.Errorf("xlsx zip64: no local header of %s at %d", e.Name, at)
+		}
+		if _, err := f.WriteAt([]byte{45, 0}, at+4); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fastZip is the workbook's zip writer: deflate at its best speed, by
@@ -514,7 +582,7 @@ func xmlBound(c Cell) int64 {
 // writes a smaller file. A table's sheet is tens to hundreds of MB of
 // XML; compress/flate's default level takes seconds on it, longer than
 // the compare.
-func fastZip(w io.Writer) excelize.ZipWriter {
+func fastZip(w io.Writer) *zip.Writer {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
@@ -582,7 +650,10 @@ func (s *XLSXSink) Finish() error {
 	if err := s.sw.Flush(); err != nil {
 		return err
 	}
-	return s.f.Write(s.out)
+	if err := s.f.Write(s.out); err != nil {
+		return err
+	}
+	return s.zip.markZip64(s.out, s.zip64)
 }
 
 // Drop removes the table from the set.

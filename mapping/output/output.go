@@ -138,6 +138,25 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadAt reads the file's temporary at offset off, as os.File.ReadAt does.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.f.ReadAt(p, off)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("read %s: %w", f.display(), bare(err))
+	}
+	return n, err
+}
+
+// WriteAt writes p at offset off of the file's temporary, over what was
+// written there (a header completed once what follows it is known).
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.f.WriteAt(p, off)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", f.display(), bare(err))
+	}
+	return n, err
+}
+
 // Truncate discards what was written so far.
 func (f *File) Truncate() error {
 	if err := f.f.Truncate(0); err != nil {
