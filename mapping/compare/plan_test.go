@@ -13,15 +13,7 @@ import (
 // repeats plan, and once.
 func TestHeldIndex(t *testing.T) {
 	t.Parallel()
-	root := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	np, err := msprobe.Locate(filepath.Join(root, "npu/proc12360"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp, err := msprobe.Locate(filepath.Join(root, "bench/proc12353"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	np, bp := reversePaths(t)
 	tests := []struct {
 		name  string
 		bench Bench
@@ -67,6 +59,22 @@ func TestHeldIndex(t *testing.T) {
 	}
 }
 
+// reversePaths are the dump folders of the golden Qwen2.5-VL pair (NPU
+// LLaMA-Factory, bench MindSpeed-MM).
+func reversePaths(t *testing.T) (np, bp msprobe.Paths) {
+	t.Helper()
+	root := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
+	np, err := msprobe.Locate(filepath.Join(root, "npu/proc12360"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err = msprobe.Locate(filepath.Join(root, "bench/proc12353"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return np, bp
+}
+
 func firstName(t *testing.T, path string) string {
 	t.Helper()
 	names, err := msprobe.EntryNames(path)
@@ -81,15 +89,7 @@ func firstName(t *testing.T, path string) string {
 // indexes keep them whatever the mode (it compares them).
 func TestReadersStats(t *testing.T) {
 	t.Parallel()
-	root := testkit.Corpus(t, "msprobe/golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template")
-	np, err := msprobe.Locate(filepath.Join(root, "npu/proc12360"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp, err := msprobe.Locate(filepath.Join(root, "bench/proc12353"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	np, bp := reversePaths(t)
 	noStats := func(t *testing.T, src benchSource) bool {
 		fb, ok := src.(*fileBench)
 		if !ok {

@@ -77,24 +77,16 @@ func TestFlatMatchesTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs.s.noFlat = true
-		var offs []int64
-		var lines []int
-		if _, err := Skim(path, func(e *SkimEntry) error {
-			offs, lines = append(offs, e.Offset), append(lines, e.Line)
-			return nil
-		}); err != nil {
+		spans, err := skimSpans(path)
+		if err != nil {
 			rf.Close()
 			rs.Close()
 			continue // not a dump Skim reads: Scan compared it above
 		}
-		for i, off := range offs {
-			end := int64(-1)
-			if i+1 < len(offs) {
-				end = offs[i+1]
-			}
+		for i, sp := range spans {
 			read := func(r *EntryReader) string {
 				var b strings.Builder
-				err := r.Read(i, off, end, lines[i], func(e *Entry) error {
+				err := r.Read(i, sp.off, sp.end, sp.line, func(e *Entry) error {
 					fmt.Fprintf(&b, "%+v\n", *e)
 					return nil
 				})
@@ -107,7 +99,7 @@ func TestFlatMatchesTree(t *testing.T) {
 				t.Errorf("%s entry %d: fast path differs:\n%s", path, i, firstDiff(fast, slow))
 			}
 		}
-		entries += len(offs)
+		entries += len(spans)
 		taken += rf.s.flat.taken
 		rf.Close()
 		rs.Close()
@@ -116,6 +108,25 @@ func TestFlatMatchesTree(t *testing.T) {
 	if taken < entries/2 {
 		t.Errorf("fast path took only %d of %d entries", taken, entries)
 	}
+}
+
+// entrySpan is where Skim finds an entry, as EntryReader.Read takes it.
+type entrySpan struct {
+	off, end int64 // end: the next entry's offset, -1 for the last
+	line     int
+}
+
+// skimSpans skims the dump at path for its entries' spans.
+func skimSpans(path string) ([]entrySpan, error) {
+	var spans []entrySpan
+	_, err := Skim(path, func(e *SkimEntry) error {
+		if n := len(spans); n > 0 {
+			spans[n-1].end = e.Offset
+		}
+		spans = append(spans, entrySpan{off: e.Offset, end: -1, line: e.Line})
+		return nil
+	})
+	return spans, err
 }
 
 // renderRows renders what scan gives for data in mode m, rows with what

@@ -127,21 +127,13 @@ func TestEntryReaderSkipStats(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.SkipStats()
-		var offs []int64
-		var lines []int
-		if _, err := Skim(path, func(e *SkimEntry) error {
-			offs, lines = append(offs, e.Offset), append(lines, e.Line)
-			return nil
-		}); err != nil {
+		spans, err := skimSpans(path)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var got []Item
-		for i, off := range offs {
-			end := int64(-1)
-			if i+1 < len(offs) {
-				end = offs[i+1]
-			}
-			if err := r.Read(i, off, end, lines[i], func(e *Entry) error {
+		for i, sp := range spans {
+			if err := r.Read(i, sp.off, sp.end, sp.line, func(e *Entry) error {
 				got = append(got, e.Items...)
 				return nil
 			}); err != nil {
