@@ -294,7 +294,7 @@ func (g *gen) tensor(dtype string, shape []int, requiresGrad bool) {
 	e.key("requires_grad")
 	e.bool(requiresGrad)
 	if g.o.MD5 {
-		// the NPU side's CRC, unless the statistics differ from its
+		// the NPU side's CRC (the same Seed), unless the statistics differ
 		crc := g.rng.Uint32()
 		if g.o.Perturb != 0 || g.diverging {
 			crc ^= 0x9e3779b9
