@@ -110,7 +110,8 @@ func TestXLSXAsMsprobe(t *testing.T) {
 
 // xlsxCells reads Sheet1 of the workbook at path as each cell's type and
 // value: "b:1" a boolean, "s:text" a string, "n:bits" a number (the
-// float64's bits: equal numbers written as different decimals match).
+// float64's bits: equal numbers written as different decimals match), "-"
+// no cell; a row's trailing missing cells are left out.
 func xlsxCells(path string) ([][]string, error) {
 	f, err := excelize.OpenFile(path)
 	if err != nil {
@@ -136,7 +137,9 @@ func xlsxCells(path string) ([][]string, error) {
 			case excelize.CellTypeUnset, excelize.CellTypeNumber:
 				if x, err := strconv.ParseFloat(v, 64); err == nil {
 					cell = "n:" + strconv.FormatUint(math.Float64bits(x), 16)
-				} else if v != "" {
+				} else if v == "" {
+					cell = "-" // no cell (pandas' NaN, None)
+				} else {
 					cell = "n?" + v
 				}
 			}
