@@ -89,15 +89,22 @@ func (d *DataMapping) add(npu, bench string) {
 	for int(p) >= len(d.last) {
 		d.last = append(d.last, -1)
 	}
+	next := dmRun{first: num, n: 1, bench: b, shift: shift}
 	if l := d.last[p]; l >= 0 {
-		if r := d.added.At(int(l)); r.first+r.n == num && r.bench == b && r.shift == shift {
+		if r := d.added.At(int(l)); r.meets(next) {
 			r.n++
 			d.added.Set(int(l), r)
 			return
 		}
 	}
 	d.last[p] = int32(d.added.Len())
-	d.added.Add(addedRun{dmRun{first: num, n: 1, bench: b, shift: shift}, p})
+	d.added.Add(addedRun{next, p})
+}
+
+// meets reports whether next continues r: the next call counts, paired
+// with the same bench pattern at the same shift.
+func (r dmRun) meets(next dmRun) bool {
+	return r.first+r.n == next.first && r.bench == next.bench && r.shift == next.shift
 }
 
 // done sorts the runs by NPU pattern and call count, a later pair
@@ -171,7 +178,7 @@ type runJoiner struct {
 
 func (j *runJoiner) add(r dmRun) {
 	l := &j.last
-	if j.some && l.first+l.n == r.first && l.bench == r.bench && l.shift == r.shift {
+	if j.some && l.meets(r) {
 		l.n += r.n
 		j.dst.Set(j.dst.Len()-1, *l)
 		return

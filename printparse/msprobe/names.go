@@ -221,19 +221,19 @@ func (n *Names) Patterns() int {
 	if n == nil {
 		return 0
 	}
-	return len(n.pt.pats)
+	return n.pt.Len()
 }
 
 // At returns name i, made anew unless it has no number.
 func (n *Names) At(i int) string {
 	r := n.refs.At(i)
-	return n.pt.pats[r.pat].name(r.num)
+	return n.pt.Name(r.pat, r.num)
 }
 
 // Append appends name i to dst.
 func (n *Names) Append(dst []byte, i int) []byte {
 	r := n.refs.At(i)
-	return n.pt.pats[r.pat].append(dst, r.num)
+	return n.pt.AppendName(dst, r.pat, r.num)
 }
 
 // name is the pattern's name with number num, made anew unless the
