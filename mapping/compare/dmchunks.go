@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"gopkg.in/yaml.v3"
 )
@@ -170,8 +171,18 @@ func nextKeyLine(b []byte, from int) (at int, found bool, resume int) {
 }
 
 // dataMappingPiece reads one piece of a data mapping: its pairs, false
-// where it is not a block mapping of scalars at column 1.
+// where it is not a block mapping of scalars at column 1. A piece of
+// plain pairs only (plainPairs), as msprobe writes row names, needs no
+// YAML parser; yaml.v3 reads any other.
 func dataMappingPiece(b []byte) ([][2]string, bool) {
+	if ps, ok := plainPairs(b); ok {
+		return ps, true
+	}
+	return yamlPiece(b)
+}
+
+// yamlPiece is dataMappingPiece by yaml.v3.
+func yamlPiece(b []byte) ([][2]string, bool) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil || len(doc.Content) != 1 {
 		return nil, false
@@ -185,6 +196,72 @@ func dataMappingPiece(b []byte) ([][2]string, bool) {
 		return nil, false
 	}
 	return ps, true
+}
+
+// plainPairs reads b when each of its lines is a pair of plain names
+// in one of the two forms yaml.dump writes them (see pairText), "key:
+// value", or "? key" then ": value" for a long key, each line ended by a
+// newline but the last; false: any other line, for yaml.v3 to read. A
+// plain name here (plainName) is a string whose text is its YAML value
+// as yaml.v3 reads it: a letter, digit or underscore (no indicator) then
+// letters, digits and . _ - / (no ": " or " #" to end it, no space to
+// fold or trim); it ends its line, and the next line starts at column 1
+// with no space, so it goes on no further. A simple key is at most
+// simpleKeyLimit bytes. FuzzPlainPairs holds it to yaml.v3's reading. The
+// names are b's bytes, not copied: b must not change while they are
+// used.
+func plainPairs(b []byte) ([][2]string, bool) {
+	if len(b) == 0 {
+		return nil, false // no document: yaml.v3 reads no mapping
+	}
+	ps := make([][2]string, 0, len(b)/64)
+	for len(b) > 0 {
+		explicit := b[0] == '?'
+		if explicit {
+			if len(b) < 2 || b[1] != ' ' {
+				return nil, false
+			}
+			b = b[2:]
+		}
+		k := plainName(b)
+		if k == 0 || !explicit && k > simpleKeyLimit {
+			return nil, false
+		}
+		key := b[:k]
+		sep := ": "
+		if explicit {
+			sep = "\n: "
+		}
+		if !bytes.HasPrefix(b[k:], []byte(sep)) {
+			return nil, false
+		}
+		b = b[k+len(sep):]
+		v := plainName(b)
+		if v == 0 || v < len(b) && b[v] != '\n' {
+			return nil, false
+		}
+		ps = append(ps, [2]string{unsafe.String(&key[0], len(key)), unsafe.String(&b[0], v)})
+		b = b[min(v+1, len(b)):]
+	}
+	return ps, true
+}
+
+// simpleKeyLimit is the longest simple key ("key: value") yaml.v3 reads:
+// it looks for the ":" no further than 1024 characters past the key's
+// start.
+const simpleKeyLimit = 1024
+
+// plainName is the length of the plain name b starts with (see
+// plainPairs), 0 for none.
+func plainName(b []byte) int {
+	if len(b) == 0 || !plainKeyStart(b[0]) {
+		return 0
+	}
+	n := 1
+	for n < len(b) && plainByte[b[n]] {
+		n++
+	}
+	return n
 }
 
 // scalarPairs gives add the pairs of the mapping node top in order, up to

@@ -1,10 +1,15 @@
 package compare
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -82,6 +87,94 @@ func checkChunks(t *testing.T, s string, chunk int) {
 	}
 	if g, w := maps.Collect(got.All()), maps.Collect(want.All()); !maps.Equal(g, w) {
 		t.Fatalf("chunk %d: the pieces of %q read %v, the whole %v", chunk, s, g, w)
+	}
+}
+
+// plainPairsSeeds are pieces on both sides of what plainPairs reads.
+var plainPairsSeeds = []string{
+	"a: b\n", "a: b", "? a\n: b\n", "? a\n: b", "a: b\n? c\n: d\ne: f\n",
+	"Module.layers.0.Linear.forward.0.input.0: Module.decoder.layers.0.linear_fc1.ColumnParallelLinear.forward.0.input.0\n",
+	"a-b/c.d_e: 1.5\n_: 0\n1: 2\ntrue: null\nyes: no\nx: 0x1F\n",
+	"a:b\n", "a: b \n", "a: b\n\n", "a: b\n c\n", "a: b #c\n", "a: b\n? c\n:d\n", "?a\n: b\n",
+	"? a\n:\n", "? a: b\n", "a: b:c\n", "a: b: c\n", "a: b\r\n", "a: -b\n", "a:  b\n", "a: b\n  c: d\n",
+	"? a\n  b\n: c\n", "? a\n: b\n c\n", "a: b\n...\n", "a: b\n---\nc: d\n", "\ufeffa: b\n", "a: b\n# c\n",
+	"a: b\n: c\n", "? a\n? b\n: c\n", "a: b c: d\n", "a: b!c: d\n", "a: b\n-c: d\n", "a.: b.\n", "a: b\nc: d\na: e\n",
+}
+
+// FuzzPlainPairs: what plainPairs reads, yaml.v3 reads as the same pairs.
+func FuzzPlainPairs(f *testing.F) {
+	for _, s := range plainPairsSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkPlainPairs(t, s) })
+}
+
+// checkPlainPairs fails t where plainPairs reads s and yaml.v3 does not
+// read it as the same pairs.
+func checkPlainPairs(t *testing.T, s string) {
+	t.Helper()
+	got, ok := plainPairs([]byte(s))
+	if !ok {
+		return
+	}
+	want, wok := yamlPiece([]byte(s))
+	if !wok || !slices.Equal(got, want) {
+		t.Fatalf("%q: plainPairs reads %q, yaml.v3 %q (%v)", s, got, want, wok)
+	}
+}
+
+// TestPlainPairs: the lines msprobe writes are read without yaml.v3, as
+// yaml.v3 reads them; every other seed goes to yaml.v3; a simple key is
+// read up to yaml.v3's limit.
+func TestPlainPairs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text string
+		want [][2]string // nil: for yaml.v3
+	}{
+		{"a: b\n", [][2]string{{"a", "b"}}},
+		{"a: b", [][2]string{{"a", "b"}}},
+		{"? a\n: b", [][2]string{{"a", "b"}}},
+		{"a: b\n? c\n: d\ne: f\n", [][2]string{{"a", "b"}, {"c", "d"}, {"e", "f"}}},
+		{"a-b/c.d_e: 1.5\n_: 0\ntrue: null\n", [][2]string{{"a-b/c.d_e", "1.5"}, {"_", "0"}, {"true", "null"}}},
+		{"a: b\nc: d\na: e\n", [][2]string{{"a", "b"}, {"c", "d"}, {"a", "e"}}},
+		{"", nil}, {"a:b\n", nil}, {"a: b \n", nil}, {"a: b\n\n", nil}, {"a: b\n c\n", nil}, {"a: b #c\n", nil},
+		{"? a\n:\n", nil}, {"a: b: c\n", nil}, {"a: b\r\n", nil}, {"a: -b\n", nil}, {"a:  b\n", nil},
+		{"? a\n: b\n c\n", nil}, {"a: b\n...\n", nil}, {"\ufeffa: b\n", nil}, {"a: b\n# c\n", nil},
+		{"a: b c: d\n", nil}, {"a: b!c: d\n", nil}, {"a: 'b'\n", nil}, {"a: \"b\"\n", nil}, {"a: &x b\n", nil}, {"a: !!str b\n", nil}, {"a: [b]\n", nil},
+		{strings.Repeat("k", simpleKeyLimit) + ": v\n", [][2]string{{strings.Repeat("k", simpleKeyLimit), "v"}}},
+		{strings.Repeat("k", simpleKeyLimit+1) + ": v\n", nil},
+		{"? " + strings.Repeat("k", 2000) + "\n: v\n", [][2]string{{strings.Repeat("k", 2000), "v"}}},
+	} {
+		got, ok := plainPairs([]byte(tc.text))
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("%.40q: plainPairs %q (%v), want %q", tc.text, got, ok, tc.want)
+		}
+		checkPlainPairs(t, tc.text)
+	}
+	for _, s := range plainPairsSeeds {
+		checkPlainPairs(t, s)
+	}
+	for _, n := range []int{simpleKeyLimit - 1, simpleKeyLimit, simpleKeyLimit + 1} {
+		checkPlainPairs(t, "a: b\n"+strings.Repeat("k", n)+": v\n")
+	}
+	// the data mappings of testdata (msprobe's, layermap's), whole and
+	// cut into pieces of a pair or more
+	for _, path := range testDataMappings(t) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := plainPairs(b); !ok {
+			t.Errorf("%s: not read without yaml.v3", path)
+		}
+		checkPlainPairs(t, string(b))
+		if _, err := cutPieces(bytes.NewReader(b), 1, func(p []byte) bool {
+			checkPlainPairs(t, string(p))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -169,4 +262,21 @@ func TestDataMappingWholeErrors(t *testing.T) {
 			t.Errorf("%q: error %v, want %s", tc.text, err, tc.want)
 		}
 	}
+}
+
+// testDataMappings are the data mapping files of testdata.
+func testDataMappings(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	root := filepath.Join("..", "..", "testdata")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "data_mapping") && strings.HasSuffix(d.Name(), ".yaml") {
+			paths = append(paths, path)
+		}
+		return err
+	})
+	if err != nil || len(paths) < 3 {
+		t.Fatalf("data mappings of testdata: %v, %v", paths, err)
+	}
+	return paths
 }
