@@ -489,7 +489,8 @@ type benchIndex struct {
 	renum   renumCalls // the renumbered backward entries' call indices
 	odd     map[string][]rowRef
 	oddEnts map[int32]*parsedEntry
-	rows    int // rows of odd entries
+	rows    int            // rows of odd entries
+	names   *msprobe.Names // every entry's name as the skim gave it, when asked (see indexSides)
 
 	// per pass
 	cache    map[int32]*parsedEntry
@@ -530,12 +531,13 @@ func (b bitset) clear(i int32)    { b[i>>6] &^= 1 << (i & 63) }
 
 // newBenchIndex skims the bench side and indexes it.
 func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
-	return newSideIndex("bench", bench, cfg, renumber)
+	return newSideIndex("bench", bench, cfg, renumber, false)
 }
 
 // newSideIndex is newBenchIndex of a dump of either side, its errors
-// naming the side ("bench", "target").
-func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
+// naming the side ("bench", "target"); with names, it keeps every
+// entry's name in ix.names.
+func newSideIndex(side string, bench Bench, cfg *Config, renumber, names bool) (*benchIndex, error) {
 	src, err := bench.openBench(cfg)
 	if err != nil {
 		return nil, err
@@ -555,8 +557,14 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 	defer tags.Release()
 	var isIndexed bitset
 	indexed := 0
+	if names {
+		ix.names = &msprobe.Names{}
+	}
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
 		ix.n = i + 1
+		if ix.names != nil {
+			ix.names.Add(name)
+		}
 		// The name is read in place: entryKey copies what it keeps (a
 		// renumbered prefix), the hash below reads it and is done.
 		ek, ok := namer.entryKey(unsafe.String(unsafe.SliceData(name), len(name)))
@@ -585,6 +593,7 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber bool) (*benchI
 		ix.close()
 		return nil, err
 	}
+	ix.names.Done()
 	if f, ok := src.(*fileBench); ok && cfg.trace != nil && side == "bench" {
 		cfg.trace.skims += f.skims
 	}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -123,5 +125,70 @@ func TestReadNamesKnown(t *testing.T) {
 					side, fuzzy, len(known.calls), len(known.prefix), len(skimmed.calls), len(skimmed.prefix))
 			}
 		}
+	}
+}
+
+// TestIndexSidesNames: the names the detection's indexes keep of the
+// dumps they skim are those readNames skims, of a dump that repeats keys
+// too (read again with its plan), and none of a side indexed from known
+// entries.
+func TestIndexSidesNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, members ...string) string {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for i, m := range members {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			fmt.Fprintf(&b, "  %q: {\"input_args\": [], \"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [%d]}]}", m, i+1)
+		}
+		testkit.WriteFile(t, d, "dump.json", "{\"task\": \"statistics\", \"level\": \"mix\", \"framework\": \"pytorch\", \"data\": {\n"+b.String()+"\n}}\n")
+		return d
+	}
+	repeats := write("repeats", "Module.a.A.forward.0", "Tensor.add.0.forward", "Module.a.A.forward.0", "Module.b.B.forward.0", "Tensor.add.0.forward")
+	plain := write("plain", "Module.a.A.forward.0", "Module.a.A.backward.0", "Tensor.add.0.backward")
+	for _, dir := range []string{testkit.Testdata(t, "demo", "dumps", "llamafactory"), testkit.Testdata(t, "demo", "dumps", "mindspeed-mm"), repeats, plain} {
+		p, err := msprobe.Locate(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &Config{}
+		want, err := readNames(p, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ixs := indexSides(*cfg, p, p, nil, nil)
+		got := ixs.names()
+		ixs.close()
+		for side, n := range got {
+			if n == nil || !slices.Equal(n.Strings(), want.names.Strings()) {
+				t.Errorf("%s, side %d: the index kept %v, readNames skims %v", filepath.Base(dir), side, n.Strings(), want.names.Strings())
+			}
+		}
+	}
+	// a side indexed from known entries keeps no names
+	p, err := msprobe.Locate(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := resolve.Entries{Names: &msprobe.Names{}}
+	if _, err := msprobe.Skim(p.DumpJSON, func(e *msprobe.SkimEntry) error {
+		known.Names.Add(e.Name)
+		known.Offsets = append(known.Offsets, e.Offset)
+		known.Odd = append(known.Odd, e.Odd)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ixs := indexSides(Config{}, p, p, &known, nil)
+	got := ixs.names()
+	ixs.close()
+	if got[0] != nil || got[1] == nil {
+		t.Errorf("known NPU entries: names %v, %v; want none, then the bench's", got[0], got[1])
 	}
 }

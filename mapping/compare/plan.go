@@ -28,6 +28,12 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 	if len(groups) == 0 && !detect {
 		return pl, nil
 	}
+	if detect && ixs != nil {
+		// the detection's indexes skimmed the dumps: not again for their names
+		for i, n := range ixs.names() {
+			known[i] = cmp.Or(known[i], n)
+		}
+	}
 	nn, bn, err := readBothNames(np, bp, cfg, known)
 	if err != nil {
 		return nil, inputErr(err)
@@ -338,11 +344,11 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 		if known != nil {
 			b = &knownFile{path, known}
 		}
-		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy)
+		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy, known == nil)
 		if plan, ferr := msprobe.FindRepeatsAfter(err); ferr == nil && plan != nil && plan.Path() == path && cfg.benchPlan(path) == nil {
 			c := cfg
 			c.BenchRepeats = plan
-			return newSideIndex(name, BenchFile(path), &c, !cfg.Fuzzy)
+			return newSideIndex(name, BenchFile(path), &c, !cfg.Fuzzy, true)
 		}
 		return ix, err
 	}
@@ -359,6 +365,21 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 		}
 	}()
 	return s
+}
+
+// names waits for the indexes and hands over the names of the dumps
+// they skimmed (nil for a side indexed from known entries, or after an
+// error): the names SkimExact gives, as a skim that meets a repeated key
+// is made again with the repeats' plan.
+func (s *sideIndexes) names() (names [2]*msprobe.Names) {
+	<-s.done
+	if s.err != nil {
+		return names
+	}
+	for i, ix := range [2]*benchIndex{s.npu, s.bench} {
+		names[i], ix.names = ix.names, nil
+	}
+	return names
 }
 
 // take waits for the indexes and hands them over, or builds them when
