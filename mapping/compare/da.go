@@ -84,8 +84,9 @@ type daFix struct {
 // newDARank writes to f; the P2POp values of the two dump.json files are
 // read meanwhile.
 func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
-	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames, buf: []byte("{"),
+	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
 		segs: []*daNode{nil}, p2pDone: make(chan struct{})}
+	d.buf = append(d.w.Tail(daRoom), '{')
 	if frames != nil {
 		d.cells = newStackCells(frames)
 	}
@@ -106,18 +107,28 @@ func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDu
 func (d *daRank) reset() {
 	d.w.Reset(d.f)
 	if d.err = d.f.Truncate(); d.err == nil {
-		d.buf, d.first, d.row, d.segs = append(d.buf[:0], '{'), true, 0, d.segs[:1]
+		d.buf, d.first, d.row, d.segs = append(d.w.Tail(daRoom), '{'), true, 0, d.segs[:1]
 		d.segs[0] = nil
 	}
 }
 
-// flush hands the buffer to the writer when it is large.
+// flush hands the buffer to the writer when it is large. The buffer is
+// the writer's free end (output.Writer.Tail): the entries are made in
+// place, and copied only where they outgrew it.
 func (d *daRank) flush(force bool) {
-	if d.err == nil && (force || len(d.buf) > 256<<10) {
-		_, d.err = d.w.Write(d.buf)
-		d.buf = d.buf[:0]
+	if d.err == nil && (force || len(d.buf) > daFlush) {
+		_, d.err = d.w.Commit(d.buf)
+		d.buf = d.w.Tail(daRoom)
 	}
 }
+
+// daFlush is the bytes of entries flush hands over at a time; daRoom the
+// room it asks of the writer for the next ones (half its buffer), so
+// that entries of up to daRoom-daFlush bytes are made in place.
+const (
+	daFlush = 256 << 10
+	daRoom  = 512 << 10
+)
 
 // daP2P are one side's P2POp values by row position. msprobe's -da puts
 // them beside the table with result_df['NPU P2POp op'] = npu_df['op'],
