@@ -682,6 +682,7 @@ func (d *daRank) patchNoBench(cols [4]bool) (bool, error) {
 	if d.err != nil {
 		return false, d.err
 	}
+	d.buf = d.w.Tail(daRoom)
 	err := d.f.Rewrite(func(w io.Writer, r io.Reader) error { return daPatch(w, r, cols, 0) })
 	for _, n := range d.segs {
 		if err == nil && n != nil {

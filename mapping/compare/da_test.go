@@ -2,6 +2,8 @@ package compare
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -202,5 +204,56 @@ func TestDAPatch(t *testing.T) {
 		if out.String() != want.String() {
 			t.Errorf("buffer %d: patched JSON differs from the reference", size)
 		}
+	}
+}
+
+// TestDiffAnalyzeLargeEntry: an entry whose JSON outgrows the room -da
+// makes entries in (daRoom) is written whole, once, between the others.
+func TestDiffAnalyzeLargeEntry(t *testing.T) {
+	t.Parallel()
+	const outputs = 3000
+	tensor := func(v float64) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 8], "Max": %g, "Min": -1.5, "Mean": 0.25, "Norm": 3.5, "requires_grad": false}`, v)
+	}
+	entry := func(name string, n int, v float64) string {
+		outs := make([]string, n)
+		for i := range outs {
+			outs[i] = tensor(v + float64(i))
+		}
+		return fmt.Sprintf("%q: {\"input_args\": [%s], \"input_kwargs\": {}, \"output\": [%s]}", name, tensor(v), strings.Join(outs, ", "))
+	}
+	dir := t.TempDir()
+	for side, v := range map[string]float64{"npu": 1, "bench": 2} {
+		data := []string{entry("Functional.linear.0.forward", 1, v), entry("Functional.cat.0.forward", outputs, v), entry("Functional.relu.0.forward", 1, v)}
+		if err := os.Mkdir(filepath.Join(dir, side), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WriteFile(t, filepath.Join(dir, side), "dump.json", `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {`+strings.Join(data, ", ")+"}}")
+	}
+	rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: filepath.Join(dir, "out"), DiffAnalyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rep.Ranks[0].Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b); n < 2*daRoom {
+		t.Fatalf("the JSON has %d bytes: the large entry does not outgrow the room", n)
+	}
+	var got map[string]struct {
+		OpItems []struct {
+			Name string `json:"NPU Name"`
+		} `json:"op_items"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	cat := got["Functional.cat.0.forward"].OpItems
+	if len(got) != 3 || len(cat) != 1+outputs || cat[0].Name != "Functional.cat.0.forward.input.0" || cat[outputs].Name != "Functional.cat.0.forward.output."+strconv.Itoa(outputs-1) {
+		t.Errorf("%d entries, the large one with %d op items", len(got), len(cat))
+	}
+	if i, j := bytes.Index(b, []byte(`"Functional.cat.0.forward": {`)), bytes.Index(b, []byte(`"Functional.relu.0.forward": {`)); i < 0 || j < i {
+		t.Errorf("entries out of order: the large one at %d, the next at %d", i, j)
 	}
 }

@@ -12,25 +12,26 @@ import (
 )
 
 // A data mapping yaml (-dm) is one flat mapping, a pair a row: 9 MB for
-// dumps of 27 MB a side. yaml.v3 reads it at about 25 MB/s and holds two
-// nodes a pair until it is done (some 100 bytes a pair besides the
-// strings). dataMappingChunks cuts the file, as it reads it, at lines
-// that start a key of the top-level mapping and reads the pieces on every
-// CPU, each as a document of its own by yaml.v3, so that only the pieces
-// being read have nodes, and only they are held of the file. A cut could
-// change what the file means where the piece before it ends inside a
-// construct (a quoted scalar, a flow collection: yaml.v3 then refuses
-// that piece), where the document ends before the file does (a document
-// marker or a directive: such a file is never cut), or where the
-// top-level mapping is a flow mapping (yaml.v3 reads it without what
+// dumps of 27 MB a side. dataMappingChunks cuts the file, as it reads
+// it, at lines that start a key of the top-level mapping and reads the
+// pieces on every CPU, each as a document of its own, so that only the
+// pieces being read are held of the file. A piece of plain pairs, as
+// msprobe writes them, is read without a YAML parser (plainPairs); any
+// other by yaml.v3, which reads at about 25 MB/s and holds two nodes a
+// pair until it is done (some 100 bytes a pair besides the strings). A
+// cut could change what the file means where the piece before it ends
+// inside a construct (a quoted scalar, a flow collection: yaml.v3 then
+// refuses that piece), where the document ends before the file does (a
+// document marker or a directive: such a file is never cut), or where
+// the top-level mapping is a flow mapping (yaml.v3 reads it without what
 // follows). Any piece yaml.v3 refuses, or that is not a block mapping of
 // scalars at column 1, sends the whole file to the reading as one
 // document, whose errors name their line. FuzzDataMappingChunks holds
 // the two readings to the same pairs.
 
-// dmChunk is the least size of a piece: small, since a piece's nodes
-// take some ten times its size, and large enough that yaml.v3's start on
-// each piece costs nothing much.
+// dmChunk is the least size of a piece: small, since a piece yaml.v3
+// reads takes some ten times its size in nodes, and large enough that
+// starting on each piece costs nothing much.
 const dmChunk = 1 << 18
 
 // dataMappingChunks reads the data mapping in r in pieces of at least

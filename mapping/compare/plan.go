@@ -333,7 +333,8 @@ type sideIndexes struct {
 }
 
 // indexSides starts indexing both dumps; cfg is copied. A side's entries,
-// when known (as a skim gives them), are indexed without skimming it.
+// when known (as a skim gives them), are indexed without skimming it; a
+// side skimmed keeps its names for names.
 func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.Entries) *sideIndexes {
 	s := &sideIndexes{done: make(chan struct{})}
 	cfg.keepStats = true // for detectGroups; the join that takes the bench index keeps them too
@@ -368,9 +369,9 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 }
 
 // names waits for the indexes and hands over the names of the dumps
-// they skimmed (nil for a side indexed from known entries, or after an
-// error): the names SkimExact gives, as a skim that meets a repeated key
-// is made again with the repeats' plan.
+// they skimmed (nil for a side indexed from known entries without a
+// skim, or after an error): the names SkimExact gives, as a skim that
+// meets a repeated key is made again with the repeats' plan.
 func (s *sideIndexes) names() (names [2]*msprobe.Names) {
 	<-s.done
 	if s.err != nil {
@@ -394,6 +395,7 @@ func (s *sideIndexes) take(cfg *Config, np, bp msprobe.Paths) (npu, bench *bench
 		return nil, nil, s.err
 	}
 	s.npu.cfg, s.bench.cfg = cfg, cfg
+	s.npu.names, s.bench.names = nil, nil // not held through the join
 	return s.npu, s.bench, nil
 }
 
