@@ -369,9 +369,9 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 }
 
 // names waits for the indexes and hands over the names of the dumps
-// they skimmed (nil for a side indexed from known entries without a
-// skim, or after an error): the names SkimExact gives, as a skim that
-// meets a repeated key is made again with the repeats' plan.
+// they skimmed (nil for a side given known entries, or after an error):
+// the names SkimExact gives, as a skim that meets a repeated key is made
+// again with the repeats' plan.
 func (s *sideIndexes) names() (names [2]*msprobe.Names) {
 	<-s.done
 	if s.err != nil {
