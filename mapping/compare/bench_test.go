@@ -48,6 +48,11 @@ import (
 //     bench-only calls, most rows matched and the no-bench downcast
 //     applying (the rows per byte of a real mix-level dump); 27 MB per
 //     side by default;
+//   - quickstart: msprobe's quick-start example, real ResNet50 dumps of
+//     two training steps on one GPU (testdata/corpus/msprobe/examples/
+//     quick_start), scaled by dumpgen.Scale: one framework a side, so
+//     every row finds its bench row and is compared (the rows of a real
+//     mix-level pair whose names all match); 27 MB per side by default;
 //   - gen-md5: the gen pair in msprobe's md5 summary mode, the bench
 //     side diverging from decoder layer 2 on (dumpgen.MD5Pair): the md5s
 //     agree before and differ after, and the table compares them, its
@@ -56,7 +61,8 @@ import (
 // LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
 // e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
 // (default "27M"; "27M,216M" for the 8x memory check),
-// LAYERMAP_BENCH_STATS those of synthstats (default "27M") and
+// LAYERMAP_BENCH_STATS those of synthstats (default "27M"),
+// LAYERMAP_BENCH_QUICKSTART those of quickstart (default "27M") and
 // LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M"); "none" runs none
 // of a kind ("27M,216M" in LAYERMAP_BENCH_XLSX for the xlsx memory
 // check). Each iteration runs one compare in a child process (the test
@@ -104,6 +110,10 @@ func sizeName(n int64) string { return dumpgen.SizeName(n) }
 // qwenTemplates holds the real Qwen2.5-VL dump folders the qwen25vl pairs
 // are scaled from; absolute, since benchmark children may run elsewhere.
 var qwenTemplates, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "demo", "dumps"))
+
+// quickTemplates holds msprobe's quick-start dumps, step0/ and step1/,
+// the quickstart pairs are scaled from.
+var quickTemplates, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "corpus", "msprobe", "examples", "quick_start", "gpu_dump"))
 
 // statsTemplates holds msprobe's synthetic statistics fixture, npu/ and
 // bench/, the synthstats pairs are scaled from.
@@ -203,6 +213,14 @@ func qwenBench(b *testing.B, size int64) benchPair {
 func statsBench(b *testing.B, size int64) benchPair {
 	return cachedPair(b, "synthstats-"+sizeName(size), func(npu, bench string) error {
 		return dumpgen.ScalePair(filepath.Join(statsTemplates, "npu"), filepath.Join(statsTemplates, "bench"), npu, bench, 0, size)
+	})
+}
+
+// quickBench returns msprobe's quick-start pair (step 0 against step 1)
+// scaled to size bytes per side.
+func quickBench(b *testing.B, size int64) benchPair {
+	return cachedPair(b, "quickstart-"+sizeName(size), func(npu, bench string) error {
+		return dumpgen.ScalePair(filepath.Join(quickTemplates, "step0", "proc2016"), filepath.Join(quickTemplates, "step1", "proc2016"), npu, bench, 0, size)
 	})
 }
 
@@ -606,6 +624,9 @@ func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })
 	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_QUICKSTART", "27M") {
+		b.Run("quickstart/size="+sizeName(size), func(b *testing.B) { benchCompare(b, quickBench(b, size), childRun{}) })
+	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.MD5Pair), childRun{}) })
 	}
@@ -637,6 +658,9 @@ func BenchmarkTokenizer(b *testing.B) {
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { run(b, statsBench(b, size)) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_QUICKSTART", "27M") {
+		b.Run("quickstart/size="+sizeName(size), func(b *testing.B) { run(b, quickBench(b, size)) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, dumpgen.MD5Pair)) })
