@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -21,9 +22,42 @@ import (
 // header (write_df_to_csv, MAX_ROWS_PER_CSV_FILE).
 const MaxCSVRows = 1_000_000
 
-// MaxXLSXRows is how many rows msprobe puts in one sheet before it splits
-// the table over sheets part_0, part_1, ... (MAX_EXCEL_LENGTH).
+// MaxXLSXRows is msprobe's limit on the rows of one sheet
+// (MAX_EXCEL_LENGTH): a table of fewer rows is written to sheet Sheet1;
+// one of at least as many is cut into the fewest sheets of at most
+// MaxXLSXRows rows, part_0, part_1, ..., all of ceil(rows/sheets) rows
+// but the last (save_excel): 1,500,000 rows make two sheets of 750,000,
+// and a table of exactly MaxXLSXRows rows one sheet part_0.
 const MaxXLSXRows = 1_048_500
+
+// xlsxSheets are the sheets of a table of rows rows cut as msprobe cuts
+// it at max rows a sheet (see MaxXLSXRows).
+type xlsxSheets struct {
+	rows, max int
+}
+
+// size is the rows of every sheet but the last.
+func (x xlsxSheets) size() int {
+	if x.rows < x.max {
+		return max(x.rows, 1)
+	}
+	n := (x.rows + x.max - 1) / x.max
+	return (x.rows + n - 1) / n
+}
+
+// sheet is the sheet of row k and k's row in it (0 for its first).
+func (x xlsxSheets) sheet(k int) (sheet, row int) {
+	n := x.size()
+	return k / n, k % n
+}
+
+// name is the name of sheet i.
+func (x xlsxSheets) name(i int) string {
+	if x.rows < x.max {
+		return "Sheet1"
+	}
+	return fmt.Sprintf("part_%d", i)
+}
 
 // outputName is msprobe's result file name: compare_result (or
 // debug_compare_result for debug.json) + suffix ("" for files, "_rank0" or
@@ -266,8 +300,8 @@ func (s *CSVSink) Drop() {
 // files are the table's files, in the order written.
 func (s *CSVSink) files() []*output.File { return s.parts }
 
-// XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, split
-// over part_0, part_1, ... past MaxXLSXRows), with rows filled red
+// XLSXSink writes the table as msprobe's --xlsx does (sheet Sheet1, cut
+// over part_0, part_1, ... from MaxXLSXRows rows on), with rows filled red
 // (FF0000) or yellow (FFFF00) by msprobe's highlight rules (see
 // highlight). Numbers are written as numbers, as openpyxl writes them
 // (openpyxlNumber); Python bools as booleans; text as text, without the
@@ -277,6 +311,12 @@ func (s *CSVSink) files() []*output.File { return s.parts }
 // The rows go to the workbook on a goroutine of their own, in batches
 // (handOff): excelize takes longer to write a row than the compare to
 // make it. A write's error is returned by a later Row, or by Finish.
+//
+// Where a row lands depends on the table's length, known at its end: the
+// rows the first sheet takes whatever the length (spoolFrom) are written
+// as they come, the rest spooled to a file beside the table (xlsxSpool)
+// and written once the length is known. Only tables of more than
+// MaxXLSXRows/2 rows spool.
 type XLSXSink struct {
 	out    *output.File
 	f      *excelize.File
@@ -284,11 +324,13 @@ type XLSXSink struct {
 	zip64  int64    // an entry of more bytes is marked zip64 (markZip64)
 	sw     *excelize.StreamWriter
 	header []string
-	rows   int
-	sheet  int
+	max    int        // rows a sheet (MaxXLSXRows; tests lower it)
+	rows   int        // rows given to the writer
+	cut    xlsxSheets // the table's sheets, once it ended (cut.rows > 0)
+	sheet  int        // the sheet sw writes
+	spool  *xlsxSpool // the rows from spoolFrom on, until the table ends
 	red    int
 	yellow int
-	many   bool
 	vals   []any
 
 	batch *xlsxBatch // being filled
@@ -322,7 +364,7 @@ func NewXLSXSink(set *output.Set, dir string, name output.Name) (*XLSXSink, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &XLSXSink{out: out, batch: &xlsxBatch{}, zip64: math.MaxUint32}
+	s := &XLSXSink{out: out, batch: &xlsxBatch{}, zip64: math.MaxUint32, max: MaxXLSXRows}
 	return s, s.reset()
 }
 
@@ -339,7 +381,8 @@ func (s *XLSXSink) reset() error {
 		s.zip = newXLSXZip(s.out)
 		return s.zip
 	})
-	s.rows, s.sheet, s.sw = 0, 0, nil
+	s.rows, s.sheet, s.sw, s.cut = 0, 0, nil, xlsxSheets{}
+	s.dropSpool()
 	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
 		empty: func(b *xlsxBatch) *xlsxBatch {
 			b.text, b.cells, b.rows = b.text[:0], b.cells[:0], b.rows[:0]
@@ -354,20 +397,22 @@ func (s *XLSXSink) reset() error {
 	return err
 }
 
-func (s *XLSXSink) sheetName(i int) string {
-	if !s.many {
-		return "Sheet1"
+// startSheet starts sheet i. Sheet1, the workbook's first, is renamed
+// once the table's length says it is part_0 (Finish).
+func (s *XLSXSink) startSheet(i int) error {
+	if s.sw != nil {
+		if err := s.sw.Flush(); err != nil {
+			return err
+		}
 	}
-	return fmt.Sprintf("part_%d", i)
-}
-
-func (s *XLSXSink) startSheet() error {
-	name := s.sheetName(s.sheet)
-	if s.sheet > 0 || s.many {
+	name := "Sheet1"
+	if i > 0 {
+		name = s.cut.name(i)
 		if _, err := s.f.NewSheet(name); err != nil {
 			return err
 		}
 	}
+	s.sheet = i
 	sw, err := s.f.NewStreamWriter(name)
 	if err != nil {
 		return err
@@ -434,31 +479,41 @@ func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
 	return nil
 }
 
-// writeRow writes one row into the workbook (writer side).
+// writeRow takes the table's next row (writer side): into the first
+// sheet while that is where it lands whatever the table's length, else
+// into the spool until the length is known (Finish).
 func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
-	if s.sw == nil {
-		if err := s.startSheet(); err != nil {
-			return err
-		}
-	}
-	if s.rows > 0 && s.rows%MaxXLSXRows == 0 {
-		// msprobe names the sheets part_0... only when it splits; the first
-		// sheet was already named Sheet1, rename it.
-		if err := s.sw.Flush(); err != nil {
-			return err
-		}
-		if !s.many {
-			s.many = true
-			if err := s.f.SetSheetName("Sheet1", "part_0"); err != nil {
+	k := s.rows
+	s.rows++
+	if s.cut.rows == 0 && k >= s.spoolFrom() {
+		if s.spool == nil {
+			sp, err := newXLSXSpool(filepath.Dir(s.out.Path()))
+			if err != nil {
 				return err
 			}
+			s.spool = sp
 		}
-		s.sheet++
-		if err := s.startSheet(); err != nil {
+		return s.spool.add(cells, color)
+	}
+	return s.putRow(k, cells, color)
+}
+
+// spoolFrom is the first row that may not go to the first sheet: cut
+// in two or more sheets, a table puts ceil((max+1)/2) rows or more in
+// each but the last.
+func (s *XLSXSink) spoolFrom() int { return (s.max + 1) / 2 }
+
+// putRow writes row k of the table into its sheet.
+func (s *XLSXSink) putRow(k int, cells []Cell, color Color) error {
+	sheet, row := 0, k
+	if s.cut.rows > 0 {
+		sheet, row = s.cut.sheet(k)
+	}
+	if s.sw == nil || sheet != s.sheet {
+		if err := s.startSheet(sheet); err != nil {
 			return err
 		}
 	}
-	s.rows++
 	style := 0
 	switch color {
 	case Red:
@@ -483,7 +538,7 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 		}
 		s.vals = append(s.vals, v)
 	}
-	cellName, _ := excelize.CoordinatesToCellName(1, (s.rows-1)%MaxXLSXRows+2)
+	cellName, _ := excelize.CoordinatesToCellName(1, row+2)
 	return s.sw.SetRow(cellName, s.vals)
 }
 
@@ -636,19 +691,37 @@ func (s *XLSXSink) Reset() error {
 	return s.reset()
 }
 
-// Finish writes the workbook into its file of the set.
+// Finish writes the workbook into its file of the set: the spooled
+// rows, now that the table's length is known, and the first sheet's
+// name.
 func (s *XLSXSink) Finish() error {
 	defer s.f.Close()
+	defer s.dropSpool()
 	if err := s.stop(); err != nil {
 		return err
 	}
+	s.cut = xlsxSheets{rows: s.rows, max: s.max}
+	if s.spool != nil {
+		k := s.spoolFrom()
+		if err := s.spool.each(func(cells []Cell, color Color) error {
+			k++
+			return s.putRow(k-1, cells, color)
+		}); err != nil {
+			return err
+		}
+	}
 	if s.sw == nil {
-		if err := s.startSheet(); err != nil {
+		if err := s.startSheet(0); err != nil {
 			return err
 		}
 	}
 	if err := s.sw.Flush(); err != nil {
 		return err
+	}
+	if s.cut.name(0) != "Sheet1" {
+		if err := s.f.SetSheetName("Sheet1", s.cut.name(0)); err != nil {
+			return err
+		}
 	}
 	if err := s.f.Write(s.out); err != nil {
 		return err
@@ -659,8 +732,17 @@ func (s *XLSXSink) Finish() error {
 // Drop removes the table from the set.
 func (s *XLSXSink) Drop() {
 	s.stop()
+	s.dropSpool()
 	s.f.Close()
 	s.out.Drop()
+}
+
+// dropSpool removes the spool, if any.
+func (s *XLSXSink) dropSpool() {
+	if s.spool != nil {
+		s.spool.close()
+		s.spool = nil
+	}
 }
 
 func (s *XLSXSink) files() []*output.File { return []*output.File{s.out} }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -97,6 +98,8 @@ type Options struct {
 	writeAgain bool
 	// trace records how the joins ran (tests of one rank pair).
 	trace *joinTrace
+	// sheetRows overrides MaxXLSXRows (tests of the split into sheets).
+	sheetRows int
 }
 
 // inputs are the files of Options, read.
@@ -835,7 +838,11 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.da = rr.da
 		sk = &daSink{rr.da}
 	case opt.XLSX:
-		sk, err = NewXLSXSink(set, opt.OutDir, name)
+		var x *XLSXSink
+		if x, err = NewXLSXSink(set, opt.OutDir, name); err == nil {
+			x.max = cmp.Or(opt.sheetRows, x.max)
+			sk = x
+		}
 	default:
 		sk, err = NewCSVSink(set, opt.OutDir, name)
 	}

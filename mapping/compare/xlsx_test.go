@@ -75,16 +75,25 @@ func TestXLSX(t *testing.T) {
 func TestXLSXAsMsprobe(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join(testkit.Corpus(t, "msprobe"), "golden")
-	for _, name := range []string{"synth_statistics", "synth_md5"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		pair, golden string
+		sheetRows    int // msprobe's MAX_EXCEL_LENGTH of the golden (0: its own)
+	}{
+		{"synth_statistics", "output_xlsx", 0},
+		{"synth_md5", "output_xlsx", 0},
+		{"synth_statistics", "output_xlsx_sheets20", 20},
+		{"synth_statistics", "output_xlsx_sheets88", 88},
+	} {
+		t.Run(tc.pair+"/"+tc.golden, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(root, name)
+			dir := filepath.Join(root, tc.pair)
 			out := t.TempDir()
-			rep, err := Run(Options{Target: filepath.Join(dir, "npu/dump.json"), Golden: filepath.Join(dir, "bench/dump.json"), OutDir: out, XLSX: true})
+			rep, err := Run(Options{Target: filepath.Join(dir, "npu/dump.json"), Golden: filepath.Join(dir, "bench/dump.json"), OutDir: out, XLSX: true,
+				sheetRows: tc.sheetRows})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := filepath.Glob(filepath.Join(dir, "output_xlsx", "*.xlsx"))
+			want, err := filepath.Glob(filepath.Join(dir, tc.golden, "*.xlsx"))
 			if err != nil || len(want) != 1 || len(rep.Ranks) != 1 {
 				t.Fatalf("golden %v (%v), ranks %d", want, err, len(rep.Ranks))
 			}
@@ -108,17 +117,32 @@ func TestXLSXAsMsprobe(t *testing.T) {
 	}
 }
 
-// xlsxCells reads Sheet1 of the workbook at path as each cell's type and
-// value: "b:1" a boolean, "s:text" a string, "n:bits" a number (the
-// float64's bits: equal numbers written as different decimals match), "-"
-// no cell; a row's trailing missing cells are left out.
+// xlsxCells reads every sheet of the workbook at path, in order, as a
+// row "sheet NAME" and then its rows, each cell as its type and value:
+// "b:1" a boolean, "s:text" a string, "n:bits" a number (the float64's
+// bits: equal numbers written as different decimals match), "-" no cell;
+// a row's trailing missing cells are left out.
 func xlsxCells(path string) ([][]string, error) {
 	f, err := excelize.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	raw, err := f.GetRows("Sheet1", excelize.Options{RawCellValue: true})
+	var out [][]string
+	for _, sheet := range f.GetSheetList() {
+		rows, err := sheetCells(f, sheet)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, []string{"sheet " + sheet})
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// sheetCells reads one sheet's rows as xlsxCells does.
+func sheetCells(f *excelize.File, sheet string) ([][]string, error) {
+	raw, err := f.GetRows(sheet, excelize.Options{RawCellValue: true})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +150,7 @@ func xlsxCells(path string) ([][]string, error) {
 	for r, row := range raw {
 		for c, v := range row {
 			ref, _ := excelize.CoordinatesToCellName(c+1, r+1)
-			typ, err := f.GetCellType("Sheet1", ref)
+			typ, err := f.GetCellType(sheet, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -382,5 +406,140 @@ func TestXLSXZip64(t *testing.T) {
 	}
 	if _, rows := sheetRows(t, marked); len(rows) != 201 {
 		t.Errorf("the marked workbook reads as %d rows", len(rows))
+	}
+}
+
+// TestXLSXSheets: a table is cut over sheets as msprobe's save_excel cuts
+// it (MaxXLSXRows, here 8 rows a sheet): Sheet1 below the limit, else the
+// fewest sheets part_0, part_1, ... of ceil(rows/sheets) rows but the
+// last, each with the header; every row once, in order, numbers and fills
+// kept, whether it was written at once or spooled until the table's end.
+// A Reset or Drop with rows spooled leaves nothing of the spool.
+func TestXLSXSheets(t *testing.T) {
+	t.Parallel()
+	const limit = 8
+	header := []string{"NPU Name", "Max diff", "Result"}
+	row := func(i int) ([]Cell, RowMark) {
+		mark := RowMark{Result: "pass"}
+		if i%3 == 1 {
+			mark = RowMark{Result: "error", Color: Red}
+		}
+		return []Cell{txt("Tensor.add." + strconv.Itoa(i) + ".forward.input.0"),
+			{Text: strconv.Itoa(i) + ".25", Num: true, Val: float64(i) + 0.25}, txt(mark.Result)}, mark
+	}
+	write := func(t *testing.T, s *XLSXSink, from, to int) {
+		for i := from; i < to; i++ {
+			cells, mark := row(i)
+			if err := s.Row(cells, mark); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type sheet struct {
+		name string
+		rows int
+	}
+	for _, tc := range []struct {
+		name   string
+		from   int // the first row written after a Reset (-1: none)
+		rows   int
+		sheets []sheet // nil: dropped, no file
+	}{
+		{"empty", -1, 0, []sheet{{"Sheet1", 0}}},
+		{"first half", -1, 4, []sheet{{"Sheet1", 4}}},
+		{"spooled, one sheet", -1, 7, []sheet{{"Sheet1", 7}}},
+		{"at the limit", -1, 8, []sheet{{"part_0", 8}}},
+		{"one past", -1, 9, []sheet{{"part_0", 5}, {"part_1", 4}}},
+		{"two full", -1, 16, []sheet{{"part_0", 8}, {"part_1", 8}}},
+		{"three", -1, 17, []sheet{{"part_0", 6}, {"part_1", 6}, {"part_2", 5}}},
+		{"four", -1, 25, []sheet{{"part_0", 7}, {"part_1", 7}, {"part_2", 7}, {"part_3", 4}}},
+		{"over batches", -1, 3*xlsxBatchRows + 1, func() []sheet {
+			// 1537 rows: 193 sheets of 8 rows (the last of 1)
+			var s []sheet
+			for i := range 192 {
+				s = append(s, sheet{"part_" + strconv.Itoa(i), 8})
+			}
+			return append(s, sheet{"part_192", 1})
+		}()},
+		{"reset while spooling", 40, 9, []sheet{{"part_0", 5}, {"part_1", 4}}},
+		{"drop while spooling", -1, 2 * xlsxBatchRows, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := 0
+			dir, es := writeTable(t, func(set *output.Set, dir string) (*XLSXSink, error) {
+				s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+				if s != nil {
+					s.max = limit
+				}
+				return s, err
+			}, header, func(t *testing.T, s *XLSXSink) {
+				if tc.from >= 0 {
+					write(t, s, 0, 3*xlsxBatchRows) // spooled, then reset
+					if err := s.Reset(); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.Header(header); err != nil {
+						t.Fatal(err)
+					}
+					first = tc.from
+				}
+				write(t, s, first, first+tc.rows)
+				if tc.sheets == nil {
+					s.Drop()
+				}
+			}, tc.sheets != nil, time.Now())
+			if tc.sheets == nil {
+				if len(es) != 0 {
+					t.Fatalf("a dropped table left %v", es)
+				}
+				return
+			}
+			if len(es) != 1 || es[0].Name() != "t.xlsx" {
+				t.Fatalf("output folder holds %v, want t.xlsx alone", es)
+			}
+			f, err := excelize.OpenFile(filepath.Join(dir, "t.xlsx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var got []sheet
+			next := first
+			for _, name := range f.GetSheetList() {
+				rows, err := f.GetRows(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rows) == 0 || !slices.Equal(rows[0], header) {
+					t.Fatalf("sheet %s starts %q, want the header", name, rows)
+				}
+				got = append(got, sheet{name, len(rows) - 1})
+				for k, r := range rows[1:] {
+					cells, mark := row(next)
+					if len(r) < 3 || r[0] != cells[0].Text || r[1] != cells[1].Text || r[2] != mark.Result {
+						t.Fatalf("sheet %s row %d = %q, want row %d", name, k+2, r, next)
+					}
+					ref := "B" + strconv.Itoa(k+2)
+					if typ, err := f.GetCellType(name, ref); err != nil || typ != excelize.CellTypeNumber && typ != excelize.CellTypeUnset {
+						t.Fatalf("sheet %s %s type %v (%v)", name, ref, typ, err)
+					}
+					id, err := f.GetCellStyle(name, "A"+strconv.Itoa(k+2))
+					if err != nil {
+						t.Fatal(err)
+					}
+					st, _ := f.GetStyle(id)
+					if red := st != nil && len(st.Fill.Color) > 0 && st.Fill.Color[0] == "FF0000"; red != (mark.Color == Red) {
+						t.Fatalf("sheet %s row %d red %v, want %v", name, k+2, red, mark.Color == Red)
+					}
+					next++
+				}
+			}
+			if !slices.Equal(got, tc.sheets) {
+				t.Fatalf("sheets %v, want %v", got, tc.sheets)
+			}
+			if next != first+tc.rows {
+				t.Fatalf("%d rows, want %d", next-first, tc.rows)
+			}
+		})
 	}
 }
