@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -487,7 +486,7 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 	s.rows++
 	if s.cut.rows == 0 && k >= s.spoolFrom() {
 		if s.spool == nil {
-			sp, err := newXLSXSpool(filepath.Dir(s.out.Path()))
+			sp, err := newXLSXSpool(s.out.Dir())
 			if err != nil {
 				return err
 			}
@@ -498,9 +497,9 @@ func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 	return s.putRow(k, cells, color)
 }
 
-// spoolFrom is the first row that may not go to the first sheet: cut
-// in two or more sheets, a table puts ceil((max+1)/2) rows or more in
-// each but the last.
+// spoolFrom is the first row that may not go to the first sheet: a table
+// cut into n sheets has more than (n-1)*max rows, so each sheet but the
+// last, ceil(rows/n) rows, holds more than max/2.
 func (s *XLSXSink) spoolFrom() int { return (s.max + 1) / 2 }
 
 // putRow writes row k of the table into its sheet.
@@ -708,6 +707,9 @@ func (s *XLSXSink) Finish() error {
 			return s.putRow(k-1, cells, color)
 		}); err != nil {
 			return err
+		}
+		if k != s.rows {
+			return fmt.Errorf("xlsx: %d rows spooled, %d read back", s.rows-s.spoolFrom(), k-s.spoolFrom())
 		}
 	}
 	if s.sw == nil {

@@ -3,6 +3,8 @@ package compare
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,7 +37,7 @@ func TestXLSX(t *testing.T) {
 	if len(rep.Ranks) != 1 || rep.Ranks[0].Files[0] != path {
 		t.Fatalf("files %v", rep.Ranks)
 	}
-	f, rows := sheetRows(t, path)
+	f, rows := sheet1Rows(t, path)
 	if len(rows) != 89 || rows[0][0] != "NPU Name" || rows[0][27] != "NPU_Stack_Info" {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
 	}
@@ -173,9 +175,9 @@ func sheetCells(f *excelize.File, sheet string) ([][]string, error) {
 	return out, nil
 }
 
-// sheetRows opens the workbook at path (closed when the test ends) and
+// sheet1Rows opens the workbook at path (closed when the test ends) and
 // reads the rows of its Sheet1.
-func sheetRows(t *testing.T, path string) (*excelize.File, [][]string) {
+func sheet1Rows(t *testing.T, path string) (*excelize.File, [][]string) {
 	t.Helper()
 	f, err := excelize.OpenFile(path)
 	if err != nil {
@@ -262,7 +264,7 @@ func TestXLSXNumbersAsOpenpyxl(t *testing.T) {
 			}
 		}
 	}, true, time.Now())
-	f, _ := sheetRows(t, filepath.Join(dir, "t.xlsx"))
+	f, _ := sheet1Rows(t, filepath.Join(dir, "t.xlsx"))
 	for k, c := range cases {
 		cell := "A" + strconv.Itoa(k+2)
 		raw, err := f.GetCellValue("Sheet1", cell, excelize.Options{RawCellValue: true})
@@ -330,7 +332,7 @@ func TestXLSXSink(t *testing.T) {
 				}
 				return
 			}
-			f, rows := sheetRows(t, filepath.Join(dir, "t.xlsx"))
+			f, rows := sheet1Rows(t, filepath.Join(dir, "t.xlsx"))
 			if len(rows) != len(tc.want)+1 || !slices.Equal(rows[0], header) {
 				t.Fatalf("%d rows (header %q), want %d", len(rows), rows[0], len(tc.want)+1)
 			}
@@ -404,20 +406,20 @@ func TestXLSXZip64(t *testing.T) {
 	if n == 0 || !bytes.Equal(b, want) {
 		t.Errorf("%d entries past the line; the marked file differs from the plain one other than in their versions", n)
 	}
-	if _, rows := sheetRows(t, marked); len(rows) != 201 {
+	if _, rows := sheet1Rows(t, marked); len(rows) != 201 {
 		t.Errorf("the marked workbook reads as %d rows", len(rows))
 	}
 }
 
 // TestXLSXSheets: a table is cut over sheets as msprobe's save_excel cuts
-// it (MaxXLSXRows, here 8 rows a sheet): Sheet1 below the limit, else the
-// fewest sheets part_0, part_1, ... of ceil(rows/sheets) rows but the
-// last, each with the header; every row once, in order, numbers and fills
-// kept, whether it was written at once or spooled until the table's end.
-// A Reset or Drop with rows spooled leaves nothing of the spool.
+// it (MaxXLSXRows, here 8 or 7 rows a sheet): Sheet1 below the limit,
+// else the fewest sheets part_0, part_1, ... of ceil(rows/sheets) rows
+// but the last, each with the header; every row once, in order, numbers
+// and fills kept, whether it was written at once or spooled until the
+// table's end, after a Reset while spooling too; a dropped table leaves
+// no file (TestXLSXSpoolLife: nor an open spool).
 func TestXLSXSheets(t *testing.T) {
 	t.Parallel()
-	const limit = 8
 	header := []string{"NPU Name", "Max diff", "Result"}
 	row := func(i int) ([]Cell, RowMark) {
 		mark := RowMark{Result: "pass"}
@@ -444,15 +446,17 @@ func TestXLSXSheets(t *testing.T) {
 		from   int // the first row written after a Reset (-1: none)
 		rows   int
 		sheets []sheet // nil: dropped, no file
+		limit  int     // rows a sheet (0: 8)
 	}{
-		{"empty", -1, 0, []sheet{{"Sheet1", 0}}},
-		{"first half", -1, 4, []sheet{{"Sheet1", 4}}},
-		{"spooled, one sheet", -1, 7, []sheet{{"Sheet1", 7}}},
-		{"at the limit", -1, 8, []sheet{{"part_0", 8}}},
-		{"one past", -1, 9, []sheet{{"part_0", 5}, {"part_1", 4}}},
-		{"two full", -1, 16, []sheet{{"part_0", 8}, {"part_1", 8}}},
-		{"three", -1, 17, []sheet{{"part_0", 6}, {"part_1", 6}, {"part_2", 5}}},
-		{"four", -1, 25, []sheet{{"part_0", 7}, {"part_1", 7}, {"part_2", 7}, {"part_3", 4}}},
+		{"empty", -1, 0, []sheet{{"Sheet1", 0}}, 0},
+		{"odd limit, the first row spooled starts a sheet", -1, 8, []sheet{{"part_0", 4}, {"part_1", 4}}, 7},
+		{"first half", -1, 4, []sheet{{"Sheet1", 4}}, 0},
+		{"spooled, one sheet", -1, 7, []sheet{{"Sheet1", 7}}, 0},
+		{"at the limit", -1, 8, []sheet{{"part_0", 8}}, 0},
+		{"one past", -1, 9, []sheet{{"part_0", 5}, {"part_1", 4}}, 0},
+		{"two full", -1, 16, []sheet{{"part_0", 8}, {"part_1", 8}}, 0},
+		{"three", -1, 17, []sheet{{"part_0", 6}, {"part_1", 6}, {"part_2", 5}}, 0},
+		{"four", -1, 25, []sheet{{"part_0", 7}, {"part_1", 7}, {"part_2", 7}, {"part_3", 4}}, 0},
 		{"over batches", -1, 3*xlsxBatchRows + 1, func() []sheet {
 			// 1537 rows: 193 sheets of 8 rows (the last of 1)
 			var s []sheet
@@ -460,9 +464,9 @@ func TestXLSXSheets(t *testing.T) {
 				s = append(s, sheet{"part_" + strconv.Itoa(i), 8})
 			}
 			return append(s, sheet{"part_192", 1})
-		}()},
-		{"reset while spooling", 40, 9, []sheet{{"part_0", 5}, {"part_1", 4}}},
-		{"drop while spooling", -1, 2 * xlsxBatchRows, nil},
+		}(), 0},
+		{"reset while spooling", 40, 9, []sheet{{"part_0", 5}, {"part_1", 4}}, 0},
+		{"drop while spooling", -1, 2 * xlsxBatchRows, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -470,7 +474,7 @@ func TestXLSXSheets(t *testing.T) {
 			dir, es := writeTable(t, func(set *output.Set, dir string) (*XLSXSink, error) {
 				s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
 				if s != nil {
-					s.max = limit
+					s.max = cmp.Or(tc.limit, 8)
 				}
 				return s, err
 			}, header, func(t *testing.T, s *XLSXSink) {
@@ -539,6 +543,97 @@ func TestXLSXSheets(t *testing.T) {
 			}
 			if next != first+tc.rows {
 				t.Fatalf("%d rows, want %d", next-first, tc.rows)
+			}
+		})
+	}
+}
+
+// TestXLSXSheetsCut: xlsxSheets places every row of tables of 0 to 4*max+3
+// rows, limits 1 to 40, where msprobe's save_excel puts it (its slicing
+// loop, restated: slice_num sheets of slice_size rows taken in turn); and
+// the rows before spoolFrom are always in the first sheet.
+func TestXLSXSheetsCut(t *testing.T) {
+	t.Parallel()
+	for limit := 1; limit <= 40; limit++ {
+		for rows := 0; rows <= 4*limit+3; rows++ {
+			type place struct {
+				name string
+				row  int
+			}
+			var want []place
+			if rows < limit {
+				for k := range rows {
+					want = append(want, place{"Sheet1", k})
+				}
+			} else {
+				num := (rows + limit - 1) / limit
+				size := (rows + num - 1) / num
+				for i := range num {
+					for k := i * size; k < min((i+1)*size, rows); k++ {
+						want = append(want, place{"part_" + strconv.Itoa(i), k - i*size})
+					}
+				}
+			}
+			x := xlsxSheets{rows: rows, max: limit}
+			for k, w := range want {
+				sheet, row := x.sheet(k)
+				if got := (place{x.name(sheet), row}); got != w {
+					t.Fatalf("limit %d, %d rows: row %d goes to %v, msprobe puts it in %v", limit, rows, k, got, w)
+				}
+				if k < (&XLSXSink{max: limit}).spoolFrom() && w.name != x.name(0) {
+					t.Fatalf("limit %d, %d rows: row %d, before spoolFrom, is in %s", limit, rows, k, w.name)
+				}
+			}
+		}
+	}
+}
+
+// TestXLSXSpoolLife: the spool of a long table is made in the output
+// folder, and Finish, Drop and Reset each close it.
+func TestXLSXSpoolLife(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"finish", "drop", "reset"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			set := output.NewSet()
+			defer set.Abort()
+			s, err := NewXLSXSink(set, dir, output.Name{Prefix: "t", Suffix: ".xlsx"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.max = 8
+			if err := s.Header([]string{"NPU Name"}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 9 {
+				if err := s.Row([]Cell{txt(strconv.Itoa(i))}, RowMark{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.stop(); err != nil { // the writer is done with the rows given
+				t.Fatal(err)
+			}
+			sp := s.spool
+			if sp == nil {
+				t.Fatal("no spool for rows past spoolFrom")
+			}
+			if got := filepath.Dir(sp.f.Name()); got != dir {
+				t.Fatalf("spool made in %s, want the output folder %s", got, dir)
+			}
+			switch end {
+			case "finish":
+				err = s.Finish()
+			case "drop":
+				s.Drop()
+			case "reset":
+				err = s.Reset()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.spool != nil || !errors.Is(sp.f.Close(), os.ErrClosed) {
+				t.Fatalf("%s left the spool open", end)
 			}
 		})
 	}

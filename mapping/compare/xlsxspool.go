@@ -16,8 +16,8 @@ import (
 // go to are known (XLSXSink). A row is its color, its cell count, and per
 // cell a flags byte (xlsxNum, xlsxBool), the number's bits when it is one,
 // and the text's length and bytes. The file is removed as soon as it is
-// open where the system allows it, else when closed: nothing of it is
-// left behind, whatever ends the run.
+// open where the system allows it (Unix: nothing of it outlives the
+// process), else when closed.
 type xlsxSpool struct {
 	f       *os.File
 	w       *bufio.Writer
@@ -25,6 +25,7 @@ type xlsxSpool struct {
 	scratch []byte
 }
 
+// The flags of a spooled cell: Cell.Num and Cell.Bool.
 const (
 	xlsxNum = 1 << iota
 	xlsxBool

@@ -10,7 +10,7 @@ import (
 
 // TestXLSXSpool: rows come back from the spool as they went in, in order:
 // every kind of cell, empty texts and rows, a text longer than the
-// spool's buffers; and the spool leaves no file behind.
+// spool's buffers; and the spool leaves no file in its folder.
 func TestXLSXSpool(t *testing.T) {
 	t.Parallel()
 	type row struct {
@@ -30,7 +30,7 @@ func TestXLSXSpool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 { // several rounds: the reader crosses rows at every offset
+	for range 3 { // several rounds: rows across the reader's buffer boundaries
 		for _, r := range rows {
 			if err := sp.add(r.cells, r.color); err != nil {
 				t.Fatal(err)

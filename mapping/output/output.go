@@ -239,6 +239,9 @@ func (f *File) Drop() {
 	}
 }
 
+// Dir is the folder the file is written in ("." for the working one).
+func (f *File) Dir() string { return f.dir }
+
 // Path is the file's final path, known after Commit.
 func (f *File) Path() string {
 	f.set.mu.Lock()
