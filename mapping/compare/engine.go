@@ -240,26 +240,39 @@ func (s *Summary) matchedBy() {
 
 // artifacts are the whole-column pandas effects that change how cells
 // print (spec §4.6.2-4).
+//
+// npuFloat and benchFloat are the statistics columns whose ints print as
+// floats. msprobe assigns a side's four columns from the rows' lists
+// (df[cols] = lists), which pandas 1.5 makes a DataFrame of, a dtype per
+// column, and then a 2-D array of: a column of ints and floats alone is
+// float64, one of ints alone int64, any other object; the array is
+// float64 when every column is numeric and one is float64 (every int
+// prints as a float), else object, each column's values kept as its
+// dtype made them (the ints of a float64 column print as floats, those
+// of the others as they are).
 type artifacts struct {
-	npuFloat, benchFloat bool
+	npuFloat, benchFloat [4]bool
 	noBenchFloat         [4]bool
 	intCol               [4]bool
 }
 
-// artifactScan accumulates the facts artifacts are derived from.
+// artifactScan accumulates the facts artifacts are derived from: per
+// side and column, whether every row is a number, and whether any is a
+// float or an int.
 type artifactScan struct {
-	rows                                    int
-	npuAllNum, npuAnyFloat, npuAnyInt       bool
-	benchAllNum, benchAnyFloat, benchAnyInt bool
-	nbRows                                  int
-	nbAllNum, nbFloat, nbInt                [4]bool
-	npuAllInt, benchAllInt                  [4]bool
+	rows                           int
+	npuNum, npuFloat, npuInt       [4]bool
+	benchNum, benchFloat, benchInt [4]bool
+	nbRows                         int
+	nbAllNum, nbFloat, nbInt       [4]bool
+	npuAllInt, benchAllInt         [4]bool
 }
 
 func newArtifactScan() *artifactScan {
-	a := &artifactScan{npuAllNum: true, benchAllNum: true}
+	a := &artifactScan{}
 	for i := range a.nbAllNum {
 		a.nbAllNum[i], a.npuAllInt[i], a.benchAllInt[i] = true, true, true
+		a.npuNum[i], a.benchNum[i] = true, true
 	}
 	return a
 }
@@ -269,18 +282,18 @@ func (a *artifactScan) add(r *outRow) {
 	for i := 0; i < 4; i++ {
 		c := statKind(r.npu, i)
 		if !c.isNum() {
-			a.npuAllNum = false
+			a.npuNum[i] = false
 		}
 		if c == cFloat {
-			a.npuAnyFloat = true
+			a.npuFloat[i] = true
 		}
 		if c == cInt {
-			a.npuAnyInt = true
+			a.npuInt[i] = true
 		} else {
 			a.npuAllInt[i] = false
 		}
 		if r.bench == nil {
-			a.benchAllNum = false
+			a.benchNum[i] = false // "N/A"
 			a.benchAllInt[i] = false
 			if !c.isNum() {
 				a.nbAllNum[i] = false
@@ -295,13 +308,13 @@ func (a *artifactScan) add(r *outRow) {
 		}
 		b := statKind(r.bench, i)
 		if !b.isNum() {
-			a.benchAllNum = false
+			a.benchNum[i] = false
 		}
 		if b == cFloat {
-			a.benchAnyFloat = true
+			a.benchFloat[i] = true
 		}
 		if b == cInt {
-			a.benchAnyInt = true
+			a.benchInt[i] = true
 		} else {
 			a.benchAllInt[i] = false
 		}
@@ -325,15 +338,30 @@ func (a *artifactScan) result() artifacts {
 	if a.rows == 0 {
 		return f
 	}
-	// A float block prints ints as floats, and nothing else otherwise: it
-	// is no effect on a side without an int.
-	f.npuFloat = a.npuAllNum && a.npuAnyFloat && a.npuAnyInt
-	f.benchFloat = a.benchAllNum && a.benchAnyFloat && a.benchAnyInt
+	// Floats print as floats in any column: the effect is on the ints of
+	// a column that is float64, alone or by the whole array's dtype.
+	f.npuFloat = floatColumns(a.npuNum, a.npuFloat, a.npuInt)
+	f.benchFloat = floatColumns(a.benchNum, a.benchFloat, a.benchInt)
 	for i := 0; i < 4; i++ {
-		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
-		f.intCol[i] = !f.npuFloat && !f.benchFloat && a.npuAllInt[i] && a.benchAllInt[i]
+		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
+		f.intCol[i] = !f.npuFloat[i] && !f.benchFloat[i] && a.npuAllInt[i] && a.benchAllInt[i]
 	}
 	return f
+}
+
+// floatColumns are the columns of one side whose ints print as floats
+// (see artifacts), given per column whether every row is a number and
+// whether one is a float, one an int.
+func floatColumns(num, float, int [4]bool) (out [4]bool) {
+	all, anyFloat := true, false
+	for i := range 4 {
+		all = all && num[i]
+		anyFloat = anyFloat || float[i]
+	}
+	for i := range 4 {
+		out[i] = int[i] && (all && anyFloat || num[i] && float[i])
+	}
+	return out
 }
 
 // forEachRow walks a side entry by entry, giving each entry's rows their

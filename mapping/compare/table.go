@@ -93,8 +93,8 @@ type outRow struct {
 	bench        *sideRow // nil when unmatched (or dropped by the dtype gate)
 	source       MatchSource
 	noBenchFloat [4]bool
-	npuFloat     bool
-	benchFloat   bool
+	npuFloat     [4]bool
+	benchFloat   [4]bool
 	intCol       [4]bool
 	output       bool        // an output row (".output." in its name)
 	ncell, bcell [4]cell     // the stat cells as they print (groupWriter.prepare; none in md5 mode)
@@ -112,12 +112,12 @@ type outRow struct {
 // setCells derives the stat cells once per row.
 func (r *outRow) setCells() {
 	for i := 0; i < 4; i++ {
-		r.ncell[i].setStat(r.npu, i, r.npuFloat || (r.bench == nil && r.noBenchFloat[i]))
+		r.ncell[i].setStat(r.npu, i, r.npuFloat[i] || (r.bench == nil && r.noBenchFloat[i]))
 		if r.bench == nil {
 			r.bcell[i] = naCell
 			continue
 		}
-		r.bcell[i].setStat(r.bench, i, r.benchFloat)
+		r.bcell[i].setStat(r.bench, i, r.benchFloat[i])
 	}
 }
 

@@ -761,3 +761,35 @@ func checkReprNumber(t *testing.T, x float64, s string) {
 		t.Fatalf("reprNumber([]byte(%q)) = %v, xstrtod %v", s, got, want)
 	}
 }
+
+// TestFloatColumns: the columns whose ints print as floats, as pandas
+// 1.5.3 gives them for df[["Max", "Min", "Mean", "Norm"]] = rows (each
+// case checked there): per column num, float, int are whether every row
+// is a number, whether one is a float, whether one is an int.
+func TestFloatColumns(t *testing.T) {
+	t.Parallel()
+	T, F := true, false
+	for _, tc := range []struct {
+		name             string
+		num, float, ints [4]bool
+		want             [4]bool
+	}{
+		// [[1, 2, 3, 4], [5, 6, 7, 8.5]]: one float64 column makes the
+		// array float64: every int prints as a float.
+		{"all numbers, one float column", [4]bool{T, T, T, T}, [4]bool{F, F, F, T}, [4]bool{T, T, T, T}, [4]bool{T, T, T, T}},
+		// [[1, 2, 3, 4], [5, 6, 7, 8]]: int64 throughout.
+		{"all ints", [4]bool{T, T, T, T}, [4]bool{}, [4]bool{T, T, T, T}, [4]bool{}},
+		// [[151643, 0, "x", None], [2.5, 3, 1, None]]: object array,
+		// Max float64 (151643.0), Min int64 (0).
+		{"a float column beside object ones", [4]bool{T, T, F, F}, [4]bool{T, F, F, F}, [4]bool{T, T, T, F}, [4]bool{T, F, F, F}},
+		// [[5, True, "x", 1], [6, 2.5, "x", 2.5]]: a bool makes Min
+		// object; Norm float64 (1.0).
+		{"a bool in a column", [4]bool{T, F, F, T}, [4]bool{F, T, F, T}, [4]bool{T, T, F, T}, [4]bool{F, F, F, T}},
+		// no ints: nothing to print otherwise
+		{"floats only", [4]bool{T, T, T, T}, [4]bool{T, T, T, T}, [4]bool{}, [4]bool{}},
+	} {
+		if got := floatColumns(tc.num, tc.float, tc.ints); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
