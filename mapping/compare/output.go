@@ -74,8 +74,12 @@ func outputName(debug bool, suffix string, xlsx bool) output.Name {
 	return output.Name{Prefix: prefix + suffix + "_", Suffix: ext, Stamped: true}
 }
 
-// resultMode is msprobe's result file mode.
-const resultMode = 0o640
+// resultMode is msprobe's result file mode; resultDirMode that of the
+// output folders it creates (DATA_DIR_AUTHORITY).
+const (
+	resultMode    = 0o640
+	resultDirMode = 0o750
+)
 
 // csvField quotes like Python's csv module with QUOTE_MINIMAL: only fields
 // holding the delimiter, a quote or a line break.

@@ -372,7 +372,7 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+	if err := os.MkdirAll(opt.OutDir, resultDirMode); err != nil {
 		return nil, source.PathError(opt.OutDir, "an output folder (created when missing)", err)
 	}
 	// Rank pairs run side by side (each one's compare is itself a
