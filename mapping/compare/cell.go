@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,11 +68,11 @@ func fromValue(v msprobe.Value) cell {
 	case cStr:
 		return cell{k: k, s: v.Text}
 	case cInt:
-		t := v.Text
+		t, f := v.Text, v.Num
 		if t == "-0" {
-			t = "0"
+			t, f = "0", 0 // Python's int: no negative zero, as a float either
 		}
-		return cell{k: k, f: v.Num, s: t}
+		return cell{k: k, f: f, s: t}
 	case cFloat:
 		switch v.Kind {
 		case msprobe.PosInf:
@@ -91,6 +92,9 @@ func kindOf(v msprobe.Value) cellKind {
 	case msprobe.Bool:
 		return cBool
 	case msprobe.String:
+		if strings.EqualFold(v.Text, "nan") {
+			return cNaN // set_summary: str(i).lower() == 'nan' is "Nan"
+		}
 		return cStr
 	case msprobe.NaN:
 		return cNaN
@@ -307,6 +311,12 @@ func pyEqual(a, b cell) bool {
 	if a.k == cInt && b.k == cInt {
 		return a.s == b.s
 	}
+	if a.k == cInt && b.k == cFloat {
+		return intEqualsFloat(a.s, b.f)
+	}
+	if a.k == cFloat && b.k == cInt {
+		return intEqualsFloat(b.s, a.f)
+	}
 	x, okx := num(a)
 	y, oky := num(b)
 	if okx || oky {
@@ -314,6 +324,22 @@ func pyEqual(a, b cell) bool {
 	}
 	var ba, bb [64]byte
 	return string(a.appendStr(ba[:0])) == string(b.appendStr(bb[:0]))
+}
+
+// intEqualsFloat is Python's int == float: exact, whatever the int's size.
+func intEqualsFloat(i string, f float64) bool {
+	if v, err := strconv.ParseInt(i, 10, 64); err == nil && v > -1<<53 && v < 1<<53 {
+		return float64(v) == f // exact in a float64
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) || f != math.Trunc(f) {
+		return false
+	}
+	var n big.Int
+	if _, ok := n.SetString(i, 10); !ok {
+		return false
+	}
+	fi, _ := new(big.Float).SetFloat64(f).Int(nil)
+	return fi.Cmp(&n) == 0
 }
 
 // valClass is msprobe's classification of a statistics cell for the diff
@@ -411,11 +437,32 @@ type statNums struct {
 	relF   float64 // msprobe's str2float of the relative error text
 }
 
+// colInts says which of a statistic's two columns, NPU and bench, pandas
+// reads as ints: get_number (to_numeric) of a column whose every cell is
+// an int is int64, exact, where a column holding anything else is
+// float64, its int texts read as xstrtod reads them.
+type colInts uint8
+
+const (
+	npuInts colInts = 1 << iota
+	benchInts
+	bothInts = npuInts | benchInts // the diff is int64 (-1, not -1.0)
+)
+
+// exactInt is an int cell's value as int64, when it is one.
+func exactInt(c *cell) (int64, bool) {
+	if c.k != cInt {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(c.s, 10, 64)
+	return v, err == nil
+}
+
 // statDiffInto computes one "<S> diff" and "<S>RelativeErr" pair as
 // msprobe's CalcStatsDiff does, into d and rel, and returns the numbers
-// the rule checkers and highlight rules read back from their text.
-// intCol is true when pandas parsed both whole columns as integers.
-func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
+// the rule checkers and highlight rules read back from their text. ints
+// are the columns pandas reads as ints.
+func statDiffInto(a, b *cell, ints colInts, d, rel *text) statNums {
 	if sameStr(a, b) {
 		d.set("0")
 		rel.set("0")
@@ -427,10 +474,19 @@ func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
 	}
 	if ca == vNum && cb == vNum {
 		x, y := number(a), number(b)
+		xi, xok := exactInt(a)
+		yi, yok := exactInt(b)
+		if ints&npuInts != 0 && xok {
+			x = float64(xi) // int64 to float64 in the subtraction: rounded once
+		}
+		if ints&benchInts != 0 && yok {
+			y = float64(yi)
+		}
 		dv := float64(x - y)
-		if intCol {
-			dv = float64(int64(x) - int64(y))
-			d.n = uint8(len(strconv.AppendInt(d.b[:0], int64(x)-int64(y), 10)))
+		if ints == bothInts && xok && yok {
+			di := xi - yi // int64, wrapping as numpy's does
+			dv = float64(di)
+			d.n = uint8(len(strconv.AppendInt(d.b[:0], di, 10)))
 		} else {
 			d.n = uint8(len(msprobe.AppendPyFloat(d.b[:0], dv)))
 		}
@@ -440,11 +496,8 @@ func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
 			n.relF = math.Inf(1)
 			return n
 		}
-		r := math.Abs(float64(float64(float64(x-y)/y) * 100))
+		r := math.Abs(float64(float64(dv/y) * 100))
 		rel.n = uint8(len(append(msprobe.AppendPyFloat(rel.b[:0], r), '%')))
-		if intCol {
-			r = math.Abs(float64(float64(dv/y) * 100))
-		}
 		n.pct, n.pctOK, n.relF = r/100, true, r/100
 		return n
 	}
@@ -463,9 +516,9 @@ func statDiffInto(a, b *cell, intCol bool, d, rel *text) statNums {
 }
 
 // statDiff is statDiffInto as two strings.
-func statDiff(a, b cell, intCol bool) (string, string) {
+func statDiff(a, b cell, ints colInts) (string, string) {
 	var d, rel text
-	statDiffInto(&a, &b, intCol, &d, &rel)
+	statDiffInto(&a, &b, ints, &d, &rel)
 	return d.String(), rel.String()
 }
 

@@ -253,7 +253,7 @@ func (s *Summary) matchedBy() {
 type artifacts struct {
 	npuFloat, benchFloat [4]bool
 	noBenchFloat         [4]bool
-	intCol               [4]bool
+	ints                 [4]colInts
 }
 
 // artifactScan accumulates the facts artifacts are derived from: per
@@ -344,7 +344,12 @@ func (a *artifactScan) result() artifacts {
 	f.benchFloat = floatColumns(a.benchNum, a.benchFloat, a.benchInt)
 	for i := 0; i < 4; i++ {
 		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
-		f.intCol[i] = !f.npuFloat[i] && !f.benchFloat[i] && a.npuAllInt[i] && a.benchAllInt[i]
+		if a.npuAllInt[i] && !f.npuFloat[i] {
+			f.ints[i] |= npuInts
+		}
+		if a.benchAllInt[i] && !f.benchFloat[i] {
+			f.ints[i] |= benchInts
+		}
 	}
 	return f
 }
@@ -1341,7 +1346,7 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 }
 
 func (g *groupWriter) add(r *outRow) error {
-	r.npuFloat, r.benchFloat, r.noBenchFloat, r.intCol = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.intCol
+	r.npuFloat, r.benchFloat, r.noBenchFloat, r.ints = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.ints
 	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
 		if err := g.flushGroup(); err != nil {
 			return err
@@ -1540,12 +1545,19 @@ type scratch struct {
 func (r *outRow) statDiffs() {
 	for i := 0; i < 4; i++ {
 		if r.bench == nil {
+			if r.ncell[i].str() == "N/A" {
+				// the text of the bench side's placeholder: equal cells
+				r.diff[i].set("0")
+				r.diff[4+i].set("0")
+				r.nums[i] = statNums{diffOK: true}
+				continue
+			}
 			r.diff[i].set("N/A")
 			r.diff[4+i].set("N/A")
 			r.nums[i] = statNums{}
 			continue
 		}
-		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.intCol[i], &r.diff[i], &r.diff[4+i])
+		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.ints[i], &r.diff[i], &r.diff[4+i])
 	}
 }
 

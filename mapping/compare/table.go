@@ -95,7 +95,7 @@ type outRow struct {
 	noBenchFloat [4]bool
 	npuFloat     [4]bool
 	benchFloat   [4]bool
-	intCol       [4]bool
+	ints         [4]colInts
 	output       bool        // an output row (".output." in its name)
 	ncell, bcell [4]cell     // the stat cells as they print (groupWriter.prepare; none in md5 mode)
 	diff         [8]text     // statistics: 4 diffs then 4 relative errors
@@ -314,8 +314,6 @@ func (o *rowOut) appendLine(b []byte, r *outRow, mode Mode, stack bool) []byte {
 		b = append(appendCSVField(b, r.npuReqGrad()), ",N/A"...)
 	}
 	switch {
-	case mode == Statistics && r.bench == nil:
-		b = append(b, ",N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A"...) // statDiffs' texts without a bench row
 	case mode == Statistics:
 		for i := range r.diff {
 			b = r.diff[i].appendTo(append(b, ','))

@@ -23,7 +23,7 @@ func TestPandasParse(t *testing.T) {
 		t.Errorf("pandas parses %v and %v; want equal", a, b)
 	}
 	// quick_start golden Functional.batch_norm.0.forward.input.1: 0.0 vs this value
-	d, _ := statDiff(cell{k: cFloat, f: 0}, cell{k: cFloat, f: 0.040657978504896164}, false)
+	d, _ := statDiff(cell{k: cFloat, f: 0}, cell{k: cFloat, f: 0.040657978504896164}, 0)
 	if d != "-0.0406579785048961" {
 		t.Errorf("diff = %s, want -0.0406579785048961", d)
 	}
@@ -136,36 +136,36 @@ func TestIsIntLiteral(t *testing.T) {
 func TestStatDiff(t *testing.T) {
 	str := func(s string) cell { return cell{k: cStr, s: s} }
 	for _, c := range []struct {
-		name   string
-		a, b   cell
-		intCol bool
-		d, r   string
+		name string
+		a, b cell
+		ints colInts
+		d, r string
 	}{
-		{"relu l2norm", num("1.2", 1.2), num("1.0", 1.0), false, "0.19999999999999996", "19.999999999999996%"},
-		{"int scalars", num("0", 0), num("1", 1), false, "-1.0", "100.0%"},
-		{"int column", num("0", 0), num("1", 1), true, "-1", "100.0%"},
-		{"1 vs 1.0", num("1", 1), num("1.0", 1), false, "0.0", "0.0%"},
-		{"-inf vs -20", cell{k: cFloat, f: math.Inf(-1)}, num("-20.0", -20), false, "-inf", "-inf"},
-		{"inf vs 21", cell{k: cFloat, f: math.Inf(1)}, num("21.0", 21), false, "inf", "inf"},
-		{"bench zero", num("2.0", 2), num("0.0", 0), false, "2.0", "inf"},
-		{"bools", cell{k: cBool, b: true}, cell{k: cBool}, false, "Diff", "Diff"},
-		{"strings", str("sum"), str("mean"), false, "Diff", "Diff"},
-		{"devices", str("npu:0"), str("cuda:0"), false, "N/A", "N/A"},
-		{"nan both", cell{k: cNaN}, cell{k: cNaN}, false, "0", "0"},
-		{"nan vs num", cell{k: cNaN}, num("1.0", 1), false, "Nan", "Nan"},
-		{"unmatched", num("1.0", 1), naCell, false, "N/A", "N/A"},
-		{"None equal", cell{k: cNone}, cell{k: cNone}, false, "0", "0"},
-		{"numeric string", str("1.5"), num("1.0", 1), false, "0.5", "50.0%"},
+		{"relu l2norm", num("1.2", 1.2), num("1.0", 1.0), 0, "0.19999999999999996", "19.999999999999996%"},
+		{"int scalars", num("0", 0), num("1", 1), 0, "-1.0", "100.0%"},
+		{"int column", num("0", 0), num("1", 1), bothInts, "-1", "100.0%"},
+		{"1 vs 1.0", num("1", 1), num("1.0", 1), 0, "0.0", "0.0%"},
+		{"-inf vs -20", cell{k: cFloat, f: math.Inf(-1)}, num("-20.0", -20), 0, "-inf", "-inf"},
+		{"inf vs 21", cell{k: cFloat, f: math.Inf(1)}, num("21.0", 21), 0, "inf", "inf"},
+		{"bench zero", num("2.0", 2), num("0.0", 0), 0, "2.0", "inf"},
+		{"bools", cell{k: cBool, b: true}, cell{k: cBool}, 0, "Diff", "Diff"},
+		{"strings", str("sum"), str("mean"), 0, "Diff", "Diff"},
+		{"devices", str("npu:0"), str("cuda:0"), 0, "N/A", "N/A"},
+		{"nan both", cell{k: cNaN}, cell{k: cNaN}, 0, "0", "0"},
+		{"nan vs num", cell{k: cNaN}, num("1.0", 1), 0, "Nan", "Nan"},
+		{"unmatched", num("1.0", 1), naCell, 0, "N/A", "N/A"},
+		{"None equal", cell{k: cNone}, cell{k: cNone}, 0, "0", "0"},
+		{"numeric string", str("1.5"), num("1.0", 1), 0, "0.5", "50.0%"},
 		// two floats skip classify only when both are finite
-		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), false, "Nan", "Nan"},
-		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, false, "Nan", "Nan"},
-		{"float nans", cell{k: cFloat, f: math.NaN()}, cell{k: cFloat, f: math.NaN()}, false, "Nan", "Nan"},
-		{"float vs float inf", num("1.0", 1), cell{k: cFloat, f: math.Inf(1)}, false, "-inf", "-inf"},
-		{"-inf vs inf", cell{k: cFloat, f: math.Inf(-1)}, cell{k: cFloat, f: math.Inf(1)}, false, "-inf", "-inf"},
-		{"inf vs inf", cell{k: cFloat, f: math.Inf(1)}, cell{k: cFloat, f: math.Inf(1)}, false, "0", "0"},
-		{"floats", num("0.5", 0.5), num("0.25", 0.25), false, "0.25", "100.0%"},
+		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), 0, "Nan", "Nan"},
+		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, 0, "Nan", "Nan"},
+		{"float nans", cell{k: cFloat, f: math.NaN()}, cell{k: cFloat, f: math.NaN()}, 0, "Nan", "Nan"},
+		{"float vs float inf", num("1.0", 1), cell{k: cFloat, f: math.Inf(1)}, 0, "-inf", "-inf"},
+		{"-inf vs inf", cell{k: cFloat, f: math.Inf(-1)}, cell{k: cFloat, f: math.Inf(1)}, 0, "-inf", "-inf"},
+		{"inf vs inf", cell{k: cFloat, f: math.Inf(1)}, cell{k: cFloat, f: math.Inf(1)}, 0, "0", "0"},
+		{"floats", num("0.5", 0.5), num("0.25", 0.25), 0, "0.25", "100.0%"},
 	} {
-		d, r := statDiff(c.a, c.b, c.intCol)
+		d, r := statDiff(c.a, c.b, c.ints)
 		if d != c.d || r != c.r {
 			t.Errorf("%s: got %s / %s, want %s / %s", c.name, d, r, c.d, c.r)
 		}
