@@ -474,13 +474,17 @@ func statDiffInto(a, b *cell, ints colInts, d, rel *text) statNums {
 	}
 	if ca == vNum && cb == vNum {
 		x, y := number(a), number(b)
-		xi, xok := exactInt(a)
-		yi, yok := exactInt(b)
-		if ints&npuInts != 0 && xok {
-			x = float64(xi) // int64 to float64 in the subtraction: rounded once
+		var xi, yi int64
+		var xok, yok bool
+		if ints&npuInts != 0 {
+			if xi, xok = exactInt(a); xok {
+				x = float64(xi) // int64 to float64 in the subtraction: rounded once
+			}
 		}
-		if ints&benchInts != 0 && yok {
-			y = float64(yi)
+		if ints&benchInts != 0 {
+			if yi, yok = exactInt(b); yok {
+				y = float64(yi)
+			}
 		}
 		dv := float64(x - y)
 		if ints == bothInts && xok && yok {
