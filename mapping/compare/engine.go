@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,35 +245,90 @@ func (s *Summary) matchedBy() {
 // npuFloat and benchFloat are the statistics columns whose ints print as
 // floats. msprobe assigns a side's four columns from the rows' lists
 // (df[cols] = lists), which pandas 1.5 makes a DataFrame of, a dtype per
-// column, and then a 2-D array of: a column of ints and floats alone is
-// float64, one of ints alone int64, any other object; the array is
-// float64 when every column is numeric and one is float64 (every int
-// prints as a float), else object, each column's values kept as its
-// dtype made them (the ints of a float64 column print as floats, those
-// of the others as they are).
+// column (colFacts.dtype), and then a 2-D array of: when every column is
+// numeric the array takes their common dtype (float64 when one is
+// float64, or when uint64 meets int64), else it is object, each column's
+// values kept as its dtype made them. The ints of a float64 column print
+// as floats, those of the others as they are.
 type artifacts struct {
 	npuFloat, benchFloat [4]bool
 	noBenchFloat         [4]bool
 	ints                 [4]colInts
 }
 
-// artifactScan accumulates the facts artifacts are derived from: per
-// side and column, whether every row is a number, and whether any is a
-// float or an int.
+// colFacts are what decides the dtype pandas gives one statistics column
+// of a side: whether every row is a number, whether one is a float, an
+// int, a negative int, an int past int64 but within uint64 (ubig), or
+// past both (huge).
+type colFacts struct {
+	num, float, int, neg, ubig, huge bool
+}
+
+// colDtype is a statistics column's dtype.
+type colDtype uint8
+
+const (
+	dtObject colDtype = iota
+	dtInt64
+	dtUint64
+	dtFloat64
+)
+
+// note adds statistic i of s, of kind c.
+func (f *colFacts) note(c cellKind, s *sideRow, i int) {
+	switch c {
+	case cFloat:
+		f.float = true
+	case cInt:
+		f.int = true
+		t := s.it.Stats[i].Text
+		neg := t[0] == '-'
+		f.neg = f.neg || neg
+		if len(t) < 19 {
+			return // within int64
+		}
+		if _, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return
+		}
+		if _, err := strconv.ParseUint(t, 10, 64); err == nil && !neg {
+			f.ubig = true
+		} else {
+			f.huge = true
+		}
+	default:
+		f.num = false
+	}
+}
+
+// dtype is the column's dtype as pandas infers it from its values
+// (maybe_convert_objects): anything not a number, an int past uint64, or
+// a negative int beside one past int64 keep it object.
+func (f colFacts) dtype() colDtype {
+	switch {
+	case !f.num || f.huge || f.ubig && f.neg:
+		return dtObject
+	case f.float:
+		return dtFloat64
+	case f.ubig:
+		return dtUint64
+	}
+	return dtInt64
+}
+
+// artifactScan accumulates the facts artifacts are derived from.
 type artifactScan struct {
-	rows                           int
-	npuNum, npuFloat, npuInt       [4]bool
-	benchNum, benchFloat, benchInt [4]bool
-	nbRows                         int
-	nbAllNum, nbFloat, nbInt       [4]bool
-	npuAllInt, benchAllInt         [4]bool
+	rows                   int
+	npu, bench             [4]colFacts
+	nbRows                 int
+	nb                     [4]colFacts // the NPU columns of the rows without bench data
+	npuAllInt, benchAllInt [4]bool
 }
 
 func newArtifactScan() *artifactScan {
 	a := &artifactScan{}
-	for i := range a.nbAllNum {
-		a.nbAllNum[i], a.npuAllInt[i], a.benchAllInt[i] = true, true, true
-		a.npuNum[i], a.benchNum[i] = true, true
+	for i := range a.npu {
+		a.npuAllInt[i], a.benchAllInt[i] = true, true
+		a.npu[i].num, a.bench[i].num, a.nb[i].num = true, true, true
 	}
 	return a
 }
@@ -281,41 +337,19 @@ func (a *artifactScan) add(r *outRow) {
 	a.rows++
 	for i := 0; i < 4; i++ {
 		c := statKind(r.npu, i)
-		if !c.isNum() {
-			a.npuNum[i] = false
-		}
-		if c == cFloat {
-			a.npuFloat[i] = true
-		}
-		if c == cInt {
-			a.npuInt[i] = true
-		} else {
+		a.npu[i].note(c, r.npu, i)
+		if c != cInt {
 			a.npuAllInt[i] = false
 		}
 		if r.bench == nil {
-			a.benchNum[i] = false // "N/A"
+			a.bench[i].num = false // "N/A"
 			a.benchAllInt[i] = false
-			if !c.isNum() {
-				a.nbAllNum[i] = false
-			}
-			if c == cFloat {
-				a.nbFloat[i] = true
-			}
-			if c == cInt {
-				a.nbInt[i] = true
-			}
+			a.nb[i].note(c, r.npu, i)
 			continue
 		}
 		b := statKind(r.bench, i)
-		if !b.isNum() {
-			a.benchNum[i] = false
-		}
-		if b == cFloat {
-			a.benchFloat[i] = true
-		}
-		if b == cInt {
-			a.benchInt[i] = true
-		} else {
+		a.bench[i].note(b, r.bench, i)
+		if b != cInt {
 			a.benchAllInt[i] = false
 		}
 	}
@@ -338,12 +372,13 @@ func (a *artifactScan) result() artifacts {
 	if a.rows == 0 {
 		return f
 	}
-	// Floats print as floats in any column: the effect is on the ints of
-	// a column that is float64, alone or by the whole array's dtype.
-	f.npuFloat = floatColumns(a.npuNum, a.npuFloat, a.npuInt)
-	f.benchFloat = floatColumns(a.benchNum, a.benchFloat, a.benchInt)
+	f.npuFloat = floatColumns(a.npu)
+	f.benchFloat = floatColumns(a.bench)
 	for i := 0; i < 4; i++ {
-		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && a.nbAllNum[i] && a.nbFloat[i] && a.nbInt[i]
+		// fillna's downcast of the rows without bench data infers each
+		// of their columns' dtype as the DataFrame did
+		nb := a.nb[i]
+		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && nb.int && nb.dtype() == dtFloat64
 		if a.npuAllInt[i] && !f.npuFloat[i] {
 			f.ints[i] |= npuInts
 		}
@@ -355,16 +390,24 @@ func (a *artifactScan) result() artifacts {
 }
 
 // floatColumns are the columns of one side whose ints print as floats
-// (see artifacts), given per column whether every row is a number and
-// whether one is a float, one an int.
-func floatColumns(num, float, int [4]bool) (out [4]bool) {
-	all, anyFloat := true, false
-	for i := range 4 {
-		all = all && num[i]
-		anyFloat = anyFloat || float[i]
+// (see artifacts).
+func floatColumns(cols [4]colFacts) (out [4]bool) {
+	var dt [4]colDtype
+	all, anyFloat, anyInt, anyUint := true, false, false, false
+	for i, c := range cols {
+		dt[i] = c.dtype()
+		all = all && dt[i] != dtObject
+		anyFloat = anyFloat || dt[i] == dtFloat64
+		anyInt = anyInt || dt[i] == dtInt64
+		anyUint = anyUint || dt[i] == dtUint64
 	}
-	for i := range 4 {
-		out[i] = int[i] && (all && anyFloat || num[i] && float[i])
+	if all && (anyFloat || anyInt && anyUint) {
+		for i := range dt {
+			dt[i] = dtFloat64 // the array's common dtype
+		}
+	}
+	for i, c := range cols {
+		out[i] = c.int && dt[i] == dtFloat64
 	}
 	return out
 }

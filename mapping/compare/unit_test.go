@@ -764,31 +764,49 @@ func checkReprNumber(t *testing.T, x float64, s string) {
 
 // TestFloatColumns: the columns whose ints print as floats, as pandas
 // 1.5.3 gives them for df[["Max", "Min", "Mean", "Norm"]] = rows (each
-// case checked there): per column num, float, int are whether every row
-// is a number, whether one is a float, whether one is an int.
+// case checked there; B is 2**63, past int64).
 func TestFloatColumns(t *testing.T) {
 	t.Parallel()
-	T, F := true, false
+	var (
+		ints   = colFacts{num: true, int: true}
+		mixed  = colFacts{num: true, int: true, float: true}
+		floats = colFacts{num: true, float: true}
+		text   = colFacts{}
+		ubig   = colFacts{num: true, int: true, ubig: true}
+	)
 	for _, tc := range []struct {
-		name             string
-		num, float, ints [4]bool
-		want             [4]bool
+		name string
+		cols [4]colFacts
+		want [4]bool
 	}{
 		// [[1, 2, 3, 4], [5, 6, 7, 8.5]]: one float64 column makes the
 		// array float64: every int prints as a float.
-		{"all numbers, one float column", [4]bool{T, T, T, T}, [4]bool{F, F, F, T}, [4]bool{T, T, T, T}, [4]bool{T, T, T, T}},
+		{"all numbers, one float column", [4]colFacts{ints, ints, ints, mixed}, [4]bool{true, true, true, true}},
 		// [[1, 2, 3, 4], [5, 6, 7, 8]]: int64 throughout.
-		{"all ints", [4]bool{T, T, T, T}, [4]bool{}, [4]bool{T, T, T, T}, [4]bool{}},
+		{"all ints", [4]colFacts{ints, ints, ints, ints}, [4]bool{}},
 		// [[151643, 0, "x", None], [2.5, 3, 1, None]]: object array,
 		// Max float64 (151643.0), Min int64 (0).
-		{"a float column beside object ones", [4]bool{T, T, F, F}, [4]bool{T, F, F, F}, [4]bool{T, T, T, F}, [4]bool{T, F, F, F}},
+		{"a float column beside object ones", [4]colFacts{mixed, ints, {int: true}, text}, [4]bool{true, false, false, false}},
 		// [[5, True, "x", 1], [6, 2.5, "x", 2.5]]: a bool makes Min
 		// object; Norm float64 (1.0).
-		{"a bool in a column", [4]bool{T, F, F, T}, [4]bool{F, T, F, T}, [4]bool{T, T, F, T}, [4]bool{F, F, F, T}},
+		{"a bool in a column", [4]colFacts{ints, {int: true, float: true}, text, mixed}, [4]bool{false, false, false, true}},
 		// no ints: nothing to print otherwise
-		{"floats only", [4]bool{T, T, T, T}, [4]bool{T, T, T, T}, [4]bool{}, [4]bool{}},
+		{"floats only", [4]colFacts{floats, floats, floats, floats}, [4]bool{}},
+		// [[B, 1, 2, 3], [5, 1, 2, 3]]: uint64 beside int64 makes the
+		// array float64 (9.223372036854776e+18, 1.0).
+		{"uint64 beside int64", [4]colFacts{ubig, ints, ints, ints}, [4]bool{true, true, true, true}},
+		// [[B, B, B, B], [5, 5, 5, 5]]: uint64 throughout.
+		{"all uint64", [4]colFacts{ubig, ubig, ubig, ubig}, [4]bool{}},
+		// [[B, 1.5, 1.5, 1.5], [-1, 2.5, 2.5, 2.5]]: a negative int
+		// beside B keeps Max object (B and -1 as they are).
+		{"uint64 with a negative int", [4]colFacts{{num: true, int: true, ubig: true, neg: true}, floats, floats, floats}, [4]bool{}},
+		// [[B, "x"...], [1.5, "x"...], [3, "x"...]]: float64 Max.
+		{"uint64 with a float", [4]colFacts{{num: true, int: true, ubig: true, float: true}, text, text, text}, [4]bool{true, false, false, false}},
+		// [[2**64, 1, 0.5, 0.5], [1.5, 2.5, 0.5, 0.5]]: Max object
+		// (18446744073709551616), Min float64 (1.0).
+		{"past uint64", [4]colFacts{{num: true, int: true, huge: true, float: true}, mixed, floats, floats}, [4]bool{false, true, false, false}},
 	} {
-		if got := floatColumns(tc.num, tc.float, tc.ints); got != tc.want {
+		if got := floatColumns(tc.cols); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
