@@ -425,10 +425,13 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	// leaves the message NaN.
 	result, msg := "", ""
 	switch {
+	case mode == MD5 && r.npuMD5() == r.benchMD5():
+		result = "pass" // N/A against a missing bench row's N/A too
+		if r.bench == nil {
+			msg = "No bench data matched."
+		}
 	case r.bench == nil:
 		result, msg = "N/A", "No bench data matched."
-	case mode == MD5 && r.npuMD5() == r.benchMD5():
-		result = "pass"
 	case mode == MD5:
 		result = "Different"
 	}
@@ -511,7 +514,9 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 		d.buf = append(d.buf, '{')
 		n := 0
 		for k, r := range grp {
-			if (r.npu.it.State == msprobe.StateOutput) != output {
+			// DataNode.parse_data keeps the input and output rows alone
+			// (not parameters, parameters_grad)
+			if st := r.npu.it.State; output && st != msprobe.StateOutput || !output && st != msprobe.StateInput {
 				continue
 			}
 			d.kv(n == 0, "          ", r.npu.it.Name)
@@ -554,7 +559,7 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 	if ok {
 		d.buf = appendFramesJSON(d.buf, fr, "        ", "      ")
 	} else {
-		d.str("N/A")
+		d.buf = append(d.buf, "null"...) // DataNode.stack stays None without a row's stack
 	}
 	dn.info = d.buf
 	d.buf = save

@@ -72,6 +72,41 @@ func TestDiffAnalyzeParity(t *testing.T) {
 	}
 }
 
+// TestDiffAnalyzeEdges: -da's files equal msprobe's byte for byte on the
+// pairs differential testing cut down (golden da_edges): an md5 row of a
+// null item without bench data (N/A equals N/A: pass), a diff node
+// without a stack (stack_info null), and a module's parameters rows (not
+// in the node's inputs).
+func TestDiffAnalyzeEdges(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"md5_null_unmatched", "stack_info_null", "parameters_in_input"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := testkit.Corpus(t, "msprobe", "golden", "da_edges", name)
+			rep, err := Run(Options{Target: filepath.Join(root, "npu", "step0"), Golden: filepath.Join(root, "bench", "step0"),
+				OutDir: t.TempDir(), DiffAnalyze: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join(root, "output_diff_analyze")
+			ranks, _ := filepath.Glob(filepath.Join(golden, "compare_result_rank0_*.json"))
+			if len(rep.Ranks) != 1 || len(rep.Ranks[0].Files) != 1 || len(ranks) != 1 {
+				t.Fatalf("ranks %+v, golden %v", rep.Ranks, ranks)
+			}
+			checkSame(t, rep.Ranks[0].Files[0], ranks[0])
+			search, _ := filepath.Glob(filepath.Join(golden, "diff_analyze_*.json"))
+			switch {
+			case len(search) == 0 && rep.DiffAnalyze != "":
+				t.Errorf("diff_analyze %s, msprobe wrote none", rep.DiffAnalyze)
+			case len(search) == 1 && rep.DiffAnalyze == "":
+				t.Errorf("no diff_analyze, msprobe wrote %s", search[0])
+			case len(search) == 1:
+				checkSame(t, rep.DiffAnalyze, search[0])
+			}
+		})
+	}
+}
+
 func checkSame(t *testing.T, got, want string) {
 	t.Helper()
 	g, err := os.ReadFile(got)
