@@ -334,6 +334,7 @@ type XLSXSink struct {
 	spool  *xlsxSpool // the rows from spoolFrom on, until the table ends
 	red    int
 	yellow int
+	head   int // the header's style
 	vals   []any
 
 	batch *xlsxBatch // being filled
@@ -397,6 +398,15 @@ func (s *XLSXSink) reset() error {
 		return err
 	}
 	s.yellow, err = s.f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFFF00"}}})
+	if err != nil {
+		return err
+	}
+	// pandas' header_style (to_excel): bold, a thin border all round,
+	// centered, at the top
+	thin := func(side string) excelize.Border { return excelize.Border{Type: side, Color: "000000", Style: 1} }
+	s.head, err = s.f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true},
+		Border:    []excelize.Border{thin("left"), thin("right"), thin("top"), thin("bottom")},
+		Alignment: &excelize.Alignment{Horizontal: "center", Vertical: "top"}})
 	return err
 }
 
@@ -423,7 +433,7 @@ func (s *XLSXSink) startSheet(i int) error {
 	s.sw = sw
 	hdr := make([]any, len(s.header))
 	for i, h := range s.header {
-		hdr[i] = h
+		hdr[i] = excelize.Cell{StyleID: s.head, Value: h}
 	}
 	return sw.SetRow("A1", hdr)
 }

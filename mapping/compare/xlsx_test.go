@@ -115,8 +115,56 @@ func TestXLSXAsMsprobe(t *testing.T) {
 					t.Errorf("row %d:\n%s\nmsprobe's\n%s", r+1, g, w)
 				}
 			}
+			g, err := headerStyles(rep.Ranks[0].Files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := headerStyles(want[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(g, w) || len(w) == 0 {
+				t.Errorf("header styles %q, msprobe's (pandas') %q", g, w)
+			}
 		})
 	}
+}
+
+// headerStyles describes the style of each header cell of every sheet of
+// the workbook at path: bold, its borders, its alignment.
+func headerStyles(path string) ([]string, error) {
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	for _, sheet := range f.GetSheetList() {
+		rows, err := f.GetRows(sheet)
+		if err != nil || len(rows) == 0 {
+			return nil, fmt.Errorf("sheet %s: %v", sheet, err)
+		}
+		for c := range rows[0] {
+			ref, _ := excelize.CoordinatesToCellName(c+1, 1)
+			id, err := f.GetCellStyle(sheet, ref)
+			if err != nil {
+				return nil, err
+			}
+			st, err := f.GetStyle(id)
+			if err != nil {
+				return nil, err
+			}
+			d := fmt.Sprintf("bold=%v", st.Font != nil && st.Font.Bold)
+			for _, b := range st.Border {
+				d += fmt.Sprintf(" %s=%d", b.Type, b.Style)
+			}
+			if st.Alignment != nil {
+				d += " " + st.Alignment.Horizontal + "/" + st.Alignment.Vertical
+			}
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // xlsxCells reads every sheet of the workbook at path, in order, as a
