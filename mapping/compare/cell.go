@@ -437,32 +437,54 @@ type statNums struct {
 	relF   float64 // msprobe's str2float of the relative error text
 }
 
-// colInts says which of a statistic's two columns, NPU and bench, pandas
-// reads as ints: get_number (to_numeric) of a column whose every cell is
-// an int is int64, exact, where a column holding anything else is
-// float64, its int texts read as xstrtod reads them.
-type colInts uint8
+// numRead is how get_number (to_numeric of a column's str) reads one
+// side's statistics column.
+type numRead uint8
 
 const (
-	npuInts colInts = 1 << iota
-	benchInts
-	bothInts = npuInts | benchInts // the diff is int64 (-1, not -1.0)
+	// readFloat: float64, each text read by xstrtod. A column holding
+	// anything but ints, one printed as floats, or one with an int past
+	// both int64 and uint64, or past int64 beside a negative one.
+	readFloat  numRead = iota
+	readInt64          // every cell an int within int64: exact
+	readUint64         // every cell an int, none negative, one past int64: exact
 )
 
-// exactInt is an int cell's value as int64, when it is one.
-func exactInt(c *cell) (int64, bool) {
+// colRead is how a statistic's NPU and bench columns are read. Two int64
+// columns subtract as int64 and two uint64 ones as uint64 (wrapping, as
+// numpy's do, and printed as ints); any other pair subtracts as float64.
+type colRead struct{ npu, bench numRead }
+
+// exactRead is an int cell's value read as kind k, as the bits of a
+// uint64 (an int64's two's complement), when k reads it exactly.
+func exactRead(c *cell, k numRead) (uint64, bool) {
 	if c.k != cInt {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(c.s, 10, 64)
-	return v, err == nil
+	switch k {
+	case readInt64:
+		v, err := strconv.ParseInt(c.s, 10, 64)
+		return uint64(v), err == nil
+	case readUint64:
+		v, err := strconv.ParseUint(c.s, 10, 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+// float is an exact reading of kind k as the float64 numpy converts it to.
+func (k numRead) float(v uint64) float64 {
+	if k == readUint64 {
+		return float64(v)
+	}
+	return float64(int64(v))
 }
 
 // statDiffInto computes one "<S> diff" and "<S>RelativeErr" pair as
 // msprobe's CalcStatsDiff does, into d and rel, and returns the numbers
-// the rule checkers and highlight rules read back from their text. ints
-// are the columns pandas reads as ints.
-func statDiffInto(a, b *cell, ints colInts, d, rel *text) statNums {
+// the rule checkers and highlight rules read back from their text. rd is
+// how pandas reads the two columns.
+func statDiffInto(a, b *cell, rd colRead, d, rel *text) statNums {
 	if sameStr(a, b) {
 		d.set("0")
 		rel.set("0")
@@ -474,24 +496,25 @@ func statDiffInto(a, b *cell, ints colInts, d, rel *text) statNums {
 	}
 	if ca == vNum && cb == vNum {
 		x, y := number(a), number(b)
-		var xi, yi int64
-		var xok, yok bool
-		if ints&npuInts != 0 {
-			if xi, xok = exactInt(a); xok {
-				x = float64(xi) // int64 to float64 in the subtraction: rounded once
-			}
+		xv, xok := exactRead(a, rd.npu)
+		if xok {
+			x = rd.npu.float(xv) // an int to float64 in the subtraction: rounded once
 		}
-		if ints&benchInts != 0 {
-			if yi, yok = exactInt(b); yok {
-				y = float64(yi)
-			}
+		yv, yok := exactRead(b, rd.bench)
+		if yok {
+			y = rd.bench.float(yv)
 		}
 		dv := float64(x - y)
-		if ints == bothInts && xok && yok {
-			di := xi - yi // int64, wrapping as numpy's does
+		switch {
+		case xok && yok && rd.npu == rd.bench && rd.npu == readInt64:
+			di := int64(xv - yv) // wrapping as numpy's does
 			dv = float64(di)
 			d.n = uint8(len(strconv.AppendInt(d.b[:0], di, 10)))
-		} else {
+		case xok && yok && rd.npu == rd.bench:
+			du := xv - yv
+			dv = float64(du)
+			d.n = uint8(len(strconv.AppendUint(d.b[:0], du, 10)))
+		default:
 			d.n = uint8(len(msprobe.AppendPyFloat(d.b[:0], dv)))
 		}
 		n := statNums{diff: dv, diffOK: !math.IsNaN(dv)}
@@ -520,9 +543,9 @@ func statDiffInto(a, b *cell, ints colInts, d, rel *text) statNums {
 }
 
 // statDiff is statDiffInto as two strings.
-func statDiff(a, b cell, ints colInts) (string, string) {
+func statDiff(a, b cell, rd colRead) (string, string) {
 	var d, rel text
-	statDiffInto(&a, &b, ints, &d, &rel)
+	statDiffInto(&a, &b, rd, &d, &rel)
 	return d.String(), rel.String()
 }
 

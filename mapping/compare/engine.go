@@ -253,15 +253,16 @@ func (s *Summary) matchedBy() {
 type artifacts struct {
 	npuFloat, benchFloat [4]bool
 	noBenchFloat         [4]bool
-	ints                 [4]colInts
+	reads                [4]colRead
 }
 
 // colFacts are what decides the dtype pandas gives one statistics column
-// of a side: whether every row is a number, whether one is a float, an
-// int, a negative int, an int past int64 but within uint64 (ubig), or
-// past both (huge).
+// of a side, and how get_number reads it: whether every row is a number
+// (NaN and None are not), whether one is a float, an int, a negative
+// int, an int past int64 but within uint64 (ubig), past both (huge), or
+// past ±2^53, where a float64 is no longer exact (wide).
 type colFacts struct {
-	num, float, int, neg, ubig, huge bool
+	num, float, int, neg, ubig, huge, wide bool
 }
 
 // colDtype is a statistics column's dtype.
@@ -284,10 +285,12 @@ func (f *colFacts) note(c cellKind, s *sideRow, i int) {
 		t := s.it.Stats[i].Text
 		neg := t[0] == '-'
 		f.neg = f.neg || neg
-		if len(t) < 19 {
-			return // within int64
+		if len(t) < 16 {
+			return // within ±2^53
 		}
-		if _, err := strconv.ParseInt(t, 10, 64); err == nil {
+		v, err := strconv.ParseInt(t, 10, 64)
+		f.wide = f.wide || err != nil || v > 1<<53 || v < -1<<53
+		if err == nil {
 			return
 		}
 		if _, err := strconv.ParseUint(t, 10, 64); err == nil && !neg {
@@ -313,6 +316,18 @@ func (f colFacts) dtype() colDtype {
 		return dtUint64
 	}
 	return dtInt64
+}
+
+// read is how get_number reads the column (to_numeric's
+// maybe_convert_numeric), given whether every cell prints as an int.
+func (f colFacts) read(printedInts bool) numRead {
+	switch {
+	case !printedInts || f.huge || f.ubig && f.neg:
+		return readFloat
+	case f.ubig:
+		return readUint64
+	}
+	return readInt64
 }
 
 // artifactScan accumulates the facts artifacts are derived from.
@@ -379,12 +394,21 @@ func (a *artifactScan) result() artifacts {
 		// of their columns' dtype as the DataFrame did
 		nb := a.nb[i]
 		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && nb.int && nb.dtype() == dtFloat64
-		if a.npuAllInt[i] && !f.npuFloat[i] {
-			f.ints[i] |= npuInts
+		rd := colRead{
+			npu:   a.npu[i].read(a.npuAllInt[i] && !f.npuFloat[i]),
+			bench: a.bench[i].read(a.benchAllInt[i] && !f.benchFloat[i]),
 		}
-		if a.benchAllInt[i] && !f.benchFloat[i] {
-			f.ints[i] |= benchInts
+		if rd.npu != rd.bench {
+			// the diff is a float64, in which ints within ±2^53 read
+			// as they do as floats: only wider ones need reading exactly
+			if !a.npu[i].wide {
+				rd.npu = readFloat
+			}
+			if !a.bench[i].wide {
+				rd.bench = readFloat
+			}
 		}
+		f.reads[i] = rd
 	}
 	return f
 }
@@ -1389,7 +1413,7 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 }
 
 func (g *groupWriter) add(r *outRow) error {
-	r.npuFloat, r.benchFloat, r.noBenchFloat, r.ints = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.ints
+	r.npuFloat, r.benchFloat, r.noBenchFloat, r.reads = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.reads
 	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
 		if err := g.flushGroup(); err != nil {
 			return err
@@ -1600,7 +1624,7 @@ func (r *outRow) statDiffs() {
 			r.nums[i] = statNums{}
 			continue
 		}
-		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.ints[i], &r.diff[i], &r.diff[4+i])
+		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.reads[i], &r.diff[i], &r.diff[4+i])
 	}
 }
 

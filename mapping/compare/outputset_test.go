@@ -51,9 +51,6 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
-// Two compares into one folder in the same second, one after the other
-// and at once: no table replaces another (the later run moves to the next
-// free second, all its files together).
 // TestRunCreatesOutputFolders: a missing output folder is made, every
 // level of it, as msprobe makes it (0750: nothing for others, no write
 // for the group; the process's umask may take more away).
@@ -79,6 +76,9 @@ func TestRunCreatesOutputFolders(t *testing.T) {
 	}
 }
 
+// Two compares into one folder in the same second, one after the other
+// and at once: no table replaces another (the later run moves to the next
+// free second, all its files together).
 func TestRunNamesNeverCollide(t *testing.T) {
 	mr := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_multirank")
 	tm := time.Date(2026, 12, 2, 12, 4, 57, 0, time.Local)

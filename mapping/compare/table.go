@@ -95,7 +95,7 @@ type outRow struct {
 	noBenchFloat [4]bool
 	npuFloat     [4]bool
 	benchFloat   [4]bool
-	ints         [4]colInts
+	reads        [4]colRead
 	output       bool        // an output row (".output." in its name)
 	ncell, bcell [4]cell     // the stat cells as they print (groupWriter.prepare; none in md5 mode)
 	diff         [8]text     // statistics: 4 diffs then 4 relative errors

@@ -1,9 +1,12 @@
 package compare
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +26,7 @@ func TestPandasParse(t *testing.T) {
 		t.Errorf("pandas parses %v and %v; want equal", a, b)
 	}
 	// quick_start golden Functional.batch_norm.0.forward.input.1: 0.0 vs this value
-	d, _ := statDiff(cell{k: cFloat, f: 0}, cell{k: cFloat, f: 0.040657978504896164}, 0)
+	d, _ := statDiff(cell{k: cFloat, f: 0}, cell{k: cFloat, f: 0.040657978504896164}, colRead{})
 	if d != "-0.0406579785048961" {
 		t.Errorf("diff = %s, want -0.0406579785048961", d)
 	}
@@ -135,43 +138,144 @@ func TestIsIntLiteral(t *testing.T) {
 
 func TestStatDiff(t *testing.T) {
 	str := func(s string) cell { return cell{k: cStr, s: s} }
+	i64, u64 := colRead{readInt64, readInt64}, colRead{readUint64, readUint64}
 	for _, c := range []struct {
 		name string
 		a, b cell
-		ints colInts
+		rd   colRead
 		d, r string
 	}{
-		{"relu l2norm", num("1.2", 1.2), num("1.0", 1.0), 0, "0.19999999999999996", "19.999999999999996%"},
-		{"int scalars", num("0", 0), num("1", 1), 0, "-1.0", "100.0%"},
-		{"int column", num("0", 0), num("1", 1), bothInts, "-1", "100.0%"},
-		{"1 vs 1.0", num("1", 1), num("1.0", 1), 0, "0.0", "0.0%"},
-		{"-inf vs -20", cell{k: cFloat, f: math.Inf(-1)}, num("-20.0", -20), 0, "-inf", "-inf"},
-		{"inf vs 21", cell{k: cFloat, f: math.Inf(1)}, num("21.0", 21), 0, "inf", "inf"},
-		{"bench zero", num("2.0", 2), num("0.0", 0), 0, "2.0", "inf"},
-		{"bools", cell{k: cBool, b: true}, cell{k: cBool}, 0, "Diff", "Diff"},
-		{"strings", str("sum"), str("mean"), 0, "Diff", "Diff"},
-		{"devices", str("npu:0"), str("cuda:0"), 0, "N/A", "N/A"},
-		{"nan both", cell{k: cNaN}, cell{k: cNaN}, 0, "0", "0"},
-		{"nan vs num", cell{k: cNaN}, num("1.0", 1), 0, "Nan", "Nan"},
-		{"unmatched", num("1.0", 1), naCell, 0, "N/A", "N/A"},
-		{"None equal", cell{k: cNone}, cell{k: cNone}, 0, "0", "0"},
-		{"numeric string", str("1.5"), num("1.0", 1), 0, "0.5", "50.0%"},
+		{"relu l2norm", num("1.2", 1.2), num("1.0", 1.0), colRead{}, "0.19999999999999996", "19.999999999999996%"},
+		{"int scalars", num("0", 0), num("1", 1), colRead{}, "-1.0", "100.0%"},
+		{"int column", num("0", 0), num("1", 1), i64, "-1", "100.0%"},
+		{"int64 wraps", num("-9223372036854775808", -9223372036854775808), num("1", 1), i64, "9223372036854775807", "9.223372036854776e+20%"},
+		{"uint64 column", num("9223372036854775808", 9223372036854775808), num("9223372036854775809", 9223372036854775809), u64,
+			"18446744073709551615", "200.0%"},
+		{"uint64 beside int64", num("9007199254740993", 9007199254740993), num("18446744073709551615", 18446744073709551615),
+			colRead{readInt64, readUint64}, "-1.843773687445481e+19", "99.951171875%"},
+		// an int past uint64 is read by xstrtod, which is not correctly rounded
+		{"past uint64", num("99999999999999999999", 1e20), num("1", 1), colRead{}, "1.0000000000000002e+20", "1.0000000000000002e+22%"},
+		{"wide int64 beside floats", num("9007199254740993", 9007199254740993), num("0.5", 0.5), colRead{npu: readInt64}, "9007199254740992.0", "1.8014398509481984e+18%"},
+		{"1 vs 1.0", num("1", 1), num("1.0", 1), colRead{}, "0.0", "0.0%"},
+		{"-inf vs -20", cell{k: cFloat, f: math.Inf(-1)}, num("-20.0", -20), colRead{}, "-inf", "-inf"},
+		{"inf vs 21", cell{k: cFloat, f: math.Inf(1)}, num("21.0", 21), colRead{}, "inf", "inf"},
+		{"bench zero", num("2.0", 2), num("0.0", 0), colRead{}, "2.0", "inf"},
+		{"bools", cell{k: cBool, b: true}, cell{k: cBool}, colRead{}, "Diff", "Diff"},
+		{"strings", str("sum"), str("mean"), colRead{}, "Diff", "Diff"},
+		{"devices", str("npu:0"), str("cuda:0"), colRead{}, "N/A", "N/A"},
+		{"nan both", cell{k: cNaN}, cell{k: cNaN}, colRead{}, "0", "0"},
+		{"nan vs num", cell{k: cNaN}, num("1.0", 1), colRead{}, "Nan", "Nan"},
+		{"unmatched", num("1.0", 1), naCell, colRead{}, "N/A", "N/A"},
+		{"None equal", cell{k: cNone}, cell{k: cNone}, colRead{}, "0", "0"},
+		{"numeric string", str("1.5"), num("1.0", 1), colRead{}, "0.5", "50.0%"},
 		// two floats skip classify only when both are finite
-		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), 0, "Nan", "Nan"},
-		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, 0, "Nan", "Nan"},
-		{"float nans", cell{k: cFloat, f: math.NaN()}, cell{k: cFloat, f: math.NaN()}, 0, "Nan", "Nan"},
-		{"float vs float inf", num("1.0", 1), cell{k: cFloat, f: math.Inf(1)}, 0, "-inf", "-inf"},
-		{"-inf vs inf", cell{k: cFloat, f: math.Inf(-1)}, cell{k: cFloat, f: math.Inf(1)}, 0, "-inf", "-inf"},
-		{"inf vs inf", cell{k: cFloat, f: math.Inf(1)}, cell{k: cFloat, f: math.Inf(1)}, 0, "0", "0"},
-		{"floats", num("0.5", 0.5), num("0.25", 0.25), 0, "0.25", "100.0%"},
+		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), colRead{}, "Nan", "Nan"},
+		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, colRead{}, "Nan", "Nan"},
+		{"float nans", cell{k: cFloat, f: math.NaN()}, cell{k: cFloat, f: math.NaN()}, colRead{}, "Nan", "Nan"},
+		{"float vs float inf", num("1.0", 1), cell{k: cFloat, f: math.Inf(1)}, colRead{}, "-inf", "-inf"},
+		{"-inf vs inf", cell{k: cFloat, f: math.Inf(-1)}, cell{k: cFloat, f: math.Inf(1)}, colRead{}, "-inf", "-inf"},
+		{"inf vs inf", cell{k: cFloat, f: math.Inf(1)}, cell{k: cFloat, f: math.Inf(1)}, colRead{}, "0", "0"},
+		{"floats", num("0.5", 0.5), num("0.25", 0.25), colRead{}, "0.25", "100.0%"},
 	} {
-		d, r := statDiff(c.a, c.b, c.ints)
+		d, r := statDiff(c.a, c.b, c.rd)
 		if d != c.d || r != c.r {
 			t.Errorf("%s: got %s / %s, want %s / %s", c.name, d, r, c.d, c.r)
 		}
 		if needsQuote(d) || needsQuote(r) {
 			t.Errorf("%s: %q / %q would need CSV quoting (render writes diffs plain)", c.name, d, r)
 		}
+	}
+}
+
+// TestIntEqualsFloat: Python's int == float, exact past 2^53 (each case
+// checked in Python).
+func TestIntEqualsFloat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		i    string
+		f    float64
+		want bool
+	}{
+		{"3", 3, true},
+		{"3", 3.5, false},
+		{"0", math.Copysign(0, -1), true},
+		{"9007199254740992", 9007199254740992, true},
+		{"9007199254740993", 9007199254740992, false}, // 2^53+1 rounds to 2^53 as a float
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"18446744073709551616", 18446744073709551616, true},
+		{"100000000000000000000", 1e20, true},
+		{"99999999999999999999", 1e20, false},
+		{"1", math.NaN(), false},
+		{"1", math.Inf(1), false},
+	} {
+		if got := intEqualsFloat(tc.i, tc.f); got != tc.want {
+			t.Errorf("intEqualsFloat(%s, %v) = %v, want %v", tc.i, tc.f, got, tc.want)
+		}
+	}
+}
+
+// TestStatDiffColumns: how pandas reads a statistics column for the
+// diff follows from the whole column (to_numeric of its str: int64,
+// uint64 or float64), not from the cell. The expected cells were checked
+// with pandas 1.5.3: each side's four columns assigned from the rows'
+// lists, as msprobe does, then to_numeric(col.astype(str)) and
+// msprobe's NUM×NUM rule (diff, then |diff / bench × 100|).
+func TestStatDiffColumns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		npu, bench []string // each row's four statistics, as JSON numbers
+		want       []string // each row's Max diff and MaxRelativeErr
+	}{
+		{"uint64 both", []string{"9223372036854775808", "1"}, []string{"9223372036854775809", "3"},
+			[]string{"18446744073709551615", "200.0%", "18446744073709551614", "6.148914691236516e+20%"}},
+		{"int64 beside uint64", []string{"9007199254740993", "2"}, []string{"18446744073709551615", "1"},
+			[]string{"-1.843773687445481e+19", "99.951171875%", "1.0", "100.0%"}},
+		// object column, read by xstrtod, which is not correctly rounded
+		{"past int64 beside a negative", []string{"9223372036854775808", "-1"}, []string{"1", "1"},
+			[]string{"9.223372036854778e+18", "9.223372036854778e+20%", "-2.0", "200.0%"}},
+		{"past uint64", []string{"18446744073709551616", "5"}, []string{"1", "2"},
+			[]string{"1.8446744073709552e+19", "1.8446744073709552e+21%", "3.0", "150.0%"}},
+		{"wide int64 both", []string{"9007199254740993", "1"}, []string{"1", "9007199254740993"},
+			[]string{"9007199254740992", "9.007199254740992e+17%", "-9007199254740992", "100.0%"}},
+		{"wide int64 beside floats", []string{"9007199254740993", "2"}, []string{"0.5", "1.5"},
+			[]string{"9007199254740992.0", "1.8014398509481984e+18%", "0.5", "33.33333333333333%"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for side, vals := range map[string][]string{"npu": tc.npu, "bench": tc.bench} {
+				data := make([]string, len(vals))
+				for i, v := range vals {
+					data[i] = fmt.Sprintf(`"Torch.add.%d.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.int64", "shape": [2], "Max": %s, "Min": %[2]s, "Mean": %[2]s, "Norm": %[2]s}], "input_kwargs": {}, "output": []}`, i, v)
+				}
+				if err := os.Mkdir(filepath.Join(dir, side), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				testkit.WriteFile(t, filepath.Join(dir, side), "dump.json", `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {`+strings.Join(data, ", ")+"}}")
+			}
+			rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: filepath.Join(dir, "out")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(rep.Ranks[0].Files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rows, err := csv.NewReader(f).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, r := slices.Index(rows[0], "Max diff"), slices.Index(rows[0], "MaxRelativeErr")
+			var got []string
+			for _, row := range rows[1:] {
+				got = append(got, row[d], row[r])
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Max diff, MaxRelativeErr by row: %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
