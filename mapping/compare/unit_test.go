@@ -231,6 +231,9 @@ func TestStatDiffColumns(t *testing.T) {
 			[]string{"18446744073709551615", "200.0%", "18446744073709551614", "6.148914691236516e+20%"}},
 		{"int64 beside uint64", []string{"9007199254740993", "2"}, []string{"18446744073709551615", "1"},
 			[]string{"-1.843773687445481e+19", "99.951171875%", "1.0", "100.0%"}},
+		// both wide: each converted to float64 exactly once, not read by xstrtod
+		{"uint64 beside wide int64", []string{"9223372036854775810", "9223372036854775811"}, []string{"-9007199254740992", "9007199254740994"},
+			[]string{"9.232379236109517e+18", "102500.0%", "9.214364837600035e+18", "102299.99999999997%"}},
 		// object column, read by xstrtod, which is not correctly rounded
 		{"past int64 beside a negative", []string{"9223372036854775808", "-1"}, []string{"1", "1"},
 			[]string{"9.223372036854778e+18", "9.223372036854778e+20%", "-2.0", "200.0%"}},
