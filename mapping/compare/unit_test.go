@@ -1,11 +1,9 @@
 package compare
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -252,24 +250,13 @@ func TestStatDiffColumns(t *testing.T) {
 				for i, v := range vals {
 					data[i] = fmt.Sprintf(`"Torch.add.%d.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.int64", "shape": [2], "Max": %s, "Min": %[2]s, "Mean": %[2]s, "Norm": %[2]s}], "input_kwargs": {}, "output": []}`, i, v)
 				}
-				if err := os.Mkdir(filepath.Join(dir, side), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				testkit.WriteFile(t, filepath.Join(dir, side), "dump.json", `{"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {`+strings.Join(data, ", ")+"}}")
+				testkit.DumpDir(t, dir, side, strings.Join(data, ", "))
 			}
 			rep, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: filepath.Join(dir, "out")})
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := os.Open(rep.Ranks[0].Files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rows, err := csv.NewReader(f).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
 			d, r := slices.Index(rows[0], "Max diff"), slices.Index(rows[0], "MaxRelativeErr")
 			var got []string
 			for _, row := range rows[1:] {
