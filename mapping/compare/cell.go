@@ -68,11 +68,11 @@ func fromValue(v msprobe.Value) cell {
 	case cStr:
 		return cell{k: k, s: v.Text}
 	case cInt:
-		t, f := v.Text, v.Num
-		if t == "-0" {
-			t, f = "0", 0 // Python's int: no negative zero, as a float either
+		f := v.Num
+		if f == 0 {
+			f = 0 // an int has no negative zero, as a float either
 		}
-		return cell{k: k, f: f, s: t}
+		return cell{k: k, f: f, s: pyIntText(v.Text)}
 	case cFloat:
 		switch v.Kind {
 		case msprobe.PosInf:
@@ -84,6 +84,15 @@ func fromValue(v msprobe.Value) cell {
 	default:
 		return cell{k: k}
 	}
+}
+
+// pyIntText is Python's str() of the int a JSON int literal reads as: -0
+// is 0 (JSON allows no other leading zero).
+func pyIntText(t string) string {
+	if t == "-0" {
+		return "0"
+	}
+	return t
 }
 
 // kindOf is the kind of fromValue(v).

@@ -282,7 +282,7 @@ func (f *colFacts) note(c cellKind, s *sideRow, i int) {
 		f.float = true
 	case cInt:
 		f.int = true
-		t := s.it.Stats[i].Text
+		t := pyIntText(s.it.Stats[i].Text)
 		neg := t[0] == '-'
 		f.neg = f.neg || neg
 		if len(t) < 16 {

@@ -227,6 +227,9 @@ func TestStatDiffColumns(t *testing.T) {
 	}{
 		{"uint64 both", []string{"9223372036854775808", "1"}, []string{"9223372036854775809", "3"},
 			[]string{"18446744073709551615", "200.0%", "18446744073709551614", "6.148914691236516e+20%"}},
+		// a JSON -0 is Python's int 0, not a negative int beside 2^63
+		{"uint64 with -0", []string{"9223372036854775808", "-0"}, []string{"9223372036854775809", "1"},
+			[]string{"18446744073709551615", "200.0%", "18446744073709551615", "1.8446744073709552e+21%"}},
 		{"int64 beside uint64", []string{"9007199254740993", "2"}, []string{"18446744073709551615", "1"},
 			[]string{"-1.843773687445481e+19", "99.951171875%", "1.0", "100.0%"}},
 		// both wide: each converted to float64 exactly once, not read by xstrtod
