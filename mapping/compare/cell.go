@@ -504,14 +504,18 @@ func statDiffInto(a, b *cell, rd colRead, d, rel *text) statNums {
 		ca, cb = classify(a), classify(b)
 	}
 	if ca == vNum && cb == vNum {
-		x, y := number(a), number(b)
+		var x, y float64
 		xv, xok := exactRead(a, rd.npu)
 		if xok {
 			x = rd.npu.float(xv) // an int to float64 in the subtraction: rounded once
+		} else {
+			x = number(a)
 		}
 		yv, yok := exactRead(b, rd.bench)
 		if yok {
 			y = rd.bench.float(yv)
+		} else {
+			y = number(b)
 		}
 		dv := float64(x - y)
 		switch {

@@ -319,10 +319,11 @@ func (f colFacts) dtype() colDtype {
 }
 
 // read is how get_number reads the column (to_numeric's
-// maybe_convert_numeric), given whether every cell prints as an int.
-func (f colFacts) read(printedInts bool) numRead {
+// maybe_convert_numeric) of at least one row, given whether its ints
+// print as ints (not as floats).
+func (f colFacts) read(intsPrinted bool) numRead {
 	switch {
-	case !printedInts || f.huge || f.ubig && f.neg:
+	case !f.num || f.float || !intsPrinted || f.huge || f.ubig && f.neg:
 		return readFloat
 	case f.ubig:
 		return readUint64
@@ -332,17 +333,15 @@ func (f colFacts) read(printedInts bool) numRead {
 
 // artifactScan accumulates the facts artifacts are derived from.
 type artifactScan struct {
-	rows                   int
-	npu, bench             [4]colFacts
-	nbRows                 int
-	nb                     [4]colFacts // the NPU columns of the rows without bench data
-	npuAllInt, benchAllInt [4]bool
+	rows       int
+	npu, bench [4]colFacts
+	nbRows     int
+	nb         [4]colFacts // the NPU columns of the rows without bench data
 }
 
 func newArtifactScan() *artifactScan {
 	a := &artifactScan{}
 	for i := range a.npu {
-		a.npuAllInt[i], a.benchAllInt[i] = true, true
 		a.npu[i].num, a.bench[i].num, a.nb[i].num = true, true, true
 	}
 	return a
@@ -353,20 +352,12 @@ func (a *artifactScan) add(r *outRow) {
 	for i := 0; i < 4; i++ {
 		c := statKind(r.npu, i)
 		a.npu[i].note(c, r.npu, i)
-		if c != cInt {
-			a.npuAllInt[i] = false
-		}
 		if r.bench == nil {
 			a.bench[i].num = false // "N/A"
-			a.benchAllInt[i] = false
 			a.nb[i].note(c, r.npu, i)
 			continue
 		}
-		b := statKind(r.bench, i)
-		a.bench[i].note(b, r.bench, i)
-		if b != cInt {
-			a.benchAllInt[i] = false
-		}
+		a.bench[i].note(statKind(r.bench, i), r.bench, i)
 	}
 	if r.bench == nil {
 		a.nbRows++
@@ -395,8 +386,8 @@ func (a *artifactScan) result() artifacts {
 		nb := a.nb[i]
 		f.noBenchFloat[i] = a.nbRows > 0 && !f.npuFloat[i] && nb.int && nb.dtype() == dtFloat64
 		rd := colRead{
-			npu:   a.npu[i].read(a.npuAllInt[i] && !f.npuFloat[i]),
-			bench: a.bench[i].read(a.benchAllInt[i] && !f.benchFloat[i]),
+			npu:   a.npu[i].read(!f.npuFloat[i]),
+			bench: a.bench[i].read(!f.benchFloat[i]),
 		}
 		if rd.npu != rd.bench {
 			// the diff is a float64, in which ints within ±2^53 read
@@ -1610,20 +1601,9 @@ type scratch struct {
 }
 
 func (r *outRow) statDiffs() {
+	// a row without bench data has naCell on the bench side: N/A, or 0
+	// where the NPU cell prints N/A too
 	for i := 0; i < 4; i++ {
-		if r.bench == nil {
-			if r.ncell[i].str() == "N/A" {
-				// the text of the bench side's placeholder: equal cells
-				r.diff[i].set("0")
-				r.diff[4+i].set("0")
-				r.nums[i] = statNums{diffOK: true}
-				continue
-			}
-			r.diff[i].set("N/A")
-			r.diff[4+i].set("N/A")
-			r.nums[i] = statNums{}
-			continue
-		}
 		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.reads[i], &r.diff[i], &r.diff[4+i])
 	}
 }

@@ -19,11 +19,12 @@ var pow10tab = func() [309]float64 {
 }()
 
 // pandasParse parses s the way pandas.to_numeric (pandas 1.2 to 3.0)
-// parses a string: integers exactly, floats with pandas' precise_xstrtod,
-// which keeps at most 17 significant digits (leading zeros after the
-// point count) and scales once by a power of ten, so it is not always
-// correctly rounded. It reports whether the whole string was a number and
-// whether it was an integer literal. "inf", "nan" and their variants are
+// parses a string into a float64: with pandas' precise_xstrtod, which
+// keeps at most 17 significant digits (leading zeros after the point
+// count) and scales once by a power of ten, so it is not always correctly
+// rounded. It reports whether the whole string was a number and whether
+// it was an integer literal (to_numeric reads a column of such exactly,
+// as int64 or uint64: colRead). "inf", "nan" and their variants are
 // accepted as pandas accepts them.
 func pandasParse(s string) (v float64, isInt, ok bool) {
 	t := strings.TrimSpace(s)
