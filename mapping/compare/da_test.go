@@ -47,55 +47,47 @@ func TestDiffAnalyzeGolden(t *testing.T) {
 	}
 }
 
-// TestDiffAnalyzeParity: the per-rank JSON equals msprobe's byte for byte
-// where synth_multirank has no rows of the kind: rows without bench data,
+// TestDiffAnalyzeParity: -da's files equal msprobe's byte for byte on
+// pairs with rows synth_multirank has none of: rows without bench data,
 // md5 mode, and P2POp values, which msprobe takes from the row at the
-// same position of each side (NaN past its last row).
+// same position of each side (NaN past its last row); and on the pairs
+// differential testing cut down (da_edges): an md5 row of a null item
+// without bench data (N/A equals N/A: pass), a diff node without a stack
+// (stack_info null), and a module's parameters rows (not in the node's
+// inputs). The da_edges pairs are step folders (npu/step0), run through
+// msprobe's whole compare: its search across ranks is checked too (the
+// others ran its per-rank compare alone, PROVENANCE section C).
 func TestDiffAnalyzeParity(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p"} {
+	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p",
+		"da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			root := testkit.Corpus(t, "msprobe", "golden", name)
-			out := t.TempDir()
-			rep, err := Run(Options{Target: filepath.Join(root, "npu"), Golden: filepath.Join(root, "bench"), OutDir: out,
+			root := testkit.Corpus(t, append([]string{"msprobe", "golden"}, strings.Split(name, "/")...)...)
+			npu, bench := filepath.Join(root, "npu"), filepath.Join(root, "bench")
+			_, err := os.Stat(filepath.Join(npu, "step0"))
+			steps := err == nil
+			if steps {
+				npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
+			}
+			rep, err := Run(Options{Target: npu, Golden: bench, OutDir: t.TempDir(),
 				DiffAnalyze: true, Stamp: time.Date(2026, 12, 6, 14, 4, 0, 0, time.UTC)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			wants, _ := filepath.Glob(filepath.Join(root, "output_diff_analyze", "compare_result_*.json"))
+			golden := filepath.Join(root, "output_diff_analyze")
+			wants, _ := filepath.Glob(filepath.Join(golden, "compare_result_*.json"))
 			if len(rep.Ranks) != 1 || len(rep.Ranks[0].Files) != 1 || len(wants) != 1 {
 				t.Fatalf("ranks %+v, golden %v", rep.Ranks, wants)
 			}
 			checkSame(t, rep.Ranks[0].Files[0], wants[0])
-		})
-	}
-}
-
-// TestDiffAnalyzeEdges: -da's files equal msprobe's byte for byte on the
-// pairs differential testing cut down (golden da_edges): an md5 row of a
-// null item without bench data (N/A equals N/A: pass), a diff node
-// without a stack (stack_info null), and a module's parameters rows (not
-// in the node's inputs).
-func TestDiffAnalyzeEdges(t *testing.T) {
-	t.Parallel()
-	for _, name := range []string{"md5_null_unmatched", "stack_info_null", "parameters_in_input"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			root := testkit.Corpus(t, "msprobe", "golden", "da_edges", name)
-			rep, err := Run(Options{Target: filepath.Join(root, "npu", "step0"), Golden: filepath.Join(root, "bench", "step0"),
-				OutDir: t.TempDir(), DiffAnalyze: true})
-			if err != nil {
-				t.Fatal(err)
+			if !steps {
+				return
 			}
-			golden := filepath.Join(root, "output_diff_analyze")
-			ranks, _ := filepath.Glob(filepath.Join(golden, "compare_result_rank0_*.json"))
-			if len(rep.Ranks) != 1 || len(rep.Ranks[0].Files) != 1 || len(ranks) != 1 {
-				t.Fatalf("ranks %+v, golden %v", rep.Ranks, ranks)
-			}
-			checkSame(t, rep.Ranks[0].Files[0], ranks[0])
 			search, _ := filepath.Glob(filepath.Join(golden, "diff_analyze_*.json"))
 			switch {
+			case len(search) > 1:
+				t.Fatalf("golden: %d diff_analyze files, want at most one", len(search))
 			case len(search) == 0 && rep.DiffAnalyze != "":
 				t.Errorf("diff_analyze %s, msprobe wrote none", rep.DiffAnalyze)
 			case len(search) == 1 && rep.DiffAnalyze == "":

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -49,31 +48,6 @@ func names(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
-}
-
-// TestRunCreatesOutputFolders: a missing output folder is made, every
-// level of it, as msprobe makes it (0750: nothing for others, no write
-// for the group; the process's umask may take more away).
-func TestRunCreatesOutputFolders(t *testing.T) {
-	t.Parallel()
-	if runtime.GOOS == "windows" {
-		t.Skip("no Unix permission bits")
-	}
-	pair := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_md5")
-	root := t.TempDir()
-	out := filepath.Join(root, "new", "a", "b")
-	if _, err := Run(Options{Target: filepath.Join(pair, "npu", "dump.json"), Golden: filepath.Join(pair, "bench", "dump.json"), OutDir: out}); err != nil {
-		t.Fatal(err)
-	}
-	for dir := out; dir != root; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := st.Mode().Perm(); p&0o700 != 0o700 || p&0o027 != 0 {
-			t.Errorf("%s: mode %v, want 0750 or less for the group", dir, p)
-		}
-	}
 }
 
 // Two compares into one folder in the same second, one after the other
