@@ -325,6 +325,29 @@ func TestXLSXNumbersAsOpenpyxl(t *testing.T) {
 	}
 }
 
+// xlsxTestRow is row i of the xlsx tests' tables: a name, the number
+// i+frac and the result, an error filled red where red.
+func xlsxTestRow(i int, frac float64, red bool) ([]Cell, RowMark) {
+	mark := RowMark{Result: "pass"}
+	if red {
+		mark = RowMark{Result: "error", Color: Red}
+	}
+	v := float64(i) + frac
+	return []Cell{txt("Tensor.add." + strconv.Itoa(i) + ".forward.input.0"),
+		{Text: strconv.FormatFloat(v, 'f', -1, 64), Num: true, Val: v}, txt(mark.Result)}, mark
+}
+
+// writeXLSXRows writes rows from to to-1 of row into s.
+func writeXLSXRows(t *testing.T, s *XLSXSink, row func(int) ([]Cell, RowMark), from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		cells, mark := row(i)
+		if err := s.Row(cells, mark); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestXLSXSink: the workbook holds exactly the rows written, in order,
 // with their numbers and fills, over many of the writer's batches; a
 // Reset with batches under way leaves only what is written after it, and
@@ -332,22 +355,8 @@ func TestXLSXNumbersAsOpenpyxl(t *testing.T) {
 func TestXLSXSink(t *testing.T) {
 	t.Parallel()
 	header := []string{"NPU Name", "Max diff", "Result"}
-	row := func(i int) ([]Cell, RowMark) {
-		mark := RowMark{Result: "pass"}
-		if i%7 == 3 {
-			mark = RowMark{Result: "error", Color: Red}
-		}
-		return []Cell{txt("Tensor.add." + strconv.Itoa(i) + ".forward.input.0"),
-			{Text: strconv.Itoa(i) + ".5", Num: true, Val: float64(i) + 0.5}, txt(mark.Result)}, mark
-	}
-	write := func(t *testing.T, s *XLSXSink, from, to int) {
-		for i := from; i < to; i++ {
-			cells, mark := row(i)
-			if err := s.Row(cells, mark); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	row := func(i int) ([]Cell, RowMark) { return xlsxTestRow(i, 0.5, i%7 == 3) }
+	write := func(t *testing.T, s *XLSXSink, from, to int) { writeXLSXRows(t, s, row, from, to) }
 	for _, tc := range []struct {
 		name  string
 		write func(t *testing.T, s *XLSXSink)
@@ -469,22 +478,8 @@ func TestXLSXZip64(t *testing.T) {
 func TestXLSXSheets(t *testing.T) {
 	t.Parallel()
 	header := []string{"NPU Name", "Max diff", "Result"}
-	row := func(i int) ([]Cell, RowMark) {
-		mark := RowMark{Result: "pass"}
-		if i%3 == 1 {
-			mark = RowMark{Result: "error", Color: Red}
-		}
-		return []Cell{txt("Tensor.add." + strconv.Itoa(i) + ".forward.input.0"),
-			{Text: strconv.Itoa(i) + ".25", Num: true, Val: float64(i) + 0.25}, txt(mark.Result)}, mark
-	}
-	write := func(t *testing.T, s *XLSXSink, from, to int) {
-		for i := from; i < to; i++ {
-			cells, mark := row(i)
-			if err := s.Row(cells, mark); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	row := func(i int) ([]Cell, RowMark) { return xlsxTestRow(i, 0.25, i%3 == 1) }
+	write := func(t *testing.T, s *XLSXSink, from, to int) { writeXLSXRows(t, s, row, from, to) }
 	type sheet struct {
 		name string
 		rows int
