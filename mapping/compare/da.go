@@ -25,30 +25,15 @@ import (
 // and is_same, false when an output row has a relative error above 50%
 // (md5 mode: a different md5). Then the ranks are searched for the first
 // divergence across them (diff_analyze_{ns}.json, not written when there
-// is none): on each rank the first entry that is not the same before its
-// first communication op; when no rank has one, the ranks' entries are
-// cut at their communication ops into segments (the k-th segment of every
-// rank lies between the same collective calls) and the first segment in
-// which some rank has a diff gives each such rank's first diff node.
-// msprobe's own search builds a graph of the communication nodes of all
-// ranks; the segments are that graph's layers when every rank calls the
-// same collectives in the same order (the golden synth_multirank is
-// reproduced byte for byte).
+// is none; dasearch.go).
 
-// daSkip are the APIs msprobe's search walks over.
-var daSkip = []string{"Torch.empty", "Torch.fill", "Tensor.__setitem__"}
-
-// daComm are the names of communication APIs.
-var daComm = []string{"send", "recv", "broadcast", "all_reduce", "reduce", "all_gather", "gather", "isend", "irecv",
-	"scatter", "reduce_scatter", "all_to_all", "barrier"}
-
-// daIgnore lists, per API, the output indices msprobe's is_same ignores
+// daIgnore lists, per API, the outputs msprobe's is_same ignores, by
+// their index among the entry's output rows
 // (diff_analyze/ignore_op_list.yaml).
-var daIgnore = map[string][]string{"npu_fusion_attention": {"4", "5"}}
+var daIgnore = map[string][]int{"npu_fusion_attention": {4, 5}}
 
 // daRank writes one rank pair's per-rank JSON and keeps what the search
-// across ranks needs: per segment of its entries (cut at communication
-// ops, see daSearch) the first entry that is not the same.
+// across ranks needs of it (daFind).
 type daRank struct {
 	rank   string // "rank_0"
 	f      *output.File
@@ -59,7 +44,7 @@ type daRank struct {
 	frames StackFrames
 	cells  *stackCells // the entries' stacks, each distinct one rendered once (nil: no stack.json)
 	row    int         // the table rows written before
-	segs   []*daNode   // per segment, its first entry that is not the same (nil: none)
+	find   daFind
 	// p2p are both sides' P2POp values by row position (waited for
 	// before the first entry is written).
 	p2p     [2]*daP2P
@@ -85,7 +70,7 @@ type daFix struct {
 // read meanwhile.
 func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
 	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
-		segs: []*daNode{nil}, p2pDone: make(chan struct{})}
+		p2pDone: make(chan struct{})}
 	d.buf = append(d.w.Tail(daRoom), '{')
 	if frames != nil {
 		d.cells = newStackCells(frames)
@@ -107,8 +92,7 @@ func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDu
 func (d *daRank) reset() {
 	d.w.Reset(d.f)
 	if d.err = d.f.Truncate(); d.err == nil {
-		d.buf, d.first, d.row, d.segs = append(d.w.Tail(daRoom), '{'), true, 0, d.segs[:1]
-		d.segs[0] = nil
+		d.buf, d.first, d.row, d.find = append(d.w.Tail(daRoom), '{'), true, 0, daFind{}
 	}
 }
 
@@ -201,8 +185,12 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		return // fewer than 4 dot-parts: msprobe skips it; or the P2POp values' error
 	}
 	same := true
+	ignored, out := daIgnoredOutputs(name), -1 // out: the output rows' index
 	for _, r := range grp {
-		if r.npu.it.State != msprobe.StateOutput || daIgnored(r.npu.it.Name) {
+		if r.npu.it.State != msprobe.StateOutput {
+			continue
+		}
+		if out++; slices.Contains(ignored, out) {
 			continue
 		}
 		if mode == MD5 {
@@ -235,44 +223,24 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		d.buf = append(d.buf, "\n            }"...)
 	}
 	d.buf = append(d.buf, "\n        ]\n    }"...)
-	if !daSkipped(name) {
-		if daIsComm(name) {
-			d.segs = append(d.segs, nil)
-		}
-		if seg := &d.segs[len(d.segs)-1]; !same && *seg == nil {
-			// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
-			*seg = d.node(strings.Clone(name), grp, row, mode)
-		}
-	}
+	d.find.entry(name, same, func() *daNode {
+		// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
+		return d.node(strings.Clone(name), grp, row, mode)
+	})
 	d.flush(false)
 }
 
-// daIgnored reports an output row msprobe's is_same ignores.
-func daIgnored(row string) bool {
-	_, rest, _ := strings.Cut(row, ".")
-	api, _, _ := strings.Cut(rest, ".")
-	idx := row[strings.LastIndexByte(row, '.')+1:]
-	for _, i := range daIgnore[api] {
-		if i == idx {
-			return true
+// daIgnoredOutputs are the outputs of entry name msprobe's is_same
+// passes over (daIgnore): by the API, the third part of the name from
+// its end.
+func daIgnoredOutputs(name string) []int {
+	end := len(name)
+	for range 2 {
+		if end = strings.LastIndexByte(name[:end], '.'); end < 0 {
+			return nil
 		}
 	}
-	return false
-}
-
-// daIsComm tells a communication API's entry.
-func daIsComm(name string) bool {
-	kind, rest, _ := strings.Cut(name, ".")
-	if kind != "Distributed" && kind != "Communication" && kind != "Mint" {
-		return false
-	}
-	api, _, _ := strings.Cut(rest, ".")
-	for _, c := range daComm {
-		if strings.Contains(api, c) {
-			return true
-		}
-	}
-	return false
+	return daIgnore[name[strings.LastIndexByte(name[:end], '.')+1:end]]
 }
 
 // kv starts one "key": member at the given indent.
@@ -566,60 +534,6 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 	return dn
 }
 
-// daSearch finds the first divergence across the ranks and renders
-// diff_analyze's JSON; nil when no rank has a diff. Each rank's entries
-// (but the APIs the search walks over) are cut into segments before each
-// communication op; the first segment in which some rank has an entry
-// that is not the same gives each such rank's first one (before the
-// first communication op: the first segment).
-func daSearch(ranks []*daRank) []byte {
-	found := make([]*daNode, len(ranks))
-	any := false
-	for s := 0; !any; s++ {
-		more := false
-		for i, r := range ranks {
-			if s < len(r.segs) {
-				more = true
-				if n := r.segs[s]; n != nil {
-					found[i], any = n, true
-				}
-			}
-		}
-		if !more {
-			return nil
-		}
-	}
-	b := []byte("{")
-	first := true
-	for i, r := range ranks {
-		if found[i] == nil {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, "\n  "...)
-		b = msprobe.AppendJSONString(b, r.rank)
-		n := found[i]
-		b = append(b, ": [\n    {\n      \"op_name\": "...)
-		b = msprobe.AppendJSONString(b, n.name)
-		b = append(b, ",\n      \"data_info\": "...)
-		b = append(b, n.info...)
-		b = append(b, "\n    }\n  ]"...)
-	}
-	return append(b, "\n}"...)
-}
-
-func daSkipped(name string) bool {
-	for _, s := range daSkip {
-		if strings.HasPrefix(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // daRankName is the search's name of a rank: "rank_N" from the NPU rank
 // folder ("rank_0" for a folder without a rank number).
 func daRankName(d msprobe.RankDir) string {
@@ -689,7 +603,7 @@ func (d *daRank) patchNoBench(cols [4]bool) (bool, error) {
 	}
 	d.buf = d.w.Tail(daRoom)
 	err := d.f.Rewrite(func(w io.Writer, r io.Reader) error { return daPatch(w, r, cols, 0) })
-	for _, n := range d.segs {
+	for _, n := range d.find.nodes() {
 		if err == nil && n != nil {
 			err = n.patch(cols)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -282,5 +283,30 @@ func TestDiffAnalyzeLargeEntry(t *testing.T) {
 	}
 	if i, j := bytes.Index(b, []byte(`"Functional.cat.0.forward": {`)), bytes.Index(b, []byte(`"Functional.relu.0.forward": {`)); i < 0 || j < i {
 		t.Errorf("entries out of order: the large one at %d, the next at %d", i, j)
+	}
+}
+
+// TestDAIgnored: msprobe's is_same passes over the outputs its ignore
+// list names for the API, the third part of the entry name from its end,
+// by their index among the entry's outputs.
+func TestDAIgnored(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		k    int
+		want bool
+	}{
+		{"Torch.npu_fusion_attention.0.forward", 4, true},
+		{"Torch.npu_fusion_attention.0.forward", 5, true},
+		{"Torch.npu_fusion_attention.0.forward", 3, false},
+		{"NPU.npu_fusion_attention.2.backward", 5, true},
+		{"Module.layers.0.attn.npu_fusion_attention.0.forward", 4, true},
+		{"Torch.matmul.0.forward", 4, false},
+		{"npu_fusion_attention.0.forward", 4, true},
+		{"0.forward", 4, false},
+	} {
+		if got := slices.Contains(daIgnoredOutputs(c.name), c.k); got != c.want {
+			t.Errorf("output %d of %s ignored: %v, want %v", c.k, c.name, got, c.want)
+		}
 	}
 }

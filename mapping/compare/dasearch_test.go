@@ -1,0 +1,100 @@
+package compare
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDASearch: the search across ranks reports the nodes msprobe's
+// find_first reports, in its order, for per-rank tables given as entry
+// names ("*": is_same false). The expected answers follow analyzer.py's
+// three phases and were checked against a transcription of it, run on
+// the same cases; the goldens (synth_multirank, da_edges) cover phase 1
+// through msprobe itself.
+func TestDASearch(t *testing.T) {
+	t.Parallel()
+	// a trailing "*" of n (not the same) goes to the end of the name
+	name := func(prefix, n, call string) string {
+		n, diff := strings.CutSuffix(n, "*")
+		if diff {
+			return prefix + n + call + ".forward*"
+		}
+		return prefix + n + call + ".forward"
+	}
+	ar := func(k string) string { return name("Distributed.all_reduce.", k, "") }
+	op := func(n string) string { return name("Torch.", n, ".0") }
+	for _, c := range []struct {
+		name  string
+		ranks [][]string
+		want  string // rank:op_name (less ".forward"), in output order; "" for no file
+	}{
+		{"before communication, every rank", [][]string{{op("a"), op("b*"), ar("0")}, {op("a*"), ar("0")}},
+			"rank_0:Torch.b.0, rank_1:Torch.a.0"},
+		{"a rank without communication, in its whole file", [][]string{{op("a"), op("b"), op("c*")}, {ar("0"), op("d*"), ar("1")}},
+			"rank_0:Torch.c.0"},
+		{"the smallest place in the layer only", [][]string{{ar("0"), op("a"), op("b*"), ar("1")}, {ar("0"), op("a*"), op("b"), ar("1")}},
+			"rank_1:Torch.a.0"},
+		{"ties at the smallest place all reported", [][]string{
+			{ar("0"), op("a"), op("b*"), ar("1")}, {ar("0"), op("a*"), op("b"), ar("1")}, {ar("0"), op("z*"), op("b"), ar("1")}},
+			"rank_1:Torch.a.0, rank_2:Torch.z.0"},
+		{"a communication op after its layer's compute entries", [][]string{
+			{ar("0"), op("x"), ar("1*"), op("y"), ar("2")}, {ar("0"), op("x"), ar("1"), op("y*"), ar("2")}},
+			"rank_0:Distributed.all_reduce.1"},
+		{"the first communication op first of all", [][]string{{ar("0*"), op("x"), ar("1")}, {ar("0"), op("x*"), ar("1")}},
+			"rank_0:Distributed.all_reduce.0"},
+		{"at a tie compute entries before communication ops", [][]string{{ar("0"), ar("1*")}, {ar("0"), op("q*"), ar("1")}},
+			"rank_1:Torch.q.0, rank_0:Distributed.all_reduce.1"},
+		{"communication ops tied", [][]string{{ar("0"), op("x"), ar("1*")}, {ar("0"), op("x"), ar("1*")}},
+			"rank_0:Distributed.all_reduce.1, rank_1:Distributed.all_reduce.1"},
+		{"layers by communication op, not by position in the file", [][]string{
+			{ar("0"), op("a"), ar("1"), op("b*"), ar("2")}, {ar("0"), op("a"), op("b"), op("c*"), ar("1")}},
+			"rank_1:Torch.c.0"},
+		{"after the last communication op: only when nothing comes before", [][]string{
+			{ar("0"), op("x*")}, {ar("0"), ar("1"), op("y*"), ar("2")}},
+			"rank_1:Torch.y.0"},
+		{"after the last communication op: late diffs in the layers win", [][]string{
+			{ar("0"), op("x*")}, {ar("0"), ar("1"), ar("2"), ar("3"), op("y*"), ar("4")}},
+			"rank_1:Torch.y.0"},
+		{"after the last communication op, every rank", [][]string{{ar("0"), ar("1"), op("x*")}, {ar("0"), ar("1"), ar("2"), op("y*")}},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+		{"a clean rank without communication", [][]string{{op("a"), op("b")}, {ar("0"), op("c*"), ar("1")}},
+			"rank_1:Torch.c.0"},
+		{"barrier is no communication op", [][]string{
+			{"Distributed.barrier.0.forward", op("x*")}, {op("y*"), "Distributed.barrier.0.forward"}},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+		{"MintDistributed is a communication op", [][]string{
+			{"MintDistributed.all_reduce.0.forward", op("x*")}, {op("y*"), "MintDistributed.all_reduce.0.forward"}},
+			"rank_1:Torch.y.0"},
+		{"Mint is not", [][]string{{"Mint.gather.0.forward", op("x*")}, {op("y*"), "Mint.gather.0.forward"}},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+		{"skipped ops", [][]string{{"Torch.empty.0.forward*", "Module.a.Tensor.__setitem__.0.forward*", op("a"), ar("0")}, {ar("0")}},
+			""},
+		{"skipped ops take no place", [][]string{
+			{ar("0"), "Torch.fill.0.forward", op("a*"), ar("1")}, {ar("0"), op("b"), op("c*"), ar("1")}},
+			"rank_0:Torch.a.0"},
+		{"no diff", [][]string{{ar("0"), op("a")}, {op("a"), ar("0")}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ranks []*daRank
+			for i, entries := range c.ranks {
+				r := &daRank{rank: "rank_" + string(rune('0'+i))}
+				for _, e := range entries {
+					name, diff := strings.CutSuffix(e, "*")
+					r.find.entry(name, !diff, func() *daNode { return &daNode{name: name, info: []byte("{}")} })
+				}
+				ranks = append(ranks, r)
+			}
+			var got []string
+			for _, m := range daHit.FindAllStringSubmatch(string(daSearch(ranks)), -1) {
+				got = append(got, m[1]+":"+strings.TrimSuffix(m[2], ".forward"))
+			}
+			if g := strings.Join(got, ", "); g != c.want {
+				t.Errorf("reported %q, want %q", g, c.want)
+			}
+		})
+	}
+}
+
+// daHit is a rank's node in diff_analyze's JSON.
+var daHit = regexp.MustCompile(`"(rank_\d+)": \[\n    \{\n      "op_name": "([^"]+)"`)
