@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -566,9 +567,14 @@ func writeDiffAnalyze(opt Options, set *output.Set, rep *Report) error {
 			ranks = append(ranks, r.da)
 		}
 	}
-	b := daSearch(ranks)
+	b, phase := daSearch(ranks)
 	if b == nil {
 		return nil
+	}
+	if phase == 2 && !daSameCollectives(ranks) {
+		fmt.Fprintln(opt.Warnings, "layermap: warning: -da: the ranks call different collectives: the first divergence after "+
+			"the first communication op is placed by each rank's count of them, where msprobe links the ranks' "+
+			"collectives and may name another node")
 	}
 	name := output.Name{Prefix: "diff_analyze_" + strconv.FormatInt(opt.Stamp.UnixNano(), 10), Suffix: ".json"}
 	var err error

@@ -310,3 +310,77 @@ func TestDAIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffAnalyzeLayers: through Run, two ranks diverging between the
+// same all_reduce calls, rank 1 earlier in the layer: msprobe reports
+// rank 1 alone. Where the ranks call other collectives (a broadcast more
+// on rank 1), the layers are counted by call, rank 1's diff falls in the
+// layer after rank 0's, and a warning says that msprobe's graph may
+// align them otherwise (it links the all_reduce calls and reports rank
+// 1's diff).
+func TestDiffAnalyzeLayers(t *testing.T) {
+	t.Parallel()
+	item := func(v float64) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": %g, "Min": %g, "Mean": %g, "Norm": %g, "requires_grad": false}`, v, v, v, v)
+	}
+	entry := func(name string, out float64) string {
+		return fmt.Sprintf("%q: {\"input_args\": [%s], \"input_kwargs\": {}, \"output\": [%s]}", name, item(1), item(out))
+	}
+	// rank r's table: a diff (the bench output 3, the NPU's 1) at the
+	// compute entry diffAt between the two all_reduce calls
+	dump := func(side string, diffAt int, broadcast bool) string {
+		var data []string
+		if broadcast {
+			data = append(data, entry("Distributed.broadcast.0.forward", 1))
+		}
+		data = append(data, entry("Distributed.all_reduce.0.forward", 1))
+		for i, op := range []string{"Torch.add.0.forward", "Torch.mul.0.forward"} {
+			out := 1.0
+			if i == diffAt && side == "bench" {
+				out = 3
+			}
+			data = append(data, entry(op, out))
+		}
+		return strings.Join(append(data, entry("Distributed.all_reduce.1.forward", 1)), ", ")
+	}
+	for _, c := range []struct {
+		name      string
+		broadcast bool
+		rank, op  string // the node reported
+		warn      bool
+	}{
+		{"same collectives", false, "rank_1", "Torch.add.0.forward", false},
+		{"other collectives", true, "rank_0", "Torch.mul.0.forward", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for _, side := range []string{"npu", "bench"} {
+				testkit.DumpDir(t, filepath.Join(dir, side, "step0"), "rank0", dump(side, 1, false))
+				testkit.DumpDir(t, filepath.Join(dir, side, "step0"), "rank1", dump(side, 0, c.broadcast))
+			}
+			var warnings strings.Builder
+			rep, err := Run(Options{Target: filepath.Join(dir, "npu", "step0"), Golden: filepath.Join(dir, "bench", "step0"),
+				OutDir: filepath.Join(dir, "out"), DiffAnalyze: true, Warnings: &warnings})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(rep.DiffAnalyze)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string][]struct {
+				Op string `json:"op_name"`
+			}
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || len(got[c.rank]) != 1 || got[c.rank][0].Op != c.op {
+				t.Errorf("diff_analyze %s, want %s's %s alone", b, c.rank, c.op)
+			}
+			if w := strings.Contains(warnings.String(), "the ranks call different collectives"); w != c.warn {
+				t.Errorf("warnings %q: the collectives' warning %v, want %v", warnings.String(), w, c.warn)
+			}
+		})
+	}
+}

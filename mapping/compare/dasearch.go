@@ -29,8 +29,9 @@ import (
 // same collective calls across ranks, setting a linked op's layer to that
 // of the op it is linked from; layers are the ops' indices here, which is
 // that graph's when the ranks call their collectives in the same order
-// (a data- or tensor-parallel run). Where ties are broken by Python's set
-// order, they go by rank here.
+// (a data- or tensor-parallel run; daSameCollectives, and compare warns
+// otherwise). Where ties are broken by Python's set order, they go by
+// rank here.
 
 // daSkip are the APIs the search walks over (is_ignore_op): an entry
 // whose name holds one of them.
@@ -46,6 +47,7 @@ var (
 		"all_to_all", "all_gather_into_tensor", "reduce_scatter_tensor", "send_object_list", "recv_object_list"}
 )
 
+// daSkipped tells an entry the search walks over.
 func daSkipped(name string) bool {
 	for _, s := range daSkip {
 		if strings.Contains(name, s) {
@@ -79,6 +81,7 @@ type daFind struct {
 	op      bool
 	pending *daNode // the first diff of the layer under way, at pendAt
 	pendAt  int
+	calls   uint64 // a hash of the communication ops' APIs, in order
 }
 
 // entry takes the next entry of the rank's table (one with at least four
@@ -116,6 +119,21 @@ func (f *daFind) entry(name string, same bool, node func() *daNode) {
 	}
 	f.ops++
 	f.pos, f.pending = 0, nil
+	_, rest, _ := strings.Cut(name, ".")
+	api, _, _ := strings.Cut(rest, ".") // msprobe's CommunicationNode.api
+	f.calls = fnvAdd(f.calls, api)
+}
+
+// fnvAdd adds s and a separator to the FNV-1a hash h (0: nothing added).
+func fnvAdd(h uint64, s string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	if h == 0 {
+		h = offset
+	}
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * prime
+	}
+	return (h ^ 0xff) * prime
 }
 
 // after is phase 3's node: the first diff after the last communication
@@ -130,9 +148,27 @@ func (f *daFind) after() *daNode {
 // nodes are the nodes found, for the no-bench downcast's patch.
 func (f *daFind) nodes() []*daNode { return []*daNode{f.pre, f.found, f.pending} }
 
+// daSameCollectives reports whether the ranks that call collectives call
+// the same ones in the same order: then the layers are those of msprobe's
+// graph.
+func daSameCollectives(ranks []*daRank) bool {
+	var first *daFind
+	for _, r := range ranks {
+		if f := &r.find; f.comm {
+			if first == nil {
+				first = f
+			} else if f.ops != first.ops || f.calls != first.calls {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // daSearch finds the first divergence across the ranks and renders
-// diff_analyze's JSON; nil when no rank has a diff.
-func daSearch(ranks []*daRank) []byte {
+// diff_analyze's JSON (nil when no rank has a diff), and the phase that
+// found it (1 to 3).
+func daSearch(ranks []*daRank) (_ []byte, phase int) {
 	type hit struct {
 		rank string
 		n    *daNode
@@ -143,7 +179,9 @@ func daSearch(ranks []*daRank) []byte {
 			hits = append(hits, hit{r.rank, r.find.pre})
 		}
 	}
+	phase = 1
 	if len(hits) == 0 {
+		phase = 2
 		var best *daFind
 		for _, r := range ranks {
 			if f := &r.find; f.found != nil && (best == nil || cmp.Or(cmp.Compare(f.layer, best.layer), cmp.Compare(f.at, best.at)) < 0) {
@@ -161,6 +199,7 @@ func daSearch(ranks []*daRank) []byte {
 		}
 	}
 	if len(hits) == 0 {
+		phase = 3
 		for _, r := range ranks {
 			if n := r.find.after(); n != nil {
 				hits = append(hits, hit{r.rank, n})
@@ -168,7 +207,7 @@ func daSearch(ranks []*daRank) []byte {
 		}
 	}
 	if len(hits) == 0 {
-		return nil
+		return nil, 0
 	}
 	b := []byte("{")
 	for i, h := range hits {
@@ -183,5 +222,5 @@ func daSearch(ranks []*daRank) []byte {
 		b = append(b, h.n.info...)
 		b = append(b, "\n    }\n  ]"...)
 	}
-	return append(b, "\n}"...)
+	return append(b, "\n}"...), phase
 }

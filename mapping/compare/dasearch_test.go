@@ -2,6 +2,7 @@ package compare
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,71 +29,103 @@ func TestDASearch(t *testing.T) {
 		name  string
 		ranks [][]string
 		want  string // rank:op_name (less ".forward"), in output order; "" for no file
+		phase int    // the phase that found it
 	}{
 		{"before communication, every rank", [][]string{{op("a"), op("b*"), ar("0")}, {op("a*"), ar("0")}},
-			"rank_0:Torch.b.0, rank_1:Torch.a.0"},
+			"rank_0:Torch.b.0, rank_1:Torch.a.0", 1},
 		{"a rank without communication, in its whole file", [][]string{{op("a"), op("b"), op("c*")}, {ar("0"), op("d*"), ar("1")}},
-			"rank_0:Torch.c.0"},
+			"rank_0:Torch.c.0", 1},
 		{"the smallest place in the layer only", [][]string{{ar("0"), op("a"), op("b*"), ar("1")}, {ar("0"), op("a*"), op("b"), ar("1")}},
-			"rank_1:Torch.a.0"},
+			"rank_1:Torch.a.0", 2},
 		{"ties at the smallest place all reported", [][]string{
 			{ar("0"), op("a"), op("b*"), ar("1")}, {ar("0"), op("a*"), op("b"), ar("1")}, {ar("0"), op("z*"), op("b"), ar("1")}},
-			"rank_1:Torch.a.0, rank_2:Torch.z.0"},
+			"rank_1:Torch.a.0, rank_2:Torch.z.0", 2},
 		{"a communication op after its layer's compute entries", [][]string{
 			{ar("0"), op("x"), ar("1*"), op("y"), ar("2")}, {ar("0"), op("x"), ar("1"), op("y*"), ar("2")}},
-			"rank_0:Distributed.all_reduce.1"},
+			"rank_0:Distributed.all_reduce.1", 2},
 		{"the first communication op first of all", [][]string{{ar("0*"), op("x"), ar("1")}, {ar("0"), op("x*"), ar("1")}},
-			"rank_0:Distributed.all_reduce.0"},
+			"rank_0:Distributed.all_reduce.0", 2},
 		{"at a tie compute entries before communication ops", [][]string{{ar("0"), ar("1*")}, {ar("0"), op("q*"), ar("1")}},
-			"rank_1:Torch.q.0, rank_0:Distributed.all_reduce.1"},
+			"rank_1:Torch.q.0, rank_0:Distributed.all_reduce.1", 2},
 		{"communication ops tied", [][]string{{ar("0"), op("x"), ar("1*")}, {ar("0"), op("x"), ar("1*")}},
-			"rank_0:Distributed.all_reduce.1, rank_1:Distributed.all_reduce.1"},
+			"rank_0:Distributed.all_reduce.1, rank_1:Distributed.all_reduce.1", 2},
 		{"layers by communication op, not by position in the file", [][]string{
 			{ar("0"), op("a"), ar("1"), op("b*"), ar("2")}, {ar("0"), op("a"), op("b"), op("c*"), ar("1")}},
-			"rank_1:Torch.c.0"},
+			"rank_1:Torch.c.0", 2},
 		{"after the last communication op: only when nothing comes before", [][]string{
 			{ar("0"), op("x*")}, {ar("0"), ar("1"), op("y*"), ar("2")}},
-			"rank_1:Torch.y.0"},
+			"rank_1:Torch.y.0", 2},
 		{"after the last communication op: late diffs in the layers win", [][]string{
 			{ar("0"), op("x*")}, {ar("0"), ar("1"), ar("2"), ar("3"), op("y*"), ar("4")}},
-			"rank_1:Torch.y.0"},
+			"rank_1:Torch.y.0", 2},
 		{"after the last communication op, every rank", [][]string{{ar("0"), ar("1"), op("x*")}, {ar("0"), ar("1"), ar("2"), op("y*")}},
-			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0", 3},
 		{"a clean rank without communication", [][]string{{op("a"), op("b")}, {ar("0"), op("c*"), ar("1")}},
-			"rank_1:Torch.c.0"},
+			"rank_1:Torch.c.0", 2},
 		{"barrier is no communication op", [][]string{
 			{"Distributed.barrier.0.forward", op("x*")}, {op("y*"), "Distributed.barrier.0.forward"}},
-			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0", 1},
 		{"MintDistributed is a communication op", [][]string{
 			{"MintDistributed.all_reduce.0.forward", op("x*")}, {op("y*"), "MintDistributed.all_reduce.0.forward"}},
-			"rank_1:Torch.y.0"},
+			"rank_1:Torch.y.0", 1},
 		{"Mint is not", [][]string{{"Mint.gather.0.forward", op("x*")}, {op("y*"), "Mint.gather.0.forward"}},
-			"rank_0:Torch.x.0, rank_1:Torch.y.0"},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0", 1},
 		{"skipped ops", [][]string{{"Torch.empty.0.forward*", "Module.a.Tensor.__setitem__.0.forward*", op("a"), ar("0")}, {ar("0")}},
-			""},
+			"", 0},
 		{"skipped ops take no place", [][]string{
 			{ar("0"), "Torch.fill.0.forward", op("a*"), ar("1")}, {ar("0"), op("b"), op("c*"), ar("1")}},
-			"rank_0:Torch.a.0"},
-		{"no diff", [][]string{{ar("0"), op("a")}, {op("a"), ar("0")}}, ""},
+			"rank_0:Torch.a.0", 2},
+		{"no diff", [][]string{{ar("0"), op("a")}, {op("a"), ar("0")}}, "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var ranks []*daRank
-			for i, entries := range c.ranks {
-				r := &daRank{rank: "rank_" + string(rune('0'+i))}
-				for _, e := range entries {
-					name, diff := strings.CutSuffix(e, "*")
-					r.find.entry(name, !diff, func() *daNode { return &daNode{name: name, info: []byte("{}")} })
-				}
-				ranks = append(ranks, r)
-			}
+			b, phase := daSearch(daRanks(c.ranks))
 			var got []string
-			for _, m := range daHit.FindAllStringSubmatch(string(daSearch(ranks)), -1) {
+			for _, m := range daHit.FindAllStringSubmatch(string(b), -1) {
 				got = append(got, m[1]+":"+strings.TrimSuffix(m[2], ".forward"))
 			}
-			if g := strings.Join(got, ", "); g != c.want {
-				t.Errorf("reported %q, want %q", g, c.want)
+			if g := strings.Join(got, ", "); g != c.want || phase != c.phase {
+				t.Errorf("reported %q in phase %d, want %q in phase %d", g, phase, c.want, c.phase)
 			}
 		})
+	}
+}
+
+// daRanks are ranks that took the entries of tables, one a rank (a
+// trailing "*": not the same).
+func daRanks(tables [][]string) []*daRank {
+	var ranks []*daRank
+	for i, entries := range tables {
+		r := &daRank{rank: "rank_" + strconv.Itoa(i)}
+		for _, e := range entries {
+			name, diff := strings.CutSuffix(e, "*")
+			r.find.entry(name, !diff, func() *daNode { return &daNode{name: name, info: []byte("{}")} })
+		}
+		ranks = append(ranks, r)
+	}
+	return ranks
+}
+
+// TestDASameCollectives: the layers are msprobe's where the ranks that
+// call collectives call the same APIs in the same order.
+func TestDASameCollectives(t *testing.T) {
+	t.Parallel()
+	ar, bc := "Distributed.all_reduce.0.forward", "Distributed.broadcast.0.forward"
+	op := "Torch.add.0.forward"
+	for _, c := range []struct {
+		name   string
+		tables [][]string
+		want   bool
+	}{
+		{"same calls, other compute", [][]string{{ar, op, bc}, {op, ar, bc, op, op}}, true},
+		{"call counters differ", [][]string{{ar, "Distributed.all_reduce.1.forward"}, {"Distributed.all_reduce.7.forward", ar}}, true},
+		{"a rank without collectives", [][]string{{ar, bc}, {op}, {ar, bc}}, true},
+		{"another order", [][]string{{ar, bc}, {bc, ar}}, false},
+		{"one call more", [][]string{{ar, bc}, {ar, bc, ar}}, false},
+		{"send against recv", [][]string{{"Distributed.send.0.forward"}, {"Distributed.recv.0.forward"}}, false},
+	} {
+		if got := daSameCollectives(daRanks(c.tables)); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
