@@ -386,30 +386,22 @@ func classify(c *cell) valClass {
 	case cNone, cBool:
 		return vOther // "None", "True", "False"
 	}
-	s := c.str()
-	ls := strings.ToLower(s)
+	// a string ("nan" in any case is cNaN)
+	ls := strings.ToLower(c.s)
 	switch {
-	case ls == "nan":
-		return vNaN
-	case (c.k == cFloat && math.IsInf(c.f, 1)) || ls == "inf":
+	case ls == "inf":
 		return vInf
-	case (c.k == cFloat && math.IsInf(c.f, -1)) || ls == "-inf":
+	case ls == "-inf":
 		return vNegInf
-	}
-	if ls != "true" && ls != "false" {
-		switch c.k {
-		case cInt, cFloat:
+	case ls != "true" && ls != "false":
+		if _, _, ok := pandasParse(c.s); ok {
 			return vNum
-		case cStr:
-			if _, _, ok := pandasParse(c.s); ok {
-				return vNum
-			}
 		}
 	}
 	if strings.Contains(ls, "npu") || strings.Contains(ls, "cpu") || strings.Contains(ls, "cuda") {
 		return vDevice
 	}
-	if s == "N/A" {
+	if c.s == "N/A" {
 		return vNA
 	}
 	return vOther

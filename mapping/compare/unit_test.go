@@ -166,6 +166,10 @@ func TestStatDiff(t *testing.T) {
 		{"unmatched", num("1.0", 1), naCell, colRead{}, "N/A", "N/A"},
 		{"None equal", cell{k: cNone}, cell{k: cNone}, colRead{}, "0", "0"},
 		{"numeric string", str("1.5"), num("1.0", 1), colRead{}, "0.5", "50.0%"},
+		{"string inf", str("Inf"), num("21.0", 21), colRead{}, "inf", "inf"},
+		{"string -inf", str("-INF"), num("21.0", 21), colRead{}, "-inf", "-inf"},
+		{"string True", str("True"), num("1.0", 1), colRead{}, "Diff", "Diff"},
+		{"string N/A", str("N/A"), num("1.0", 1), colRead{}, "N/A", "N/A"},
 		// two floats skip classify only when both are finite
 		{"float nan vs float", cell{k: cFloat, f: math.NaN()}, num("1.0", 1), colRead{}, "Nan", "Nan"},
 		{"float vs float nan", num("1.0", 1), cell{k: cFloat, f: math.NaN()}, colRead{}, "Nan", "Nan"},
