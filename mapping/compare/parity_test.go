@@ -250,33 +250,6 @@ func parityCases(t *testing.T) []parityCase {
 			want: "golden/synth_statistics/output"},
 		{name: "md5", target: "golden/synth_md5/npu/dump.json", golden: "golden/synth_md5/bench/dump.json",
 			want: "golden/synth_md5/output"},
-		{name: "float_block", target: "golden/column_effects/float_block/npu/dump.json", golden: "golden/column_effects/float_block/bench/dump.json",
-			want: "golden/column_effects/float_block/output"},
-		{name: "int_columns", target: "golden/column_effects/int_columns/npu/dump.json", golden: "golden/column_effects/int_columns/bench/dump.json",
-			want: "golden/column_effects/int_columns/output"},
-		{name: "float_columns", target: "golden/column_effects/float_columns/npu/dump.json", golden: "golden/column_effects/float_columns/bench/dump.json",
-			want: "golden/column_effects/float_columns/output"},
-		{name: "float_columns_unmatched", target: "golden/column_effects/float_columns_unmatched/npu/dump.json",
-			golden: "golden/column_effects/float_columns_unmatched/bench/dump.json",
-			want:   "golden/column_effects/float_columns_unmatched/output"},
-		{name: "edge_negzero_int", target: "golden/edge_values/negzero_int/npu/dump.json", golden: "golden/edge_values/negzero_int/bench/dump.json",
-			want: "golden/edge_values/negzero_int/output"},
-		{name: "edge_nan_string", target: "golden/edge_values/nan_string/npu/dump.json", golden: "golden/edge_values/nan_string/bench/dump.json",
-			want: "golden/edge_values/nan_string/output"},
-		{name: "edge_na_string_unmatched", target: "golden/edge_values/na_string_unmatched/npu/dump.json", golden: "golden/edge_values/na_string_unmatched/bench/dump.json",
-			want: "golden/edge_values/na_string_unmatched/output"},
-		{name: "edge_param_int_float_eq", target: "golden/edge_values/param_int_float_eq/npu/dump.json", golden: "golden/edge_values/param_int_float_eq/bench/dump.json",
-			want: "golden/edge_values/param_int_float_eq/output"},
-		{name: "edge_intcol_exact_parse", target: "golden/edge_values/intcol_exact_parse/npu/dump.json", golden: "golden/edge_values/intcol_exact_parse/bench/dump.json",
-			want: "golden/edge_values/intcol_exact_parse/output"},
-		{name: "edge_intcol_both_int", target: "golden/edge_values/intcol_both_int/npu/dump.json", golden: "golden/edge_values/intcol_both_int/bench/dump.json",
-			want: "golden/edge_values/intcol_both_int/output"},
-		{name: "edge_bigint_object_column", target: "golden/edge_values/bigint_object_column/npu/dump.json", golden: "golden/edge_values/bigint_object_column/bench/dump.json",
-			want: "golden/edge_values/bigint_object_column/output"},
-		{name: "edge_bigint_matched", target: "golden/edge_values/bigint_matched/npu/dump.json", golden: "golden/edge_values/bigint_matched/bench/dump.json",
-			want: "golden/edge_values/bigint_matched/output"},
-		{name: "edge_uint64_block", target: "golden/edge_values/uint64_block/npu/dump.json", golden: "golden/edge_values/uint64_block/bench/dump.json",
-			want: "golden/edge_values/uint64_block/output"},
 		{name: "quick_start", target: filepath.Join(qs, "npu/dump.json"), golden: filepath.Join(qs, "bench/dump.json"),
 			want: "golden/quick_start_step0_vs_step1_nostack/output"},
 		{name: "multirank", target: "golden/synth_multirank/npu/step0", golden: "golden/synth_multirank/bench/step0",
@@ -287,6 +260,19 @@ func parityCases(t *testing.T) []parityCase {
 			opt: func(t *testing.T, o *Options) {
 				o.DataMappingFile = filepath.Join(root, "golden/qwen25vl_llamafactory_vs_mindspeed_reverse_template/output/data_mapping.yaml")
 			}},
+	}
+	// The pairs differential testing cut down: a case a folder.
+	for _, g := range []struct{ dir, prefix string }{{"golden/column_effects", ""}, {"golden/edge_values", "edge_"}} {
+		outs, _ := filepath.Glob(filepath.Join(root, g.dir, "*", "output"))
+		if len(outs) == 0 {
+			t.Fatalf("no goldens in %s", g.dir)
+		}
+		for _, out := range outs {
+			name := filepath.Base(filepath.Dir(out))
+			pair := filepath.Join(g.dir, name)
+			cases = append(cases, parityCase{name: g.prefix + name, target: filepath.Join(pair, "npu", "dump.json"),
+				golden: filepath.Join(pair, "bench", "dump.json"), want: filepath.Join(pair, "output")})
+		}
 	}
 	return cases
 }
