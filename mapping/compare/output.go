@@ -327,11 +327,11 @@ type XLSXSink struct {
 	zip64  int64    // an entry of more bytes is marked zip64 (markZip64)
 	sw     *excelize.StreamWriter
 	header []string
-	max    int        // rows a sheet (MaxXLSXRows; tests lower it)
-	rows   int        // rows given to the writer
-	cut    xlsxSheets // the table's sheets, once it ended (cut.rows > 0)
-	sheet  int        // the sheet sw writes
-	spool  *xlsxSpool // the rows from spoolFrom on, until the table ends
+	max    int         // rows a sheet (MaxXLSXRows; tests lower it)
+	rows   int         // rows given to the writer
+	cut    *xlsxSheets // the table's sheets, once it ended
+	sheet  int         // the sheet sw writes
+	spool  *xlsxSpool  // the rows from spoolFrom on, until the table ends
 	red    int
 	yellow int
 	head   int // the header's style
@@ -385,7 +385,7 @@ func (s *XLSXSink) reset() error {
 		s.zip = newXLSXZip(s.out)
 		return s.zip
 	})
-	s.rows, s.sheet, s.sw, s.cut = 0, 0, nil, xlsxSheets{}
+	s.rows, s.sheet, s.sw, s.cut = 0, 0, nil, nil
 	s.dropSpool()
 	s.h = handOff[*xlsxBatch]{work: s.writeBatch, fresh: func() *xlsxBatch { return &xlsxBatch{} },
 		empty: func(b *xlsxBatch) *xlsxBatch {
@@ -498,7 +498,7 @@ func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
 func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
 	k := s.rows
 	s.rows++
-	if s.cut.rows == 0 && k >= s.spoolFrom() {
+	if s.cut == nil && k >= s.spoolFrom() {
 		if s.spool == nil {
 			sp, err := newXLSXSpool(s.out.Dir())
 			if err != nil {
@@ -519,7 +519,7 @@ func (s *XLSXSink) spoolFrom() int { return (s.max + 1) / 2 }
 // putRow writes row k of the table into its sheet.
 func (s *XLSXSink) putRow(k int, cells []Cell, color Color) error {
 	sheet, row := 0, k
-	if s.cut.rows > 0 {
+	if s.cut != nil {
 		sheet, row = s.cut.sheet(k)
 	}
 	if s.sw == nil || sheet != s.sheet {
@@ -713,7 +713,7 @@ func (s *XLSXSink) Finish() error {
 	if err := s.stop(); err != nil {
 		return err
 	}
-	s.cut = xlsxSheets{rows: s.rows, max: s.max}
+	s.cut = &xlsxSheets{rows: s.rows, max: s.max}
 	if s.spool != nil {
 		k := s.spoolFrom()
 		if err := s.spool.each(func(cells []Cell, color Color) error {
