@@ -336,6 +336,7 @@ type XLSXSink struct {
 	yellow int
 	head   int // the header's style
 	vals   []any
+	cs     []Cell // a row's cells, on the writing goroutine
 
 	batch *xlsxBatch // being filled
 	h     handOff[*xlsxBatch]
@@ -447,11 +448,7 @@ func (s *XLSXSink) Header(cols []string) error {
 // Row queues one row with its highlight color.
 func (s *XLSXSink) Row(cells []Cell, mark RowMark) error {
 	b := s.batch
-	for _, c := range cells {
-		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, boolean: c.Bool, val: c.Val})
-		b.text = append(b.text, c.Text...)
-	}
-	b.rows = append(b.rows, xlsxRow{cells: int32(len(cells)), color: mark.Color})
+	b.add(cells, mark.Color)
 	if len(b.rows) < xlsxBatchRows {
 		return nil
 	}
@@ -473,42 +470,74 @@ func (s *XLSXSink) stop() error {
 }
 
 // writeBatch writes a batch's rows into the workbook (on the writing
-// goroutine).
+// goroutine): into the first sheet while that is where they land
+// whatever the table's length, the rest into the spool until the length
+// is known (Finish).
 func (s *XLSXSink) writeBatch(b *xlsxBatch) error {
-	cells := b.cells
-	cs := make([]Cell, 0, 32)
-	for _, r := range b.rows {
-		cs = cs[:0]
-		for _, c := range cells[:r.cells] {
-			// read during the call only (excelize copies what it writes)
-			text := unsafe.String(unsafe.SliceData(b.text[c.off:]), c.n)
-			cs = append(cs, Cell{Text: text, Num: c.num, Bool: c.boolean, Val: c.val})
-		}
-		cells = cells[r.cells:]
-		if err := s.writeRow(cs, r.color); err != nil {
+	n := min(len(b.rows), max(s.spoolFrom()-s.rows, 0))
+	k, err := s.putRows(b, n, s.rows)
+	s.rows += n
+	if err != nil || n == len(b.rows) {
+		return err
+	}
+	if s.spool == nil {
+		if s.spool, err = newXLSXSpool(s.out.Dir()); err != nil {
 			return err
 		}
 	}
-	return nil
+	s.rows += len(b.rows) - n
+	return s.spool.add(b, n, k)
 }
 
-// writeRow takes the table's next row (writer side): into the first
-// sheet while that is where it lands whatever the table's length, else
-// into the spool until the length is known (Finish).
-func (s *XLSXSink) writeRow(cells []Cell, color Color) error {
-	k := s.rows
-	s.rows++
-	if s.cut == nil && k >= s.spoolFrom() {
-		if s.spool == nil {
-			sp, err := newXLSXSpool(s.out.Dir())
-			if err != nil {
-				return err
-			}
-			s.spool = sp
+// putRows writes the first n rows of b into their sheets, the first as
+// table row k; it returns how many cells they hold.
+func (s *XLSXSink) putRows(b *xlsxBatch, n, k int) (cells int, err error) {
+	for _, r := range b.rows[:n] {
+		s.cs = b.row(s.cs[:0], cells, r)
+		if err := s.putRow(k, s.cs, r.color); err != nil {
+			return cells, err
 		}
-		return s.spool.add(cells, color)
+		k++
+		cells += int(r.cells)
 	}
-	return s.putRow(k, cells, color)
+	return cells, nil
+}
+
+// add appends a row.
+func (b *xlsxBatch) add(cells []Cell, color Color) {
+	for _, c := range cells {
+		b.cells = append(b.cells, xlsxCell{off: int32(len(b.text)), n: int32(len(c.Text)), num: c.Num, boolean: c.Bool, val: c.Val})
+		b.text = append(b.text, c.Text...)
+	}
+	b.rows = append(b.rows, xlsxRow{cells: int32(len(cells)), color: color})
+}
+
+// row appends to cs the cells of row r, whose first is cell k; their
+// texts are b's (excelize copies what it writes).
+func (b *xlsxBatch) row(cs []Cell, k int, r xlsxRow) []Cell {
+	for _, c := range b.cells[k : k+int(r.cells)] {
+		text := unsafe.String(unsafe.SliceData(b.text[c.off:]), c.n)
+		cs = append(cs, Cell{Text: text, Num: c.num, Bool: c.boolean, Val: c.val})
+	}
+	return cs
+}
+
+// valid reports whether b's rows, cells and texts agree (a spooled batch
+// read back).
+func (b *xlsxBatch) valid() bool {
+	n := 0
+	for _, r := range b.rows {
+		if r.cells < 0 {
+			return false
+		}
+		n += int(r.cells)
+	}
+	for _, c := range b.cells {
+		if c.off < 0 || c.n < 0 || int(c.off)+int(c.n) > len(b.text) {
+			return false
+		}
+	}
+	return n == len(b.cells)
 }
 
 // spoolFrom is the first row that may not go to the first sheet: a table
@@ -716,9 +745,10 @@ func (s *XLSXSink) Finish() error {
 	s.cut = &xlsxSheets{rows: s.rows, max: s.max}
 	if s.spool != nil {
 		k := s.spoolFrom()
-		if err := s.spool.each(func(cells []Cell, color Color) error {
-			k++
-			return s.putRow(k-1, cells, color)
+		if err := s.spool.each(&xlsxBatch{}, func(b *xlsxBatch) error {
+			_, err := s.putRows(b, len(b.rows), k)
+			k += len(b.rows)
+			return err
 		}); err != nil {
 			return err
 		}

@@ -6,30 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"unsafe"
 )
 
 // xlsxSpool keeps rows of an xlsx table in a file until the sheets they
-// go to are known (XLSXSink). A row is its color, its cell count, and per
-// cell a flags byte (xlsxNum, xlsxBool), the number's bits when it is one,
-// and the text's length and bytes. The file is removed as soon as it is
-// open where the system allows it (Unix: nothing of it outlives the
-// process), else when closed.
+// go to are known (XLSXSink): the writer's batches (xlsxBatch) as they
+// are, each its slices' lengths, then their bytes. The file is removed
+// as soon as it is open where the system allows it (Unix: nothing of it
+// outlives the process), else when closed.
 type xlsxSpool struct {
-	f       *os.File
-	w       *bufio.Writer
-	path    string // still to remove ("" once removed)
-	scratch []byte
+	f    *os.File
+	w    *bufio.Writer
+	path string // still to remove ("" once removed)
 }
-
-// The flags of a spooled cell: Cell.Num and Cell.Bool.
-const (
-	xlsxNum = 1 << iota
-	xlsxBool
-)
 
 // newXLSXSpool creates a spool in dir.
 func newXLSXSpool(dir string) (*xlsxSpool, error) {
@@ -44,35 +35,24 @@ func newXLSXSpool(dir string) (*xlsxSpool, error) {
 	return sp, nil
 }
 
-// add appends one row.
-func (sp *xlsxSpool) add(cells []Cell, color Color) error {
-	b := append(sp.scratch[:0], byte(color))
-	b = binary.AppendUvarint(b, uint64(len(cells)))
-	for _, c := range cells {
-		var flags byte
-		if c.Num {
-			flags |= xlsxNum
+// add appends the rows of b from row i on, whose first cell is cell k.
+func (sp *xlsxSpool) add(b *xlsxBatch, i, k int) error {
+	rows, cells := b.rows[i:], b.cells[k:]
+	var head [24]byte
+	binary.LittleEndian.PutUint64(head[0:], uint64(len(rows)))
+	binary.LittleEndian.PutUint64(head[8:], uint64(len(cells)))
+	binary.LittleEndian.PutUint64(head[16:], uint64(len(b.text)))
+	for _, p := range [][]byte{head[:], bytesOf(rows), bytesOf(cells), b.text} {
+		if _, err := sp.w.Write(p); err != nil {
+			return fmt.Errorf("xlsx: spool the rows: %w", err)
 		}
-		if c.Bool {
-			flags |= xlsxBool
-		}
-		b = append(b, flags)
-		if c.Num {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Val))
-		}
-		b = binary.AppendUvarint(b, uint64(len(c.Text)))
-		b = append(b, c.Text...)
-	}
-	sp.scratch = b
-	if _, err := sp.w.Write(b); err != nil {
-		return fmt.Errorf("xlsx: spool the rows: %w", err)
 	}
 	return nil
 }
 
-// each reads the rows back in order. The cells' texts are valid during
+// each reads the batches back in order into b, which holds each during
 // the call only.
-func (sp *xlsxSpool) each(fn func(cells []Cell, color Color) error) error {
+func (sp *xlsxSpool) each(b *xlsxBatch, fn func(b *xlsxBatch) error) error {
 	if err := sp.w.Flush(); err != nil {
 		return fmt.Errorf("xlsx: spool the rows: %w", err)
 	}
@@ -80,59 +60,38 @@ func (sp *xlsxSpool) each(fn func(cells []Cell, color Color) error) error {
 		return fmt.Errorf("xlsx: read the spooled rows: %w", err)
 	}
 	r := bufio.NewReaderSize(sp.f, 1<<20)
-	var cells []Cell
-	var text []byte
-	var offs []int
 	for {
-		color, err := r.ReadByte()
-		if err == io.EOF {
+		var head [24]byte
+		if _, err := io.ReadFull(r, head[:]); err == io.EOF {
 			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("xlsx: read the spooled rows: %w", err)
-		}
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
+		} else if err != nil {
 			return spoolErr(err)
 		}
-		cells, text, offs = cells[:0], text[:0], offs[:0]
-		for range n {
-			flags, err := r.ReadByte()
-			if err != nil {
+		n := func(at int) int { return int(min(binary.LittleEndian.Uint64(head[at:]), 1<<40)) }
+		b.rows = slices.Grow(b.rows[:0], n(0))[:n(0)]
+		b.cells = slices.Grow(b.cells[:0], n(8))[:n(8)]
+		b.text = slices.Grow(b.text[:0], n(16))[:n(16)]
+		for _, p := range [][]byte{bytesOf(b.rows), bytesOf(b.cells), b.text} {
+			if _, err := io.ReadFull(r, p); err != nil {
 				return spoolErr(err)
 			}
-			c := Cell{Num: flags&xlsxNum != 0, Bool: flags&xlsxBool != 0}
-			if c.Num {
-				var v [8]byte
-				if _, err := io.ReadFull(r, v[:]); err != nil {
-					return spoolErr(err)
-				}
-				c.Val = math.Float64frombits(binary.LittleEndian.Uint64(v[:]))
-			}
-			size, err := binary.ReadUvarint(r)
-			if err != nil {
-				return spoolErr(err)
-			}
-			at := len(text)
-			offs = append(offs, at)
-			text = slices.Grow(text, int(size))[:at+int(size)]
-			if _, err := io.ReadFull(r, text[at:]); err != nil {
-				return spoolErr(err)
-			}
-			cells = append(cells, c)
 		}
-		offs = append(offs, len(text))
-		for i := range cells {
-			// read during the call only (excelize copies what it writes)
-			cells[i].Text = unsafe.String(unsafe.SliceData(text[offs[i]:]), offs[i+1]-offs[i])
+		if !b.valid() {
+			return spoolErr(errors.New("a batch that does not hold together"))
 		}
-		if err := fn(cells, Color(color)); err != nil {
+		if err := fn(b); err != nil {
 			return err
 		}
 	}
 }
 
-// spoolErr is an error reading a row back: a spool cut short is one.
+// bytesOf is the memory of s, a slice of pointer-free values.
+func bytesOf[T any](s []T) []byte {
+	var v T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(v)))
+}
+
+// spoolErr is an error reading a batch back: a spool cut short is one.
 func spoolErr(err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF

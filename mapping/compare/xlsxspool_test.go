@@ -10,7 +10,8 @@ import (
 
 // TestXLSXSpool: rows come back from the spool as they went in, in order:
 // every kind of cell, empty texts and rows, a text longer than the
-// spool's buffers; and the spool leaves no file in its folder.
+// spool's buffers, batches spooled from a row in their middle; a spool
+// cut short is an error; and the spool leaves no file in its folder.
 func TestXLSXSpool(t *testing.T) {
 	t.Parallel()
 	type row struct {
@@ -25,35 +26,58 @@ func TestXLSXSpool(t *testing.T) {
 		{[]Cell{txt(long), {Text: "-0.0", Num: true, Val: math.Copysign(0, -1)}}, NoColor},
 		{[]Cell{txt("ünïcode ✓"), {Text: "False", Bool: true}}, Red},
 	}
+	b := &xlsxBatch{}
+	for _, r := range rows {
+		b.add(r.cells, r.color)
+	}
 	dir := t.TempDir()
 	sp, err := newXLSXSpool(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 { // several rounds: rows across the reader's buffer boundaries
-		for _, r := range rows {
-			if err := sp.add(r.cells, r.color); err != nil {
-				t.Fatal(err)
-			}
+	defer sp.close()
+	var want []row
+	for round := range 3 { // several rounds: batches across the reader's buffer boundaries
+		from, k := round, 0 // the batch from row round on
+		for _, r := range rows[:from] {
+			k += len(r.cells)
 		}
+		if err := sp.add(b, from, k); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rows[from:]...)
 	}
 	n := 0
-	err = sp.each(func(cells []Cell, color Color) error {
-		want := rows[n%len(rows)]
-		n++
-		same := func(a, b Cell) bool {
-			return a.Text == b.Text && a.Num == b.Num && a.Bool == b.Bool && math.Float64bits(a.Val) == math.Float64bits(b.Val)
-		}
-		if color != want.color || !slices.EqualFunc(cells, want.cells, same) {
-			t.Fatalf("row %d: %d cells, color %d; want %d cells, color %d", n-1, len(cells), color, len(want.cells), want.color)
+	same := func(a, b Cell) bool {
+		return a.Text == b.Text && a.Num == b.Num && a.Bool == b.Bool && math.Float64bits(a.Val) == math.Float64bits(b.Val)
+	}
+	err = sp.each(&xlsxBatch{}, func(b *xlsxBatch) error {
+		k := 0
+		for _, r := range b.rows {
+			cells := b.row(nil, k, r)
+			k += int(r.cells)
+			if n >= len(want) || r.color != want[n].color || !slices.EqualFunc(cells, want[n].cells, same) {
+				t.Fatalf("row %d back: %d cells, color %d", n, len(cells), r.color)
+			}
+			n++
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3*len(rows) {
-		t.Fatalf("%d rows back, want %d", n, 3*len(rows))
+	if n != len(want) {
+		t.Fatalf("%d rows back, want %d", n, len(want))
+	}
+	st, err := sp.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.f.Truncate(st.Size() - 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.each(&xlsxBatch{}, func(*xlsxBatch) error { return nil }); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("a spool cut short read back: %v, want an unexpected EOF", err)
 	}
 	sp.close()
 	if es, _ := os.ReadDir(dir); len(es) != 0 {
