@@ -227,8 +227,45 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 	d.find.entry(name, same, func() *daNode {
 		// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
 		return d.node(strings.Clone(name), grp, row, mode)
-	})
+	}, func() string { return daLink(name, grp, mode) })
 	d.flush(false)
+}
+
+// daLink is how msprobe's graph links communication op name, whose rows
+// are grp, to the other ranks' ops (CommunicationNode's type and
+// find_connected_nodes): by its process group, the text of its group
+// row ("[0, 1]"); "all" without one; "" when it links to none. An op
+// with an input row named src or dst links to none of its own API (its
+// type is tested against the rank as a string, never equal), nor does a
+// directed API without a group, nor an op without the Distributed prefix
+// (the one msprobe looks its links up by).
+func daLink(name string, grp []*outRow, mode Mode) string {
+	if !strings.HasPrefix(name, "Distributed.") {
+		return ""
+	}
+	group := ""
+	for _, r := range grp {
+		if r.npu.it.State != msprobe.StateInput {
+			continue
+		}
+		n := r.npu.it.Name
+		if strings.Contains(n, "src") || strings.Contains(n, "dst") {
+			return ""
+		}
+		if strings.HasSuffix(n, ".group") {
+			group = r.ncell[0].str()
+			if mode == MD5 {
+				group = r.npuMD5()
+			}
+		}
+	}
+	switch {
+	case len(group) >= 2 && group[0] == '[' && group[len(group)-1] == ']':
+		return group
+	case slices.Contains(daDirected, daAPI(name)):
+		return ""
+	}
+	return "all"
 }
 
 // daIgnoredOutputs are the outputs of entry name msprobe's is_same
@@ -571,10 +608,10 @@ func writeDiffAnalyze(opt Options, set *output.Set, rep *Report) error {
 	if b == nil {
 		return nil
 	}
-	if phase == 2 && !daSameCollectives(ranks) {
-		fmt.Fprintln(opt.Warnings, "layermap: warning: -da: the ranks call different collectives: the first divergence after "+
-			"the first communication op is placed by each rank's count of them, where msprobe links the ranks' "+
-			"collectives and may name another node")
+	if phase == 2 && !daLayersExact(ranks) {
+		fmt.Fprintln(opt.Warnings, "layermap: warning: -da: the ranks call different collectives, or ones msprobe links "+
+			"across APIs: the first divergence after the first communication op is placed by each rank's count of "+
+			"them, where msprobe's graph of the ranks' collectives may name another node")
 	}
 	name := output.Name{Prefix: "diff_analyze_" + strconv.FormatInt(opt.Stamp.UnixNano(), 10), Suffix: ".json"}
 	var err error

@@ -384,3 +384,51 @@ func TestDiffAnalyzeLayers(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffAnalyzeIgnoredOutputs: is_same passes over
+// npu_fusion_attention's outputs 4 and 5 by their index among the entry's
+// outputs, its inputs not counted.
+func TestDiffAnalyzeIgnoredOutputs(t *testing.T) {
+	t.Parallel()
+	item := func(v float64) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": %g, "Min": %g, "Mean": %g, "Norm": %g, "requires_grad": false}`, v, v, v, v)
+	}
+	// the bench's output diff is 3 where the NPU's is 1: a relative error of 66%
+	entry := func(diff int) string {
+		var outs []string
+		for i := range 6 {
+			v := 1.0
+			if i == diff {
+				v = 3
+			}
+			outs = append(outs, item(v))
+		}
+		return `"Torch.npu_fusion_attention.0.forward": {"input_args": [` + item(1) + ", " + item(1) + `], "input_kwargs": {}, "output": [` +
+			strings.Join(outs, ", ") + "]}"
+	}
+	for _, c := range []struct {
+		diff int
+		same bool
+	}{{4, true}, {5, true}, {3, false}, {1, false}} {
+		dir := t.TempDir()
+		npu := testkit.DumpDir(t, dir, "npu", entry(-1))
+		bench := testkit.DumpDir(t, dir, "bench", entry(c.diff))
+		rep, err := Run(Options{Target: npu, Golden: bench, OutDir: filepath.Join(dir, "out"), DiffAnalyze: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(rep.Ranks[0].Files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]struct {
+			Same bool `json:"is_same"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if s := got["Torch.npu_fusion_attention.0.forward"].Same; s != c.same {
+			t.Errorf("output %d differs: is_same %v, want %v", c.diff, s, c.same)
+		}
+	}
+}

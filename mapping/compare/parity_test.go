@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,17 +285,30 @@ func parityCases(t *testing.T) []parityCase {
 func TestPatchedAsWrittenAgain(t *testing.T) {
 	t.Parallel()
 	// Beside the goldens: the first entry that differs holds a row without
-	// bench data (its int input), which -da's search prints too.
+	// bench data (its int input), which -da's search prints too: before
+	// any communication op (its phase 1), after an all_reduce (phase 3),
+	// and between two (phase 2).
 	dir := t.TempDir()
 	tensor := func(max, norm string) string {
 		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": ` + max + `, "Min": 0.5, "Mean": 1.25, "Norm": ` + norm + `, "requires_grad": false}`
 	}
 	flag := `"input_kwargs": {"inplace": {"type": "bool", "value": false}}`
-	npu := testkit.DumpDir(t, dir, "npu", `"Functional.linear.0.forward": {"input_args": [`+tensor("1.5", "2.0")+`, {"type": "int", "value": 3}], `+flag+
-		`, "output": [`+tensor("1.5", "20.0")+`]}, "Functional.relu.0.forward": {"input_args": [`+tensor("2", "3.5")+`], "output": [`+tensor("2.5", "3.5")+`]}`)
-	bench := testkit.DumpDir(t, dir, "bench", `"Functional.linear.0.forward": {"input_args": [`+tensor("1.5", "2.0")+`], `+flag+
-		`, "output": [`+tensor("1.5", "2.0")+`]}`)
-	cases := append(parityCases(t), parityCase{name: "int without bench", target: npu, golden: bench})
+	linear := `"Functional.linear.0.forward": {"input_args": [` + tensor("1.5", "2.0") + `, {"type": "int", "value": 3}], ` + flag +
+		`, "output": [` + tensor("1.5", "20.0") + `]}, "Functional.relu.0.forward": {"input_args": [` + tensor("2", "3.5") + `], "output": [` + tensor("2.5", "3.5") + `]}`
+	benchLinear := `"Functional.linear.0.forward": {"input_args": [` + tensor("1.5", "2.0") + `], ` + flag + `, "output": [` + tensor("1.5", "2.0") + `]}`
+	ar := func(k string) string {
+		return `"Distributed.all_reduce.` + k + `.forward": {"input_args": [` + tensor("1.0", "1.0") + `], "output": [` + tensor("1.0", "1.0") + `]}`
+	}
+	cases := parityCases(t)
+	for _, c := range []struct{ name, before, after string }{
+		{"int without bench", "", ""},
+		{"int without bench after communication", ar("0") + ", ", ""},
+		{"int without bench between communication ops", ar("0") + ", ", ", " + ar("1")},
+	} {
+		d := filepath.Join(dir, strconv.Itoa(len(cases)))
+		cases = append(cases, parityCase{name: c.name, target: testkit.DumpDir(t, d, "npu", c.before+linear+c.after),
+			golden: testkit.DumpDir(t, d, "bench", c.before+benchLinear+c.after)})
+	}
 	saved := 0
 	for _, out := range []string{"csv", "xlsx", "-da"} {
 		for _, c := range cases {
@@ -333,7 +347,7 @@ func TestPatchedAsWrittenAgain(t *testing.T) {
 			}
 		}
 	}
-	if saved < 6 {
-		t.Errorf("the patch saved a pass in %d cases, want the statistics golden and the int without bench as CSV, xlsx and -da", saved)
+	if saved < 12 {
+		t.Errorf("the patch saved a pass in %d cases, want the statistics golden and the three without bench as CSV, xlsx and -da", saved)
 	}
 }
