@@ -105,8 +105,8 @@ type daFind struct {
 	// after the last communication op, at pendAt
 	pending *daNode
 	pendAt  int
-	// what daLayersExact reads: a hash of the ops' APIs in order, and
-	// the distinct APIs with their prefixes
+	// what daLayersExact reads: a hash of the ops' APIs and how they
+	// link, in order, and the distinct APIs with their prefixes
 	calls uint64
 	apis  []string
 }
@@ -138,18 +138,25 @@ func (f *daFind) entry(name string, same bool, node func() *daNode, link func() 
 		f.pos++
 		return
 	}
+	l := link()
 	if f.found == nil {
 		switch {
 		case f.pending != nil:
-			f.found, f.layer, f.at, f.link = f.pending, f.ops, f.pendAt, link()
+			f.found, f.layer, f.at, f.link = f.pending, f.ops, f.pendAt, l
 		case !same:
-			f.found, f.layer, f.at, f.op, f.link = node(), f.ops, f.pos, true, link()
+			f.found, f.layer, f.at, f.op, f.link = node(), f.ops, f.pos, true, l
 		}
 	}
 	f.ops++
 	f.pos, f.pending = 0, nil
 	api := daAPI(name)
-	f.calls = fnvAdd(f.calls, api)
+	// the API and how it links: by a process group (of whichever ranks),
+	// with every rank, or with none
+	how := l
+	if strings.HasPrefix(l, "[") {
+		how = "group"
+	}
+	f.calls = fnvAdd(fnvAdd(f.calls, api), how)
 	kind := api
 	if strings.HasPrefix(name, "MintDistributed") {
 		kind = "MintDistributed." + api
@@ -176,8 +183,9 @@ func (f *daFind) nodes() []*daNode { return []*daNode{f.pre, f.found, f.pending}
 
 // daLayersExact reports whether the layers are those of msprobe's graph:
 // the ranks that call collectives call the same ones in the same order,
-// none MintDistributed beside Distributed ones, and none a directed API
-// beside one whose name extends it (see the search's doc).
+// each linking alike on every rank (by a process group, with every rank,
+// or with none), none MintDistributed beside Distributed ones, and none a
+// directed API beside one whose name extends it (see the search's doc).
 func daLayersExact(ranks []*daRank) bool {
 	var first *daFind
 	var apis []string

@@ -151,9 +151,9 @@ func daRanks(t *testing.T, tables [][]string) []*daRank {
 }
 
 // TestDALayersExact: the layers are msprobe's where the ranks that call
-// collectives call the same APIs in the same order, unless msprobe links
-// across APIs: a directed API beside one whose name extends it, a
-// MintDistributed op beside a Distributed one.
+// collectives call the same APIs in the same order, each linking alike,
+// unless msprobe links across APIs: a directed API beside one whose name
+// extends it, a MintDistributed op beside a Distributed one.
 func TestDALayersExact(t *testing.T) {
 	t.Parallel()
 	ar, bc := "Distributed.all_reduce.0.forward", "Distributed.broadcast.0.forward"
@@ -176,6 +176,8 @@ func TestDALayersExact(t *testing.T) {
 		{"MintDistributed beside Distributed", [][]string{{ar, "MintDistributed.all_reduce.0.forward"},
 			{ar, "MintDistributed.all_reduce.0.forward"}}, false},
 		{"MintDistributed alone", [][]string{{"MintDistributed.all_reduce.0.forward"}, {"MintDistributed.all_reduce.0.forward"}}, true},
+		{"process groups", [][]string{{ar + "|[0, 2]"}, {ar + "|[1, 3]"}, {ar + "|[0, 2]"}, {ar + "|[1, 3]"}}, true},
+		{"a process group on some ranks", [][]string{{ar + "|[0, 1]"}, {ar}}, false},
 	} {
 		if got := daLayersExact(daRanks(t, c.tables)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
