@@ -37,6 +37,7 @@ var daIgnore = map[string][]int{"npu_fusion_attention": {4, 5}}
 // across ranks needs of it (daFind).
 type daRank struct {
 	rank   string // "rank_0"
+	num    int    // 0
 	f      *output.File
 	w      *output.Writer // to f, written on another goroutine
 	buf    []byte
@@ -70,7 +71,8 @@ type daFix struct {
 // newDARank writes to f; the P2POp values of the two dump.json files are
 // read meanwhile.
 func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
-	d := &daRank{rank: rank, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
+	num, _ := strconv.Atoi(strings.TrimPrefix(rank, "rank_"))
+	d := &daRank{rank: rank, num: num, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
 		p2pDone: make(chan struct{})}
 	d.buf = append(d.w.Tail(daRoom), '{')
 	if frames != nil {
@@ -227,45 +229,30 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 	d.find.entry(name, same, func() *daNode {
 		// a clone: the entry's name shares its rows' strings (msprobe.ScanReuse)
 		return d.node(strings.Clone(name), grp, row, mode)
-	}, func() string { return daLink(name, grp, mode) })
+	}, func() []daInput { return d.inputs(grp, row, mode) })
 	d.flush(false)
 }
 
-// daLink is how msprobe's graph links communication op name, whose rows
-// are grp, to the other ranks' ops (CommunicationNode's type and
-// find_connected_nodes): by its process group, the text of its group
-// row ("[0, 1]"); "all" without one; "" when it links to none. An op
-// with an input row named src or dst links to none of its own API (its
-// type is tested against the rank as a string, never equal), nor does a
-// directed API without a group, nor an op without the Distributed prefix
-// (the one msprobe looks its links up by).
-func daLink(name string, grp []*outRow, mode Mode) string {
-	if !strings.HasPrefix(name, "Distributed.") {
-		return ""
-	}
-	group := ""
-	for _, r := range grp {
+// inputs are the input rows of grp, an op whose first row is table row
+// row, as the search reads them in the per-rank JSON.
+func (d *daRank) inputs(grp []*outRow, row int, mode Mode) []daInput {
+	var ins []daInput
+	save := d.buf
+	for k, r := range grp {
 		if r.npu.it.State != msprobe.StateInput {
 			continue
 		}
-		n := r.npu.it.Name
-		if strings.Contains(n, "src") || strings.Contains(n, "dst") {
-			return ""
+		d.buf = nil
+		if mode == MD5 {
+			d.str(r.npuMD5())
+		} else {
+			d.cellJSON(&r.ncell[0])
 		}
-		if strings.HasSuffix(n, ".group") {
-			group = r.ncell[0].str()
-			if mode == MD5 {
-				group = r.npuMD5()
-			}
-		}
+		_, peer := d.p2p[0].opPeer(row + k)
+		ins = append(ins, daInput{name: strings.Clone(r.npu.it.Name), value: string(d.buf), peer: peer})
 	}
-	switch {
-	case len(group) >= 2 && group[0] == '[' && group[len(group)-1] == ']':
-		return group
-	case slices.Contains(daDirected, daAPI(name)):
-		return ""
-	}
-	return "all"
+	d.buf = save
+	return ins
 }
 
 // daIgnoredOutputs are the outputs of entry name msprobe's is_same
@@ -604,17 +591,15 @@ func writeDiffAnalyze(opt Options, set *output.Set, rep *Report) error {
 			ranks = append(ranks, r.da)
 		}
 	}
-	b, phase := daSearch(ranks)
+	b, _, err := daSearch(ranks)
+	if err != nil {
+		fmt.Fprintf(opt.Warnings, "layermap: warning: -da: msprobe's search across ranks fails here and writes no diff_analyze file, nor does layermap: %v\n", err)
+		return nil
+	}
 	if b == nil {
 		return nil
 	}
-	if phase == 2 && !daLayersExact(ranks) {
-		fmt.Fprintln(opt.Warnings, "layermap: warning: -da: the ranks call different collectives, or ones msprobe links "+
-			"across APIs: the first divergence after the first communication op is placed by each rank's count of "+
-			"them, where msprobe's graph of the ranks' collectives may name another node")
-	}
 	name := output.Name{Prefix: "diff_analyze_" + strconv.FormatInt(opt.Stamp.UnixNano(), 10), Suffix: ".json"}
-	var err error
 	rep.daFile, err = set.WriteFile(opt.OutDir, name, b, resultMode)
 	return err
 }

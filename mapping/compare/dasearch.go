@@ -2,7 +2,11 @@ package compare
 
 import (
 	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -18,28 +22,25 @@ import (
 //  2. During communication: from its first communication op on, a rank's
 //     entries fall into layers, layer k being the compute entries between
 //     communication ops k-1 and k, then op k itself; a diff's place is
-//     (k, its position in the layer), op k's own diff coming after the
-//     layer's compute entries. Only the diffs at the smallest place over
-//     all ranks are reported: group by group, a group being the ranks
-//     whose layer's op msprobe links (the ranks of its process group, or
-//     every rank; an op it links to none is a group of its own rank),
-//     groups in the order of their first rank; in a group its compute
-//     entries, then its communication ops.
+//     (layer, its position in the layer), an op's own diff coming after
+//     the layer's compute entries. The ops of all ranks make a graph
+//     (daGraph): an op is linked to its counterparts on other ranks and
+//     takes the layer of the op linked from, and ops without a diff in
+//     their layer are dropped. Each rank's first op left forms, with the
+//     ops linked to it, a group unless an earlier rank's holds it; of the
+//     groups' diffs those at the smallest place are reported, group by
+//     group, compute entries before ops in each (daDuring).
 //  3. After communication: each rank's first diff after its last
 //     communication op, by rank.
 //
-// msprobe builds a graph of the ranks' communication ops and links the
-// same collective calls across ranks, setting a linked op's layer to that
-// of the op it is linked from; layers are the ops' indices here, which is
-// that graph's when the ranks call their collectives in the same order
-// (a data- or tensor-parallel run), but where msprobe links an op to a
-// later one whose API's name extends its own (a broadcast refused by the
-// other ranks' broadcast links their broadcast_object_list) or a
-// MintDistributed op to a Distributed one: daLayersExact tells, and
-// compare warns where it is false. Inside a group msprobe's order is
-// Python's set order; it goes by rank here. Where a process group names
-// a rank the run did not compare, msprobe's search stops with a
-// KeyError and writes nothing; layermap reports what it found.
+// msprobe's own quirks are kept: an op's type is tested against the rank
+// as a string, so that an op with a src or dst row never links to an op
+// of its own API; a peer rank 0 is dropped; a linked op is looked up by
+// the prefix of its API's name. Inside a group of linked ops msprobe
+// lists the diffs in Python's set order; here by rank and position.
+// Where msprobe's search fails (a rank named that the run did not
+// compare, a rank that is not a number) it writes no file, and neither
+// does compare, which says why.
 
 // daSkip are the APIs the search walks over (is_ignore_op): an entry
 // whose name holds one of them.
@@ -55,10 +56,15 @@ var (
 		"all_to_all", "all_gather_into_tensor", "reduce_scatter_tensor", "send_object_list", "recv_object_list"}
 )
 
-// daDirected are the APIs msprobe links only by a process group
-// (DIRECTED_API).
-var daDirected = []string{"send", "recv", "isend", "irecv", "broadcast", "scatter", "gather", "send_object_list",
-	"recv_object_list"}
+// daDirected are the APIs msprobe links only to ops naming the rank
+// (DIRECTED_API); daPeerAPI pairs the point-to-point APIs
+// (P2P_API_MAPPING).
+var (
+	daDirected = []string{"send", "recv", "isend", "irecv", "broadcast", "scatter", "gather", "send_object_list",
+		"recv_object_list"}
+	daPeerAPI = map[string]string{"send": "recv", "recv": "send", "isend": "irecv", "irecv": "isend",
+		"send_object_list": "recv_object_list", "recv_object_list": "send_object_list"}
+)
 
 // daSkipped tells an entry the search walks over.
 func daSkipped(name string) bool {
@@ -86,43 +92,36 @@ func daAPI(name string) string {
 	return api
 }
 
+// daInput is an input row of a communication op as the search reads it
+// in the per-rank JSON: its name, and the JSON of its NPU max (NPU MD5 in
+// md5 mode) and of its NPU P2POp peer.
+type daInput struct{ name, value, peer string }
+
 // daFind is what the search needs of one rank, taken from its entries in
-// table order (entry): the first diff, rendered when found.
+// table order (entry): a rendered node for phases 1 and 3, and the
+// communication ops.
 type daFind struct {
-	// phase 1: the first diff before the first communication op
-	pre *daNode
-	ops int // communication ops seen: the layer under way
-	pos int // compute entries in the layer so far
-	// phase 2: the first diff from the first communication op on, once
-	// an op closes its layer, at (layer, at); op tells the op's own diff,
-	// link how msprobe links that op (daRank.link)
-	found *daNode
-	layer int
-	at    int
-	op    bool
-	link  string
-	// phase 3, and phase 2 until an op closes its layer: the first diff
-	// after the last communication op, at pendAt
+	pre *daNode // phase 1: the first diff before the first communication op
+	ops []*daOp // the communication ops, from the first on
+	pos int     // compute entries in the layer under way
+	// the first diff of the layer under way, at pendAt: after the last
+	// op, phase 3's node
 	pending *daNode
 	pendAt  int
-	// what daLayersExact reads: a hash of the ops' APIs and how they
-	// link, in order, and the distinct APIs with their prefixes
-	calls uint64
-	apis  []string
 }
 
 // entry takes the next entry of the rank's table (one with at least four
 // dot-separated parts: msprobe's per-rank JSON has no other), same its
-// is_same; node renders it, called at most once an entry; link is how
-// msprobe links it, for a communication op.
-func (f *daFind) entry(name string, same bool, node func() *daNode, link func() string) {
+// is_same; node renders it, called at most once an entry; inputs are a
+// communication op's input rows.
+func (f *daFind) entry(name string, same bool, node func() *daNode, inputs func() []daInput) {
 	isComm := daIsComm(name)
 	// after its first communication op a rank's communication ops count
 	// whatever they hold (_analyze_comm_nodes tests them first)
-	if daSkipped(name) && (f.ops == 0 || !isComm) {
+	if daSkipped(name) && (len(f.ops) == 0 || !isComm) {
 		return
 	}
-	if f.ops == 0 && !isComm {
+	if len(f.ops) == 0 && !isComm {
 		if !same && f.pre == nil {
 			f.pre = node()
 		}
@@ -132,167 +131,347 @@ func (f *daFind) entry(name string, same bool, node func() *daNode, link func() 
 		return // phase 1 reports this rank: the later phases need nothing of it
 	}
 	if !isComm {
-		if !same && f.pending == nil && f.found == nil {
+		if !same && f.pending == nil {
 			f.pending, f.pendAt = node(), f.pos
 		}
 		f.pos++
 		return
 	}
-	l := link()
-	if f.found == nil {
-		switch {
-		case f.pending != nil:
-			f.found, f.layer, f.at, f.link = f.pending, f.ops, f.pendAt, l
-		case !same:
-			f.found, f.layer, f.at, f.op, f.link = node(), f.ops, f.pos, true, l
-		}
+	op := &daOp{name: name, api: daAPI(name), inputs: inputs(), layer: len(f.ops), at: f.pos, first: f.pending, firstAt: f.pendAt}
+	if !same {
+		op.diff = node()
 	}
-	f.ops++
+	f.ops = append(f.ops, op)
 	f.pos, f.pending = 0, nil
-	api := daAPI(name)
-	// the API and how it links: by a process group (of whichever ranks),
-	// with every rank, or with none
-	how := l
-	if strings.HasPrefix(l, "[") {
-		how = "group"
-	}
-	f.calls = fnvAdd(fnvAdd(f.calls, api), how)
-	kind := api
-	if strings.HasPrefix(name, "MintDistributed") {
-		kind = "MintDistributed." + api
-	}
-	if !slices.Contains(f.apis, kind) {
-		f.apis = append(f.apis, kind)
-	}
-}
-
-// fnvAdd adds s and a separator to the FNV-1a hash h (0: nothing added).
-func fnvAdd(h uint64, s string) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	if h == 0 {
-		h = offset
-	}
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * prime
-	}
-	return (h ^ 0xff) * prime
 }
 
 // nodes are the nodes found, for the no-bench downcast's patch.
-func (f *daFind) nodes() []*daNode { return []*daNode{f.pre, f.found, f.pending} }
-
-// daLayersExact reports whether the layers are those of msprobe's graph:
-// the ranks that call collectives call the same ones in the same order,
-// each linking alike on every rank (by a process group, with every rank,
-// or with none), none MintDistributed beside Distributed ones, and none a
-// directed API beside one whose name extends it (see the search's doc).
-func daLayersExact(ranks []*daRank) bool {
-	var first *daFind
-	var apis []string
-	for _, r := range ranks {
-		f := &r.find
-		if f.ops == 0 {
-			continue
-		}
-		if first == nil {
-			first = f
-		} else if f.ops != first.ops || f.calls != first.calls {
-			return false
-		}
-		for _, a := range f.apis {
-			if !slices.Contains(apis, a) {
-				apis = append(apis, a)
-			}
-		}
+func (f *daFind) nodes() []*daNode {
+	n := []*daNode{f.pre, f.pending}
+	for _, op := range f.ops {
+		n = append(n, op.first, op.diff)
 	}
-	for _, a := range apis {
-		mint, ok := strings.CutPrefix(a, "MintDistributed.")
-		if ok && slices.Contains(apis, mint) {
-			return false
-		}
-		for _, b := range apis {
-			if b != a && slices.Contains(daDirected, a) && strings.HasPrefix(b, a) {
-				return false
-			}
-		}
-	}
-	return true
+	return n
 }
 
-// daSearch finds the first divergence across the ranks and renders
-// diff_analyze's JSON (nil when no rank has a diff), and the phase that
-// found it (1 to 3).
-func daSearch(ranks []*daRank) (_ []byte, phase int) {
-	type hit struct {
-		rank string
-		n    *daNode
+// daOp is a communication op of a rank (CommunicationNode).
+type daOp struct {
+	name    string
+	api     string
+	inputs  []daInput
+	layer   int
+	diff    *daNode // its own diff, at at (the compute entries before it in its layer)
+	at      int
+	first   *daNode // its layer's first compute diff, at firstAt
+	firstAt int
+	rank    int      // the rank's number
+	rel     []*daOp  // the ops linked to it
+	gone    bool     // dropped (no diff in its layer)
+	conns   *daConns // find_connected_nodes, once asked
+}
+
+// daConns are the ranks an op links to and how (find_connected_nodes).
+type daConns struct {
+	ranks []int
+	bad   string // a value find_connected_nodes cannot read (its int() fails): why
+	odd   string // a peer that is no rank (None, NaN): the search fails where it looks it up
+	api   string // the linked ops' API prefix, "Distributed." and the API
+	typ   string // the linked ops' type
+}
+
+// typ is the op's type (_resolve_type): its first input row whose name
+// holds src (else dst) makes it the other direction, the row's value
+// being a string never equal to the rank.
+func (op *daOp) typ() string {
+	for _, p := range [...][2]string{{"src", "dst"}, {"dst", "src"}} {
+		for _, in := range op.inputs {
+			if strings.Contains(in.name, p[0]) {
+				return p[1]
+			}
+		}
 	}
-	var hits []hit
-	for _, r := range ranks {
-		if r.find.pre != nil {
-			hits = append(hits, hit{r.rank, r.find.pre})
+	return "link"
+}
+
+// conn is find_connected_nodes: the ranks named by the op's src and dst
+// rows (but rank 0), its group row and its P2POp peers.
+func (op *daOp) conn() *daConns {
+	if op.conns != nil {
+		return op.conns
+	}
+	c := &daConns{api: "Distributed." + cmp.Or(daPeerAPI[op.api], op.api), typ: "link"}
+	switch op.typ() {
+	case "src":
+		c.typ = "dst"
+	case "dst":
+		c.typ = "src"
+	}
+	add := func(r int) {
+		if !slices.Contains(c.ranks, r) {
+			c.ranks = append(c.ranks, r)
 		}
 	}
-	phase = 1
-	if len(hits) == 0 {
-		phase = 2
-		var best *daFind
-		for _, r := range ranks {
-			if f := &r.find; f.found != nil && (best == nil || daPlace(f, best) < 0) {
-				best = f
+	for _, in := range op.inputs {
+		switch {
+		case slices.ContainsFunc([]string{"dst", "src"}, func(k string) bool { return strings.Contains(in.name, k) }):
+			r, err := daPyInt(in.value)
+			if err != nil {
+				c.bad = cmp.Or(c.bad, fmt.Sprintf("%s: %v", in.name, err))
+			} else if r != 0 {
+				add(r)
 			}
-		}
-		// the groups of the ranks whose first diff is in best's layer
-		var groups []string
-		group := func(i int) string {
-			if l := ranks[i].find.link; l != "" {
-				return l
+		case strings.HasSuffix(in.name, ".group"):
+			var s string
+			if json.Unmarshal([]byte(in.value), &s) != nil {
+				if in.value != "null" && in.value != "0" && in.value != "false" {
+					c.bad = cmp.Or(c.bad, fmt.Sprintf("%s: %s is no group", in.name, in.value))
+				}
+				continue
 			}
-			return "rank " + ranks[i].rank // linked to no other rank's op
-		}
-		for i, r := range ranks {
-			if f := &r.find; best != nil && f.found != nil && f.layer == best.layer && !slices.Contains(groups, group(i)) {
-				groups = append(groups, group(i))
+			if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+				continue
 			}
+			for _, part := range strings.Split(strings.Trim(s, "[]"), ",") {
+				r, err := strconv.Atoi(strings.TrimSpace(part))
+				if err != nil {
+					c.bad = cmp.Or(c.bad, fmt.Sprintf("%s: %q is no rank", in.name, part))
+					continue
+				}
+				add(r)
+			}
+		case in.peer != `"None"`:
+			f, err := strconv.ParseFloat(in.peer, 64)
+			if err != nil || f != math.Trunc(f) {
+				c.odd = cmp.Or(c.odd, fmt.Sprintf("%s: peer %s", in.name, in.peer))
+				continue
+			}
+			add(int(f))
 		}
-		for _, g := range groups {
-			for _, op := range []bool{false, true} {
-				for i, r := range ranks {
-					if f := &r.find; f.found != nil && daPlace(f, best) == 0 && f.op == op && group(i) == g {
-						hits = append(hits, hit{r.rank, f.found})
+	}
+	op.conns = c
+	return c
+}
+
+// daPyInt is Python's int() of the JSON value text.
+func daPyInt(text string) (int, error) {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return 0, fmt.Errorf("%s is no int", text)
+	}
+	switch v := v.(type) {
+	case string:
+		return strconv.Atoi(strings.TrimSpace(v))
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return 0, fmt.Errorf("%s is no int", text)
+		}
+		return int(v), nil
+	case bool:
+		if v {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("%s is no int", text)
+}
+
+// daGraph is msprobe's graph of the ranks' communication ops: each
+// rank's ops but the last rank's, in rank and then file order, are
+// linked to the ops of the later ranks they name (every rank when they
+// name none): to a rank's first op not linked yet by the rank's ops
+// whose name starts with the API and whose type is the one looked for,
+// and that names no rank and is of an undirected API, or names the
+// linking rank; a linked op takes the layer of the op it is linked from,
+// an op after a layer not below its own the next (_connect_comm_nodes).
+// Then the ops without a diff in their layer are dropped (_pruning). An
+// error is where msprobe's search fails.
+func daGraph(ranks []*daRank) error {
+	index := map[int]int{}
+	var nums []int
+	for i, r := range ranks {
+		index[r.num] = i
+		nums = append(nums, r.num)
+		for _, op := range r.find.ops {
+			op.rank = r.num
+		}
+	}
+	searched := map[int]bool{}
+	for _, r := range ranks[:max(len(ranks)-1, 0)] {
+		searched[r.num] = true
+		seen := map[*daOp]bool{}
+		var last *daOp
+		for _, cur := range r.find.ops {
+			if last != nil && last.layer >= cur.layer {
+				cur.layer = last.layer + 1
+			}
+			c := cur.conn()
+			if c.bad != "" || c.odd != "" {
+				return fmt.Errorf("%s of %s: %s", cur.name, r.rank, cmp.Or(c.bad, c.odd))
+			}
+			to := c.ranks
+			if len(to) == 0 {
+				to = nums
+			}
+			last = cur
+			for _, n := range to {
+				if searched[n] {
+					continue
+				}
+				ti, ok := index[n]
+				if !ok {
+					return fmt.Errorf("%s of %s names rank %d, which the run does not compare", cur.name, r.rank, n)
+				}
+				for _, t := range ranks[ti].find.ops {
+					if seen[t] || !strings.HasPrefix(t.name, c.api) || t.typ() != c.typ {
+						continue
+					}
+					tc := t.conn()
+					if tc.bad != "" {
+						return fmt.Errorf("%s of %s: %s", t.name, ranks[ti].rank, tc.bad)
+					}
+					if len(tc.ranks) == 0 && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, cur.rank) {
+						seen[t] = true
+						t.layer = cur.layer
+						cur.rel, t.rel = append(cur.rel, t), append(t.rel, cur)
+						break
 					}
 				}
 			}
 		}
 	}
+	for _, r := range ranks {
+		for _, op := range r.find.ops {
+			op.gone = op.diff == nil && op.first == nil
+		}
+	}
+	return nil
+}
+
+// daHit is a node the search reports, and its rank.
+type daHit struct {
+	rank string
+	n    *daNode
+}
+
+// daDuring is phase 2 on the graph (_search_first_diff): each rank's first
+// op left by layer forms, with the ops linked to it, a group unless an
+// earlier one holds it; the groups' diffs, compute entries first, those
+// at the smallest place of all.
+func daDuring(ranks []*daRank) []daHit {
+	type cand struct {
+		hit        daHit
+		layer, pos int
+	}
+	var cands []cand
+	in := map[*daOp]bool{}
+	for _, r := range ranks {
+		var first *daOp
+		for _, op := range r.find.ops {
+			if !op.gone && (first == nil || op.layer < first.layer) {
+				first = op
+			}
+		}
+		if first == nil || in[first] {
+			continue
+		}
+		group := []*daOp{first}
+		in[first] = true
+		for i := 0; i < len(group); i++ {
+			for _, o := range group[i].rel {
+				if !o.gone && !in[o] {
+					in[o] = true
+					group = append(group, o)
+				}
+			}
+		}
+		slices.SortStableFunc(group, func(a, b *daOp) int { return cmp.Compare(a.rank, b.rank) })
+		name := func(op *daOp) string {
+			return ranks[slices.IndexFunc(ranks, func(r *daRank) bool { return r.num == op.rank })].rank
+		}
+		for _, op := range group {
+			if op.first != nil {
+				cands = append(cands, cand{daHit{name(op), op.first}, op.layer, op.firstAt})
+			}
+		}
+		for _, op := range group {
+			if op.diff != nil {
+				cands = append(cands, cand{daHit{name(op), op.diff}, op.layer, op.at})
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	best := slices.MinFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(a.layer, b.layer), cmp.Compare(a.pos, b.pos)) })
+	var hits []daHit
+	for _, c := range cands {
+		if c.layer == best.layer && c.pos == best.pos {
+			hits = append(hits, c.hit)
+		}
+	}
+	return hits
+}
+
+// daSearch finds the first divergence across the ranks and renders
+// diff_analyze's JSON (nil when no rank has a diff), and the phase that
+// found it (1 to 3); an error where msprobe's search fails, which writes
+// nothing.
+func daSearch(ranks []*daRank) (_ []byte, phase int, _ error) {
+	var hits []daHit
+	for _, r := range ranks {
+		if r.find.pre != nil {
+			hits = append(hits, daHit{r.rank, r.find.pre})
+		}
+	}
+	phase = 1
+	if len(hits) == 0 {
+		phase = 2
+		if err := daGraph(ranks); err != nil {
+			return nil, 0, err
+		}
+		hits = daDuring(ranks)
+	}
 	if len(hits) == 0 {
 		phase = 3
 		for _, r := range ranks {
-			if n := r.find.pending; n != nil {
-				hits = append(hits, hit{r.rank, n})
+			if n := r.find.pending; n != nil && len(r.find.ops) > 0 {
+				hits = append(hits, daHit{r.rank, n})
 			}
 		}
 	}
 	if len(hits) == 0 {
-		return nil, 0
+		return nil, 0, nil
+	}
+	// a rank's nodes in a list, the ranks in the order they first come
+	var order []string
+	for _, h := range hits {
+		if !slices.Contains(order, h.rank) {
+			order = append(order, h.rank)
+		}
 	}
 	b := []byte("{")
-	for i, h := range hits {
+	for i, rank := range order {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, "\n  "...)
-		b = msprobe.AppendJSONString(b, h.rank)
-		b = append(b, ": [\n    {\n      \"op_name\": "...)
-		b = msprobe.AppendJSONString(b, h.n.name)
-		b = append(b, ",\n      \"data_info\": "...)
-		b = append(b, h.n.info...)
-		b = append(b, "\n    }\n  ]"...)
+		b = msprobe.AppendJSONString(b, rank)
+		b = append(b, ": ["...)
+		k := 0
+		for _, h := range hits {
+			if h.rank != rank {
+				continue
+			}
+			if k++; k > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    {\n      \"op_name\": "...)
+			b = msprobe.AppendJSONString(b, h.n.name)
+			b = append(b, ",\n      \"data_info\": "...)
+			b = append(b, h.n.info...)
+			b = append(b, "\n    }"...)
+		}
+		b = append(b, "\n  ]"...)
 	}
-	return append(b, "\n}"...), phase
-}
-
-// daPlace orders two ranks' phase-2 diffs by their place.
-func daPlace(a, b *daFind) int {
-	return cmp.Or(cmp.Compare(a.layer, b.layer), cmp.Compare(a.at, b.at))
+	return append(b, "\n}"...), phase, nil
 }

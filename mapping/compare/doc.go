@@ -39,7 +39,10 @@
 // lookup misses the names after the last ones found and the groups'
 // first names (-da, an entry stack.json lacks) or a name is set twice,
 // and while the names are done; per distinct op 24 bytes
-// (keys.go). msprobe's fuzzy match pairs rows in order and reads the
+// (keys.go); under -da, per communication op its input rows' names and
+// values, and the search's nodes of its layer when they differ (the
+// layer's first compute diff and the op's own, rendered: dasearch.go).
+// msprobe's fuzzy match pairs rows in order and reads the
 // whole bench side into memory in a packed form (benchstore.go).
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
