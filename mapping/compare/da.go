@@ -234,12 +234,19 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 }
 
 // inputs are the input rows of grp, an op whose first row is table row
-// row, as the search reads them in the per-rank JSON.
+// row, that the search reads, as the per-rank JSON holds them: those
+// whose name holds src or dst or ends in .group, and those with a P2POp
+// peer.
 func (d *daRank) inputs(grp []*outRow, row int, mode Mode) []daInput {
 	var ins []daInput
 	save := d.buf
 	for k, r := range grp {
 		if r.npu.it.State != msprobe.StateInput {
+			continue
+		}
+		name := r.npu.it.Name
+		_, peer := d.p2p[0].opPeer(row + k)
+		if peer == `"None"` && !strings.Contains(name, "src") && !strings.Contains(name, "dst") && !strings.HasSuffix(name, ".group") {
 			continue
 		}
 		d.buf = nil
@@ -248,8 +255,7 @@ func (d *daRank) inputs(grp []*outRow, row int, mode Mode) []daInput {
 		} else {
 			d.cellJSON(&r.ncell[0])
 		}
-		_, peer := d.p2p[0].opPeer(row + k)
-		ins = append(ins, daInput{name: strings.Clone(r.npu.it.Name), value: string(d.buf), peer: peer})
+		ins = append(ins, daInput{name: strings.Clone(name), value: string(d.buf), peer: peer})
 	}
 	d.buf = save
 	return ins

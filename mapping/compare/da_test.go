@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -440,6 +441,65 @@ func TestDiffAnalyzeIgnoredOutputs(t *testing.T) {
 		}
 		if s := got["Torch.npu_fusion_attention.0.forward"].Same; s != c.same {
 			t.Errorf("output %d differs: is_same %v, want %v", c.diff, s, c.same)
+		}
+	}
+}
+
+// TestDiffAnalyzeP2P: through Run, batch_isend_irecv calls whose P2POp
+// peers decide the links (their values read by the row's position, as
+// the per-rank JSON holds them): rank 1's first call names rank 0 and
+// links rank 0's, so that rank 1's diff is a layer after rank 0's; where
+// it names no rank (a null peer) msprobe links it to none, and the two
+// diffs share a layer.
+func TestDiffAnalyzeP2P(t *testing.T) {
+	t.Parallel()
+	tensor := func(v string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": ` + v + `, "Min": 0.5, "Mean": 1.0, "Norm": 2.0, "requires_grad": false}`
+	}
+	p2p := func(peer string) string {
+		return `{"class_type": "torch.distributed.P2POp", "tensor": ` + tensor("1.0") + `, "peer": ` + peer + `, "tag": 0, "group_id": "g0", "op": "isend"}`
+	}
+	call := func(k, peer string) string {
+		// a tensor first: the P2POp's row is not the call's first
+		return `"Distributed.batch_isend_irecv.` + k + `.forward": {"input_args": [` + tensor("1.0") + `, [` + p2p(peer) + `]], "input_kwargs": {}, "output": [` + tensor("1.0") + `]}`
+	}
+	op := func(name, v string) string {
+		return `"Torch.` + name + `.0.forward": {"input_args": [` + tensor("1.0") + `], "input_kwargs": {}, "output": [` + tensor(v) + `]}`
+	}
+	for _, c := range []struct {
+		peer string // rank 1's first call's
+		want string
+	}{
+		{"0", "rank_0:Torch.add.0.forward"},
+		{"null", "rank_0:Torch.add.0.forward, rank_1:Torch.mul.0.forward"},
+		{`"x"`, "rank_0:Torch.add.0.forward, rank_1:Torch.mul.0.forward"},
+	} {
+		dir := t.TempDir()
+		for _, side := range []string{"npu", "bench"} {
+			v := "1.0"
+			if side == "bench" {
+				v = "3.0"
+			}
+			step := filepath.Join(dir, side, "step0")
+			testkit.DumpDir(t, step, "rank0", strings.Join([]string{call("0", "1"), op("add", v), call("1", "1")}, ", "))
+			testkit.DumpDir(t, step, "rank1", strings.Join([]string{call("0", c.peer), call("1", "0"), op("mul", v), call("2", "0")}, ", "))
+		}
+		var warnings strings.Builder
+		rep, err := Run(Options{Target: filepath.Join(dir, "npu", "step0"), Golden: filepath.Join(dir, "bench", "step0"),
+			OutDir: filepath.Join(dir, "out"), DiffAnalyze: true, Warnings: &warnings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(rep.DiffAnalyze)
+		if err != nil {
+			t.Fatalf("peer %s: %v (warnings %q)", c.peer, err, warnings.String())
+		}
+		var got []string
+		for _, m := range regexp.MustCompile(`"(rank_\d+)": \[\n    \{\n      "op_name": "([^"]+)"`).FindAllStringSubmatch(string(b), -1) {
+			got = append(got, m[1]+":"+m[2])
+		}
+		if g := strings.Join(got, ", "); g != c.want {
+			t.Errorf("peer %s: reported %q, want %q", c.peer, g, c.want)
 		}
 	}
 }

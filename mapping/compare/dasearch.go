@@ -37,10 +37,13 @@ import (
 // as a string, so that an op with a src or dst row never links to an op
 // of its own API; a peer rank 0 is dropped; a linked op is looked up by
 // the prefix of its API's name. Inside a group of linked ops msprobe
-// lists the diffs in Python's set order; here by rank and position.
-// Where msprobe's search fails (a rank named that the run did not
-// compare, a rank that is not a number) it writes no file, and neither
-// does compare, which says why.
+// lists the diffs in Python's set order; here by rank. Where msprobe's
+// search fails (a rank named that the run did not compare, a rank that
+// is not a number) it writes no file, and neither does compare, which
+// says why. The values are read as msprobe writes them (str of an int);
+// int() of other forms (underscores, non-ASCII digits, past int64) is
+// taken for no rank. msprobe also searches the stale per-rank files of
+// earlier runs in the output folder; compare this run's ranks.
 
 // daSkip are the APIs the search walks over (is_ignore_op): an entry
 // whose name holds one of them.
@@ -137,7 +140,9 @@ func (f *daFind) entry(name string, same bool, node func() *daNode, inputs func(
 		f.pos++
 		return
 	}
+	name = strings.Clone(name) // it may share its rows' memory (msprobe.ScanReuse)
 	op := &daOp{name: name, api: daAPI(name), inputs: inputs(), layer: len(f.ops), at: f.pos, first: f.pending, firstAt: f.pendAt}
+	op.typ = op.resolveType()
 	if !same {
 		op.diff = node()
 	}
@@ -158,13 +163,15 @@ func (f *daFind) nodes() []*daNode {
 type daOp struct {
 	name    string
 	api     string
-	inputs  []daInput
+	inputs  []daInput // those the search reads (daRank.inputs)
+	typ     string    // "src", "dst" or "link" (resolveType)
 	layer   int
 	diff    *daNode // its own diff, at at (the compute entries before it in its layer)
 	at      int
 	first   *daNode // its layer's first compute diff, at firstAt
 	firstAt int
 	rank    int      // the rank's number
+	rankOf  string   // its name ("rank_0")
 	rel     []*daOp  // the ops linked to it
 	gone    bool     // dropped (no diff in its layer)
 	conns   *daConns // find_connected_nodes, once asked
@@ -174,15 +181,17 @@ type daOp struct {
 type daConns struct {
 	ranks []int
 	bad   string // a value find_connected_nodes cannot read (its int() fails): why
-	odd   string // a peer that is no rank (None, NaN): the search fails where it looks it up
-	api   string // the linked ops' API prefix, "Distributed." and the API
-	typ   string // the linked ops' type
+	// a peer that is no rank (None, NaN, a string): a linking op's search
+	// fails on it; a linked op still names it, and so refuses every rank
+	odd string
+	api string // the linked ops' API prefix, "Distributed." and the API
+	typ string // the linked ops' type
 }
 
-// typ is the op's type (_resolve_type): its first input row whose name
-// holds src (else dst) makes it the other direction, the row's value
-// being a string never equal to the rank.
-func (op *daOp) typ() string {
+// resolveType is the op's type (_resolve_type): its first input row
+// whose name holds src (else dst) makes it the other direction, the
+// row's value being a string (str of an int) never equal to the rank.
+func (op *daOp) resolveType() string {
 	for _, p := range [...][2]string{{"src", "dst"}, {"dst", "src"}} {
 		for _, in := range op.inputs {
 			if strings.Contains(in.name, p[0]) {
@@ -200,7 +209,7 @@ func (op *daOp) conn() *daConns {
 		return op.conns
 	}
 	c := &daConns{api: "Distributed." + cmp.Or(daPeerAPI[op.api], op.api), typ: "link"}
-	switch op.typ() {
+	switch op.typ {
 	case "src":
 		c.typ = "dst"
 	case "dst":
@@ -213,7 +222,7 @@ func (op *daOp) conn() *daConns {
 	}
 	for _, in := range op.inputs {
 		switch {
-		case slices.ContainsFunc([]string{"dst", "src"}, func(k string) bool { return strings.Contains(in.name, k) }):
+		case strings.Contains(in.name, "dst") || strings.Contains(in.name, "src"):
 			r, err := daPyInt(in.value)
 			if err != nil {
 				c.bad = cmp.Or(c.bad, fmt.Sprintf("%s: %v", in.name, err))
@@ -292,13 +301,21 @@ func daGraph(ranks []*daRank) error {
 		index[r.num] = i
 		nums = append(nums, r.num)
 		for _, op := range r.find.ops {
-			op.rank = r.num
+			op.rank, op.rankOf = r.num, r.rank
 		}
 	}
 	searched := map[int]bool{}
 	for _, r := range ranks[:max(len(ranks)-1, 0)] {
 		searched[r.num] = true
 		seen := map[*daOp]bool{}
+		// where the scan of a target rank for an API and type resumes: the
+		// ops before it were linked, are of another API or type, or refuse
+		// this rank, for good
+		type key struct {
+			rank     int
+			api, typ string
+		}
+		from := map[key]int{}
 		var last *daOp
 		for _, cur := range r.find.ops {
 			if last != nil && last.layer >= cur.layer {
@@ -321,15 +338,24 @@ func daGraph(ranks []*daRank) error {
 				if !ok {
 					return fmt.Errorf("%s of %s names rank %d, which the run does not compare", cur.name, r.rank, n)
 				}
-				for _, t := range ranks[ti].find.ops {
-					if seen[t] || !strings.HasPrefix(t.name, c.api) || t.typ() != c.typ {
+				k := key{ti, c.api, c.typ}
+				ops := ranks[ti].find.ops
+				for j := from[k]; j < len(ops); j++ {
+					t := ops[j]
+					if seen[t] || !strings.HasPrefix(t.name, c.api) || t.typ != c.typ {
+						if j == from[k] {
+							from[k]++
+						}
 						continue
 					}
 					tc := t.conn()
 					if tc.bad != "" {
 						return fmt.Errorf("%s of %s: %s", t.name, ranks[ti].rank, tc.bad)
 					}
-					if len(tc.ranks) == 0 && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, cur.rank) {
+					if j == from[k] {
+						from[k]++ // linked now, or refusing this rank
+					}
+					if len(tc.ranks) == 0 && tc.odd == "" && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, cur.rank) {
 						seen[t] = true
 						t.layer = cur.layer
 						cur.rel, t.rel = append(cur.rel, t), append(t.rel, cur)
@@ -385,17 +411,14 @@ func daDuring(ranks []*daRank) []daHit {
 			}
 		}
 		slices.SortStableFunc(group, func(a, b *daOp) int { return cmp.Compare(a.rank, b.rank) })
-		name := func(op *daOp) string {
-			return ranks[slices.IndexFunc(ranks, func(r *daRank) bool { return r.num == op.rank })].rank
-		}
 		for _, op := range group {
 			if op.first != nil {
-				cands = append(cands, cand{daHit{name(op), op.first}, op.layer, op.firstAt})
+				cands = append(cands, cand{daHit{op.rankOf, op.first}, op.layer, op.firstAt})
 			}
 		}
 		for _, op := range group {
 			if op.diff != nil {
-				cands = append(cands, cand{daHit{name(op), op.diff}, op.layer, op.at})
+				cands = append(cands, cand{daHit{op.rankOf, op.diff}, op.layer, op.at})
 			}
 		}
 	}
@@ -434,7 +457,7 @@ func daSearch(ranks []*daRank) (_ []byte, phase int, _ error) {
 	if len(hits) == 0 {
 		phase = 3
 		for _, r := range ranks {
-			if n := r.find.pending; n != nil && len(r.find.ops) > 0 {
+			if n := r.find.pending; n != nil {
 				hits = append(hits, daHit{r.rank, n})
 			}
 		}

@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -144,6 +146,14 @@ func TestDASearch(t *testing.T) {
 			{"Distributed.all_reduce.0.Torch.fill.forward", op("a*"), ar("1")}, {op("b*"), ar("1")}},
 			"rank_0:Torch.a.0, rank_1:Torch.b.0", 1, ""},
 		{"no diff", [][]string{{ar("0"), op("a")}, {op("a"), ar("0")}}, "", 0, ""},
+		{"REV a peer that is no rank on the last rank refuses", [][]string{
+			{ar("0"), op("x*"), ar("1")}, {ar("0|peer=null"), ar("1"), op("y*"), ar("2")}},
+			"rank_0:Torch.x.0, rank_1:Torch.y.0", 2, ""},
+		{"REV several nodes of one rank", [][]string{
+			{"Distributed.all_gather.0.forward*"}, {ar("0*"), bc("0"), op("c*"), "Distributed.all_gather.0.forward"}},
+			"rank_1:Torch.c.0, rank_1:Distributed.all_reduce.0, rank_0:Distributed.all_gather.0", 2, ""},
+		{"REV a linked op's src that is no int", [][]string{
+			{"Distributed.send.0.forward|dst=1", op("x*"), ar("0")}, {"Distributed.recv.0.forward|src=None", ar("0")}}, "", 0, "src"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, phase, err := daSearch(daRanks(t, c.ranks))
@@ -156,12 +166,20 @@ func TestDASearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if b != nil && !json.Valid(b) {
+				t.Fatalf("not JSON: %s", b)
+			}
 			if c.want == "" && b != nil {
 				t.Fatalf("reported %s, want no file", b)
 			}
 			var got []string
-			for _, m := range daHitRE.FindAllStringSubmatch(string(b), -1) {
-				got = append(got, m[1]+":"+strings.TrimSuffix(m[2], ".forward"))
+			rank := ""
+			for _, m := range revRE.FindAllStringSubmatch(string(b), -1) {
+				if m[1] != "" {
+					rank = m[1]
+					continue
+				}
+				got = append(got, rank+":"+strings.TrimSuffix(m[2], ".forward"))
 			}
 			if g := strings.Join(got, ", "); g != c.want || phase != c.phase {
 				t.Errorf("reported %q in phase %d, want %q in phase %d", g, phase, c.want, c.phase)
@@ -215,3 +233,38 @@ func daRanks(t *testing.T, tables [][]string) []*daRank {
 
 // daHitRE is a rank's node in diff_analyze's JSON.
 var daHitRE = regexp.MustCompile(`"(rank_\d+)": \[\n    \{\n      "op_name": "([^"]+)"`)
+
+var revRE = regexp.MustCompile(`"(rank_\d+)": \[|"op_name": "([^"]+)"`)
+
+// BenchmarkDASearch: the search across ranks on runs whose ranks each call
+// ops all_reduce calls, every layer clean but the last rank's last: the
+// graph links every op of every rank to its counterpart on each later
+// rank.
+func BenchmarkDASearch(b *testing.B) {
+	for _, size := range [][2]int{{8, 1000}, {32, 1000}, {64, 500}} {
+		ranks, ops := size[0], size[1]
+		b.Run(fmt.Sprintf("ranks=%d/ops=%d", ranks, ops), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				rs := make([]*daRank, ranks)
+				for i := range rs {
+					r := &daRank{rank: "rank_" + strconv.Itoa(i), num: i}
+					for k := range ops + 1 {
+						name := "Distributed.all_reduce." + strconv.Itoa(k) + ".forward"
+						r.find.entry(name, true, nil, func() []daInput { return nil })
+						if k < ops {
+							same := k != ops-1 || i != ranks-1
+							r.find.entry("Torch.add."+strconv.Itoa(k)+".forward", same,
+								func() *daNode { return &daNode{name: "Torch.add", info: []byte("{}")} }, nil)
+						}
+					}
+					rs[i] = r
+				}
+				b.StartTimer()
+				if out, phase, err := daSearch(rs); err != nil || phase != 2 || out == nil {
+					b.Fatalf("phase %d, %v", phase, err)
+				}
+			}
+		})
+	}
+}

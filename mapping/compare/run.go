@@ -881,6 +881,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// msprobe writes nothing when a side has no entries ("No valid data
 		// found") or nothing could be compared.
 		sk.Drop()
+		rr.da = nil // nor does its search know the rank
 		return rr, nil, nil
 	}
 	if err := sk.Finish(); err != nil {
