@@ -146,13 +146,13 @@ func TestDASearch(t *testing.T) {
 			{"Distributed.all_reduce.0.Torch.fill.forward", op("a*"), ar("1")}, {op("b*"), ar("1")}},
 			"rank_0:Torch.a.0, rank_1:Torch.b.0", 1, ""},
 		{"no diff", [][]string{{ar("0"), op("a")}, {op("a"), ar("0")}}, "", 0, ""},
-		{"REV a peer that is no rank on the last rank refuses", [][]string{
+		{"a peer that is no rank on a linked op refuses", [][]string{
 			{ar("0"), op("x*"), ar("1")}, {ar("0|peer=null"), ar("1"), op("y*"), ar("2")}},
 			"rank_0:Torch.x.0, rank_1:Torch.y.0", 2, ""},
-		{"REV several nodes of one rank", [][]string{
+		{"several nodes of one rank", [][]string{
 			{"Distributed.all_gather.0.forward*"}, {ar("0*"), bc("0"), op("c*"), "Distributed.all_gather.0.forward"}},
 			"rank_1:Torch.c.0, rank_1:Distributed.all_reduce.0, rank_0:Distributed.all_gather.0", 2, ""},
-		{"REV a linked op's src that is no int", [][]string{
+		{"a linked op's src that is no int", [][]string{
 			{"Distributed.send.0.forward|dst=1", op("x*"), ar("0")}, {"Distributed.recv.0.forward|src=None", ar("0")}}, "", 0, "src"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,13 +173,8 @@ func TestDASearch(t *testing.T) {
 				t.Fatalf("reported %s, want no file", b)
 			}
 			var got []string
-			rank := ""
-			for _, m := range revRE.FindAllStringSubmatch(string(b), -1) {
-				if m[1] != "" {
-					rank = m[1]
-					continue
-				}
-				got = append(got, rank+":"+strings.TrimSuffix(m[2], ".forward"))
+			for _, n := range daNodes(b) {
+				got = append(got, strings.TrimSuffix(n, ".forward"))
 			}
 			if g := strings.Join(got, ", "); g != c.want || phase != c.phase {
 				t.Errorf("reported %q in phase %d, want %q in phase %d", g, phase, c.want, c.phase)
@@ -231,10 +226,23 @@ func daRanks(t *testing.T, tables [][]string) []*daRank {
 	return ranks
 }
 
-// daHitRE is a rank's node in diff_analyze's JSON.
-var daHitRE = regexp.MustCompile(`"(rank_\d+)": \[\n    \{\n      "op_name": "([^"]+)"`)
+// daNodes are the nodes of diff_analyze's JSON b, each "rank:op_name",
+// in order.
+func daNodes(b []byte) []string {
+	var nodes []string
+	rank := ""
+	for _, m := range daNodeRE.FindAllStringSubmatch(string(b), -1) {
+		if m[1] != "" {
+			rank = m[1]
+			continue
+		}
+		nodes = append(nodes, rank+":"+m[2])
+	}
+	return nodes
+}
 
-var revRE = regexp.MustCompile(`"(rank_\d+)": \[|"op_name": "([^"]+)"`)
+// daNodeRE is a rank's key or a node's op_name in diff_analyze's JSON.
+var daNodeRE = regexp.MustCompile(`"(rank_\d+)": \[|"op_name": "([^"]+)"`)
 
 // BenchmarkDASearch: the search across ranks on runs whose ranks each call
 // ops all_reduce calls, every layer clean but the last rank's last: the
