@@ -142,7 +142,6 @@ func (f *daFind) entry(name string, same bool, node func() *daNode, inputs func(
 	}
 	name = strings.Clone(name) // it may share its rows' memory (msprobe.ScanReuse)
 	op := &daOp{name: name, api: daAPI(name), inputs: inputs(), layer: len(f.ops), at: f.pos, first: f.pending, firstAt: f.pendAt}
-	op.typ = op.resolveType()
 	if !same {
 		op.diff = node()
 	}
@@ -164,7 +163,7 @@ type daOp struct {
 	name    string
 	api     string
 	inputs  []daInput // those the search reads (daRank.inputs)
-	typ     string    // "src", "dst" or "link" (resolveType)
+	typ     string    // "src", "dst" or "link" (resolveType, once the rank is known)
 	layer   int
 	diff    *daNode // its own diff, at at (the compute entries before it in its layer)
 	at      int
@@ -188,15 +187,24 @@ type daConns struct {
 	typ string // the linked ops' type
 }
 
-// resolveType is the op's type (_resolve_type): its first input row
-// whose name holds src (else dst) makes it the other direction, the
-// row's value being a string (str of an int) never equal to the rank.
-func (op *daOp) resolveType() string {
+// resolveType is the op's type on rank rank (_resolve_type): its first
+// input row whose name holds src (else dst) makes it that direction when
+// the row's value equals the rank, else the other; msprobe writes a src
+// or dst argument as a string (str of an int), never equal, but a
+// number (a tensor's statistic) can be.
+func (op *daOp) resolveType(rank int) string {
 	for _, p := range [...][2]string{{"src", "dst"}, {"dst", "src"}} {
 		for _, in := range op.inputs {
-			if strings.Contains(in.name, p[0]) {
-				return p[1]
+			if !strings.Contains(in.name, p[0]) {
+				continue
 			}
+			if f, err := strconv.ParseFloat(in.value, 64); err == nil && f == float64(rank) {
+				return p[0]
+			}
+			if in.value == "true" && rank == 1 || in.value == "false" && rank == 0 {
+				return p[0] // Python's True == 1
+			}
+			return p[1]
 		}
 	}
 	return "link"
@@ -301,7 +309,7 @@ func daGraph(ranks []*daRank) error {
 		index[r.num] = i
 		nums = append(nums, r.num)
 		for _, op := range r.find.ops {
-			op.rank, op.rankOf = r.num, r.rank
+			op.rank, op.rankOf, op.typ = r.num, r.rank, op.resolveType(r.num)
 		}
 	}
 	searched := map[int]bool{}

@@ -125,6 +125,16 @@ func TestDASearch(t *testing.T) {
 			{op("a")}, {"Distributed.send.0.forward|dst=0", op("x*"), ar("0")},
 			{bc("0"), op("y*"), "Distributed.recv.0.forward|src=1", ar("0")}},
 			"rank_2:Torch.y.0", 2, ""},
+		// an op's type from its first src row: the other direction when
+		// msprobe's string, this one when the rank's own number
+		{"a src row as msprobe writes it", [][]string{
+			{op("a")}, {"Distributed.send.0.forward|src=1;dst=2", op("x*"), ar("0")},
+			{bc("0"), op("y*"), "Distributed.recv.0.forward|src=1", ar("0")}},
+			"rank_1:Torch.x.0, rank_2:Torch.y.0", 2, ""},
+		{"a src row of the rank's own number", [][]string{
+			{op("a")}, {"Distributed.send.0.forward|src#1;dst=2", op("x*"), ar("0")},
+			{bc("0"), op("y*"), "Distributed.recv.0.forward|src=1", ar("0")}},
+			"rank_2:Torch.y.0", 2, ""},
 		{"MintDistributed links Distributed", [][]string{
 			{ar("0"), "MintDistributed.all_reduce.0.forward", op("x*"), ar("1")},
 			{ar("0"), op("y*"), "MintDistributed.all_reduce.0.forward", ar("1")}},
@@ -186,7 +196,8 @@ func TestDASearch(t *testing.T) {
 // daRanks are ranks that took the entries of tables, one a rank: names,
 // each with a trailing "*" when not the same, then maybe "|" and the
 // input rows of a communication op, ";" between them: "[0, 1]" a group
-// row, "src=1" or "dst=1" such a row, "peer=1" a row with that P2POp
+// row, "src=1" or "dst=1" such a row (a string, as msprobe writes it),
+// "src#1" one whose value is the number, "peer=1" a row with that P2POp
 // peer; without, one tensor input.
 func daRanks(t *testing.T, tables [][]string) []*daRank {
 	inputs := func(name, spec string) []daInput {
@@ -197,6 +208,9 @@ func daRanks(t *testing.T, tables [][]string) []*daRank {
 		for _, s := range strings.Split(spec, ";") {
 			k, v, _ := strings.Cut(s, "=")
 			switch {
+			case strings.Contains(s, "#"):
+				k, v, _ := strings.Cut(s, "#")
+				ins = append(ins, daInput{name + ".input." + k, v, `"None"`})
 			case strings.HasPrefix(s, "["):
 				ins = append(ins, daInput{name + ".input.group", strconv.Quote(s), `"None"`})
 			case k == "peer":
