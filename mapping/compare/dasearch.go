@@ -33,10 +33,11 @@ import (
 //  3. After communication: each rank's first diff after its last
 //     communication op, by rank.
 //
-// msprobe's own quirks are kept: an op's type is tested against the rank
-// as a string, so that an op with a src or dst row never links to an op
-// of its own API; a peer rank 0 is dropped; a linked op is looked up by
-// the prefix of its API's name. Inside a group of linked ops msprobe
+// msprobe's own quirks are kept: an op's type compares its src or dst
+// value with the rank, and msprobe writes those values as strings, so
+// that an op with a src or dst row never links to an op of its own API;
+// a peer rank 0 is dropped; a linked op is looked up by the prefix of
+// its API's name. Inside a group of linked ops msprobe
 // lists the diffs in Python's set order; here by rank. Where msprobe's
 // search fails (a rank named that the run did not compare, a rank that
 // is not a number) it writes no file, and neither does compare, which
