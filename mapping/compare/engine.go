@@ -1404,7 +1404,6 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 }
 
 func (g *groupWriter) add(r *outRow) error {
-	r.npuFloat, r.benchFloat, r.noBenchFloat, r.reads = g.art.npuFloat, g.art.benchFloat, g.art.noBenchFloat, g.art.reads
 	if len(g.group) > 0 && g.group[0].npu.it.Entry != r.npu.it.Entry {
 		if err := g.flushGroup(); err != nil {
 			return err
@@ -1500,11 +1499,11 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 	markOutputs(grp)
 	for _, r := range grp {
 		if g.cfg.Mode != MD5 { // an md5 table has no statistics cells
-			r.setCells()
+			r.setCells(&g.art)
 		}
 		switch g.cfg.Mode {
 		case Statistics:
-			r.statDiffs()
+			r.statDiffs(&g.art)
 		case Tensor:
 			var b *msprobe.Item
 			if r.bench != nil {
@@ -1600,11 +1599,13 @@ type scratch struct {
 	out             rowOut
 }
 
-func (r *outRow) statDiffs() {
+// statDiffs computes the row's statistics diffs, its columns read as art
+// reads them.
+func (r *outRow) statDiffs(art *artifacts) {
 	// a row without bench data has naCell on the bench side: N/A, or 0
 	// where the NPU cell prints N/A too
 	for i := 0; i < 4; i++ {
-		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], r.reads[i], &r.diff[i], &r.diff[4+i])
+		r.nums[i] = statDiffInto(&r.ncell[i], &r.bcell[i], art.reads[i], &r.diff[i], &r.diff[4+i])
 	}
 }
 

@@ -92,10 +92,6 @@ type outRow struct {
 	npu          *sideRow
 	bench        *sideRow // nil when unmatched (or dropped by the dtype gate)
 	source       MatchSource
-	noBenchFloat [4]bool
-	npuFloat     [4]bool
-	benchFloat   [4]bool
-	reads        [4]colRead
 	output       bool        // an output row (".output." in its name)
 	ncell, bcell [4]cell     // the stat cells as they print (groupWriter.prepare; none in md5 mode)
 	diff         [8]text     // statistics: 4 diffs then 4 relative errors
@@ -109,15 +105,16 @@ type outRow struct {
 	line         []byte // rendered by prepare (line sinks)
 }
 
-// setCells derives the stat cells once per row.
-func (r *outRow) setCells() {
+// setCells derives the stat cells once per row, as the table's
+// whole-column effects art print them.
+func (r *outRow) setCells(art *artifacts) {
 	for i := 0; i < 4; i++ {
-		r.ncell[i].setStat(r.npu, i, r.npuFloat[i] || (r.bench == nil && r.noBenchFloat[i]))
+		r.ncell[i].setStat(r.npu, i, art.npuFloat[i] || (r.bench == nil && art.noBenchFloat[i]))
 		if r.bench == nil {
 			r.bcell[i] = naCell
 			continue
 		}
-		r.bcell[i].setStat(r.bench, i, r.benchFloat[i])
+		r.bcell[i].setStat(r.bench, i, art.benchFloat[i])
 	}
 }
 

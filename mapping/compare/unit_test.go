@@ -505,7 +505,7 @@ func TestHighlightTensor(t *testing.T) {
 	mk := func(name string, cos, maxAbs, thousandth float64) *outRow {
 		e := tensorEntry("Functional.linear.0.forward", name)
 		r := &outRow{npu: &sideRow{it: e.Items[0]}, bench: &sideRow{it: e.Items[0]}}
-		r.setCells()
+		r.setCells(&artifacts{})
 		r.output = name == ".output.0"
 		r.met = [6]Metric{{Value: cos, IsNum: true}, {Value: 1, IsNum: true}, {Value: maxAbs, IsNum: true},
 			{Value: 0, IsNum: true}, {Value: thousandth, IsNum: true}, {Value: 1, IsNum: true}}
