@@ -319,7 +319,7 @@ func daGraph(ranks []*daRank) error {
 		seen := map[*daOp]bool{}
 		// where the scan of a target rank for an API and type resumes: the
 		// ops before it were linked, are of another API or type, or refuse
-		// this rank, for good
+		// this rank, and stay so for it
 		type key struct {
 			rank     int
 			api, typ string
@@ -351,18 +351,15 @@ func daGraph(ranks []*daRank) error {
 				ops := ranks[ti].find.ops
 				for j := from[k]; j < len(ops); j++ {
 					t := ops[j]
+					if j == from[k] {
+						from[k]++ // an op passed here is passed for good
+					}
 					if seen[t] || !strings.HasPrefix(t.name, c.api) || t.typ != c.typ {
-						if j == from[k] {
-							from[k]++
-						}
 						continue
 					}
 					tc := t.conn()
 					if tc.bad != "" {
 						return fmt.Errorf("%s of %s: %s", t.name, ranks[ti].rank, tc.bad)
-					}
-					if j == from[k] {
-						from[k]++ // linked now, or refusing this rank
 					}
 					if len(tc.ranks) == 0 && tc.odd == "" && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, cur.rank) {
 						seen[t] = true
