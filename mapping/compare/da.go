@@ -36,8 +36,8 @@ var daIgnore = map[string][]int{"npu_fusion_attention": {4, 5}}
 // daRank writes one rank pair's per-rank JSON and keeps what the search
 // across ranks needs of it (daFind).
 type daRank struct {
-	rank   string // "rank_0"
-	num    int    // 0
+	rank   string // the search's name of the rank numbered num, "rank_0"
+	num    int
 	f      *output.File
 	w      *output.Writer // to f, written on another goroutine
 	buf    []byte
@@ -70,9 +70,8 @@ type daFix struct {
 
 // newDARank writes to f; the P2POp values of the two dump.json files are
 // read meanwhile.
-func newDARank(f *output.File, rank string, frames StackFrames, npuDump, benchDump string) *daRank {
-	num, _ := strconv.Atoi(strings.TrimPrefix(rank, "rank_"))
-	d := &daRank{rank: rank, num: num, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
+func newDARank(f *output.File, num int, frames StackFrames, npuDump, benchDump string) *daRank {
+	d := &daRank{rank: "rank_" + strconv.Itoa(num), num: num, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
 		p2pDone: make(chan struct{})}
 	d.buf = append(d.w.Tail(daRoom), '{')
 	if frames != nil {
@@ -565,13 +564,13 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 	return dn
 }
 
-// daRankName is the search's name of a rank: "rank_N" from the NPU rank
-// folder ("rank_0" for a folder without a rank number).
-func daRankName(d msprobe.RankDir) string {
+// daRankNum is the search's number of a rank: N of the NPU rank folder
+// rankN (0 for a folder without a rank number).
+func daRankNum(d msprobe.RankDir) int {
 	if d.Proc || d.Rank < 0 || !strings.HasPrefix(d.Name, "rank") {
-		return "rank_0"
+		return 0
 	}
-	return "rank_" + strconv.Itoa(d.Rank)
+	return d.Rank
 }
 
 // daSink is the table's sink under -da: the rows go to the per-rank JSON

@@ -834,7 +834,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		if err != nil {
 			return nil, nil, err
 		}
-		rr.da = newDARank(f, daRankName(p.NPU), cfg.Stack, np.DumpJSON, bp.DumpJSON)
+		rr.da = newDARank(f, daRankNum(p.NPU), cfg.Stack, np.DumpJSON, bp.DumpJSON)
 		cfg.da = rr.da
 		sk = &daSink{rr.da}
 	case opt.XLSX:
