@@ -170,8 +170,7 @@ type daOp struct {
 	at      int
 	first   *daNode // its layer's first compute diff, at firstAt
 	firstAt int
-	rank    int      // the rank's number
-	rankOf  string   // its name ("rank_0")
+	of      *daRank  // its rank
 	rel     []*daOp  // the ops linked to it
 	gone    bool     // dropped (no diff in its layer)
 	conns   *daConns // find_connected_nodes, once asked
@@ -310,7 +309,7 @@ func daGraph(ranks []*daRank) error {
 		index[r.num] = i
 		nums = append(nums, r.num)
 		for _, op := range r.find.ops {
-			op.rank, op.rankOf, op.typ = r.num, r.rank, op.resolveType(r.num)
+			op.of, op.typ = r, op.resolveType(r.num)
 		}
 	}
 	searched := map[int]bool{}
@@ -361,7 +360,7 @@ func daGraph(ranks []*daRank) error {
 					if tc.bad != "" {
 						return fmt.Errorf("%s of %s: %s", t.name, ranks[ti].rank, tc.bad)
 					}
-					if len(tc.ranks) == 0 && tc.odd == "" && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, cur.rank) {
+					if len(tc.ranks) == 0 && tc.odd == "" && !slices.Contains(daDirected, t.api) || slices.Contains(tc.ranks, r.num) {
 						seen[t] = true
 						t.layer = cur.layer
 						cur.rel, t.rel = append(cur.rel, t), append(t.rel, cur)
@@ -416,15 +415,15 @@ func daDuring(ranks []*daRank) []daHit {
 				}
 			}
 		}
-		slices.SortStableFunc(group, func(a, b *daOp) int { return cmp.Compare(a.rank, b.rank) })
+		slices.SortStableFunc(group, func(a, b *daOp) int { return cmp.Compare(a.of.num, b.of.num) })
 		for _, op := range group {
 			if op.first != nil {
-				cands = append(cands, cand{daHit{op.rankOf, op.first}, op.layer, op.firstAt})
+				cands = append(cands, cand{daHit{op.of.rank, op.first}, op.layer, op.firstAt})
 			}
 		}
 		for _, op := range group {
 			if op.diff != nil {
-				cands = append(cands, cand{daHit{op.rankOf, op.diff}, op.layer, op.at})
+				cands = append(cands, cand{daHit{op.of.rank, op.diff}, op.layer, op.at})
 			}
 		}
 	}
