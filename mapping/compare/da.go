@@ -137,10 +137,15 @@ func (t *daP2P) opPeer(i int) (op, peer string) {
 }
 
 // readDAP2P reads the rows of a dump.json as msprobe's -da numbers them
-// and keeps the P2POp rows' values.
+// and keeps the P2POp rows' values. They are counted first: a dump
+// without a P2POp row (most) is not read again for their names.
 func readDAP2P(path string) (*daP2P, error) {
+	rows, p2p, err := msprobe.ScanFileRowCount(path)
+	if err != nil || !p2p {
+		return &daP2P{rows: rows}, err
+	}
 	t := &daP2P{}
-	_, _, err := msprobe.ScanFileRowNames(path, func() { *t = daP2P{} }, func(e *msprobe.Entry) error {
+	_, _, err = msprobe.ScanFileRowNames(path, func() { *t = daP2P{} }, func(e *msprobe.Entry) error {
 		for i := range e.Items {
 			if it := &e.Items[i]; it.P2P {
 				if t.at == nil {

@@ -65,6 +65,8 @@ func ScanFileWith(path string, opt ScanOptions, fn func(*Entry) error) (Header, 
 // without the items' statistics (noStats; see ScanOptions).
 type scanMode struct {
 	pipelined, reuse, names, noStats bool
+	count                            bool        // rows counted, not built, into counted (ScanFileRowCount)
+	counted                          *rowCount   // the count's
 	noFlat                           bool        // the fast path off (tests compare both paths)
 	check                            repeatCheck // tests
 }
@@ -99,6 +101,22 @@ func ScanFileExact(path string, reset func(), fn func(*Entry) error) (Header, er
 // file was scanned again).
 func ScanFileRowNames(path string, reset func(), fn func(*Entry) error) (h Header, repeats bool, err error) {
 	return scanFileExact(path, reset, fn, scanMode{reuse: true, names: true})
+}
+
+// ScanFileRowCount counts the rows of a dump.json's entries, as
+// ScanFileRowNames finds and checks them, without building them; p2p
+// tells whether one of them is a torch.distributed.P2POp (whose values
+// only ScanFileRowNames gives).
+func ScanFileRowCount(path string) (rows int, p2p bool, err error) {
+	var c rowCount
+	_, _, err = scanFileExact(path, func() { c = rowCount{} }, nil, scanMode{reuse: true, names: true, count: true, counted: &c})
+	return c.rows, c.p2p, err
+}
+
+// rowCount is what a counting scan found.
+type rowCount struct {
+	rows int
+	p2p  bool
 }
 
 func scanFileExact(path string, reset func(), fn func(*Entry) error, m scanMode) (Header, bool, error) {
@@ -193,6 +211,9 @@ func scan(r io.Reader, source string, plan *Repeats, fn func(*Entry) error, m sc
 		bwd:     make(map[string]int),
 	}
 	s.flat.names, s.flat.noStats = m.names, m.noStats
+	if m.count {
+		s.countOnly, s.flat.count, s.counted = true, true, m.counted
+	}
 	defer s.reloc.close()
 	if m.pipelined {
 		return s.runPipelined()
@@ -414,6 +435,8 @@ type scanner struct {
 	noStats bool
 	// countOnly counts an entry's rows into rows instead of building them.
 	countOnly   bool
+	counted     *rowCount // a whole file's count (ScanFileRowCount), when not nil
+	countP2P    bool      // a P2POp row among the entry's counted ones
 	count, rows int
 	out         []Item // the entry's items, when reused
 	entry       Entry  // the entry passed to fn, when reused
@@ -465,7 +488,7 @@ func (s *scanner) errAt(line int32, format string, args ...any) error {
 
 // process flattens one decoded entry and passes it to fn.
 func (s *scanner) process(h *Header, j *job) error {
-	s.t, s.off = j.t, j.off
+	s.t, s.off, s.countP2P = j.t, j.off, false
 	if j.flat {
 		s.count = int(j.ihi - j.ilo)
 		if j.md5 {
@@ -578,6 +601,9 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []It
 	s.index++
 	if s.countOnly {
 		s.rows = s.count
+		if c := s.counted; c != nil {
+			c.rows, c.p2p = c.rows+s.count, c.p2p || s.countP2P
+		}
 		return nil
 	}
 	e.Items = rows
@@ -675,6 +701,7 @@ func (s *scanner) parse(i int32, state string, depth int, pg bool) error {
 		if ct := t.get(i, "class_type"); ct >= 0 && t.textIs(ct, "torch.distributed.P2POp") {
 			if s.countOnly {
 				s.count++
+				s.countP2P = true
 				return nil
 			}
 			s.p2p(i, state)

@@ -1,0 +1,82 @@
+package msprobe
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRowCount checks the counting scan (ScanFileRowCount) against the
+// names mode it stands for: the rows ScanFileRowNames would give, whether
+// one is a P2POp, and the same error, with the fast path on and off,
+// pipelined or not.
+func TestRowCount(t *testing.T) {
+	t.Parallel()
+	var cases []string
+	for _, path := range flatDumps(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, string(data))
+	}
+	p2p := `{"input_args": [[{"class_type": "torch.distributed.P2POp", "tensor": ` + tensorA + `, "op": "isend", "peer": 1, "tag": 0}, {"class_type": "torch.distributed.P2POp", "tensor": null, "op": "irecv"}]], "output": [` + tensorA + `]}`
+	bodies := append([]string{
+		p2p,
+		`{"input_args": [{"type": "torch.Tensor", "dtype": "=x", "shape": [1]}]}`,
+		`{"output": [{"type": "torch.Tensor", "dtype": "md5", "shape": [1], "Max": 1}]}`,
+		`{"output": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "Max": "x"}]}`,
+		`{"output": [1, }`,
+		`[]`,
+	}, flatSeeds...)
+	for _, name := range []string{"Distributed.batch_isend_irecv.0.forward", "A.parameters_grad", "x.debug", "Module.a.b.forward.0"} {
+		for _, body := range bodies {
+			cases = append(cases, dumpWith(strconv.Quote(name)+": "+body+`, "Functional.relu.0.forward": {"output": [`+tensorA+`]}`))
+		}
+	}
+	for i, data := range cases {
+		for _, flat := range []bool{true, false} {
+			for _, pipelined := range []bool{false, true} {
+				want := countByNames(data, scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat})
+				var c rowCount
+				_, err := scan(strings.NewReader(data), "dump.json", nil, nil, scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat, count: true, counted: &c})
+				if err != nil {
+					c = rowCount{}
+				}
+				if got := fmt.Sprintf("%d rows, p2p %v, %v", c.rows, c.p2p, err); got != want {
+					t.Errorf("case %d (fast path %v, pipelined %v): counted %s, want %s\n%.300s", i, flat, pipelined, got, want, data)
+				}
+			}
+		}
+	}
+	// The file's count, on a file with a repeated key (read twice) and
+	// P2POp rows.
+	path := filepath.Join(t.TempDir(), "dump.json")
+	src := dumpWith(`"A.0.forward": {"output": [` + tensorA + `]}, "B.0.forward": ` + p2p + `, "A.0.forward": {"output": [null, ` + tensorA + `]}`)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, p2p, err := ScanFileRowCount(path); rows != 5 || !p2p || err != nil {
+		t.Errorf("ScanFileRowCount: %d rows, p2p %v, %v; want 5 rows, p2p true", rows, p2p, err)
+	}
+}
+
+// countByNames is what the names mode gives of data: its rows, whether
+// one is a P2POp, and its error.
+func countByNames(data string, m scanMode) string {
+	rows, p2p := 0, false
+	_, err := scan(strings.NewReader(data), "dump.json", nil, func(e *Entry) error {
+		for _, it := range e.Items {
+			p2p = p2p || it.P2P
+		}
+		rows += len(e.Items)
+		return nil
+	}, m)
+	if err != nil {
+		rows, p2p = 0, false // a count that fails says nothing else
+	}
+	return fmt.Sprintf("%d rows, p2p %v, %v", rows, p2p, err)
+}
