@@ -1,0 +1,163 @@
+package compare
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// deflateBlock is how much of a zip entry one CPU compresses at a time.
+const deflateBlock = 1 << 20
+
+// parallelDeflate compresses a zip entry as one deflate stream on every
+// CPU: the entry is cut into blocks, each compressed alone and ended with
+// a sync flush (a byte-aligned empty stored block), the last one with the
+// final block, and written in order. A block back-references nothing of
+// the one before, which costs a little of the ratio. An entry of one
+// block is compressed as a single writer would.
+type parallelDeflate struct {
+	out     io.Writer
+	cur     []byte
+	pending chan chan deflated // the blocks under way, in order
+	done    chan error         // the writer of the blocks, when it ends
+	work    chan deflateJob
+	free    chan []byte // blocks written, for the next ones
+	workers sync.WaitGroup
+	err     error
+}
+
+type deflateJob struct {
+	in    []byte
+	final bool
+	res   chan deflated
+}
+
+type deflated struct {
+	out *bytes.Buffer
+	in  []byte // given back for the next block
+	err error
+}
+
+var deflateBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func newParallelDeflate(out io.Writer) *parallelDeflate {
+	return &parallelDeflate{out: out}
+}
+
+// Write keeps p in the block under way and hands full blocks on.
+func (d *parallelDeflate) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if d.err != nil {
+			return 0, d.err
+		}
+		if d.cur == nil {
+			select {
+			case b := <-d.free:
+				d.cur = b[:0]
+			default:
+				d.cur = make([]byte, 0, deflateBlock)
+			}
+		}
+		k := copy(d.cur[len(d.cur):cap(d.cur)], p)
+		d.cur, p = d.cur[:len(d.cur)+k], p[k:]
+		if len(d.cur) == cap(d.cur) && len(p) > 0 {
+			d.hand(false)
+		}
+	}
+	return n, nil
+}
+
+// hand hands the block under way on to the workers, starting them with
+// the first.
+func (d *parallelDeflate) hand(final bool) {
+	if d.work == nil {
+		n := max(1, runtime.GOMAXPROCS(0))
+		d.work = make(chan deflateJob, n)
+		d.pending = make(chan chan deflated, 2*n)
+		d.done = make(chan error, 1)
+		d.free = make(chan []byte, 3*n+2) // every block in flight
+		for range n {
+			d.workers.Go(d.compress)
+		}
+		go d.writeOut()
+	}
+	res := make(chan deflated, 1)
+	d.pending <- res
+	d.work <- deflateJob{in: d.cur, final: final, res: res}
+	d.cur = nil
+}
+
+// compress compresses blocks (a worker).
+func (d *parallelDeflate) compress() {
+	var w *flate.Writer
+	for j := range d.work {
+		buf := deflateBufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		var err error
+		if w == nil {
+			w, err = flate.NewWriter(buf, flate.BestSpeed)
+		} else {
+			w.Reset(buf)
+		}
+		if err == nil {
+			_, err = w.Write(j.in)
+		}
+		if err == nil {
+			if j.final {
+				err = w.Close()
+			} else {
+				err = w.Flush()
+			}
+		}
+		j.res <- deflated{out: buf, in: j.in, err: err}
+	}
+}
+
+// writeOut writes the compressed blocks in order.
+func (d *parallelDeflate) writeOut() {
+	var err error
+	for res := range d.pending {
+		r := <-res
+		if err == nil {
+			err = r.err
+		}
+		if err == nil {
+			_, err = d.out.Write(r.out.Bytes())
+		}
+		deflateBufs.Put(r.out)
+		select {
+		case d.free <- r.in:
+		default:
+		}
+	}
+	d.done <- err
+}
+
+// Close compresses the last block and waits for all to be written.
+func (d *parallelDeflate) Close() error {
+	if d.err != nil {
+		return d.err
+	}
+	if d.work == nil {
+		// One block: compressed here, as a single writer would.
+		w, err := flate.NewWriter(d.out, flate.BestSpeed)
+		if err == nil {
+			_, err = w.Write(d.cur)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		d.err = err
+		return err
+	}
+	d.hand(true)
+	close(d.work)
+	close(d.pending)
+	d.workers.Wait()
+	d.err = <-d.done
+	return d.err
+}
