@@ -1073,10 +1073,19 @@ func (ix *benchIndex) match(r rowRef) {
 
 // finish counts the rows of the bench entries no NPU row asked for
 // (checking them as a parse does) and fills the summary's bench counts.
+// Under -da, which read and counted the whole file (daRank.benchTotal),
+// they are its count.
 func (ix *benchIndex) finish(sum *Summary) error {
 	ix.stopAhead()
 	if err := ix.stopPrefetch(); err != nil {
 		return err
+	}
+	// -da read the whole file already, and counted its rows.
+	if rows, md5, ok := ix.cfg.da.benchTotal(); ok && rows >= ix.benchRow {
+		sum.BenchRows = rows
+		sum.BenchUnmatched = rows - ix.matchedN
+		sum.benchMD5 = md5 || ix.src.md5() || ix.pfMD5
+		return nil
 	}
 	// Skipped entries are read too: msprobe finds md5 keys in them.
 	left := func(i int32) bool { return !ix.fetched.get(i) && ix.oddEnts[i] == nil }

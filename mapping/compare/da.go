@@ -123,6 +123,7 @@ const (
 type daP2P struct {
 	rows int
 	at   map[int][2]string // op and peer (json.dumps) of the P2POp rows
+	md5  bool              // an entry carries an md5 (msprobe.Header.MD5)
 }
 
 // opPeer returns the op and peer JSON of table row i.
@@ -140,12 +141,12 @@ func (t *daP2P) opPeer(i int) (op, peer string) {
 // and keeps the P2POp rows' values. They are counted first: a dump
 // without a P2POp row (most) is not read again for their names.
 func readDAP2P(path string) (*daP2P, error) {
-	rows, p2p, err := msprobe.ScanFileRowCount(path)
-	if err != nil || !p2p {
-		return &daP2P{rows: rows}, err
+	c, err := msprobe.ScanFileRowCount(path)
+	if err != nil || !c.P2P {
+		return &daP2P{rows: c.Rows, md5: c.MD5}, err
 	}
 	t := &daP2P{}
-	_, _, err = msprobe.ScanFileRowNames(path, func() { *t = daP2P{} }, func(e *msprobe.Entry) error {
+	h, _, err := msprobe.ScanFileRowNames(path, func() { *t = daP2P{} }, func(e *msprobe.Entry) error {
 		for i := range e.Items {
 			if it := &e.Items[i]; it.P2P {
 				if t.at == nil {
@@ -157,7 +158,23 @@ func readDAP2P(path string) (*daP2P, error) {
 		}
 		return nil
 	})
+	t.md5 = h.MD5
 	return t, err
+}
+
+// benchTotal is what -da's reading of the bench dump.json found: its rows
+// and whether an entry carries an md5, as a count of the entries no NPU
+// row asks for would (benchIndex.finish); false when d is nil or the
+// reading failed.
+func (d *daRank) benchTotal() (rows int, md5, ok bool) {
+	if d == nil {
+		return 0, false, false
+	}
+	<-d.p2pDone
+	if d.p2pErr != nil || d.p2p[1] == nil {
+		return 0, false, false
+	}
+	return d.p2p[1].rows, d.p2p[1].md5, true
 }
 
 // waitP2P waits for the P2POp values; false (with the error kept) when

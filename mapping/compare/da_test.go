@@ -498,3 +498,92 @@ func TestDiffAnalyzeP2P(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffAnalyzeSummary: -da takes the bench counts from its own reading
+// of the bench dump.json (daRank.benchTotal), where the compare counts the
+// entries no NPU row asked for: the same rows, unmatched rows and md5
+// mode, on every golden pair and every rank (P2POp rows, md5 keys,
+// entries msprobe skips), with a cache small enough that entries are
+// parsed more than once.
+func TestDiffAnalyzeSummary(t *testing.T) {
+	t.Parallel()
+	root := testkit.Corpus(t, "msprobe")
+	cases := parityCases(t)
+	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p", "da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
+		pair := filepath.Join("golden", filepath.FromSlash(name))
+		npu, bench := filepath.Join(pair, "npu"), filepath.Join(pair, "bench")
+		if _, err := os.Stat(filepath.Join(root, npu, "step0")); err == nil {
+			npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
+		}
+		cases = append(cases, parityCase{name: name, target: npu, golden: bench})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			abs := func(p string) string {
+				if filepath.IsAbs(p) {
+					return p
+				}
+				return filepath.Join(root, p)
+			}
+			var sums [2][]Summary
+			for k, da := range []bool{false, true} {
+				o := Options{Target: abs(c.target), Golden: abs(c.golden), OutDir: t.TempDir(), DiffAnalyze: da, cache: 4,
+					Stamp: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+				if c.opt != nil {
+					c.opt(t, &o)
+				}
+				rep, err := Run(o)
+				if err != nil {
+					t.Fatalf("-da %v: %v", da, err)
+				}
+				for _, r := range rep.Ranks {
+					if r.Summary == nil {
+						t.Fatalf("-da %v: rank %s without a summary", da, r.Rank)
+					}
+					sums[k] = append(sums[k], *r.Summary)
+				}
+			}
+			if len(sums[0]) != len(sums[1]) || len(sums[0]) == 0 {
+				t.Fatalf("%d ranks, with -da %d", len(sums[0]), len(sums[1]))
+			}
+			for i, p := range sums[0] {
+				d := sums[1][i]
+				if p.BenchRows != d.BenchRows || p.BenchUnmatched != d.BenchUnmatched || p.benchMD5 != d.benchMD5 || p.Rows != d.Rows {
+					t.Errorf("rank %d: bench rows %d, unmatched %d, md5 %v, rows %d; with -da %d, %d, %v, %d", i,
+						p.BenchRows, p.BenchUnmatched, p.benchMD5, p.Rows, d.BenchRows, d.BenchUnmatched, d.benchMD5, d.Rows)
+				}
+				if p.BenchRows == 0 {
+					t.Errorf("rank %d: no bench rows", i)
+				}
+			}
+		})
+	}
+}
+
+// TestDiffAnalyzeSummaryMD5: an md5 key only in a bench entry no NPU row
+// asks for makes the bench side an md5 dump with -da too (which counts
+// that entry where the compare would at its end): one side with md5,
+// refused alike.
+func TestDiffAnalyzeSummaryMD5(t *testing.T) {
+	t.Parallel()
+	tensor := func(extra string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.5, "Min": 0.5, "Mean": 1.0, "Norm": 2.0, "requires_grad": false` + extra + `}`
+	}
+	dir := t.TempDir()
+	relu := `"Functional.relu.0.forward": {"input_args": [` + tensor("") + `], "output": [` + tensor("") + `]}`
+	npu := testkit.DumpDir(t, dir, "npu", relu)
+	bench := testkit.DumpDir(t, dir, "bench", relu+`, "Functional.gelu.0.forward": {"output": [`+tensor(`, "md5": "0a1b2c3d"`)+`]}`)
+	var errs [2]string
+	for k, da := range []bool{false, true} {
+		_, err := Run(Options{Target: npu, Golden: bench,
+			OutDir: t.TempDir(), DiffAnalyze: da, Stamp: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)})
+		if err == nil || !strings.Contains(err.Error(), "expected md5 on both sides or on neither") {
+			t.Fatalf("-da %v: %v, want the md5 refusal", da, err)
+		}
+		errs[k] = err.Error()
+	}
+	if errs[0] != errs[1] {
+		t.Errorf("error %q, with -da %q", errs[0], errs[1])
+	}
+}

@@ -104,13 +104,21 @@ func ScanFileRowNames(path string, reset func(), fn func(*Entry) error) (h Heade
 }
 
 // ScanFileRowCount counts the rows of a dump.json's entries, as
-// ScanFileRowNames finds and checks them, without building them; p2p
-// tells whether one of them is a torch.distributed.P2POp (whose values
-// only ScanFileRowNames gives).
-func ScanFileRowCount(path string) (rows int, p2p bool, err error) {
+// ScanFileRowNames finds and checks them, without building them.
+func ScanFileRowCount(path string) (RowCount, error) {
 	var c rowCount
-	_, _, err = scanFileExact(path, func() { c = rowCount{} }, nil, scanMode{reuse: true, names: true, count: true, counted: &c})
-	return c.rows, c.p2p, err
+	h, _, err := scanFileExact(path, func() { c = rowCount{} }, nil, scanMode{reuse: true, names: true, count: true, counted: &c})
+	if err != nil {
+		return RowCount{}, err
+	}
+	return RowCount{Rows: c.rows, P2P: c.p2p, MD5: h.MD5}, nil
+}
+
+// RowCount is what ScanFileRowCount finds in a dump.json.
+type RowCount struct {
+	Rows int  // the rows of the entries msprobe reads
+	P2P  bool // one of them is a torch.distributed.P2POp (its values: ScanFileRowNames)
+	MD5  bool // an entry carries an md5 (Header.MD5)
 }
 
 // rowCount is what a counting scan found.
