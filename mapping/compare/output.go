@@ -674,7 +674,7 @@ func (z *xlsxZip) markZip64(f *output.File, large int64) error {
 
 // fastZip is the workbook's zip writer: deflate at its best speed, by
 // klauspost/compress, which takes half the time of compress/flate's and
-// writes a smaller file, on every CPU (parallelDeflate). A table's sheet
+// writes a smaller file, on several CPUs (parallelDeflate). A table's sheet
 // is tens to hundreds of MB of XML; compress/flate's default level takes
 // seconds on it, longer than the compare.
 func fastZip(w io.Writer) *zip.Writer {

@@ -9,11 +9,16 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// deflateBlock is how much of a zip entry one CPU compresses at a time.
-const deflateBlock = 1 << 20
+// deflateBlock is how much of a zip entry one CPU compresses at a time;
+// deflateWorkers bounds the CPUs, whose blocks (three each, in and out)
+// add to the peak memory.
+const (
+	deflateBlock   = 1 << 20
+	deflateWorkers = 4
+)
 
-// parallelDeflate compresses a zip entry as one deflate stream on every
-// CPU: the entry is cut into blocks, each compressed alone and ended with
+// parallelDeflate compresses a zip entry as one deflate stream on up to
+// deflateWorkers CPUs: the entry is cut into blocks, each compressed alone and ended with
 // a sync flush (a byte-aligned empty stored block), the last one with the
 // final block, and written in order. A block back-references nothing of
 // the one before, which costs a little of the ratio. An entry of one
@@ -75,7 +80,7 @@ func (d *parallelDeflate) Write(p []byte) (int, error) {
 // the first.
 func (d *parallelDeflate) hand(final bool) {
 	if d.work == nil {
-		n := max(1, runtime.GOMAXPROCS(0))
+		n := min(max(1, runtime.GOMAXPROCS(0)), deflateWorkers)
 		d.work = make(chan deflateJob, n)
 		d.pending = make(chan chan deflated, 2*n)
 		d.done = make(chan error, 1)
