@@ -18,18 +18,19 @@ const (
 )
 
 // parallelDeflate compresses a zip entry as one deflate stream on up to
-// deflateWorkers CPUs: the entry is cut into blocks, each compressed alone and ended with
-// a sync flush (a byte-aligned empty stored block), the last one with the
-// final block, and written in order. A block back-references nothing of
-// the one before, which costs a little of the ratio. An entry of one
-// block is compressed as a single writer would.
+// deflateWorkers CPUs: the entry is cut into blocks, each compressed
+// alone and ended with a sync flush (a byte-aligned empty stored block),
+// the last one with the final block, and written in order. A block
+// back-references nothing of the one before, which costs a little of the
+// ratio. An entry of one block is compressed as a single writer would.
 type parallelDeflate struct {
 	out     io.Writer
 	cur     []byte
 	pending chan chan deflated // the blocks under way, in order
 	done    chan error         // the writer of the blocks, when it ends
 	work    chan deflateJob
-	free    chan []byte // blocks written, for the next ones
+	free    chan []byte        // blocks written, for the next ones
+	outs    chan *bytes.Buffer // their compressed forms, likewise
 	workers sync.WaitGroup
 	err     error
 }
@@ -45,8 +46,6 @@ type deflated struct {
 	in  []byte // given back for the next block
 	err error
 }
-
-var deflateBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func newParallelDeflate(out io.Writer) *parallelDeflate {
 	return &parallelDeflate{out: out}
@@ -85,6 +84,7 @@ func (d *parallelDeflate) hand(final bool) {
 		d.pending = make(chan chan deflated, 2*n)
 		d.done = make(chan error, 1)
 		d.free = make(chan []byte, 3*n+2) // every block in flight
+		d.outs = make(chan *bytes.Buffer, 3*n+2)
 		for range n {
 			d.workers.Go(d.compress)
 		}
@@ -100,8 +100,13 @@ func (d *parallelDeflate) hand(final bool) {
 func (d *parallelDeflate) compress() {
 	var w *flate.Writer
 	for j := range d.work {
-		buf := deflateBufs.Get().(*bytes.Buffer)
-		buf.Reset()
+		var buf *bytes.Buffer
+		select {
+		case buf = <-d.outs:
+			buf.Reset()
+		default:
+			buf = new(bytes.Buffer)
+		}
 		var err error
 		if w == nil {
 			w, err = flate.NewWriter(buf, flate.BestSpeed)
@@ -133,9 +138,12 @@ func (d *parallelDeflate) writeOut() {
 		if err == nil {
 			_, err = d.out.Write(r.out.Bytes())
 		}
-		deflateBufs.Put(r.out)
 		select {
 		case d.free <- r.in:
+		default:
+		}
+		select {
+		case d.outs <- r.out:
 		default:
 		}
 	}
