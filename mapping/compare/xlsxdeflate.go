@@ -2,9 +2,11 @@ package compare
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -32,7 +34,10 @@ type parallelDeflate struct {
 	free    chan []byte        // blocks written, for the next ones
 	outs    chan *bytes.Buffer // their compressed forms, likewise
 	workers sync.WaitGroup
-	err     error
+	n       int                   // workers (deflateWorkers, fewer with fewer CPUs)
+	failed  atomic.Pointer[error] // the first error writing out, for Write to stop on
+	err     error                 // the entry's error, once Write or Close met one
+	closed  bool
 }
 
 type deflateJob struct {
@@ -48,13 +53,21 @@ type deflated struct {
 }
 
 func newParallelDeflate(out io.Writer) *parallelDeflate {
-	return &parallelDeflate{out: out}
+	return &parallelDeflate{out: out, n: min(max(1, runtime.GOMAXPROCS(0)), deflateWorkers)}
 }
+
+var errDeflateClosed = errors.New("compare: deflate: write after close")
 
 // Write keeps p in the block under way and hands full blocks on.
 func (d *parallelDeflate) Write(p []byte) (int, error) {
+	if d.closed {
+		return 0, errDeflateClosed
+	}
 	n := len(p)
 	for len(p) > 0 {
+		if err := d.failed.Load(); err != nil && d.err == nil {
+			d.err = *err // the file failed: the rest is not compressed for nothing
+		}
 		if d.err != nil {
 			return 0, d.err
 		}
@@ -79,7 +92,7 @@ func (d *parallelDeflate) Write(p []byte) (int, error) {
 // the first.
 func (d *parallelDeflate) hand(final bool) {
 	if d.work == nil {
-		n := min(max(1, runtime.GOMAXPROCS(0)), deflateWorkers)
+		n := d.n
 		d.work = make(chan deflateJob, n)
 		d.pending = make(chan chan deflated, 2*n)
 		d.done = make(chan error, 1)
@@ -133,10 +146,13 @@ func (d *parallelDeflate) writeOut() {
 	for res := range d.pending {
 		r := <-res
 		if err == nil {
-			err = r.err
-		}
-		if err == nil {
-			_, err = d.out.Write(r.out.Bytes())
+			if err = r.err; err == nil {
+				_, err = d.out.Write(r.out.Bytes())
+			}
+			if err != nil {
+				e := err
+				d.failed.Store(&e)
+			}
 		}
 		select {
 		case d.free <- r.in:
@@ -152,7 +168,17 @@ func (d *parallelDeflate) writeOut() {
 
 // Close compresses the last block and waits for all to be written.
 func (d *parallelDeflate) Close() error {
+	if d.closed {
+		return d.err
+	}
+	d.closed = true
 	if d.err != nil {
+		if d.work != nil { // the blocks under way are let go
+			close(d.work)
+			close(d.pending)
+			d.workers.Wait()
+			<-d.done
+		}
 		return d.err
 	}
 	if d.work == nil {

@@ -3,6 +3,7 @@ package compare
 import (
 	"archive/zip"
 	"bytes"
+	stdflate "compress/flate"
 	"errors"
 	"fmt"
 	"io"
@@ -75,14 +76,81 @@ func TestParallelDeflate(t *testing.T) {
 	}
 }
 
-// TestParallelDeflateWriteError: an error of the file is Close's.
+// TestParallelDeflateStream decodes what parallelDeflate writes with 1
+// and 4 workers, whatever the machine's CPUs, in writes of random sizes
+// (zero-length ones too), with text that repeats across the blocks'
+// edges: the bytes written, one deflate stream, nothing after its final
+// block.
+func TestParallelDeflateStream(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := []byte(strings.Repeat(`<row r="7"><c r="A7" t="inlineStr"><is><t>Tensor.__mul__.0.forward.output.0</t></is></c></row>`, 13*deflateBlock/95))
+	for _, workers := range []int{1, 4} {
+		for _, size := range []int{0, 1, deflateBlock - 1, deflateBlock, deflateBlock + 1, 2 * deflateBlock, 7*deflateBlock + 12345, len(text)} {
+			t.Run(fmt.Sprintf("%d workers/%d bytes", workers, size), func(t *testing.T) {
+				var out bytes.Buffer
+				d := newParallelDeflate(&out)
+				d.n = workers
+				for rest := text[:size]; ; {
+					n := min(rng.IntN(3*deflateBlock/2), len(rest)) // 0 now and then
+					if _, err := d.Write(rest[:n]); err != nil {
+						t.Fatal(err)
+					}
+					if rest = rest[n:]; len(rest) == 0 {
+						break
+					}
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+				in := bytes.NewReader(out.Bytes()) // a ByteReader: flate reads no further than the stream
+				got, err := io.ReadAll(stdflate.NewReader(in))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, text[:size]) {
+					t.Fatalf("decoded %d bytes, wrote %d", len(got), size)
+				}
+				if in.Len() != 0 {
+					t.Fatalf("%d bytes after the final block", in.Len())
+				}
+			})
+		}
+	}
+}
+
+// TestParallelDeflateWriteError: once the file fails, Write says so (the
+// rest of a sheet is not compressed for nothing), and so does Close, once
+// or twice; a Write after Close fails.
 func TestParallelDeflateWriteError(t *testing.T) {
 	t.Parallel()
 	d := newParallelDeflate(&failingWriter{n: 100})
-	if _, err := d.Write(make([]byte, 3*deflateBlock)); err != nil {
-		t.Fatal(err) // the blocks are written later
+	d.n = 2
+	block := make([]byte, deflateBlock)
+	var err error
+	for k := 0; k < 64 && err == nil; k++ {
+		_, err = d.Write(block)
 	}
-	if err := d.Close(); !errors.Is(err, errDiskFull) {
-		t.Fatalf("Close: %v, want %v", err, errDiskFull)
+	if !errors.Is(err, errDiskFull) {
+		t.Fatalf("64 MB written, Write: %v, want %v", err, errDiskFull)
+	}
+	for range 2 {
+		if err := d.Close(); !errors.Is(err, errDiskFull) {
+			t.Fatalf("Close: %v, want %v", err, errDiskFull)
+		}
+	}
+	if _, err := d.Write(block); !errors.Is(err, errDeflateClosed) {
+		t.Fatalf("Write after Close: %v", err)
+	}
+	// closed twice without an error: the second Close writes nothing
+	var out bytes.Buffer
+	d = newParallelDeflate(&out)
+	d.Write(make([]byte, 3*deflateBlock))
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := out.Len()
+	if err := d.Close(); err != nil || out.Len() != n {
+		t.Fatalf("second Close: %v, %d bytes more", err, out.Len()-n)
 	}
 }

@@ -71,14 +71,15 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("%s: Scan (%v) and ScanReuse (%v) differ", name, errC, errR)
 			}
 		}
-		// The counting scan gives the names mode's rows, P2POp and error.
-		var c rowCount
-		_, errCount := scan(strings.NewReader(string(data)), "dump.json", nil, nil, scanMode{reuse: true, names: true, count: true, counted: &c})
-		if errCount != nil {
-			c = rowCount{}
-		}
-		if got, want := fmt.Sprintf("%d rows, p2p %v, %v", c.rows, c.p2p, errCount), countByNames(string(data), scanMode{reuse: true, names: true}); got != want {
-			t.Fatalf("counted %s, want %s", got, want)
+		// The counting scan gives the names mode's rows, P2POp, md5 and
+		// error.
+		for _, name := range []string{"dump.json", "debug.json"} {
+			for _, pipelined := range []bool{false, true} {
+				m := scanMode{reuse: true, names: true, pipelined: pipelined}
+				if got, want := countByCount(string(data), name, m), countByNames(string(data), name, m); got != want {
+					t.Fatalf("%s (pipelined %v): counted %s, want %s", name, pipelined, got, want)
+				}
+			}
 		}
 		// EntryNames-style skipping must agree with full parsing on syntax.
 		lx := newLexer(strings.NewReader(string(data)), "x")

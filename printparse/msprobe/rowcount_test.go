@@ -11,8 +11,8 @@ import (
 
 // TestRowCount checks the counting scan (ScanFileRowCount) against the
 // names mode it stands for: the rows ScanFileRowNames would give, whether
-// one is a P2POp, and the same error, with the fast path on and off,
-// pipelined or not.
+// one is a P2POp, the header's md5 and the same error, with the fast path
+// on and off, pipelined or not, as a dump.json and as a debug.json.
 func TestRowCount(t *testing.T) {
 	t.Parallel()
 	var cases []string
@@ -40,14 +40,11 @@ func TestRowCount(t *testing.T) {
 	for i, data := range cases {
 		for _, flat := range []bool{true, false} {
 			for _, pipelined := range []bool{false, true} {
-				want := countByNames(data, scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat})
-				var c rowCount
-				_, err := scan(strings.NewReader(data), "dump.json", nil, nil, scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat, count: true, counted: &c})
-				if err != nil {
-					c = rowCount{}
-				}
-				if got := fmt.Sprintf("%d rows, p2p %v, %v", c.rows, c.p2p, err); got != want {
-					t.Errorf("case %d (fast path %v, pipelined %v): counted %s, want %s\n%.300s", i, flat, pipelined, got, want, data)
+				for _, file := range []string{"dump.json", DebugJSONName} {
+					m := scanMode{pipelined: pipelined, reuse: true, names: true, noFlat: !flat}
+					if got, want := countByCount(data, file, m), countByNames(data, file, m); got != want {
+						t.Errorf("case %d as %s (fast path %v, pipelined %v): counted %s, want %s\n%.300s", i, file, flat, pipelined, got, want, data)
+					}
 				}
 			}
 		}
@@ -72,11 +69,23 @@ func TestRowCount(t *testing.T) {
 	}
 }
 
-// countByNames is what the names mode gives of data: its rows, whether
-// one is a P2POp, and its error.
-func countByNames(data string, m scanMode) string {
+// countByCount is what the counting scan gives of data read as file
+// (countByNames' form).
+func countByCount(data, file string, m scanMode) string {
+	var c rowCount
+	m.count, m.counted = true, &c
+	h, err := scan(strings.NewReader(data), file, nil, nil, m)
+	if err != nil {
+		c, h = rowCount{}, Header{}
+	}
+	return fmt.Sprintf("%d rows, p2p %v, md5 %v, %v", c.rows, c.p2p, h.MD5, err)
+}
+
+// countByNames is what the names mode gives of data read as file: its
+// rows, whether one is a P2POp, the header's md5, and its error.
+func countByNames(data, file string, m scanMode) string {
 	rows, p2p := 0, false
-	_, err := scan(strings.NewReader(data), "dump.json", nil, func(e *Entry) error {
+	h, err := scan(strings.NewReader(data), file, nil, func(e *Entry) error {
 		for _, it := range e.Items {
 			p2p = p2p || it.P2P
 		}
@@ -84,7 +93,7 @@ func countByNames(data string, m scanMode) string {
 		return nil
 	}, m)
 	if err != nil {
-		rows, p2p = 0, false // a count that fails says nothing else
+		rows, p2p, h = 0, false, Header{} // a count that fails says nothing else
 	}
-	return fmt.Sprintf("%d rows, p2p %v, %v", rows, p2p, err)
+	return fmt.Sprintf("%d rows, p2p %v, md5 %v, %v", rows, p2p, h.MD5, err)
 }
