@@ -2,14 +2,12 @@ package compare
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -47,11 +45,16 @@ type daRank struct {
 	cells  *stackCells // the entries' stacks, each distinct one rendered once (nil: no stack.json)
 	row    int         // the table rows written before
 	find   daFind
-	// p2p are both sides' P2POp values by row position (waited for
-	// before the first entry is written).
+	// p2p are both sides' P2POp values by row position: the bench
+	// side's read meanwhile (waited for before the first entry is
+	// written), the NPU side's once needed (npuOpPeer).
 	p2p     [2]*daP2P
 	p2pErr  error
 	p2pDone chan struct{}
+	npuDump string
+	// npuOwn: every table row so far is the NPU dump's row of the same
+	// position, whose P2POp values are its own.
+	npuOwn bool
 }
 
 // daNode is an entry the search may report.
@@ -68,26 +71,46 @@ type daFix struct {
 	col     int
 }
 
-// newDARank writes to f; the P2POp values of the two dump.json files are
-// read meanwhile.
+// newDARank writes to f; the bench dump.json's P2POp values are read
+// meanwhile, the NPU one's once a row needs them (npuOpPeer).
 func newDARank(f *output.File, num int, frames StackFrames, npuDump, benchDump string) *daRank {
 	d := &daRank{rank: "rank_" + strconv.Itoa(num), num: num, f: f, w: output.NewWriter(f, 1<<20), first: true, frames: frames,
-		p2pDone: make(chan struct{})}
+		p2pDone: make(chan struct{}), npuDump: npuDump}
 	d.buf = append(d.w.Tail(daRoom), '{')
 	if frames != nil {
 		d.cells = newStackCells(frames)
 	}
 	go func() {
 		defer close(d.p2pDone)
-		var errs [2]error
-		var wg sync.WaitGroup
-		for k, path := range [2]string{npuDump, benchDump} {
-			wg.Go(func() { d.p2p[k], errs[k] = readDAP2P(path) })
-		}
-		wg.Wait()
-		d.p2pErr = cmp.Or(errs[0], errs[1])
+		d.p2p[1], d.p2pErr = readDAP2P(benchDump)
 	}()
 	return d
+}
+
+// npuOpPeer returns the NPU dump's P2POp op and peer JSON at table row i,
+// r: msprobe puts the NPU dump's row i beside table row i (see daP2P).
+// While every row is the dump's row of the same position (ownRows), that
+// is r's own item, and the NPU dump is not read again; from the first
+// group with a row that is not, its rows are read by position (the rows
+// before it are at their own positions: the same values).
+func (d *daRank) npuOpPeer(i int, r *outRow) (op, peer string) {
+	if d.npuOwn {
+		if r.npu.it.P2P {
+			return r.npu.it.Op, r.npu.it.Peer
+		}
+		return `"None"`, `"None"`
+	}
+	if d.p2p[0] == nil {
+		p, err := readDAP2P(d.npuDump)
+		if err != nil {
+			if d.err == nil {
+				d.err = err
+			}
+			p = &daP2P{}
+		}
+		d.p2p[0] = p
+	}
+	return d.p2p[0].opPeer(i)
 }
 
 // reset forgets what was written (the table is written again).
@@ -200,10 +223,25 @@ func (d *daRank) finish() error {
 	return d.err
 }
 
+// ownRows keeps npuOwn true while every row of grp is the NPU dump's
+// row of the same position: read from it, in its order (msprobe.Entry
+// .Member known), and not made or replaced by an N:1 group or
+// tensor-parallel shards, which add combined rows or change a row's item
+// (fused.go, tp.go).
+func (d *daRank) ownRows(grp []*outRow) {
+	for _, r := range grp {
+		if !d.npuOwn || r.npu.pos <= 0 || r.npu.fused != nil {
+			d.npuOwn = false
+			return
+		}
+	}
+}
+
 // add writes the group of one entry.
 func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 	row := d.row
 	d.row += len(grp)
+	d.ownRows(grp)
 	name := grp[0].npu.it.Entry
 	if strings.Count(name, ".") < 3 || !d.waitP2P() {
 		return // fewer than 4 dot-parts: msprobe skips it; or the P2POp values' error
@@ -266,7 +304,7 @@ func (d *daRank) inputs(grp []*outRow, row int, mode Mode) []daInput {
 			continue
 		}
 		name := r.npu.it.Name
-		_, peer := d.p2p[0].opPeer(row + k)
+		_, peer := d.npuOpPeer(row+k, r)
 		if peer == `"None"` && !strings.Contains(name, "src") && !strings.Contains(name, "dst") && !strings.HasSuffix(name, ".group") {
 			continue
 		}
@@ -474,7 +512,7 @@ func (d *daRank) opItem(r *outRow, i int, mode Mode, stack bool) {
 	d.str(n.State)
 	d.member(false, &tail[5])
 	d.str(n.Entry)
-	nop, npeer := d.p2p[0].opPeer(i)
+	nop, npeer := d.npuOpPeer(i, r)
 	bop, bpeer := d.p2p[1].opPeer(i)
 	for k, v := range [...]string{nop, bop, npeer, bpeer} {
 		d.member(false, &tail[6+k])
@@ -556,7 +594,7 @@ func (d *daRank) node(name string, grp []*outRow, row int, mode Mode) *daNode {
 			}
 			// the search reads the per-rank JSON: the row's value there
 			d.kv(false, "            ", "NPU P2POp peer")
-			_, peer := d.p2p[0].opPeer(row + k)
+			_, peer := d.npuOpPeer(row+k, r)
 			d.buf = append(d.buf, peer...)
 			d.buf = append(d.buf, "\n          }"...)
 			n++

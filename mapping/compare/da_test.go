@@ -587,3 +587,69 @@ func TestDiffAnalyzeSummaryMD5(t *testing.T) {
 		t.Errorf("error %q, with -da %q", errs[0], errs[1])
 	}
 }
+
+// checkDAByPosition runs -da on the pair opt gives (written into a
+// folder of its own) twice: taking the NPU side's P2POp values from the
+// table's rows while they are the dump's own, and reading the dump by
+// position from the first row: the files must be the same, byte for byte.
+func checkDAByPosition(t *testing.T, opt func(dir string) Options) {
+	t.Helper()
+	var files [2]map[string][]byte
+	for k, byPosition := range []bool{false, true} {
+		o := opt(t.TempDir())
+		o.OutDir, o.DiffAnalyze, o.daByPosition, o.Stamp = t.TempDir(), true, byPosition, time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+		if _, err := Run(o); err != nil {
+			t.Fatalf("-da, by position %v: %v", byPosition, err)
+		}
+		files[k] = testkit.ReadDir(t, o.OutDir)
+	}
+	if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
+		t.Fatalf("%d files, by position %d", len(files[0]), len(files[1]))
+	}
+	for name, b := range files[0] {
+		if !bytes.Equal(b, files[1][name]) {
+			t.Errorf("%s differs from the one read by position", name)
+		}
+	}
+}
+
+// TestDiffAnalyzeByPosition: the NPU side's P2POp values taken from the
+// table's own rows are those read by position, on every -da golden (P2POp
+// rows, md5, several ranks), every parity golden, and a layer mapping
+// with an N:1 group (TestFusedKinds adds combined NPU rows).
+func TestDiffAnalyzeByPosition(t *testing.T) {
+	t.Parallel()
+	root := testkit.Corpus(t, "msprobe")
+	cases := parityCases(t)
+	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p", "da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
+		pair := filepath.Join("golden", filepath.FromSlash(name))
+		npu, bench := filepath.Join(pair, "npu"), filepath.Join(pair, "bench")
+		if _, err := os.Stat(filepath.Join(root, npu, "step0")); err == nil {
+			npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
+		}
+		cases = append(cases, parityCase{name: name, target: npu, golden: bench})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			abs := func(p string) string {
+				if filepath.IsAbs(p) {
+					return p
+				}
+				return filepath.Join(root, p)
+			}
+			checkDAByPosition(t, func(string) Options {
+				o := Options{Target: abs(c.target), Golden: abs(c.golden)}
+				if c.opt != nil {
+					c.opt(t, &o)
+				}
+				return o
+			})
+		})
+	}
+	t.Run("fused", func(t *testing.T) {
+		t.Parallel()
+		npu, bench, lm := fusedDemo(t)
+		checkDAByPosition(t, func(string) Options { return Options{Target: npu, Golden: bench, LayerMappingFile: lm} })
+	})
+}

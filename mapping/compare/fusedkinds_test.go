@@ -306,6 +306,15 @@ func TestFusedKinds(t *testing.T) {
 			if s.Rows != npuRows+c.npuRowsExtra {
 				t.Errorf("%d rows, want %d NPU rows + %d combined", s.Rows, npuRows, c.npuRowsExtra)
 			}
+			// -da puts the NPU dump's P2POp values by position: after a
+			// combined NPU row the table's rows are no longer the dump's
+			checkDAByPosition(t, func(dir string) Options {
+				o := Options{Target: writeFixture(t, filepath.Join(dir, "npu"), c.npu...), Golden: writeFixture(t, filepath.Join(dir, "bench"), c.bench...)}
+				if len(c.pairs) > 0 {
+					o.PairsFile = writePairs(t, dir, c.pairs...)
+				}
+				return o
+			})
 			msg, res := col(rows, "Err_message"), col(rows, "Result")
 			for suffix, want := range c.rows {
 				found := false
@@ -400,6 +409,8 @@ func TestFusedTP(t *testing.T) {
 					}
 				}
 			}
+			// -da: rows made of shards are not the NPU dump's own
+			checkDAByPosition(t, func(string) Options { return Options{Target: c.target, Golden: c.golden, TP: c.tp} })
 		})
 	}
 	if _, err := Run(Options{Target: sharded, Golden: single, OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "rank folder counts differ") {

@@ -92,6 +92,10 @@ type Options struct {
 	// data mapping complete before the table (tests compare it with the
 	// one completed by the table's passes: see resolve.ReadSides).
 	mapRows bool
+	// daByPosition has -da read the NPU dump's P2POp values by position
+	// from the first row, as it does once a row is not the dump's own
+	// (tests compare the two; see daRank.npuOpPeer).
+	daByPosition bool
 	// writeAgain writes a table a whole-column pandas effect changes a
 	// second time, where the CSV table would be patched (tests compare
 	// the two).
@@ -835,6 +839,7 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return nil, nil, err
 		}
 		rr.da = newDARank(f, daRankNum(p.NPU), cfg.Stack, np.DumpJSON, bp.DumpJSON)
+		rr.da.npuOwn = !opt.daByPosition
 		cfg.da = rr.da
 		sk = &daSink{rr.da}
 	case opt.XLSX:
