@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,7 @@ type daRank struct {
 	p2pErr  error
 	p2pDone chan struct{}
 	npuDump string
+	npuErr  error // reading the NPU dump's rows failed (kept through a reset)
 	// npuOwn: every table row so far is the NPU dump's row of the same
 	// position, whose P2POp values are its own.
 	npuOwn bool
@@ -92,7 +94,8 @@ func newDARank(f *output.File, num int, frames StackFrames, npuDump, benchDump s
 // While every row is the dump's row of the same position (ownRows), that
 // is r's own item, and the NPU dump is not read again; from the first
 // group with a row that is not, its rows are read by position (the rows
-// before it are at their own positions: the same values).
+// before it are at their own positions: the same values). A failed
+// reading fails the rank (waitP2P).
 func (d *daRank) npuOpPeer(i int, r *outRow) (op, peer string) {
 	if d.npuOwn {
 		if r.npu.it.P2P {
@@ -103,8 +106,9 @@ func (d *daRank) npuOpPeer(i int, r *outRow) (op, peer string) {
 	if d.p2p[0] == nil {
 		p, err := readDAP2P(d.npuDump)
 		if err != nil {
+			d.npuErr = fmt.Errorf("-da: the NPU dump's rows: %w", err)
 			if d.err == nil {
-				d.err = err
+				d.err = d.npuErr
 			}
 			p = &daP2P{}
 		}
@@ -204,8 +208,8 @@ func (d *daRank) benchTotal() (rows int, md5, ok bool) {
 // they could not be read.
 func (d *daRank) waitP2P() bool {
 	<-d.p2pDone
-	if d.p2pErr != nil && d.err == nil {
-		d.err = d.p2pErr
+	if err := cmp.Or(d.p2pErr, d.npuErr); err != nil && d.err == nil {
+		d.err = err
 	}
 	return d.err == nil
 }
@@ -223,14 +227,14 @@ func (d *daRank) finish() error {
 	return d.err
 }
 
-// ownRows keeps npuOwn true while every row of grp is the NPU dump's
-// row of the same position: read from it, in its order (msprobe.Entry
-// .Member known), and not made or replaced by an N:1 group or
-// tensor-parallel shards, which add combined rows or change a row's item
-// (fused.go, tp.go).
-func (d *daRank) ownRows(grp []*outRow) {
-	for _, r := range grp {
-		if !d.npuOwn || r.npu.pos <= 0 || r.npu.fused != nil {
+// ownRows keeps npuOwn true while every row of grp, the table rows from
+// row on, is the NPU dump's row of the same position (sideRow.num): not
+// one row of several its key matched, nor after a row msprobe's -da
+// numbers and the table lacks, nor made or changed by an N:1 group or
+// tensor-parallel shards (fused.go, tp.go).
+func (d *daRank) ownRows(grp []*outRow, row int) {
+	for k, r := range grp {
+		if !d.npuOwn || int64(r.npu.num) != int64(row+k)+1 || r.npu.fused != nil {
 			d.npuOwn = false
 			return
 		}
@@ -241,7 +245,7 @@ func (d *daRank) ownRows(grp []*outRow) {
 func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 	row := d.row
 	d.row += len(grp)
-	d.ownRows(grp)
+	d.ownRows(grp, row)
 	name := grp[0].npu.it.Entry
 	if strings.Count(name, ".") < 3 || !d.waitP2P() {
 		return // fewer than 4 dot-parts: msprobe skips it; or the P2POp values' error

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping/output"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -652,4 +653,56 @@ func TestDiffAnalyzeByPosition(t *testing.T) {
 		npu, bench, lm := fusedDemo(t)
 		checkDAByPosition(t, func(string) Options { return Options{Target: npu, Golden: bench, LayerMappingFile: lm} })
 	})
+	// An NPU row whose key matches two bench rows is two table rows: the
+	// table's rows after it are no longer the dump's of the same position
+	// (P2POp rows after it, and the last rows past the dump's).
+	tensor := func(dtype, max string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.` + dtype + `", "shape": [4], "Max": ` + max + `, "Min": -1.0, "Mean": 0.1, "Norm": 2.0, "requires_grad": false}`
+	}
+	p2p := func(op, peer string) string {
+		return `{"class_type": "torch.distributed.P2POp", "tensor": ` + tensor("float32", "1.5") + `, "peer": ` + peer + `, "tag": 0, "group_id": "g0", "op": "` + op + `"}`
+	}
+	linear := `"Functional.linear.0.forward": {"input_args": [` + tensor("float32", "1.0") + `], "input_kwargs": {}, "output": [` + tensor("float32", "2.0") + `]`
+	rest := `"Distributed.batch_isend_irecv.0.forward": {"input_args": [[` + p2p("isend", "1") + `, ` + p2p("irecv", "2") + `]], "input_kwargs": {}, "output": [null]}, ` +
+		`"Functional.relu.0.forward": {"input_args": [` + tensor("float32", "3.0") + `], "input_kwargs": {}, "output": [` + tensor("float32", "3.0") + `]}`
+	gradList := `"Module.m.Linear.parameters_grad": {"weight": [` + tensor("float32", "0.5") + `, ` + tensor("float32", "0.6") + `]}`
+	for _, c := range []struct{ name, npu, bench string }{
+		{"bench input_args and input", linear + "}, " + rest, linear + `, "input": [` + tensor("float32", "1.1") + `]}, ` + rest},
+		{"the second match fails the dtype gate", linear + "}, " + rest, linear + `, "input": [` + tensor("int64", "1.1") + `]}, ` + rest},
+		{"a parameters_grad list of one name", linear + "}, " + gradList + ", " + rest, linear + "}, " + gradList + ", " + rest},
+		{"no fan-out", linear + "}, " + rest, linear + "}, " + rest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			checkDAByPosition(t, func(dir string) Options {
+				return Options{Target: testkit.DumpDir(t, dir, "npu", c.npu), Golden: testkit.DumpDir(t, dir, "bench", c.bench)}
+			})
+		})
+	}
+}
+
+// TestDAByPositionError: a failed reading of the NPU dump's rows by
+// position fails the rank, also after the table is written again.
+func TestDAByPositionError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bench := testkit.DumpDir(t, dir, "bench", `"Functional.relu.0.forward": {"output": [`+testkit.Tensor("x.pt")+`]}`)
+	set := output.NewSet()
+	f, err := set.Create(dir, output.Name{Prefix: "x", Suffix: ".json"}, resultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDARank(f, 0, nil, filepath.Join(dir, "gone", "dump.json"), filepath.Join(bench, "dump.json"))
+	if !d.waitP2P() {
+		t.Fatalf("the bench dump: %v", d.err)
+	}
+	d.npuOwn = false
+	d.npuOpPeer(0, &outRow{npu: &sideRow{}})
+	for pass := range 2 {
+		if d.waitP2P() || !strings.Contains(fmt.Sprint(d.err), "-da: the NPU dump's rows") {
+			t.Fatalf("pass %d: %v, want the NPU dump's error", pass, d.err)
+		}
+		d.reset()
+	}
+	set.Abort()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -445,7 +446,10 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 	if stack != nil {
 		cells = newStackCells(stack)
 	}
+	var num int64 // the rows before the entry
 	return src(func(e *msprobe.Entry) error {
+		first := num
+		num += int64(len(e.Items))
 		ek, ok := namer.entryKey(e.Name)
 		if !ok {
 			return fn(e, nil)
@@ -454,6 +458,9 @@ func forEachRow(src Source, cfg *Config, renumber bool, stack StackFrames,
 		for i := range e.Items {
 			rows[i].set(&e.Items[i])
 			rows[i].pos = int32(e.Member) + 1
+			if n := first + int64(i) + 1; n <= math.MaxInt32 {
+				rows[i].num = int32(n)
+			}
 		}
 		ek.setKeys(e.Name, rows)
 		if len(rows) > 0 && cells != nil {

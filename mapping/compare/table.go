@@ -73,6 +73,7 @@ type sideRow struct {
 	fused *fusedRow  // what an N:1 group did with the row (fused.go), or nil
 	fast  uint8      // fastStats of it, set where it was decoded off the join's goroutine
 	pos   int32      // an NPU row's msprobe.Entry.Member + 1 (0: not known), trusted as its entry's position
+	num   int32      // a row's position among its dump's rows (entries msprobe skips aside) + 1 (0: not known)
 	ahead keyHashes  // key's candidate prefixes, hashed by the lookahead for the join
 }
 
@@ -80,7 +81,7 @@ type sideRow struct {
 // (a composite literal would be zeroed first).
 func (r *sideRow) set(it *msprobe.Item) {
 	r.it = *it
-	r.key, r.stack, r.owner, r.fused, r.fast, r.pos, r.ahead = "", nil, nil, nil, 0, 0, keyHashes{}
+	r.key, r.stack, r.owner, r.fused, r.fast, r.pos, r.num, r.ahead = "", nil, nil, nil, 0, 0, 0, keyHashes{}
 }
 
 // member is the msprobe.Entry.Member of an NPU row's entry, -1 where not
