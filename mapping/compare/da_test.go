@@ -61,8 +61,7 @@ func TestDiffAnalyzeGolden(t *testing.T) {
 // others ran its per-rank compare alone, PROVENANCE section C).
 func TestDiffAnalyzeParity(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p",
-		"da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
+	for _, name := range daGoldens {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			root := testkit.Corpus(t, append([]string{"msprobe", "golden"}, strings.Split(name, "/")...)...)
@@ -508,28 +507,12 @@ func TestDiffAnalyzeP2P(t *testing.T) {
 // parsed more than once.
 func TestDiffAnalyzeSummary(t *testing.T) {
 	t.Parallel()
-	root := testkit.Corpus(t, "msprobe")
-	cases := parityCases(t)
-	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p", "da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
-		pair := filepath.Join("golden", filepath.FromSlash(name))
-		npu, bench := filepath.Join(pair, "npu"), filepath.Join(pair, "bench")
-		if _, err := os.Stat(filepath.Join(root, npu, "step0")); err == nil {
-			npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
-		}
-		cases = append(cases, parityCase{name: name, target: npu, golden: bench})
-	}
-	for _, c := range cases {
+	for _, c := range goldenPairs(t) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			abs := func(p string) string {
-				if filepath.IsAbs(p) {
-					return p
-				}
-				return filepath.Join(root, p)
-			}
 			var sums [2][]Summary
 			for k, da := range []bool{false, true} {
-				o := Options{Target: abs(c.target), Golden: abs(c.golden), OutDir: t.TempDir(), DiffAnalyze: da, cache: 4,
+				o := Options{Target: c.target, Golden: c.golden, OutDir: t.TempDir(), DiffAnalyze: da, cache: 4,
 					Stamp: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
 				if c.opt != nil {
 					c.opt(t, &o)
@@ -620,27 +603,11 @@ func checkDAByPosition(t *testing.T, opt func(dir string) Options) {
 // with an N:1 group (TestFusedKinds adds combined NPU rows).
 func TestDiffAnalyzeByPosition(t *testing.T) {
 	t.Parallel()
-	root := testkit.Corpus(t, "msprobe")
-	cases := parityCases(t)
-	for _, name := range []string{"da_unmatched", "da_md5", "da_p2p", "da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"} {
-		pair := filepath.Join("golden", filepath.FromSlash(name))
-		npu, bench := filepath.Join(pair, "npu"), filepath.Join(pair, "bench")
-		if _, err := os.Stat(filepath.Join(root, npu, "step0")); err == nil {
-			npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
-		}
-		cases = append(cases, parityCase{name: name, target: npu, golden: bench})
-	}
-	for _, c := range cases {
+	for _, c := range goldenPairs(t) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			abs := func(p string) string {
-				if filepath.IsAbs(p) {
-					return p
-				}
-				return filepath.Join(root, p)
-			}
 			checkDAByPosition(t, func(string) Options {
-				o := Options{Target: abs(c.target), Golden: abs(c.golden)}
+				o := Options{Target: c.target, Golden: c.golden}
 				if c.opt != nil {
 					c.opt(t, &o)
 				}
@@ -705,4 +672,32 @@ func TestDAByPositionError(t *testing.T) {
 		d.reset()
 	}
 	set.Abort()
+}
+
+// daGoldens are the -da goldens of corpus/msprobe/golden.
+var daGoldens = []string{"da_unmatched", "da_md5", "da_p2p",
+	"da_edges/md5_null_unmatched", "da_edges/stack_info_null", "da_edges/parameters_in_input"}
+
+// goldenPairs are the parity goldens and the -da goldens (a step folder
+// where the pair has steps), their folders' paths absolute.
+func goldenPairs(t *testing.T) []parityCase {
+	root := testkit.Corpus(t, "msprobe")
+	cases := parityCases(t)
+	for _, name := range daGoldens {
+		pair := filepath.Join("golden", filepath.FromSlash(name))
+		npu, bench := filepath.Join(pair, "npu"), filepath.Join(pair, "bench")
+		if _, err := os.Stat(filepath.Join(root, npu, "step0")); err == nil {
+			npu, bench = filepath.Join(npu, "step0"), filepath.Join(bench, "step0")
+		}
+		cases = append(cases, parityCase{name: name, target: npu, golden: bench})
+	}
+	for i, c := range cases {
+		if !filepath.IsAbs(c.target) {
+			cases[i].target = filepath.Join(root, c.target)
+		}
+		if !filepath.IsAbs(c.golden) {
+			cases[i].golden = filepath.Join(root, c.golden)
+		}
+	}
+	return cases
 }
