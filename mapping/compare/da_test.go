@@ -633,6 +633,24 @@ func TestDiffAnalyzeByPosition(t *testing.T) {
 	rest := `"Distributed.batch_isend_irecv.0.forward": {"input_args": [[` + p2p("isend", "1") + `, ` + p2p("irecv", "2") + `]], "input_kwargs": {}, "output": [null]}, ` +
 		`"Functional.relu.0.forward": {"input_args": [` + tensor("float32", "3.0") + `], "input_kwargs": {}, "output": [` + tensor("float32", "3.0") + `]}`
 	gradList := `"Module.m.Linear.parameters_grad": {"weight": [` + tensor("float32", "0.5") + `, ` + tensor("float32", "0.6") + `]}`
+	// A debug.json entry named "": msprobe's -da numbers its rows, the
+	// table has none.
+	t.Run("a debug entry without a name", func(t *testing.T) {
+		t.Parallel()
+		body := `{"input_args": [` + tensor("float32", "1.0") + `], "output": [` + tensor("float32", "2.0") + `]}`
+		data := `"m.x.0.debug": ` + body + `, "": ` + body + `, "m.p2p.0.debug": {"input_args": [[` + p2p("isend", "1") + `]]}, "m.y.0.debug": ` + body
+		checkDAByPosition(t, func(dir string) Options {
+			var sides [2]string
+			for k, side := range []string{"npu", "bench"} {
+				sides[k] = filepath.Join(dir, side)
+				if err := os.MkdirAll(sides[k], 0o755); err != nil {
+					t.Fatal(err)
+				}
+				testkit.WriteFile(t, sides[k], msprobe.DebugJSONName, `{"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {`+data+`}}`)
+			}
+			return Options{Target: sides[0], Golden: sides[1]}
+		})
+	})
 	for _, c := range []struct{ name, npu, bench string }{
 		{"bench input_args and input", linear + "}, " + rest, linear + `, "input": [` + tensor("float32", "1.1") + `]}, ` + rest},
 		{"the second match fails the dtype gate", linear + "}, " + rest, linear + `, "input": [` + tensor("int64", "1.1") + `]}, ` + rest},
