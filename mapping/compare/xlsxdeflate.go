@@ -172,16 +172,12 @@ func (d *parallelDeflate) Close() error {
 		return d.err
 	}
 	d.closed = true
-	if d.err != nil {
-		if d.work != nil { // the blocks under way are let go
-			close(d.work)
-			close(d.pending)
-			d.workers.Wait()
-			<-d.done
+	switch {
+	case d.err != nil:
+		if d.work != nil {
+			d.stop() // the blocks under way are let go
 		}
-		return d.err
-	}
-	if d.work == nil {
+	case d.work == nil:
 		// One block: compressed here, as a single writer would.
 		w, err := flate.NewWriter(d.out, flate.BestSpeed)
 		if err == nil {
@@ -191,12 +187,18 @@ func (d *parallelDeflate) Close() error {
 			err = w.Close()
 		}
 		d.err = err
-		return err
+	default:
+		d.hand(true)
+		d.err = d.stop()
 	}
-	d.hand(true)
+	return d.err
+}
+
+// stop ends the workers and the writer once the blocks handed on are
+// done, and returns the writer's error.
+func (d *parallelDeflate) stop() error {
 	close(d.work)
 	close(d.pending)
 	d.workers.Wait()
-	d.err = <-d.done
-	return d.err
+	return <-d.done
 }
