@@ -172,26 +172,31 @@ func renumbered(name, op, cd string, n int) entryKey {
 // renameAPI is msprobe's fuzzy-match name (Match.rename_api): the last
 // dot-part before the first "forward" (or "backward") is dropped, so
 // call indices are ignored (for modules it drops the class name).
-func renameAPI(name string) string {
-	dir := ""
-	switch {
-	case strings.Contains(name, "forward"):
-		dir = "forward"
-	case strings.Contains(name, "backward"):
+func renameAPI(name string) string { return string(appendRenameAPI(nil, name)) }
+
+// appendRenameAPI appends renameAPI(name) to dst.
+func appendRenameAPI(dst []byte, name string) []byte {
+	dir := "forward"
+	i := strings.Index(name, dir)
+	if i < 0 {
 		dir = "backward"
-	default:
-		return name
+		if i = strings.Index(name, dir); i < 0 {
+			return append(dst, name...)
+		}
 	}
-	pieces := strings.SplitN(name, dir, 3)
-	head, inOut := pieces[0], pieces[1]
-	// head.rsplit(".", 2)[0]
-	prefix := head
-	for n := 0; n < 2; n++ {
-		i := strings.LastIndexByte(prefix, '.')
-		if i < 0 {
+	head, inOut := name[:i], name[i+len(dir):]
+	if j := strings.Index(inOut, dir); j >= 0 {
+		inOut = inOut[:j] // Python's split: the piece up to the next one
+	}
+	for range 2 { // head.rsplit(".", 2)[0]
+		k := strings.LastIndexByte(head, '.')
+		if k < 0 {
 			break
 		}
-		prefix = prefix[:i]
+		head = head[:k]
 	}
-	return prefix + "." + dir + inOut
+	dst = append(dst, head...)
+	dst = append(dst, '.')
+	dst = append(dst, dir...)
+	return append(dst, inOut...)
 }

@@ -284,6 +284,11 @@ func TestRenameAPI(t *testing.T) {
 		{"Module.fc.Linear.parameters_grad.weight", "Module.fc.Linear.parameters_grad.weight"},
 		// the substring rule: "feedforward" holds "forward"
 		{"Module.feedforward.Linear.forward.0.input.0", "Module.forward.Linear."},
+		{"Module.feedforward.forward.0.input.0", "Module.forward."},
+		{"forward", ".forward"},
+		{"x.backward.forward.1", "x.forward.1"},
+		{"a.b.backward.0.backward.1", "a.backward.0."},
+		{"nodirection.0.input.0", "nodirection.0.input.0"},
 	} {
 		if got := renameAPI(c.in); got != c.want {
 			t.Errorf("renameAPI(%q) = %q, want %q", c.in, got, c.want)
@@ -757,7 +762,7 @@ func TestFastStatsWhereDecoded(t *testing.T) {
 		_, err := msprobe.ScanFile(path, yield)
 		return err
 	})
-	ch, errc, ready, stop := npuStream(npu, &Config{}, true, &rowsPool{}, nil)
+	ch, errc, ready, stop := sideStream(npu, &Config{}, true, nil, &rowsPool{}, nil)
 	ready()
 	some := false
 	for b := range ch {
