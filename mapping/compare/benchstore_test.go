@@ -202,10 +202,10 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 	near := benchVariant(bench, 12, reorder{near: 6, drop: 25, extra: 25})
 	const no, yes = 0, 1
 	cases := []struct {
-		name  string
-		bench []msprobe.Entry
-		cfg   Config
-		full  int // joined against the whole bench side (fuzzy match)
+		name   string
+		bench  []msprobe.Entry
+		cfg    Config
+		stream int // the bench side read as a stream (fuzzy match)
 	}{
 		{"statistics", bench, Config{Mode: Statistics}, no},
 		{"statistics small cache", bench, Config{Mode: Statistics, cache: 3}, no},
@@ -223,6 +223,11 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 		{"tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}}, no},
 		{"fuzzy", bench, Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}, yes},
+		{"fuzzy near md5", near, Config{Mode: MD5, Fuzzy: true}, yes},
+		{"fuzzy tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}, Fuzzy: true}, yes},
+		{"fuzzy data mapping near", near, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), Fuzzy: true}, yes},
+		{"fuzzy bench shorter", bench[:len(bench)/2], Config{Mode: Statistics, Fuzzy: true}, yes},
+		{"fuzzy bench longer", benchVariant(bench, 14, reorder{dup: 3}), Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm)}, no},
 		{"data mapping odd small cache", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), cache: 1}, no},
 		{"one worker odd", odd, Config{Mode: Statistics, Workers: 1}, no},
@@ -263,8 +268,8 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 						t.Fatalf("%s row %d:\n%q %v\nplain %q %v", v.name, i, pt.rows[i], pt.marks[i], st.rows[i], st.marks[i])
 					}
 				}
-				if v.name == "indexed" && (tr.fullPasses > 0) != (c.full == yes) || tr.fullPasses > 0 && tr.indexedPasses > 0 {
-					t.Errorf("%s run: %+v, want a full pass: %v", v.name, tr, c.full == yes)
+				if v.name == "indexed" && ((tr.streamedPasses > 0) != (c.stream == yes) || tr.fullPasses > 0 || tr.streamedPasses > 0 && tr.indexedPasses > 0) {
+					t.Errorf("%s run: %+v, want a streamed pass: %v", v.name, tr, c.stream == yes)
 				}
 			}
 		})

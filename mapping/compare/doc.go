@@ -42,8 +42,12 @@
 // (keys.go); under -da, per communication op its input rows' names and
 // values, and the search's nodes of its layer when they differ (the
 // layer's first compute diff and the op's own, rendered: dasearch.go).
-// msprobe's fuzzy match pairs rows in order and reads the
-// whole bench side into memory in a packed form (benchstore.go).
+// msprobe's fuzzy match (-fm) pairs the rows of both sides in file order
+// and reads the bench side as a stream too (fuzzy.go): it keeps the rows
+// of its two queues, the rows since its last pair (on the NPU side
+// those left unmatched, which the table writes only once a later pair
+// or the end settles them) and their keys, and nothing of the rows
+// before.
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from

@@ -163,9 +163,9 @@ type Config struct {
 
 // joinTrace records the bench strategy of a Compare call.
 type joinTrace struct {
-	indexedPasses, fullPasses int
-	seed                      maphash.Seed // the bench index's (see tagCollision)
-	skims                     int          // of the bench dump.json, by the join's index
+	indexedPasses, fullPasses, streamedPasses int
+	seed                                      maphash.Seed // the bench index's (see tagCollision)
+	skims                                     int          // of the bench dump.json, by the join's index
 }
 
 // RowSink receives the table: the header once, then the rows in order.
@@ -519,9 +519,11 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	}
 	renumber := !cfg.Fuzzy
 	// The indexed join (benchindex.go) serves every match but the fuzzy
-	// one, which pairs the two sides' rows in order; it and the tests'
-	// references read the whole bench side into memory.
+	// one, which pairs the two sides' rows in order and reads the bench
+	// side as a stream (fuzzy.go); the tests' references read the whole
+	// bench side into memory.
 	indexed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
+	streamed := cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
 	var ix *benchIndex
 	var bs *benchSide
 	defer func() {
@@ -552,6 +554,8 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 			if cfg.dataMapLog != nil {
 				cfg.dataMapLog.passStart(cfg.suffixCheck)
 			}
+		case streamed:
+			j = newFuzzyJoin(newBenchStream(bench, &cfg), &cfg)
 		default:
 			if bs == nil {
 				var md5 bool
@@ -560,7 +564,11 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				}
 				bs.md5 = bs.md5 || md5
 			}
-			j = newStoreJoin(bs, &cfg)
+			if cfg.Fuzzy {
+				j = newFuzzyJoin(&storeRows{bs: bs}, &cfg)
+			} else {
+				j = newStoreJoin(bs, &cfg)
+			}
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
 				return nil, errors.New("compare: a deferred data mapping needs the bench index")
 			}
@@ -571,9 +579,12 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	for pass := 0; ; pass++ {
 		sum, scan, err := runPass(npu, &cfg, renumber, newJoin, assumed, sink)
 		if cfg.trace != nil {
-			if indexed {
+			switch {
+			case indexed:
 				cfg.trace.indexedPasses++
-			} else {
+			case streamed:
+				cfg.trace.streamedPasses++
+			default:
 				cfg.trace.fullPasses++
 			}
 		}
@@ -630,7 +641,7 @@ func benchEntries(b Bench, md5 *bool, cfg *Config) Source {
 		return b
 	case BenchFile:
 		return func(yield func(*msprobe.Entry) error) error {
-			h, err := msprobe.ScanFileWith(string(b), msprobe.ScanOptions{Plan: cfg.BenchRepeats, NoStats: cfg.statsUnread()}, yield)
+			h, err := msprobe.ScanFileReuseWith(string(b), msprobe.ScanOptions{Plan: cfg.BenchRepeats, NoStats: cfg.statsUnread()}, yield)
 			*md5 = h.MD5
 			return err
 		}
@@ -649,11 +660,13 @@ const (
 	npuBatch = 16
 )
 
-// npuStream decodes the NPU side in its own goroutine, ahead of the join:
-// entries with their rows keyed come out of ch, in batches; ready tells it
-// the join has started taking them; stop ends it early; the scan's error
-// comes out of errc once ch is closed.
-func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches batchPool) (ch <-chan []npuEntry, errc <-chan error, ready, stop func()) {
+// sideStream decodes a side in its own goroutine, ahead of the join (the
+// NPU side; the fuzzy join's bench side too): entries with their rows
+// keyed come out of ch, in batches, the first row of each with its stack
+// cell when stack is set; ready tells it the join has started taking
+// them; stop ends it early; the scan's error comes out of errc once ch is
+// closed.
+func sideStream(src Source, cfg *Config, renumber bool, stack StackFrames, pool *rowsPool, batches batchPool) (ch <-chan []npuEntry, errc <-chan error, ready, stop func()) {
 	c := make(chan []npuEntry, npuQueue/npuBatch)
 	ec := make(chan error, 1)
 	done := make(chan struct{})
@@ -698,7 +711,7 @@ func npuStream(npu Source, cfg *Config, renumber bool, pool *rowsPool, batches b
 			given = pool.get(n)
 			return given.rows
 		}
-		err := forEachRow(npu, cfg, renumber, cfg.Stack, alloc, func(e *msprobe.Entry, _ []sideRow) error {
+		err := forEachRow(src, cfg, renumber, stack, alloc, func(e *msprobe.Entry, _ []sideRow) error {
 			b := given // nil for an entry without a compare key: no rows
 			given = nil
 			if b == nil {
@@ -765,7 +778,7 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 	scan := newArtifactScan()
 	out := newGroupWriter(cfg, sink, sum, art)
 	batches := newBatchPool()
-	ch, errc, npuReady, stopNPU := npuStream(npu, cfg, renumber, &out.rows, batches)
+	ch, errc, npuReady, stopNPU := sideStream(npu, cfg, renumber, cfg.Stack, &out.rows, batches)
 	type joined struct {
 		sum Summary // bench counts
 		err error
@@ -878,8 +891,9 @@ func runPass(npu Source, cfg *Config, renumber bool, newJoin func() (joiner, err
 
 var errStopped = errors.New("stopped")
 
-// npuEntry is one NPU entry's rows, handed from the NPU reader to the join.
-// (Entries without a compare key never come: the scan skips them.)
+// npuEntry is one NPU entry's rows, handed from the NPU reader to the join
+// (sideStream; the fuzzy join's bench side comes so too). (Entries
+// without a compare key never come: the scan skips them.)
 type npuEntry struct {
 	name   string
 	member int32 // msprobe.Entry.Member
@@ -962,12 +976,11 @@ func (j *indexJoin) aheadKey(n *sideRow, buf *[]byte, has suffixHas) string {
 	return key
 }
 
-// storeJoin joins against the whole bench side in memory (msprobe's
-// fuzzy match, and the tests' references).
+// storeJoin joins against the whole bench side in memory (the tests'
+// references).
 type storeJoin struct {
 	bs  *benchSide
 	cfg *Config
-	fz  *fuzzyMatcher
 	tmp sideRow
 }
 
@@ -975,11 +988,7 @@ func newStoreJoin(bs *benchSide, cfg *Config) *storeJoin {
 	for i := range bs.matched {
 		bs.matched[i] = false
 	}
-	j := &storeJoin{bs: bs, cfg: cfg}
-	if cfg.Fuzzy {
-		j.fz = newFuzzyMatcher(bs, cfg)
-	}
-	return j
+	return &storeJoin{bs: bs, cfg: cfg}
 }
 
 // byIndex adapts emit to bench row numbers.
@@ -993,18 +1002,10 @@ func (j *storeJoin) byIndex(emit rowEmit) emitFunc {
 }
 
 func (j *storeJoin) row(n *sideRow, emit rowEmit) error {
-	if j.fz != nil {
-		return j.fz.push(n, j.byIndex(emit))
-	}
 	return joinRow(n, j.bs, j.cfg, j.byIndex(emit))
 }
 
 func (j *storeJoin) end(emit rowEmit, sum *Summary) error {
-	if j.fz != nil {
-		if err := j.fz.finish(j.byIndex(emit)); err != nil {
-			return err
-		}
-	}
 	sum.BenchRows, sum.benchMD5 = j.bs.len(), j.bs.md5
 	for _, m := range j.bs.matched {
 		if !m {

@@ -1,5 +1,12 @@
 package compare
 
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/layermap/layermap/printparse/msprobe"
+)
+
 // fuzzyMatcher is msprobe's fuzzy match (Match.process_fuzzy_match): rows
 // of both sides are pushed in lockstep into two queues; after each step
 // the newest NPU row is tried against the queued bench rows (oldest first,
@@ -17,23 +24,146 @@ package compare
 // gate and comes out unmatched (and it crashes when a row stays
 // unmatched); here those modes match as in tensor mode.
 type fuzzyMatcher struct {
-	bs   *benchSide
-	cfg  *Config
-	next int // next bench row to push
+	bench benchRows
+	cfg   *Config
 
-	npuQ   []*sideRow
-	npuKey []string
-	bQ     []int32
-	bKey   []string
-	// positions of queued rows by renamed key, absolute queue positions
-	npuAt, bAt     map[string][]int
-	npuBase, bBase int // absolute position of the queue heads
-	stopped        bool
+	npu, b  fuzzyQueue
+	stopped bool
+	done    bool // the bench side has no more rows
+	pushed  int  // bench rows queued so far
+	matched int  // bench rows matched
+	buf     []byte
+	text    []byte // the block the next new name goes in
 }
 
-func newFuzzyMatcher(bs *benchSide, cfg *Config) *fuzzyMatcher {
-	return &fuzzyMatcher{bs: bs, cfg: cfg, npuAt: map[string][]int{}, bAt: map[string][]int{}}
+// benchRows are the bench side's rows in file order, as the fuzzy match
+// queues them.
+type benchRows interface {
+	// next returns the next row, nil after the last. A row stays valid
+	// until release frees it.
+	next() (*sideRow, error)
+	// release frees the first n rows next gave (n only grows).
+	release(n int)
+	// rest counts the rows next has not given, and tells whether an entry
+	// of the bench side or its header has an md5 (Summary.benchMD5).
+	rest() (rows int, md5 bool, err error)
 }
+
+func newFuzzyMatcher(bench benchRows, cfg *Config) *fuzzyMatcher {
+	return &fuzzyMatcher{bench: bench, cfg: cfg, npu: newFuzzyQueue(), b: newFuzzyQueue()}
+}
+
+// fuzzyQueue is one side's queue: its rows with their fuzzy names, and
+// each name's queued rows as a list. Positions count the rows ever
+// queued; the queue is rows[head:] (and keys, next), its first at
+// position base.
+type fuzzyQueue struct {
+	rows []*sideRow
+	keys []string
+	next []int // the position of the next queued row of the same name, -1: none
+	head int
+	at   map[string]nameRows
+	base int
+}
+
+// nameRows are the first and last queued positions of a name.
+type nameRows struct {
+	first, last int
+	key         string
+}
+
+func newFuzzyQueue() fuzzyQueue { return fuzzyQueue{at: map[string]nameRows{}} }
+
+// len is the number of queued rows.
+func (q *fuzzyQueue) len() int { return len(q.rows) - q.head }
+
+// row is queued row i (position base+i).
+func (q *fuzzyQueue) row(i int) *sideRow { return q.rows[q.head+i] }
+
+// lastKey is the newest row's name.
+func (q *fuzzyQueue) lastKey() string { return q.keys[len(q.keys)-1] }
+
+func (q *fuzzyQueue) push(r *sideRow, key string) {
+	p := q.base + q.len()
+	if n, ok := q.at[key]; ok {
+		q.next[q.head+n.last-q.base] = p
+		n.last = p
+		q.at[key] = n
+	} else {
+		q.at[key] = nameRows{first: p, last: p, key: key}
+	}
+	q.rows = append(q.rows, r)
+	q.keys = append(q.keys, key)
+	q.next = append(q.next, -1)
+}
+
+// first returns the first queued position of key below limit, or -1.
+func (q *fuzzyQueue) first(key string, limit int) int {
+	if n, ok := q.at[key]; ok && n.first < limit {
+		return n.first
+	}
+	return -1
+}
+
+// cut drops the first n rows: what the match keeps is its queues. The
+// rows left move to the front of the slices once the dropped ones are
+// as many, so that the slices do not grow past twice the queue.
+func (q *fuzzyQueue) cut(n int) {
+	end := q.head + n
+	for i, k := range q.keys[q.head:end] {
+		if nx := q.next[q.head+i]; nx >= 0 { // the row is its name's first
+			r := q.at[k]
+			r.first = nx
+			q.at[k] = r
+		} else {
+			delete(q.at, k)
+		}
+	}
+	clear(q.rows[q.head:end])
+	clear(q.keys[q.head:end])
+	q.head, q.base = end, q.base+n
+	if left := len(q.rows) - q.head; left <= q.head {
+		copy(q.rows, q.rows[q.head:])
+		copy(q.keys, q.keys[q.head:])
+		copy(q.next, q.next[q.head:])
+		clear(q.rows[left:])
+		clear(q.keys[left:])
+		q.rows, q.keys, q.next = q.rows[:left], q.keys[:left], q.next[:left]
+		q.head = 0
+	}
+}
+
+// reset empties the queue.
+func (q *fuzzyQueue) reset() {
+	q.base += q.len()
+	clear(q.rows)
+	clear(q.keys)
+	q.rows, q.keys, q.next, q.head = q.rows[:0], q.keys[:0], q.next[:0], 0
+	clear(q.at)
+}
+
+// key returns renameAPI(name), a string either queue holds when it has
+// one (a row's pair mostly follows it).
+func (f *fuzzyMatcher) key(name string) string {
+	f.buf = appendRenameAPI(f.buf[:0], name)
+	if n, ok := f.npu.at[string(f.buf)]; ok {
+		return n.key
+	}
+	if n, ok := f.b.at[string(f.buf)]; ok {
+		return n.key
+	}
+	if len(f.text)+len(f.buf) > cap(f.text) {
+		f.text = make([]byte, 0, max(keyText, len(f.buf)))
+	}
+	f.text = append(f.text, f.buf...)
+	k := f.text[len(f.text)-len(f.buf):]
+	return unsafe.String(unsafe.SliceData(k), len(k))
+}
+
+// keyText is the size of the blocks the queues' names are held in: many
+// to an allocation. A queue holds the rows since its last cut, so the
+// blocks it keeps are those of its own names (and one more).
+const keyText = 64 << 10
 
 // fuzzyKey is an NPU row's fuzzy-match name (its data-mapped key, if any).
 func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
@@ -43,39 +173,18 @@ func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
 			k = m
 		}
 	}
-	return renameAPI(k)
+	return f.key(k)
 }
 
-// first returns the first queued position >= base and < limit for key.
-func first(at map[string][]int, key string, base, limit int) int {
-	l := at[key]
-	for len(l) > 0 && l[0] < base {
-		l = l[1:]
-	}
-	if len(l) == 0 {
-		delete(at, key)
-	} else {
-		at[key] = l
-	}
-	if len(l) > 0 && l[0] < limit {
-		return l[0]
-	}
-	return -1
-}
-
-func (f *fuzzyMatcher) push(n *sideRow, emit emitFunc) error {
+func (f *fuzzyMatcher) push(n *sideRow, emit rowEmit) error {
 	if f.stopped {
 		return nil
 	}
-	pos := f.npuBase + len(f.npuQ)
-	k := f.fuzzyKey(n)
-	f.npuQ = append(f.npuQ, n)
-	f.npuKey = append(f.npuKey, k)
-	f.npuAt[k] = append(f.npuAt[k], pos)
-	if f.next < f.bs.len() {
-		f.pushBench()
+	f.npu.push(n, f.fuzzyKey(n))
+	if err := f.pushBench(); err != nil {
+		return err
 	}
-	if len(f.bQ) == 0 {
+	if f.b.len() == 0 {
 		// exactly one queue is empty after the step: msprobe stops here.
 		f.stopped = true
 		return nil
@@ -83,71 +192,235 @@ func (f *fuzzyMatcher) push(n *sideRow, emit emitFunc) error {
 	return f.step(emit)
 }
 
-func (f *fuzzyMatcher) step(emit emitFunc) error {
-	nLast := f.npuBase + len(f.npuQ) - 1
-	bLast := f.bBase + len(f.bQ) - 1
-	nk := f.npuKey[len(f.npuKey)-1]
-	bk := f.bKey[len(f.bKey)-1]
+func (f *fuzzyMatcher) step(emit rowEmit) error {
+	nLast := f.npu.base + f.npu.len() - 1
+	bLast := f.b.base + f.b.len() - 1
+	nk, bk := f.npu.lastKey(), f.b.lastKey()
 	np, bp := -1, -1
-	if p := first(f.bAt, nk, f.bBase, bLast); p >= 0 {
+	if p := f.b.first(nk, bLast); p >= 0 {
 		np, bp = nLast, p
 	} else if nk == bk {
 		np, bp = nLast, bLast
-	} else if p := first(f.npuAt, bk, f.npuBase, nLast); p >= 0 {
+	} else if p := f.npu.first(bk, nLast); p >= 0 {
 		np, bp = p, bLast
 	}
 	if np < 0 {
 		return nil
 	}
-	ni, bi := np-f.npuBase, bp-f.bBase
-	for _, r := range f.npuQ[:ni] {
-		if err := emit(r, -1, Unmatched); err != nil {
+	ni, bi := np-f.npu.base, bp-f.b.base
+	for i := range ni {
+		if err := emit(f.npu.row(i), nil, Unmatched); err != nil {
 			return err
 		}
 	}
-	n := f.npuQ[ni]
-	b := f.bQ[bi]
-	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, f.bs.dtype(b), f.cfg.CrossFramework) {
-		f.bs.matched[b] = true
+	n, b := f.npu.row(ni), f.b.row(bi)
+	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
+		f.matched++
 		if err := emit(n, b, ByFuzzy); err != nil {
 			return err
 		}
-	} else if err := emit(n, -1, Unmatched); err != nil {
+	} else if err := emit(n, nil, Unmatched); err != nil {
 		return err
 	}
-	f.npuQ, f.npuKey = f.npuQ[ni+1:], f.npuKey[ni+1:]
-	f.bQ, f.bKey = f.bQ[bi+1:], f.bKey[bi+1:]
-	f.npuBase, f.bBase = np+1, bp+1
+	f.npu.cut(ni + 1)
+	f.b.cut(bi + 1)
+	f.bench.release(f.b.base)
 	return nil
 }
 
-// pushBench queues the next bench row.
-func (f *fuzzyMatcher) pushBench() {
-	bk := renameAPI(f.bs.key(int32(f.next)))
-	f.bAt[bk] = append(f.bAt[bk], f.bBase+len(f.bQ))
-	f.bQ = append(f.bQ, int32(f.next))
-	f.bKey = append(f.bKey, bk)
-	f.next++
+// pushBench queues the next bench row, if there is one.
+func (f *fuzzyMatcher) pushBench() error {
+	if f.done {
+		return nil
+	}
+	r, err := f.bench.next()
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		f.done = true
+		return nil
+	}
+	f.b.push(r, f.key(r.key))
+	f.pushed++
+	return nil
 }
 
-// finish handles bench rows beyond the NPU side's length and emits the NPU
-// rows still queued as unmatched.
-func (f *fuzzyMatcher) finish(emit emitFunc) error {
-	// When the bench side is longer, msprobe keeps pushing bench rows alone.
-	for !f.stopped && f.next < f.bs.len() {
-		if len(f.npuQ) == 0 {
-			break // exactly one queue is empty: stop
+// finish handles bench rows beyond the NPU side's length, emits the NPU
+// rows still queued as unmatched and counts the bench side's rows.
+func (f *fuzzyMatcher) finish(emit rowEmit, sum *Summary) error {
+	// When the bench side is longer, msprobe keeps pushing bench rows
+	// alone, until exactly one queue is empty.
+	for !f.stopped && f.npu.len() > 0 {
+		n := f.b.len()
+		if err := f.pushBench(); err != nil {
+			return err
 		}
-		f.pushBench()
+		if f.b.len() == n {
+			break
+		}
 		if err := f.step(emit); err != nil {
 			return err
 		}
 	}
-	for _, r := range f.npuQ {
-		if err := emit(r, -1, Unmatched); err != nil {
+	for i := range f.npu.len() {
+		if err := emit(f.npu.row(i), nil, Unmatched); err != nil {
 			return err
 		}
 	}
-	f.npuQ = nil
+	f.npu.reset()
+	f.b.reset()
+	f.bench.release(f.pushed)
+	rest, md5, err := f.bench.rest()
+	if err != nil {
+		return err
+	}
+	sum.BenchRows, sum.benchMD5 = f.pushed+rest, md5
+	sum.BenchUnmatched = sum.BenchRows - f.matched
 	return nil
 }
+
+// fuzzyJoin is the fuzzy match as a pass's join.
+type fuzzyJoin struct {
+	m *fuzzyMatcher
+}
+
+func newFuzzyJoin(bench benchRows, cfg *Config) *fuzzyJoin {
+	return &fuzzyJoin{m: newFuzzyMatcher(bench, cfg)}
+}
+
+func (j *fuzzyJoin) row(n *sideRow, emit rowEmit) error { return j.m.push(n, emit) }
+
+func (j *fuzzyJoin) end(emit rowEmit, sum *Summary) error { return j.m.finish(emit, sum) }
+
+func (j *fuzzyJoin) abort() {
+	if a, ok := j.m.bench.(aborter); ok {
+		a.abort()
+	}
+}
+
+// storeRows are the rows of a bench side held whole (the tests'
+// reference for the fuzzy match).
+type storeRows struct {
+	bs *benchSide
+	i  int32
+}
+
+func (s *storeRows) next() (*sideRow, error) {
+	if int(s.i) >= s.bs.len() {
+		return nil, nil
+	}
+	s.i++
+	return s.bs.row(s.i - 1), nil
+}
+
+func (s *storeRows) release(int) {}
+
+func (s *storeRows) rest() (int, bool, error) { return s.bs.len() - int(s.i), s.bs.md5, nil }
+
+// benchStream reads the bench side's rows in file order on a goroutine
+// of its own (sideStream), ahead of the fuzzy match, and holds the
+// entries whose rows are still queued: the match keeps its queues, never
+// the whole side.
+type benchStream struct {
+	ch      <-chan []npuEntry
+	errc    <-chan error
+	stop    func()
+	batches batchPool
+	pool    rowsPool
+	md5     *bool // the header's md5 or an entry's, once errc gave nil
+
+	batch []npuEntry // the batch being read, from at on
+	at    int
+	rows  []sideRow // the entry being read, from row on
+	row   int
+	given int        // rows next gave
+	held  []heldRows // entries with a row given and not released, oldest first
+	ended bool
+}
+
+// heldRows is an entry's rows; the last is row number end-1 of those
+// given.
+type heldRows struct {
+	buf *rowsBuf
+	end int
+}
+
+func newBenchStream(bench Bench, cfg *Config) *benchStream {
+	s := &benchStream{batches: newBatchPool(), md5: new(bool)}
+	var header, entry bool
+	src := benchEntries(bench, &header, cfg)
+	withMD5 := func(yield func(*msprobe.Entry) error) error {
+		err := src(func(e *msprobe.Entry) error {
+			entry = entry || e.HasMD5
+			return yield(e)
+		})
+		*s.md5 = header || entry
+		return err
+	}
+	var ready func()
+	s.ch, s.errc, ready, s.stop = sideStream(withMD5, cfg, false, nil, &s.pool, s.batches)
+	ready()
+	return s
+}
+
+func (s *benchStream) next() (*sideRow, error) {
+	for s.row == len(s.rows) {
+		if s.at == len(s.batch) {
+			if s.batch != nil {
+				s.batches.put(s.batch)
+				s.batch, s.at = nil, 0
+			}
+			if s.ended {
+				return nil, nil
+			}
+			b, ok := <-s.ch
+			if !ok {
+				s.ended = true
+				if err := <-s.errc; err != nil {
+					return nil, fmt.Errorf("bench: %w", err)
+				}
+				return nil, nil
+			}
+			s.batch = b
+			continue
+		}
+		s.rows, s.row = s.batch[s.at].rows, 0
+		s.at++
+		if len(s.rows) > 0 {
+			s.held = append(s.held, heldRows{buf: s.rows[0].owner, end: s.given + len(s.rows)})
+		}
+	}
+	s.row++
+	s.given++
+	return &s.rows[s.row-1], nil
+}
+
+func (s *benchStream) release(n int) {
+	k := 0
+	for k < len(s.held) && s.held[k].end <= n {
+		s.pool.put(s.held[k].buf)
+		s.held[k] = heldRows{}
+		k++
+	}
+	if k > 0 {
+		s.held = s.held[:copy(s.held, s.held[k:])]
+	}
+}
+
+func (s *benchStream) rest() (int, bool, error) {
+	n := s.given
+	for {
+		r, err := s.next()
+		if err != nil {
+			return 0, false, err
+		}
+		if r == nil {
+			break
+		}
+		s.release(s.given)
+	}
+	return s.given - n, *s.md5, nil
+}
+
+func (s *benchStream) abort() { s.stop() }

@@ -59,6 +59,12 @@ func ScanFileWith(path string, opt ScanOptions, fn func(*Entry) error) (Header, 
 	return scanFile(path, opt.Plan, fn, scanMode{noStats: opt.NoStats})
 }
 
+// ScanFileReuseWith is ScanReuseWith over the file at path, opened as
+// ScanFile opens it: what is kept per entry does not grow with the file.
+func ScanFileReuseWith(path string, opt ScanOptions, fn func(*Entry) error) (Header, error) {
+	return scanFile(path, opt.Plan, fn, scanMode{reuse: true, noStats: opt.NoStats})
+}
+
 // scanMode is how scan reads a file: with the decoding goroutine
 // (pipelined), reusing the entries it gives fn (reuse; see ScanReuse),
 // building rows with their names only (names; see ScanFileRowNames),
