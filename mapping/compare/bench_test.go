@@ -56,14 +56,18 @@ import (
 //   - gen-md5: the gen pair in msprobe's md5 summary mode, the bench
 //     side diverging from decoder layer 2 on (dumpgen.MD5Pair): the md5s
 //     agree before and differ after, and the table compares them, its
-//     statistics left out; 32 MB per side by default.
+//     statistics left out; 32 MB per side by default;
+//   - gen-fm: the gen pair with msprobe's fuzzy match (-fm), which pairs
+//     the rows in order and reads the bench side as a stream; 64 MB per
+//     side by default.
 //
 // LAYERMAP_BENCH_SIZES lists the sizes per side of gen (default "64M";
 // e.g. "64M,256M,512M,1G"), LAYERMAP_BENCH_QWEN those of qwen25vl
 // (default "27M"; "27M,216M" for the 8x memory check),
 // LAYERMAP_BENCH_STATS those of synthstats (default "27M"),
 // LAYERMAP_BENCH_QUICKSTART those of quickstart (default "27M") and
-// LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M"); "none" runs none
+// LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M") and
+// LAYERMAP_BENCH_FM those of gen-fm (default "64M"); "none" runs none
 // of a kind ("27M,216M" in LAYERMAP_BENCH_XLSX for the xlsx memory
 // check). Each iteration runs one compare in a child process (the test
 // binary re-executed), as `layermap compare` would, and reports:
@@ -88,7 +92,9 @@ import (
 // the names aside; an xlsx table cell for cell, sameCells). msprobe's
 // compare of PyTorch dumps ignores -lm, so a "-lm" run gives it the data
 // mapping layermap's run wrote (-dm): its time leaves out msprobe's own
-// derivation of that mapping. Reported besides:
+// derivation of that mapping. gen-fm is not run by msprobe: its fuzzy
+// match of a statistics dump misaligns every row (msprobe-compare.md
+// §3.4), and its queues are rescanned at every row. Reported besides:
 //   - msprobe-s: msprobe's wall time, the mean over the iterations;
 //   - x-msprobe: msprobe's wall time over layermap's, summed over the
 //     iterations (each pair of runs side by side, so both meet about the
@@ -289,6 +295,7 @@ type childRun struct {
 	DataMapping     string // a data mapping yaml (compare -dm)
 	DiffAnalyze     bool   // compare -da
 	XLSX            bool   // compare --xlsx
+	Fuzzy           bool   // compare -fm
 }
 
 type childResult struct {
@@ -321,7 +328,7 @@ func benchChild(spec string) int {
 	} else {
 		opt := Options{Target: c.NPU, Golden: c.Bench, OutDir: c.Out, Stamp: benchStamp, LayerMappingFile: c.LayerMapping,
 			DataMappingFile: c.DataMapping,
-			DiffAnalyze:     c.DiffAnalyze, XLSX: c.XLSX}
+			DiffAnalyze:     c.DiffAnalyze, XLSX: c.XLSX, Fuzzy: c.Fuzzy}
 		stop, err := childProfile()
 		if err != nil {
 			res.Err = err.Error()
@@ -434,7 +441,7 @@ func benchCompare(b *testing.B, p benchPair, run childRun) {
 		run.Out = out
 		r, w, c, m := runChild(b, run)
 		res, cpu, rss, best, wall = r, cpu+c, max(rss, m), min(best, w), wall+w
-		if len(ms) > 0 {
+		if len(ms) > 0 && !run.Fuzzy {
 			b.StopTimer()
 			syscall.Sync()
 			w := runMsprobe(b, ms, run)
@@ -629,6 +636,11 @@ func BenchmarkCompare(b *testing.B) {
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.MD5Pair), childRun{}) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_FM", "64M") {
+		b.Run("gen-fm/size="+sizeName(size), func(b *testing.B) {
+			benchCompare(b, genBench(b, size, dumpgen.StatisticsPair), childRun{Fuzzy: true})
+		})
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_XLSX", "none") {
 		b.Run("qwen25vl-xlsx/size="+sizeName(size), func(b *testing.B) { benchCompare(b, qwenBench(b, size), childRun{XLSX: true}) })
