@@ -44,10 +44,15 @@
 // layer's first compute diff and the op's own, rendered: dasearch.go).
 // msprobe's fuzzy match (-fm) pairs the rows of both sides in file order
 // and reads the bench side as a stream too (fuzzy.go): it keeps the rows
-// of its two queues, the rows since its last pair (on the NPU side
-// those left unmatched, which the table writes only once a later pair
-// or the end settles them) and their keys, and nothing of the rows
-// before.
+// of its two queues and their names, and nothing of the rows before. A
+// queue holds the rows since its last cut, about 420 bytes a row and
+// the row's strings: a few rows while pairs keep coming; the rows a side
+// runs ahead after a block of rows the other lacks; every row left
+// unmatched after the last pair (the table writes them only once a later
+// pair or the end settles them), the whole file where no name pairs.
+// With N:1 groups or tensor-parallel shards, which look bench rows up by
+// name, it reads the whole bench side into memory in a packed form
+// (benchstore.go).
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from

@@ -520,10 +520,13 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	renumber := !cfg.Fuzzy
 	// The indexed join (benchindex.go) serves every match but the fuzzy
 	// one, which pairs the two sides' rows in order and reads the bench
-	// side as a stream (fuzzy.go); the tests' references read the whole
-	// bench side into memory.
+	// side as a stream (fuzzy.go); the tests' references, and the fuzzy
+	// match with N:1 groups or shards, read the whole bench side into
+	// memory.
 	indexed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
-	streamed := cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
+	// (N:1 groups and tensor-parallel shards look bench rows up by name:
+	// with them the fuzzy match joins against the whole bench side too.)
+	streamed := cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench && cfg.fused.empty()
 	var ix *benchIndex
 	var bs *benchSide
 	defer func() {
@@ -555,6 +558,9 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				cfg.dataMapLog.passStart(cfg.suffixCheck)
 			}
 		case streamed:
+			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
+				return nil, errors.New("compare: a deferred data mapping needs the bench index")
+			}
 			j = newFuzzyJoin(newBenchStream(bench, &cfg), &cfg)
 		default:
 			if bs == nil {
@@ -564,11 +570,7 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				}
 				bs.md5 = bs.md5 || md5
 			}
-			if cfg.Fuzzy {
-				j = newFuzzyJoin(&storeRows{bs: bs}, &cfg)
-			} else {
-				j = newStoreJoin(bs, &cfg)
-			}
+			j = newStoreJoin(bs, &cfg)
 			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
 				return nil, errors.New("compare: a deferred data mapping needs the bench index")
 			}
@@ -977,10 +979,12 @@ func (j *indexJoin) aheadKey(n *sideRow, buf *[]byte, has suffixHas) string {
 }
 
 // storeJoin joins against the whole bench side in memory (the tests'
-// references).
+// references, and msprobe's fuzzy match when N:1 groups or shards look
+// bench rows up by name beside it).
 type storeJoin struct {
 	bs  *benchSide
 	cfg *Config
+	fz  *fuzzyMatcher
 	tmp sideRow
 }
 
@@ -988,7 +992,12 @@ func newStoreJoin(bs *benchSide, cfg *Config) *storeJoin {
 	for i := range bs.matched {
 		bs.matched[i] = false
 	}
-	return &storeJoin{bs: bs, cfg: cfg}
+	j := &storeJoin{bs: bs, cfg: cfg}
+	if cfg.Fuzzy {
+		j.fz = newFuzzyMatcher(&storeRows{bs: bs}, cfg)
+		j.fz.onMatch = func(pos int) { bs.matched[pos] = true }
+	}
+	return j
 }
 
 // byIndex adapts emit to bench row numbers.
@@ -1002,10 +1011,19 @@ func (j *storeJoin) byIndex(emit rowEmit) emitFunc {
 }
 
 func (j *storeJoin) row(n *sideRow, emit rowEmit) error {
+	if j.fz != nil {
+		return j.fz.push(n, emit)
+	}
 	return joinRow(n, j.bs, j.cfg, j.byIndex(emit))
 }
 
 func (j *storeJoin) end(emit rowEmit, sum *Summary) error {
+	if j.fz != nil {
+		if err := j.fz.finish(emit, &Summary{}); err != nil {
+			return err
+		}
+	}
+	// (the rows the groups matched count too)
 	sum.BenchRows, sum.benchMD5 = j.bs.len(), j.bs.md5
 	for _, m := range j.bs.matched {
 		if !m {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -382,12 +383,15 @@ func TestFusedTP(t *testing.T) {
 		target, golden  string
 		tp              TPSizes
 		tables, combine int
+		fuzzy           bool // msprobe's fuzzy match beside the shards
 	}{
-		{"NPU TP 2, bench TP 1", sharded, single, TPSizes{2, 1}, 2, 3},
-		{"NPU TP 1, bench TP 2", single, sharded, TPSizes{1, 2}, 2, 3},
+		{"NPU TP 2, bench TP 1", sharded, single, TPSizes{2, 1}, 2, 3, false},
+		{"NPU TP 1, bench TP 2", single, sharded, TPSizes{1, 2}, 2, 3, false},
+		{"NPU TP 2, bench TP 1, fuzzy", sharded, single, TPSizes{2, 1}, 2, 3, true},
+		{"NPU TP 1, bench TP 2, fuzzy", single, sharded, TPSizes{1, 2}, 2, 3, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rep, err := Run(Options{Target: c.target, Golden: c.golden, OutDir: t.TempDir(), TP: c.tp,
+			rep, err := Run(Options{Target: c.target, Golden: c.golden, OutDir: t.TempDir(), TP: c.tp, Fuzzy: c.fuzzy,
 				Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
 			if err != nil {
 				t.Fatal(err)
@@ -410,7 +414,7 @@ func TestFusedTP(t *testing.T) {
 				}
 			}
 			// -da: rows made of shards are not the NPU dump's own
-			checkDAByPosition(t, func(string) Options { return Options{Target: c.target, Golden: c.golden, TP: c.tp} })
+			checkDAByPosition(t, func(string) Options { return Options{Target: c.target, Golden: c.golden, TP: c.tp, Fuzzy: c.fuzzy} })
 		})
 	}
 	if _, err := Run(Options{Target: sharded, Golden: single, OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "rank folder counts differ") {
@@ -532,6 +536,16 @@ func TestFusedTensor(t *testing.T) {
 		t.Errorf("%d error rows, fused %+v; want 4 combined (weight, output, both gradients) and the shared input", s.Error, got)
 	}
 	rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+	// msprobe's fuzzy match beside the group: the same table (the
+	// fixture's names and order agree)
+	fz, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(), PairsFile: pairs,
+		Fuzzy: true, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testkit.ReadCSV(t, fz.Ranks[0].Files[0]); !reflect.DeepEqual(got, rows) {
+		t.Errorf("fuzzy match: table\n%q\nwant\n%q", got, rows)
+	}
 	cos, maxAbs, msg := col(rows, "Cosine"), col(rows, "MaxAbsErr"), col(rows, "Err_message")
 	for _, r := range rows[1:] {
 		if r[cos] != "1.0" || r[maxAbs] != "0.0" {

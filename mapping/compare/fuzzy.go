@@ -29,9 +29,10 @@ type fuzzyMatcher struct {
 
 	npu, b  fuzzyQueue
 	stopped bool
-	done    bool // the bench side has no more rows
-	pushed  int  // bench rows queued so far
-	matched int  // bench rows matched
+	done    bool          // the bench side has no more rows
+	pushed  int           // bench rows queued so far
+	matched int           // bench rows matched
+	onMatch func(pos int) // told the position of each bench row matched, when set
 	buf     []byte
 	text    []byte // the block the next new name goes in
 }
@@ -216,6 +217,9 @@ func (f *fuzzyMatcher) step(emit rowEmit) error {
 	n, b := f.npu.row(ni), f.b.row(bi)
 	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
 		f.matched++
+		if f.onMatch != nil {
+			f.onMatch(bp)
+		}
 		if err := emit(n, b, ByFuzzy); err != nil {
 			return err
 		}
@@ -299,8 +303,7 @@ func (j *fuzzyJoin) abort() {
 	}
 }
 
-// storeRows are the rows of a bench side held whole (the tests'
-// reference for the fuzzy match).
+// storeRows are the rows of a bench side held whole (storeJoin).
 type storeRows struct {
 	bs *benchSide
 	i  int32
@@ -330,13 +333,14 @@ type benchStream struct {
 	pool    rowsPool
 	md5     *bool // the header's md5 or an entry's, once errc gave nil
 
-	batch []npuEntry // the batch being read, from at on
-	at    int
-	rows  []sideRow // the entry being read, from row on
-	row   int
-	given int        // rows next gave
-	held  []heldRows // entries with a row given and not released, oldest first
-	ended bool
+	batch  []npuEntry // the batch being read, from at on
+	at     int
+	rows   []sideRow // the entry being read, from row on
+	row    int
+	given  int        // rows next gave
+	held   []heldRows // from heldAt on: entries with a row given and not released, oldest first
+	heldAt int
+	ended  bool
 }
 
 // heldRows is an entry's rows; the last is row number end-1 of those
@@ -396,15 +400,19 @@ func (s *benchStream) next() (*sideRow, error) {
 	return &s.rows[s.row-1], nil
 }
 
+// release recycles the entries whose rows are all before row n. The
+// entries left move to the front of held once the recycled ones are as
+// many.
 func (s *benchStream) release(n int) {
-	k := 0
-	for k < len(s.held) && s.held[k].end <= n {
-		s.pool.put(s.held[k].buf)
-		s.held[k] = heldRows{}
-		k++
+	for s.heldAt < len(s.held) && s.held[s.heldAt].end <= n {
+		s.pool.put(s.held[s.heldAt].buf)
+		s.held[s.heldAt] = heldRows{}
+		s.heldAt++
 	}
-	if k > 0 {
-		s.held = s.held[:copy(s.held, s.held[k:])]
+	if left := len(s.held) - s.heldAt; left <= s.heldAt {
+		copy(s.held, s.held[s.heldAt:])
+		clear(s.held[left:])
+		s.held, s.heldAt = s.held[:left], 0
 	}
 }
 

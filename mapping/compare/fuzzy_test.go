@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,11 +19,18 @@ import (
 
 // refFuzzy is msprobe's fuzzy match as its source words it
 // (Match.process_fuzzy_match, match_op): two queues of row numbers,
-// rescanned at every step. It returns, in table order, each NPU row's
-// bench row (-1: unmatched, or dropped by the dtype gate) and the bench
-// rows matched.
-func refFuzzy(npu, bench []sideRow, cfg *Config) (out [][2]int, matched int) {
-	same := func(n, b int) bool { return renameAPI(npu[n].key) == renameAPI(bench[b].key) }
+// rescanned at every step; an NPU row's compare key is its data-mapped
+// name where dm has it, and a data mapping turns the dtype gate off. It
+// returns, in table order, each NPU row's bench row (-1: unmatched, or
+// dropped by the dtype gate) and the bench rows matched.
+func refFuzzy(npu, bench []sideRow, dm map[string]string, cross bool) (out [][2]int, matched int) {
+	npuKey := func(n int) string {
+		if m, ok := dm[npu[n].it.Name]; ok {
+			return m
+		}
+		return npu[n].key
+	}
+	same := func(n, b int) bool { return renameAPI(npuKey(n)) == renameAPI(bench[b].key) }
 	var nq, bq []int
 	for i := range max(len(npu), len(bench)) {
 		if i < len(npu) {
@@ -54,7 +64,7 @@ func refFuzzy(npu, bench []sideRow, cfg *Config) (out [][2]int, matched int) {
 			out = append(out, [2]int{n, -1})
 		}
 		n, b := nq[np], bq[bp]
-		if dtypeMatch(npu[n].it.Dtype, bench[b].it.Dtype, cfg.CrossFramework) {
+		if dm != nil || dtypeMatch(npu[n].it.Dtype, bench[b].it.Dtype, cross) {
 			out = append(out, [2]int{n, b})
 			matched++
 		} else {
@@ -97,16 +107,16 @@ func (s *sliceRows) release(n int) {
 func (s *sliceRows) rest() (int, bool, error) { return len(s.rows) - s.given, false, nil }
 
 // fuzzyRows makes n rows whose keys renameAPI maps onto few names (a call
-// index dropped), with a dtype of two.
-func fuzzyRows(rng *rand.Rand, n, names int) []sideRow {
+// index dropped), each pad long, with a dtype of two (dtypes' names).
+func fuzzyRows(rng *rand.Rand, n, names int, pad string, dtypes [2]string) []sideRow {
 	rows := make([]sideRow, n)
-	dtypes := []string{"torch.float32", "torch.int64"}
 	for i := range rows {
 		k := rng.IntN(names)
-		rows[i].key = fmt.Sprintf("Functional.op%d.%d.forward.output.%d", k%5, rng.IntN(9), k/5)
+		rows[i].key = fmt.Sprintf("Functional.op%d%s.%d.forward.output.%d", k%5, pad, rng.IntN(9), k/5)
 		if k == 0 {
-			rows[i].key = "no_direction" // renameAPI leaves it
+			rows[i].key = "no_direction" + pad // renameAPI leaves it
 		}
+		rows[i].it.Name = rows[i].key
 		rows[i].it.Dtype = dtypes[rng.IntN(8)/7]
 		rows[i].num = int32(i)
 	}
@@ -120,12 +130,31 @@ func fuzzyRows(rng *rand.Rand, n, names int) []sideRow {
 func TestFuzzyMatchReference(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 13))
-	for trial := range 400 {
+	torch, ms := [2]string{"torch.float32", "torch.int64"}, [2]string{"Float32", "Int64"}
+	for trial := range 600 {
 		nn, nb, names := rng.IntN(60), rng.IntN(60), 1+rng.IntN(30)
-		npu := fuzzyRows(rng, nn, names)
-		bench := fuzzyRows(rng, nb, names)
 		cfg := &Config{Mode: Statistics}
-		want, wantMatched := refFuzzy(npu, bench, cfg)
+		pad, npuDtypes := "", torch
+		var dm map[string]string
+		switch trial % 4 {
+		case 1: // long names: their blocks fill while rows are queued
+			pad = "." + strings.Repeat("x", 3000)
+		case 2: // a data mapping: names renamed, no dtype gate
+			dm = map[string]string{}
+		case 3: // MindSpore against PyTorch: dtypes compared by kind
+			npuDtypes, cfg.CrossFramework = ms, true
+		}
+		npu := fuzzyRows(rng, nn, names, pad, npuDtypes)
+		bench := fuzzyRows(rng, nb, names, pad, torch)
+		if dm != nil {
+			for i := range npu {
+				if rng.IntN(3) == 0 {
+					dm[npu[i].it.Name] = fmt.Sprintf("Functional.op%d.%d.forward.output.%d", rng.IntN(5), rng.IntN(9), rng.IntN(6))
+				}
+			}
+			cfg.DataMapping = DataMappingOf(dm)
+		}
+		want, wantMatched := refFuzzy(npu, bench, dm, cfg.CrossFramework)
 
 		src := &sliceRows{rows: slices.Clone(bench), t: t}
 		m := newFuzzyMatcher(src, cfg)
@@ -241,22 +270,28 @@ func TestBenchStream(t *testing.T) {
 				}
 			}
 			// the entries held: those of the rows given and not released
-			first := 0
-			for i, h := range s.held {
-				if h.end <= released || i > 0 && h.end <= s.held[i-1].end || h.end > len(got) && i < len(s.held)-1 {
-					t.Fatalf("%d given, %d released: held %v", len(got), released, s.held)
+			first, held := 0, s.held[s.heldAt:]
+			for i, h := range held {
+				if h.end <= released || i > 0 && h.end <= held[i-1].end || h.end > len(got) && i < len(held)-1 {
+					t.Fatalf("%d given, %d released: held %v", len(got), released, held)
 				}
 				if i == 0 {
 					first = h.end - len(h.buf.rows)
 				}
 			}
-			if len(s.held) == 0 && released < len(got) || len(s.held) > 0 && first > released {
+			if s.heldAt > len(held) {
+				t.Fatalf("%d entries recycled before the %d held", s.heldAt, len(held))
+			}
+			if len(held) == 0 && released < len(got) || len(held) > 0 && first > released {
 				t.Fatalf("%d given, %d released: the first held entry starts at row %d", len(got), released, first)
 			}
 		}
 		rest, gotMD5, err := s.rest()
 		if err != nil || rest != len(want)-stop || gotMD5 != md5 {
 			t.Errorf("md5 %v: rest %d, md5 %v, %v; want %d", md5, rest, gotMD5, err, len(want)-stop)
+		}
+		if held := len(s.held) - s.heldAt; held != 0 {
+			t.Errorf("md5 %v: %d entries held after the last row", md5, held)
 		}
 	}
 }
@@ -292,4 +327,24 @@ func TestFuzzyStreamStops(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("%d goroutines after the compares, %d before", runtime.NumGoroutine(), before)
+}
+
+// TestBenchStreamHeaderMD5: the bench file's md5 counts for the summary
+// when only an entry msprobe skips carries it (no entry the stream gives
+// has one).
+func TestBenchStreamHeaderMD5(t *testing.T) {
+	t.Parallel()
+	leaf := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false%s}`
+	dump := `{"task": "statistics", "level": "L1", "dump_data_dir": null, "data": {
+"Tensor.weird_entry": {"input_args": [` + fmt.Sprintf(leaf, `, "md5": "0000abcd"`) + `]},
+"Tensor.add.0.forward": {"input_args": [` + fmt.Sprintf(leaf, "") + `], "output": [` + fmt.Sprintf(leaf, "") + `]}}}`
+	path := filepath.Join(t.TempDir(), "dump.json")
+	if err := os.WriteFile(path, []byte(dump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newBenchStream(BenchFile(path), &Config{Mode: Statistics})
+	rows, md5, err := s.rest()
+	if err != nil || rows != 2 || !md5 {
+		t.Errorf("rest: %d rows, md5 %v, %v; want 2 rows and the header's md5", rows, md5, err)
+	}
 }
