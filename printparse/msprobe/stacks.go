@@ -399,8 +399,15 @@ func readStacks(path string) (st *Stacks, err error) {
 	old.dedupe, grouped.dedupe = map[string]int32{}, map[string]int32{}
 	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false
-	keys := map[string]bool{} // group keys, while few
-	var k []byte              // the frames' key, built in place: most repeat a stack
+	// The keys read, to find a repeat: the first ones by name, the rest
+	// of a grouped file by hash (8 bytes a group; a hash met twice, a
+	// repeat or, most unlikely, two keys' hashes, goes to the whole-file
+	// reader, which is exact either way).
+	keys := map[string]bool{}
+	var hashed map[uint64]struct{}
+	seed := maphash.MakeSeed()
+	unchecked := false // keys past the first ones read before the file was known grouped
+	var k []byte       // the frames' key, built in place: most repeat a stack
 	framesID := func(st *Stacks, i int32, name string) (int32, error) {
 		var ok bool
 		if k, ok = appendFramesKey(k[:0], p.t, i); ok {
@@ -470,7 +477,16 @@ func readStacks(path string) (st *Stacks, err error) {
 			}
 			keys[name] = true
 		} else if isGrouped {
-			return nil, errStackFallback
+			h := maphash.String(seed, name)
+			if _, ok := hashed[h]; ok || keys[name] || unchecked {
+				return nil, errStackFallback
+			}
+			if hashed == nil {
+				hashed = map[uint64]struct{}{}
+			}
+			hashed[h] = struct{}{}
+		} else {
+			unchecked = true
 		}
 		if !streamed && name == "0" && t.truthy(v) {
 			isGrouped = true
@@ -516,6 +532,9 @@ func readStacks(path string) (st *Stacks, err error) {
 	}
 	if err := atEnd(lx); err != nil {
 		return nil, err
+	}
+	if isGrouped && unchecked {
+		return nil, errStackFallback
 	}
 	if isGrouped {
 		grouped.done()

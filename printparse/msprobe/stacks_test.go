@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,5 +251,70 @@ func TestStacksNext(t *testing.T) {
 	var c StackCursor
 	if _, ok := none.FramesNext(&c, "a"); ok {
 		t.Fatal("a nil Stacks has names")
+	}
+}
+
+// TestReadStacksManyGroups: a grouped stack.json of more groups than the
+// keys checked by name streams (its group keys checked by hash), and a
+// repeated group key, early or late, or a file found grouped only past
+// those keys, goes to the whole-file reader; either way every name has
+// ReadStack's frames.
+func TestReadStacksManyGroups(t *testing.T) {
+	t.Parallel()
+	const n = 5000
+	grouped := func(keys []string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `%q: [["Tensor.op%d.0.forward", "Tensor.op%d.1.forward"], ["File m.py, line %d, in f"]]`, k, i, i, i)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	seq := func(n int) []string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprint(i)
+		}
+		return keys
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name     string
+		src      string
+		fallback bool
+	}{
+		{"unique", grouped(seq(n)), false},
+		{"late key repeated", grouped(append(seq(n), "4500")), true},
+		{"early key repeated late", grouped(append(seq(n), "10")), true},
+		{"grouped past the keys checked by name", grouped(append(seq(n)[1:], "0")), true},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
+		if err := os.WriteFile(p, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readStacks(p)
+		if fell := errors.Is(err, errStackFallback); fell != c.fallback || err != nil && !fell {
+			t.Errorf("%s: streaming reader: %v, want the whole-file reader %v", c.name, err, c.fallback)
+		}
+		want, err := ReadStack(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadStacks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Len() != len(want) {
+			t.Errorf("%s: %d names, want %d", c.name, got.Len(), len(want))
+		}
+		for name, fr := range want {
+			if g, ok := got.Frames(name); !ok || !reflect.DeepEqual(g, fr) {
+				t.Fatalf("%s: %q: %q, want %q", c.name, name, g, fr)
+			}
+		}
 	}
 }
