@@ -2,6 +2,7 @@ package compare
 
 import (
 	"github.com/layermap/layermap/printparse/msprobe"
+	"sync"
 )
 
 // Mode is the compare mode msprobe derives from the two dump headers.
@@ -274,7 +275,7 @@ func (r *outRow) render(mode Mode, stack bool, o *rowOut) {
 	}
 	if stack {
 		if s := r.npu.stack; s != nil {
-			o.str(s.text)
+			o.str(s.Text())
 		} else {
 			o.str("N/A")
 		}
@@ -355,7 +356,7 @@ func (o *rowOut) appendLine(b []byte, r *outRow, mode Mode, stack bool) []byte {
 	}
 	if stack {
 		if s := r.npu.stack; s != nil {
-			b = append(append(b, ','), s.csv...)
+			b = append(append(b, ','), s.CSV()...)
 		} else {
 			b = append(b, ",N/A"...)
 		}
@@ -382,9 +383,26 @@ func appendPair(b []byte, npu, bench string) []byte {
 
 // stackCell is an NPU_Stack_Info text, rendered once per distinct stack.
 type stackCell struct {
-	text   string // Python's str() of the frames list
-	csv    string // text as a CSV field
-	daJSON []byte // -da's JSON of the list (da.go), made when first asked for
+	frames []string
+	// Python's str() of the frames list, and that as a CSV field, each
+	// made when first asked for: a table takes one of them (cell sinks the
+	// text, line sinks the field), and a dump's distinct stacks can hold
+	// many MB.
+	textOnce, csvOnce sync.Once
+	text, csv         string
+	daJSON            []byte // -da's JSON of the list (da.go), made when first asked for
+}
+
+// Text is Python's str() of the frames list.
+func (c *stackCell) Text() string {
+	c.textOnce.Do(func() { c.text = msprobe.PyStrList(c.frames) })
+	return c.text
+}
+
+// CSV is Text as a CSV field.
+func (c *stackCell) CSV() string {
+	c.csvOnce.Do(func() { c.csv = string(appendCSVField(nil, msprobe.PyStrList(c.frames))) })
+	return c.csv
 }
 
 // stackPending marks an entry's first row whose stack cell is set later:
@@ -411,7 +429,7 @@ type framesNexter interface {
 // newStackCells renders the cells of frames' entries.
 func newStackCells(frames StackFrames) *stackCells {
 	next, _ := frames.(framesNexter)
-	return &stackCells{frames: frames, next: next, cells: map[*string]*stackCell{}, empty: &stackCell{text: "[]", csv: "[]"}}
+	return &stackCells{frames: frames, next: next, cells: map[*string]*stackCell{}, empty: &stackCell{frames: []string{}}}
 }
 
 // cell is the stack cell of entry, nil when stack.json has none. Entries
@@ -432,8 +450,7 @@ func (s *stackCells) cell(entry string) *stackCell {
 	}
 	c := s.cells[&fr[0]]
 	if c == nil {
-		t := msprobe.PyStrList(fr)
-		c = &stackCell{text: t, csv: string(appendCSVField(nil, t))}
+		c = &stackCell{frames: fr}
 		s.cells[&fr[0]] = c
 	}
 	return c
