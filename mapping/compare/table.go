@@ -390,7 +390,7 @@ type stackCell struct {
 	// many MB.
 	textOnce, csvOnce sync.Once
 	text, csv         string
-	daJSON            []byte // -da's JSON of the list (da.go), made when first asked for
+	daJSON            []byte // -da's JSON of the list (da.go), made when first asked for (a daRank's cells are its own, on one goroutine)
 }
 
 // Text is Python's str() of the frames list.

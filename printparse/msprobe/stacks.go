@@ -329,9 +329,9 @@ var errStackFallback = errors.New("stack.json needs the whole-file reader")
 
 // ReadStacks reads stack.json as ReadStack does, streaming: memory holds
 // the Stacks and one top-level member's frames at a time (a group's names
-// are taken as they are read, see streamGroup). A grouped file whose
-// group keys repeat (Python keeps the last value, at the first key's
-// place) is read whole by ReadStack.
+// are taken as they are read, see streamGroup). A file whose keys repeat
+// (Python keeps the last value, at the first key's place) is read whole
+// by ReadStack.
 func ReadStacks(path string) (*Stacks, error) {
 	s, err := readStacks(path)
 	if !errors.Is(err, errStackFallback) {
@@ -400,14 +400,13 @@ func readStacks(path string) (st *Stacks, err error) {
 	var oldErr, groupErr error // the first error of each reading
 	isGrouped := false
 	// The keys read, to find a repeat: the first ones by name, the rest
-	// of a grouped file by hash (8 bytes a group; a hash met twice, a
-	// repeat or, most unlikely, two keys' hashes, goes to the whole-file
-	// reader, which is exact either way).
+	// by hash (25 to 40 bytes a key while the file is read; a hash met
+	// twice, a repeat or, most unlikely, two keys' hashes, goes to the
+	// whole-file reader, which is exact either way).
 	keys := map[string]bool{}
 	var hashed map[uint64]struct{}
 	seed := maphash.MakeSeed()
-	unchecked := false // keys past the first ones read before the file was known grouped
-	var k []byte       // the frames' key, built in place: most repeat a stack
+	var k []byte // the frames' key, built in place: most repeat a stack
 	framesID := func(st *Stacks, i int32, name string) (int32, error) {
 		var ok bool
 		if k, ok = appendFramesKey(k[:0], p.t, i); ok {
@@ -476,17 +475,15 @@ func readStacks(path string) (st *Stacks, err error) {
 				return nil, errStackFallback
 			}
 			keys[name] = true
-		} else if isGrouped {
+		} else {
 			h := maphash.String(seed, name)
-			if _, ok := hashed[h]; ok || keys[name] || unchecked {
+			if _, ok := hashed[h]; ok || keys[name] {
 				return nil, errStackFallback
 			}
 			if hashed == nil {
 				hashed = map[uint64]struct{}{}
 			}
 			hashed[h] = struct{}{}
-		} else {
-			unchecked = true
 		}
 		if !streamed && name == "0" && t.truthy(v) {
 			isGrouped = true
@@ -532,9 +529,6 @@ func readStacks(path string) (st *Stacks, err error) {
 	}
 	if err := atEnd(lx); err != nil {
 		return nil, err
-	}
-	if isGrouped && unchecked {
-		return nil, errStackFallback
 	}
 	if isGrouped {
 		grouped.done()

@@ -254,11 +254,10 @@ func TestStacksNext(t *testing.T) {
 	}
 }
 
-// TestReadStacksManyGroups: a grouped stack.json of more groups than the
-// keys checked by name streams (its group keys checked by hash), and a
-// repeated group key, early or late, or a file found grouped only past
-// those keys, goes to the whole-file reader; either way every name has
-// ReadStack's frames.
+// TestReadStacksManyGroups: a stack.json of more keys than those checked
+// by name streams (the rest checked by hash), and a repeated key, early
+// or late, grouped or old format, goes to the whole-file reader; either
+// way every name has ReadStack's frames, and an error is ReadStack's.
 func TestReadStacksManyGroups(t *testing.T) {
 	t.Parallel()
 	const n = 5000
@@ -281,6 +280,16 @@ func TestReadStacksManyGroups(t *testing.T) {
 		}
 		return keys
 	}
+	oldFormat := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `"n%d": ["File m.py, line %d, in f"]`, i, i)
+		}
+		return b.String()
+	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name     string
@@ -290,7 +299,14 @@ func TestReadStacksManyGroups(t *testing.T) {
 		{"unique", grouped(seq(n)), false},
 		{"late key repeated", grouped(append(seq(n), "4500")), true},
 		{"early key repeated late", grouped(append(seq(n), "10")), true},
-		{"grouped past the keys checked by name", grouped(append(seq(n)[1:], "0")), true},
+		{"grouped only past the keys checked by name", grouped(append(seq(n)[1:], "0")), false},
+		// found grouped by a "0" read whole, late: Python keeps the last "1"
+		{"late whole group zero", `{"1": [["a"], ["f"]], "2": [["a"], ["h"]], ` + oldFormat(n) + `, "1": [["a"], ["g"]], "0": "x"}`, true},
+		// old format: a repeat past the keys checked by name
+		{"old format repeated null", `{"a": ["f"], ` + oldFormat(n) + `, "a": null}`, true},
+		{"old format repeated, first bad", `{"a": 5, ` + oldFormat(n) + `, "a": ["g"]}`, true},
+		{"old format repeated, the error's place", `{"a": ["f"], "b": 5, ` + oldFormat(n) + `, "a": 7}`, true},
+		{"old format unique", `{` + oldFormat(n) + `}`, false},
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
 		if err := os.WriteFile(p, []byte(c.src), 0o644); err != nil {
@@ -300,13 +316,14 @@ func TestReadStacksManyGroups(t *testing.T) {
 		if fell := errors.Is(err, errStackFallback); fell != c.fallback || err != nil && !fell {
 			t.Errorf("%s: streaming reader: %v, want the whole-file reader %v", c.name, err, c.fallback)
 		}
-		want, err := ReadStack(p)
-		if err != nil {
-			t.Fatal(err)
+		want, werr := ReadStack(p)
+		got, gerr := ReadStacks(p)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Errorf("%s: error %v, want %v", c.name, gerr, werr)
+			continue
 		}
-		got, err := ReadStacks(p)
-		if err != nil {
-			t.Fatal(err)
+		if werr != nil {
+			continue
 		}
 		if got.Len() != len(want) {
 			t.Errorf("%s: %d names, want %d", c.name, got.Len(), len(want))
