@@ -294,24 +294,30 @@ func TestOpCounts(t *testing.T) {
 	}
 }
 
-// TestCompareBenchError: a bench side that fails stops Compare with its
-// error in every join (it once hung the whole-bench join).
-func TestCompareBenchError(t *testing.T) {
-	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64})
-	bad := func(yield func(*msprobe.Entry) error) error {
-		for i := range npu[:len(npu)/2] {
-			e := npu[i]
+// failingBench serves the first half of es, then fails as a bench file
+// cut short does.
+func failingBench(es []msprobe.Entry) Source {
+	return func(yield func(*msprobe.Entry) error) error {
+		for i := range es[:len(es)/2] {
+			e := es[i]
 			if err := yield(&e); err != nil {
 				return err
 			}
 		}
 		return errors.New("bench.json:7: expected value, found end of file")
 	}
+}
+
+// TestCompareBenchError: a bench side that fails stops Compare with its
+// error in every join (it once hung the whole-bench join).
+func TestCompareBenchError(t *testing.T) {
+	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 2, Hidden: 64})
+	bad := failingBench(npu)
 	for _, cfg := range []Config{{Mode: Statistics}, {Mode: Statistics, fullBench: true}, {Mode: Statistics, Fuzzy: true},
 		{Mode: Statistics}} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := Compare(memSource(npu...), Source(bad), cfg, &memSink{})
+			_, err := Compare(memSource(npu...), bad, cfg, &memSink{})
 			done <- err
 		}()
 		select {

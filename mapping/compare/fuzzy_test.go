@@ -301,15 +301,7 @@ func TestBenchStream(t *testing.T) {
 // the bench stream behind.
 func TestFuzzyStreamStops(t *testing.T) {
 	npu := genEntries(t, dumpgen.Options{Seed: 5, Layers: 4, Hidden: 64})
-	bad := func(yield func(*msprobe.Entry) error) error {
-		for i := range npu[:len(npu)/2] {
-			e := npu[i]
-			if err := yield(&e); err != nil {
-				return err
-			}
-		}
-		return errors.New("bench.json:7: expected value, found end of file")
-	}
+	bad := failingBench(npu)
 	before := runtime.NumGoroutine()
 	for _, n := range []int{0, 10, 200} {
 		_, err := Compare(memSource(npu...), memSource(npu...), Config{Mode: Statistics, Fuzzy: true}, &failingSink{n: n})
@@ -317,7 +309,7 @@ func TestFuzzyStreamStops(t *testing.T) {
 			t.Errorf("writer failing on row %d: error %v, want %v", n, err, errSinkFull)
 		}
 	}
-	if _, err := Compare(memSource(npu...), Source(bad), Config{Mode: Statistics, Fuzzy: true}, &memSink{}); err == nil || err.Error() != "bench: bench.json:7: expected value, found end of file" {
+	if _, err := Compare(memSource(npu...), bad, Config{Mode: Statistics, Fuzzy: true}, &memSink{}); err == nil || err.Error() != "bench: bench.json:7: expected value, found end of file" {
 		t.Errorf("bench failing: error %v", err)
 	}
 	for range 100 {
