@@ -1,8 +1,9 @@
 package compare
 
 import (
-	"github.com/layermap/layermap/printparse/msprobe"
 	"sync"
+
+	"github.com/layermap/layermap/printparse/msprobe"
 )
 
 // Mode is the compare mode msprobe derives from the two dump headers.
