@@ -49,7 +49,9 @@
 // the row's strings: a few rows while pairs keep coming; the rows a side
 // runs ahead after a block of rows the other lacks; every row left
 // unmatched after the last pair (the table writes them only once a later
-// pair or the end settles them), the whole file where no name pairs.
+// pair or the end settles them), the whole file where no name pairs. The
+// bench queue packs its older rows once it is longer than packAfterRows,
+// as the whole-bench join holds them (fuzzy.go).
 // With N:1 groups or tensor-parallel shards, which look bench rows up by
 // name, it reads the whole bench side into memory in a packed form
 // (benchstore.go).

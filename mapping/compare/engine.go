@@ -123,6 +123,8 @@ type Config struct {
 	fullBench bool
 	// cache overrides cacheEntries (tests).
 	cache int
+	// fuzzyPack overrides packAfterRows (tests; -1: never pack).
+	fuzzyPack int
 	// writeAgain never patches a table (patchTable): a whole-column
 	// effect makes a second pass (tests).
 	writeAgain bool
@@ -996,6 +998,7 @@ func newStoreJoin(bs *benchSide, cfg *Config) *storeJoin {
 	if cfg.Fuzzy {
 		j.fz = newFuzzyMatcher(&storeRows{bs: bs}, cfg)
 		j.fz.onMatch = func(pos int) { bs.matched[pos] = true }
+		j.fz.packAfter = 0 // packed already
 	}
 	return j
 }

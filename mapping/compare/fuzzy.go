@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"unsafe"
 
@@ -35,7 +36,34 @@ type fuzzyMatcher struct {
 	onMatch func(pos int) // told the position of each bench row matched, when set
 	buf     []byte
 	text    []byte // the block the next new name goes in
+
+	// The bench queue's rows before position packedEnd are packed as the
+	// whole-bench join holds them (benchstore.go), once the queue is
+	// longer than packAfter (0: never): a queue that grows with the file
+	// (no name pairs, or one side far ahead). They go in generations, each
+	// let go once the queue's head has passed it.
+	packAfter int
+	packedEnd int
+	gens      []*packedGen
+	released  int // bench rows released
+	unpacked  sideRow
 }
+
+// packedGen is a generation of packed bench rows, from queue position
+// first on.
+type packedGen struct {
+	bs    *benchSide
+	first int
+	entry string // the entry of the last row added
+}
+
+// packedGenRows is a generation's size: its memory goes once the queue's
+// head has passed its last row.
+const packedGenRows = 1 << 16
+
+// packAfterRows is the bench queue's length past which its older rows
+// are packed.
+const packAfterRows = 1 << 12
 
 // benchRows are the bench side's rows in file order, as the fuzzy match
 // queues them.
@@ -51,7 +79,62 @@ type benchRows interface {
 }
 
 func newFuzzyMatcher(bench benchRows, cfg *Config) *fuzzyMatcher {
-	return &fuzzyMatcher{bench: bench, cfg: cfg, npu: newFuzzyQueue(), b: newFuzzyQueue()}
+	return &fuzzyMatcher{bench: bench, cfg: cfg, npu: newFuzzyQueue(), b: newFuzzyQueue(), packAfter: cmp.Or(cfg.fuzzyPack, packAfterRows)}
+}
+
+// benchRow is the queued bench row at position p, unpacked into a
+// buffer of the matcher's when packed (valid until the next call).
+func (f *fuzzyMatcher) benchRow(p int) *sideRow {
+	if p >= f.packedEnd {
+		return f.b.row(p - f.b.base)
+	}
+	for _, g := range f.gens {
+		if p < g.first+g.bs.len() {
+			return g.bs.rowInto(&f.unpacked, int32(p-g.first))
+		}
+	}
+	panic("compare: a packed bench row outside its generations")
+}
+
+// pack packs the bench queue's older rows, down to half of packAfter
+// left as they are, and releases them.
+func (f *fuzzyMatcher) pack() {
+	upto := f.b.base + f.b.len() - f.packAfter/2
+	for p := max(f.packedEnd, f.b.base); p < upto; p++ {
+		i := p - f.b.base
+		r := f.b.row(i)
+		var g *packedGen
+		if n := len(f.gens); n > 0 && f.gens[n-1].bs.len() < packedGenRows {
+			g = f.gens[n-1]
+		} else {
+			g = &packedGen{bs: newBenchSide(f.cfg.Mode), first: p}
+			g.bs.rowCap = 1 << 10
+			f.gens = append(f.gens, g)
+		}
+		if g.bs.len() == 0 || r.it.Entry != g.entry {
+			g.bs.addEntry(r.it.Entry)
+			g.entry = r.it.Entry
+		}
+		g.bs.add(r, int32(len(g.bs.entries)-1))
+		f.b.rows[f.b.head+i] = nil
+	}
+	f.packedEnd = max(f.packedEnd, upto)
+	f.release(f.packedEnd)
+}
+
+// release releases the bench rows before position n, and the packed
+// generations the queue's head has passed.
+func (f *fuzzyMatcher) release(n int) {
+	if n > f.released {
+		f.released = n
+		f.bench.release(n)
+	}
+	k := 0
+	for k < len(f.gens) && f.gens[k].first+f.gens[k].bs.len() <= f.b.base {
+		f.gens[k] = nil
+		k++
+	}
+	f.gens = f.gens[:copy(f.gens, f.gens[k:])]
 }
 
 // fuzzyQueue is one side's queue: its rows with their fuzzy names, and
@@ -214,7 +297,7 @@ func (f *fuzzyMatcher) step(emit rowEmit) error {
 			return err
 		}
 	}
-	n, b := f.npu.row(ni), f.b.row(bi)
+	n, b := f.npu.row(ni), f.benchRow(bp)
 	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
 		f.matched++
 		if f.onMatch != nil {
@@ -228,7 +311,7 @@ func (f *fuzzyMatcher) step(emit rowEmit) error {
 	}
 	f.npu.cut(ni + 1)
 	f.b.cut(bi + 1)
-	f.bench.release(f.b.base)
+	f.release(f.b.base)
 	return nil
 }
 
@@ -247,6 +330,9 @@ func (f *fuzzyMatcher) pushBench() error {
 	}
 	f.b.push(r, f.key(r.key))
 	f.pushed++
+	if f.packAfter > 0 && f.b.len() > f.packAfter && f.b.base+f.b.len()-f.packedEnd > f.packAfter {
+		f.pack()
+	}
 	return nil
 }
 
@@ -274,7 +360,7 @@ func (f *fuzzyMatcher) finish(emit rowEmit, sum *Summary) error {
 	}
 	f.npu.reset()
 	f.b.reset()
-	f.bench.release(f.pushed)
+	f.release(f.pushed)
 	rest, md5, err := f.bench.rest()
 	if err != nil {
 		return err

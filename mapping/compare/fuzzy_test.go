@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,13 +113,13 @@ func fuzzyRows(rng *rand.Rand, n, names int, pad string, dtypes [2]string) []sid
 	rows := make([]sideRow, n)
 	for i := range rows {
 		k := rng.IntN(names)
-		rows[i].key = fmt.Sprintf("Functional.op%d%s.%d.forward.output.%d", k%5, pad, rng.IntN(9), k/5)
+		rows[i].key = fmt.Sprintf("Functional.op%d%s.%d.forward.output.%d", k%5, pad, i, k/5)
 		if k == 0 {
 			rows[i].key = "no_direction" + pad // renameAPI leaves it
 		}
 		rows[i].it.Name = rows[i].key
 		rows[i].it.Dtype = dtypes[rng.IntN(8)/7]
-		rows[i].num = int32(i)
+		rows[i].it.Shape = strconv.Itoa(i) // the row's number, which packing keeps
 	}
 	return rows
 }
@@ -133,7 +134,10 @@ func TestFuzzyMatchReference(t *testing.T) {
 	torch, ms := [2]string{"torch.float32", "torch.int64"}, [2]string{"Float32", "Int64"}
 	for trial := range 600 {
 		nn, nb, names := rng.IntN(60), rng.IntN(60), 1+rng.IntN(30)
-		cfg := &Config{Mode: Statistics}
+		cfg := &Config{Mode: Statistics, fuzzyPack: -1}
+		if trial%3 == 0 { // the bench queue's older rows packed
+			cfg.fuzzyPack = 1 + rng.IntN(6)
+		}
 		pad, npuDtypes := "", torch
 		var dm map[string]string
 		switch trial % 4 {
@@ -159,15 +163,22 @@ func TestFuzzyMatchReference(t *testing.T) {
 		src := &sliceRows{rows: slices.Clone(bench), t: t}
 		m := newFuzzyMatcher(src, cfg)
 		var got [][2]int
+		num := func(r *sideRow) int {
+			i, err := strconv.Atoi(r.it.Shape)
+			if err != nil {
+				t.Fatalf("trial %d: row %q numbered %q", trial, r.key, r.it.Shape)
+			}
+			return i
+		}
 		emit := func(n, b *sideRow, s MatchSource) error {
 			bi := -1
 			if b != nil {
 				if s != ByFuzzy || b.key == "released" {
 					t.Fatalf("trial %d: bench row %q emitted as %v", trial, b.key, s)
 				}
-				bi = int(b.num)
+				bi = num(b)
 			}
-			got = append(got, [2]int{int(n.num), bi})
+			got = append(got, [2]int{num(n), bi})
 			return nil
 		}
 		check := func() {
@@ -202,8 +213,16 @@ func TestFuzzyMatchReference(t *testing.T) {
 					}
 				}
 			}
-			if src.released != m.b.base {
-				t.Fatalf("trial %d: %d bench rows released, the queue starts at %d", trial, src.released, m.b.base)
+			if want := max(m.b.base, m.packedEnd); src.released != want {
+				t.Fatalf("trial %d: %d bench rows released, the queue starts at %d, %d are packed", trial, src.released, m.b.base, m.packedEnd)
+			}
+			if m.packAfter > 0 && m.b.base+m.b.len()-max(m.packedEnd, m.b.base) > m.packAfter {
+				t.Fatalf("trial %d: %d bench rows queued unpacked, more than %d", trial, m.b.base+m.b.len()-max(m.packedEnd, m.b.base), m.packAfter)
+			}
+			for i := range m.b.len() {
+				if r := m.b.row(i); (r == nil) != (m.b.base+i < m.packedEnd) {
+					t.Fatalf("trial %d: bench row %d held %v, %d packed", trial, m.b.base+i, r != nil, m.packedEnd)
+				}
 			}
 		}
 		for i := range npu {
