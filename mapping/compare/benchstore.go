@@ -311,7 +311,7 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 		if v.Bool {
 			br.flags |= 1 << (fBool + i)
 		}
-		if v.Kind == msprobe.String || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
+		if v.Kind == msprobe.String || v.Kind == msprobe.Composite || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
 			if v.Kind == msprobe.Number && intText(v) {
 				br.flags |= 1 << (fIntText + i)
 			} else {
@@ -348,7 +348,7 @@ func benchItem(it *msprobe.Item, entry string, mode Mode) msprobe.Item {
 	}
 	for i, v := range it.Stats {
 		keep.Stats[i] = msprobe.Value{Kind: v.Kind, Num: v.Num, Bool: v.Bool}
-		if v.Kind == msprobe.String || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
+		if v.Kind == msprobe.String || v.Kind == msprobe.Composite || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
 			keep.Stats[i].Text = v.Text
 		}
 	}
@@ -488,7 +488,7 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 			Bool: r.flags&(1<<(fBool+k)) != 0}
 		if r.flags&(1<<(fIntText+k)) != 0 {
 			v.Text = strconv.FormatInt(int64(v.Num), 10)
-		} else if v.Kind == msprobe.String || v.Kind == msprobe.Number {
+		} else if v.Kind == msprobe.String || v.Kind == msprobe.Number || v.Kind == msprobe.Composite {
 			v.Text, _ = b.blobField(r, byte(bText+k))
 		}
 		it.Stats[k] = v

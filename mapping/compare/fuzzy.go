@@ -43,6 +43,7 @@ type fuzzyMatcher struct {
 	// (no name pairs, or one side far ahead). They go in generations, each
 	// let go once the queue's head has passed it.
 	packAfter int
+	genRows   int // a generation's rows (packedGenRows)
 	packedEnd int
 	gens      []*packedGen
 	released  int // bench rows released
@@ -79,7 +80,7 @@ type benchRows interface {
 }
 
 func newFuzzyMatcher(bench benchRows, cfg *Config) *fuzzyMatcher {
-	return &fuzzyMatcher{bench: bench, cfg: cfg, npu: newFuzzyQueue(), b: newFuzzyQueue(), packAfter: cmp.Or(cfg.fuzzyPack, packAfterRows)}
+	return &fuzzyMatcher{bench: bench, cfg: cfg, npu: newFuzzyQueue(), b: newFuzzyQueue(), packAfter: cmp.Or(cfg.fuzzyPack, packAfterRows), genRows: packedGenRows}
 }
 
 // benchRow is the queued bench row at position p, unpacked into a
@@ -104,11 +105,11 @@ func (f *fuzzyMatcher) pack() {
 		i := p - f.b.base
 		r := f.b.row(i)
 		var g *packedGen
-		if n := len(f.gens); n > 0 && f.gens[n-1].bs.len() < packedGenRows {
+		if n := len(f.gens); n > 0 && f.gens[n-1].bs.len() < f.genRows {
 			g = f.gens[n-1]
 		} else {
 			g = &packedGen{bs: newBenchSide(f.cfg.Mode), first: p}
-			g.bs.rowCap = 1 << 10
+			g.bs.rowCap, g.bs.ar.chunk = 1<<10, 64<<10 // a queue may pack a few rows at a time
 			f.gens = append(f.gens, g)
 		}
 		if g.bs.len() == 0 || r.it.Entry != g.entry {

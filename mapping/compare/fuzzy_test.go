@@ -162,6 +162,9 @@ func TestFuzzyMatchReference(t *testing.T) {
 
 		src := &sliceRows{rows: slices.Clone(bench), t: t}
 		m := newFuzzyMatcher(src, cfg)
+		if cfg.fuzzyPack > 0 && trial%2 == 0 {
+			m.genRows = 1 + rng.IntN(4) // many generations, let go as the queue moves
+		}
 		var got [][2]int
 		num := func(r *sideRow) int {
 			i, err := strconv.Atoi(r.it.Shape)
@@ -357,5 +360,61 @@ func TestBenchStreamHeaderMD5(t *testing.T) {
 	rows, md5, err := s.rest()
 	if err != nil || rows != 2 || !md5 {
 		t.Errorf("rest: %d rows, md5 %v, %v; want 2 rows and the header's md5", rows, md5, err)
+	}
+}
+
+// TestStoreKeepsCompositeText: a statistic msprobe keeps as its raw list
+// comes back from the packed store with its text, so that the joins that
+// read rows from the store (the fuzzy match's packed queue, the whole
+// bench side) find no divergence between two equal dumps.
+func TestStoreKeepsCompositeText(t *testing.T) {
+	t.Parallel()
+	leaf := `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
+	entry := func(name string) string {
+		return fmt.Sprintf(`%q: {"input_args": [%s], "output": [%s, {"type": "int", "value": [1, 2, null]}]}`, name, leaf, leaf)
+	}
+	scanned := func(names []string) []msprobe.Entry {
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = entry(n)
+		}
+		var es []msprobe.Entry
+		src := `{"task": "statistics", "level": "L1", "dump_data_dir": null, "data": {` + strings.Join(parts, ", ") + `}}`
+		if _, err := msprobe.Scan(strings.NewReader(src), "dump.json", func(e *msprobe.Entry) error {
+			es = append(es, *e)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return es
+	}
+	var npuNames, benchNames []string
+	for i := range 6 {
+		npuNames = append(npuNames, fmt.Sprintf("Functional.other%d.0.forward", i))
+	}
+	for i := range 6 {
+		npuNames = append(npuNames, fmt.Sprintf("Functional.op%d.0.forward", i))
+		benchNames = append(benchNames, fmt.Sprintf("Functional.op%d.0.forward", i))
+	}
+	npu, bench := scanned(npuNames), scanned(benchNames)
+	if k := bench[0].Items[2].Stats[0].Kind; k != msprobe.Composite {
+		t.Fatalf("the list statistic is %v, want Composite", k)
+	}
+	for _, cfg := range []Config{
+		{Mode: Statistics},
+		{Mode: Statistics, fullBench: true},
+		{Mode: Statistics, simpleBench: true},
+		{Mode: Statistics, Fuzzy: true, fuzzyPack: -1},
+		{Mode: Statistics, Fuzzy: true, fuzzyPack: 2},
+		{Mode: Statistics, Fuzzy: true, fullBench: true},
+	} {
+		sum, err := Compare(memSource(npu...), memSource(bench...), cfg, &memSink{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.First != nil || len(sum.Divergences) != 0 {
+			t.Errorf("fuzzy %v, pack %d, full %v, simple %v: divergences %v, first %+v; want none",
+				cfg.Fuzzy, cfg.fuzzyPack, cfg.fullBench, cfg.simpleBench, len(sum.Divergences), sum.First)
+		}
 	}
 }
