@@ -53,9 +53,10 @@ type fuzzyMatcher struct {
 // packedGen is a generation of packed bench rows, from queue position
 // first on.
 type packedGen struct {
-	bs    *benchSide
-	first int
-	entry string // the entry of the last row added
+	bs      *benchSide
+	first   int
+	entry   string // the entry of the last row added
+	entryAt int32  // its number in bs
 }
 
 // packedGenRows is a generation's size: its memory goes once the queue's
@@ -113,10 +114,9 @@ func (f *fuzzyMatcher) pack() {
 			f.gens = append(f.gens, g)
 		}
 		if g.bs.len() == 0 || r.it.Entry != g.entry {
-			g.bs.addEntry(r.it.Entry)
-			g.entry = r.it.Entry
+			g.entry, g.entryAt = r.it.Entry, g.bs.addEntry(r.it.Entry)
 		}
-		g.bs.add(r, int32(len(g.bs.entries)-1))
+		g.bs.add(r, g.entryAt)
 		f.b.rows[f.b.head+i] = nil
 	}
 	f.packedEnd = max(f.packedEnd, upto)
@@ -132,10 +132,19 @@ func (f *fuzzyMatcher) release(n int) {
 	}
 	k := 0
 	for k < len(f.gens) && f.gens[k].first+f.gens[k].bs.len() <= f.b.base {
-		f.gens[k] = nil
 		k++
 	}
-	f.gens = f.gens[:copy(f.gens, f.gens[k:])]
+	f.gens = moveDown(f.gens, k)
+}
+
+// moveDown moves s[head:] to the front of s, clearing what it leaves:
+// the queues here drop from their front by a head index, and move down
+// once the rows dropped are as many as those left, so that a slice does
+// not grow past twice its queue.
+func moveDown[T any](s []T, head int) []T {
+	left := copy(s, s[head:])
+	clear(s[left:])
+	return s[:left]
 }
 
 // fuzzyQueue is one side's queue: its rows with their fuzzy names, and
@@ -190,9 +199,8 @@ func (q *fuzzyQueue) first(key string, limit int) int {
 	return -1
 }
 
-// cut drops the first n rows: what the match keeps is its queues. The
-// rows left move to the front of the slices once the dropped ones are
-// as many, so that the slices do not grow past twice the queue.
+// cut drops the first n rows: what the match keeps is its queues (the
+// rows left move down as moveDown says).
 func (q *fuzzyQueue) cut(n int) {
 	end := q.head + n
 	for i, k := range q.keys[q.head:end] {
@@ -207,14 +215,8 @@ func (q *fuzzyQueue) cut(n int) {
 	clear(q.rows[q.head:end])
 	clear(q.keys[q.head:end])
 	q.head, q.base = end, q.base+n
-	if left := len(q.rows) - q.head; left <= q.head {
-		copy(q.rows, q.rows[q.head:])
-		copy(q.keys, q.keys[q.head:])
-		copy(q.next, q.next[q.head:])
-		clear(q.rows[left:])
-		clear(q.keys[left:])
-		q.rows, q.keys, q.next = q.rows[:left], q.keys[:left], q.next[:left]
-		q.head = 0
+	if q.len() <= q.head {
+		q.rows, q.keys, q.next, q.head = moveDown(q.rows, q.head), moveDown(q.keys, q.head), moveDown(q.next, q.head), 0
 	}
 }
 
@@ -487,19 +489,16 @@ func (s *benchStream) next() (*sideRow, error) {
 	return &s.rows[s.row-1], nil
 }
 
-// release recycles the entries whose rows are all before row n. The
-// entries left move to the front of held once the recycled ones are as
-// many.
+// release recycles the entries whose rows are all before row n (the
+// entries left move down as moveDown says).
 func (s *benchStream) release(n int) {
 	for s.heldAt < len(s.held) && s.held[s.heldAt].end <= n {
 		s.pool.put(s.held[s.heldAt].buf)
 		s.held[s.heldAt] = heldRows{}
 		s.heldAt++
 	}
-	if left := len(s.held) - s.heldAt; left <= s.heldAt {
-		copy(s.held, s.held[s.heldAt:])
-		clear(s.held[left:])
-		s.held, s.heldAt = s.held[:left], 0
+	if len(s.held)-s.heldAt <= s.heldAt {
+		s.held, s.heldAt = moveDown(s.held, s.heldAt), 0
 	}
 }
 
