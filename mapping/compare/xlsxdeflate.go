@@ -121,23 +121,30 @@ func (d *parallelDeflate) compress() {
 			buf = new(bytes.Buffer)
 		}
 		var err error
-		if w == nil {
-			w, err = flate.NewWriter(buf, flate.BestSpeed)
-		} else {
-			w.Reset(buf)
-		}
-		if err == nil {
-			_, err = w.Write(j.in)
-		}
-		if err == nil {
-			if j.final {
-				err = w.Close()
-			} else {
-				err = w.Flush()
-			}
-		}
+		w, err = deflateTo(w, buf, j.in, j.final)
 		j.res <- deflated{out: buf, in: j.in, err: err}
 	}
+}
+
+// deflateTo compresses in to out at best speed with w (made when nil,
+// else reset), ending with the final block when final, else a sync
+// flush.
+func deflateTo(w *flate.Writer, out io.Writer, in []byte, final bool) (*flate.Writer, error) {
+	if w == nil {
+		var err error
+		if w, err = flate.NewWriter(out, flate.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		w.Reset(out)
+	}
+	if _, err := w.Write(in); err != nil {
+		return w, err
+	}
+	if final {
+		return w, w.Close()
+	}
+	return w, w.Flush()
 }
 
 // writeOut writes the compressed blocks in order.
@@ -179,14 +186,7 @@ func (d *parallelDeflate) Close() error {
 		}
 	case d.work == nil:
 		// One block: compressed here, as a single writer would.
-		w, err := flate.NewWriter(d.out, flate.BestSpeed)
-		if err == nil {
-			_, err = w.Write(d.cur)
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		d.err = err
+		_, d.err = deflateTo(nil, d.out, d.cur, true)
 	default:
 		d.hand(true)
 		d.err = d.stop()
