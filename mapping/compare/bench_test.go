@@ -38,7 +38,9 @@ import (
 //     "-dm" with the data mapping that layer mapping gives (msprobe's -dm),
 //     "-da" writes msprobe's first-divergence JSON instead of the table
 //     (in directory mode, msprobe's only one for -da: the pair linked as
-//     rank0 of a step folder a side, rankFolders); "-xlsx" writes the
+//     rank0 of a step folder a side, rankFolders), "-shuffled" has the
+//     bench entries in a random order (dumpgen.Shuffle: a bench dump
+//     ordered otherwise than the NPU side); "-xlsx" writes the
 //     table as xlsx (--xlsx), only for the sizes LAYERMAP_BENCH_XLSX
 //     lists (default none: excelize's rows take ten times the compare,
 //     and would swamp the build's profile);
@@ -230,29 +232,55 @@ func quickBench(b *testing.B, size int64) benchPair {
 	})
 }
 
+// shuffledBench returns the qwen25vl pair of size bytes per side with
+// its bench entries in a random order (dumpgen.Shuffle): a bench dump
+// ordered otherwise than the NPU side, every entry the join asks for far
+// from the one before.
+func shuffledBench(b *testing.B, size int64) benchPair {
+	p := qwenBench(b, size)
+	return cachedPair(b, "qwen25vl-shuffled-"+sizeName(size), func(npu, bench string) error {
+		if err := linkDumpFiles(filepath.Dir(p.npu), npu, "dump.json", "stack.json", "construct.json"); err != nil {
+			return err
+		}
+		if err := linkDumpFiles(filepath.Dir(p.bench), bench, "stack.json", "construct.json"); err != nil {
+			return err
+		}
+		return dumpgen.Shuffle(filepath.Dir(p.bench), bench, 9)
+	})
+}
+
+// linkDumpFiles links the named files of the dump folder from into the
+// folder to (hard links: msprobe refuses symbolic ones), creating it;
+// a name missing from from (stack.json and construct.json are optional)
+// or present in to is left.
+func linkDumpFiles(from, to string, names ...string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		src, dst := filepath.Join(from, name), filepath.Join(to, name)
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		if err := os.Link(src, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rankFolders links p's dump folders as rank0 of a step folder a side
-// (hard links: msprobe refuses symbolic ones) and returns the two step
-// folders, for a compare in directory mode.
+// and returns the two step folders, for a compare in directory mode.
 func rankFolders(b *testing.B, p benchPair) (npu, bench string) {
 	root := filepath.Join(filepath.Dir(filepath.Dir(p.npu)), "steps")
 	var step [2]string
 	for i, dump := range []string{p.npu, p.bench} {
 		step[i] = filepath.Join(root, filepath.Base(filepath.Dir(dump)))
-		rank := filepath.Join(step[i], "rank0")
-		if err := os.MkdirAll(rank, 0o755); err != nil {
+		if err := linkDumpFiles(filepath.Dir(dump), filepath.Join(step[i], "rank0"), "dump.json", "stack.json", "construct.json"); err != nil {
 			b.Fatal(err)
-		}
-		for _, name := range []string{"dump.json", "stack.json", "construct.json"} {
-			from, to := filepath.Join(filepath.Dir(dump), name), filepath.Join(rank, name)
-			if _, err := os.Stat(to); err == nil {
-				continue
-			}
-			if _, err := os.Stat(from); err != nil {
-				continue // stack.json and construct.json are optional
-			}
-			if err := os.Link(from, to); err != nil {
-				b.Fatal(err)
-			}
 		}
 	}
 	return step[0], step[1]
@@ -627,6 +655,7 @@ func BenchmarkCompare(b *testing.B) {
 			npu, bench := rankFolders(b, p)
 			benchCompare(b, p, childRun{NPU: npu, Bench: bench, DiffAnalyze: true})
 		})
+		b.Run("qwen25vl-shuffled/size="+sizeName(size), func(b *testing.B) { benchCompare(b, shuffledBench(b, size), childRun{}) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { benchCompare(b, statsBench(b, size), childRun{}) })
@@ -667,6 +696,7 @@ func BenchmarkTokenizer(b *testing.B) {
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_QWEN", "27M") {
 		b.Run("qwen25vl/size="+sizeName(size), func(b *testing.B) { run(b, qwenBench(b, size)) })
+		b.Run("qwen25vl-shuffled/size="+sizeName(size), func(b *testing.B) { run(b, shuffledBench(b, size)) })
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_STATS", "27M") {
 		b.Run("synthstats/size="+sizeName(size), func(b *testing.B) { run(b, statsBench(b, size)) })
