@@ -705,7 +705,8 @@ type EntryReader struct {
 	slots  [readChunks]chunkSlot
 	last   int // the slot used last
 	tick   int
-	buf    []byte // an entry across chunks, or too large for them
+	prev   int64  // the last chunk of the bytes asked for last
+	buf    []byte // an entry across chunks, too large for them, or scattered
 	lx     lexer  // the entry being read
 	name   []byte // its name
 }
@@ -713,7 +714,8 @@ type EntryReader struct {
 // An EntryReader reads the file in aligned chunks and keeps the last
 // used: entries read near each other, in whatever order (a join in the
 // other dump's order, a count of scattered entries), share what was read,
-// and the file's bytes are read about once.
+// and the file's bytes are read about once. An entry far from the chunks
+// kept and from the one asked for before is read alone (scattered).
 const (
 	readChunk  = 64 << 10
 	readChunks = 16
@@ -777,8 +779,8 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: offset %d out of range", r.path, off)
 	}
 	first, last := off/readChunk, (end-1)/readChunk
-	if end == off || last-first >= readChunks/2 {
-		// Large: read alone.
+	if end == off || last-first >= readChunks/2 || r.scattered(first, last) {
+		// Large, or away from what was read lately: read alone.
 		if int64(cap(r.buf)) < end-off {
 			r.buf = make([]byte, end-off)
 		}
@@ -811,6 +813,27 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 		}
 	}
 	return r.buf, nil
+}
+
+// scattered reports whether the bytes in chunks first..last are best
+// read alone: none of those chunks is kept, and the bytes asked for
+// before end further than a chunk away. Entries asked for in no order of
+// the file's (a bench dump whose entries the other dump orders
+// otherwise) then cost their own bytes, not a chunk each, while a walk
+// along the file, either way, and a second entry of a chunk just read
+// alone keep their chunks.
+func (r *EntryReader) scattered(first, last int64) bool {
+	prev := r.prev
+	r.prev = last
+	if first >= prev-1 && first <= prev+1 {
+		return false
+	}
+	for i := range r.slots {
+		if at := r.slots[i].at; at >= first && at <= last {
+			return false
+		}
+	}
+	return true
 }
 
 // chunk returns chunk i of the file, read unless kept.
