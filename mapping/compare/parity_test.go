@@ -148,6 +148,88 @@ func TestParityJoins(t *testing.T) {
 	}
 }
 
+// TestShuffledBenchJoins: with the bench entries in a random order
+// (dumpgen.Shuffle; msprobe's table then may differ: backward rows are
+// renumbered in file order), the bench index, reading entries far apart
+// alone (msprobe.EntryReader), writes the whole-bench join's files, byte
+// for byte, on every golden pair of a dump.json a side but the fuzzy
+// match's and the layer mapping's, whose answers follow the order.
+func TestShuffledBenchJoins(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(testkit.Corpus(t, "msprobe"))
+	n := 0
+	for _, c := range parityCases(t) {
+		if strings.HasPrefix(c.name, "fuzzy") || strings.HasPrefix(c.name, "layer_mapping") {
+			continue
+		}
+		target, golden := c.target, c.golden
+		if !filepath.IsAbs(target) {
+			target, golden = filepath.Join(root, target), filepath.Join(root, golden)
+		}
+		if filepath.Base(golden) != "dump.json" {
+			continue // a folder of step or rank folders
+		}
+		n++
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			shuffled := t.TempDir()
+			if err := dumpgen.Shuffle(filepath.Dir(golden), shuffled, 3); err != nil {
+				t.Fatal(err)
+			}
+			ents, err := os.ReadDir(filepath.Dir(golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if e.Name() != "dump.json" {
+					if err := os.Symlink(filepath.Join(filepath.Dir(golden), e.Name()), filepath.Join(shuffled, e.Name())); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var files [2]map[string][]byte
+			for i, full := range []bool{false, true} {
+				opt := Options{Target: target, Golden: filepath.Join(shuffled, "dump.json"), OutDir: t.TempDir(),
+					Stamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), fullBench: full}
+				if c.opt != nil {
+					c.opt(t, &opt)
+				}
+				if _, err := Run(opt); err != nil {
+					t.Fatal(err)
+				}
+				files[i] = readDir(t, opt.OutDir)
+			}
+			if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
+				t.Fatalf("files %d, the whole-bench join's %d", len(files[0]), len(files[1]))
+			}
+			for name, want := range files[1] {
+				diffCSV(t, name, files[0][name], want)
+			}
+		})
+	}
+	if n < 10 {
+		t.Errorf("%d golden pairs of a dump.json a side, want at least 10", n)
+	}
+}
+
+// readDir reads every file of dir by name.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
 // TestParityUnderCollection: the goldens hold with a collection at every
 // turn (GOGC 1, and runtime.GC in a loop beside the compare). Memory
 // outside the heap (printparse/offheap) is unmapped when released, or
