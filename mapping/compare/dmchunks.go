@@ -44,7 +44,7 @@ const dmChunk = 1 << 18
 func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool, err error) {
 	workers = max(workers, 1)
 	type piece struct {
-		b     []byte
+		b     []byte // its pairs' bytes
 		pairs [][2]string
 		ok    bool
 		done  chan struct{}
@@ -53,12 +53,16 @@ func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool,
 	order := make(chan *piece, cap(slots))  // in file order, to add
 	work := make(chan *piece, cap(slots))
 	quit := make(chan struct{})
+	// The bytes and pair lists of pieces added are filled again, so that
+	// the reading touches the memory of the pieces held at a time, not
+	// of the file (fresh pages cost more than the reading).
+	spareBytes := make(chan []byte, cap(slots)+1)
+	spareLists := make(chan [][2]string, cap(slots)+1)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for p := range work {
-				p.pairs, p.ok = dataMappingPiece(p.b)
-				p.b = nil
+				p.pairs, p.ok = dataMappingPiece(p.b, takeSpare(spareLists))
 				close(p.done)
 			}
 		})
@@ -67,7 +71,7 @@ func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool,
 	wg.Go(func() {
 		defer close(work)
 		defer close(order)
-		cut, err = cutPieces(r, chunk, func(b []byte) bool {
+		cut, err = cutPieces(r, chunk, func() []byte { return takeSpare(spareBytes) }, func(b []byte) bool {
 			select {
 			case slots <- struct{}{}:
 			case <-quit:
@@ -88,8 +92,10 @@ func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool,
 			break
 		}
 		for _, kv := range p.pairs {
-			d.add(kv[0], kv[1])
+			d.add(kv[0], kv[1]) // copies what it keeps
 		}
+		putSpare(spareBytes, p.b[:0])
+		putSpare(spareLists, p.pairs[:0])
 		<-slots
 	}
 	for range order { // after a refused piece
@@ -103,13 +109,32 @@ func dataMappingChunks(r io.Reader, workers, chunk int) (_ *DataMapping, _ bool,
 	return d, true, nil
 }
 
+// takeSpare takes a spare from c, nil when it has none.
+func takeSpare[T any](c chan []T) []T {
+	select {
+	case s := <-c:
+		return s
+	default:
+		return nil
+	}
+}
+
+// putSpare gives s to c, unless c is full.
+func putSpare[T any](c chan []T, s []T) {
+	select {
+	case c <- s:
+	default:
+	}
+}
+
 // cutPieces reads r and gives each piece to take as it is read (take
 // false: stop): from r's start, then from each first line at least chunk
 // bytes past the last cut that starts with a letter, digit or underscore
 // (a plain key at column 1). false: fewer than two pieces, a piece with a
 // document marker or a directive (such a file is never cut), or take
-// stopped.
-func cutPieces(r io.Reader, chunk int, take func([]byte) bool) (bool, error) {
+// stopped. A piece after the first is read into spare's buffer when it
+// is large enough (spare may be nil, or return nil).
+func cutPieces(r io.Reader, chunk int, spare func() []byte, take func([]byte) bool) (bool, error) {
 	chunk = max(chunk, 1)
 	buf := make([]byte, 0, 2*chunk)
 	from, n := chunk, 0 // where the next cut is looked for; pieces taken
@@ -139,8 +164,14 @@ func cutPieces(r io.Reader, chunk int, take func([]byte) bool) (bool, error) {
 		}
 		var rest []byte
 		if found {
-			rest = make([]byte, len(buf)-at, max(2*chunk, len(buf)-at))
-			copy(rest, buf[at:])
+			need := max(2*chunk, len(buf)-at)
+			if spare != nil {
+				rest = spare()
+			}
+			if cap(rest) < need {
+				rest = make([]byte, 0, need)
+			}
+			rest = append(rest[:0], buf[at:]...)
 		}
 		if !take(buf[:at]) {
 			return false, nil
@@ -175,8 +206,8 @@ func nextKeyLine(b []byte, from int) (at int, found bool, resume int) {
 // where it is not a block mapping of scalars at column 1. A piece of
 // plain pairs only (plainPairs), as msprobe writes row names, needs no
 // YAML parser; yaml.v3 reads any other.
-func dataMappingPiece(b []byte) ([][2]string, bool) {
-	if ps, ok := plainPairs(b); ok {
+func dataMappingPiece(b []byte, ps [][2]string) ([][2]string, bool) {
+	if ps, ok := plainPairs(b, ps); ok {
 		return ps, true
 	}
 	return yamlPiece(b)
@@ -210,12 +241,12 @@ func yamlPiece(b []byte) ([][2]string, bool) {
 // with no space, so it goes on no further. A simple key is at most
 // simpleKeyLimit bytes. FuzzPlainPairs holds it to yaml.v3's reading. The
 // names are b's bytes, not copied: b must not change while they are
-// used.
-func plainPairs(b []byte) ([][2]string, bool) {
+// used. The pairs are appended to ps[:0].
+func plainPairs(b []byte, ps [][2]string) ([][2]string, bool) {
 	if len(b) == 0 {
 		return nil, false // no document: yaml.v3 reads no mapping
 	}
-	ps := make([][2]string, 0, len(b)/64)
+	ps = slices.Grow(ps[:0], len(b)/64)
 	for len(b) > 0 {
 		explicit := b[0] == '?'
 		if explicit {

@@ -113,7 +113,7 @@ func FuzzPlainPairs(f *testing.F) {
 // read it as the same pairs.
 func checkPlainPairs(t *testing.T, s string) {
 	t.Helper()
-	got, ok := plainPairs([]byte(s))
+	got, ok := plainPairs([]byte(s), nil)
 	if !ok {
 		return
 	}
@@ -146,7 +146,7 @@ func TestPlainPairs(t *testing.T) {
 		{strings.Repeat("k", simpleKeyLimit+1) + ": v\n", nil},
 		{"? " + strings.Repeat("k", 2000) + "\n: v\n", [][2]string{{strings.Repeat("k", 2000), "v"}}},
 	} {
-		got, ok := plainPairs([]byte(tc.text))
+		got, ok := plainPairs([]byte(tc.text), nil)
 		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
 			t.Errorf("%.40q: plainPairs %q (%v), want %q", tc.text, got, ok, tc.want)
 		}
@@ -165,11 +165,11 @@ func TestPlainPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := plainPairs(b); !ok {
+		if _, ok := plainPairs(b, nil); !ok {
 			t.Errorf("%s: not read without yaml.v3", path)
 		}
 		checkPlainPairs(t, string(b))
-		if _, err := cutPieces(bytes.NewReader(b), 1, func(p []byte) bool {
+		if _, err := cutPieces(bytes.NewReader(b), 1, nil, func(p []byte) bool {
 			checkPlainPairs(t, string(p))
 			return true
 		}); err != nil {
@@ -201,6 +201,11 @@ func TestDataMappingChunks(t *testing.T) {
 	last, _ := got.Lookup("Module.layers.24999.Linear.forward.0.input.0")
 	if got.Len() != 25000 || first != "last" || last != "Module.decoder.layers.24999.Linear.forward.0.input.0" {
 		t.Errorf("%d pairs, first %q, last %q", got.Len(), first, last)
+	}
+	// every pair, the pieces' bytes filled again as they go
+	whole, err := dataMappingWhole("dm.yaml", []byte(b.String()))
+	if err != nil || !maps.Equal(maps.Collect(got.All()), maps.Collect(whole.All())) {
+		t.Errorf("the pieces' pairs are not the whole's (%v)", err)
 	}
 	// a read error ends the reading, whatever piece it comes in
 	errRead := errors.New("read error")
