@@ -471,6 +471,52 @@ type parsedEntry struct {
 	matched []bool
 	odd     bool
 	gen     int // the last lookup that used it
+	// An entry of suffixIndexRows rows or more has them indexed by their
+	// name past the entry name: the suffix's first row, and each row's
+	// next row of the same suffix (-1: none); the NPU side asks for the
+	// rows one by one, and scanning them all for each would be quadratic
+	// (an optimizer's foreach call on a list of every parameter).
+	bySuffix map[string]int32
+	same     []int32
+}
+
+// suffixIndexRows is the least number of rows of an entry that has them
+// indexed by suffix (parsedEntry); fewer are scanned.
+const suffixIndexRows = 64
+
+// indexSuffixes indexes e's rows by suffix when it has many.
+func (e *parsedEntry) indexSuffixes() {
+	if len(e.rows) < suffixIndexRows {
+		return
+	}
+	e.bySuffix = make(map[string]int32, len(e.rows))
+	e.same = slices.Grow(e.same[:0], len(e.rows))[:len(e.rows)]
+	for r := len(e.rows) - 1; r >= 0; r-- {
+		s := e.rows[r].it.Name[len(e.name):]
+		next, ok := e.bySuffix[s]
+		if !ok {
+			next = -1
+		}
+		e.same[r] = next
+		e.bySuffix[s] = int32(r)
+	}
+}
+
+// withSuffix calls fn, in row order, with each row of e whose name is
+// the entry name followed by suffix; fn returns false to stop.
+func (e *parsedEntry) withSuffix(suffix string, fn func(r int32) bool) {
+	if e.bySuffix == nil {
+		for r := range e.rows {
+			if e.rows[r].it.Name[len(e.name):] == suffix && !fn(int32(r)) {
+				return
+			}
+		}
+		return
+	}
+	r, ok := e.bySuffix[suffix]
+	for ok && r >= 0 && fn(r) {
+		r = e.same[r]
+	}
 }
 
 // benchIndex is the bench side's index (see above) and, per pass, the
@@ -736,6 +782,7 @@ func (p *entryParser) take(e *msprobe.Entry) error {
 		}
 	}
 	be.key.setKeys(e.Name, be.rows)
+	be.indexSuffixes()
 	p.be = be
 	return nil
 }
@@ -766,7 +813,7 @@ func (p *entryPool) get(n int) *parsedEntry {
 		c := classCap(n)
 		return &parsedEntry{rows: make([]sideRow, n, c), matched: make([]bool, n, c)}
 	}
-	*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n]}
+	*e = parsedEntry{rows: e.rows[:n], matched: e.matched[:n], same: e.same[:0]}
 	clear(e.matched)
 	return e
 }
@@ -774,7 +821,7 @@ func (p *entryPool) get(n int) *parsedEntry {
 // put recycles e, which nothing refers to any more.
 func (p *entryPool) put(e *parsedEntry) {
 	clear(e.rows) // drop the strings for the collector
-	e.name, e.key = "", entryKey{}
+	e.name, e.key, e.bySuffix = "", entryKey{}, nil
 	p.mu.Lock()
 	p.free.give(e, min(cap(e.rows), cap(e.matched)), 256)
 	p.mu.Unlock()
@@ -1024,12 +1071,10 @@ func (ix *benchIndex) lookupHashed(key string, dst []rowRef) ([]rowRef, error) {
 			if e == nil || e.key.prefix != pre {
 				return true
 			}
-			suffix := key[end:]
-			for r := range e.rows {
-				if e.rows[r].it.Name[len(e.name):] == suffix {
-					dst = append(dst, rowRef{i, int32(r)})
-				}
-			}
+			e.withSuffix(key[end:], func(r int32) bool {
+				dst = append(dst, rowRef{i, r})
+				return true
+			})
 			return true
 		})
 		if err != nil {

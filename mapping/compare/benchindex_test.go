@@ -785,3 +785,52 @@ func TestResetStopsPrefetch(t *testing.T) {
 	}
 	t.Errorf("%d goroutines after close, %d before", runtime.NumGoroutine(), before)
 }
+
+// TestWithSuffix: an entry's rows of a suffix, by index (many rows) or by
+// scan (few), are the rows a scan finds, in order, whatever the repeats;
+// the pool's entries drop the index when recycled.
+func TestWithSuffix(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var pool entryPool
+	for _, n := range []int{0, 1, 5, suffixIndexRows - 1, suffixIndexRows, suffixIndexRows + 1, 300, 3000} {
+		e := pool.get(n)
+		e.name = "Torch._foreach_add_.0.forward"
+		suffixes := max(1, n/2) // about two rows a suffix
+		for r := range e.rows {
+			e.rows[r].it.Name = e.name + fmt.Sprintf(".input.%d", rnd.IntN(suffixes))
+		}
+		e.indexSuffixes()
+		if indexed := e.bySuffix != nil; indexed != (n >= suffixIndexRows) {
+			t.Errorf("%d rows: indexed %v", n, indexed)
+		}
+		for k := -1; k <= suffixes; k++ {
+			suffix := fmt.Sprintf(".input.%d", k)
+			var want, got []int32
+			for r := range e.rows {
+				if e.rows[r].it.Name[len(e.name):] == suffix {
+					want = append(want, int32(r))
+				}
+			}
+			e.withSuffix(suffix, func(r int32) bool {
+				got = append(got, r)
+				return true
+			})
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d rows, %q: rows %v, want %v", n, suffix, got, want)
+			}
+			first := int32(-1)
+			e.withSuffix(suffix, func(r int32) bool {
+				first = r
+				return false
+			})
+			if len(want) > 0 && first != want[0] {
+				t.Fatalf("%d rows, %q: stopped at %d, want %d", n, suffix, first, want[0])
+			}
+		}
+		pool.put(e)
+		if e.bySuffix != nil {
+			t.Errorf("%d rows: a recycled entry keeps its index", n)
+		}
+	}
+}

@@ -1206,12 +1206,12 @@ func (b *suffixCheck) has(i int32, suffix string) bool {
 		b.err = err
 		return false
 	}
-	for r := range e.rows {
-		if e.rows[r].it.Name[len(e.name):] == suffix {
-			return true
-		}
-	}
-	return false
+	found := false
+	e.withSuffix(suffix, func(int32) bool {
+		found = true
+		return false
+	})
+	return found
 }
 
 // emitFunc hands one table row to the writer: an NPU row and its bench row
