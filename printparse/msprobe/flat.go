@@ -24,8 +24,16 @@ import (
 // fuzzing).
 
 // flatWindow is how many bytes of input the buffer should hold before the
-// fast path tries an entry (it reads nothing more itself).
-const flatWindow = 32 << 10
+// fast path tries an entry. A body it declines within flatSlack of the
+// buffer's end may go on past it (a token the end cuts): the buffer then
+// reads as much again and the fast path tries again, up to flatMaxEntry
+// bytes (an optimizer's foreach call on every parameter, a cat of many
+// tensors), past which the tree path reads the entry.
+const (
+	flatWindow   = 32 << 10
+	flatSlack    = 4 << 10
+	flatMaxEntry = 256 << 20
+)
 
 // flatMaxDepth bounds the nesting the fast path follows.
 const flatMaxDepth = 32
@@ -105,11 +113,23 @@ func flatKind(name string) int {
 }
 
 // entry flattens the body at the lexer into t's flat rows; false: it
-// declined and nothing moved.
+// declined and nothing moved but the buffer, which may have read more.
 func (f *flatter) entry(lx *lexer, t *tree, name string, line int, kind int) (job, bool) {
 	if lx.end-lx.pos < flatWindow && lx.rerr == nil {
 		lx.fill()
 	}
+	for {
+		j, ok := f.try(lx, t, name, line, kind)
+		if ok || lx.rerr != nil || f.i < lx.end-flatSlack || lx.end-lx.pos >= flatMaxEntry {
+			return j, ok
+		}
+		for want := 2 * (lx.end - lx.pos); lx.end-lx.pos < want && lx.fill(); {
+		}
+	}
+}
+
+// try is entry on what the buffer holds.
+func (f *flatter) try(lx *lexer, t *tree, name string, line int, kind int) (job, bool) {
 	f.b, f.i, f.line, f.name = lx.buf[:lx.end], lx.pos, lx.line, name
 	f.keys = f.keys[:0]
 	f.md5, f.topList = false, false

@@ -466,6 +466,49 @@ func TestFlatSeeds(t *testing.T) {
 	take("M.parameters_grad.1", flatSeeds[len(flatSeeds)-1])
 }
 
+// TestFlatLargeEntry: an entry far longer than flatWindow (a foreach call
+// on thousands of tensors) is taken by the fast path, the buffer reading
+// on until it holds the body; one declined for what it holds (a string
+// with an escape, deep in the body and near the buffer's end) goes to the
+// tree path; both read as the tree path reads them, streamed or not.
+func TestFlatLargeEntry(t *testing.T) {
+	t.Parallel()
+	list := func(n int, odd string) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = tensorA
+		}
+		if odd != "" {
+			items[n-1] = odd
+		}
+		return "[" + strings.Join(items, ",\n") + "]"
+	}
+	big := `{"input_args": [` + list(3000, "") + `, ` + list(3000, "") + `], "input_kwargs": {"alpha": {"type": "float", "value": 0.5}}, "output": []}`
+	if len(big) < 16*flatWindow {
+		t.Fatalf("the large body is %d bytes: it should pass several windows", len(big))
+	}
+	escaped := `{"input_args": [` + list(3000, `{"type": "str", "value": "a\u00e9"}`) + `], "output": []}`
+	for _, name := range []string{"Torch._foreach_add_.0.forward", "Torch.cat.0.forward"} {
+		if !flatTakes(name, big) {
+			t.Errorf("%s: fast path declined a body of %d bytes", name, len(big))
+		}
+	}
+	if flatTakes("Torch.cat.0.forward", escaped) {
+		t.Errorf("fast path took a string with an escape")
+	}
+	data := []byte(dumpWith(`"Tensor.add.0.forward": {"output": [` + tensorA + `]}, "Torch._foreach_add_.0.forward": ` + big +
+		`, "Torch.cat.0.forward": ` + escaped + `, "Tensor.add.1.forward": {"output": [` + tensorA + `]}`))
+	for _, pipelined := range []bool{false, true} {
+		fast, slow := renderScan(data, "dump.json", pipelined, true), renderScan(data, "dump.json", pipelined, false)
+		if fast != slow {
+			t.Errorf("pipelined %v: fast path differs:\n%s", pipelined, firstDiff(fast, slow))
+		}
+		if n := strings.Count(fast, "Name:Torch._foreach_add_.0.forward.input."); n != 6001 {
+			t.Errorf("pipelined %v: %d rows of the foreach call, want its 6000 tensors and alpha", pipelined, n)
+		}
+	}
+}
+
 // TestFormulaStart checks formulaStart against a plain reading of
 // msprobe's rule on random strings of ';', formula and other characters.
 func TestFormulaStart(t *testing.T) {
