@@ -1581,27 +1581,40 @@ func (g *groupWriter) write(grp []*outRow) error {
 }
 
 // writeDirect renders a group's rows into the sink's buffer and writes
-// them.
+// them: a group of many rows (an entry of thousands) in runs that fit the
+// buffer's free room, which a longer run would outgrow into fresh memory.
 func (g *groupWriter) writeDirect(grp []*outRow) error {
 	o, mode, stack := &g.sc.out, g.cfg.Mode, g.cfg.Stack != nil
-	b, ok, err := g.direct.linesTail(len(grp))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		for _, r := range grp {
-			r.line = o.appendLine(r.line[:0], r, mode, stack)
-			if err := g.lines.Line(r.line, RowMark{r.result, r.color}); err != nil {
-				return err
-			}
+	for len(grp) > 0 {
+		b, ok, err := g.direct.linesTail(len(grp))
+		if err != nil {
+			return err
 		}
-		return nil
+		if !ok {
+			for _, r := range grp {
+				r.line = o.appendLine(r.line[:0], r, mode, stack)
+				if err := g.lines.Line(r.line, RowMark{r.result, r.color}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		n, full := 0, cap(b)-directSlack
+		for n < len(grp) && (n == 0 || len(b) < full) {
+			b = o.appendLine(b, grp[n], mode, stack)
+			n++
+		}
+		if err := g.direct.putLines(b, n); err != nil {
+			return err
+		}
+		grp = grp[n:]
 	}
-	for _, r := range grp {
-		b = o.appendLine(b, r, mode, stack)
-	}
-	return g.direct.putLines(b, len(grp))
+	return nil
 }
+
+// directSlack is the room writeDirect leaves for the next line before it
+// writes a run and asks for room again.
+const directSlack = 8 << 10
 
 // markOutputs sets r.output of a group's rows: ".output." in the NPU
 // name, as msprobe tests it. A row's name starts with its entry's: that

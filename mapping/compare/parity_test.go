@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -209,6 +210,75 @@ func TestShuffledBenchJoins(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("%d golden pairs of a dump.json a side, want at least 10", n)
+	}
+}
+
+// TestLargeEntries: entries of thousands of rows (an optimizer's foreach
+// calls on lists of every parameter; a cat of many tensors) and a bench
+// side lacking some of their rows write the same files through every
+// join: the bench index, its rows written by the join in runs that fit
+// the buffer or by workers, and the whole bench side in memory; the
+// bench entries in the NPU side's order or in a random one.
+func TestLargeEntries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tensor := func(i int, off float64) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [%d, 128], "Max": %g, "Min": %g, "Mean": %g, "Norm": %g, "requires_grad": false}`,
+			64+i%7, 1.5+float64(i%13)/7+off, -0.5-float64(i%11)/9, 0.01*float64(i%17)+off/10, 10+float64(i%19)+off)
+	}
+	side := func(off float64, lists int) string {
+		var entries []string
+		for call, op := range []string{"_foreach_mul_", "_foreach_add_", "cat"} {
+			var args []string
+			for l := range 2 {
+				items := make([]string, lists)
+				for i := range items {
+					items[i] = tensor(l*lists+i, off)
+				}
+				args = append(args, "["+strings.Join(items, ",\n")+"]")
+			}
+			entries = append(entries, fmt.Sprintf(`"Torch.%s.%d.forward": {"input_args": [%s], "input_kwargs": {"alpha": {"type": "float", "value": 0.9}}, "output": [%s]}`,
+				op, call, strings.Join(args, ", "), tensor(call, off)))
+			for i := range 40 {
+				entries = append(entries, fmt.Sprintf(`"Tensor.add.%d.forward": {"input_args": [%s, %s], "output": [%s]}`,
+					call*40+i, tensor(i, off), tensor(i+1, off), tensor(i+2, off)))
+			}
+		}
+		return strings.Join(entries, ",\n")
+	}
+	npu := filepath.Join(testkit.DumpDir(t, dir, "npu", side(0, 1500)), "dump.json")
+	benchDir := testkit.DumpDir(t, dir, "bench", side(0.001, 1400)) // each list 100 tensors short
+	shuffled := filepath.Join(dir, "shuffled")
+	if err := dumpgen.Shuffle(benchDir, shuffled, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, bench := range []string{filepath.Join(benchDir, "dump.json"), filepath.Join(shuffled, "dump.json")} {
+		var files []map[string][]byte
+		for _, set := range []func(o *Options){
+			func(o *Options) { o.inline = true },
+			func(o *Options) { o.Workers = 3 },
+			func(o *Options) { o.fullBench = true },
+		} {
+			opt := Options{Target: npu, Golden: bench, OutDir: t.TempDir(), Stamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			set(&opt)
+			if _, err := Run(opt); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, readDir(t, opt.OutDir))
+		}
+		for i, join := range []string{"inline", "three workers"} {
+			if len(files[i]) != len(files[2]) {
+				t.Fatalf("%s: %d files, the whole-bench join's %d", join, len(files[i]), len(files[2]))
+			}
+			for name, want := range files[2] {
+				diffCSV(t, join+": "+name, files[i][name], want)
+			}
+		}
+		for name, b := range files[2] {
+			if rows := bytes.Count(b, []byte("\nTorch._foreach_mul_.0.forward.input.")); strings.HasSuffix(name, ".csv") && rows != 3001 {
+				t.Errorf("%s: %d rows of the first foreach call, want 3001", name, rows)
+			}
+		}
 	}
 }
 
