@@ -59,6 +59,9 @@ import (
 //     side diverging from decoder layer 2 on (dumpgen.MD5Pair): the md5s
 //     agree before and differ after, and the table compares them, its
 //     statistics left out; 32 MB per side by default;
+//   - gen-foreach: the gen pair with an optimizer step after every 32
+//     layers (dumpgen.ForeachPair): foreach calls on lists of 288
+//     parameters, entries of 576 to 864 rows; 64 MB per side by default;
 //   - gen-fm: the gen pair with msprobe's fuzzy match (-fm), which pairs
 //     the rows in order and reads the bench side as a stream; 64 MB per
 //     side by default.
@@ -68,7 +71,8 @@ import (
 // (default "27M"; "27M,216M" for the 8x memory check),
 // LAYERMAP_BENCH_STATS those of synthstats (default "27M"),
 // LAYERMAP_BENCH_QUICKSTART those of quickstart (default "27M") and
-// LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M") and
+// LAYERMAP_BENCH_MD5 those of gen-md5 (default "32M"),
+// LAYERMAP_BENCH_FOREACH those of gen-foreach (default "64M") and
 // LAYERMAP_BENCH_FM those of gen-fm (default "64M"); "none" runs none
 // of a kind ("27M,216M" in LAYERMAP_BENCH_XLSX for the xlsx memory
 // check). Each iteration runs one compare in a child process (the test
@@ -203,6 +207,8 @@ func genBench(b *testing.B, size int64, kind dumpgen.PairKind) benchPair {
 		name = "gen-md5-" + sizeName(size)
 	case dumpgen.TensorPair:
 		name = "gen-tensor-" + sizeName(size)
+	case dumpgen.ForeachPair:
+		name = "gen-foreach-" + sizeName(size)
 	}
 	return cachedPair(b, name, func(npu, bench string) error {
 		return dumpgen.WriteSyntheticPair(npu, bench, size, kind)
@@ -666,6 +672,9 @@ func BenchmarkCompare(b *testing.B) {
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.MD5Pair), childRun{}) })
 	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_FOREACH", "64M") {
+		b.Run("gen-foreach/size="+sizeName(size), func(b *testing.B) { benchCompare(b, genBench(b, size, dumpgen.ForeachPair), childRun{}) })
+	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_FM", "64M") {
 		b.Run("gen-fm/size="+sizeName(size), func(b *testing.B) {
 			benchCompare(b, genBench(b, size, dumpgen.StatisticsPair), childRun{Fuzzy: true})
@@ -706,6 +715,9 @@ func BenchmarkTokenizer(b *testing.B) {
 	}
 	for _, size := range benchSizes("LAYERMAP_BENCH_MD5", "32M") {
 		b.Run("gen-md5/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, dumpgen.MD5Pair)) })
+	}
+	for _, size := range benchSizes("LAYERMAP_BENCH_FOREACH", "64M") {
+		b.Run("gen-foreach/size="+sizeName(size), func(b *testing.B) { run(b, genBench(b, size, dumpgen.ForeachPair)) })
 	}
 }
 

@@ -48,6 +48,11 @@ type Options struct {
 	MD5    bool
 	// Framework is written in the header (default "pytorch").
 	Framework string
+	// Foreach, when positive, adds an optimizer step after every Foreach
+	// decoder layers: foreach calls (_foreach_mul_, _foreach_addcmul_,
+	// _foreach_add_) on lists of those layers' parameters, nine a layer,
+	// entries of thousands of rows as an optimizer's are.
+	Foreach int
 }
 
 // Stats describe what Write produced.
@@ -106,6 +111,9 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	g.curLayer = -1
 	for layer := 0; o.TargetBytes > 0 && cw.n+int64(e.w.Buffered()) < o.TargetBytes || layer < o.Layers; layer++ {
 		g.layer(layer)
+		if o.Foreach > 0 && (layer+1)%o.Foreach == 0 {
+			g.optimizerStep(9 * o.Foreach)
+		}
 		if e.err != nil {
 			break
 		}
@@ -357,6 +365,37 @@ func (g *gen) moduleBackward(prefix string, params []string, shapes [][]int) {
 }
 
 // api writes one API forward entry named {api}.{n}.forward.
+// optimizerStep writes the foreach calls of an optimizer step on n
+// parameters: each takes two or three lists of n tensors.
+func (g *gen) optimizerStep(n int) {
+	h := g.o.Hidden
+	list := func(i int) func() {
+		return func() {
+			g.e.beginArr()
+			for k := range n {
+				g.path = append(g.path[:1], strconv.Itoa(k))
+				g.tensor("torch.float32", []int{h, h / (1 + (i+k)%4)}, false)
+			}
+			g.path = g.path[:1]
+			g.e.end()
+		}
+	}
+	for _, op := range []struct {
+		name  string
+		lists int
+	}{{"Torch._foreach_mul_", 2}, {"Torch._foreach_addcmul_", 3}, {"Torch._foreach_add_", 2}} {
+		g.api(op.name, func() {
+			items := make([]func(), op.lists)
+			for i := range items {
+				items[i] = list(i)
+			}
+			g.field("input_args", items...)
+			g.kwargs(func() { g.scalarKw("alpha", "float", func() { g.e.float(0.9) }) })
+			g.field("output")
+		})
+	}
+}
+
 func (g *gen) api(api string, body func()) string {
 	name := api + "." + strconv.Itoa(g.call(api)) + ".forward"
 	g.entry(name, body)

@@ -39,6 +39,8 @@ func TestReadableAndCounted(t *testing.T) {
 		{Seed: 1, Layers: 2, Tensor: true},
 		{Seed: 1, Layers: 2, MD5: true},
 		{Seed: 2, TargetBytes: 2 << 20, Hidden: 256},
+		{Seed: 1, Layers: 4, Foreach: 2, Tensor: true},
+		{Seed: 3, TargetBytes: 4 << 20, Hidden: 256, Foreach: 8},
 	} {
 		var buf bytes.Buffer
 		st, err := dumpgen.Write(&buf, o)
@@ -58,6 +60,13 @@ func TestReadableAndCounted(t *testing.T) {
 		}
 		if h.MD5 != o.MD5 || (h.Task == "tensor") != o.Tensor {
 			t.Errorf("%+v: header %+v", o, h)
+		}
+		most := 0
+		for _, e := range es {
+			most = max(most, len(e.Items))
+		}
+		if o.Foreach > 0 && most < 3*9*o.Foreach {
+			t.Errorf("%+v: %d rows at most an entry, want an optimizer step's %d", o, most, 3*9*o.Foreach)
 		}
 		if o.Tensor {
 			for _, e := range es {

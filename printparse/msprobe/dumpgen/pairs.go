@@ -50,6 +50,7 @@ const (
 	StatisticsPair PairKind = iota // statistics (summary_mode statistics)
 	MD5Pair                        // statistics and an md5 a tensor (summary_mode md5)
 	TensorPair                     // tensor mode: a data_name a tensor
+	ForeachPair                    // statistics, an optimizer step after every 32 layers (Options.Foreach)
 )
 
 // WriteSyntheticPair writes the synthetic pair of size bytes per side:
@@ -77,6 +78,9 @@ func WriteSyntheticPair(npuDir, benchDir string, size int64, kind PairKind) erro
 		w := bufio.NewWriterSize(f, 1<<20)
 		o := s.o
 		o.Seed, o.TargetBytes, o.MD5, o.Tensor = 7, size, kind == MD5Pair, kind == TensorPair
+		if kind == ForeachPair {
+			o.Foreach = 32
+		}
 		_, err = Write(w, o)
 		if err == nil {
 			err = w.Flush()
