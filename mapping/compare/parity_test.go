@@ -157,7 +157,7 @@ func TestParityJoins(t *testing.T) {
 // match's and the layer mapping's, whose answers follow the order.
 func TestShuffledBenchJoins(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(testkit.Corpus(t, "msprobe"))
+	root := testkit.Corpus(t, "msprobe")
 	n := 0
 	for _, c := range parityCases(t) {
 		if strings.HasPrefix(c.name, "fuzzy") || strings.HasPrefix(c.name, "layer_mapping") {
@@ -198,7 +198,7 @@ func TestShuffledBenchJoins(t *testing.T) {
 				if _, err := Run(opt); err != nil {
 					t.Fatal(err)
 				}
-				files[i] = readDir(t, opt.OutDir)
+				files[i] = testkit.ReadDir(t, opt.OutDir)
 			}
 			if len(files[0]) == 0 || len(files[0]) != len(files[1]) {
 				t.Fatalf("files %d, the whole-bench join's %d", len(files[0]), len(files[1]))
@@ -264,7 +264,7 @@ func TestLargeEntries(t *testing.T) {
 			if _, err := Run(opt); err != nil {
 				t.Fatal(err)
 			}
-			files = append(files, readDir(t, opt.OutDir))
+			files = append(files, testkit.ReadDir(t, opt.OutDir))
 		}
 		for i, join := range []string{"inline", "three workers"} {
 			if len(files[i]) != len(files[2]) {
@@ -280,24 +280,6 @@ func TestLargeEntries(t *testing.T) {
 			}
 		}
 	}
-}
-
-// readDir reads every file of dir by name.
-func readDir(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
-	}
-	return files
 }
 
 // TestParityUnderCollection: the goldens hold with a collection at every

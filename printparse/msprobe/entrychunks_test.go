@@ -2,6 +2,7 @@ package msprobe
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -91,11 +92,12 @@ func TestEntryReaderBytesAt(t *testing.T) {
 
 // TestEntryReaderReadsOnce: entries read near each other in an order of
 // their own (a join in the other dump's order, which goes back a few
-// hundred KB at times) or scattered (a count of the entries no row
-// asked for) are read from chunks kept: the file's bytes are read about
-// once, a chunk at a time. Entries asked for in no order at all (a
-// bench dump the other dump orders otherwise) are read alone, about
-// once each, not a chunk each.
+// hundred KB at times), scattered (a count of the entries no row asked
+// for) or along a few walks taken in turn are read from chunks kept: the
+// file's bytes are read about once, a chunk at a time. Entries asked for
+// in no order at all (a bench dump the other dump orders otherwise) are
+// read alone, once each, but where a recent request lay next to them
+// (about one in thirty here: 3.2 times the file, 70 a chunk each).
 func TestEntryReaderReadsOnce(t *testing.T) {
 	t.Parallel()
 	const size, entry = 24 << 20, 900
@@ -119,6 +121,16 @@ func TestEntryReaderReadsOnce(t *testing.T) {
 	}
 	shuffled := slices.Clone(offs)
 	rnd.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	// walks along the file taken in turn, an entry each: from the start
+	// and the middle, from three places, and forward beside backward
+	var two, three, ways []int64
+	for i := range len(offs) / 2 {
+		two = append(two, offs[i], offs[len(offs)/2+i])
+		ways = append(ways, offs[i], offs[len(offs)-1-i])
+	}
+	for i := range len(offs) / 3 {
+		three = append(three, offs[i], offs[len(offs)/3+i], offs[2*len(offs)/3+i])
+	}
 	chunks := size/readChunk + 1
 	for _, c := range []struct {
 		name     string
@@ -129,7 +141,10 @@ func TestEntryReaderReadsOnce(t *testing.T) {
 		{"local", local, 1.05, 3 * chunks},
 		{"in order", offs, 1.01, chunks},
 		{"sparse", sparse, 1.01, chunks},
-		{"shuffled", shuffled, 2, len(shuffled)},
+		{"shuffled", shuffled, 4, len(shuffled)},
+		{"two walks", two, 1.01, chunks + 2},
+		{"three walks", three, 1.01, chunks + 3},
+		{"forward and backward", ways, 1.01, chunks + 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -150,6 +165,89 @@ func TestEntryReaderReadsOnce(t *testing.T) {
 				t.Errorf("%d reads, want at most %d", count.reads, c.maxReads)
 			}
 		})
+	}
+}
+
+// TestEntryReaderAnyOrder: a dump's entries read in a random order
+// (most read alone, scattered) or as two walks taken in turn, with or
+// without entries of thousands of rows among them, are the entries read
+// in file order, and what each gave stays as it was after the reads that
+// follow.
+func TestEntryReaderAnyOrder(t *testing.T) {
+	t.Parallel()
+	tensor := func(i int) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [%d, 8], "Max": %d.5, "Min": -%d.25, "Mean": 0.%d, "Norm": %d.75, "requires_grad": true}`, i%9+1, i%7, i%5, i, i%11)
+	}
+	for _, foreach := range []int{0, 2000} { // a list of so many tensors every 1000 entries
+		var b strings.Builder
+		for i := range 5000 {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			fmt.Fprintf(&b, `"Tensor.add.%d.forward": {"input_args": [%s, %s], "input_kwargs": {"alpha": {"type": "int", "value": %d}}, "output": [%s]}`,
+				i, tensor(i), tensor(i+1), i%3, tensor(i+2))
+			if foreach > 0 && i%1000 == 0 {
+				list := make([]string, foreach)
+				for k := range list {
+					list[k] = tensor(i + k)
+				}
+				fmt.Fprintf(&b, `, "Torch._foreach_add_.%d.forward": {"input_args": [[%s]], "output": []}`, i/1000, strings.Join(list, ", "))
+			}
+		}
+		path := testkit.WriteFile(t, t.TempDir(), "dump.json", dumpWith(b.String()))
+		spans, err := skimSpans(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(order []int) []string {
+			r, err := NewEntryReader(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			out := make([]string, len(spans))
+			held := make([]Entry, len(spans)) // the strings of every entry read
+			for _, i := range order {
+				err := r.Read(i, spans[i].off, spans[i].end, spans[i].line, func(e *Entry) error {
+					out[i] = fmt.Sprintf("%+v", *e)
+					held[i] = *e
+					held[i].Items = slices.Clone(e.Items)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range held {
+				if again := fmt.Sprintf("%+v", held[i]); again != out[i] {
+					t.Fatalf("entry %d changed after the reads that followed it", i)
+				}
+			}
+			return out
+		}
+		inOrder := make([]int, len(spans))
+		for i := range inOrder {
+			inOrder[i] = i
+		}
+		want := read(inOrder)
+		shuffled := slices.Clone(inOrder)
+		rand.New(rand.NewPCG(uint64(foreach), 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		var walks []int
+		half := (len(spans) + 1) / 2
+		for i := range half {
+			walks = append(walks, i)
+			if half+i < len(spans) {
+				walks = append(walks, half+i)
+			}
+		}
+		for name, order := range map[string][]int{"shuffled": shuffled, "two walks": walks} {
+			got := read(order)
+			for _, i := range order {
+				if got[i] != want[i] {
+					t.Fatalf("foreach %d, %s: entry %d differs from its reading in file order", foreach, name, i)
+				}
+			}
+		}
 	}
 }
 
@@ -181,6 +279,19 @@ func TestEntryReaderLargeAlone(t *testing.T) {
 // after it was skimmed is an error, not stale bytes.
 func TestEntryReaderShrunk(t *testing.T) {
 	t.Parallel()
+	// bytes across two chunks, the first cut short after a read near it
+	// that kept nothing: fewer bytes, no panic
+	_, cr, _ := chunkFile(t, 20*readChunk)
+	if _, err := cr.bytesAt(3*readChunk+100, 3*readChunk+200); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(cr.path, 3*readChunk+10); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cr.bytesAt(4*readChunk-100, 4*readChunk+100); err != nil || len(b) != 0 {
+		t.Errorf("bytes across a chunk cut short: %d bytes, %v; want none", len(b), err)
+	}
+
 	body := `{"output": [` + tensorA + `]}`
 	var src strings.Builder
 	src.WriteString(`{"task": "statistics", "level": "L1", "data": {`)

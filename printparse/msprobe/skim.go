@@ -705,21 +705,26 @@ type EntryReader struct {
 	slots  [readChunks]chunkSlot
 	last   int // the slot used last
 	tick   int
-	prev   int64  // the last chunk of the bytes asked for last
-	buf    []byte // an entry across chunks, too large for them, or scattered
-	lx     lexer  // the entry being read
-	name   []byte // its name
+	recent [recentChunks]int64 // the last chunks of the bytes asked for lately
+	next   int                 // the next of recent to replace
+	buf    []byte              // an entry across chunks, too large for them, or scattered
+	lx     lexer               // the entry being read
+	name   []byte              // its name
 }
 
 // An EntryReader reads the file in aligned chunks and keeps the last
 // used: entries read near each other, in whatever order (a join in the
 // other dump's order, a count of scattered entries), share what was read,
 // and the file's bytes are read about once. An entry far from the chunks
-// kept and from the one asked for before is read alone (scattered).
+// kept and from those asked for lately is read alone (scattered).
 const (
 	readChunk  = 64 << 10
 	readChunks = 16
 )
+
+// recentChunks is how many of the last requests scattered remembers: a
+// few walks along the file taken in turn keep their chunks.
+const recentChunks = 4
 
 // chunkSlot is the state of one of the chunks.
 type chunkSlot struct {
@@ -751,6 +756,7 @@ func (r *EntryReader) forget() {
 	for i := range r.slots {
 		r.slots[i] = chunkSlot{at: -1}
 	}
+	r.recent = [recentChunks]int64{} // as if the file were read from its start
 }
 
 // Close closes the file and frees the chunks.
@@ -779,7 +785,9 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: offset %d out of range", r.path, off)
 	}
 	first, last := off/readChunk, (end-1)/readChunk
-	if end == off || last-first >= readChunks/2 || r.scattered(first, last) {
+	alone := end == off || last-first >= readChunks/2 || r.scattered(first, last)
+	r.recent[r.next], r.next = last, (r.next+1)%recentChunks
+	if alone {
 		// Large, or away from what was read lately: read alone.
 		if int64(cap(r.buf)) < end-off {
 			r.buf = make([]byte, end-off)
@@ -807,7 +815,8 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 			return nil, err
 		}
 		base := i * readChunk
-		r.buf = append(r.buf, c[max(off-base, 0):min(end-base, int64(len(c)))]...)
+		// (a chunk of a file that shrank may end before off)
+		r.buf = append(r.buf, c[min(max(off-base, 0), int64(len(c))):min(end-base, int64(len(c)))]...)
 		if len(c) < readChunk {
 			break // the file ended
 		}
@@ -816,17 +825,17 @@ func (r *EntryReader) bytesAt(off, end int64) ([]byte, error) {
 }
 
 // scattered reports whether the bytes in chunks first..last are best
-// read alone: none of those chunks is kept, and the bytes asked for
-// before end further than a chunk away. Entries asked for in no order of
-// the file's (a bench dump whose entries the other dump orders
-// otherwise) then cost their own bytes, not a chunk each, while a walk
-// along the file, either way, and a second entry of a chunk just read
-// alone keep their chunks.
+// read alone: none of those chunks is kept, and none of the last
+// recentChunks requests ended within a chunk of first. Entries asked
+// for in no order of the file's (a bench dump whose entries the other
+// dump orders otherwise) then cost their own bytes, not a chunk each,
+// while walks along the file, either way and a few in turn, and a
+// second entry of a chunk just read alone keep their chunks.
 func (r *EntryReader) scattered(first, last int64) bool {
-	prev := r.prev
-	r.prev = last
-	if first >= prev-1 && first <= prev+1 {
-		return false
+	for _, at := range r.recent {
+		if first >= at-1 && first <= at+1 {
+			return false
+		}
 	}
 	for i := range r.slots {
 		if at := r.slots[i].at; at >= first && at <= last {
@@ -951,5 +960,6 @@ func (r *EntryReader) read(index int, off, end int64, line int, fn func(*Entry) 
 	if c, ok := lx.peek(); ok && c != ',' && c != '}' {
 		return lx.errorf(`expected ',' or '}' in "data", found %s`, lx.describe())
 	}
+	r.s.member = index // the Entry's Member, whatever was read before
 	return r.s.process(&r.h, &j)
 }
