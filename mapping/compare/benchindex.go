@@ -83,21 +83,28 @@ type benchSource interface {
 
 func (p BenchFile) openBench(cfg *Config) (benchSource, error) {
 	noStats := cfg.statsUnread()
-	r, err := newEntryReader(string(p), noStats)
+	r, err := newEntryReader(string(p), noStats, cfg.chunks)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.benchPlan(string(p)), noStats: noStats}, nil
+	return &fileBench{path: string(p), r: r, offs: &offsets{}, plan: cfg.benchPlan(string(p)), noStats: noStats, chunks: cfg.chunks}, nil
 }
 
 // newEntryReader opens the dump.json at path for reading entries, their
-// statistics left out with noStats (Config.statsUnread).
-func newEntryReader(path string, noStats bool) (*msprobe.EntryReader, error) {
+// statistics left out with noStats (Config.statsUnread), its chunks in
+// memory chunks lends (when not nil).
+func newEntryReader(path string, noStats bool, chunks *msprobe.Chunks) (*msprobe.EntryReader, error) {
 	r, err := msprobe.NewEntryReader(path)
-	if err == nil && noStats {
+	if err != nil {
+		return nil, err
+	}
+	if noStats {
 		r.SkipStats()
 	}
-	return r, err
+	if chunks != nil {
+		r.UseChunks(chunks)
+	}
+	return r, nil
 }
 
 // benchPlan is BenchRepeats when it is the plan of the file at path (a
@@ -121,6 +128,7 @@ type fileBench struct {
 	skims  int              // times the file was skimmed (tests)
 	// noStats: the rows are read without their statistics (Config.statsUnread)
 	noStats bool
+	chunks  *msprobe.Chunks // lends the readers' chunk memory (Config.chunks)
 }
 
 func (f *fileBench) skim(fn func(int, []byte, bool) error) error {
@@ -186,11 +194,11 @@ func (p *knownFile) openBench(cfg *Config) (benchSource, error) {
 		return BenchFile(p.path).openBench(cfg)
 	}
 	noStats := cfg.statsUnread()
-	r, err := newEntryReader(p.path, noStats)
+	r, err := newEntryReader(p.path, noStats, cfg.chunks)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}, noStats: noStats}, nil
+	return &fileBench{path: p.path, known: es, r: r, offs: &offsets{}, noStats: noStats, chunks: cfg.chunks}, nil
 }
 
 // span is where entry i starts and its body ends (-1: the end of the
@@ -304,11 +312,11 @@ func (f *fileBench) rows(i int) (int, error) {
 }
 
 func (f *fileBench) fork() (benchSource, error) {
-	r, err := newEntryReader(f.path, f.noStats)
+	r, err := newEntryReader(f.path, f.noStats, f.chunks)
 	if err != nil {
 		return nil, err
 	}
-	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true, plan: f.plan, ends: f.ends, noStats: f.noStats}, nil
+	return &fileBench{path: f.path, r: r, offs: f.offs, forked: true, plan: f.plan, ends: f.ends, noStats: f.noStats, chunks: f.chunks}, nil
 }
 
 func (f *fileBench) close() {

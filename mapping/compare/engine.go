@@ -133,6 +133,8 @@ type Config struct {
 	inline bool
 	// trace, when set, records how the bench side was joined (tests).
 	trace *joinTrace
+	// chunks, when set, lends the bench readers' chunk memory.
+	chunks *msprobe.Chunks
 	// fused, when set, compares N:1 groups and tensor-parallel shards
 	// (fused.go).
 	fused *fusedPlan

@@ -104,6 +104,9 @@ type Options struct {
 	trace *joinTrace
 	// sheetRows overrides MaxXLSXRows (tests of the split into sheets).
 	sheetRows int
+	// chunks lends the bench readers' chunk memory (Run: one for all
+	// rank pairs).
+	chunks *msprobe.Chunks
 }
 
 // inputs are the files of Options, read.
@@ -188,6 +191,8 @@ func Run(opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	opt.chunks = &msprobe.Chunks{}
+	defer opt.chunks.Free()
 	if sameFile(opt.Target, opt.Golden) {
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
 	}
@@ -919,7 +924,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain, trace: opt.trace}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain, trace: opt.trace, chunks: opt.chunks}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor

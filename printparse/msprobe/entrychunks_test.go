@@ -323,3 +323,47 @@ func TestEntryReaderShrunk(t *testing.T) {
 		t.Errorf("entry past the file's end: no error")
 	}
 }
+
+// TestChunks: readers that use a Chunks read into the memory of readers
+// closed before them, two open at once into memory of their own, and a
+// reader still open when the Chunks is freed reads on.
+func TestChunks(t *testing.T) {
+	t.Parallel()
+	const size = 3 * readChunk
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i*13 + i/readChunk)
+	}
+	path := testkit.WriteFile(t, t.TempDir(), "dump.json", string(data))
+	var c Chunks
+	open := func() *EntryReader {
+		r, err := NewEntryReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.UseChunks(&c)
+		if b, err := r.bytesAt(readChunk+5, readChunk+900); err != nil || !bytes.Equal(b, data[readChunk+5:readChunk+900]) {
+			t.Fatalf("bytesAt: %d bytes, %v: not the file's", len(b), err)
+		}
+		return r
+	}
+	r1 := open()
+	mem := &r1.chunks[0]
+	r1.Close()
+	r2 := open()
+	if &r2.chunks[0] != mem {
+		t.Errorf("a reader opened after one closed does not read into its memory")
+	}
+	r3 := open()
+	if &r3.chunks[0] == mem {
+		t.Errorf("two readers open at once share memory")
+	}
+	r2.Close()
+	c.Free()
+	if b, err := r3.bytesAt(2*readChunk+1, 2*readChunk+700); err != nil || !bytes.Equal(b, data[2*readChunk+1:2*readChunk+700]) {
+		t.Errorf("a reader open when the Chunks was freed: %d bytes, %v", len(b), err)
+	}
+	r3.Close()
+	r4 := open() // lent after Free: memory of its own, unmapped when it closes
+	r4.Close()
+}

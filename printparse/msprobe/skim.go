@@ -700,8 +700,9 @@ type EntryReader struct {
 	s      *scanner
 	p      parser
 	h      Header
-	chunks []byte // readChunks chunks of the file, outside the collected heap (printparse/offheap)
-	free   func() // releases chunks
+	chunks []byte  // readChunks chunks of the file, outside the collected heap (printparse/offheap)
+	free   func()  // releases chunks
+	lender *Chunks // lends the chunks' memory, when set (UseChunks)
 	slots  [readChunks]chunkSlot
 	last   int // the slot used last
 	tick   int
@@ -768,6 +769,10 @@ func (r *EntryReader) Close() error {
 	}
 	return r.f.Close()
 }
+
+// UseChunks makes r read its chunks into memory c lends, given back when
+// r closes (or is collected unclosed).
+func (r *EntryReader) UseChunks(c *Chunks) { r.lender = c }
 
 // SkipStats makes Read leave the statistics out of the rows that take
 // them from the item's members, as ScanOptions.NoStats does.
@@ -871,7 +876,11 @@ func (r *EntryReader) chunkSlow(i int64) ([]byte, error) {
 	if r.chunks == nil {
 		// Outside the heap: they would count twice in the heap of a
 		// compare with several readers.
-		r.chunks, r.free = offheap.MakeInOrder[byte](readChunks * readChunk)
+		if r.lender != nil {
+			r.chunks, r.free = r.lender.lend()
+		} else {
+			r.chunks, r.free = offheap.MakeInOrder[byte](readChunks * readChunk)
+		}
 		offheap.Cleanup(r, r.free)
 	}
 	s := &r.slots[lru]
