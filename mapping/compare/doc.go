@@ -27,7 +27,11 @@
 // the parsed bench entries in use (a cache of cacheEntries, and those
 // parsed ahead for the next NPU entries), the entries being joined and
 // written, and the capped first-divergence candidates (maxCandidates,
-// maxModules). What grows with the files is a fixed amount per entry,
+// maxModules). An entry is joined and written whole: one of many rows
+// (an optimizer's foreach call on every parameter) holds them a few
+// times over while it is (about 6 KB a row in all: its NPU items and
+// rows, the bench entry's, the table's rows), 230 MB for an entry of
+// 40,000 rows. What grows with the files is a fixed amount per entry,
 // outside the collected heap (printparse/offheap): per bench entry about
 // 13 bytes of index and offset, 4 more when it is a renumbered backward
 // entry, at most 43 more when it left the cache partly matched
