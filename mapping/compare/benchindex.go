@@ -492,7 +492,9 @@ type parsedEntry struct {
 // indexed by suffix (parsedEntry); fewer are scanned.
 const suffixIndexRows = 64
 
-// indexSuffixes indexes e's rows by suffix when it has many.
+// indexSuffixes indexes e's rows by suffix when it has many. A row not
+// named after its entry (an odd entry's, named by its data_name) has no
+// suffix: no lookup by suffix finds it.
 func (e *parsedEntry) indexSuffixes() {
 	if len(e.rows) < suffixIndexRows {
 		return
@@ -500,7 +502,11 @@ func (e *parsedEntry) indexSuffixes() {
 	e.bySuffix = make(map[string]int32, len(e.rows))
 	e.same = slices.Grow(e.same[:0], len(e.rows))[:len(e.rows)]
 	for r := len(e.rows) - 1; r >= 0; r-- {
-		s := e.rows[r].it.Name[len(e.name):]
+		s, named := strings.CutPrefix(e.rows[r].it.Name, e.name)
+		if !named {
+			e.same[r] = -1
+			continue
+		}
 		next, ok := e.bySuffix[s]
 		if !ok {
 			next = -1
@@ -515,7 +521,7 @@ func (e *parsedEntry) indexSuffixes() {
 func (e *parsedEntry) withSuffix(suffix string, fn func(r int32) bool) {
 	if e.bySuffix == nil {
 		for r := range e.rows {
-			if e.rows[r].it.Name[len(e.name):] == suffix && !fn(int32(r)) {
+			if s, named := strings.CutPrefix(e.rows[r].it.Name, e.name); named && s == suffix && !fn(int32(r)) {
 				return
 			}
 		}

@@ -214,8 +214,9 @@ func TestShuffledBenchJoins(t *testing.T) {
 }
 
 // TestLargeEntries: entries of thousands of rows (an optimizer's foreach
-// calls on lists of every parameter; a cat of many tensors) and a bench
-// side lacking some of their rows write the same files through every
+// calls on lists of every parameter; a cat of many tensors), one of many
+// rows named by their data_name (an odd entry), and a bench side lacking
+// some of their rows write the same files through every
 // join: the bench index, its rows written by the join in runs that fit
 // the buffer or by workers, and the whole bench side in memory; the
 // bench entries in the NPU side's order or in a random one.
@@ -244,6 +245,13 @@ func TestLargeEntries(t *testing.T) {
 					call*40+i, tensor(i, off), tensor(i+1, off), tensor(i+2, off)))
 			}
 		}
+		// an odd entry of many rows: named by their data_name, shorter
+		// than the entry's name
+		items := make([]string, 70)
+		for i := range items {
+			items[i] = strings.Replace(tensor(i, off), "{", fmt.Sprintf(`{"data_name": "x%d.pt", `, i), 1)
+		}
+		entries = append(entries, fmt.Sprintf(`"Torch.cat.9.forward": {"input_args": [[%s]], "output": []}`, strings.Join(items, ", ")))
 		return strings.Join(entries, ",\n")
 	}
 	npu := filepath.Join(testkit.DumpDir(t, dir, "npu", side(0, 1500)), "dump.json")
