@@ -25,6 +25,14 @@ func TestCSVSink(t *testing.T) {
 	row := func(i int) string {
 		return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("x", i%300))
 	}
+	// longRow: forty rows of 5 KB every thousand, which a group of forty
+	// writes in several runs (putRuns), up to a part's end and past it
+	longRow := func(i int) string {
+		if i%1000 >= 960 {
+			return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("y", 5000+i%7))
+		}
+		return row(i)
+	}
 	// resetAfter writes rows [from, to), resets the table, writes the
 	// header again as each pass does, then rows [from2, to2).
 	resetAfter := func(from, to, from2, to2 int) func(*testing.T, *CSVSink) {
@@ -52,6 +60,8 @@ func TestCSVSink(t *testing.T) {
 			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
 		{"a part filled in place", func(t *testing.T, s *CSVSink) { writeGroups(t, s, row, 0, MaxCSVRows+3, 8) },
 			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+3)}},
+		{"a part filled in runs", func(t *testing.T, s *CSVSink) { writeGroups(t, s, longRow, 0, MaxCSVRows+70, 40) },
+			map[string][]int{"t" + stamp + "_part_1.csv": span(0, MaxCSVRows), "t" + stamp + "_part_2.csv": span(MaxCSVRows, MaxCSVRows+70)}},
 		{"one part, rows in place", func(t *testing.T, s *CSVSink) { writeGroups(t, s, row, 0, 20_000, 3) },
 			map[string][]int{"t.csv": span(0, 20_000)}},
 		{"reset", resetAfter(0, 20_000, 7, 9), map[string][]int{"t.csv": span(7, 9)}},
@@ -84,7 +94,11 @@ func TestCSVSink(t *testing.T) {
 				var want strings.Builder
 				want.WriteString("NPU Name,Bench Name\n")
 				for _, i := range rows {
-					want.WriteString(row(i))
+					if strings.Contains(tc.name, "runs") {
+						want.WriteString(longRow(i))
+					} else {
+						want.WriteString(row(i))
+					}
 				}
 				got, err := os.ReadFile(filepath.Join(dir, n))
 				if err != nil {
@@ -144,24 +158,14 @@ func writeRows(t *testing.T, s *CSVSink, row func(int) string, from, to int) {
 }
 
 // writeGroups writes rows [from, to) in groups of n as the join writes
-// them inline: in place (linesTail) when they go to one part, else by
-// Line.
+// them inline (putRuns): in place when they go to one part, else by Line.
 func writeGroups(t *testing.T, s *CSVSink, row func(int) string, from, to, n int) {
 	t.Helper()
 	for i := from; i < to; i += n {
 		k := min(n, to-i)
-		b, ok, err := s.linesTail(k)
+		err := putRuns(s, k, func(b []byte, j int) []byte { return append(b, row(i+j)...) },
+			func(j int) error { return s.Line([]byte(row(i+j)), RowMark{}) })
 		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			writeRows(t, s, row, i, i+k)
-			continue
-		}
-		for j := i; j < i+k; j++ {
-			b = append(b, row(j)...)
-		}
-		if err := s.putLines(b, k); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1583,38 +1583,51 @@ func (g *groupWriter) write(grp []*outRow) error {
 }
 
 // writeDirect renders a group's rows into the sink's buffer and writes
-// them: a group of many rows (an entry of thousands) in runs that fit the
-// buffer's free room, which a longer run would outgrow into fresh memory.
+// them (putRuns).
 func (g *groupWriter) writeDirect(grp []*outRow) error {
 	o, mode, stack := &g.sc.out, g.cfg.Mode, g.cfg.Stack != nil
-	for len(grp) > 0 {
-		b, ok, err := g.direct.linesTail(len(grp))
+	return putRuns(g.direct, len(grp), func(b []byte, i int) []byte {
+		return o.appendLine(b, grp[i], mode, stack)
+	}, func(i int) error {
+		r := grp[i]
+		r.line = o.appendLine(r.line[:0], r, mode, stack)
+		return g.lines.Line(r.line, RowMark{r.result, r.color})
+	})
+}
+
+// putRuns writes n rows to lb, render appending row i's line to a
+// buffer: in place, in runs that fit the buffer's free room (a group of
+// many rows, an entry of thousands, would outgrow it into fresh memory),
+// or each row by line where the rows would straddle two of the table's
+// parts.
+func putRuns(lb lineBuffer, n int, render func(dst []byte, i int) []byte, line func(i int) error) error {
+	for at := 0; at < n; {
+		b, ok, err := lb.linesTail(n - at)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			for _, r := range grp {
-				r.line = o.appendLine(r.line[:0], r, mode, stack)
-				if err := g.lines.Line(r.line, RowMark{r.result, r.color}); err != nil {
+			for ; at < n; at++ {
+				if err := line(at); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		n, full := 0, cap(b)-directSlack
-		for n < len(grp) && (n == 0 || len(b) < full) {
-			b = o.appendLine(b, grp[n], mode, stack)
-			n++
+		k, full := at, cap(b)-directSlack
+		for k < n && (k == at || len(b) < full) {
+			b = render(b, k)
+			k++
 		}
-		if err := g.direct.putLines(b, n); err != nil {
+		if err := lb.putLines(b, k-at); err != nil {
 			return err
 		}
-		grp = grp[n:]
+		at = k
 	}
 	return nil
 }
 
-// directSlack is the room writeDirect leaves for the next line before it
+// directSlack is the room putRuns leaves for the next line before it
 // writes a run and asks for room again.
 const directSlack = 8 << 10
 
