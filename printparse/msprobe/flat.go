@@ -26,9 +26,12 @@ import (
 // flatWindow is how many bytes of input the buffer should hold before the
 // fast path tries an entry. A body it declines within flatSlack of the
 // buffer's end may go on past it (a token the end cuts): the buffer then
-// reads as much again and the fast path tries again, up to flatMaxEntry
-// bytes (an optimizer's foreach call on every parameter, a cat of many
-// tensors), past which the tree path reads the entry.
+// reads as much again and the fast path tries again, while it holds less
+// than flatMaxEntry bytes unread (an optimizer's foreach call on every
+// parameter, a cat of many tensors); the buffer then holds up to twice
+// that, and comes back to its size after the entry (lexer.fill). A long
+// body declined late for what it holds (an escaped string near its end)
+// is so flattened about twice before the tree path reads it.
 const (
 	flatWindow   = 32 << 10
 	flatSlack    = 4 << 10

@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"math"
@@ -506,6 +507,34 @@ func TestFlatLargeEntry(t *testing.T) {
 		if n := strings.Count(fast, "Name:Torch._foreach_add_.0.forward.input."); n != 6001 {
 			t.Errorf("pipelined %v: %d rows of the foreach call, want its 6000 tensors and alpha", pipelined, n)
 		}
+	}
+}
+
+// TestLexerShrinks: a buffer grown past lexShrinkAbove for a long token
+// or entry comes back to lexBuf once what it holds unread fits, the input
+// continuing where it was.
+func TestLexerShrinks(t *testing.T) {
+	t.Parallel()
+	data := make([]byte, 3*lexShrinkAbove)
+	for i := range data {
+		data[i] = byte('a' + i%23)
+	}
+	lx := newLexer(bytes.NewReader(data), "dump.json")
+	for lx.end < 2*lexShrinkAbove && lx.fill() { // a token that long
+	}
+	if len(lx.buf) <= lexShrinkAbove {
+		t.Fatalf("buffer %d bytes after %d read", len(lx.buf), lx.end)
+	}
+	lx.pos = lx.end - 100 // the token read
+	at := lx.read + int64(lx.pos)
+	if !lx.fill() {
+		t.Fatal("fill: no more input")
+	}
+	if len(lx.buf) != lexBuf {
+		t.Errorf("buffer %d bytes, want %d", len(lx.buf), lexBuf)
+	}
+	if got, want := lx.buf[lx.pos:lx.end], data[at:at+int64(lx.end-lx.pos)]; lx.read+int64(lx.pos) != at || !bytes.Equal(got, want) {
+		t.Errorf("the input after the token does not go on where it was")
 	}
 }
 

@@ -34,8 +34,16 @@ type lexer struct {
 	read   int64 // bytes consumed before buf[0]
 }
 
+// lexBuf is a lexer's buffer size; it grows for a token or an entry
+// longer than that (flatter.entry), and comes back to it once what it
+// holds unread fits again and it is more than lexShrinkAbove.
+const (
+	lexBuf         = 64 << 10
+	lexShrinkAbove = 4 << 20
+)
+
 func newLexer(r io.Reader, source string) *lexer {
-	return &lexer{r: r, source: source, buf: make([]byte, 64<<10), line: 1}
+	return &lexer{r: r, source: source, buf: make([]byte, lexBuf), line: 1}
 }
 
 // fill reads more input after buf[pos:end], moving the unread bytes to the
@@ -43,6 +51,12 @@ func newLexer(r io.Reader, source string) *lexer {
 func (l *lexer) fill() bool {
 	if l.rerr != nil {
 		return false
+	}
+	if len(l.buf) > lexShrinkAbove && l.end-l.pos < lexBuf/2 {
+		nb := make([]byte, lexBuf)
+		l.end = copy(nb, l.buf[l.pos:l.end])
+		l.read += int64(l.pos)
+		l.buf, l.pos = nb, 0
 	}
 	if l.pos > 0 {
 		n := copy(l.buf, l.buf[l.pos:l.end])
