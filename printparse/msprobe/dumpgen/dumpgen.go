@@ -364,7 +364,6 @@ func (g *gen) moduleBackward(prefix string, params []string, shapes [][]int) {
 	})
 }
 
-// api writes one API forward entry named {api}.{n}.forward.
 // optimizerStep writes the foreach calls of an optimizer step on n
 // parameters: each takes two or three lists of n tensors.
 func (g *gen) optimizerStep(n int) {
@@ -396,6 +395,7 @@ func (g *gen) optimizerStep(n int) {
 	}
 }
 
+// api writes one API forward entry named {api}.{n}.forward.
 func (g *gen) api(api string, body func()) string {
 	name := api + "." + strconv.Itoa(g.call(api)) + ".forward"
 	g.entry(name, body)
