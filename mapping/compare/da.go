@@ -287,6 +287,7 @@ func (d *daRank) add(grp []*outRow, mode Mode, stack bool) {
 		d.buf = append(d.buf, "\n            {"...)
 		d.opItem(r, row+i, mode, stack)
 		d.buf = append(d.buf, "\n            }"...)
+		d.flush(false) // an entry of many rows goes out as it is made
 	}
 	d.buf = append(d.buf, "\n        ]\n    }"...)
 	d.find.entry(name, same, func() *daNode {

@@ -236,7 +236,8 @@ func TestDAPatch(t *testing.T) {
 }
 
 // TestDiffAnalyzeLargeEntry: an entry whose JSON outgrows the room -da
-// makes entries in (daRoom) is written whole, once, between the others.
+// makes entries in (daRoom), handed to the writer as its items are made,
+// is written whole, once, between the others.
 func TestDiffAnalyzeLargeEntry(t *testing.T) {
 	t.Parallel()
 	const outputs = 3000
