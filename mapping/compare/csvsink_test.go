@@ -25,10 +25,11 @@ func TestCSVSink(t *testing.T) {
 	row := func(i int) string {
 		return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("x", i%300))
 	}
-	// longRow: forty rows of 5 KB every thousand, which a group of forty
-	// writes in several runs (putRuns), up to a part's end and past it
+	// longRow: forty rows of 5 KB in a thousand near the start and near a
+	// part's end, which a group of forty writes in several runs (putRuns),
+	// up to the part's end and past it
 	longRow := func(i int) string {
-		if i%1000 >= 960 {
+		if i%1000 >= 960 && (i < 3000 || i >= MaxCSVRows-3000) {
 			return fmt.Sprintf("Tensor.add.%d.forward.input.0,%s\n", i, strings.Repeat("y", 5000+i%7))
 		}
 		return row(i)
