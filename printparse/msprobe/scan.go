@@ -326,12 +326,14 @@ type batch struct {
 
 // Batches hand entries from the decoder to the flattener in groups, so
 // that goroutine hand-offs are rare; a batch is cut at batchEntries
-// entries or batchBytes of tree arena, and pipelineDepth batches may be in
-// flight, so memory stays bounded.
+// entries or batchBytes of tree arena and flat rows (flatRowBytes a row
+// besides its strings: entries of thousands of rows go a few at a time),
+// and pipelineDepth batches may be in flight, so memory stays bounded.
 const (
 	batchEntries  = 64
 	batchBytes    = 256 << 10
 	pipelineDepth = 3
+	flatRowBytes  = int(unsafe.Sizeof(Item{}) + unsafe.Sizeof(pspans{}))
 )
 
 // runPipelined decodes in a second goroutine and flattens in this one.
@@ -385,7 +387,7 @@ func (s *scanner) runPipelined() (Header, error) {
 						}
 						j.setOffset(off, at)
 						cur.jobs = append(cur.jobs, j)
-						if len(cur.jobs) >= entries || len(cur.t.arena)+len(cur.t.fsb) >= batchBytes {
+						if len(cur.jobs) >= entries || len(cur.t.arena)+len(cur.t.fsb)+len(cur.t.fitems)*flatRowBytes >= batchBytes {
 							entries = min(2*entries, batchEntries)
 							if !send() || !take() {
 								return errStop
