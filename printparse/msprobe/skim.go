@@ -898,7 +898,8 @@ func (r *EntryReader) chunkSlow(i int64) ([]byte, error) {
 // Read parses the member of "data" whose name starts at byte off (a
 // SkimEntry's Offset; end is the next member's Offset, or -1 for the end
 // of the file), flattens it and calls fn with it, unless msprobe skips the
-// entry (then fn is not called). index is given to Entry.Index; line is
+// entry (then fn is not called). index is given to Entry.Index and
+// Entry.Member (the entry's place among the members of "data"); line is
 // the name's line (SkimEntry.Line) for the entry's and its rows' Line
 // fields and for errors; 0 when unknown: the Line fields then count from
 // the name's line (1) and errors are given the absolute line, counted
