@@ -11,14 +11,20 @@ import (
 // and takes it back when they close: readers opened one after another
 // (a step folder's rank pairs, the readers that count a dump's rows)
 // then read into pages touched before rather than fresh ones, each of
-// which costs a page fault (some 12 us in a virtual machine). The zero
-// Chunks is ready to lend; Free ends the lending. Safe for concurrent
-// use.
+// which costs a page fault (some 12 us in a virtual machine). It keeps
+// at most keptChunks readers' memory given back; more is unmapped. The
+// zero Chunks is ready to lend; Free ends the lending. Safe for
+// concurrent use.
 type Chunks struct {
 	mu     sync.Mutex
 	free   []chunkMem // given back, to lend again
 	closed bool
 }
+
+// keptChunks bounds the readers' memory a Chunks keeps given back (1 MB
+// each): a machine of many CPUs counts a dump's rows on as many readers,
+// whose memory would otherwise stay resident for the rest of the run.
+const keptChunks = 8
 
 // chunkMem is the memory of a reader's chunks and what unmaps it.
 type chunkMem struct {
@@ -45,7 +51,7 @@ func (c *Chunks) lend() ([]byte, func()) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.closed {
+		if c.closed || len(c.free) >= keptChunks {
 			m.unmap()
 			return
 		}

@@ -6,10 +6,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -325,7 +327,9 @@ func TestEntryReaderShrunk(t *testing.T) {
 }
 
 // TestChunks: readers that use a Chunks read into the memory of readers
-// closed before them, two open at once into memory of their own, and a
+// closed before them, two open at once into memory of their own (also
+// once a reader closed and then collected has its cleanup give its
+// memory back again), at most keptChunks readers' memory is kept, and a
 // reader still open when the Chunks is freed reads on.
 func TestChunks(t *testing.T) {
 	t.Parallel()
@@ -347,12 +351,37 @@ func TestChunks(t *testing.T) {
 		}
 		return r
 	}
-	r1 := open()
-	mem := &r1.chunks[0]
-	r1.Close()
+	var mem *byte
+	func() {
+		r1 := open()
+		mem = &r1.chunks[0]
+		r1.Close() // and then collected: its cleanup must not give mem again
+	}()
 	r2 := open()
 	if &r2.chunks[0] != mem {
 		t.Errorf("a reader opened after one closed does not read into its memory")
+	}
+	for range 10 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if r := open(); &r.chunks[0] == mem {
+		t.Errorf("a reader shares memory with an open one once a closed reader was collected")
+	} else {
+		r.Close()
+	}
+	var many []*EntryReader
+	for range keptChunks + 3 {
+		many = append(many, open())
+	}
+	for _, r := range many {
+		r.Close()
+	}
+	c.mu.Lock()
+	kept := len(c.free)
+	c.mu.Unlock()
+	if kept != keptChunks {
+		t.Errorf("%d readers' memory kept, want %d", kept, keptChunks)
 	}
 	r3 := open()
 	if &r3.chunks[0] == mem {
