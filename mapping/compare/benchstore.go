@@ -231,6 +231,13 @@ func (b *benchSide) putBlob(tag byte, s string) {
 	b.blobBuf = append(b.blobBuf, s...)
 }
 
+// keepsText reports whether the store keeps a statistic's text beside
+// its number (benchSide.add, benchItem): a string, a list msprobe keeps
+// raw, an integer literal.
+func keepsText(v msprobe.Value) bool {
+	return v.Kind == msprobe.String || v.Kind == msprobe.Composite || (v.Kind == msprobe.Number && isIntLiteral(v.Text))
+}
+
 // intText reports whether an integer literal prints as strconv of its
 // float (so that it need not be stored).
 func intText(v msprobe.Value) bool {
@@ -311,7 +318,7 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 		if v.Bool {
 			br.flags |= 1 << (fBool + i)
 		}
-		if v.Kind == msprobe.String || v.Kind == msprobe.Composite || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
+		if keepsText(v) {
 			if v.Kind == msprobe.Number && intText(v) {
 				br.flags |= 1 << (fIntText + i)
 			} else {
@@ -348,7 +355,7 @@ func benchItem(it *msprobe.Item, entry string, mode Mode) msprobe.Item {
 	}
 	for i, v := range it.Stats {
 		keep.Stats[i] = msprobe.Value{Kind: v.Kind, Num: v.Num, Bool: v.Bool}
-		if v.Kind == msprobe.String || v.Kind == msprobe.Composite || (v.Kind == msprobe.Number && isIntLiteral(v.Text)) {
+		if keepsText(v) {
 			keep.Stats[i].Text = v.Text
 		}
 	}
