@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/layermap/layermap/mapping/resolve"
 	"github.com/layermap/layermap/printparse/msprobe"
@@ -777,13 +776,7 @@ func TestResetStopsPrefetch(t *testing.T) {
 		}
 	}
 	ix.close()
-	for range 100 {
-		if runtime.NumGoroutine() <= before {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("%d goroutines after close, %d before", runtime.NumGoroutine(), before)
+	testkit.NoGoroutineLeft(t, before)
 }
 
 // TestWithSuffix: an entry's rows of a suffix, by index (many rows) or by

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
 // refFuzzy is msprobe's fuzzy match as its source words it
@@ -334,13 +334,7 @@ func TestFuzzyStreamStops(t *testing.T) {
 	if _, err := Compare(memSource(npu...), bad, Config{Mode: Statistics, Fuzzy: true}, &memSink{}); err == nil || err.Error() != "bench: bench.json:7: expected value, found end of file" {
 		t.Errorf("bench failing: error %v", err)
 	}
-	for range 100 {
-		if runtime.NumGoroutine() <= before {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("%d goroutines after the compares, %d before", runtime.NumGoroutine(), before)
+	testkit.NoGoroutineLeft(t, before)
 }
 
 // TestBenchStreamHeaderMD5: the bench file's md5 counts for the summary

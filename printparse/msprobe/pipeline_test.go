@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -126,10 +125,5 @@ func TestPipelinedPanic(t *testing.T) {
 		}()
 	}
 	// Goroutines left blocked would pile up; give them a moment, then count.
-	for k := 0; k < 100 && runtime.NumGoroutine() > before; k++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines left, %d before", n, before)
-	}
+	testkit.NoGoroutineLeft(t, before)
 }

@@ -21,9 +21,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files instead of comparing with them (review the diff)")
@@ -312,4 +314,18 @@ func DumpDir(tb testing.TB, dir, name, data string) string {
 // data_name.
 func Tensor(dataName string) string {
 	return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": ` + strconv.Quote(dataName) + `}`
+}
+
+// NoGoroutineLeft fails tb unless the process's goroutines come back to
+// before (runtime.NumGoroutine, counted before the work) within a
+// second: goroutines the work left blocked would stay.
+func NoGoroutineLeft(tb testing.TB, before int) {
+	tb.Helper()
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Errorf("%d goroutines left, %d before", runtime.NumGoroutine(), before)
 }
