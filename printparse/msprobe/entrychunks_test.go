@@ -333,12 +333,8 @@ func TestEntryReaderShrunk(t *testing.T) {
 // reader still open when the Chunks is freed reads on.
 func TestChunks(t *testing.T) {
 	t.Parallel()
-	const size = 3 * readChunk
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = byte(i*13 + i/readChunk)
-	}
-	path := testkit.WriteFile(t, t.TempDir(), "dump.json", string(data))
+	data, first, _ := chunkFile(t, 3*readChunk) // the file; its readers are opened here
+	path := first.path
 	var c Chunks
 	open := func() *EntryReader {
 		r, err := NewEntryReader(path)
