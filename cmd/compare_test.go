@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,7 +200,21 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		return d
 	}
 	deep, head := truncated(len(whole)/2), truncated(300)
+	base0 := t.TempDir()
 	mr := filepath.Join(g, "synth_multirank")
+	// A data mapping refused on its last line: read in pieces, beside
+	// the dumps' first reading, its error comes while they are read.
+	var dm strings.Builder
+	for i := 0; dm.Len() < 1<<20; i++ {
+		fmt.Fprintf(&dm, "Tensor.add.%d.forward.input.0: Tensor.add.%d.forward.input.0\n", i, i)
+	}
+	lines := strings.Count(dm.String(), "\n")
+	dm.WriteString("Tensor.add.0.forward.output.0: [a\n")
+	badDM := filepath.Join(t.TempDir(), "dm.yaml")
+	if err := os.WriteFile(badDM, []byte(dm.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dmErr := fmt.Sprintf("%s:%d:", badDM, lines+1)
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -213,6 +228,10 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 			stderr: "--tp-size 4,1: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found 2 target and 2 golden ranks\n"},
 		{name: "truncated header", args: []string{"-tp", head, "-gp", ms}, stderr: filepath.Join(head, "dump.json") + ":"},
 		{name: "truncated data", args: []string{"-tp", deep, "-gp", ms}, stderr: filepath.Join(deep, "dump.json") + ":"},
+		{name: "data mapping", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM}, stderr: dmErr},
+		// the data mapping's error first, as if it were read first
+		{name: "data mapping and truncated data", args: []string{"-tp", deep, "-gp", ms, "-dm", badDM}, stderr: dmErr},
+		{name: "data mapping and missing dump", args: []string{"-tp", filepath.Join(base0, "none"), "-gp", ms, "-dm", badDM}, stderr: dmErr},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := t.TempDir()

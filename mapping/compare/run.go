@@ -111,7 +111,9 @@ type Options struct {
 
 // inputs are the files of Options, read.
 type inputs struct {
-	dataMapping  *DataMapping
+	// dataMapping waits for the data mapping (-dm), read on a goroutine
+	// of its own beside the dumps' first reading; nil without one.
+	dataMapping  func() (*DataMapping, error)
 	layerMapping *mapping.Mapping
 	pairs        []mapping.ModulePair
 	pairsPos     []mapping.Pos
@@ -200,6 +202,13 @@ func Run(opt Options) (*Report, error) {
 	rep := &Report{asked: asked(opt), strict: opt.Strict}
 	made := firstMissing(opt.OutDir)
 	files, err := run(opt, in, set, rep)
+	if in.dataMapping != nil {
+		// the data mapping's error comes first, as if read before the
+		// rest (and nothing is written)
+		if _, derr := in.dataMapping(); derr != nil {
+			err = derr
+		}
+	}
 	if err == nil {
 		rep.mergeHealth(in)
 	}
@@ -234,20 +243,36 @@ func Run(opt Options) (*Report, error) {
 
 // readInputs reads the mapping and pairs files the options name, writing
 // the layer mapping's diagnostics to opt.Warnings.
-func readInputs(opt Options) (inputs, error) {
-	var in inputs
-	var err error
+func readInputs(opt Options) (in inputs, err error) {
 	if opt.DataMappingFile != "" {
-		if in.dataMapping, err = LoadDataMapping(opt.DataMappingFile); err != nil {
-			return in, err
-		}
-		// The reading's garbage (yaml.v3's nodes, some ten times the
-		// file's pieces) and the pages the heap grew to for it go back
-		// to the system before the dumps are read, rather than adding to
-		// the compare's peak.
-		debug.FreeOSMemory()
+		// Read beside the rank pairs' first reading of the dumps (the N:1
+		// detection's skims), which does not need it.
+		load := sync.OnceValues(func() (*DataMapping, error) {
+			m, err := LoadDataMapping(opt.DataMappingFile)
+			// The reading's garbage and the pages the heap grew to for
+			// it go back to the system rather than adding to the
+			// compare's peak.
+			debug.FreeOSMemory()
+			return m, err
+		})
+		go load()
+		in.dataMapping = load
+		defer func() {
+			if err != nil {
+				// its error comes first, as if read before the rest
+				if _, derr := load(); derr != nil {
+					err = derr
+				}
+			}
+		}()
 	}
 	if opt.LayerMappingFile != "" {
+		if in.dataMapping != nil {
+			// its warnings come after the data mapping's error
+			if _, err := in.dataMapping(); err != nil {
+				return in, err
+			}
+		}
 		var diags []mapping.Diagnostic
 		if in.layerMapping, diags, err = mapping.Load(opt.LayerMappingFile); err != nil {
 			return in, asInput(err)
@@ -1043,8 +1068,13 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			fmt.Fprintf(opt.Progress, "\r\033[K%s: %s", progressHead(suffix), what)
 		}
 	}
+	var dataMapping *DataMapping
 	if in.dataMapping != nil {
-		cfg.DataMapping, cfg.DataMappingSource = in.dataMapping, ByDataMap
+		stage("reading the data mapping")
+		if dataMapping, err = in.dataMapping(); err != nil {
+			return written, known, err
+		}
+		cfg.DataMapping, cfg.DataMappingSource = dataMapping, ByDataMap
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
@@ -1090,7 +1120,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			go func() { done <- writeDataMapping(f, dm.Each) }()
 			written = sync.OnceValue(func() error { return <-done })
 		}
-		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = in.dataMapping, dm, ByLayerMap
+		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = dataMapping, dm, ByLayerMap
 	}
 	if in.pairs != nil {
 		pm, lacking, err := pairRows(in.pairs, np, bp)
