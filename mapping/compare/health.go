@@ -72,10 +72,13 @@ func checkMapping(m *mapping.Mapping, np, bp msprobe.Paths, rows bool, read func
 	if err != nil {
 		return nil, nil, err
 	}
-	// What the reading of both dumps left (the skims' and parses'
-	// garbage, pages the heap grew to) goes back to the system before the
-	// mappings are made, rather than adding to their peak.
-	debug.FreeOSMemory()
+	if sides.RowsRead() {
+		// What a reading of the rows left (their parses' garbage, pages
+		// the heap grew to) goes back to the system before the mappings
+		// are made, rather than adding to their peak. A skim's garbage
+		// is small: collected as usual.
+		debug.FreeOSMemory()
+	}
 	npu, bench := sides.Entries()
 	var names [2]*msprobe.Names
 	names[0], names[1] = sides.EntryNames()

@@ -120,6 +120,10 @@ type sideRest struct {
 	treeErr  error
 }
 
+// RowsRead reports whether the reading built a side's rows (every row's
+// name), not only its entries.
+func (s *Sides) RowsRead() bool { return s.side[0].rows != nil || s.side[1].rows != nil }
+
 // EntryNames returns the keys of each dump.json's "data" in order, as
 // msprobe.SkimExact gives them, for a side whose reading read the whole
 // file and found one "data" key that repeats no name (a reader of it
