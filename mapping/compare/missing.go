@@ -25,17 +25,17 @@ type missingTensors struct {
 type missingSide struct {
 	missing atomic.Int64
 	mu      sync.Mutex
-	example string
+	example placedErr // the file of the row first in the table (see TensorFiles)
 }
 
 // Metrics implements TensorComparer.
 func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
-		m.sides[0].note(p)
+		m.sides[0].note(npu.Line, p)
 	} else if bench != nil {
 		if p := m.absent(m.bench, bench); p != "" {
-			m.sides[1].note(p)
+			m.sides[1].note(npu.Line, p)
 		}
 	}
 	return m.TensorComparer.Metrics(npu, bench, group)
@@ -68,11 +68,13 @@ func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
 	return ""
 }
 
-func (s *missingSide) note(path string) {
+// note counts the row whose NPU item is on line at, its file path
+// missing.
+func (s *missingSide) note(at int, path string) {
 	s.missing.Add(1)
 	s.mu.Lock()
-	if s.example == "" {
-		s.example = path
+	if e := (placedErr{at, errors.New(path)}); s.example.err == nil || e.before(s.example) {
+		s.example = e
 	}
 	s.mu.Unlock()
 }
@@ -117,6 +119,6 @@ func (m *missingTensors) warn(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(w, "layermap: warning: %s: %d of %d tensor-mode rows have no tensor file (e.g. %s): their metrics are \"unsupported\" and cannot show a precision problem; was the dump copied without dump_tensor_data?\n",
-			p.Dir, n, m.rows.Load(), side.example)
+			p.Dir, n, m.rows.Load(), side.example.err)
 	}
 }

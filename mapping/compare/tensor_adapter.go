@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,10 +23,25 @@ type TensorFiles struct {
 	NPU, Bench *tensor.Folder
 	// npuPaths and benchPaths place a refused data_name at its line
 	npuPaths, benchPaths msprobe.Paths
-	mu                   sync.Mutex
-	err                  error
-	unreadable           []error
-	nUnread              int
+	// The comparisons run side by side: what is reported is the rows'
+	// first in the table (firstRows), whichever finished first.
+	mu         sync.Mutex
+	err        placedErr   // the refused data_name
+	unreadable []placedErr // the first maxUnreadable unreadable files
+	nUnread    int
+}
+
+// placedErr is an error of the row whose NPU item is on line at of its
+// dump.json (the table's rows come in that order).
+type placedErr struct {
+	at  int
+	err error
+}
+
+// before reports whether e's row comes before o's (ties by the text, so
+// that the choice never depends on which was found first).
+func (e placedErr) before(o placedErr) bool {
+	return e.at < o.at || e.at == o.at && e.err.Error() < o.err.Error()
 }
 
 // maxUnreadable is how many unreadable files TensorFiles keeps to name.
@@ -59,33 +75,32 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, erro
 	// every row's data_name, matched or not, read or not: a name leaving
 	// dump_tensor_data is refused wherever it stands
 	if err := tf.npuPaths.CheckDataName(npu); err != nil {
-		return tf.record(tensor.Metrics{}, err)
+		return tf.record(npu.Line, tensor.Metrics{}, err)
 	}
 	if bench != nil {
 		if err := tf.benchPaths.CheckDataName(bench); err != nil {
-			return tf.record(tensor.Metrics{}, err)
+			return tf.record(npu.Line, tensor.Metrics{}, err)
 		}
 	}
-	return tf.record(tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts))
+	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
+	return tf.record(npu.Line, m, err)
 }
 
-// record keeps a comparison's refused name or unreadable file and returns
-// its cells.
-func (tf *TensorFiles) record(m tensor.Metrics, err error) ([6]Metric, error) {
+// record keeps a comparison's refused name or unreadable file, of the row
+// whose NPU item is on line at, and returns its cells.
+func (tf *TensorFiles) record(at int, m tensor.Metrics, err error) ([6]Metric, error) {
 	var rowErr error
 	switch {
 	case err != nil:
 		tf.mu.Lock()
-		if tf.err == nil {
-			tf.err = err
+		if e := (placedErr{at, err}); tf.err.err == nil || e.before(tf.err) {
+			tf.err = e
 		}
 		tf.mu.Unlock()
 	case m.Status == tensor.StatusReadNone && !errors.Is(m.Err, fs.ErrNotExist):
 		tf.mu.Lock()
 		tf.nUnread++
-		if len(tf.unreadable) < maxUnreadable {
-			tf.unreadable = append(tf.unreadable, m.Err)
-		}
+		tf.unreadable = firstRows(tf.unreadable, placedErr{at, m.Err}, maxUnreadable)
 		tf.mu.Unlock()
 		rowErr = &rowError{msg: m.Message, cause: m.Err}
 	}
@@ -113,6 +128,10 @@ func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination,
 		}
 		return out
 	}
+	at := 0
+	if len(npu) > 0 {
+		at = npu[0].Item.Line
+	}
 	for _, side := range []struct {
 		ps  []TensorPart
 		own msprobe.Paths
@@ -123,7 +142,7 @@ func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination,
 				paths = *p.Rank
 			}
 			if err := paths.CheckDataName(&p.Item); err != nil {
-				return tf.record(tensor.Metrics{}, err)
+				return tf.record(at, tensor.Metrics{}, err)
 			}
 		}
 	}
@@ -137,7 +156,7 @@ func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination,
 		bc = c
 	}
 	m, err := tensor.CompareCombined(np, bp, nc, bc, tensor.Options{NPUName: npuName, BenchName: benchName})
-	return tf.record(m, err)
+	return tf.record(at, m, err)
 }
 
 // validLen is msprobe's dirty_valid_len of an NPU entry from its group
@@ -167,21 +186,41 @@ func (tf *TensorFiles) validLen(group *msprobe.Item) *int {
 func (tf *TensorFiles) Reset() {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
-	tf.nUnread, tf.unreadable, tf.err = 0, nil, nil
+	tf.nUnread, tf.unreadable, tf.err = 0, nil, placedErr{}
 }
 
-// Err is the first refused data_name.
+// Err is the refused data_name of the row first in the table.
 func (tf *TensorFiles) Err() error {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
-	return tf.err
+	return tf.err.err
 }
 
 // Unreadable returns how many rows had a tensor file that exists but
-// could not be read, and the causes of the first few (each naming its
-// file).
+// could not be read, and the causes of the first few in the table (each
+// naming its file).
 func (tf *TensorFiles) Unreadable() (int, []error) {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
-	return tf.nUnread, append([]error(nil), tf.unreadable...)
+	errs := make([]error, len(tf.unreadable))
+	for i, e := range tf.unreadable {
+		errs[i] = e.err
+	}
+	return tf.nUnread, errs
+}
+
+// firstRows adds e to kept, the first rows' errors in table order, and
+// keeps at most n.
+func firstRows(kept []placedErr, e placedErr, n int) []placedErr {
+	i := len(kept)
+	for i > 0 && e.before(kept[i-1]) {
+		i--
+	}
+	if i >= n {
+		return kept
+	}
+	if len(kept) == n {
+		kept = kept[:n-1]
+	}
+	return slices.Insert(kept, i, e)
 }

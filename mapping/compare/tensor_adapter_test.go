@@ -2,9 +2,12 @@ package compare
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -129,6 +132,91 @@ func TestUnreadableTensorRows(t *testing.T) {
 		}
 		if !named {
 			t.Errorf("%v does not name its file", err)
+		}
+	}
+}
+
+// TestTensorReportsFirstRows: the comparisons of a tensor-mode table run
+// side by side, and what the run reports of their files (the refused
+// data_name that fails it, the unreadable files it names, the missing
+// file it gives as an example) is the table's first rows', in whatever
+// order the comparisons finish.
+func TestTensorReportsFirstRows(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(`{"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "", "data": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "dump_tensor_data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := msprobe.Locate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rows on lines 100, 103, ...: refused, unreadable and missing in turn
+	const rows = 60
+	var items []*msprobe.Item
+	var refused, unreadable, missing []int
+	for i := range rows {
+		line := 100 + 3*i
+		name := fmt.Sprintf("Tensor.add.%d.forward.input.0", i)
+		it := &msprobe.Item{Name: name, Line: line, DataName: name + ".pt"}
+		switch i % 3 {
+		case 0:
+			it.DataName = "../" + name + ".pt"
+			refused = append(refused, line)
+		case 1:
+			if err := os.WriteFile(filepath.Join(data, it.DataName), []byte("not a zip"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			unreadable = append(unreadable, i)
+		case 2:
+			missing = append(missing, i)
+		}
+		items = append(items, it)
+	}
+	for trial := range 8 {
+		tc, err := NewTensorFiles(p, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf := tc.(*TensorFiles)
+		mt := &missingTensors{TensorComparer: tf, npu: p, bench: p}
+		order := rand.New(rand.NewPCG(uint64(trial), 1)).Perm(rows)
+		if trial == 0 {
+			slices.Reverse(order) // the last rows first
+		}
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for i := range work {
+					mt.Metrics(items[i], items[i], nil)
+				}
+			})
+		}
+		for _, i := range order {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		if err := tf.Err(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dump.json:%d:", refused[0])) {
+			t.Errorf("trial %d: Err %v, want the refusal of line %d", trial, err, refused[0])
+		}
+		n, errs := tf.Unreadable()
+		if n != len(unreadable) || len(errs) != maxUnreadable {
+			t.Fatalf("trial %d: Unreadable %d, %d errors; want %d, %d", trial, n, len(errs), len(unreadable), maxUnreadable)
+		}
+		for k, err := range errs {
+			if want := fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", unreadable[k]); !strings.Contains(err.Error(), want) {
+				t.Errorf("trial %d: unreadable %d: %v, want %s", trial, k, err, want)
+			}
+		}
+		var w strings.Builder
+		mt.warn(&w)
+		if want := fmt.Sprintf("(e.g. %s)", filepath.Join(data, fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", missing[0]))); !strings.Contains(w.String(), want) {
+			t.Errorf("trial %d: warnings\n%s\nwant %s", trial, w.String(), want)
 		}
 	}
 }
