@@ -232,13 +232,15 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		// the data mapping's error first, as if it were read first
 		{name: "data mapping and truncated data", args: []string{"-tp", deep, "-gp", ms, "-dm", badDM}, stderr: dmErr},
 		{name: "data mapping and missing dump", args: []string{"-tp", filepath.Join(base0, "none"), "-gp", ms, "-dm", badDM}, stderr: dmErr},
+		// (and not the warning of a dump compared with itself)
+		{name: "data mapping, one dump", args: []string{"-tp", lf, "-gp", lf, "-dm", badDM}, stderr: dmErr},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := t.TempDir()
 			out := filepath.Join(base, "new", "out")
 			code, _, stderr := execCompare(t, append(c.args, "-o", out)...)
-			if code != 2 || !strings.Contains(stderr, c.stderr) {
-				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, c.stderr)
+			if code != 2 || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, c.stderr)
 			}
 			if ents, _ := os.ReadDir(base); len(ents) != 0 {
 				t.Errorf("the refused compare created %s", ents[0].Name())

@@ -591,13 +591,13 @@ func (b bitset) clear(i int32)    { b[i>>6] &^= 1 << (i & 63) }
 
 // newBenchIndex skims the bench side and indexes it.
 func newBenchIndex(bench Bench, cfg *Config, renumber bool) (*benchIndex, error) {
-	return newSideIndex("bench", bench, cfg, renumber, false)
+	return newSideIndex("bench", bench, cfg, renumber, false, nil)
 }
 
 // newSideIndex is newBenchIndex of a dump of either side, its errors
 // naming the side ("bench", "target"); with names, it keeps every
 // entry's name in ix.names.
-func newSideIndex(side string, bench Bench, cfg *Config, renumber, names bool) (*benchIndex, error) {
+func newSideIndex(side string, bench Bench, cfg *Config, renumber, names bool, stop *atomic.Bool) (*benchIndex, error) {
 	src, err := bench.openBench(cfg)
 	if err != nil {
 		return nil, err
@@ -621,6 +621,9 @@ func newSideIndex(side string, bench Bench, cfg *Config, renumber, names bool) (
 		ix.names = &msprobe.Names{}
 	}
 	err = src.skim(func(i int, name []byte, isOdd bool) error {
+		if stop != nil && stop.Load() {
+			return errStopped
+		}
 		ix.n = i + 1
 		if ix.names != nil {
 			ix.names.Add(name)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/mapping/resolve"
@@ -327,6 +328,7 @@ func qkvName(short, long string) func(string) bool {
 // (applyInputs).
 type sideIndexes struct {
 	done       chan struct{}
+	stop       atomic.Bool // the indexes will not be taken: their skims stop
 	npu, bench *benchIndex
 	err        error
 	taken      bool
@@ -345,11 +347,11 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 		if known != nil {
 			b = &knownFile{path, known}
 		}
-		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy, known == nil)
+		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy, known == nil, &s.stop)
 		if plan, ferr := msprobe.FindRepeatsAfter(err); ferr == nil && plan != nil && plan.Path() == path && cfg.benchPlan(path) == nil {
 			c := cfg
 			c.BenchRepeats = plan
-			return newSideIndex(name, BenchFile(path), &c, !cfg.Fuzzy, true)
+			return newSideIndex(name, BenchFile(path), &c, !cfg.Fuzzy, true, &s.stop)
 		}
 		return ix, err
 	}
@@ -399,18 +401,15 @@ func (s *sideIndexes) take(cfg *Config, np, bp msprobe.Paths) (npu, bench *bench
 	return s.npu, s.bench, nil
 }
 
-// close releases indexes nobody took, once they are built, without
-// waiting for them.
+// close stops the skims of indexes nobody took and releases them: a
+// failed rank pair leaves nothing reading its dumps.
 func (s *sideIndexes) close() {
-	if s == nil {
+	if s == nil || s.taken {
 		return
 	}
-	go func() {
-		<-s.done
-		if !s.taken {
-			s.release()
-		}
-	}()
+	s.stop.Store(true)
+	<-s.done
+	s.release()
 }
 
 func (s *sideIndexes) release() {

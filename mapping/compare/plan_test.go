@@ -1,10 +1,14 @@
 package compare
 
 import (
+	"errors"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/layermap/layermap/printparse/msprobe"
+	"github.com/layermap/layermap/printparse/msprobe/dumpgen"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -125,4 +129,58 @@ func TestReadersStats(t *testing.T) {
 		nix.close()
 		bix.close()
 	}
+}
+
+// TestIndexSidesClose: closing indexes nobody took stops their skims and
+// waits for them, so that a failed rank pair (a data mapping refused
+// while the N:1 detection skims the dumps) leaves nothing reading its
+// dumps. Not parallel: it counts the process's goroutines.
+func TestIndexSidesClose(t *testing.T) {
+	dir := t.TempDir()
+	npu, bench := filepath.Join(dir, "npu"), filepath.Join(dir, "bench")
+	if err := dumpgen.WriteSyntheticPair(npu, bench, 8<<20, dumpgen.StatisticsPair); err != nil {
+		t.Fatal(err)
+	}
+	np, err := msprobe.Locate(npu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := msprobe.Locate(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	ixs := indexSides(Config{}, np, bp, nil, nil)
+	ixs.close()
+	select {
+	case <-ixs.done:
+	default:
+		t.Fatal("close returned before the skims ended")
+	}
+	if ixs.npu != nil || ixs.bench != nil {
+		t.Error("the indexes nobody took were kept")
+	}
+	testkit.NoGoroutineLeft(t, before)
+	// a skim told to stop reads no further
+	var stop atomic.Bool
+	stop.Store(true)
+	if ix, err := newSideIndex("bench", BenchFile(bp.DumpJSON), &Config{}, true, false, &stop); !errors.Is(err, errStopped) {
+		t.Errorf("a stopped index: built %v, error %v; want %v", ix != nil, err, errStopped)
+		if ix != nil {
+			ix.close()
+		}
+	}
+	// closing them once taken leaves them to the taker
+	ixs = indexSides(Config{}, np, bp, nil, nil)
+	cfg := Config{}
+	nix, bix, err := ixs.take(&cfg, np, bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ixs.close()
+	if nix.n == 0 || bix.n == 0 || ixs.npu != nix || ixs.bench != bix {
+		t.Errorf("taken indexes of %d and %d entries, kept %v", nix.n, bix.n, ixs.npu == nix && ixs.bench == bix)
+	}
+	nix.close()
+	bix.close()
 }

@@ -109,6 +109,16 @@ type Options struct {
 	chunks *msprobe.Chunks
 }
 
+// dataMappingErr waits for the data mapping and returns its error, which
+// comes before any other: as if the data mapping were read first.
+func (in inputs) dataMappingErr() error {
+	if in.dataMapping == nil {
+		return nil
+	}
+	_, err := in.dataMapping()
+	return err
+}
+
 // inputs are the files of Options, read.
 type inputs struct {
 	// dataMapping waits for the data mapping (-dm), read on a goroutine
@@ -196,18 +206,17 @@ func Run(opt Options) (*Report, error) {
 	opt.chunks = &msprobe.Chunks{}
 	defer opt.chunks.Free()
 	if sameFile(opt.Target, opt.Golden) {
+		if err := in.dataMappingErr(); err != nil {
+			return nil, err // before the warning
+		}
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
 	}
 	set := output.NewSet()
 	rep := &Report{asked: asked(opt), strict: opt.Strict}
 	made := firstMissing(opt.OutDir)
 	files, err := run(opt, in, set, rep)
-	if in.dataMapping != nil {
-		// the data mapping's error comes first, as if read before the
-		// rest (and nothing is written)
-		if _, derr := in.dataMapping(); derr != nil {
-			err = derr
-		}
+	if derr := in.dataMappingErr(); derr != nil {
+		err = derr // (and nothing is written)
 	}
 	if err == nil {
 		rep.mergeHealth(in)
@@ -258,20 +267,18 @@ func readInputs(opt Options) (in inputs, err error) {
 		go load()
 		in.dataMapping = load
 		defer func() {
-			if err != nil {
-				// its error comes first, as if read before the rest
-				if _, derr := load(); derr != nil {
-					err = derr
-				}
+			if err == nil {
+				return
+			}
+			if derr := in.dataMappingErr(); derr != nil {
+				err = derr
 			}
 		}()
 	}
 	if opt.LayerMappingFile != "" {
-		if in.dataMapping != nil {
-			// its warnings come after the data mapping's error
-			if _, err := in.dataMapping(); err != nil {
-				return in, err
-			}
+		// its warnings come after the data mapping's error
+		if err := in.dataMappingErr(); err != nil {
+			return in, err
 		}
 		var diags []mapping.Diagnostic
 		if in.layerMapping, diags, err = mapping.Load(opt.LayerMappingFile); err != nil {
@@ -795,6 +802,9 @@ type sink interface {
 func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, bp, cfg, err := rankConfig(opt, p)
 	if err != nil {
+		if derr := in.dataMappingErr(); derr != nil {
+			return nil, nil, derr // the dumps need not be checked
+		}
 		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
 	}
 	if in.layerMapping == nil {
@@ -810,6 +820,9 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		}
 	}
 	if err != nil {
+		if derr := in.dataMappingErr(); derr != nil {
+			return nil, nil, derr // the dumps need not be checked
+		}
 		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
 	}
 	return rr, files, nil
@@ -832,6 +845,10 @@ func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	var view ViewSink
 	var viewed [2]*resolve.Entries
 	if opt.Views != nil && in.layerMapping == nil {
+		// (not for a data mapping refused: a view reads both dumps)
+		if err := in.dataMappingErr(); err != nil {
+			return nil, nil, err
+		}
 		view = opt.Views.NewView(ViewDumps{NPU: np, Bench: bp})
 		viewed = takeEntries(view)
 	}
