@@ -173,7 +173,7 @@ func (m *markSink) Reset() error { m.marks = nil; return m.memSink.Reset() }
 // names, so that the test sees the data names that reach it.
 type nameMetrics struct{}
 
-func (nameMetrics) Metrics(npu, bench, _ *msprobe.Item) ([6]Metric, error) {
+func (nameMetrics) Metrics(_ int64, npu, bench, _ *msprobe.Item) ([6]Metric, error) {
 	var m [6]Metric
 	m[0] = Metric{Value: float64(len(npu.DataName)), IsNum: true}
 	if bench != nil {

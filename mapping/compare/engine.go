@@ -31,10 +31,16 @@ type Source func(yield func(*msprobe.Entry) error) error
 // holds, as msprobe's output_postprocess does. A non-nil error means a
 // tensor file of the row exists but cannot be read: the row is judged
 // error, with "error: " and the error's text first in its Err_message.
-// It must be safe for concurrent use.
+// at is the row's place in the table: a later row has a greater at.
+// Rows are compared side by side, in no order: what a comparer reports of
+// them should follow at. It must be safe for concurrent use.
 type TensorComparer interface {
-	Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error)
+	Metrics(at int64, npu, bench, group *msprobe.Item) ([6]Metric, error)
 }
+
+// rowAt is row i's place in the table (TensorComparer) of the group
+// written seq-th.
+func rowAt(seq, i int) int64 { return int64(seq)<<32 | int64(i) }
 
 // DirtyGroup is the row of an NPU entry that msprobe reads its
 // dirty_valid_len from (ParseData.get_valid_len_with_postprocess): for an
@@ -1416,7 +1422,7 @@ func newGroupWriter(cfg *Config, sink RowSink, sum *Summary, art artifacts) *gro
 			defer wg.Done()
 			var sc scratch
 			for j := range g.jobs {
-				g.prepare(j.grp, &sc)
+				g.prepare(j.seq, j.grp, &sc)
 				g.mu.Lock()
 				g.results[j.seq] = j.grp
 				g.mu.Unlock()
@@ -1455,7 +1461,8 @@ func (g *groupWriter) flushGroup() error {
 	grp := g.group
 	g.group = nil
 	if g.cfg.inline {
-		g.prepare(grp, &g.sc)
+		g.prepare(g.seq, grp, &g.sc)
+		g.seq++
 		return g.finish(grp)
 	}
 	select { // wait for the writer when it is behind
@@ -1517,7 +1524,7 @@ func (g *groupWriter) drain() error {
 // prepare computes everything of a group that depends on the group alone
 // (cells, diffs or tensor metrics, Result/Err_message, highlight, the
 // rendered cells); it runs on the worker goroutines.
-func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
+func (g *groupWriter) prepare(seq int, grp []*outRow, sc *scratch) {
 	var group *msprobe.Item
 	if g.cfg.Mode == Tensor {
 		rows := sc.items[:0]
@@ -1528,7 +1535,7 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 		group = DirtyGroup(rows)
 	}
 	markOutputs(grp)
-	for _, r := range grp {
+	for i, r := range grp {
 		if g.cfg.Mode != MD5 { // an md5 table has no statistics cells
 			r.setCells(&g.art)
 		}
@@ -1541,7 +1548,7 @@ func (g *groupWriter) prepare(grp []*outRow, sc *scratch) {
 				b = &r.bench.it
 			}
 			var err error
-			if r.met, err = tensorMetrics(g.cfg.Tensor, r, b, group); err != nil {
+			if r.met, err = tensorMetrics(g.cfg.Tensor, rowAt(seq, i), r, b, group); err != nil {
 				r.readErr = "error: " + err.Error()
 			}
 		}

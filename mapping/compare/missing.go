@@ -25,31 +25,31 @@ type missingTensors struct {
 type missingSide struct {
 	missing atomic.Int64
 	mu      sync.Mutex
-	example placedErr // the file of the row first in the table (see TensorFiles)
+	example placedErr // the file of the row first in the table
 }
 
 // Metrics implements TensorComparer.
-func (m *missingTensors) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
+func (m *missingTensors) Metrics(at int64, npu, bench, group *msprobe.Item) ([6]Metric, error) {
 	m.rows.Add(1)
 	if p := m.absent(m.npu, npu); p != "" {
-		m.sides[0].note(npu.Line, p)
+		m.sides[0].note(at, p)
 	} else if bench != nil {
 		if p := m.absent(m.bench, bench); p != "" {
-			m.sides[1].note(npu.Line, p)
+			m.sides[1].note(at, p)
 		}
 	}
-	return m.TensorComparer.Metrics(npu, bench, group)
+	return m.TensorComparer.Metrics(at, npu, bench, group)
 }
 
 // CombinedMetrics implements CombinedComparer when the wrapped comparer
 // does (a combined row counts as one).
-func (m *missingTensors) CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
+func (m *missingTensors) CombinedMetrics(at int64, npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
 	m.rows.Add(1)
 	cc, ok := m.TensorComparer.(CombinedComparer)
 	if !ok {
 		return naMetrics(), nil
 	}
-	return cc.CombinedMetrics(npu, bench, how, npuName, benchName)
+	return cc.CombinedMetrics(at, npu, bench, how, npuName, benchName)
 }
 
 // absent returns the path of it's tensor file when it has one that does
@@ -68,9 +68,8 @@ func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
 	return ""
 }
 
-// note counts the row whose NPU item is on line at, its file path
-// missing.
-func (s *missingSide) note(at int, path string) {
+// note counts the row at at (TensorComparer), its file path missing.
+func (s *missingSide) note(at int64, path string) {
 	s.missing.Add(1)
 	s.mu.Lock()
 	if e := (placedErr{at, errors.New(path)}); s.example.err == nil || e.before(s.example) {
@@ -84,7 +83,11 @@ func (s *missingSide) note(at int, path string) {
 func (m *missingTensors) Reset() {
 	m.rows.Store(0)
 	for i := range m.sides {
-		m.sides[i].missing.Store(0)
+		s := &m.sides[i]
+		s.missing.Store(0)
+		s.mu.Lock()
+		s.example = placedErr{}
+		s.mu.Unlock()
 	}
 	if r, ok := m.TensorComparer.(interface{ Reset() }); ok {
 		r.Reset()

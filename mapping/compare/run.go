@@ -143,8 +143,9 @@ type RankReport struct {
 	Shards string               `json:"shards,omitempty"`
 
 	health  []Finding
-	lacking []pairState // per pair: whether this rank pair's dumps know its modules
-	da      *daRank     // -da: the rank's per-rank JSON
+	lacking []pairState     // per pair: whether this rank pair's dumps know its modules
+	da      *daRank         // -da: the rank's per-rank JSON
+	tensors *missingTensors // tensor mode: what the rank's rows lacked
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
@@ -160,9 +161,8 @@ type Report struct {
 	strict      bool
 	daFile      *output.File // -da: the search's file
 
-	asked   map[string]bool // match sources the run was given
-	tensors []*missingTensors
-	mu      sync.Mutex // rank pairs run side by side
+	asked map[string]bool // match sources the run was given
+	mu    sync.Mutex      // rank pairs run side by side
 }
 
 // badInput is an input problem that concerns no single file position.
@@ -244,8 +244,10 @@ func Run(opt Options) (*Report, error) {
 			rep.Ranks[i].Files = append(rep.Ranks[i].Files, f.Path())
 		}
 	}
-	for _, mt := range rep.tensors {
-		mt.warn(opt.Warnings)
+	for _, r := range rep.Ranks { // in rank pair order
+		if r.tensors != nil {
+			r.tensors.warn(opt.Warnings)
+		}
 	}
 	return rep, nil
 }
@@ -1182,10 +1184,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			return written, known, err
 		}
 		mt := &missingTensors{TensorComparer: tc, npu: np, bench: bp}
-		cfg.Tensor = mt
-		rep.mu.Lock()
-		rep.tensors = append(rep.tensors, mt)
-		rep.mu.Unlock()
+		cfg.Tensor, rr.tensors = mt, mt
 	}
 	return written, known, nil
 }

@@ -208,10 +208,10 @@ func (r *outRow) fusedNote() {
 // tensorMetrics computes a row's tensor metrics: a combined row's from its
 // parts' files (the comparer must combine), any other row's as the
 // comparer does.
-func tensorMetrics(tc TensorComparer, r *outRow, bench, group *msprobe.Item) ([6]Metric, error) {
+func tensorMetrics(tc TensorComparer, at int64, r *outRow, bench, group *msprobe.Item) ([6]Metric, error) {
 	f := r.fusedMark()
 	if f == nil || f.status != fusedCombined {
-		return tc.Metrics(&r.npu.it, bench, group)
+		return tc.Metrics(at, &r.npu.it, bench, group)
 	}
 	cc, ok := tc.(CombinedComparer)
 	if !ok {
@@ -232,7 +232,7 @@ func tensorMetrics(tc TensorComparer, r *outRow, bench, group *msprobe.Item) ([6
 		benchParts = parts
 	}
 	how := Combination{Axis: f.comb.axis, Stack: f.comb.stack, Sum: f.comb.how == howSum}
-	return cc.CombinedMetrics(npu, benchParts, how, r.npu.it.Name, bench.Name)
+	return cc.CombinedMetrics(at, npu, benchParts, how, r.npu.it.Name, bench.Name)
 }
 
 // TensorPart is one tensor of a combined row: a row's item and, for
@@ -250,9 +250,10 @@ type Combination struct {
 }
 
 // CombinedComparer is a TensorComparer that also compares rows whose
-// one side is several tensors combined by how (the other side is one).
+// one side is several tensors combined by how (the other side is one);
+// at is the row's place in the table, as for Metrics.
 type CombinedComparer interface {
-	CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error)
+	CombinedMetrics(at int64, npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error)
 }
 
 // naMetrics are the cells of a row whose metrics cannot be computed.

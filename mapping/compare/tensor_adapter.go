@@ -23,18 +23,17 @@ type TensorFiles struct {
 	NPU, Bench *tensor.Folder
 	// npuPaths and benchPaths place a refused data_name at its line
 	npuPaths, benchPaths msprobe.Paths
-	// The comparisons run side by side: what is reported is the rows'
-	// first in the table (firstRows), whichever finished first.
+	// The comparisons run side by side: what is reported is the first
+	// rows' in the table (by their at), whichever finished first.
 	mu         sync.Mutex
 	err        placedErr   // the refused data_name
 	unreadable []placedErr // the first maxUnreadable unreadable files
 	nUnread    int
 }
 
-// placedErr is an error of the row whose NPU item is on line at of its
-// dump.json (the table's rows come in that order).
+// placedErr is an error of the row at at in the table (TensorComparer).
 type placedErr struct {
-	at  int
+	at  int64
 	err error
 }
 
@@ -63,7 +62,7 @@ func (e *rowError) Error() string { return e.msg }
 func (e *rowError) Unwrap() error { return e.cause }
 
 // Metrics implements TensorComparer.
-func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, error) {
+func (tf *TensorFiles) Metrics(at int64, npu, bench, group *msprobe.Item) ([6]Metric, error) {
 	bn, bname := "N/A", "N/A"
 	if bench != nil {
 		bn, bname = dataName(bench), bench.Name
@@ -75,20 +74,20 @@ func (tf *TensorFiles) Metrics(npu, bench, group *msprobe.Item) ([6]Metric, erro
 	// every row's data_name, matched or not, read or not: a name leaving
 	// dump_tensor_data is refused wherever it stands
 	if err := tf.npuPaths.CheckDataName(npu); err != nil {
-		return tf.record(npu.Line, tensor.Metrics{}, err)
+		return tf.record(at, tensor.Metrics{}, err)
 	}
 	if bench != nil {
 		if err := tf.benchPaths.CheckDataName(bench); err != nil {
-			return tf.record(npu.Line, tensor.Metrics{}, err)
+			return tf.record(at, tensor.Metrics{}, err)
 		}
 	}
 	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
-	return tf.record(npu.Line, m, err)
+	return tf.record(at, m, err)
 }
 
 // record keeps a comparison's refused name or unreadable file, of the row
-// whose NPU item is on line at, and returns its cells.
-func (tf *TensorFiles) record(at int, m tensor.Metrics, err error) ([6]Metric, error) {
+// at at, and returns its cells.
+func (tf *TensorFiles) record(at int64, m tensor.Metrics, err error) ([6]Metric, error) {
 	var rowErr error
 	switch {
 	case err != nil:
@@ -117,7 +116,7 @@ func (tf *TensorFiles) record(at int, m tensor.Metrics, err error) ([6]Metric, e
 
 // CombinedMetrics implements CombinedComparer: the parts' files are
 // combined as they stream (tensor.CompareCombined).
-func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
+func (tf *TensorFiles) CombinedMetrics(at int64, npu, bench []TensorPart, how Combination, npuName, benchName string) ([6]Metric, error) {
 	parts := func(ps []TensorPart, own *tensor.Folder) []tensor.Part {
 		out := make([]tensor.Part, len(ps))
 		for i, p := range ps {
@@ -127,10 +126,6 @@ func (tf *TensorFiles) CombinedMetrics(npu, bench []TensorPart, how Combination,
 			}
 		}
 		return out
-	}
-	at := 0
-	if len(npu) > 0 {
-		at = npu[0].Item.Line
 	}
 	for _, side := range []struct {
 		ps  []TensorPart

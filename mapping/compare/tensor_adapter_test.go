@@ -139,8 +139,9 @@ func TestUnreadableTensorRows(t *testing.T) {
 // TestTensorReportsFirstRows: the comparisons of a tensor-mode table run
 // side by side, and what the run reports of their files (the refused
 // data_name that fails it, the unreadable files it names, the missing
-// file it gives as an example) is the table's first rows', in whatever
-// order the comparisons finish.
+// file it gives as an example) is the table's first rows', by their
+// place in it, in whatever order the comparisons finish. The items'
+// lines run against the table's order here: a choice by line fails.
 func TestTensorReportsFirstRows(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "dump.json"), []byte(`{"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "", "data": {}}`), 0o644); err != nil {
@@ -154,18 +155,18 @@ func TestTensorReportsFirstRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// rows on lines 100, 103, ...: refused, unreadable and missing in turn
+	// rows 0, 1, ... of the table: refused, unreadable and missing in
+	// turn, their items on lines 1000, 997, ...
 	const rows = 60
 	var items []*msprobe.Item
 	var refused, unreadable, missing []int
 	for i := range rows {
-		line := 100 + 3*i
 		name := fmt.Sprintf("Tensor.add.%d.forward.input.0", i)
-		it := &msprobe.Item{Name: name, Line: line, DataName: name + ".pt"}
+		it := &msprobe.Item{Name: name, Line: 1000 - 3*i, DataName: name + ".pt"}
 		switch i % 3 {
 		case 0:
 			it.DataName = "../" + name + ".pt"
-			refused = append(refused, line)
+			refused = append(refused, i)
 		case 1:
 			if err := os.WriteFile(filepath.Join(data, it.DataName), []byte("not a zip"), 0o644); err != nil {
 				t.Fatal(err)
@@ -192,7 +193,7 @@ func TestTensorReportsFirstRows(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for i := range work {
-					mt.Metrics(items[i], items[i], nil)
+					mt.Metrics(rowAt(i/7, i%7), items[i], items[i], nil) // groups of 7 rows
 				}
 			})
 		}
@@ -201,8 +202,8 @@ func TestTensorReportsFirstRows(t *testing.T) {
 		}
 		close(work)
 		wg.Wait()
-		if err := tf.Err(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dump.json:%d:", refused[0])) {
-			t.Errorf("trial %d: Err %v, want the refusal of line %d", trial, err, refused[0])
+		if err := tf.Err(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dump.json:%d:", items[refused[0]].Line)) {
+			t.Errorf("trial %d: Err %v, want the refusal of row %d", trial, err, refused[0])
 		}
 		n, errs := tf.Unreadable()
 		if n != len(unreadable) || len(errs) != maxUnreadable {
@@ -217,6 +218,97 @@ func TestTensorReportsFirstRows(t *testing.T) {
 		mt.warn(&w)
 		if want := fmt.Sprintf("(e.g. %s)", filepath.Join(data, fmt.Sprintf("Tensor.add.%d.forward.input.0.pt", missing[0]))); !strings.Contains(w.String(), want) {
 			t.Errorf("trial %d: warnings\n%s\nwant %s", trial, w.String(), want)
+		}
+		// Reset forgets them all (the table is written again)
+		mt.Reset()
+		w.Reset()
+		if mt.warn(&w); tf.Err() != nil || w.Len() > 0 {
+			t.Errorf("trial %d: after Reset: %v, %q", trial, tf.Err(), w.String())
+		}
+		last := missing[len(missing)-1]
+		mt.Metrics(rowAt(100, 0), items[last], items[last], nil)
+		w.Reset()
+		if mt.warn(&w); !strings.Contains(w.String(), fmt.Sprintf("Tensor.add.%d.forward.input.0.pt)", last)) {
+			t.Errorf("trial %d: after Reset, one row missing its file: %q", trial, w.String())
+		}
+	}
+}
+
+// TestTensorWarningFollowsTable: the missing file a compare gives as an
+// example is the first row's in the table, which puts an entry's
+// parameters before its outputs where msprobe's dump.json has them after.
+func TestTensorWarningFollowsTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("{\n \"task\": \"tensor\",\n \"level\": \"L0\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": \"./dump_tensor_data\",\n \"data\": {")
+	for i := range 40 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		e := fmt.Sprintf("Module.fc%d.Linear.forward.0", i)
+		fmt.Fprintf(&b, "\n  %q: {\n   \"input_args\": [{\"type\": \"int\", \"value\": 1}],\n   \"input_kwargs\": {},\n   \"output\": [\n    %s\n   ],\n   \"parameters\": {\n    \"weight\": %s\n   }\n  }", e, testkit.Tensor(e+".output.0.pt"), testkit.Tensor(e+".parameters.weight.pt"))
+	}
+	b.WriteString("\n }\n}\n")
+	for _, side := range []string{"npu", "bench"} {
+		if err := os.MkdirAll(filepath.Join(dir, side, "dump_tensor_data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WriteFile(t, filepath.Join(dir, side), "dump.json", b.String())
+	}
+	for _, fuzzy := range []bool{false, true} {
+		var w strings.Builder
+		_, err := Run(Options{Target: filepath.Join(dir, "npu", "dump.json"), Golden: filepath.Join(dir, "bench", "dump.json"),
+			OutDir: t.TempDir(), Fuzzy: fuzzy, Warnings: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "(e.g. " + filepath.Join(dir, "npu", "dump_tensor_data", "Module.fc0.Linear.forward.0.parameters.weight.pt") + ")"
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("fuzzy %v: warnings\n%s\nwant %s", fuzzy, w.String(), want)
+		}
+	}
+}
+
+// TestTensorWarningsInRankOrder: the rank pairs of a step folder are
+// compared side by side, and their tensor-mode warnings come in rank
+// order, whichever pair finished first.
+func TestTensorWarningsInRankOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const ranks = 6
+	for _, side := range []string{"npu", "bench"} {
+		for r := range ranks {
+			d := filepath.Join(dir, side, fmt.Sprintf("rank%d", r))
+			if err := os.MkdirAll(filepath.Join(d, "dump_tensor_data"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for i := range 30 * (ranks - r) { // the later ranks finish first
+				if i > 0 {
+					b.WriteString(",\n")
+				}
+				e := fmt.Sprintf("Tensor.add.%d.forward", i)
+				fmt.Fprintf(&b, "  %q: {\"input_args\": [%s], \"input_kwargs\": {}, \"output\": [%s]}", e, testkit.Tensor(e+".input.0.pt"), testkit.Tensor(e+".output.0.pt"))
+			}
+			testkit.WriteFile(t, d, "dump.json", "{\"task\": \"tensor\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": \"./dump_tensor_data\", \"data\": {\n"+b.String()+"\n}}\n")
+		}
+	}
+	for range 3 {
+		var w strings.Builder
+		if _, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(), Warnings: &w}); err != nil {
+			t.Fatal(err)
+		}
+		last := -1
+		for _, line := range strings.Split(strings.TrimSpace(w.String()), "\n") {
+			var r int
+			if _, err := fmt.Sscanf(line[strings.Index(line, "rank"):], "rank%d:", &r); err != nil || r <= last {
+				t.Fatalf("warnings out of rank order:\n%s", w.String())
+			}
+			last = r
+		}
+		if last != ranks-1 {
+			t.Fatalf("warnings of %d ranks:\n%s", last+1, w.String())
 		}
 	}
 }
