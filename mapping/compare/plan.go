@@ -67,6 +67,8 @@ func planFused(cfg *Config, np, bp msprobe.Paths, groups []mapping.ModulePair, d
 			pl.Detected = append(pl.Detected, g)
 		}
 		if err := errors.Join(nn.err, bn.err); err != nil {
+			cfg.held.close() // (the compare that would take it does not run)
+			cfg.held = nil
 			return nil, inputErr(err)
 		}
 	}
@@ -348,6 +350,9 @@ func indexSides(cfg Config, np, bp msprobe.Paths, npuKnown, benchKnown *resolve.
 			b = &knownFile{path, known}
 		}
 		ix, err := newSideIndex(name, b, &cfg, !cfg.Fuzzy, known == nil, &s.stop)
+		if err == nil || s.stop.Load() {
+			return ix, err // (stopped: no second reading)
+		}
 		if plan, ferr := msprobe.FindRepeatsAfter(err); ferr == nil && plan != nil && plan.Path() == path && cfg.benchPlan(path) == nil {
 			c := cfg
 			c.BenchRepeats = plan
