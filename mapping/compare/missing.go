@@ -72,9 +72,7 @@ func (m *missingTensors) absent(p msprobe.Paths, it *msprobe.Item) string {
 func (s *missingSide) note(at int64, path string) {
 	s.missing.Add(1)
 	s.mu.Lock()
-	if e := (placedErr{at, errors.New(path)}); s.example.err == nil || e.before(s.example) {
-		s.example = e
-	}
+	s.example.keepFirst(placedErr{at, errors.New(path)})
 	s.mu.Unlock()
 }
 

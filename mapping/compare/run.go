@@ -119,6 +119,16 @@ func (in inputs) dataMappingErr() error {
 	return err
 }
 
+// rankErr is the error a rank pair reports for err: the data mapping's
+// when it has one (the dumps need not be checked then), else err in the
+// order the dumps would load (inLoadOrder).
+func (in inputs) rankErr(err error, np, bp msprobe.Paths) error {
+	if derr := in.dataMappingErr(); derr != nil {
+		return derr
+	}
+	return inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
+}
+
 // inputs are the files of Options, read.
 type inputs struct {
 	// dataMapping waits for the data mapping (-dm), read on a goroutine
@@ -804,10 +814,7 @@ type sink interface {
 func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, bp, cfg, err := rankConfig(opt, p)
 	if err != nil {
-		if derr := in.dataMappingErr(); derr != nil {
-			return nil, nil, derr // the dumps need not be checked
-		}
-		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
+		return nil, nil, in.rankErr(err, np, bp)
 	}
 	if in.layerMapping == nil {
 		startStacks(&cfg) // else once the mappings are made (applyInputs)
@@ -822,10 +829,7 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		}
 	}
 	if err != nil {
-		if derr := in.dataMappingErr(); derr != nil {
-			return nil, nil, derr // the dumps need not be checked
-		}
-		return nil, nil, inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
+		return nil, nil, in.rankErr(err, np, bp)
 	}
 	return rr, files, nil
 }

@@ -43,6 +43,13 @@ func (e placedErr) before(o placedErr) bool {
 	return e.at < o.at || e.at == o.at && e.err.Error() < o.err.Error()
 }
 
+// keepFirst sets *e to o when *e holds none or o's row comes first.
+func (e *placedErr) keepFirst(o placedErr) {
+	if e.err == nil || o.before(*e) {
+		*e = o
+	}
+}
+
 // maxUnreadable is how many unreadable files TensorFiles keeps to name.
 const maxUnreadable = 10
 
@@ -92,9 +99,7 @@ func (tf *TensorFiles) record(at int64, m tensor.Metrics, err error) ([6]Metric,
 	switch {
 	case err != nil:
 		tf.mu.Lock()
-		if e := (placedErr{at, err}); tf.err.err == nil || e.before(tf.err) {
-			tf.err = e
-		}
+		tf.err.keepFirst(placedErr{at, err})
 		tf.mu.Unlock()
 	case m.Status == tensor.StatusReadNone && !errors.Is(m.Err, fs.ErrNotExist):
 		tf.mu.Lock()
