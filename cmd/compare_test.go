@@ -45,6 +45,18 @@ func TestCompareCommand(t *testing.T) {
 		os.MkdirAll(filepath.Join(escape, side), 0o755)
 		os.WriteFile(filepath.Join(escape, side, "dump.json"), b, 0o644)
 	}
+	// a bench dump whose data_name deep in the file (line 248, the
+	// fourth entry) leaves dump_tensor_data, under its row's name: the
+	// bench side, read by offset, reports it at its line in the file
+	benchEscape := t.TempDir()
+	for _, side := range []string{"npu", "bench"} {
+		b, _ := os.ReadFile(filepath.Join(g, "synth_tensor_pt", side, "dump.json"))
+		if side == "bench" {
+			b = bytes.Replace(b, []byte(`"data_name": "Tensor.mixed.0.forward.output.3.pt"`), []byte(`"data_name": "Tensor.mixed.0.forward.output.3./etc/passwd"`), 1)
+		}
+		os.MkdirAll(filepath.Join(benchEscape, side), 0o755)
+		os.WriteFile(filepath.Join(benchEscape, side, "dump.json"), b, 0o644)
+	}
 	noPairs := filepath.Join(t.TempDir(), "pairs.yaml")
 	os.WriteFile(noPairs, []byte("- npu: nosuch.module\n  bench: other.module\n"), 0o644)
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
@@ -122,6 +134,8 @@ func TestCompareCommand(t *testing.T) {
 		// refused, not compared (the missing-file counter once hid the refusal)
 		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
 			code: 2, stderr: filepath.Join(escape, "npu", "dump.json") + `:9: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found "../../../etc/passwd" (contains a path separator)`},
+		{name: "data_name escapes, bench", args: []string{"-tp", filepath.Join(benchEscape, "npu"), "-gp", filepath.Join(benchEscape, "bench")},
+			code: 2, stderr: "layermap: " + filepath.Join(benchEscape, "bench", "dump.json") + `:248: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found "Tensor.mixed.0.forward.output.3./etc/passwd" (contains a path separator): data_name escapes dump_tensor_data` + "\n"},
 		// The corpus keeps the tensors as tensors.json, not dump_tensor_data:
 		// the table is all "unsupported", which the summary alone does not say.
 		{name: "tensor files missing", args: []string{"-tp", filepath.Join(g, "synth_tensor_pt/npu"), "-gp", filepath.Join(g, "synth_tensor_pt/bench")},

@@ -298,11 +298,11 @@ func Locate(dir string) (Paths, error) {
 // would leave the tensor folder.
 var ErrUnsafeDataName = errors.New("data_name escapes dump_tensor_data")
 
-// CheckDataName refuses, at the item's line of p.DumpJSON, a data_name
-// TensorPath would refuse; names of no file ("" and "-1") pass. The
-// error is a *source.Error wrapping ErrUnsafeDataName. It is checked for
-// every tensor-mode row, matched or not, so that no table carries a name
-// that leaves the dump.
+// CheckDataName refuses, at the item's line of p.DumpJSON (the file it
+// was read from), a data_name TensorPath would refuse; names of no file
+// ("" and "-1") pass. The error is a *source.Error wrapping
+// ErrUnsafeDataName. It is checked for every tensor-mode row, matched or
+// not, so that no table carries a name that leaves the dump.
 func (p Paths) CheckDataName(it *Item) error {
 	if it.DataName == "" || it.DataName == "-1" {
 		return nil
@@ -313,10 +313,29 @@ func (p Paths) CheckDataName(it *Item) error {
 			file = filepath.Join(p.Dir, DumpJSONName)
 		}
 		why := strings.TrimPrefix(strings.TrimSuffix(err.Error(), ": "+ErrUnsafeDataName.Error()), fmt.Sprintf("data_name %q: ", it.DataName))
-		return &source.Error{File: file, Line: it.Line, Expected: "a data_name naming a file inside dump_tensor_data (msprobe writes plain file names)",
+		return &source.Error{File: file, Line: itemLine(file, it), Expected: "a data_name naming a file inside dump_tensor_data (msprobe writes plain file names)",
 			Found: fmt.Sprintf("%q (%s)", it.DataName, why), Err: ErrUnsafeDataName}
 	}
 	return nil
+}
+
+// itemLine is the line of it in the dump file at path (Item.FileLine),
+// or 0 when the file cannot be read again: a refusal names no line
+// rather than a wrong one.
+func itemLine(path string, it *Item) int {
+	if it.entryAt == 0 {
+		return it.Line
+	}
+	f, err := source.Open(path, source.MaxDumpJSON)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	line, err := it.FileLine(f)
+	if err != nil {
+		return 0
+	}
+	return line
 }
 
 // TensorPath is the file a tensor-mode item's data_name names in

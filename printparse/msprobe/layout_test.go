@@ -2,6 +2,7 @@ package msprobe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -205,6 +206,157 @@ func TestTensorPath(t *testing.T) {
 		}
 		if err != nil || got != filepath.FromSlash(tt.want) {
 			t.Errorf("%q: got %q, %v", tt.name, got, err)
+		}
+	}
+}
+
+// TestCheckDataNameLine: a refused data_name is placed at the line where
+// its item starts in the dump file, whichever reader gave the item: a
+// scan of the file, or an EntryReader reading entries by offset (in file
+// order or not) with their lines or without them, where the items'
+// lines count from their entry and are counted in the file only for the
+// message. The entries are indented as msprobe writes them or one to a
+// line, with entries of over a read chunk between them.
+func TestCheckDataNameLine(t *testing.T) {
+	// dump writes a tensor dump of n entries, each a long one (many
+	// inputs) or one refused item; want maps each refused data_name to
+	// the line its item starts on.
+	dump := func(t *testing.T, n int, compact bool) (path string, want map[string]int) {
+		var b strings.Builder
+		line := 1
+		put := func(s string) {
+			if compact {
+				b.WriteString(strings.TrimSpace(s))
+				return
+			}
+			b.WriteString(s + "\n")
+			line++
+		}
+		newline := func() {
+			if compact {
+				b.WriteString("\n")
+				line++
+			}
+		}
+		item := func(dataName string) {
+			put(`    {`)
+			put(`     "type": "torch.Tensor",`)
+			put(`     "dtype": "torch.float32",`)
+			put(`     "shape": [`)
+			put(`      2`)
+			put(`     ],`)
+			put(`     "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0,`)
+			put(`     "requires_grad": true,`)
+			put(`     "data_name": "` + dataName + `"`)
+		}
+		want = map[string]int{}
+		put(`{`)
+		put(` "task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "./dump_tensor_data",`)
+		put(` "data": {`)
+		newline()
+		for i := range n {
+			name := fmt.Sprintf("Functional.relu.%d.forward", i)
+			put(` "` + name + `": {`)
+			put(`   "input_args": [`)
+			if i%2 == 0 { // over a read chunk of inputs
+				for k := range 600 {
+					item(fmt.Sprintf("%s.input.%d.pt", name, k))
+					put(`    },`)
+				}
+			}
+			want[fmt.Sprintf("../%s.pt", name)] = line
+			item(fmt.Sprintf("../%s.pt", name))
+			put(`    }`)
+			put(`   ]`)
+			if i < n-1 {
+				put(`  },`)
+			} else {
+				put(`  }`)
+			}
+			newline()
+		}
+		put(` }`)
+		put(`}`)
+		dir := t.TempDir()
+		path = filepath.Join(dir, DumpJSONName)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path, want
+	}
+	// byOffset reads each entry of the file at path by its offset, in
+	// reverse file order when backwards, given its line when withLine.
+	byOffset := func(withLine, backwards bool) func(t *testing.T, path string, fn func(*Entry) error) {
+		return func(t *testing.T, path string, fn func(*Entry) error) {
+			var ents []SkimEntry
+			if _, err := Skim(path, func(e *SkimEntry) error {
+				ents = append(ents, SkimEntry{Index: e.Index, Offset: e.Offset, Line: e.Line})
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewEntryReader(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for k := range ents {
+				i := k
+				if backwards {
+					i = len(ents) - 1 - k
+				}
+				end, line := int64(-1), 0
+				if i+1 < len(ents) {
+					end = ents[i+1].Offset
+				}
+				if withLine {
+					line = ents[i].Line
+				}
+				if err := r.Read(i, ents[i].Offset, end, line, fn); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		read func(t *testing.T, path string, fn func(*Entry) error)
+	}{
+		{"scan", func(t *testing.T, path string, fn func(*Entry) error) {
+			if _, err := ScanFile(path, fn); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"by offset, with lines", byOffset(true, false)},
+		{"by offset, without lines", byOffset(false, false)},
+		{"by offset, without lines, backwards", byOffset(false, true)},
+	} {
+		for _, compact := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, compact %v", c.name, compact), func(t *testing.T) {
+				path, want := dump(t, 6, compact)
+				p, err := Locate(filepath.Dir(path))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]string{}
+				c.read(t, path, func(e *Entry) error {
+					for k := range e.Items {
+						if err := p.CheckDataName(&e.Items[k]); err != nil {
+							got[e.Items[k].DataName] = err.Error()
+						}
+					}
+					return nil
+				})
+				if len(got) != len(want) {
+					t.Errorf("%d refusals, want %d: %v", len(got), len(want), got)
+				}
+				for dn, line := range want {
+					w := fmt.Sprintf("%s:%d: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found %q (contains a path separator): data_name escapes dump_tensor_data", path, line, dn)
+					if got[dn] != w {
+						t.Errorf("%s: %q\nwant %q", dn, got[dn], w)
+					}
+				}
+			})
 		}
 	}
 }

@@ -461,6 +461,7 @@ type scanner struct {
 	crcs        crcHexes // md5 of the tree path's non-tensor values
 	t           *tree    // tree of the entry being flattened
 	off         int64    // Offset of the entry being flattened
+	linesFrom   bool     // lines count from the entry name's (EntryReader.Read): rows get off, for Item.FileLine
 	debug       bool
 	noFlat      bool // the tree path for every entry (tests)
 	fn          func(*Entry) error
@@ -591,6 +592,11 @@ func (s *scanner) emit(h *Header, name string, line int, hasMD5 bool, items []It
 	var rows []Item
 	if !s.countOnly || !s.reuse {
 		name, rows = s.finish(name, items, spans, sb)
+		if s.linesFrom {
+			for k := range rows {
+				rows[k].entryAt = s.off
+			}
+		}
 	}
 	*e = Entry{Name: name, Line: line, Offset: s.off, HasMD5: hasMD5, Member: s.member}
 	s.member++

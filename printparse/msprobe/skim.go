@@ -902,27 +902,42 @@ func (r *EntryReader) chunkSlow(i int64) ([]byte, error) {
 // Entry.Member (the entry's place among the members of "data"); line is
 // the name's line (SkimEntry.Line) for the entry's and its rows' Line
 // fields and for errors; 0 when unknown: the Line fields then count from
-// the name's line (1) and errors are given the absolute line, counted
-// from the file's start. As with ScanReuse, the Entry and its Items are
+// the name's line (1; Item.FileLine counts a row's in the file) and
+// errors are given the absolute line, counted from the file's start.
+// As with ScanReuse, the Entry and its Items are
 // reused by the next Read (their strings stay valid, the Entry's name
 // sharing its rows' allocation).
 func (r *EntryReader) Read(index int, off, end int64, line int, fn func(*Entry) error) error {
 	if line > 0 {
+		r.s.linesFrom = false
 		return r.read(index, off, end, line, fn)
 	}
+	r.s.linesFrom = true
 	err := r.read(index, off, end, 1, fn)
 	if err == nil {
 		return nil
 	}
 	var se *source.Error
 	if errors.As(err, &se) && se.File == r.path && se.Line > 0 {
-		base, lerr := source.LineAt(r.f, off)
+		line, lerr := lineFrom(r.f, off, se.Line)
 		if lerr != nil {
 			return fmt.Errorf("read dump: %w", lerr)
 		}
-		se.Line += base - 1
+		se.Line = line
 	}
 	return err
+}
+
+// lineFrom is the line in f of line rel of the text from byte off on
+// (rel 1: the line of off), counted from the file's start: an entry
+// read without its line (EntryReader.Read) counts its lines from its
+// name, and only a message needs them counted in the file.
+func lineFrom(f io.ReaderAt, off int64, rel int) (int, error) {
+	base, err := source.LineAt(f, off)
+	if err != nil {
+		return 0, err
+	}
+	return base + rel - 1, nil
 }
 
 // Rows is Read for readers that need only the number of rows the entry
