@@ -17,11 +17,11 @@ import (
 // a numbered suffix (".input.0"), its compare key the entry's key prefix
 // plus that suffix, its dtype and shape one numbered pair, integer
 // literals their float; what does not fit that form (a string statistic,
-// an md5, a data name, an odd name) goes into a per-row blob in a byte
-// arena. Rows live in fixed-size chunks (growing the table never copies
-// it) and the key index is an open-addressing table of row numbers tagged
-// with their key hash, checked against the rebuilt key. A matched row is
-// unpacked into a sideRow when needed.
+// an md5, a data name and a tensor row's line, an odd name) goes into a
+// per-row blob in a byte arena. Rows live in fixed-size chunks (growing
+// the table never copies it) and the key index is an open-addressing
+// table of row numbers tagged with their key hash, checked against the
+// rebuilt key. A matched row is unpacked into a sideRow when needed.
 //
 // Measured on the generated 256 MB statistics dump (1.02M rows): the
 // former store (names, keys and texts in the arena, 24-byte values, a Go
@@ -148,7 +148,8 @@ const (
 	bDtype
 	bShape
 	bGrad
-	bText // +i
+	bText             // +i
+	bLine = bText + 4 // after the four statistics' texts
 )
 
 type benchRow struct {
@@ -231,6 +232,13 @@ func (b *benchSide) putBlob(tag byte, s string) {
 	b.blobBuf = append(b.blobBuf, s...)
 }
 
+// putBlobUint puts v in the blob as a field of its uvarint bytes.
+func (b *benchSide) putBlobUint(tag byte, v uint64) {
+	n := len(b.blobBuf)
+	b.blobBuf = binary.AppendUvarint(append(b.blobBuf, tag, 0), v)
+	b.blobBuf[n+1] = byte(len(b.blobBuf) - n - 2) // at most 10: one byte
+}
+
 // keepsText reports whether the store keeps a statistic's text beside
 // its number (benchSide.add, benchItem): a string, a list msprobe keeps
 // raw, an integer literal.
@@ -294,7 +302,10 @@ func (b *benchSide) add(r *sideRow, entry int32) uint64 {
 	case MD5:
 		b.putBlob(bExtra, it.MD5)
 	case Tensor:
+		// the line a refused data_name is reported at (the rows are
+		// read whole, their lines the file's)
 		b.putBlob(bExtra, it.DataName)
+		b.putBlobUint(bLine, uint64(max(it.Line, 0)))
 	}
 	p := dsPair{it.Dtype, it.Shape, it.RequiresGrad}
 	if id, ok := b.pairIdx[p]; ok {
@@ -351,7 +362,7 @@ func benchItem(it *msprobe.Item, entry string, mode Mode) msprobe.Item {
 	case MD5:
 		keep.MD5 = it.MD5
 	case Tensor:
-		keep.DataName = it.DataName
+		keep.DataName, keep.Line = it.DataName, it.Line
 	}
 	for i, v := range it.Stats {
 		keep.Stats[i] = msprobe.Value{Kind: v.Kind, Num: v.Num, Bool: v.Bool}
@@ -376,8 +387,14 @@ func (b *benchSide) at(i int32) *benchRow { return &b.chunks[i>>chunkBits][i&(1<
 
 // blobField returns a field of a row's blob.
 func (b *benchSide) blobField(r *benchRow, tag byte) (string, bool) {
+	f, ok := b.blobBytes(r, tag)
+	return string(f), ok
+}
+
+// blobBytes returns a field of a row's blob, in the arena.
+func (b *benchSide) blobBytes(r *benchRow, tag byte) ([]byte, bool) {
 	if r.blob == 0 {
-		return "", false
+		return nil, false
 	}
 	p := b.ar.bytes(r.blob)
 	for len(p) > 0 {
@@ -385,11 +402,11 @@ func (b *benchSide) blobField(r *benchRow, tag byte) (string, bool) {
 		n, w := binary.Uvarint(p[1:])
 		p = p[1+w:]
 		if t == tag {
-			return string(p[:n]), true
+			return p[:n], true
 		}
 		p = p[n:]
 	}
-	return "", false
+	return nil, false
 }
 
 func (b *benchSide) name(r *benchRow) string {
@@ -489,6 +506,10 @@ func (b *benchSide) rowInto(dst *sideRow, i int32) *sideRow {
 		it.MD5, _ = b.blobField(r, bExtra)
 	case Tensor:
 		it.DataName, _ = b.blobField(r, bExtra)
+		if f, ok := b.blobBytes(r, bLine); ok {
+			line, _ := binary.Uvarint(f)
+			it.Line = int(line)
+		}
 	}
 	for k := range r.f {
 		v := msprobe.Value{Kind: msprobe.ValueKind(r.flags >> (fKindBits * k) & (1<<fKindBits - 1)), Num: r.f[k],

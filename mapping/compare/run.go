@@ -85,6 +85,8 @@ type Options struct {
 	fullBench bool
 	// cache overrides how many parsed bench entries the index keeps (tests).
 	cache int
+	// fuzzyPack overrides packAfterRows (tests).
+	fuzzyPack int
 	// inline has the join finish each entry's rows itself (tests; see
 	// inlineRows).
 	inline bool
@@ -972,7 +974,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		return np, bp, cfg, badInput("%s: task %q, but %s: task %q; expected the same task on both sides",
 			np.DumpJSON, nh.Task, bp.DumpJSON, bh.Task)
 	}
-	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, inline: opt.inline, writeAgain: opt.writeAgain, trace: opt.trace, chunks: opt.chunks}
+	cfg = Config{Fuzzy: opt.Fuzzy, Debug: np.Debug, Workers: opt.Workers, fullBench: opt.fullBench, cache: opt.cache, fuzzyPack: opt.fuzzyPack, inline: opt.inline, writeAgain: opt.writeAgain, trace: opt.trace, chunks: opt.chunks}
 	switch nh.Task {
 	case "tensor":
 		cfg.Mode = Tensor
