@@ -115,8 +115,12 @@ type tpJoin struct {
 
 func (p *tpPlan) join(cfg *Config) (*tpJoin, error) {
 	t := &tpJoin{p: p, cfg: cfg}
+	side := "bench" // the side its errors name
+	if p.npuMany {
+		side = "target"
+	}
 	for _, s := range p.siblings {
-		ix, err := newBenchIndex(BenchFile(s.DumpJSON), cfg, !cfg.Fuzzy)
+		ix, err := newSideIndex(side, BenchFile(s.DumpJSON), cfg, !cfg.Fuzzy, false, nil)
 		if err != nil {
 			t.close()
 			return nil, fmt.Errorf("tensor-parallel shard %s: %w", s.DumpJSON, err)
