@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -229,6 +230,22 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	dmErr := fmt.Sprintf("%s:%d:", badDM, lines+1)
+	// TP 2 against TP 1 whose NPU rank 1, a shard no row of the demo
+	// pair looks up (their shapes are equal), has its last entry broken
+	tp := t.TempDir()
+	for _, r := range []string{"npu/step0/rank0", "npu/step0/rank1", "bench/step0/rank0"} {
+		if err := os.MkdirAll(filepath.Join(tp, r), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WriteFile(t, filepath.Join(tp, r), "dump.json", string(whole))
+	}
+	shard := filepath.Join(tp, "npu/step0/rank1/dump.json")
+	v := bytes.LastIndex(whole, []byte(`"Max": `)) + len(`"Max": `)
+	broken := slices.Concat(whole[:v], []byte("1.2.3"), whole[v+bytes.IndexAny(whole[v:], ",\n"):])
+	if err := os.WriteFile(shard, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardErr := fmt.Sprintf("layermap: %s:%d: expected ',' or '}', found '.'\n", shard, bytes.Count(whole[:v], []byte("\n"))+1)
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -240,6 +257,8 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 			stderr: "--tp-size 1,4: expected rank counts that are whole multiples of the TP sizes"},
 		{name: "tp-size, step folders", args: []string{"-tp", filepath.Join(mr, "npu/step0"), "-gp", filepath.Join(mr, "bench/step0"), "--tp-size", "4,1"},
 			stderr: "--tp-size 4,1: expected rank counts that are whole multiples of the TP sizes with as many replicas on each side, found 2 target and 2 golden ranks\n"},
+		{name: "tp-size, a broken shard", args: []string{"-tp", filepath.Join(tp, "npu/step0"), "-gp", filepath.Join(tp, "bench/step0"), "--tp-size", "2,1"},
+			stderr: shardErr},
 		{name: "truncated header", args: []string{"-tp", head, "-gp", ms}, stderr: filepath.Join(head, "dump.json") + ":"},
 		{name: "truncated data", args: []string{"-tp", deep, "-gp", ms}, stderr: filepath.Join(deep, "dump.json") + ":"},
 		{name: "data mapping", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM}, stderr: dmErr},

@@ -880,12 +880,9 @@ func (ix *benchIndex) reset(prefetch bool) {
 // prefetchOf has the entries of list (in increasing order) parsed ahead
 // on a goroutine of their own, for lookups that ask for them in that
 // order.
-func (ix *benchIndex) prefetchOf(list []int32) error {
-	if err := ix.stopPrefetch(); err != nil {
-		return err
-	}
+func (ix *benchIndex) prefetchOf(list []int32) {
+	ix.stopPrefetch()
 	ix.pf = ix.startPrefetch(list)
-	return nil
 }
 
 // entry returns bench entry i parsed: from the cache, from the
@@ -905,8 +902,8 @@ func (ix *benchIndex) entry(i int32) (*parsedEntry, error) {
 	if ix.skipped.get(i) {
 		return nil, nil
 	}
-	if e, err := ix.fromPrefetch(i); e != nil || err != nil {
-		return e, err
+	if e := ix.fromPrefetch(i); e != nil {
+		return e, nil
 	}
 	ix.pf.take(i)
 	ix.ahead.take(i)
@@ -1139,9 +1136,7 @@ func (ix *benchIndex) match(r rowRef) {
 // they are its count.
 func (ix *benchIndex) finish(sum *Summary) error {
 	ix.stopAhead()
-	if err := ix.stopPrefetch(); err != nil {
-		return err
-	}
+	ix.stopPrefetch()
 	// -da read the whole file already, and counted its rows.
 	if rows, md5, ok := ix.cfg.da.benchTotal(); ok && rows >= ix.benchRow {
 		sum.BenchRows = rows
@@ -1149,6 +1144,24 @@ func (ix *benchIndex) finish(sum *Summary) error {
 		sum.benchMD5 = md5 || ix.src.md5() || ix.pfMD5
 		return nil
 	}
+	rows, md5, err := ix.countUnread()
+	if err != nil {
+		return err
+	}
+	ix.benchRow += rows
+	sum.BenchRows = ix.benchRow
+	sum.BenchUnmatched = ix.benchRow - ix.matchedN
+	sum.benchMD5 = ix.src.md5() || md5 || ix.pfMD5
+	return nil
+}
+
+// countUnread stops the pass's lookahead and prefetcher and counts the
+// rows of the entries not read so far, checking them as a parse does:
+// its error is the first of those entries' in file order, which is the
+// file's first, since the entries read before parsed.
+func (ix *benchIndex) countUnread() (rows int, md5 bool, err error) {
+	ix.stopAhead()
+	ix.stopPrefetch()
 	// Skipped entries are read too: msprobe finds md5 keys in them.
 	left := func(i int32) bool { return !ix.fetched.get(i) && ix.oddEnts[i] == nil }
 	n := 0
@@ -1165,15 +1178,7 @@ func (ix *benchIndex) finish(sum *Summary) error {
 			todo = append(todo, i)
 		}
 	}
-	rows, md5, err := countRows(ix.src, ix.side, todo)
-	if err != nil {
-		return err
-	}
-	ix.benchRow += rows
-	sum.BenchRows = ix.benchRow
-	sum.BenchUnmatched = ix.benchRow - ix.matchedN
-	sum.benchMD5 = ix.src.md5() || md5 || ix.pfMD5
-	return nil
+	return countRows(ix.src, ix.side, todo)
 }
 
 // countRows counts the rows of entries (in file order), on as many

@@ -305,8 +305,9 @@ func (f *fusedJoin) abort() {
 }
 
 func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
+	var tpErr error
 	if f.tp != nil {
-		f.tp.close()
+		tpErr = f.tp.finish()
 	}
 	sum.FusedWarnings = nil
 	for i, g := range f.plan.Groups {
@@ -315,7 +316,8 @@ func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
 				g, u.rows, u.row, u.why))
 		}
 	}
-	return f.inner.end(emit, sum)
+	// the bench dump's error first, as its file loads before the shards'
+	return err2(f.inner.end(emit, sum), tpErr)
 }
 
 // warn records that a row of a group call could not be made from its

@@ -455,9 +455,7 @@ func TestPrefetchOf(t *testing.T) {
 	for i := int32(0); i < n; i += 7 {
 		list = append(list, i)
 	}
-	if err := ix.prefetchOf(list); err != nil {
-		t.Fatal(err)
-	}
+	ix.prefetchOf(list)
 	if ix.pf == nil {
 		t.Fatal("no prefetcher")
 	}
@@ -476,9 +474,7 @@ func TestPrefetchOf(t *testing.T) {
 			}
 		}
 	}
-	if err := ix.stopPrefetch(); err != nil {
-		t.Fatal(err)
-	}
+	ix.stopPrefetch()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	for i := range n {
@@ -492,10 +488,12 @@ func TestPrefetchOf(t *testing.T) {
 	}
 }
 
-// TestPrefetchOfErrors: a list's prefetcher reports no error of its own:
-// an entry it fails on and no lookup asks for fails nothing, and one a
-// lookup asks for gives the error the lookup gives without a prefetcher.
-func TestPrefetchOfErrors(t *testing.T) {
+// TestPrefetchErrors: a prefetcher, of a list or of every entry (a
+// tensor-parallel sibling's), reports no error of its own: an entry it
+// fails on and no lookup asks for fails no lookup, one a lookup asks for
+// gives the error the lookup gives without a prefetcher, and the entries
+// after it are parsed by their lookups.
+func TestPrefetchErrors(t *testing.T) {
 	t.Parallel()
 	bench := benchAdds(40)
 	bench[21] = `"Tensor.add.21.forward": {"input_args": [{"type": "torch.Tensor", "Max": tru}]}`
@@ -513,24 +511,40 @@ func TestPrefetchOfErrors(t *testing.T) {
 	if want == nil {
 		t.Fatal("entry 21 parsed without error")
 	}
-	list := []int32{3, 21, 30, 35}
-	for _, ask := range [][]int32{{3, 30, 35}, {3, 21, 30}} {
+	tests := []struct {
+		name string
+		list []int32 // nil: every entry
+		ask  []int32
+	}{
+		{"list, 21 not asked for", []int32{3, 21, 30, 35}, []int32{3, 30, 35}},
+		{"list, 21 asked for", []int32{3, 21, 30, 35}, []int32{3, 21, 30}},
+		{"every entry, 21 not asked for", nil, []int32{3, 30, 35}},
+		{"every entry, 21 asked for", nil, []int32{3, 21, 30}},
+		{"every entry, after 21 only", nil, []int32{22, 39}},
+	}
+	for _, tc := range tests {
 		ix := open()
-		if err := ix.prefetchOf(list); err != nil {
-			t.Fatal(err)
+		if tc.list != nil {
+			ix.prefetchOf(tc.list)
+		} else {
+			ix.reset(true)
 		}
-		for _, i := range ask {
+		if ix.pf == nil {
+			t.Fatalf("%s: no prefetcher", tc.name)
+		}
+		if tc.list == nil {
+			<-ix.pf.done // it stopped at entry 21
+		}
+		for _, i := range tc.ask {
 			e, err := ix.entry(i)
 			switch {
 			case i == 21 && (err == nil || err.Error() != want.Error()):
-				t.Errorf("asking %v: entry 21: %v, want %v", ask, err, want)
+				t.Errorf("%s: entry 21: %v, want %v", tc.name, err, want)
 			case i != 21 && (err != nil || e == nil):
-				t.Errorf("asking %v: entry %d: %v, %v", ask, i, e, err)
+				t.Errorf("%s: entry %d: %v, %v", tc.name, i, e, err)
 			}
 		}
-		if err := ix.stopPrefetch(); err != nil {
-			t.Errorf("asking %v: stopping the prefetcher: %v", ask, err)
-		}
+		ix.stopPrefetch()
 	}
 }
 

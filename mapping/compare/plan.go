@@ -129,9 +129,7 @@ func detectGroups(cfg *Config, nix, bix *benchIndex, nn, bn *dumpNames, pl *fuse
 	for i, k := range keys {
 		firsts[i] = k.at
 	}
-	if err := nix.prefetchOf(firsts); err != nil {
-		return nil, err
-	}
+	nix.prefetchOf(firsts)
 	var out []mapping.ModulePair
 	taken := [2]map[string]bool{{}, {}}
 	for _, k := range keys {

@@ -18,8 +18,13 @@ import (
 //     marked taken and skipped;
 //   - the N:1 detection's index of the NPU side has a prefetcher parse the
 //     entries it will ask for first (prefetchOf), a list in file order,
-//     taken likewise. Such a prefetcher reports no error: a lookup it
-//     fails parses its entry itself.
+//     taken likewise.
+//
+// A prefetcher reports no error: it stops at an entry it cannot parse,
+// which the lookup that asks for it parses itself, and an entry no
+// lookup asks for is checked when the pass ends (benchIndex.countUnread).
+// Which error the lookups meet thus depends on their order alone, never
+// on how far the prefetcher got.
 
 // takenBits are the entries the join parses itself, which a goroutine
 // parsing ahead of it skips: a bit each, set by the join as it goes.
@@ -51,16 +56,13 @@ type prefetcher struct {
 	held    map[int32]*parsedEntry
 	order   []int32 // held, oldest first
 	last    int32   // the last entry received (join side)
-	some    bool    // it parses a list of entries, not every one
 	ended   bool    // ch closed (join side)
 	md5     bool    // an entry the prefetcher read had an md5
-	err     error
 }
 
 type prefetched struct {
-	i   int32
-	e   *parsedEntry // nil: msprobe skips the entry
-	err error
+	i int32
+	e *parsedEntry // nil: msprobe skips the entry
 }
 
 // startPrefetch starts the prefetcher of a pass over the entries of list,
@@ -68,7 +70,7 @@ type prefetched struct {
 // the bench side cannot be forked).
 func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 	pf := &prefetcher{ch: make(chan prefetched, prefetchAhead), stop: make(chan struct{}), done: make(chan struct{}),
-		last: -1, held: map[int32]*parsedEntry{}, some: list != nil}
+		last: -1, held: map[int32]*parsedEntry{}}
 	pf.taken, pf.release = newTakenBits(ix.n)
 	finished := func() {
 		close(pf.ch)
@@ -88,12 +90,12 @@ func (ix *benchIndex) startPrefetch(list []int32) *prefetcher {
 				continue
 			}
 			e, err := p.parse(i)
-			select {
-			case pf.ch <- prefetched{i, e, err}:
-			case <-pf.stop:
-				return
-			}
 			if err != nil {
+				return // left to a lookup, or to the pass's end
+			}
+			select {
+			case pf.ch <- prefetched{i, e}:
+			case <-pf.stop:
 				return
 			}
 		}
@@ -138,10 +140,6 @@ func (pf *prefetcher) take(i int32) {
 func (ix *benchIndex) receive(p prefetched) {
 	pf := ix.pf
 	pf.last = p.i
-	if p.err != nil {
-		pf.err = p.err
-		return
-	}
 	if !ix.firstRead(p.i, p.e) || p.e == nil {
 		return // the join parsed it meanwhile, or msprobe skips it
 	}
@@ -173,23 +171,24 @@ func (ix *benchIndex) takeHeld(i int32) *parsedEntry {
 }
 
 // fromPrefetch takes what the prefetcher has ready and returns entry i if
-// it came; it waits for the prefetcher when i is a little ahead of it.
-func (ix *benchIndex) fromPrefetch(i int32) (*parsedEntry, error) {
+// it came (nil: the caller parses it); it waits for the prefetcher when i
+// is a little ahead of it.
+func (ix *benchIndex) fromPrefetch(i int32) *parsedEntry {
 	pf := ix.pf
 	if pf == nil {
-		return nil, nil
+		return nil
 	}
 	if e := ix.takeHeld(i); e != nil {
-		return e, nil
+		return e
 	}
-	for !pf.ended && pf.err == nil {
+	for !pf.ended {
 		var p prefetched
 		var ok bool
 		select {
 		case p, ok = <-pf.ch:
 		default:
 			if i <= pf.last || i-pf.last > prefetchWait {
-				return nil, nil
+				return nil
 			}
 			p, ok = <-pf.ch
 		}
@@ -199,31 +198,20 @@ func (ix *benchIndex) fromPrefetch(i int32) (*parsedEntry, error) {
 		}
 		ix.receive(p)
 		if e := ix.takeHeld(i); e != nil {
-			return e, nil
+			return e
 		}
 		if p.i > i {
 			break // it skipped i
 		}
 	}
-	return nil, pf.failure()
-}
-
-// failure is the prefetcher's error for the lookups. A list's prefetcher
-// reports none: it may have parsed an entry the lookups do not ask for,
-// and a lookup it fails parses its entry itself, reporting what it finds
-// as without a prefetcher.
-func (pf *prefetcher) failure() error {
-	if pf.some {
-		return nil
-	}
-	return pf.err
+	return nil
 }
 
 // stopPrefetch stops the prefetcher and takes what it had parsed.
-func (ix *benchIndex) stopPrefetch() error {
+func (ix *benchIndex) stopPrefetch() {
 	pf := ix.pf
 	if pf == nil {
-		return nil
+		return
 	}
 	ix.pf = nil
 	select {
@@ -232,7 +220,7 @@ func (ix *benchIndex) stopPrefetch() error {
 		close(pf.stop)
 	}
 	for p := range pf.ch {
-		if pf.err == nil && ix.cache != nil {
+		if ix.cache != nil {
 			ix.pf = pf
 			ix.receive(p)
 			ix.pf = nil
@@ -241,5 +229,4 @@ func (ix *benchIndex) stopPrefetch() error {
 	<-pf.done
 	pf.release()
 	ix.pfMD5 = ix.pfMD5 || pf.md5
-	return pf.failure()
 }

@@ -131,6 +131,20 @@ func (p *tpPlan) join(cfg *Config) (*tpJoin, error) {
 	return t, nil
 }
 
+// finish checks the siblings' entries no lookup read, as the bench
+// side's are (benchIndex.finish), and closes their indexes: a sibling's
+// dump.json is read whole, whichever of its rows the table asks for. The
+// error is the first sibling's first in file order.
+func (t *tpJoin) finish() error {
+	defer t.close()
+	for _, ix := range t.ix {
+		if _, _, err := ix.countUnread(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t *tpJoin) close() {
 	for _, ix := range t.ix {
 		ix.close()

@@ -86,14 +86,19 @@ func breakEntry(t *testing.T, path, name string) int {
 
 // TestTPCorruptShard: a tensor-parallel shard's dump.json with an entry
 // that does not parse fails the compare with an input error naming the
-// side the shard belongs to, its file, line and what was expected: the
-// same error every run, nothing written.
+// side the shard belongs to, its file, line and what was expected,
+// whether or not a lookup of the join reaches the entry and however far
+// the shard's prefetcher got: the same error every run, nothing written.
 func TestTPCorruptShard(t *testing.T) {
 	t.Parallel()
 	const layers, gapAt, gap = 30, 10, 3000
 	fc1 := func(l int) string {
 		return fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc1.ColumnParallelLinear.forward.0", l)
 	}
+	fc2 := func(l int) string {
+		return fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.0", l)
+	}
+	gapEntry := func(g int) string { return fmt.Sprintf("Module.gap.%d.Extra.forward.0", g) }
 	tests := []struct {
 		name   string
 		shard  []string // rank 1's entries broken
@@ -104,6 +109,9 @@ func TestTPCorruptShard(t *testing.T) {
 		side  bool
 	}{
 		{"an entry a lookup reaches", []string{fc1(gapAt + 1)}, "", "shard", true},
+		{"an entry past every lookup", []string{fc2(layers - 1)}, "", "shard", true},
+		{"an entry no lookup reaches, just before a lookup", []string{gapEntry(gap - 1)}, "", "shard", true},
+		{"an entry no lookup reaches, where the prefetcher may be", []string{gapEntry(280)}, "", "shard", true},
 	}
 	for _, dir := range []struct {
 		name    string
