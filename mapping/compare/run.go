@@ -123,12 +123,25 @@ func (in inputs) dataMappingErr() error {
 
 // rankErr is the error a rank pair reports for err: the data mapping's
 // when it has one (the dumps need not be checked then), else err in the
-// order the dumps would load (inLoadOrder).
-func (in inputs) rankErr(err error, np, bp msprobe.Paths) error {
+// order the dumps would load (inLoadOrder, loadOrder).
+func (in inputs) rankErr(err error, np, bp msprobe.Paths, tp *tpPlan) error {
 	if derr := in.dataMappingErr(); derr != nil {
 		return derr
 	}
-	return inLoadOrder(err, np.DumpJSON, bp.DumpJSON)
+	return inLoadOrder(err, loadOrder(np.DumpJSON, bp.DumpJSON, tp)...)
+}
+
+// loadOrder lists the dump.json files of a rank pair in the order they
+// load: the pair's own, the NPU side's first, as msprobe loads them, then
+// the tensor-parallel shards of tp (may be nil) in TP order.
+func loadOrder(npu, bench string, tp *tpPlan) []string {
+	dumps := []string{npu, bench}
+	if tp != nil {
+		for _, s := range tp.siblings {
+			dumps = append(dumps, s.DumpJSON)
+		}
+	}
+	return dumps
 }
 
 // inputs are the files of Options, read.
@@ -331,7 +344,7 @@ func checkRankFiles(opt Options, p *rankPair) error {
 					bench = bps.DumpJSON
 				}
 			}
-			return inLoadOrder(inputErr(err), npu, bench)
+			return inLoadOrder(inputErr(err), loadOrder(npu, bench, p.tp)...)
 		}
 		p.paths[i], p.heads[i] = ps, h
 		stack := ps.StackJSON
@@ -816,7 +829,7 @@ type sink interface {
 func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, suffix string) (*RankReport, []*output.File, error) {
 	np, bp, cfg, err := rankConfig(opt, p)
 	if err != nil {
-		return nil, nil, in.rankErr(err, np, bp)
+		return nil, nil, in.rankErr(err, np, bp, p.tp)
 	}
 	if in.layerMapping == nil {
 		startStacks(&cfg) // else once the mappings are made (applyInputs)
@@ -831,7 +844,7 @@ func runRank(opt Options, in inputs, set *output.Set, rep *Report, p rankPair, s
 		}
 	}
 	if err != nil {
-		return nil, nil, in.rankErr(err, np, bp)
+		return nil, nil, in.rankErr(err, np, bp, p.tp)
 	}
 	return rr, files, nil
 }

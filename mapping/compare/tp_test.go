@@ -86,9 +86,12 @@ func breakEntry(t *testing.T, path, name string) int {
 
 // TestTPCorruptShard: a tensor-parallel shard's dump.json with an entry
 // that does not parse fails the compare with an input error naming the
-// side the shard belongs to, its file, line and what was expected,
-// whether or not a lookup of the join reaches the entry and however far
-// the shard's prefetcher got: the same error every run, nothing written.
+// file's first syntax error, as loading it whole would, whether or not a
+// lookup of the join reaches the entry and however far the shard's
+// prefetcher got: the same error every run, nothing written. The pair's
+// own dumps load before the shards, and every dump before anything is
+// checked (inLoadOrder). An error the join meets itself keeps its words
+// (the side it names); one that stands for another is the load's.
 func TestTPCorruptShard(t *testing.T) {
 	t.Parallel()
 	const layers, gapAt, gap = 30, 10, 3000
@@ -103,15 +106,18 @@ func TestTPCorruptShard(t *testing.T) {
 		name   string
 		shard  []string // rank 1's entries broken
 		single string   // the TP 1 rank's entry broken ("": none)
-		// what the error names: "shard" (its first broken entry) or
-		// "single", and whether with the side of the one met
-		names string
-		side  bool
+		header bool     // the TP 1 rank's "data" a list (valid JSON)
+		// whether the error is the TP 1 rank's broken entry (else the
+		// shard's first), and given with the side of the one met
+		ofSingle, side bool
 	}{
-		{"an entry a lookup reaches", []string{fc1(gapAt + 1)}, "", "shard", true},
-		{"an entry past every lookup", []string{fc2(layers - 1)}, "", "shard", true},
-		{"an entry no lookup reaches, just before a lookup", []string{gapEntry(gap - 1)}, "", "shard", true},
-		{"an entry no lookup reaches, where the prefetcher may be", []string{gapEntry(280)}, "", "shard", true},
+		{name: "an entry a lookup reaches", shard: []string{fc1(gapAt + 1)}, side: true},
+		{name: "an entry past every lookup", shard: []string{fc2(layers - 1)}, side: true},
+		{name: "an entry no lookup reaches, just before a lookup", shard: []string{gapEntry(gap - 1)}, side: true},
+		{name: "an entry no lookup reaches, where the prefetcher may be", shard: []string{gapEntry(280)}, side: true},
+		{name: "an entry no lookup reaches before one a lookup reaches", shard: []string{gapEntry(600), fc1(gapAt + 1)}},
+		{name: "the TP 1 rank and a shard", shard: []string{gapEntry(600)}, single: fc2(20), ofSingle: true, side: true},
+		{name: "a bad header in the TP 1 rank and a shard", shard: []string{gapEntry(600)}, header: true},
 	}
 	for _, dir := range []struct {
 		name    string
@@ -130,10 +136,16 @@ func TestTPCorruptShard(t *testing.T) {
 					}
 				}
 				side := map[bool]string{true: "target", false: "bench"}[dir.npuMany]
+				one := filepath.Join(single, "rank0", "dump.json")
 				if tc.single != "" {
-					l := breakEntry(t, filepath.Join(single, "rank0", "dump.json"), tc.single)
-					if tc.names == "single" {
-						file, line, side = filepath.Join(single, "rank0", "dump.json"), l, map[bool]string{true: "bench", false: "target"}[dir.npuMany]
+					l := breakEntry(t, one, tc.single)
+					if tc.ofSingle {
+						file, line, side = one, l, map[bool]string{true: "bench", false: "target"}[dir.npuMany]
+					}
+				}
+				if tc.header {
+					if err := os.WriteFile(one, []byte(`{"task": "statistics", "data": []}`), 0o644); err != nil {
+						t.Fatal(err)
 					}
 				}
 				want := fmt.Sprintf("%s:%d: expected ',' or '}', found '.'", file, line)
