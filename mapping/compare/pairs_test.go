@@ -54,40 +54,54 @@ func TestPairsQwen(t *testing.T) {
 }
 
 // TestMixDirs: folders holding graph/ and pynative/ are compared per
-// common <name>/<step>, into OUT/<name>/<step>, as msprobe's mix_compare does.
+// common <name>/<step>, into OUT/<name>/<step>, as msprobe's mix_compare
+// does: each rank pair's table is the one its dump.json pair gives alone
+// (the synth_statistics golden under graph/, synth_md5's under
+// pynative/, byte for byte), named per rank; a step without a partner
+// is left out.
 func TestMixDirs(t *testing.T) {
-	s := filepath.Join(testkit.Corpus(t, "msprobe"), "golden", "synth_statistics")
+	g := filepath.Join(testkit.Corpus(t, "msprobe"), "golden")
 	root := t.TempDir()
-	for _, side := range []string{"npu", "bench"} {
-		for _, sub := range []string{"graph/step0/rank0", "pynative/step0/rank0"} {
-			copyFile(t, filepath.Join(s, side, "dump.json"), filepath.Join(root, side, sub))
+	pairs := []struct{ sub, golden, table string }{
+		{"graph/step0", "synth_statistics", "compare_result_20261202120248.csv"},
+		{"pynative/step0", "synth_md5", "compare_result_20261202120252.csv"},
+	}
+	for _, p := range pairs {
+		for _, side := range []string{"npu", "bench"} {
+			for _, f := range []string{"dump.json", "stack.json"} {
+				if src := filepath.Join(g, p.golden, side, f); fileExists(src) {
+					copyFile(t, src, filepath.Join(root, side, p.sub, "rank0"))
+				}
+			}
 		}
 	}
-	copyFile(t, filepath.Join(s, "npu", "dump.json"), filepath.Join(root, "npu", "pynative", "step1", "rank0")) // no bench partner
+	copyFile(t, filepath.Join(g, "synth_statistics", "npu", "dump.json"), filepath.Join(root, "npu", "pynative", "step1", "rank0")) // no bench partner
 	out := t.TempDir()
 	rep, err := Run(Options{Target: filepath.Join(root, "npu"), Golden: filepath.Join(root, "bench"), OutDir: out,
 		Stamp: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join(s, "output", "compare_result_20261202120248.csv"))
-	if err != nil {
-		t.Fatal(err)
+	if len(rep.Ranks) != len(pairs) {
+		t.Fatalf("%d tables, want %d", len(rep.Ranks), len(pairs))
 	}
-	if len(rep.Ranks) != 2 {
-		t.Fatalf("%d tables, want 2", len(rep.Ranks))
-	}
-	for i, sub := range []string{"graph/step0", "pynative/step0"} {
+	for i, p := range pairs {
 		f := rep.Ranks[i].Files[0]
-		if filepath.Dir(f) != filepath.Join(out, sub) || !strings.HasPrefix(filepath.Base(f), "compare_result_rank0_") {
+		if filepath.Dir(f) != filepath.Join(out, p.sub) || !strings.HasPrefix(filepath.Base(f), "compare_result_rank0_") {
 			t.Errorf("table %d at %s", i, f)
 		}
-		got, _ := os.ReadFile(f)
-		// no stack.json here, so no NPU_Stack_Info column: compare row names only
-		if g, w := strings.Count(string(got), "\n"), strings.Count(string(want), "\n"); g != w {
-			t.Errorf("%s: %d lines, want %d", sub, g, w)
+		want, err := os.ReadFile(filepath.Join(g, p.golden, "output", p.table))
+		if err != nil {
+			t.Fatal(err)
 		}
+		got, _ := os.ReadFile(f)
+		diffCSV(t, p.sub, got, want)
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // TestFuzzyStatisticsGolden: msprobe's -fm on the multirank rank0 files
