@@ -290,6 +290,36 @@ func TestFusedKinds(t *testing.T) {
 			counts: FusedCounts{Combined: 4, Shared: 1, InputsOnly: 1},
 			rows:   map[string]string{".forward.0.output.0": "bench row = its 2 parts concatenated along axis 1"},
 		},
+		{
+			// the same with the fused module on the bench side: its
+			// partner's siblings on the NPU side make up the parts, in the
+			// order of their calls; the table is the sidecar group's
+			name: "fused on the bench side, found behind a 1:1 pair", npu: gateUpBench, bench: gateUpNPU, kind: mapping.KindGateUp,
+			pairs:  []mapping.ModulePair{{NPU: "model.layers.0.mlp.up_proj", Bench: "decoder.layers.0.mlp.linear_fc1"}},
+			counts: FusedCounts{Combined: 4, Shared: 2, InputsOnly: 2, Parts: 8}, npuRowsExtra: 4,
+			rows: map[string]string{
+				"Module.model.layers.0.mlp.gate_proj.Linear.forward.0.output.0":    "part 1 of 2",
+				"Module.model.layers.0.mlp.up_proj.Linear.forward.0.output.0":      "part 2 of 2",
+				"Module.model.layers.0.mlp.gate_proj.Linear.forward.0.input.0":     "an input the 2 NPU parts share",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.forward.0.output.0":   "NPU row = its 2 parts concatenated along axis 1",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.backward.0.input.0":   "NPU row = its 2 parts concatenated along axis 1",
+				"[Module.model.layers.0.mlp.gate_proj.Linear.forward.0.parameters": "concatenated along axis 0",
+			},
+		},
+		{
+			// the kind is named by the parts found: q, k and v
+			name: "qkv, found behind a 1:1 pair", npu: qkvNPU, bench: qkvBench, kind: mapping.KindQKV,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.self_attention.linear_qkv", Bench: "model.layers.0.self_attn.q_proj"}},
+			counts: FusedCounts{Combined: 1, Shared: 1},
+			rows:   map[string]string{".forward.0.output.0": "fused: qkv, bench row = its 3 parts concatenated along axis 1"},
+		},
+		{
+			// parts named neither gate/up nor q/k/v: a plain fused group
+			name: "other parts, found behind a 1:1 pair", npu: qkvNPU, bench: renamed(qkvBench, "q_proj", "proj_a", "k_proj", "proj_b", "v_proj", "proj_c"), kind: mapping.KindFused,
+			pairs:  []mapping.ModulePair{{NPU: "decoder.layers.0.self_attention.linear_qkv", Bench: "model.layers.0.self_attn.proj_a"}},
+			counts: FusedCounts{Combined: 1, Shared: 1},
+			rows:   map[string]string{".forward.0.output.0": "fused: fused, bench row = its 3 parts concatenated along axis 1"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -699,4 +729,16 @@ func TestFusedDetectedFirstCalled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renamed is es with each old module name (an odd position of pairs) in
+// the entry names replaced by the new one after it.
+func renamed(es []fxEntry, pairs ...string) []fxEntry {
+	r := strings.NewReplacer(pairs...)
+	out := make([]fxEntry, len(es))
+	for i, e := range es {
+		e.name = r.Replace(e.name)
+		out[i] = e
+	}
+	return out
 }
