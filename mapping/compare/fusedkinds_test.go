@@ -1,7 +1,10 @@
 package compare
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -741,4 +744,177 @@ func renamed(es []fxEntry, pairs ...string) []fxEntry {
 		out[i] = e
 	}
 	return out
+}
+
+// TestFusedRowPaths: the ways a row of an N:1 group comes out beside the
+// plain combination (layermap's own rows: msprobe compares no groups),
+// asserted row by row (the NPU row, its bench row, "N/A" for none, and
+// what Err_message says), and the whole table against a golden file.
+// With the parts on the bench side: a part lacking the row, every part
+// lacking it, md5 mode (a hash of the whole is not in its parts'), the
+// experts' weights stacked; with the parts on the NPU side: a part
+// lacking the row (no combined row, a warning), the bench module lacking
+// it, md5 mode.
+func TestFusedRowPaths(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	w := demoLeaves(t, "[8]")
+	fwd := func(path, class string, in *jnode, out []*jnode, params map[string]*jnode) fxEntry {
+		return fxEntry{name: "Module." + path + "." + class + ".forward.0", in: []*jnode{in}, out: out, params: params}
+	}
+	gate, up, fc1 := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "decoder.layers.0.mlp.linear_fc1"
+	gateRow, upRow := "Module."+gate+".Linear.forward.0", "Module."+up+".Linear.forward.0"
+	fc1Row := "Module." + fc1 + ".ColumnParallelLinear.forward.0"
+	// parts: gate and up, their bias optional, an output more optional
+	parts := func(upBias bool, extra *jnode) []fxEntry {
+		gp, upp := map[string]*jnode{"weight": w[0], "bias": w[1]}, map[string]*jnode{"weight": w[2]}
+		if upBias {
+			upp["bias"] = w[3]
+		}
+		gout, uout := []*jnode{x[1]}, []*jnode{x[2]}
+		if extra != nil {
+			gout, uout = append(gout, extra), append(uout, extra)
+		}
+		return []fxEntry{fwd(gate, "Linear", x[0], gout, gp), fwd(up, "Linear", x[0], uout, upp)}
+	}
+	fused := func(extra *jnode) []fxEntry {
+		out := []*jnode{joinLeaves(t, 1, false, x[1], x[2])}
+		if extra != nil {
+			out = append(out, extra)
+		}
+		return []fxEntry{fwd(fc1, "ColumnParallelLinear", x[0], out,
+			map[string]*jnode{"weight": joinLeaves(t, 0, false, w[0], w[2]), "bias": joinLeaves(t, 0, false, w[1], w[3])})}
+	}
+	onBench := mapping.ModulePair{NPU: fc1, BenchParts: []string{gate, up}, Kind: mapping.KindGateUp}
+	onNPU := mapping.ModulePair{NPUParts: []string{gate, up}, Bench: fc1, Kind: mapping.KindGateUp}
+	experts := []string{"model.layers.0.mlp.experts.0", "model.layers.0.mlp.experts.1", "model.layers.0.mlp.experts.2"}
+	var expertParts []fxEntry
+	for i, e := range experts {
+		expertParts = append(expertParts, fwd(e, "Qwen3MoeMLP", x[2*i], []*jnode{x[2*i+1]}, map[string]*jnode{"weight": w[i]}))
+	}
+	grouped := []fxEntry{fwd("decoder.layers.0.mlp.experts", "TEGroupedMLP", joinLeaves(t, 0, false, x[0], x[2], x[4]),
+		[]*jnode{joinLeaves(t, 0, false, x[1], x[3], x[5])}, map[string]*jnode{"weight": joinLeaves(t, 0, true, w[0], w[1], w[2])})}
+	type row struct{ bench, msg string }
+	for _, c := range []struct {
+		name       string
+		npu, bench []fxEntry
+		pair       mapping.ModulePair
+		md5        bool
+		rows       map[string]row // NPU Name -> its bench row and Err_message (a substring)
+		warning    string
+	}{
+		{name: "a bench part lacks the row", npu: fused(nil), bench: parts(false, nil), pair: onBench,
+			rows: map[string]row{fc1Row + ".parameters.bias": {"N/A", "fused: inputs only (gate_up: 1 of the 2 bench parts have this row)"},
+				fc1Row + ".parameters.weight": {"[" + gateRow + ".parameters.weight ; " + upRow + ".parameters.weight]", "fused: gate_up, bench row = its 2 parts concatenated along axis 0"}}},
+		{name: "no bench part has the row", npu: fused(x[3]), bench: parts(true, nil), pair: onBench,
+			rows: map[string]row{fc1Row + ".output.1": {"N/A", ""},
+				fc1Row + ".output.0": {"[" + gateRow + ".output.0 ; " + upRow + ".output.0]", "fused: gate_up, bench row = its 2 parts concatenated along axis 1"}}},
+		{name: "md5 mode, parts on the bench side", npu: fused(nil), bench: parts(true, nil), pair: onBench, md5: true,
+			rows: map[string]row{fc1Row + ".input.0": {gateRow + ".input.0", "fused: gate_up, an input the 2 bench parts share, compared with the first"},
+				fc1Row + ".output.0":          {"N/A", "fused: inputs only (gate_up: an md5 of the whole is not in its parts' md5s)"},
+				fc1Row + ".parameters.weight": {"N/A", "fused: inputs only (gate_up: an md5 of the whole is not in its parts' md5s)"}}},
+		{name: "experts' weights stacked", npu: grouped, bench: expertParts, pair: mapping.ModulePair{NPU: "decoder.layers.0.mlp.experts", BenchParts: experts, Kind: mapping.KindExperts},
+			rows: map[string]row{"Module.decoder.layers.0.mlp.experts.TEGroupedMLP.forward.0.parameters.weight": {
+				"[Module." + experts[0] + ".Qwen3MoeMLP.forward.0.parameters.weight ; Module." + experts[1] + ".Qwen3MoeMLP.forward.0.parameters.weight ; Module." + experts[2] + ".Qwen3MoeMLP.forward.0.parameters.weight]",
+				"fused: experts, bench row = its 3 parts stacked"}}},
+		{name: "an NPU part lacks the row", npu: parts(false, nil), bench: fused(nil), pair: onNPU,
+			rows: map[string]row{gateRow + ".parameters.bias": {"N/A", "fused: gate_up, part 1 of 2: compared in the combined row"},
+				"[" + gateRow + ".parameters.weight ; " + upRow + ".parameters.weight]": {fc1Row + ".parameters.weight", "fused: gate_up, NPU row = its 2 parts concatenated along axis 0"}},
+			warning: "bias: a part has no such row: the other parts' rows name a combined row the table lacks"},
+		{name: "the bench module lacks the row", npu: parts(true, x[3]), bench: fused(nil), pair: onNPU,
+			rows: map[string]row{gateRow + ".output.1": {"N/A", ""}, upRow + ".output.1": {"N/A", ""},
+				"[" + gateRow + ".output.0 ; " + upRow + ".output.0]": {fc1Row + ".output.0", "fused: gate_up, NPU row = its 2 parts concatenated along axis 1"}}},
+		{name: "md5 mode, parts on the NPU side", npu: parts(true, nil), bench: fused(nil), pair: onNPU, md5: true,
+			rows: map[string]row{gateRow + ".input.0": {fc1Row + ".input.0", "fused: gate_up, an input the 2 NPU parts share, compared with the bench module's"},
+				gateRow + ".output.0": {"N/A", "fused: inputs only (gate_up: an md5 of the whole is not in its parts' md5s)"},
+				upRow + ".output.0":   {"N/A", "fused: inputs only (gate_up: an md5 of the whole is not in its parts' md5s)"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			npu, bench := c.npu, c.bench
+			if c.md5 {
+				npu, bench = withMD5(npu), withMD5(bench)
+			}
+			s, rows := runKind(t, kindCase{npu: npu, bench: bench, pairs: []mapping.ModulePair{c.pair}})
+			if want := map[bool]string{true: "md5", false: "statistics"}[c.md5]; s.Mode != want {
+				t.Errorf("mode %s, want %s", s.Mode, want)
+			}
+			bn, msg := col(rows, "Bench Name"), col(rows, "Err_message")
+			got := map[string]row{}
+			var table bytes.Buffer
+			cw := csv.NewWriter(&table)
+			for _, r := range rows {
+				got[r[0]] = row{r[bn], r[msg]}
+				cw.Write(r)
+			}
+			cw.Flush()
+			for name, want := range c.rows {
+				g, ok := got[name]
+				switch {
+				case !ok:
+					t.Errorf("no row %s", name)
+				case g.bench != want.bench || want.msg == "" && strings.Contains(g.msg, "fused") || !strings.Contains(g.msg, want.msg):
+					t.Errorf("row %s: bench %s, %s; want %s, %q", name, g.bench, g.msg, want.bench, want.msg)
+				}
+			}
+			if c.warning == "" && len(s.FusedWarnings) > 0 || c.warning != "" && (len(s.FusedWarnings) != 1 || !strings.Contains(s.FusedWarnings[0], c.warning)) {
+				t.Errorf("warnings %q, want %q", s.FusedWarnings, c.warning)
+			}
+			// the whole table, its numbers included (review the diff)
+			testkit.Golden(t, filepath.Join("testdata", "fused_rows", slug(c.name)+".csv"), table.Bytes())
+		})
+	}
+}
+
+// withMD5 is es with an md5 on every tensor, the CRC-32 of its shape and
+// statistics (equal tensors, equal md5s).
+func withMD5(es []fxEntry) []fxEntry {
+	sum := func(l *jnode) *jnode {
+		c := l.clone()
+		var b []byte
+		for _, k := range []string{"shape", "Max", "Min", "Mean", "Norm"} {
+			var w bytes.Buffer
+			c.get(k).write(&w, "")
+			b = append(append(b, w.Bytes()...), ',')
+		}
+		c.set("md5", jstr(fmt.Sprintf("%08x", crc32.ChecksumIEEE(b))))
+		return c
+	}
+	all := func(ls []*jnode) []*jnode {
+		out := make([]*jnode, len(ls))
+		for i, l := range ls {
+			out[i] = sum(l)
+		}
+		return out
+	}
+	out := make([]fxEntry, len(es))
+	for i, e := range es {
+		e.in, e.out = all(e.in), all(e.out)
+		if e.params != nil {
+			p := map[string]*jnode{}
+			for k, l := range e.params {
+				p[k] = sum(l)
+			}
+			e.params = p
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// slug is name as a file name: lower-case letters and digits, runs of
+// anything else one "_".
+func slug(name string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			sep = false
+		} else {
+			sep = true
+		}
+	}
+	return b.String()
 }
