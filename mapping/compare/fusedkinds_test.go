@@ -918,3 +918,141 @@ func slug(name string) string {
 	}
 	return b.String()
 }
+
+// TestFusedTPRows: tensor-parallel shards in tensor mode, where the
+// shards' tensor files (other ranks' folders) are read and concatenated,
+// either side the sharded one; and the rows left as they are: in md5
+// mode (a hash of the whole is not in the shards'), and where a sibling
+// rank lacks the row. One replica, TP 2 against TP 1: the projection's
+// output split along its last axis, its weight along its first, its
+// input whole on every rank.
+func TestFusedTPRows(t *testing.T) {
+	const entry = "Module.decoder.layers.0.mlp.linear_fc1.ColumnParallelLinear.forward.0"
+	seq := func(n int, from, step float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = from + step*float64(i)
+		}
+		return v
+	}
+	x := seq(6, -1, 0.25)         // [2, 3]
+	out := seq(8, 0.5, 0.375)     // [2, 4]
+	weight := seq(12, -2, 0.1875) // [4, 3]
+	// the shard s of 2 of out (columns) and of weight (rows)
+	outShard := func(s int) []float64 { return []float64{out[2*s], out[2*s+1], out[4+2*s], out[4+2*s+1]} }
+	weightShard := func(s int) []float64 { return weight[6*s : 6*s+6] }
+	// rank writes one rank's dump: shard s of 2, or the whole (s < 0)
+	rank := func(t *testing.T, dir, task string, s int, noOutput bool) {
+		o, w, os_, ws := out, weight, []int{2, 4}, []int{4, 3}
+		if s >= 0 {
+			o, w, os_, ws = outShard(s), weightShard(s), []int{2, 2}, []int{2, 3}
+		}
+		e := fxEntry{name: entry, in: []*jnode{ptLeaf(t, dir, entry+".input.0", []int{2, 3}, x)},
+			params: map[string]*jnode{"weight": ptLeaf(t, dir, entry+".parameters.weight", ws, w)}}
+		if !noOutput {
+			e.out = []*jnode{ptLeaf(t, dir, entry+".output.0", os_, o)}
+		}
+		if task == "md5" {
+			writeFixtureTask(t, dir, "statistics", withMD5([]fxEntry{e})...)
+			return
+		}
+		writeFixtureTask(t, dir, task, e)
+	}
+	type row struct{ msg, cos string }
+	for _, c := range []struct {
+		name          string
+		task          string
+		npuMany       bool
+		rank1NoOutput bool
+		rows          map[string]row // NPU row suffix -> Err_message (a substring; "": no fused one) and Cosine ("": not checked)
+		combined      int
+	}{
+		{name: "tensor, NPU TP 2", task: "tensor", npuMany: true, combined: 2,
+			rows: map[string]row{".input.0": {"", "1.0"},
+				".output.0":          {"fused: tp, NPU row = the shards of ranks 0-1 concatenated along axis 1", "1.0"},
+				".parameters.weight": {"fused: tp, NPU row = the shards of ranks 0-1 concatenated along axis 0", "1.0"}}},
+		{name: "tensor, bench TP 2", task: "tensor", combined: 2,
+			rows: map[string]row{".input.0": {"", "1.0"},
+				".output.0":          {"fused: tp, bench row = the shards of ranks 0-1 concatenated along axis 1", "1.0"},
+				".parameters.weight": {"fused: tp, bench row = the shards of ranks 0-1 concatenated along axis 0", "1.0"}}},
+		{name: "md5, NPU TP 2", task: "md5", npuMany: true,
+			rows: map[string]row{".input.0": {"", ""}, ".output.0": {"", ""}, ".parameters.weight": {"", ""}}},
+		{name: "a sibling rank lacks the row", task: "statistics", npuMany: true, rank1NoOutput: true, combined: 1,
+			rows: map[string]row{".input.0": {"", ""}, ".output.0": {"", ""},
+				".parameters.weight": {"fused: tp, NPU row = the shards of ranks 0-1 concatenated along axis 0", ""}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			many, one := filepath.Join(dir, "tp2", "step0"), filepath.Join(dir, "tp1", "step0")
+			rank(t, filepath.Join(many, "rank0"), c.task, 0, false)
+			rank(t, filepath.Join(many, "rank1"), c.task, 1, c.rank1NoOutput)
+			rank(t, filepath.Join(one, "rank0"), c.task, -1, false)
+			opt := Options{Target: many, Golden: one, TP: TPSizes{2, 1}, OutDir: t.TempDir(), Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+			if !c.npuMany {
+				opt.Target, opt.Golden, opt.TP = one, many, TPSizes{1, 2}
+			}
+			rep, err := Run(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Ranks) != 1 {
+				t.Fatalf("%d tables, want 1", len(rep.Ranks))
+			}
+			s := rep.Ranks[0].Summary
+			if got := 0; s.Fused[kindTP] != nil {
+				got = s.Fused[kindTP].Combined
+				if got != c.combined {
+					t.Errorf("%d rows combined, want %d", got, c.combined)
+				}
+			} else if c.combined != 0 {
+				t.Errorf("no rows combined, want %d", c.combined)
+			}
+			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+			msg, cos := col(rows, "Err_message"), col(rows, "Cosine")
+			if len(rows) != len(c.rows)+1 {
+				t.Errorf("%d rows, want %d", len(rows)-1, len(c.rows))
+			}
+			for _, r := range rows[1:] {
+				want, ok := c.rows[strings.TrimPrefix(r[0], entry)]
+				switch {
+				case !ok:
+					t.Errorf("row %s", r[0])
+				case want.msg == "" && strings.Contains(r[msg], "fused") || !strings.Contains(r[msg], want.msg):
+					t.Errorf("row %s: %s, want %q", r[0], r[msg], want.msg)
+				case want.cos != "" && r[cos] != want.cos:
+					t.Errorf("row %s: Cosine %s, want %s (%s)", r[0], r[cos], want.cos, r[msg])
+				}
+			}
+		})
+	}
+}
+
+// ptLeaf writes the tensor vals of shape into dir's dump_tensor_data as
+// row's .pt file and returns its dump.json leaf, with its statistics.
+func ptLeaf(t *testing.T, dir, row string, shape []int, vals []float64) *jnode {
+	t.Helper()
+	b, err := tensortest.PTBytes("torch.float32", shape, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "dump_tensor_data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, row+".pt"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mx, mn, s, sq := math.Inf(-1), math.Inf(1), 0.0, 0.0
+	for _, v := range vals {
+		mx, mn, s, sq = math.Max(mx, v), math.Min(mn, v), s+v, sq+v*v
+	}
+	l := withShape(&jnode{obj: true}, shape...)
+	l.keys, l.vals = append([]string{"type", "dtype"}, l.keys...), append([]*jnode{jstr("torch.Tensor"), jstr("torch.float32")}, l.vals...)
+	l.set("Max", jnum(mx))
+	l.set("Min", jnum(mn))
+	l.set("Mean", jnum(s/float64(len(vals))))
+	l.set("Norm", jnum(math.Sqrt(sq)))
+	l.set("requires_grad", &jnode{raw: []byte("true")})
+	l.set("data_name", jstr(row+".pt"))
+	return l
+}
