@@ -225,14 +225,14 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 		{"fuzzy odd", odd, Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"fuzzy near md5", near, Config{Mode: MD5, Fuzzy: true}, yes},
 		{"fuzzy tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}, Fuzzy: true}, yes},
-		{"fuzzy data mapping near", near, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), Fuzzy: true}, yes},
+		// a data mapping joins first: -fm only leaves the backward calls unrenumbered
+		{"data mapping near, -fm", near, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), Fuzzy: true}, no},
 		{"fuzzy bench shorter", bench[:len(bench)/2], Config{Mode: Statistics, Fuzzy: true}, yes},
 		{"fuzzy bench longer", benchVariant(bench, 14, reorder{dup: 3}), Config{Mode: Statistics, Fuzzy: true}, yes},
 		// the bench queue's older rows packed
 		{"fuzzy packed odd", odd, Config{Mode: Statistics, Fuzzy: true, fuzzyPack: 3}, yes},
 		{"fuzzy packed near md5", near, Config{Mode: MD5, Fuzzy: true, fuzzyPack: 2}, yes},
 		{"fuzzy packed tensor odd", odd, Config{Mode: Tensor, Tensor: nameMetrics{}, Fuzzy: true, fuzzyPack: 5}, yes},
-		{"fuzzy packed data mapping near", near, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), Fuzzy: true, fuzzyPack: 1}, yes},
 		{"fuzzy packed far", benchVariant(bench, 15, reorder{far: 5, drop: 7}), Config{Mode: Statistics, Fuzzy: true, fuzzyPack: 4}, yes},
 		{"data mapping odd", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm)}, no},
 		{"data mapping odd small cache", odd, Config{Mode: Statistics, DataMapping: DataMappingOf(dm), cache: 1}, no},

@@ -82,7 +82,8 @@ type StackFrames interface {
 type Config struct {
 	Mode Mode
 	// Fuzzy is msprobe's --fuzzy_match: names compared without call
-	// indices, rows paired in order (see fuzzyMatch).
+	// indices, rows paired in order (see fuzzyMatcher); with a data
+	// mapping, only backward calls left unrenumbered (see fuzzyJoin).
 	Fuzzy bool
 	// DataMapping maps NPU row names to bench row names (msprobe's -dm):
 	// NPU rows are keyed by its Lookup (else their name), the dtype gate
@@ -533,10 +534,11 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	// side as a stream (fuzzy.go); the tests' references, and the fuzzy
 	// match with N:1 groups or shards, read the whole bench side into
 	// memory.
-	indexed := !cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench
+	fuzzy := cfg.fuzzyJoin()
+	indexed := !fuzzy && !cfg.simpleBench && !cfg.fullBench
 	// (N:1 groups and tensor-parallel shards look bench rows up by name:
 	// with them the fuzzy match joins against the whole bench side too.)
-	streamed := cfg.Fuzzy && !cfg.simpleBench && !cfg.fullBench && cfg.fused.empty()
+	streamed := fuzzy && !cfg.simpleBench && !cfg.fullBench && cfg.fused.empty()
 	var ix *benchIndex
 	var bs *benchSide
 	defer func() {
@@ -568,9 +570,6 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 				cfg.dataMapLog.passStart(cfg.suffixCheck)
 			}
 		case streamed:
-			if cfg.layerMap != nil && cfg.layerMap.Deferred() {
-				return nil, errors.New("compare: a deferred data mapping needs the bench index")
-			}
 			j = newFuzzyJoin(newBenchStream(bench, &cfg), &cfg)
 		default:
 			if bs == nil {
@@ -1003,7 +1002,7 @@ func newStoreJoin(bs *benchSide, cfg *Config) *storeJoin {
 		bs.matched[i] = false
 	}
 	j := &storeJoin{bs: bs, cfg: cfg}
-	if cfg.Fuzzy {
+	if cfg.fuzzyJoin() {
 		j.fz = newFuzzyMatcher(&storeRows{bs: bs}, cfg)
 		j.fz.onMatch = func(pos int) { bs.matched[pos] = true }
 		j.fz.packAfter = 0 // packed already
@@ -1098,6 +1097,12 @@ func joinKeyWith(n *sideRow, cfg *Config, buf *[]byte, has suffixHas) (key strin
 
 // dataMapped reports whether rows are joined through a data mapping.
 func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.layerMap != nil }
+
+// fuzzyJoin reports whether rows are paired by msprobe's fuzzy match:
+// -fm without a data mapping. msprobe joins through a data mapping
+// first (Match.match_api_infos), -fm then only leaving the backward
+// calls unrenumbered.
+func (cfg *Config) fuzzyJoin() bool { return cfg.Fuzzy && !cfg.dataMapped() }
 
 // mapRow returns the bench row name the data mapping gives an NPU row,
 // and whether it has the row; has answers a deferred mapping's suffix

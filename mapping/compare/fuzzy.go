@@ -252,22 +252,11 @@ func (f *fuzzyMatcher) key(name string) string {
 // blocks it keeps are those of its own names (and one more).
 const keyText = 64 << 10
 
-// fuzzyKey is an NPU row's fuzzy-match name (its data-mapped key, if any).
-func (f *fuzzyMatcher) fuzzyKey(r *sideRow) string {
-	k := r.key
-	if f.cfg.dataMapped() {
-		if m, ok := f.cfg.mapRow(r, nil, f.cfg.suffixCheck); ok { // kept: no buffer
-			k = m
-		}
-	}
-	return f.key(k)
-}
-
 func (f *fuzzyMatcher) push(n *sideRow, emit rowEmit) error {
 	if f.stopped {
 		return nil
 	}
-	f.npu.push(n, f.fuzzyKey(n))
+	f.npu.push(n, f.key(n.key))
 	if err := f.pushBench(); err != nil {
 		return err
 	}
@@ -301,7 +290,7 @@ func (f *fuzzyMatcher) step(emit rowEmit) error {
 		}
 	}
 	n, b := f.npu.row(ni), f.benchRow(bp)
-	if f.cfg.dataMapped() || dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
+	if dtypeMatch(n.it.Dtype, b.it.Dtype, f.cfg.CrossFramework) {
 		f.matched++
 		if f.onMatch != nil {
 			f.onMatch(bp)

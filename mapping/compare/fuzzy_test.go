@@ -20,18 +20,11 @@ import (
 
 // refFuzzy is msprobe's fuzzy match as its source words it
 // (Match.process_fuzzy_match, match_op): two queues of row numbers,
-// rescanned at every step; an NPU row's compare key is its data-mapped
-// name where dm has it, and a data mapping turns the dtype gate off. It
-// returns, in table order, each NPU row's bench row (-1: unmatched, or
-// dropped by the dtype gate) and the bench rows matched.
-func refFuzzy(npu, bench []sideRow, dm map[string]string, cross bool) (out [][2]int, matched int) {
-	npuKey := func(n int) string {
-		if m, ok := dm[npu[n].it.Name]; ok {
-			return m
-		}
-		return npu[n].key
-	}
-	same := func(n, b int) bool { return renameAPI(npuKey(n)) == renameAPI(bench[b].key) }
+// rescanned at every step. It returns, in table order, each NPU row's
+// bench row (-1: unmatched, or dropped by the dtype gate) and the bench
+// rows matched.
+func refFuzzy(npu, bench []sideRow, cross bool) (out [][2]int, matched int) {
+	same := func(n, b int) bool { return renameAPI(npu[n].key) == renameAPI(bench[b].key) }
 	var nq, bq []int
 	for i := range max(len(npu), len(bench)) {
 		if i < len(npu) {
@@ -65,7 +58,7 @@ func refFuzzy(npu, bench []sideRow, dm map[string]string, cross bool) (out [][2]
 			out = append(out, [2]int{n, -1})
 		}
 		n, b := nq[np], bq[bp]
-		if dm != nil || dtypeMatch(npu[n].it.Dtype, bench[b].it.Dtype, cross) {
+		if dtypeMatch(npu[n].it.Dtype, bench[b].it.Dtype, cross) {
 			out = append(out, [2]int{n, b})
 			matched++
 		} else {
@@ -139,26 +132,15 @@ func TestFuzzyMatchReference(t *testing.T) {
 			cfg.fuzzyPack = 1 + rng.IntN(6)
 		}
 		pad, npuDtypes := "", torch
-		var dm map[string]string
 		switch trial % 4 {
 		case 1: // long names: their blocks fill while rows are queued
 			pad = "." + strings.Repeat("x", 3000)
-		case 2: // a data mapping: names renamed, no dtype gate
-			dm = map[string]string{}
 		case 3: // MindSpore against PyTorch: dtypes compared by kind
 			npuDtypes, cfg.CrossFramework = ms, true
 		}
 		npu := fuzzyRows(rng, nn, names, pad, npuDtypes)
 		bench := fuzzyRows(rng, nb, names, pad, torch)
-		if dm != nil {
-			for i := range npu {
-				if rng.IntN(3) == 0 {
-					dm[npu[i].it.Name] = fmt.Sprintf("Functional.op%d.%d.forward.output.%d", rng.IntN(5), rng.IntN(9), rng.IntN(6))
-				}
-			}
-			cfg.DataMapping = DataMappingOf(dm)
-		}
-		want, wantMatched := refFuzzy(npu, bench, dm, cfg.CrossFramework)
+		want, wantMatched := refFuzzy(npu, bench, cfg.CrossFramework)
 
 		src := &sliceRows{rows: slices.Clone(bench), t: t}
 		m := newFuzzyMatcher(src, cfg)

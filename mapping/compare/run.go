@@ -228,6 +228,9 @@ func Run(opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Fuzzy && (opt.DataMappingFile != "" || opt.LayerMappingFile != "") {
+		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
+	}
 	opt.chunks = &msprobe.Chunks{}
 	defer opt.chunks.Free()
 	if sameFile(opt.Target, opt.Golden) {
