@@ -98,10 +98,11 @@ Matching is msprobe's: exact names with backward call renumbering,
 row-level data mapping. --mapping (-lm) applies a layer_mapping.yaml the way
 msprobe's MindSpore compare and graph compare do (the table equals msprobe's
 table with -dm of the data mapping msprobe derives; that data mapping is
-saved next to the table). A data mapping is joined through before
-anything else, as msprobe does: beside it -fm pairs no row in order and
-only leaves backward calls unrenumbered. --pairs adds explicit module pairs
-from suggest's sidecar file (a YAML list of {npu: PATH, bench: PATH}).
+saved next to the table; a -dm beside it is not used, as msprobe replaces
+it). A data mapping is joined through before anything else, as msprobe
+does: beside it -fm pairs no row in order and only leaves backward calls
+unrenumbered. --pairs adds explicit module pairs from suggest's sidecar
+file (a YAML list of {npu: PATH, bench: PATH}).
 
 --html also writes, beside each table and named as it, one self-contained
 HTML file (no server, no network; open it from a file:// URL): the two

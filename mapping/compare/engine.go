@@ -155,8 +155,8 @@ type Config struct {
 	// entry to the rule (nowhereRules, health.go).
 	nowhere      *sentNowhere
 	nowhereRules []Nowhere
-	// layerMap is the data mapping derived from the layer mapping, looked
-	// up after DataMapping (msprobe merges them, -dm winning).
+	// layerMap is the data mapping derived from the layer mapping (Run
+	// sets no DataMapping beside it: msprobe replaces -dm with it).
 	layerMap *resolve.DataMap
 	// dataMapLog, when set, writes layerMap's pairs as the join reads the
 	// NPU entries (a deferred map).

@@ -127,3 +127,67 @@ func TestMappedGoldensWithFuzzy(t *testing.T) {
 		t.Errorf("%d mapped goldens, want 3", n)
 	}
 }
+
+// TestLayerMappingReplacesDataMapping: msprobe's MindSpore compare
+// replaces a -dm data mapping with the one it derives from -lm
+// (ms_compare: config.data_mapping = generate_data_mapping_by_layer_mapping,
+// the user's mapping discarded). So the -lm goldens hold beside a -dm
+// that maps each golden's first NPU row to its second row's bench row,
+// the data mapping saved beside the table included; the run warns that
+// -dm is not used. (The Qwen pair's target is PyTorch, whose msprobe
+// compare ignores -lm: layermap applies it there as the MindSpore
+// compare does, -dm set aside alike.)
+func TestLayerMappingReplacesDataMapping(t *testing.T) {
+	t.Parallel()
+	root := testkit.Corpus(t, "msprobe")
+	n := 0
+	for _, c := range parityCases(t) {
+		if !strings.HasPrefix(c.name, "layer_mapping") {
+			continue
+		}
+		n++
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			wantDir := filepath.Join(root, c.want)
+			tables, _ := filepath.Glob(filepath.Join(wantDir, "*.csv"))
+			yamls, _ := filepath.Glob(filepath.Join(wantDir, "data_mapping_*.yaml")) // (not msprobe's generate_data_mapping output)
+			if len(tables) != 1 {
+				t.Fatalf("goldens %v", tables)
+			}
+			rows := testkit.ReadCSV(t, tables[0])
+			if len(rows) < 3 || rows[1][1] == rows[2][1] {
+				t.Fatalf("golden %s: too few rows", tables[0])
+			}
+			dir := t.TempDir()
+			dm := testkit.WriteFile(t, dir, "dm.yaml", rows[1][0]+": "+rows[2][1]+"\n")
+			var warn strings.Builder
+			opt := Options{Target: filepath.Join(root, c.target), Golden: filepath.Join(root, c.golden), OutDir: t.TempDir(),
+				DataMappingFile: dm, Warnings: &warn, Stamp: goldenTime(t, tables[0])}
+			c.opt(t, &opt)
+			rep, err := Run(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range append(tables, yamls...) {
+				want, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(filepath.Join(opt.OutDir, filepath.Base(f)))
+				if err != nil {
+					t.Fatalf("%s not written: %v", filepath.Base(f), err)
+				}
+				diffCSV(t, filepath.Base(f), got, want)
+			}
+			if s := rep.Ranks[0].Summary; s.MatchedBy["data_mapping"] != 0 {
+				t.Errorf("matched by %v, want no row by -dm", s.MatchedBy)
+			}
+			if !strings.Contains(warn.String(), "-dm "+dm+" is not used beside a layer mapping") {
+				t.Errorf("warnings %q, want -dm's", warn.String())
+			}
+		})
+	}
+	if n != 2 {
+		t.Errorf("%d layer mapping goldens, want 2", n)
+	}
+}

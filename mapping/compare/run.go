@@ -228,6 +228,9 @@ func Run(opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.DataMappingFile != "" && opt.LayerMappingFile != "" {
+		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not used beside a layer mapping: msprobe replaces it with the data mapping it derives from the layer mapping\n", opt.DataMappingFile)
+	}
 	if opt.Fuzzy && (opt.DataMappingFile != "" || opt.LayerMappingFile != "") {
 		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
 	}
@@ -1109,13 +1112,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			fmt.Fprintf(opt.Progress, "\r\033[K%s: %s", progressHead(suffix), what)
 		}
 	}
-	var dataMapping *DataMapping
 	if in.dataMapping != nil {
 		stage("reading the data mapping")
-		if dataMapping, err = in.dataMapping(); err != nil {
+		if cfg.DataMapping, err = in.dataMapping(); err != nil {
 			return written, known, err
 		}
-		cfg.DataMapping, cfg.DataMappingSource = dataMapping, ByDataMap
+		cfg.DataMappingSource = ByDataMap
 	}
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
@@ -1161,7 +1163,9 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 			go func() { done <- writeDataMapping(f, dm.Each) }()
 			written = sync.OnceValue(func() error { return <-done })
 		}
-		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = dataMapping, dm, ByLayerMap
+		// msprobe's MindSpore compare replaces the -dm data mapping with
+		// the one it derives (ms_compare)
+		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = nil, dm, ByLayerMap
 	}
 	if in.pairs != nil {
 		pm, lacking, err := pairRows(in.pairs, np, bp)
