@@ -1056,3 +1056,48 @@ func ptLeaf(t *testing.T, dir, row string, shape []int, vals []float64) *jnode {
 	l.set("data_name", jstr(row+".pt"))
 	return l
 }
+
+// TestFusedNotDetected: a 1:1 pair whose shapes differ is a group only
+// when exactly one set of the bench partner's siblings, each reading the
+// very input it reads, makes up the difference along the one axis that
+// differs (detectGroups); otherwise it stays the 1:1 pair msprobe
+// compares: when the siblings' outputs do not add up, when two sets
+// would, when a sibling reads another input, when the shapes differ on
+// two axes, and when they do not differ.
+func TestFusedNotDetected(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	fwd := func(path, class string, in, out *jnode) fxEntry {
+		return fxEntry{name: "Module." + path + "." + class + ".forward.0", in: []*jnode{in}, out: []*jnode{out}}
+	}
+	gate, up, other, fc1 := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "model.layers.0.mlp.other_proj", "decoder.layers.0.mlp.linear_fc1"
+	fused := joinLeaves(t, 1, false, x[1], x[2])
+	pair := []mapping.ModulePair{{NPU: fc1, Bench: up}}
+	for _, c := range []struct {
+		name  string
+		npu   *jnode // the fused module's output
+		bench []fxEntry
+	}{
+		{"the siblings do not add up", fused, []fxEntry{fwd(gate, "Linear", x[0], withShape(x[1], 2, 4)), fwd(up, "Linear", x[0], x[2])}},
+		{"two sets would", fused, []fxEntry{fwd(gate, "Linear", x[0], x[1]), fwd(other, "Linear", x[0], x[3]), fwd(up, "Linear", x[0], x[2])}},
+		{"a sibling reads another input", fused, []fxEntry{fwd(gate, "Linear", x[4], x[1]), fwd(up, "Linear", x[0], x[2])}},
+		{"the shapes differ on two axes", withShape(fused, 4, 16), []fxEntry{fwd(gate, "Linear", x[0], x[1]), fwd(up, "Linear", x[0], x[2])}},
+		{"the shapes do not differ", x[2], []fxEntry{fwd(gate, "Linear", x[0], x[1]), fwd(up, "Linear", x[0], x[2])}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, rows := runKind(t, kindCase{npu: []fxEntry{fwd(fc1, "ColumnParallelLinear", x[0], c.npu)}, bench: c.bench, pairs: pair})
+			if len(s.Fused) != 0 {
+				t.Errorf("fused %v, want no group", s.Fused)
+			}
+			bn, msg := col(rows, "Bench Name"), col(rows, "Err_message")
+			if len(rows) != 3 {
+				t.Fatalf("%d rows, want 2", len(rows)-1)
+			}
+			for _, r := range rows[1:] {
+				want := "Module." + up + ".Linear" + strings.TrimPrefix(r[0], "Module."+fc1+".ColumnParallelLinear")
+				if r[bn] != want || strings.Contains(r[msg], "fused") {
+					t.Errorf("row %s: %s, %s; want the 1:1 partner %s", r[0], r[bn], r[msg], want)
+				}
+			}
+		})
+	}
+}
