@@ -228,12 +228,6 @@ func Run(opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.DataMappingFile != "" && opt.LayerMappingFile != "" {
-		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not used beside a layer mapping: msprobe replaces it with the data mapping it derives from the layer mapping\n", opt.DataMappingFile)
-	}
-	if opt.Fuzzy && (opt.DataMappingFile != "" || opt.LayerMappingFile != "") {
-		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
-	}
 	opt.chunks = &msprobe.Chunks{}
 	defer opt.chunks.Free()
 	if sameFile(opt.Target, opt.Golden) {
@@ -274,6 +268,13 @@ func Run(opt Options) (*Report, error) {
 		for _, f := range fs {
 			rep.Ranks[i].Files = append(rep.Ranks[i].Files, f.Path())
 		}
+	}
+	// after the run: a refused one prints its one error line alone
+	if opt.DataMappingFile != "" && opt.LayerMappingFile != "" {
+		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not used beside a layer mapping: msprobe replaces it with the data mapping it derives from the layer mapping\n", opt.DataMappingFile)
+	}
+	if opt.Fuzzy && (opt.DataMappingFile != "" || opt.LayerMappingFile != "") {
+		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
 	}
 	for _, r := range rep.Ranks { // in rank pair order
 		if r.tensors != nil {
