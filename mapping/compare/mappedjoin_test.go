@@ -110,17 +110,7 @@ func TestMappedGoldensWithFuzzy(t *testing.T) {
 			if _, err := Run(opt); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range names {
-				want, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := os.ReadFile(filepath.Join(opt.OutDir, filepath.Base(f)))
-				if err != nil {
-					t.Fatalf("%s not written: %v", filepath.Base(f), err)
-				}
-				diffCSV(t, filepath.Base(f), got, want)
-			}
+			wantFiles(t, opt.OutDir, names)
 		})
 	}
 	if n != 3 {
@@ -168,17 +158,7 @@ func TestLayerMappingReplacesDataMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range append(tables, yamls...) {
-				want, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := os.ReadFile(filepath.Join(opt.OutDir, filepath.Base(f)))
-				if err != nil {
-					t.Fatalf("%s not written: %v", filepath.Base(f), err)
-				}
-				diffCSV(t, filepath.Base(f), got, want)
-			}
+			wantFiles(t, opt.OutDir, append(tables, yamls...))
 			if s := rep.Ranks[0].Summary; s.MatchedBy["data_mapping"] != 0 {
 				t.Errorf("matched by %v, want no row by -dm", s.MatchedBy)
 			}
@@ -189,5 +169,22 @@ func TestLayerMappingReplacesDataMapping(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d layer mapping goldens, want 2", n)
+	}
+}
+
+// wantFiles checks that dir holds, under each golden file's name, its
+// bytes.
+func wantFiles(t *testing.T, dir string, goldens []string) {
+	t.Helper()
+	for _, f := range goldens {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, filepath.Base(f)))
+		if err != nil {
+			t.Fatalf("%s not written: %v", filepath.Base(f), err)
+		}
+		diffCSV(t, filepath.Base(f), got, want)
 	}
 }
