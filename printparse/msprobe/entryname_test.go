@@ -1,6 +1,7 @@
 package msprobe
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -84,6 +85,19 @@ func TestDetectFramework(t *testing.T) {
 	os.WriteFile(p, []byte("{\n \"data\": {\"x\": {\"type\":\t\"torch.Tensor\"}}\n}\n"), 0o644)
 	if got, err := DetectFramework(p); got != "pytorch" || err != nil {
 		t.Errorf(`"type":\s*"torch: %q, %v`, got, err)
+	}
+	// msprobe tries pattern_ms on a line before pattern_pt, on the lines
+	// of a Python text file (\n, \r\n and \r end them)
+	for _, tc := range []struct{ text, want string }{
+		{`{"data": {"a": {"type": "torch.Tensor"}, "b": {"type": "mindspore.Tensor"}}}`, "mindspore"},
+		{"{\r \"data\": {\"x\": {\"type\":\r\"torch.Tensor\"}, \"y\": {\"type\": \"mindspore.Tensor\"}}\r}", "mindspore"},
+		{"{\r\n \"data\": {\"x\": {\"type\":\r\n\"torch.Tensor\"}}\r\n}", ""},
+	} {
+		os.WriteFile(p, []byte(tc.text), 0o644)
+		got, err := DetectFramework(p)
+		if got != tc.want || (err == nil) != (tc.want != "") || err != nil && !errors.Is(err, ErrNoFramework) {
+			t.Errorf("%q: %q, %v; want %q", tc.text, got, err, tc.want)
+		}
 	}
 }
 

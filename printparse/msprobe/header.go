@@ -176,10 +176,12 @@ func ReadHeader(path string) (Header, error) {
 	return h, nil
 }
 
-// DetectFramework is msprobe's detect_framework_by_dump_json: the
-// "framework" field of the dump when it is "pytorch" or "mindspore"
-// (wherever it stands), else the framework of the first line naming a
-// MindSpore or torch value type ("type": "mindspore..." or "torch...").
+// DetectFramework is msprobe's detect_framework_by_dump_json
+// (core/common/utils.py): the "framework" field of the dump when it is
+// "pytorch" or "mindspore" (wherever it stands), else the framework of the
+// first line naming a MindSpore or torch value type ("type": "mindspore..."
+// or "torch..."), a line naming both being MindSpore's. Lines end as
+// Python's text files end them: at \n, \r\n or \r.
 func DetectFramework(path string) (string, error) {
 	if h, err := ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 		return h.Framework, nil
@@ -191,22 +193,43 @@ func DetectFramework(path string) (string, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	sc.Split(scanPyLines)
 	for sc.Scan() {
-		if m := typeRE.FindSubmatch(sc.Bytes()); m != nil {
-			if string(m[1]) == "mindspore" {
-				return "mindspore", nil
-			}
+		switch {
+		case msTypeRE.Match(sc.Bytes()):
+			return "mindspore", nil
+		case ptTypeRE.Match(sc.Bytes()):
 			return "pytorch", nil
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return "", &source.Error{File: path, Err: err}
 	}
-	return "", &source.Error{File: path, Expected: "a MindSpore or PyTorch dump", Found: "no framework field and no typed values"}
+	return "", &source.Error{File: path, Err: ErrNoFramework}
 }
 
-// typeRE is msprobe's pattern_ms and pattern_pt, the first match deciding.
-var typeRE = regexp.MustCompile(`"type":\s*"(mindspore|torch)`)
+// ErrNoFramework is DetectFramework's error for a dump it can take for
+// neither framework.
+var ErrNoFramework = errors.New("expected a MindSpore or PyTorch dump, found no framework field and no typed values")
+
+// msTypeRE and ptTypeRE are msprobe's pattern_ms and pattern_pt.
+var (
+	msTypeRE = regexp.MustCompile(`"type":\s*"mindspore`)
+	ptTypeRE = regexp.MustCompile(`"type":\s*"torch`)
+)
+
+// scanPyLines is a bufio.SplitFunc cutting at \n and at \r: a \r\n then
+// gives an empty line more than Python's universal newlines, which no
+// pattern matches.
+func scanPyLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
 
 // EntryNames returns the keys of dump.json's "data" object in file order,
 // streaming: entry bodies are skipped, not decoded.
