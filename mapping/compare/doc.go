@@ -124,7 +124,12 @@
 // row comes out unmatched, or it crashes); -da writes its files for a
 // single pair of dumps too (msprobe's -da takes step folders only, and
 // writes the table for a pair of dump files) and applies the mappings
-// (msprobe's ignores them); --xlsx fills rows with msprobe's highlight
+// (msprobe's ignores them); two dumps whose frameworks msprobe's compare
+// refuses to pair (get_compare_framework: a pytorch target takes only a
+// pytorch bench, a mindtorch bench none; a step folder's first NPU rank
+// not mindtorch), or a MindSpore target's bench it takes for neither
+// framework, are compared, the dtype gate as msprobe sets it where it
+// compares (crossFramework); --xlsx fills rows with msprobe's highlight
 // rules (its former -hl; HEAD writes no colors); a rank that fails stops
 // the run (msprobe skips it); in tensor mode a tensor file that exists but
 // cannot be read (corrupt, truncated, not a tensor, a link out of the

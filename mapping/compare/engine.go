@@ -98,8 +98,9 @@ type Config struct {
 	// Stack gives the NPU entries' stack.json frames (msprobe.Stacks); nil
 	// means no NPU_Stack_Info column.
 	Stack StackFrames
-	// CrossFramework normalises dtypes before the dtype gate
-	// (MindSpore against PyTorch).
+	// CrossFramework normalises dtypes before the dtype gate: msprobe's
+	// cross_frame, a mindspore or mindtorch target against a bench taken
+	// for PyTorch (crossFramework).
 	CrossFramework bool
 	// Debug is set for debug.json dumps (entry names used as they are).
 	Debug bool

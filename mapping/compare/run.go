@@ -447,6 +447,14 @@ func run(opt Options, in inputs, set *output.Set, rep *Report) (files [][]*outpu
 			return nil, err
 		}
 	}
+	for i := range pairs {
+		// msprobe picks a step folder's comparator from its first NPU
+		// rank (core/compare/utils.py compare_distributed_inner)
+		pairs[i].lead = pairs[i].heads[0].Framework
+		if dirMode {
+			pairs[i].lead = pairs[0].heads[0].Framework
+		}
+	}
 	if err := os.MkdirAll(opt.OutDir, resultDirMode); err != nil {
 		return nil, source.PathError(opt.OutDir, "an output folder (created when missing)", err)
 	}
@@ -532,6 +540,8 @@ type rankPair struct {
 	// Set by checkRankFiles: the NPU and bench files and dump.json headers.
 	paths [2]msprobe.Paths
 	heads [2]msprobe.Header
+	// lead is the NPU framework that picks msprobe's comparator (run).
+	lead string
 }
 
 func rankPairs(target, golden string, tp TPSizes) ([]rankPair, bool, error) {
@@ -1003,7 +1013,9 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 	default:
 		return np, bp, cfg, badInput("%s: task %q: expected \"statistics\" or \"tensor\"", np.DumpJSON, nh.Task)
 	}
-	cfg.CrossFramework = nh.Framework != bh.Framework
+	if cfg.CrossFramework, err = crossFramework(p.lead, bp.DumpJSON, bh); err != nil {
+		return np, bp, cfg, inputErr(err)
+	}
 	if opt.StackJSON != "" {
 		np.StackJSON = opt.StackJSON
 	}
@@ -1011,6 +1023,29 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		cfg.Stack = readStacksAsync(np.StackJSON)
 	}
 	return np, bp, cfg, nil
+}
+
+// crossFramework is msprobe's cross_frame flag, which normalises dtypes
+// before the dtype gate. Only its MindSpore comparator sets it, for a
+// mindspore or mindtorch target (core/compare/utils.py
+// get_compare_framework; lead, see rankPair), and only against a bench
+// dump detect_framework_by_dump_json takes for PyTorch: its header's
+// framework when that is pytorch or mindspore, else its first typed value
+// (mindspore/compare/ms_compare.py ms_compare, mindspore/compare/utils.py
+// check_cross_framework). A bench it can take for neither has no torch
+// or MindSpore dtype for the flag to change (msprobe refuses it).
+func crossFramework(lead, bench string, bh msprobe.Header) (bool, error) {
+	if lead != "mindspore" && lead != "mindtorch" {
+		return false, nil
+	}
+	if !bh.FrameworkMissing && (bh.Framework == "pytorch" || bh.Framework == "mindspore") {
+		return bh.Framework == "pytorch", nil
+	}
+	fw, err := msprobe.DetectFramework(bench)
+	if errors.Is(err, msprobe.ErrNoFramework) {
+		return false, nil
+	}
+	return fw == "pytorch", err
 }
 
 // stackReader reads the NPU stack.json in the background, beside the
