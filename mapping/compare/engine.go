@@ -102,6 +102,10 @@ type Config struct {
 	// cross_frame, a mindspore or mindtorch target against a bench taken
 	// for PyTorch (crossFramework).
 	CrossFramework bool
+	// gateWarning is set when the two dumps hold different frameworks'
+	// values and the dtype gate compares their dtypes by name: no row of
+	// one pairs with the other's (rankConfig).
+	gateWarning string
 	// Debug is set for debug.json dumps (entry names used as they are).
 	Debug bool
 	// Tensor computes tensor-mode metrics; required in Tensor mode.

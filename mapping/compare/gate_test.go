@@ -84,7 +84,8 @@ func writeGateDump(t *testing.T, dir string, s gateSide, bench bool) {
 // output row pairs (the others' Bench Name is N/A). The step-folder
 // cases are the pairs msprobe refuses as two files (get_compare_framework
 // takes a pytorch target only with a pytorch bench, and no mindtorch
-// bench), and the mixed step folders.
+// bench), and the mixed step folders. Each rank whose two frameworks'
+// rows cannot pair gets a warning saying so.
 func TestCrossFrameworkGate(t *testing.T) {
 	t.Parallel()
 	const (
@@ -134,9 +135,20 @@ func TestCrossFrameworkGate(t *testing.T) {
 			if !c.step {
 				target, golden = filepath.Join(target, "dump.json"), filepath.Join(golden, "dump.json")
 			}
-			rep, err := Run(Options{Target: target, Golden: golden, OutDir: t.TempDir(), Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			var warn strings.Builder
+			rep, err := Run(Options{Target: target, Golden: golden, OutDir: t.TempDir(), Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), Warnings: &warn})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// each rank whose frameworks' rows cannot pair is warned of
+			nothing := 0
+			for _, w := range c.want {
+				if w == none {
+					nothing++
+				}
+			}
+			if got := strings.Count(warn.String(), "compares them by name"); got != nothing {
+				t.Errorf("%d warnings of rows that cannot pair, want %d:\n%s", got, nothing, warn.String())
 			}
 			if len(rep.Ranks) != len(c.want) {
 				t.Fatalf("%d tables, want %d", len(rep.Ranks), len(c.want))

@@ -171,6 +171,9 @@ type RankReport struct {
 	lacking []pairState     // per pair: whether this rank pair's dumps know its modules
 	da      *daRank         // -da: the rank's per-rank JSON
 	tensors *missingTensors // tensor mode: what the rank's rows lacked
+	// gateWarning says that the dtype gate keeps the two frameworks'
+	// rows apart (Config.gateWarning).
+	gateWarning string
 }
 
 // Report is the outcome of a run. Findings and Err say how it ended;
@@ -277,6 +280,9 @@ func Run(opt Options) (*Report, error) {
 		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
 	}
 	for _, r := range rep.Ranks { // in rank pair order
+		if r.gateWarning != "" {
+			fmt.Fprintln(opt.Warnings, r.gateWarning)
+		}
 		if r.tensors != nil {
 			r.tensors.warn(opt.Warnings)
 		}
@@ -876,7 +882,7 @@ func progressHead(suffix string) string {
 
 // compareRank compares one rank pair configured by rankConfig.
 func compareRank(opt Options, in inputs, set *output.Set, rep *Report, np, bp msprobe.Paths, cfg Config, p rankPair, suffix string) (_ *RankReport, _ []*output.File, err error) {
-	rr := &RankReport{}
+	rr := &RankReport{gateWarning: cfg.gateWarning}
 	// A view is made first unless a layer mapping reads the dumps' entries
 	// (the view then takes them): the indexes of the N:1 detection, or
 	// else the join's, take the entries the view read.
@@ -1016,6 +1022,12 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 	if cfg.CrossFramework, err = crossFramework(p.lead, bp.DumpJSON, bh); err != nil {
 		return np, bp, cfg, inputErr(err)
 	}
+	if !cfg.CrossFramework && opt.DataMappingFile == "" && opt.LayerMappingFile == "" {
+		if nf, bf := familyOf(np.DumpJSON, nh), familyOf(bp.DumpJSON, bh); nf != "" && bf != "" && nf != bf {
+			cfg.gateWarning = fmt.Sprintf("layermap: warning: %s holds %s values, %s %s values: msprobe's dtype gate compares them by name (it maps dtypes across frameworks only for a MindSpore target against a PyTorch bench), so no row of one pairs with a row of the other; give the MindSpore dump as -tp, or a mapping (-dm, -lm)",
+				np.DumpJSON, nf, bp.DumpJSON, bf)
+		}
+	}
 	if opt.StackJSON != "" {
 		np.StackJSON = opt.StackJSON
 	}
@@ -1023,6 +1035,24 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 		cfg.Stack = readStacksAsync(np.StackJSON)
 	}
 	return np, bp, cfg, nil
+}
+
+// familyOf is the framework whose values the dump at path holds,
+// "pytorch" or "mindspore" (mindtorch dumps through MindSpore's
+// processor), as DetectFramework reads it; "" when it cannot tell.
+func familyOf(path string, h msprobe.Header) string {
+	switch {
+	case h.FrameworkMissing:
+	case h.Framework == "pytorch":
+		return "pytorch"
+	case h.Framework == "mindspore" || h.Framework == "mindtorch":
+		return "mindspore"
+	}
+	fw, err := msprobe.DetectFramework(path)
+	if err != nil {
+		return ""
+	}
+	return fw
 }
 
 // crossFramework is msprobe's cross_frame flag, which normalises dtypes
