@@ -60,6 +60,8 @@ func TestCompareCommand(t *testing.T) {
 	}
 	noPairs := filepath.Join(t.TempDir(), "pairs.yaml")
 	os.WriteFile(noPairs, []byte("- npu: nosuch.module\n  bench: other.module\n"), 0o644)
+	downPair := filepath.Join(t.TempDir(), "pairs.yaml")
+	os.WriteFile(downPair, []byte("- npu: module.model.layers.0.mlp.down_proj\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2\n"), 0o644)
 	noRule := filepath.Join(t.TempDir(), "no_rule.yaml")
 	os.WriteFile(noRule, []byte("NoSuchClass:\n  foo: bar\n"), 0o644)
 	demo := filepath.Join(testkit.Root(t), "testdata/demo/dumps")
@@ -132,6 +134,11 @@ func TestCompareCommand(t *testing.T) {
           "name": 325,
           "pairs": 0
         }`}},
+		// pairs are joined through beside -fm, as a data mapping is (the
+		// fuzzy match once ignored them: "fuzzy 218, pairs 0", no warning)
+		{name: "pairs beside -fm", args: []string{"-tp", filepath.Join(demo, "llamafactory"), "-gp", filepath.Join(demo, "mindspeed-mm"), "--pairs", downPair, "-fm"},
+			code: 1, files: []string{"compare_result_"}, stdout: []string{"  matched by: name 319, fuzzy 0, pairs 10\n"},
+			stderr: "layermap: warning: -fm pairs no row in order beside --pairs: the pairs are joined through first, as msprobe joins through a data mapping, and -fm only leaves backward calls unrenumbered\n"},
 		// refused, not compared (the missing-file counter once hid the refusal)
 		{name: "data_name escapes", args: []string{"-tp", filepath.Join(escape, "npu"), "-gp", filepath.Join(escape, "bench")},
 			code: 2, stderr: filepath.Join(escape, "npu", "dump.json") + `:9: expected a data_name naming a file inside dump_tensor_data (msprobe writes plain file names), found "../../../etc/passwd" (contains a path separator)`},
@@ -245,6 +252,7 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 	if err := os.WriteFile(shard, broken, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	pairs := testkit.WriteFile(t, t.TempDir(), "pairs.yaml", "- npu: module.model.layers.0.mlp.down_proj\n  bench: 0.module.module.text_decoder.decoder.layers.0.mlp.linear_fc2\n")
 	shardErr := fmt.Sprintf("layermap: %s:%d: expected ',' or '}', found '.'\n", shard, bytes.Count(whole[:v], []byte("\n"))+1)
 	for _, c := range []struct {
 		name   string
@@ -270,6 +278,8 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		// (and not the warnings that -lm sets -dm aside, -fm pairs nothing)
 		{name: "data mapping beside a layer mapping", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM, "-lm", filepath.Join(testkit.Root(t), "templates/data/qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"), "-fm"}, stderr: dmErr},
 		{name: "data mapping and -fm", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM, "-fm"}, stderr: dmErr},
+		// (and not the warning that -fm pairs nothing beside the pairs)
+		{name: "pairs, -fm and truncated data", args: []string{"-tp", deep, "-gp", ms, "--pairs", pairs, "-fm"}, stderr: filepath.Join(deep, "dump.json") + ":"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := t.TempDir()

@@ -56,9 +56,10 @@
 // pair or the end settles them), the whole file where no name pairs. The
 // bench queue packs its older rows once it is longer than packAfterRows,
 // as the whole-bench join holds them (fuzzy.go).
-// With N:1 groups or tensor-parallel shards, which look bench rows up by
-// name, it reads the whole bench side into memory in a packed form
-// (benchstore.go).
+// With tensor-parallel shards, which look bench rows up by name, it
+// reads the whole bench side into memory in a packed form
+// (benchstore.go). Beside a data mapping or pairs it pairs no row in
+// order: the rows are joined through those, with the index.
 //
 // A layer mapping (-lm) is not streamed: msprobe's scope resolution needs
 // every entry of both sides before it answers (a scope's class comes from

@@ -83,7 +83,8 @@ type Config struct {
 	Mode Mode
 	// Fuzzy is msprobe's --fuzzy_match: names compared without call
 	// indices, rows paired in order (see fuzzyMatcher); with a data
-	// mapping, only backward calls left unrenumbered (see fuzzyJoin).
+	// mapping or pairs, only backward calls left unrenumbered (see
+	// fuzzyJoin).
 	Fuzzy bool
 	// DataMapping maps NPU row names to bench row names (msprobe's -dm):
 	// NPU rows are keyed by its Lookup (else their name), the dtype gate
@@ -94,6 +95,8 @@ type Config struct {
 	DataMappingSource MatchSource
 	// Pairs maps NPU row names to bench row names from explicit node pairs;
 	// it takes precedence over DataMapping and is applied the same way.
+	// Set, if empty, whenever the run has pairs: rows are then joined
+	// through them first (see fuzzyJoin).
 	Pairs map[string]string
 	// Stack gives the NPU entries' stack.json frames (msprobe.Stacks); nil
 	// means no NPU_Stack_Info column.
@@ -537,12 +540,14 @@ func Compare(npu Source, bench Bench, cfg Config, sink RowSink) (*Summary, error
 	// The indexed join (benchindex.go) serves every match but the fuzzy
 	// one, which pairs the two sides' rows in order and reads the bench
 	// side as a stream (fuzzy.go); the tests' references, and the fuzzy
-	// match with N:1 groups or shards, read the whole bench side into
+	// match with tensor-parallel shards, read the whole bench side into
 	// memory.
 	fuzzy := cfg.fuzzyJoin()
 	indexed := !fuzzy && !cfg.simpleBench && !cfg.fullBench
-	// (N:1 groups and tensor-parallel shards look bench rows up by name:
-	// with them the fuzzy match joins against the whole bench side too.)
+	// (Tensor-parallel shards look bench rows up by name: with them the
+	// fuzzy match joins against the whole bench side too. N:1 groups come
+	// with pairs or a data mapping, which the fuzzy match never joins
+	// beside.)
 	streamed := fuzzy && !cfg.simpleBench && !cfg.fullBench && cfg.fused.empty()
 	var ix *benchIndex
 	var bs *benchSide
@@ -993,7 +998,7 @@ func (j *indexJoin) aheadKey(n *sideRow, buf *[]byte, has suffixHas) string {
 }
 
 // storeJoin joins against the whole bench side in memory (the tests'
-// references, and msprobe's fuzzy match when N:1 groups or shards look
+// references, and msprobe's fuzzy match when tensor-parallel shards look
 // bench rows up by name beside it).
 type storeJoin struct {
 	bs  *benchSide
@@ -1103,11 +1108,16 @@ func joinKeyWith(n *sideRow, cfg *Config, buf *[]byte, has suffixHas) (key strin
 // dataMapped reports whether rows are joined through a data mapping.
 func (cfg *Config) dataMapped() bool { return cfg.DataMapping != nil || cfg.layerMap != nil }
 
+// mapped reports whether rows are joined through an explicit mapping:
+// a data mapping or pairs.
+func (cfg *Config) mapped() bool { return cfg.dataMapped() || cfg.Pairs != nil }
+
 // fuzzyJoin reports whether rows are paired by msprobe's fuzzy match:
-// -fm without a data mapping. msprobe joins through a data mapping
-// first (Match.match_api_infos), -fm then only leaving the backward
-// calls unrenumbered.
-func (cfg *Config) fuzzyJoin() bool { return cfg.Fuzzy && !cfg.dataMapped() }
+// -fm without a data mapping or pairs. msprobe joins through a data
+// mapping first (Match.match_api_infos), -fm then only leaving the
+// backward calls unrenumbered; pairs, an explicit mapping too, are
+// joined through the same way.
+func (cfg *Config) fuzzyJoin() bool { return cfg.Fuzzy && !cfg.mapped() }
 
 // mapRow returns the bench row name the data mapping gives an NPU row,
 // and whether it has the row; has answers a deferred mapping's suffix

@@ -569,8 +569,9 @@ func TestFusedTensor(t *testing.T) {
 		t.Errorf("%d error rows, fused %+v; want 4 combined (weight, output, both gradients) and the shared input", s.Error, got)
 	}
 	rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
-	// msprobe's fuzzy match beside the group: the same table (the
-	// fixture's names and order agree)
+	// -fm beside the group: the same table (pairs are joined through
+	// first, -fm only leaving backward calls unrenumbered, which pairs
+	// the fixture's alike)
 	fz, err := Run(Options{Target: filepath.Join(dir, "npu"), Golden: filepath.Join(dir, "bench"), OutDir: t.TempDir(), PairsFile: pairs,
 		Fuzzy: true, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
 	if err != nil {

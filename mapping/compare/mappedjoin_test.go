@@ -1,12 +1,15 @@
 package compare
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -186,5 +189,182 @@ func wantFiles(t *testing.T, dir string, goldens []string) {
 			t.Fatalf("%s not written: %v", filepath.Base(f), err)
 		}
 		diffCSV(t, filepath.Base(f), got, want)
+	}
+}
+
+// TestFuzzyWithPairs: pairs are an explicit mapping, joined through
+// first as a data mapping is, so beside them -fm pairs no row in order
+// either: it only leaves backward calls unrenumbered. Here the NPU's
+// relu backward calls come in the other order than the bench's: with
+// renumbering (no -fm) the first of each side pair up, under -fm the
+// calls of the same name; the fuzzy match alone pairs them in order and
+// leaves the paired modules, whose names differ, unmatched.
+func TestFuzzyWithPairs(t *testing.T) {
+	t.Parallel()
+	tensor := func(max string) string {
+		return `{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": ` + max + `, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`
+	}
+	entries := func(module, first, second string) string {
+		return `"Module.` + module + `.forward.0": {"input_args": [` + tensor("1.0") + `], "output": [` + tensor("2.0") + `]}, ` +
+			`"Functional.relu.` + first + `.backward": {"input": [` + tensor("3.0") + `], "output": [` + tensor("4.0") + `]}, ` +
+			`"Functional.relu.` + second + `.backward": {"input": [` + tensor("5.0") + `], "output": [` + tensor("6.0") + `]}`
+	}
+	dir := t.TempDir()
+	npu, bench := testkit.DumpDir(t, dir, "npu", entries("a.A", "1", "0")), testkit.DumpDir(t, dir, "bench", entries("b.B", "0", "1"))
+	pairs := testkit.WriteFile(t, dir, "pairs.yaml", "- npu: a\n  bench: b\n")
+	dm := testkit.WriteFile(t, dir, "dm.yaml", "{}\n")
+	for _, c := range []struct {
+		name      string
+		pairs, dm string
+		fuzzy     bool
+		want      [][2]string
+		matchedBy map[string]int
+		warning   string
+	}{
+		{"pairs", pairs, "", false, [][2]string{
+			{"Module.a.A.forward.0.input.0", "Module.b.B.forward.0.input.0"},
+			{"Module.a.A.forward.0.output.0", "Module.b.B.forward.0.output.0"},
+			{"Functional.relu.1.backward.input.0", "Functional.relu.0.backward.input.0"}, // both renumbered to relu.0
+			{"Functional.relu.1.backward.output.0", "Functional.relu.0.backward.output.0"},
+			{"Functional.relu.0.backward.input.0", "Functional.relu.1.backward.input.0"},
+			{"Functional.relu.0.backward.output.0", "Functional.relu.1.backward.output.0"},
+		}, map[string]int{"name": 4, "pairs": 2}, ""},
+		{"pairs and fuzzy match", pairs, "", true, [][2]string{
+			{"Module.a.A.forward.0.input.0", "Module.b.B.forward.0.input.0"},
+			{"Module.a.A.forward.0.output.0", "Module.b.B.forward.0.output.0"},
+			{"Functional.relu.1.backward.input.0", "Functional.relu.1.backward.input.0"},
+			{"Functional.relu.1.backward.output.0", "Functional.relu.1.backward.output.0"},
+			{"Functional.relu.0.backward.input.0", "Functional.relu.0.backward.input.0"},
+			{"Functional.relu.0.backward.output.0", "Functional.relu.0.backward.output.0"},
+		}, map[string]int{"name": 4, "fuzzy": 0, "pairs": 2},
+			"layermap: warning: -fm pairs no row in order beside --pairs: the pairs are joined through first, as msprobe joins through a data mapping, and -fm only leaves backward calls unrenumbered\n"},
+		// a data mapping beside the pairs: unmapped rows keep their names
+		{"pairs, data mapping and fuzzy match", pairs, dm, true, [][2]string{
+			{"Module.a.A.forward.0.input.0", "Module.b.B.forward.0.input.0"},
+			{"Module.a.A.forward.0.output.0", "Module.b.B.forward.0.output.0"},
+			{"Functional.relu.1.backward.input.0", "Functional.relu.1.backward.input.0"},
+			{"Functional.relu.1.backward.output.0", "Functional.relu.1.backward.output.0"},
+			{"Functional.relu.0.backward.input.0", "Functional.relu.0.backward.input.0"},
+			{"Functional.relu.0.backward.output.0", "Functional.relu.0.backward.output.0"},
+		}, map[string]int{"name": 4, "fuzzy": 0, "data_mapping": 0, "pairs": 2},
+			"layermap: warning: -fm pairs no row in order beside a data mapping and --pairs: both are joined through first, as msprobe joins through a data mapping, and -fm only leaves backward calls unrenumbered\n"},
+		{"fuzzy match", "", "", true, [][2]string{
+			{"Module.a.A.forward.0.input.0", "N/A"},
+			{"Module.a.A.forward.0.output.0", "N/A"},
+			{"Functional.relu.1.backward.input.0", "Functional.relu.0.backward.input.0"},
+			{"Functional.relu.1.backward.output.0", "Functional.relu.0.backward.output.0"},
+			{"Functional.relu.0.backward.input.0", "Functional.relu.1.backward.input.0"},
+			{"Functional.relu.0.backward.output.0", "Functional.relu.1.backward.output.0"},
+		}, map[string]int{"fuzzy": 4}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var warn strings.Builder
+			rep, err := Run(Options{Target: npu, Golden: bench, PairsFile: c.pairs, DataMappingFile: c.dm, Fuzzy: c.fuzzy, OutDir: t.TempDir(),
+				Warnings: &warn, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+			if len(rows) != len(c.want)+1 {
+				t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(c.want), dumpCol(rows, 1))
+			}
+			for i, w := range c.want {
+				if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
+					t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
+				}
+			}
+			if s := rep.Ranks[0].Summary; !reflect.DeepEqual(s.MatchedBy, c.matchedBy) {
+				t.Errorf("matched by %v, want %v", s.MatchedBy, c.matchedBy)
+			}
+			if warn.String() != c.warning {
+				t.Errorf("warnings %q, want %q", warn.String(), c.warning)
+			}
+		})
+	}
+}
+
+// TestFuzzyWithPairsQwen: on the real Qwen2.5-VL pair, pairs beside -fm
+// are joined through as they are without it: a down_proj paired 1:1 with
+// MindSpeed's linear_fc2 (left unmatched by the fuzzy match, which
+// ignored the pairs), and N:1 groups, compared through the plan whatever
+// the join. The dumps hold no backward call, so the table is the one
+// without -fm, byte for byte, and the summary counts the pairs.
+func TestFuzzyWithPairsQwen(t *testing.T) {
+	t.Parallel()
+	demo := testkit.Testdata(t, "demo", "dumps")
+	const (
+		npuMLP   = "module.model.layers.0.mlp."
+		benchMLP = "0.module.module.text_decoder.decoder.layers.0.mlp."
+		down     = "Module." + npuMLP + "down_proj.Linear.forward.0."
+		fc2      = "Module." + benchMLP + "linear_fc2.RowParallelLinear.forward.0."
+		gate     = "Module." + npuMLP + "gate_proj.Linear.forward.0."
+		fc1      = "Module." + benchMLP + "linear_fc1.ColumnParallelLinear.forward.0."
+	)
+	downPair := mapping.ModulePair{NPU: npuMLP + "down_proj", Bench: benchMLP + "linear_fc2"}
+	gateUp := mapping.ModulePair{NPUParts: []string{npuMLP + "gate_proj", npuMLP + "up_proj"}, Bench: benchMLP + "linear_fc1", Kind: mapping.KindGateUp}
+	// NPU row -> its bench row and Err_message
+	pairedRows := map[string][2]string{
+		down + "input.0":                    {fc2 + "input.0", "[]"},
+		down + "parameters.weight":          {fc2 + "parameters.weight", "[]"},
+		down + "output.0":                   {fc2 + "output.0", "[]"},
+		"Tensor.__mul__.27.forward.input.0": {"Tensor.__mul__.24.forward.input.0", "[]"}, // called inside the paired calls
+	}
+	groupRows := map[string][2]string{
+		gate + "input.0": {fc1 + "input.0", `["fused: gate_up, an input the 2 NPU parts share, compared with the bench module's"]`},
+		// the demo's shapes make no combination
+		gate + "output.0": {"N/A", `["fused: inputs only (gate_up: shapes [2, 8] and 1 more part cannot make [2, 8])"]`},
+	}
+	for _, c := range []struct {
+		name      string
+		pairs     []mapping.ModulePair
+		want      []map[string][2]string
+		matchedBy map[string]int
+	}{
+		{"1:1 pair", []mapping.ModulePair{downPair}, []map[string][2]string{pairedRows}, map[string]int{"name": 319, "pairs": 10}},
+		{"1:1 pair and group", []mapping.ModulePair{downPair, gateUp}, []map[string][2]string{pairedRows, groupRows},
+			map[string]int{"name": 308, "pairs": 10, "group": 10}},
+		{"group", []mapping.ModulePair{gateUp}, []map[string][2]string{groupRows}, map[string]int{"name": 314, "pairs": 0, "group": 10}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pairs := writePairs(t, t.TempDir(), c.pairs...)
+			var tables [2][]byte
+			for i, fuzzy := range []bool{false, true} {
+				var warn strings.Builder
+				rep, err := Run(Options{Target: filepath.Join(demo, "llamafactory"), Golden: filepath.Join(demo, "mindspeed-mm"),
+					PairsFile: pairs, Fuzzy: fuzzy, OutDir: t.TempDir(), Warnings: &warn, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+				msg := col(rows, "Err_message")
+				got := map[string][2]string{}
+				for _, r := range rows[1:] {
+					got[r[0]] = [2]string{r[1], r[msg]}
+				}
+				for _, want := range c.want {
+					for n, w := range want {
+						if got[n] != w {
+							t.Errorf("-fm %v: %s -> %q, want %q", fuzzy, n, got[n], w)
+						}
+					}
+				}
+				matchedBy := maps.Clone(c.matchedBy)
+				if fuzzy {
+					matchedBy["fuzzy"] = 0
+				}
+				if s := rep.Ranks[0].Summary; !reflect.DeepEqual(s.MatchedBy, matchedBy) {
+					t.Errorf("-fm %v: matched by %v, want %v", fuzzy, s.MatchedBy, matchedBy)
+				}
+				if got := strings.Contains(warn.String(), "-fm pairs no row in order beside --pairs"); got != fuzzy {
+					t.Errorf("-fm %v: warnings %q", fuzzy, warn.String())
+				}
+				if tables[i], err = os.ReadFile(rep.Ranks[0].Files[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			diffCSV(t, "-fm", tables[1], tables[0])
+		})
 	}
 }

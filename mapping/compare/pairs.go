@@ -95,9 +95,10 @@ func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 	return rows, err
 }
 
-// pairRows is PairRows; known tells, per pair, whether every module it
-// names has an entry in this rank pair's dumps, and when not, whether
-// only layers the dumps do not hold are missing.
+// pairRows is PairRows, its rows not nil when there are pairs; known
+// tells, per pair, whether every module it names has an entry in this
+// rank pair's dumps, and when not, whether only layers the dumps do not
+// hold are missing.
 func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, []pairState, error) {
 	if len(pairs) == 0 {
 		return nil, nil, nil

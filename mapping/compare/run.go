@@ -154,6 +154,29 @@ type inputs struct {
 	pairsPos     []mapping.Pos
 }
 
+// mapped reports whether the rows are joined through an explicit
+// mapping: a data mapping (-dm, or the one a layer mapping gives) or
+// pairs. It is Config.mapped for every rank pair of the run.
+func (in inputs) mapped() bool {
+	return in.dataMapping != nil || in.layerMapping != nil || len(in.pairs) > 0
+}
+
+// fuzzyWarning tells, when -fm is given beside an explicit mapping, that
+// it pairs no row in order (see Config.fuzzyJoin); "" otherwise.
+func (in inputs) fuzzyWarning(fuzzy bool) string {
+	if !fuzzy || !in.mapped() {
+		return ""
+	}
+	if len(in.pairs) == 0 {
+		return "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered"
+	}
+	what, which := "--pairs", "the pairs are"
+	if in.dataMapping != nil || in.layerMapping != nil {
+		what, which = "a data mapping and --pairs", "both are"
+	}
+	return "layermap: warning: -fm pairs no row in order beside " + what + ": " + which + " joined through first, as msprobe joins through a data mapping, and -fm only leaves backward calls unrenumbered"
+}
+
 // RankReport is the outcome of one rank pair.
 type RankReport struct {
 	Rank    string   `json:"rank"` // "" for a file pair, else the NPU rank folder name
@@ -276,8 +299,8 @@ func Run(opt Options) (*Report, error) {
 	if opt.DataMappingFile != "" && opt.LayerMappingFile != "" {
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not used beside a layer mapping: msprobe replaces it with the data mapping it derives from the layer mapping\n", opt.DataMappingFile)
 	}
-	if opt.Fuzzy && (opt.DataMappingFile != "" || opt.LayerMappingFile != "") {
-		fmt.Fprintln(opt.Warnings, "layermap: warning: -fm pairs no row in order beside a data mapping: msprobe joins through the mapping first, and -fm only leaves backward calls unrenumbered")
+	if w := in.fuzzyWarning(opt.Fuzzy); w != "" {
+		fmt.Fprintln(opt.Warnings, w)
 	}
 	for _, r := range rep.Ranks { // in rank pair order
 		if r.gateWarning != "" {
@@ -1163,7 +1186,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	var ixs *sideIndexes
 	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
-	if !opt.NoFused && !cfg.Fuzzy && (in.dataMapping != nil || in.layerMapping != nil || in.pairs != nil) {
+	if !opt.NoFused && !cfg.Fuzzy && in.mapped() {
 		ixc := *cfg
 		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
 	}
@@ -1233,12 +1256,12 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		// the one it derives (ms_compare)
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = nil, dm, ByLayerMap
 	}
-	if in.pairs != nil {
+	if len(in.pairs) > 0 {
 		pm, lacking, err := pairRows(in.pairs, np, bp)
 		if err != nil {
 			return written, known, err
 		}
-		cfg.Pairs = pm
+		cfg.Pairs = pm // not nil, even when it pairs no row of this rank pair
 		rr.lacking = lacking
 	}
 	var groups []mapping.ModulePair
@@ -1250,7 +1273,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if opt.NoFused {
 		groups = nil
 	}
-	detect := !opt.NoFused && !cfg.Fuzzy && (cfg.dataMapped() || cfg.Pairs != nil)
+	detect := !opt.NoFused && !cfg.Fuzzy && cfg.mapped()
 	if detect {
 		stage("looking for N:1 groups")
 	}
