@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -177,12 +178,13 @@ func col(rows [][]string, name string) int {
 // TestFusedDemo is issue 10's acceptance: the fused pair that agrees
 // everywhere gives no error row, every fused output is compared and
 // passes, and there is no first divergence. Without the groups it gives
-// the shape errors the issue reports.
+// the shape errors the issue reports. -fm beside the layer mapping, which
+// only leaves backward calls unrenumbered, finds the same groups.
 func TestFusedDemo(t *testing.T) {
 	npu, bench, lm := fusedDemo(t)
-	run := func(noFused bool) (*Summary, [][]string) {
+	run := func(noFused, fuzzy bool) (*Summary, [][]string) {
 		out := t.TempDir()
-		rep, err := Run(Options{Target: npu, Golden: bench, OutDir: out, LayerMappingFile: lm, NoFused: noFused,
+		rep, err := Run(Options{Target: npu, Golden: bench, OutDir: out, LayerMappingFile: lm, NoFused: noFused, Fuzzy: fuzzy,
 			Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +197,7 @@ func TestFusedDemo(t *testing.T) {
 		}
 		return rep.Ranks[0].Summary, testkit.ReadCSV(t, table)
 	}
-	plain, rows := run(true)
+	plain, rows := run(true, false)
 	shapeErrs := 0
 	msg := col(rows, "Err_message")
 	for _, r := range rows[1:] {
@@ -206,7 +208,10 @@ func TestFusedDemo(t *testing.T) {
 	if plain.Error == 0 || shapeErrs == 0 {
 		t.Errorf("without groups: %d error rows, %d fc1 shape errors; want the issue's shape errors", plain.Error, shapeErrs)
 	}
-	s, rows := run(false)
+	s, rows := run(false, false)
+	if fs, frows := run(false, true); !reflect.DeepEqual(frows, rows) || !reflect.DeepEqual(fs.Fused, s.Fused) {
+		t.Errorf("-fm: fused %v, table\n%q\nwant fused %v, table\n%q", fs.Fused, frows, s.Fused, rows)
+	}
 	if s.Error != 0 || s.Warning != 0 {
 		t.Errorf("fused: %d error, %d warning rows, want none", s.Error, s.Warning)
 	}

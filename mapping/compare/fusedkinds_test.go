@@ -178,13 +178,14 @@ type kindCase struct {
 	counts       FusedCounts
 	rows         map[string]string // NPU Name (prefix) -> Err_message substring
 	npuRowsExtra int               // combined NPU rows added to the table
+	fuzzy        bool              // -fm
 }
 
 func runKind(t *testing.T, c kindCase) (*Summary, [][]string) {
 	dir := t.TempDir()
 	npu := writeFixture(t, filepath.Join(dir, "npu"), c.npu...)
 	bench := writeFixture(t, filepath.Join(dir, "bench"), c.bench...)
-	opt := Options{Target: npu, Golden: bench, OutDir: t.TempDir(), Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	opt := Options{Target: npu, Golden: bench, OutDir: t.TempDir(), Fuzzy: c.fuzzy, Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	if len(c.pairs) > 0 {
 		opt.PairsFile = writePairs(t, dir, c.pairs...)
 	}
@@ -689,7 +690,8 @@ func TestFusedShapesDoNotAddUp(t *testing.T) {
 // TestFusedDetectedFirstCalled: two NPU modules that could each be the
 // fused whole of the same bench parts (each paired 1:1 with one of them)
 // do not both claim the parts: the one called first does, whatever the
-// order of the sidecar, and the other stays a 1:1 pair.
+// order of the sidecar, and the other stays a 1:1 pair. The same with
+// -fm, which beside pairs only leaves backward calls unrenumbered.
 func TestFusedDetectedFirstCalled(t *testing.T) {
 	x := demoLeaves(t, "[2, 8]")
 	fwd := func(path string) fxEntry {
@@ -714,24 +716,30 @@ func TestFusedDetectedFirstCalled(t *testing.T) {
 		{"b called first", []string{b, a}, toUp, b, a},
 		{"b called first, the sidecar in the other order", []string{b, a}, toGate, b, a},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			npu := []fxEntry{fwd(c.called[0]), fwd(c.called[1])}
-			s, rows := runKind(t, kindCase{npu: npu, bench: bench, pairs: c.pairs})
-			if got := s.Fused[mapping.KindGateUp]; got == nil || got.Combined != 1 {
-				t.Fatalf("fused gate_up: %+v, want one combined row", got)
+		for _, fuzzy := range []bool{false, true} {
+			name := c.name
+			if fuzzy {
+				name += ", -fm"
 			}
-			msg := col(rows, "Err_message")
-			got := map[string]string{}
-			for _, r := range rows[1:] {
-				got[r[0]] = r[msg]
-			}
-			if m := got[outRow(c.claims)]; !strings.Contains(m, "bench row = its 2 parts concatenated along axis 1") {
-				t.Errorf("%s (called first): %q, want its output combined from the parts", outRow(c.claims), m)
-			}
-			if m, ok := got[outRow(c.stays)]; !ok || strings.Contains(m, "parts") {
-				t.Errorf("%s (called second): %q, want a 1:1 row", outRow(c.stays), m)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				npu := []fxEntry{fwd(c.called[0]), fwd(c.called[1])}
+				s, rows := runKind(t, kindCase{npu: npu, bench: bench, pairs: c.pairs, fuzzy: fuzzy})
+				if got := s.Fused[mapping.KindGateUp]; got == nil || got.Combined != 1 {
+					t.Fatalf("fused gate_up: %+v, want one combined row", got)
+				}
+				msg := col(rows, "Err_message")
+				got := map[string]string{}
+				for _, r := range rows[1:] {
+					got[r[0]] = r[msg]
+				}
+				if m := got[outRow(c.claims)]; !strings.Contains(m, "bench row = its 2 parts concatenated along axis 1") {
+					t.Errorf("%s (called first): %q, want its output combined from the parts", outRow(c.claims), m)
+				}
+				if m, ok := got[outRow(c.stays)]; !ok || strings.Contains(m, "parts") {
+					t.Errorf("%s (called second): %q, want a 1:1 row", outRow(c.stays), m)
+				}
+			})
+		}
 	}
 }
 

@@ -1186,7 +1186,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	var ixs *sideIndexes
 	var entryNames [2]*msprobe.Names // where the layer mapping read them
 	startIndexes := func(npu, bench *resolve.Entries) {}
-	if !opt.NoFused && !cfg.Fuzzy && in.mapped() {
+	if !opt.NoFused && in.mapped() {
 		ixc := *cfg
 		startIndexes = func(npu, bench *resolve.Entries) { ixs = indexSides(ixc, np, bp, npu, bench) }
 	}
@@ -1273,7 +1273,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if opt.NoFused {
 		groups = nil
 	}
-	detect := !opt.NoFused && !cfg.Fuzzy && cfg.mapped()
+	detect := !opt.NoFused && cfg.mapped()
 	if detect {
 		stage("looking for N:1 groups")
 	}
