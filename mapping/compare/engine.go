@@ -93,7 +93,8 @@ type Config struct {
 	// DataMappingSource is reported for rows matched through DataMapping
 	// under a mapped name: ByDataMap (default) or ByLayerMap.
 	DataMappingSource MatchSource
-	// Pairs maps NPU row names to bench row names from explicit node pairs;
+	// Pairs maps NPU row names to bench rows' compare keys (renumbered
+	// backward calls unless Fuzzy, see PairRows) from explicit node pairs;
 	// it takes precedence over DataMapping and is applied the same way.
 	// Set, if empty, whenever the run has pairs: rows are then joined
 	// through them first (see fuzzyJoin).

@@ -84,22 +84,25 @@ func isModule(entry string) bool {
 	return ok && (dir == "forward" || dir == "backward")
 }
 
-// PairRows expands node pairs into row pairs (NPU row name -> bench row
-// name) for one rank pair. A pair whose module has no entry in this rank's
-// dump gives no rows here: with pipeline parallelism each rank holds only
-// some layers, so one pairs file serves every rank. The run's summary
-// counts the rows each source matched, and a pairs file that matches no
-// row at all makes compare exit 1.
-func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, error) {
-	rows, _, err := pairRows(pairs, npu, bench)
+// PairRows expands node pairs into row pairs for one rank pair: NPU row
+// name -> the bench row's compare key, as Config.Pairs takes them. The
+// key is the row's name but for a backward call, which it renumbers
+// (msprobe's update_backward_call) unless fuzzy (-fm) is set. A pair
+// whose module has no entry in this rank's dump gives no rows here: with
+// pipeline parallelism each rank holds only some layers, so one pairs
+// file serves every rank. The run's summary counts the rows each source
+// matched, and a pairs file that matches no row at all makes compare
+// exit 1.
+func PairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths, fuzzy bool) (map[string]string, error) {
+	rows, _, err := pairRows(pairs, npu, bench, &Config{Fuzzy: fuzzy})
 	return rows, err
 }
 
-// pairRows is PairRows, its rows not nil when there are pairs; known
-// tells, per pair, whether every module it names has an entry in this
-// rank pair's dumps, and when not, whether only layers the dumps do not
-// hold are missing.
-func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]string, []pairState, error) {
+// pairRows is PairRows for the join of cfg, its rows not nil when there
+// are pairs; known tells, per pair, whether every module it names has an
+// entry in this rank pair's dumps, and when not, whether only layers the
+// dumps do not hold are missing.
+func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths, cfg *Config) (map[string]string, []pairState, error) {
 	if len(pairs) == 0 {
 		return nil, nil, nil
 	}
@@ -130,11 +133,23 @@ func pairRows(pairs []mapping.ModulePair, npu, bench msprobe.Paths) (map[string]
 			known[i] = lackingState(p, has(nc), has(bc))
 		}
 	}
+	// The join compares a pair's bench row with the bench rows' compare
+	// keys, as it does a data mapping's: those of backward calls are
+	// renumbered, the k-th backward call of an op keyed as call k.
+	namer := newKeyNamer(!cfg.Fuzzy, cfg.Debug)
+	defer namer.release()
+	renumbered := map[string]entryKey{}
+	for _, e := range bi.order {
+		if ek, ok := namer.entryKey(e); ok && ek.renumbered {
+			renumbered[e] = ek
+		}
+	}
 	out := map[string]string{}
 	pairEntry := func(ne, be string) {
 		bySuffix := map[string]string{}
+		ek := renumbered[be] // (none: keyed by the row's name)
 		for _, r := range bi.rows[be] {
-			bySuffix[strings.ReplaceAll(r, be, "")] = r
+			bySuffix[strings.ReplaceAll(r, be, "")] = ek.key(be, r)
 		}
 		for _, r := range ni.rows[ne] {
 			if b, ok := bySuffix[strings.ReplaceAll(r, ne, "")]; ok {

@@ -1,12 +1,17 @@
 package compare
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping"
 	"github.com/layermap/layermap/printparse/testkit"
 )
 
@@ -130,5 +135,184 @@ func TestFuzzyStatisticsGolden(t *testing.T) {
 	}
 	if s := rep.Ranks[0].Summary; s.MatchedBy["fuzzy"] != s.Rows {
 		t.Errorf("fuzzy matched %d of %d rows", s.MatchedBy["fuzzy"], s.Rows)
+	}
+}
+
+// TestPairsBackward: a pair maps the k-th forward and the k-th backward
+// call of the NPU module (file order) to the k-th of the bench module's,
+// the APIs called in them too, with and without -fm. msprobe keys the
+// bench rows of backward calls by their renumbered names unless -fm is
+// given (update_backward_call, spec §3.2), so a pair names the bench row
+// by that key, as a data mapping's values are compared with it. Here the
+// bench module b.B numbers its backward calls 3 and 2 (their keys 0 and
+// 1: the raw names find no row), d.D numbers them 1 and 0 (the raw names
+// find each other's rows), and so do the N:1 groups' modules, the many
+// on either side (compared through the plan, which keys them alike). The
+// unpaired gelu backward call is matched by its renumbered name, which
+// -fm and a data mapping (whose NPU keys are the raw names) leave
+// unmatched.
+func TestPairsBackward(t *testing.T) {
+	t.Parallel()
+	tensor := func(size int, max float64) string {
+		return fmt.Sprintf(`{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [%d], "Max": %g, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}`, size, max)
+	}
+	var stat float64
+	entry := func(name string, size int) string { // a call's input and output, each its own statistics
+		in := "input_args"
+		if strings.Contains(name, ".backward") {
+			in = "input"
+		}
+		stat++
+		return fmt.Sprintf(`%q: {%q: [%s], "output": [%s]}`, name, in, tensor(size, stat), tensor(size, stat+0.5))
+	}
+	dump := func(dir, side string, entries []string, construct map[string]string) string {
+		var b strings.Builder
+		for i, e := range entries {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(e)
+		}
+		d := testkit.DumpDir(t, dir, side, b.String())
+		c, err := json.Marshal(construct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.WriteFile(t, d, "construct.json", string(c))
+		return d
+	}
+	dir := t.TempDir()
+	npu := dump(dir, "npu", []string{
+		entry("Functional.gelu.0.forward", 2),
+		entry("Module.a.A.forward.0", 2), entry("Functional.relu.0.forward", 2),
+		entry("Module.a.A.forward.1", 2), entry("Functional.relu.1.forward", 2),
+		entry("Module.c.C.forward.0", 2), entry("Module.c.C.forward.1", 2),
+		entry("Module.f.F.forward.0", 4), entry("Module.f.F.forward.1", 4),
+		entry("Module.h.q1.E.forward.0", 2), entry("Module.h.q2.E.forward.0", 2),
+		entry("Module.h.q1.E.forward.1", 2), entry("Module.h.q2.E.forward.1", 2),
+		entry("Module.h.q2.E.backward.1", 2), entry("Module.h.q1.E.backward.1", 2),
+		entry("Module.h.q2.E.backward.0", 2), entry("Module.h.q1.E.backward.0", 2),
+		entry("Module.f.F.backward.1", 4), entry("Module.f.F.backward.0", 4),
+		entry("Module.c.C.backward.1", 2), entry("Module.c.C.backward.0", 2),
+		entry("Module.a.A.backward.1", 2), entry("Functional.relu.1.backward", 2),
+		entry("Module.a.A.backward.0", 2), entry("Functional.relu.0.backward", 2),
+		entry("Functional.gelu.1.backward", 2),
+	}, map[string]string{
+		"Functional.relu.0.forward": "Module.a.A.forward.0", "Functional.relu.1.forward": "Module.a.A.forward.1",
+		"Functional.relu.1.backward": "Module.a.A.backward.1", "Functional.relu.0.backward": "Module.a.A.backward.0",
+	})
+	bench := dump(dir, "bench", []string{
+		entry("Functional.gelu.0.forward", 2),
+		entry("Module.b.B.forward.0", 2), entry("Functional.relu.0.forward", 2),
+		entry("Module.b.B.forward.1", 2), entry("Functional.relu.1.forward", 2),
+		entry("Module.d.D.forward.0", 2), entry("Module.d.D.forward.1", 2),
+		entry("Module.g.p1.E.forward.0", 2), entry("Module.g.p2.E.forward.0", 2),
+		entry("Module.g.p1.E.forward.1", 2), entry("Module.g.p2.E.forward.1", 2),
+		entry("Module.k.K.forward.0", 4), entry("Module.k.K.forward.1", 4),
+		entry("Module.k.K.backward.1", 4), entry("Module.k.K.backward.0", 4),
+		entry("Module.g.p2.E.backward.1", 2), entry("Module.g.p1.E.backward.1", 2),
+		entry("Module.g.p2.E.backward.0", 2), entry("Module.g.p1.E.backward.0", 2),
+		entry("Module.d.D.backward.1", 2), entry("Module.d.D.backward.0", 2),
+		entry("Module.b.B.backward.3", 2), entry("Functional.relu.3.backward", 2),
+		entry("Module.b.B.backward.2", 2), entry("Functional.relu.2.backward", 2),
+		entry("Functional.gelu.5.backward", 2),
+	}, map[string]string{
+		"Functional.relu.0.forward": "Module.b.B.forward.0", "Functional.relu.1.forward": "Module.b.B.forward.1",
+		"Functional.relu.3.backward": "Module.b.B.backward.3", "Functional.relu.2.backward": "Module.b.B.backward.2",
+	})
+	pairs := writePairs(t, dir,
+		mapping.ModulePair{NPU: "a", Bench: "b"},
+		mapping.ModulePair{NPU: "c", Bench: "d"},
+		mapping.ModulePair{NPU: "f", BenchParts: []string{"g.p1", "g.p2"}, Kind: mapping.KindExperts},
+		mapping.ModulePair{NPUParts: []string{"h.q1", "h.q2"}, Bench: "k", Kind: mapping.KindExperts})
+	dm := testkit.WriteFile(t, dir, "dm.yaml", "{}\n")
+
+	// the table's rows, NPU name -> bench name, in order
+	var want [][2]string
+	call := func(npu, bench string) { // bench "": no partner
+		for _, s := range []string{".input.0", ".output.0"} {
+			b := "N/A"
+			if bench != "" {
+				b = bench + s
+			}
+			want = append(want, [2]string{npu + s, b})
+		}
+	}
+	group := func(npu, p1, p2 string) { // bench parts: one row of both
+		for _, s := range []string{".input.0", ".output.0"} {
+			want = append(want, [2]string{npu + s, "[" + p1 + s + " ; " + p2 + s + "]"})
+		}
+	}
+	npuGroup := func(first, second, q1, q2, bench string) { // NPU parts: theirs, then the combined rows
+		call(first, "")
+		call(second, "")
+		for _, s := range []string{".input.0", ".output.0"} {
+			want = append(want, [2]string{"[" + q1 + s + " ; " + q2 + s + "]", bench + s})
+		}
+	}
+	call("Functional.gelu.0.forward", "Functional.gelu.0.forward")
+	call("Module.a.A.forward.0", "Module.b.B.forward.0")
+	call("Functional.relu.0.forward", "Functional.relu.0.forward")
+	call("Module.a.A.forward.1", "Module.b.B.forward.1")
+	call("Functional.relu.1.forward", "Functional.relu.1.forward")
+	call("Module.c.C.forward.0", "Module.d.D.forward.0")
+	call("Module.c.C.forward.1", "Module.d.D.forward.1")
+	group("Module.f.F.forward.0", "Module.g.p1.E.forward.0", "Module.g.p2.E.forward.0")
+	group("Module.f.F.forward.1", "Module.g.p1.E.forward.1", "Module.g.p2.E.forward.1")
+	for _, k := range []string{"forward.0", "forward.1", "backward.1", "backward.0"} {
+		q1, q2 := "Module.h.q1.E."+k, "Module.h.q2.E."+k
+		first, second := q1, q2
+		if strings.HasPrefix(k, "backward") {
+			first, second = q2, q1
+		}
+		npuGroup(first, second, q1, q2, "Module.k.K."+k)
+	}
+	group("Module.f.F.backward.1", "Module.g.p1.E.backward.1", "Module.g.p2.E.backward.1")
+	group("Module.f.F.backward.0", "Module.g.p1.E.backward.0", "Module.g.p2.E.backward.0")
+	call("Module.c.C.backward.1", "Module.d.D.backward.1")
+	call("Module.c.C.backward.0", "Module.d.D.backward.0")
+	call("Module.a.A.backward.1", "Module.b.B.backward.3")
+	call("Functional.relu.1.backward", "Functional.relu.3.backward")
+	call("Module.a.A.backward.0", "Module.b.B.backward.2")
+	call("Functional.relu.0.backward", "Functional.relu.2.backward")
+	for _, c := range []struct {
+		name      string
+		dm        string
+		fuzzy     bool
+		gelu      string // the unpaired gelu backward call's partner ("": none)
+		matchedBy map[string]int
+	}{
+		{"pairs", "", false, "Functional.gelu.5.backward", map[string]int{"name": 4, "pairs": 24, "group": 16}},
+		{"pairs and fuzzy match", "", true, "", map[string]int{"name": 2, "fuzzy": 0, "pairs": 24, "group": 16}},
+		{"pairs and data mapping", dm, false, "", map[string]int{"name": 2, "data_mapping": 0, "pairs": 24, "group": 16}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := Run(Options{Target: npu, Golden: bench, PairsFile: pairs, DataMappingFile: c.dm, Fuzzy: c.fuzzy, OutDir: t.TempDir(),
+				Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clip(want)
+			for _, s := range []string{".input.0", ".output.0"} {
+				gelu := "N/A"
+				if c.gelu != "" {
+					gelu = c.gelu + s
+				}
+				want = append(want, [2]string{"Functional.gelu.1.backward" + s, gelu})
+			}
+			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
+			if len(rows) != len(want)+1 {
+				t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(want), dumpCol(rows, 1))
+			}
+			for i, w := range want {
+				if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
+					t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
+				}
+			}
+			if s := rep.Ranks[0].Summary; !reflect.DeepEqual(s.MatchedBy, c.matchedBy) {
+				t.Errorf("matched by %v, want %v", s.MatchedBy, c.matchedBy)
+			}
+		})
 	}
 }

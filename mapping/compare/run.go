@@ -1257,7 +1257,7 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 		cfg.DataMapping, cfg.layerMap, cfg.DataMappingSource = nil, dm, ByLayerMap
 	}
 	if len(in.pairs) > 0 {
-		pm, lacking, err := pairRows(in.pairs, np, bp)
+		pm, lacking, err := pairRows(in.pairs, np, bp, cfg)
 		if err != nil {
 			return written, known, err
 		}
