@@ -1211,8 +1211,10 @@ func applyInputs(opt Options, in inputs, set *output.Set, rep *Report, np, bp ms
 	if in.layerMapping != nil {
 		stage("reading both dumps for the layer mapping")
 		// The rows are left to the table's passes where the indexed join
-		// reads the bench side (see dataMapLog).
-		rows := opt.mapRows || cfg.Fuzzy || cfg.fullBench || cfg.simpleBench
+		// reads the bench side (see dataMapLog): always but in the tests'
+		// references, -fm pairing no row in order beside a mapping
+		// (Config.fuzzyJoin).
+		rows := opt.mapRows || cfg.fullBench || cfg.simpleBench
 		dm, h, err := checkMapping(in.layerMapping, np, bp, rows, func(npu, bench *resolve.Entries, names [2]*msprobe.Names) {
 			stage("resolving the layer mapping")
 			known, entryNames = [2]*resolve.Entries{npu, bench}, names
