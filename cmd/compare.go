@@ -98,13 +98,13 @@ Matching is msprobe's: exact names with backward call renumbering,
 row-level data mapping. --mapping (-lm) applies a layer_mapping.yaml the way
 msprobe's MindSpore compare and graph compare do (the table equals msprobe's
 table with -dm of the data mapping msprobe derives; that data mapping is
-saved next to the table; a -dm beside it is not used, as msprobe replaces
-it). --pairs adds explicit module pairs from suggest's sidecar file (a YAML
-list of {npu: PATH, bench: PATH}, N:1 groups among them), which win over
-the data mapping. A data mapping and pairs are joined through before
-anything else, as msprobe joins through a data mapping: beside either,
--fm pairs no row in order and only leaves backward calls unrenumbered (a
-warning says so).
+saved next to the table; a -dm beside it is not read, as msprobe's
+MindSpore compare replaces it). --pairs adds explicit module pairs from
+suggest's sidecar file (a YAML list of {npu: PATH, bench: PATH}, N:1
+groups among them), which win over the data mapping. A data mapping and
+pairs are joined through before anything else, as msprobe joins through
+a data mapping: beside either, -fm pairs no row in order and only leaves
+backward calls unrenumbered (a warning says so).
 
 --html also writes, beside each table and named as it, one self-contained
 HTML file (no server, no network; open it from a file:// URL): the two

@@ -275,8 +275,7 @@ func TestCompareRefusedCreatesNothing(t *testing.T) {
 		{name: "data mapping and missing dump", args: []string{"-tp", filepath.Join(base0, "none"), "-gp", ms, "-dm", badDM}, stderr: dmErr},
 		// (and not the warning of a dump compared with itself)
 		{name: "data mapping, one dump", args: []string{"-tp", lf, "-gp", lf, "-dm", badDM}, stderr: dmErr},
-		// (and not the warnings that -lm sets -dm aside, -fm pairs nothing)
-		{name: "data mapping beside a layer mapping", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM, "-lm", filepath.Join(testkit.Root(t), "templates/data/qwen2.5-vl_llamafactory_to_mindspeed-mm.yaml"), "-fm"}, stderr: dmErr},
+		// (and not the warning that -fm pairs nothing beside it)
 		{name: "data mapping and -fm", args: []string{"-tp", lf, "-gp", ms, "-dm", badDM, "-fm"}, stderr: dmErr},
 		// (and not the warning that -fm pairs nothing beside the pairs)
 		{name: "pairs, -fm and truncated data", args: []string{"-tp", deep, "-gp", ms, "--pairs", pairs, "-fm"}, stderr: filepath.Join(deep, "dump.json") + ":"},

@@ -120,7 +120,10 @@
 // (msprobe.ScanOptions.NoStats, Config.statsUnread), but for the N:1
 // detection's indexes, which compare them.
 //
-// Known divergences from msprobe, by design: statistics/md5-mode fuzzy
+// Known divergences from msprobe, by design: -lm applies to a PyTorch
+// target as msprobe's MindSpore compare applies it (msprobe's PyTorch
+// compare ignores -lm, and with -dm beside it would use -dm, which
+// layermap then does not read); statistics/md5-mode fuzzy
 // match pairs rows (msprobe's result frame is misaligned there and every
 // row comes out unmatched, or it crashes); -da writes its files for a
 // single pair of dumps too (msprobe's -da takes step folders only, and

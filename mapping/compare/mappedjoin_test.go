@@ -126,8 +126,8 @@ func TestMappedGoldensWithFuzzy(t *testing.T) {
 // (ms_compare: config.data_mapping = generate_data_mapping_by_layer_mapping,
 // the user's mapping discarded). So the -lm goldens hold beside a -dm
 // that maps each golden's first NPU row to its second row's bench row,
-// the data mapping saved beside the table included; the run warns that
-// -dm is not used. (The Qwen pair's target is PyTorch, whose msprobe
+// or that msprobe would refuse, the data mapping saved beside the table
+// included: -dm is not read, and the run warns so. (The Qwen pair's target is PyTorch, whose msprobe
 // compare ignores -lm: layermap applies it there as the MindSpore
 // compare does, -dm set aside alike.)
 func TestLayerMappingReplacesDataMapping(t *testing.T) {
@@ -152,21 +152,25 @@ func TestLayerMappingReplacesDataMapping(t *testing.T) {
 				t.Fatalf("golden %s: too few rows", tables[0])
 			}
 			dir := t.TempDir()
-			dm := testkit.WriteFile(t, dir, "dm.yaml", rows[1][0]+": "+rows[2][1]+"\n")
-			var warn strings.Builder
-			opt := Options{Target: filepath.Join(root, c.target), Golden: filepath.Join(root, c.golden), OutDir: t.TempDir(),
-				DataMappingFile: dm, Warnings: &warn, Stamp: goldenTime(t, tables[0])}
-			c.opt(t, &opt)
-			rep, err := Run(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantFiles(t, opt.OutDir, append(tables, yamls...))
-			if s := rep.Ranks[0].Summary; s.MatchedBy["data_mapping"] != 0 {
-				t.Errorf("matched by %v, want no row by -dm", s.MatchedBy)
-			}
-			if !strings.Contains(warn.String(), "-dm "+dm+" is not used beside a layer mapping") {
-				t.Errorf("warnings %q, want -dm's", warn.String())
+			// a -dm msprobe would apply, and one it would refuse: neither
+			// is read
+			for _, body := range []string{rows[1][0] + ": " + rows[2][1] + "\n", rows[1][0] + ": [a\n"} {
+				dm := testkit.WriteFile(t, dir, "dm.yaml", body)
+				var warn strings.Builder
+				opt := Options{Target: filepath.Join(root, c.target), Golden: filepath.Join(root, c.golden), OutDir: t.TempDir(),
+					DataMappingFile: dm, Warnings: &warn, Stamp: goldenTime(t, tables[0])}
+				c.opt(t, &opt)
+				rep, err := Run(opt)
+				if err != nil {
+					t.Fatalf("-dm %q: %v", body, err)
+				}
+				wantFiles(t, opt.OutDir, append(tables, yamls...))
+				if s := rep.Ranks[0].Summary; s.MatchedBy["data_mapping"] != 0 {
+					t.Errorf("matched by %v, want no row by -dm", s.MatchedBy)
+				}
+				if !strings.Contains(warn.String(), "-dm "+dm+" is not read beside a layer mapping") {
+					t.Errorf("warnings %q, want -dm's", warn.String())
+				}
 			}
 		})
 	}

@@ -297,7 +297,7 @@ func Run(opt Options) (*Report, error) {
 	}
 	// after the run: a refused one prints its one error line alone
 	if opt.DataMappingFile != "" && opt.LayerMappingFile != "" {
-		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not used beside a layer mapping: msprobe replaces it with the data mapping it derives from the layer mapping\n", opt.DataMappingFile)
+		fmt.Fprintf(opt.Warnings, "layermap: warning: -dm %s is not read beside a layer mapping: the data mapping derived from the layer mapping replaces it, as in msprobe's MindSpore compare (msprobe's PyTorch compare ignores -lm and would use -dm)\n", opt.DataMappingFile)
 	}
 	if w := in.fuzzyWarning(opt.Fuzzy); w != "" {
 		fmt.Fprintln(opt.Warnings, w)
@@ -316,7 +316,10 @@ func Run(opt Options) (*Report, error) {
 // readInputs reads the mapping and pairs files the options name, writing
 // the layer mapping's diagnostics to opt.Warnings.
 func readInputs(opt Options) (in inputs, err error) {
-	if opt.DataMappingFile != "" {
+	// Beside a layer mapping -dm is not read: the layer mapping's data
+	// mapping replaces it, as in msprobe's MindSpore compare, which never
+	// opens it (ms_compare).
+	if opt.DataMappingFile != "" && opt.LayerMappingFile == "" {
 		// Read beside the rank pairs' first reading of the dumps (the N:1
 		// detection's skims), which does not need it.
 		load := sync.OnceValues(func() (*DataMapping, error) {
