@@ -80,16 +80,37 @@ func (tf *TensorFiles) Metrics(at int64, npu, bench, group *msprobe.Item) ([6]Me
 	}
 	// every row's data_name, matched or not, read or not: a name leaving
 	// dump_tensor_data is refused wherever it stands
-	if err := tf.npuPaths.CheckDataName(npu); err != nil {
+	if err := tf.checkDataName(at, tf.npuPaths, npu); err != nil {
 		return tf.record(at, tensor.Metrics{}, err)
 	}
 	if bench != nil {
-		if err := tf.benchPaths.CheckDataName(bench); err != nil {
+		if err := tf.checkDataName(at, tf.benchPaths, bench); err != nil {
 			return tf.record(at, tensor.Metrics{}, err)
 		}
 	}
 	m, err := tensor.CompareDataNames(tf.NPU, tf.Bench, dataName(npu), bn, opts)
 	return tf.record(at, m, err)
+}
+
+// errRefusedLater stands for a refused data_name of a row after the
+// one kept (TensorFiles.err): never reported, it is not placed.
+var errRefusedLater = errors.New("data_name escapes dump_tensor_data (a row before it is reported)")
+
+// checkDataName is p.CheckDataName of it, of the row at at. A refusal
+// is placed in its dump file, which may read the file up to it, only
+// when its row can come before the one kept: a dump refusing every row
+// is read once, not once a row.
+func (tf *TensorFiles) checkDataName(at int64, p msprobe.Paths, it *msprobe.Item) error {
+	if !p.RefusesDataName(it) {
+		return nil
+	}
+	tf.mu.Lock()
+	later := tf.err.err != nil && at > tf.err.at
+	tf.mu.Unlock()
+	if later {
+		return errRefusedLater
+	}
+	return p.CheckDataName(it)
 }
 
 // record keeps a comparison's refused name or unreadable file, of the row
@@ -141,7 +162,7 @@ func (tf *TensorFiles) CombinedMetrics(at int64, npu, bench []TensorPart, how Co
 			if p.Rank != nil {
 				paths = *p.Rank
 			}
-			if err := paths.CheckDataName(&p.Item); err != nil {
+			if err := tf.checkDataName(at, paths, &p.Item); err != nil {
 				return tf.record(at, tensor.Metrics{}, err)
 			}
 		}

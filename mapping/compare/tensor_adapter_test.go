@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layermap/layermap/mapping/compare/tensor"
 	"github.com/layermap/layermap/printparse/msprobe"
 	"github.com/layermap/layermap/printparse/testkit"
 )
@@ -310,5 +311,46 @@ func TestTensorWarningsInRankOrder(t *testing.T) {
 		if last != ranks-1 {
 			t.Fatalf("warnings of %d ranks:\n%s", last+1, w.String())
 		}
+	}
+}
+
+// TestRefusalPlacedOnlyFirst: a refused data_name is placed in its dump
+// file (which may read the file up to it) only when its row can come
+// before the refusal kept; a later row's refusal is not placed, so that a
+// dump refusing every row is not read once a row.
+func TestRefusalPlacedOnlyFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	testkit.WriteFile(t, dir, "dump.json", "{}")
+	p, err := msprobe.Locate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := &TensorFiles{npuPaths: p, benchPaths: p}
+	item := func(line int) *msprobe.Item {
+		return &msprobe.Item{Name: fmt.Sprintf("Tensor.add.%d.forward.input.0", line), DataName: "../x.pt", Line: line}
+	}
+	for _, c := range []struct {
+		at, line int
+		placed   bool // else errRefusedLater
+	}{
+		{5, 50, true},
+		{7, 70, false}, // after the row kept
+		{9, 90, false},
+		{3, 30, true}, // before it: placed, and kept
+		{4, 40, false},
+		{3, 30, true}, // (the kept row itself)
+	} {
+		err := tf.checkDataName(int64(c.at), p, item(c.line))
+		if placed := err != errRefusedLater; placed != c.placed {
+			t.Errorf("row %d: %v, placed %v, want %v", c.at, err, placed, c.placed)
+		}
+		tf.record(int64(c.at), tensor.Metrics{}, err)
+	}
+	if err := tf.Err(); err == nil || !strings.Contains(err.Error(), "dump.json:30:") {
+		t.Errorf("Err() = %v, want row 3's refusal at line 30", err)
+	}
+	if err := tf.checkDataName(1, p, &msprobe.Item{DataName: "x.pt"}); err != nil {
+		t.Errorf("a plain data_name refused: %v", err)
 	}
 }

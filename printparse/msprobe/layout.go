@@ -304,10 +304,10 @@ var ErrUnsafeDataName = errors.New("data_name escapes dump_tensor_data")
 // ErrUnsafeDataName. It is checked for every tensor-mode row, matched or
 // not, so that no table carries a name that leaves the dump.
 func (p Paths) CheckDataName(it *Item) error {
-	if it.DataName == "" || it.DataName == "-1" {
+	if !p.RefusesDataName(it) {
 		return nil
 	}
-	if _, err := p.TensorPath(it.DataName); err != nil && errors.Is(err, ErrUnsafeDataName) {
+	if _, err := p.TensorPath(it.DataName); err != nil {
 		file := p.DumpJSON
 		if file == "" {
 			file = filepath.Join(p.Dir, DumpJSONName)
@@ -317,6 +317,16 @@ func (p Paths) CheckDataName(it *Item) error {
 			Found: fmt.Sprintf("%q (%s)", it.DataName, why), Err: ErrUnsafeDataName}
 	}
 	return nil
+}
+
+// RefusesDataName reports whether CheckDataName refuses it's data_name,
+// without placing the refusal in the dump file (which may read it).
+func (p Paths) RefusesDataName(it *Item) bool {
+	if it.DataName == "" || it.DataName == "-1" {
+		return false
+	}
+	_, err := p.TensorPath(it.DataName)
+	return errors.Is(err, ErrUnsafeDataName)
 }
 
 // itemLine is the line of it in the dump file at path (Item.FileLine),
