@@ -105,6 +105,8 @@ func TestCrossFrameworkGate(t *testing.T) {
 		{"pytorch-mindspore", []gateSide{ptDump}, []gateSide{msDump}, true, []string{none}},
 		{"pytorch-mindtorch", []gateSide{ptDump}, []gateSide{mtDump}, true, []string{none}},
 		{"unnamed-mindspore", []gateSide{bareTorch}, []gateSide{msDump}, true, []string{none}},
+		{"unnamed-ms-pytorch", []gateSide{bareMS}, []gateSide{ptDump}, false, []string{none}},
+		{"pytorch-mindtorch-torch-values", []gateSide{ptDump}, []gateSide{{"mindtorch", false}}, true, []string{same}},
 		{"mindspore-pytorch", []gateSide{msDump}, []gateSide{ptDump}, false, []string{cross}},
 		{"mindspore-mindspore", []gateSide{msDump}, []gateSide{msDump}, false, []string{same}},
 		{"mindspore-unnamed-torch", []gateSide{msDump}, []gateSide{bareTorch}, false, []string{cross}},
@@ -147,8 +149,13 @@ func TestCrossFrameworkGate(t *testing.T) {
 					nothing++
 				}
 			}
-			if got := strings.Count(warn.String(), "compares them by name"); got != nothing {
+			if got := strings.Count(warn.String(), "so their tensor rows do not pair"); got != nothing {
 				t.Errorf("%d warnings of rows that cannot pair, want %d:\n%s", got, nothing, warn.String())
+			}
+			for _, l := range strings.Split(strings.TrimSpace(warn.String()), "\n") {
+				if l != "" && !strings.Contains(l, " holds pytorch values, ") && !strings.Contains(l, " holds mindspore values, ") {
+					t.Errorf("warning %q does not say what the target holds", l)
+				}
 			}
 			if len(rep.Ranks) != len(c.want) {
 				t.Fatalf("%d tables, want %d", len(rep.Ranks), len(c.want))

@@ -1050,7 +1050,7 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 	}
 	if !cfg.CrossFramework && opt.DataMappingFile == "" && opt.LayerMappingFile == "" {
 		if nf, bf := familyOf(np.DumpJSON, nh), familyOf(bp.DumpJSON, bh); nf != "" && bf != "" && nf != bf {
-			cfg.gateWarning = fmt.Sprintf("layermap: warning: %s holds %s values, %s %s values: msprobe's dtype gate compares them by name (it maps dtypes across frameworks only for a MindSpore target against a PyTorch bench), so no row of one pairs with a row of the other; give the MindSpore dump as -tp, or a mapping (-dm, -lm)",
+			cfg.gateWarning = fmt.Sprintf("layermap: warning: %s holds %s values, %s %s values, and msprobe maps dtypes across frameworks only for a target whose framework is mindspore or mindtorch (in a step folder, its first rank's) against a PyTorch bench: here it compares dtype names, which the two frameworks spell differently (torch.float32, Float32), so their tensor rows do not pair; a mapping (-dm, -lm) turns the dtype check off",
 				np.DumpJSON, nf, bp.DumpJSON, bf)
 		}
 	}
@@ -1064,15 +1064,11 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 }
 
 // familyOf is the framework whose values the dump at path holds,
-// "pytorch" or "mindspore" (mindtorch dumps through MindSpore's
-// processor), as DetectFramework reads it; "" when it cannot tell.
+// "pytorch" or "mindspore", as DetectFramework reads it (a mindtorch
+// dump's by its values); "" when it cannot tell.
 func familyOf(path string, h msprobe.Header) string {
-	switch {
-	case h.FrameworkMissing:
-	case h.Framework == "pytorch":
-		return "pytorch"
-	case h.Framework == "mindspore" || h.Framework == "mindtorch":
-		return "mindspore"
+	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+		return h.Framework
 	}
 	fw, err := msprobe.DetectFramework(path)
 	if err != nil {
