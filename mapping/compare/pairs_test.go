@@ -283,7 +283,7 @@ func TestPairsBackward(t *testing.T) {
 		matchedBy map[string]int
 	}{
 		{"pairs", "", false, "Functional.gelu.5.backward", map[string]int{"name": 4, "pairs": 24, "group": 16}},
-		{"pairs and fuzzy match", "", true, "", map[string]int{"name": 2, "fuzzy": 0, "pairs": 24, "group": 16}},
+		{"pairs and fuzzy match", "", true, "", map[string]int{"name": 2, "pairs": 24, "group": 16}},
 		{"pairs and data mapping", dm, false, "", map[string]int{"name": 2, "data_mapping": 0, "pairs": 24, "group": 16}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,9 +11,11 @@ import (
 )
 
 // asked lists the match sources a run was given, for the summary: each is
-// counted even when it matched nothing ("name" is always there).
-func asked(opt Options) map[string]bool {
-	return map[string]bool{"name": true, "fuzzy": opt.Fuzzy, "data_mapping": opt.DataMappingFile != "",
+// counted even when it matched nothing ("name" is always there), but for
+// those set aside: -fm beside a mapping (Config.fuzzyJoin), -dm beside a
+// layer mapping (readInputs).
+func asked(opt Options, in inputs) map[string]bool {
+	return map[string]bool{"name": true, "fuzzy": opt.Fuzzy && !in.mapped(), "data_mapping": in.dataMapping != nil,
 		"layer_mapping": opt.LayerMappingFile != "", "pairs": opt.PairsFile != ""}
 }
 

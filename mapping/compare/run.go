@@ -263,7 +263,7 @@ func Run(opt Options) (*Report, error) {
 		fmt.Fprintf(opt.Warnings, "layermap: warning: -tp and -gp name the same dump (%s): every row is compared with itself and passes\n", opt.Target)
 	}
 	set := output.NewSet()
-	rep := &Report{asked: asked(opt), strict: opt.Strict}
+	rep := &Report{asked: asked(opt, in), strict: opt.Strict}
 	made := firstMissing(opt.OutDir)
 	files, err := run(opt, in, set, rep)
 	if derr := in.dataMappingErr(); derr != nil {
