@@ -304,11 +304,10 @@ func (f *fusedJoin) abort() {
 	}
 }
 
+// end has the inner join emit its last rows (the fuzzy match settles
+// some only now) through the shards' emit, as row does, and only then
+// checks and closes the shards' indexes, which those rows look up.
 func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
-	var tpErr error
-	if f.tp != nil {
-		tpErr = f.tp.finish()
-	}
 	sum.FusedWarnings = nil
 	for i, g := range f.plan.Groups {
 		if u := f.unmade[i]; u != nil {
@@ -316,8 +315,15 @@ func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
 				g, u.rows, u.row, u.why))
 		}
 	}
+	if f.tp == nil {
+		return f.inner.end(emit, sum)
+	}
 	// the bench dump's error first, as its file loads before the shards'
-	return err2(f.inner.end(emit, sum), tpErr)
+	if err := f.inner.end(f.tp.emit(nil, emit), sum); err != nil {
+		f.tp.close()
+		return err
+	}
+	return f.tp.finish()
 }
 
 // warn records that a row of a group call could not be made from its

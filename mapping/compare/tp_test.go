@@ -7,17 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layermap/layermap/printparse/source"
+	"github.com/layermap/layermap/printparse/testkit"
 )
 
-// tpGapPair writes step folders of TP 2 (ranks 0 and 1) and TP 1 (rank
-// 0), one replica: layers layers of a column-parallel fc1 (split along
-// its last axis), a sequence-parallel norm (along the first) and a
-// row-parallel fc2 (whole on every rank, so never looked up in the other
-// shard). Rank 1 holds besides, after layer gapAt, gap entries of its
-// own that no row looks up.
-func tpGapPair(t *testing.T, layers, gapAt, gap int) (sharded, single string) {
+// tpLayers returns the entries of layers layers on TP 2 ranks 0 and 1
+// and on the TP 1 rank: a column-parallel fc1 (split along its last
+// axis), a sequence-parallel norm (along the first) and a row-parallel
+// fc2 (whole on every rank, so never looked up in the other shard).
+func tpLayers(t *testing.T, layers int) (a, b, whole []fxEntry) {
 	t.Helper()
 	x := demoLeaves(t, "[2, 8]")
 	w := demoLeaves(t, "[8]")
@@ -33,8 +33,8 @@ func tpGapPair(t *testing.T, layers, gapAt, gap int) (sharded, single string) {
 		}
 		return out
 	}
-	a, b := shard(0), shard(1)
-	whole := make([]fxEntry, len(a))
+	a, b = shard(0), shard(1)
+	whole = make([]fxEntry, len(a))
 	for k := range a {
 		whole[k] = a[k]
 		switch k % 3 {
@@ -45,6 +45,16 @@ func tpGapPair(t *testing.T, layers, gapAt, gap int) (sharded, single string) {
 			whole[k] = fxEntry{name: a[k].name, in: a[k].in, out: []*jnode{joinLeaves(t, 0, false, a[k].out[0], b[k].out[0])}}
 		}
 	}
+	return a, b, whole
+}
+
+// tpGapPair writes step folders of TP 2 (ranks 0 and 1) and TP 1 (rank
+// 0), one replica, holding tpLayers' layers. Rank 1 holds besides, after
+// layer gapAt, gap entries of its own that no row looks up.
+func tpGapPair(t *testing.T, layers, gapAt, gap int) (sharded, single string) {
+	t.Helper()
+	a, b, whole := tpLayers(t, layers)
+	x := demoLeaves(t, "[2, 8]")
 	var withGap []fxEntry
 	for k, e := range b {
 		withGap = append(withGap, e)
@@ -169,5 +179,178 @@ func TestTPCorruptShard(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTPFuzzyEnd: a tensor-parallel side's rows whose shapes differ from
+// the other side's are combined from the shards whichever join pairs
+// them: by name, or in order under -fm, where msprobe's fuzzy match
+// settles a row as the pass goes or only once the NPU side is done (the
+// bench side holding entries of its own before the pairs). Every table
+// is the one of the dumps without the bench side's own entries, joined
+// by name. The shards' entries no lookup read are still checked.
+func TestTPFuzzyEnd(t *testing.T) {
+	t.Parallel()
+	const layers = 2
+	a, b, whole := tpLayers(t, layers)
+	x := demoLeaves(t, "[2, 8]")
+	fc1 := func(l int) string {
+		return fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc1.ColumnParallelLinear.forward.0", l)
+	}
+	norm := func(l int) string {
+		return fmt.Sprintf("Module.decoder.layers.%d.pre_mlp_layernorm.RMSNorm.forward.0", l)
+	}
+	fc2 := func(l int) string {
+		return fmt.Sprintf("Module.decoder.layers.%d.mlp.linear_fc2.RowParallelLinear.forward.0", l)
+	}
+	// withExtra is es with n entries of the bench side's own before entry
+	// at.
+	withExtra := func(es []fxEntry, at, n int) []fxEntry {
+		var out []fxEntry
+		for k, e := range es {
+			if k == at {
+				for g := range n {
+					out = append(out, fxEntry{name: fmt.Sprintf("Module.extra.%d.Extra.forward.0", g), in: []*jnode{x[0]}, out: []*jnode{x[1]}})
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	type row struct{ name, npuShape, benchShape, msg string }
+	// want is the table's rows, each the same on both sides, the combined
+	// ones' message naming the sharded side.
+	want := func(side string) []row {
+		cat := func(axis int) string {
+			return fmt.Sprintf(`["fused: tp, %s row = the shards of ranks 0-1 concatenated along axis %d"]`, side, axis)
+		}
+		var rows []row
+		for l := range layers {
+			rows = append(rows,
+				row{fc1(l) + ".input.0", "[2, 8]", "[2, 8]", "[]"},
+				row{fc1(l) + ".parameters.weight", "[16]", "[16]", cat(0)},
+				row{fc1(l) + ".output.0", "[2, 16]", "[2, 16]", cat(1)},
+				row{norm(l) + ".input.0", "[2, 8]", "[2, 8]", "[]"},
+				row{norm(l) + ".output.0", "[4, 8]", "[4, 8]", cat(0)},
+				row{fc2(l) + ".input.0", "[2, 8]", "[2, 8]", "[]"},
+				row{fc2(l) + ".output.0", "[2, 8]", "[2, 8]", "[]"})
+		}
+		return rows
+	}
+	// Where the bench side's own entries go: the NPU side has 14 rows.
+	placements := []struct {
+		name  string
+		at, n int
+	}{
+		{name: "in step"}, // every row settled as the pass goes
+		{name: "bench ahead from the start", at: 0, n: 8}, // 16 rows: every row settled at the end
+		{name: "bench ahead from layer 1", at: 3, n: 3},   // layer 0 as the pass goes, layer 1 but its first row at the end
+	}
+	for _, dir := range []struct {
+		name    string
+		tp      TPSizes
+		npuMany bool
+		side    string // the side its combined rows name
+		errSide string // the side a shard's errors name
+	}{{"NPU TP 2", TPSizes{2, 1}, true, "NPU", "target"}, {"bench TP 2", TPSizes{1, 2}, false, "bench", "bench"}} {
+		// run writes the two step folders, the bench side's ranks with n
+		// entries of their own before entry at and rank 1's entries broken
+		// ones, and compares them into out. shardErr is the error of the
+		// first broken entry.
+		run := func(t *testing.T, fuzzy bool, at, n int, broken ...string) (rep *Report, out, shardErr string, err error) {
+			t.Helper()
+			root := t.TempDir()
+			sharded, single := filepath.Join(root, "tp2", "step0"), filepath.Join(root, "tp1", "step0")
+			sa, sb, w := a, b, whole
+			if dir.npuMany {
+				w = withExtra(w, at, n)
+			} else {
+				sa, sb = withExtra(sa, at, n), withExtra(sb, at, n)
+			}
+			writeFixture(t, filepath.Join(sharded, "rank0"), sa...)
+			shard := filepath.Join(writeFixture(t, filepath.Join(sharded, "rank1"), sb...), "dump.json")
+			writeFixture(t, filepath.Join(single, "rank0"), w...)
+			line := 0
+			for _, e := range broken {
+				if l := breakEntry(t, shard, e); line == 0 {
+					line = l
+				}
+			}
+			out = filepath.Join(root, "out")
+			opt := Options{Target: sharded, Golden: single, TP: dir.tp, Fuzzy: fuzzy, OutDir: out,
+				Stamp: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+			if !dir.npuMany {
+				opt.Target, opt.Golden = single, sharded
+			}
+			rep, err = Run(opt)
+			return rep, out, fmt.Sprintf("%s: %s:%d: expected ',' or '}', found '.'", dir.errSide, shard, line), err
+		}
+		// table is the table's rows and text.
+		table := func(t *testing.T, fuzzy bool, at, n int) ([][]string, string) {
+			t.Helper()
+			rep, _, _, err := run(t, fuzzy, at, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Ranks) != 1 {
+				t.Fatalf("%d tables, want 1", len(rep.Ranks))
+			}
+			f := rep.Ranks[0].Files[0]
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return testkit.ReadCSV(t, f), string(text)
+		}
+		t.Run(dir.name, func(t *testing.T) {
+			t.Parallel()
+			_, ref := table(t, false, 0, 0)
+			for _, fuzzy := range []bool{false, true} {
+				for _, pl := range placements {
+					t.Run(fmt.Sprintf("fuzzy %v, %s", fuzzy, pl.name), func(t *testing.T) {
+						rows, text := table(t, fuzzy, pl.at, pl.n)
+						wr := want(dir.side)
+						if len(rows) != len(wr)+1 {
+							t.Fatalf("%d rows, want %d", len(rows)-1, len(wr))
+						}
+						ns, bs := col(rows, "NPU Tensor Shape"), col(rows, "Bench Tensor Shape")
+						d0, d1 := col(rows, "Max diff"), col(rows, "NormRelativeErr")+1
+						res, msg := col(rows, "Result"), col(rows, "Err_message")
+						for i, w := range wr {
+							r := rows[i+1]
+							diffs := strings.Join(r[d0:d1], ",")
+							if r[0] != w.name || r[1] != w.name || r[ns] != w.npuShape || r[bs] != w.benchShape ||
+								diffs != "0,0,0,0,0,0,0,0" || r[res] != "pass" || r[msg] != w.msg {
+								t.Errorf("row %d: %s -> %s, %s vs %s, diffs %s, %s %s\nwant the same name, %s vs %s, diffs 0, pass %s",
+									i+1, r[0], r[1], r[ns], r[bs], diffs, r[res], r[msg], w.npuShape, w.benchShape, w.msg)
+							}
+						}
+						if d := testkit.DiffLines(ref, text, 4); d != "" {
+							t.Errorf("the table differs from the one joined by name:\n%s", d)
+						}
+					})
+				}
+			}
+			// -fm, every row settled at the end: a shard's broken entry
+			// fails the compare, whether those rows look it up or none does.
+			for _, c := range []struct {
+				name   string
+				broken string
+			}{
+				{"a broken entry the last rows look up", fc1(layers - 1)},
+				{"a broken entry no row looks up", fc2(layers - 1)},
+			} {
+				t.Run("fuzzy, "+c.name, func(t *testing.T) {
+					_, out, want, err := run(t, true, placements[1].at, placements[1].n, c.broken)
+					var se *source.Error
+					if !errors.As(err, &se) || err.Error() != want {
+						t.Fatalf("%v\nwant the input error %s", err, want)
+					}
+					if got := names(t, out); len(got) != 0 {
+						t.Fatalf("left in the output folder: %v", got)
+					}
+				})
+			}
+		})
 	}
 }
