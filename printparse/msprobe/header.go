@@ -1,7 +1,6 @@
 package msprobe
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"regexp"
 	"slices"
 	"unsafe"
 
@@ -181,7 +179,8 @@ func ReadHeader(path string) (Header, error) {
 // "pytorch" or "mindspore" (wherever it stands), else the framework of the
 // first line naming a MindSpore or torch value type ("type": "mindspore..."
 // or "torch..."), a line naming both being MindSpore's. Lines end as
-// Python's text files end them: at \n, \r\n or \r.
+// Python's text files end them: at \n, \r\n or \r. The file is read in
+// chunks of 64 KB, whatever the length of its lines.
 func DetectFramework(path string) (string, error) {
 	if h, err := ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 		return h.Framework, nil
@@ -191,44 +190,239 @@ func DetectFramework(path string) (string, error) {
 		return "", err // *source.Error naming the file
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	sc.Split(scanPyLines)
-	for sc.Scan() {
-		switch {
-		case msTypeRE.Match(sc.Bytes()):
-			return "mindspore", nil
-		case ptTypeRE.Match(sc.Bytes()):
-			return "pytorch", nil
-		}
-	}
-	if err := sc.Err(); err != nil {
+	fw, err := detectTypes(f, make([]byte, 64<<10))
+	if err != nil {
 		return "", &source.Error{File: path, Err: err}
 	}
-	return "", &source.Error{File: path, Err: ErrNoFramework}
+	return fw, nil
 }
 
 // ErrNoFramework is DetectFramework's error for a dump it can take for
 // neither framework.
 var ErrNoFramework = errors.New("expected a MindSpore or PyTorch dump, found no framework field and no typed values")
 
-// msTypeRE and ptTypeRE are msprobe's pattern_ms and pattern_pt.
-var (
-	msTypeRE = regexp.MustCompile(`"type":\s*"mindspore`)
-	ptTypeRE = regexp.MustCompile(`"type":\s*"torch`)
+// detectTypes applies msprobe's pattern_ms, `"type":\s*"mindspore`, then
+// its pattern_pt, `"type":\s*"torch`, to each line of r, read through buf:
+// "mindspore" or "pytorch" for the first line either matches, else
+// ErrNoFramework. \s is Python's for str patterns, Unicode whitespace,
+// matched in UTF-8, as msprobe decodes the file: within a line \t, \v,
+// \f, space, \x1c-\x1f and U+0085, U+00A0, U+1680, U+2000-U+200A,
+// U+2028, U+2029, U+202F, U+205F, U+3000. Memory does not grow with the
+// length of a line.
+func detectTypes(r io.Reader, buf []byte) (string, error) {
+	s, torch := tNone, false
+	for {
+		n, err := r.Read(buf)
+		b, eol := buf[:n], -1
+		for i := 0; i < len(b); {
+			if s == tNone && len(b)-i > len(typeKey) {
+				// Outside a partial match only a whole "type": starts
+				// one: skip to it, unless torch was seen and the line
+				// ends first.
+				end := len(b)
+				if torch {
+					if eol < 0 { // once a chunk: reaching it returns
+						eol = i + lineEnd(b[i:])
+					}
+					end = eol
+				}
+				if j := bytes.Index(b[i:end], typeKey); j >= 0 {
+					s, i = tW, i+j+len(typeKey)
+					continue
+				}
+				if end < len(b) {
+					return "pytorch", nil
+				}
+				i = len(b) - (len(typeKey) - 1) // where a key cut by the chunk's end may start
+			}
+			if s = typeDFA[s][b[i]]; s >= tNumStates {
+				switch s {
+				case tMindspore:
+					return "mindspore", nil
+				case tTorch:
+					torch = true
+				case tLineEnd:
+					if torch {
+						return "pytorch", nil
+					}
+				}
+				s = tNone
+			}
+			i++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if torch {
+		return "pytorch", nil
+	}
+	return "", ErrNoFramework
+}
+
+// typeKey starts both patterns.
+var typeKey = []byte(`"type":`)
+
+// lineEnd is the index of the first \n or \r in b, or len(b).
+func lineEnd(b []byte) int {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	if i := bytes.IndexByte(b, '\r'); i >= 0 {
+		return i
+	}
+	return len(b)
+}
+
+// The states of typeDFA, how much of a match the line ends with (tWC2 to
+// tWE380: the leading bytes of a multi-byte whitespace character after
+// the colon), then the outcomes of a byte, after which it starts anew.
+const (
+	tNone uint8 = iota
+	tK1         // "
+	tK2         // "t
+	tK3         // "ty
+	tK4         // "typ
+	tK5         // "type
+	tK6         // "type"
+	tW          // "type": and whitespace
+	tWC2
+	tWE1
+	tWE19A
+	tWE2
+	tWE280
+	tWE281
+	tWE3
+	tWE380
+	tQ  // "type":\s*" (its " may also open a key: tK1)
+	tT1 // ..."t (also tK2)
+	tT2 // ..."to
+	tT3
+	tT4
+	tM1 // ..."m
+	tM2
+	tM3
+	tM4
+	tM5
+	tM6
+	tM7
+	tM8 // ..."mindspor
+	tNumStates
+
+	tTorch     = tNumStates     // pattern_pt matched
+	tMindspore = tNumStates + 1 // pattern_ms matched
+	tLineEnd   = tNumStates + 2 // \n or \r
 )
 
-// scanPyLines is a bufio.SplitFunc cutting at \n and at \r: a \r\n then
-// gives an empty line more than Python's universal newlines, which no
-// pattern matches.
-func scanPyLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		return i + 1, data[:i], nil
+// typeDFA[s][c] is the state after byte c in state s.
+var typeDFA = func() (t [tNumStates][256]uint8) {
+	for s := range t {
+		for c := range t[s] {
+			t[s][c] = typeStep(uint8(s), byte(c))
+		}
 	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
+	return t
+}()
+
+// typeStep is typeDFA's transition. A byte that breaks a partial match
+// starts a new one when it is '"'; two partial matches overlap only
+// where the '"' closing "type" or opening the value is followed by t,
+// which may also begin a key.
+func typeStep(s uint8, c byte) uint8 {
+	if c == '\n' || c == '\r' {
+		return tLineEnd
 	}
-	return 0, nil, nil
+	restart := tNone
+	if c == '"' {
+		restart = tK1
+	}
+	in := func(to uint8, want ...byte) uint8 {
+		if bytes.IndexByte(want, c) >= 0 {
+			return to
+		}
+		return restart
+	}
+	switch s {
+	case tK1:
+		return in(tK2, 't')
+	case tK2:
+		return in(tK3, 'y')
+	case tK3:
+		return in(tK4, 'p')
+	case tK4:
+		return in(tK5, 'e')
+	case tK5:
+		return in(tK6, '"')
+	case tK6:
+		if c == 't' { // "type"type": the second '"' opens a key
+			return tK2
+		}
+		return in(tW, ':')
+	case tW:
+		switch c {
+		case '\t', '\v', '\f', ' ', 0x1c, 0x1d, 0x1e, 0x1f:
+			return tW
+		case 0xc2:
+			return tWC2
+		case 0xe1:
+			return tWE1
+		case 0xe2:
+			return tWE2
+		case 0xe3:
+			return tWE3
+		case '"':
+			return tQ
+		}
+	case tWC2: // U+0085, U+00A0
+		return in(tW, 0x85, 0xa0)
+	case tWE1: // U+1680
+		return in(tWE19A, 0x9a)
+	case tWE19A:
+		return in(tW, 0x80)
+	case tWE2:
+		switch c {
+		case 0x80:
+			return tWE280
+		case 0x81:
+			return tWE281
+		}
+	case tWE280: // U+2000-U+200A, U+2028, U+2029, U+202F
+		if 0x80 <= c && c <= 0x8a || c == 0xa8 || c == 0xa9 || c == 0xaf {
+			return tW
+		}
+	case tWE281: // U+205F
+		return in(tW, 0x9f)
+	case tWE3: // U+3000
+		return in(tWE380, 0x80)
+	case tWE380:
+		return in(tW, 0x80)
+	case tQ:
+		switch c {
+		case 't':
+			return tT1
+		case 'm':
+			return tM1
+		}
+	case tT1:
+		if c == 'y' { // "type":"ty: the value's '"' opens a key
+			return tK3
+		}
+		return in(tT2, 'o')
+	case tT2:
+		return in(tT3, 'r')
+	case tT3:
+		return in(tT4, 'c')
+	case tT4:
+		return in(tTorch, 'h')
+	case tM1, tM2, tM3, tM4, tM5, tM6, tM7:
+		return in(s+1, "indspor"[s-tM1])
+	case tM8:
+		return in(tMindspore, 'e')
+	}
+	return restart
 }
 
 // EntryNames returns the keys of dump.json's "data" object in file order,
