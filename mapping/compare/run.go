@@ -1070,7 +1070,7 @@ func familyOf(path string, h msprobe.Header) string {
 	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 		return h.Framework
 	}
-	fw, err := msprobe.DetectFramework(path)
+	fw, err := msprobe.DetectFrameworkOf(path, h)
 	if err != nil {
 		return ""
 	}
@@ -1093,7 +1093,7 @@ func crossFramework(lead, bench string, bh msprobe.Header) (bool, error) {
 	if !bh.FrameworkMissing && (bh.Framework == "pytorch" || bh.Framework == "mindspore") {
 		return bh.Framework == "pytorch", nil
 	}
-	fw, err := msprobe.DetectFramework(bench)
+	fw, err := msprobe.DetectFrameworkOf(bench, bh)
 	if errors.Is(err, msprobe.ErrNoFramework) {
 		return false, nil
 	}

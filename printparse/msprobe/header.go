@@ -182,7 +182,18 @@ func ReadHeader(path string) (Header, error) {
 // Python's text files end them: at \n, \r\n or \r. The file is read in
 // chunks of 64 KB, whatever the length of its lines.
 func DetectFramework(path string) (string, error) {
-	if h, err := ReadHeader(path); err == nil && !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
+	h, err := ReadHeader(path)
+	if err != nil {
+		h = Header{FrameworkMissing: true}
+	}
+	return DetectFrameworkOf(path, h)
+}
+
+// DetectFrameworkOf is DetectFramework of the dump at path whose header
+// h is read already (ReadHeader: a dump without a framework field is read
+// to its end for it).
+func DetectFrameworkOf(path string, h Header) (string, error) {
+	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
 		return h.Framework, nil
 	}
 	f, err := source.Open(path, source.MaxDumpJSON)
