@@ -67,15 +67,7 @@ func TestFuzzyWithDataMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
-			if len(rows) != len(c.want)+1 {
-				t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(c.want), dumpCol(rows, 1))
-			}
-			for i, w := range c.want {
-				if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
-					t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
-				}
-			}
+			wantRowPairs(t, rep.Ranks[0].Files[0], c.want)
 			if s := rep.Ranks[0].Summary; s.MatchedBy["fuzzy"] != 0 {
 				t.Errorf("matched by %v, want no row by the fuzzy match", s.MatchedBy)
 			}
@@ -268,15 +260,7 @@ func TestFuzzyWithPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
-			if len(rows) != len(c.want)+1 {
-				t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(c.want), dumpCol(rows, 1))
-			}
-			for i, w := range c.want {
-				if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
-					t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
-				}
-			}
+			wantRowPairs(t, rep.Ranks[0].Files[0], c.want)
 			if s := rep.Ranks[0].Summary; !reflect.DeepEqual(s.MatchedBy, c.matchedBy) {
 				t.Errorf("matched by %v, want %v", s.MatchedBy, c.matchedBy)
 			}
@@ -366,5 +350,20 @@ func TestFuzzyWithPairsQwen(t *testing.T) {
 			}
 			diffCSV(t, "-fm", tables[1], tables[0])
 		})
+	}
+}
+
+// wantRowPairs checks that the table at path has the rows want, in
+// order: each an NPU name and its bench name.
+func wantRowPairs(t *testing.T, path string, want [][2]string) {
+	t.Helper()
+	rows := testkit.ReadCSV(t, path)
+	if len(rows) != len(want)+1 {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(want), dumpCol(rows, 1))
+	}
+	for i, w := range want {
+		if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
+			t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
+		}
 	}
 }

@@ -301,15 +301,7 @@ func TestPairsBackward(t *testing.T) {
 				}
 				want = append(want, [2]string{"Functional.gelu.1.backward" + s, gelu})
 			}
-			rows := testkit.ReadCSV(t, rep.Ranks[0].Files[0])
-			if len(rows) != len(want)+1 {
-				t.Fatalf("%d rows, want %d:\n%s", len(rows)-1, len(want), dumpCol(rows, 1))
-			}
-			for i, w := range want {
-				if r := rows[i+1]; r[0] != w[0] || r[1] != w[1] {
-					t.Errorf("row %d: %s -> %s, want %s -> %s", i+1, r[0], r[1], w[0], w[1])
-				}
-			}
+			wantRowPairs(t, rep.Ranks[0].Files[0], want)
 			if s := rep.Ranks[0].Summary; !reflect.DeepEqual(s.MatchedBy, c.matchedBy) {
 				t.Errorf("matched by %v, want %v", s.MatchedBy, c.matchedBy)
 			}
