@@ -1067,9 +1067,6 @@ func rankConfig(opt Options, p rankPair) (np, bp msprobe.Paths, cfg Config, err 
 // "pytorch" or "mindspore", as DetectFramework reads it (a mindtorch
 // dump's by its values); "" when it cannot tell.
 func familyOf(path string, h msprobe.Header) string {
-	if !h.FrameworkMissing && (h.Framework == "pytorch" || h.Framework == "mindspore") {
-		return h.Framework
-	}
 	fw, err := msprobe.DetectFrameworkOf(path, h)
 	if err != nil {
 		return ""
@@ -1089,9 +1086,6 @@ func familyOf(path string, h msprobe.Header) string {
 func crossFramework(lead, bench string, bh msprobe.Header) (bool, error) {
 	if lead != "mindspore" && lead != "mindtorch" {
 		return false, nil
-	}
-	if !bh.FrameworkMissing && (bh.Framework == "pytorch" || bh.Framework == "mindspore") {
-		return bh.Framework == "pytorch", nil
 	}
 	fw, err := msprobe.DetectFrameworkOf(bench, bh)
 	if errors.Is(err, msprobe.ErrNoFramework) {
