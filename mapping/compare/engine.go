@@ -107,8 +107,8 @@ type Config struct {
 	// for PyTorch (crossFramework).
 	CrossFramework bool
 	// gateWarning is set when the two dumps hold different frameworks'
-	// values and the dtype gate compares their dtypes by name: no row of
-	// one pairs with the other's (rankConfig).
+	// values and the dtype gate compares their dtypes by name: no tensor
+	// row of one pairs with the other's (rankConfig).
 	gateWarning string
 	// Debug is set for debug.json dumps (entry names used as they are).
 	Debug bool
