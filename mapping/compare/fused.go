@@ -273,21 +273,25 @@ func (f *fusedJoin) takeAhead(i int32, e *parsedEntry) { f.inner.(aheadJoiner).t
 
 func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 	c := f.plan.calls[n.it.Entry]
-	if c == nil || !msprobe.NormalRow(n.it.Entry, n.it.Name) {
+	var err error
+	switch {
+	case c == nil || !msprobe.NormalRow(n.it.Entry, n.it.Name):
 		if f.tp != nil {
-			return f.inner.row(n, f.tp.emit(n, emit))
+			err = f.inner.row(n, f.tp.emit(n, emit))
+		} else {
+			err = f.inner.row(n, emit)
 		}
-		return f.inner.row(n, emit)
+	case !c.npuMany:
+		return f.wholeRow(c, n, rowSuffix(n), emit)
+	default:
+		err = f.partRow(c, n, rowSuffix(n), emit)
 	}
-	suffix := n.it.Name[len(n.it.Entry):]
-	if !c.npuMany {
-		return f.wholeRow(c, n, suffix, emit)
-	}
-	if err := f.partRow(c, n, suffix, emit); err != nil {
+	if err != nil || c == nil || !c.npuMany {
 		return err
 	}
+	// a part's entry is done on its last row, whatever that row is
 	if o := n.owner; o != nil && n == &o.rows[len(o.rows)-1] {
-		p := f.pending[c]
+		p := f.pendingOf(c)
 		p.seen[n.it.Entry] = true
 		if len(p.seen) == len(c.npu) {
 			delete(f.pending, c)
@@ -295,6 +299,19 @@ func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 		}
 	}
 	return nil
+}
+
+// rowSuffix is a normal row's name after its entry's.
+func rowSuffix(n *sideRow) string { return n.it.Name[len(n.it.Entry):] }
+
+// pendingOf returns the rows seen so far of an NPU-many call's parts.
+func (f *fusedJoin) pendingOf(c *groupCall) *partRows {
+	p := f.pending[c]
+	if p == nil {
+		p = &partRows{rows: map[string][]*msprobe.Item{}, seen: map[string]bool{}}
+		f.pending[c] = p
+	}
+	return p
 }
 
 // abort closes the tensor-parallel siblings' indexes of a failed pass.
@@ -541,11 +558,7 @@ func (f *fusedJoin) firstBench(key string, mark bool) (*msprobe.Item, error) {
 // the single bench module's row now; a row the parts combine into is
 // kept for the combined row.
 func (f *fusedJoin) partRow(c *groupCall, n *sideRow, suffix string, emit rowEmit) error {
-	p := f.pending[c]
-	if p == nil {
-		p = &partRows{rows: map[string][]*msprobe.Item{}, seen: map[string]bool{}}
-		f.pending[c] = p
-	}
+	p := f.pendingOf(c)
 	role := roleOf(&n.it, c.dir)
 	w := wants(c.kind, role)
 	// whole is the bench row the group's module has for this suffix (nil:

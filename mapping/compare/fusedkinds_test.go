@@ -873,6 +873,76 @@ func TestFusedRowPaths(t *testing.T) {
 	}
 }
 
+// TestFusedPartOddLastRow: an NPU part's entry is done on its last row
+// even when that row is not named by the entry's structure (here a dict
+// key holding the entry's first dot-part): the parts' combined row still
+// follows, after the last part's rows.
+func TestFusedPartOddLastRow(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	gate, up, fc1 := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "decoder.layers.0.mlp.linear_fc1"
+	gateRow, upRow := "Module."+gate+".Linear.forward.0", "Module."+up+".Linear.forward.0"
+	fc1Row := "Module." + fc1 + ".ColumnParallelLinear.forward.0"
+	const odd = ".output.1.Module_aux"
+	aux := &jnode{obj: true}
+	aux.set("Module_aux", x[3])
+	entry := func(name string, out *jnode, oddLast bool) fxEntry {
+		e := fxEntry{name: name, in: []*jnode{x[0]}, out: []*jnode{out}}
+		if oddLast {
+			e.out = append(e.out, aux)
+		}
+		return e
+	}
+	bench := []fxEntry{entry(fc1Row, joinLeaves(t, 1, false, x[1], x[2]), false)}
+	combined := "[" + gateRow + ".output.0 ; " + upRow + ".output.0]"
+	for _, c := range []struct {
+		name        string
+		gateOdd     bool
+		upOdd       bool
+		combinedRow int // its position among the table's rows (1 the first)
+	}{
+		{name: "no odd row", combinedRow: 5},
+		{name: "the first part's last row odd", gateOdd: true, combinedRow: 6},
+		{name: "the last part's last row odd", upOdd: true, combinedRow: 6},
+		{name: "every part's last row odd", gateOdd: true, upOdd: true, combinedRow: 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			npu := []fxEntry{entry(gateRow, x[1], c.gateOdd), entry(upRow, x[2], c.upOdd)}
+			s, rows := runKind(t, kindCase{npu: npu, bench: bench,
+				pairs: []mapping.ModulePair{{NPUParts: []string{gate, up}, Bench: fc1, Kind: mapping.KindGateUp}}})
+			if len(s.FusedWarnings) > 0 {
+				t.Errorf("warnings %q, want none", s.FusedWarnings)
+			}
+			if len(rows) != c.combinedRow+1 {
+				t.Fatalf("%d rows, want %d, the combined row last:\n%s", len(rows)-1, c.combinedRow, dumpCol(rows, 0))
+			}
+			bn, res, msg := col(rows, "Bench Name"), col(rows, "Result"), col(rows, "Err_message")
+			r := rows[c.combinedRow]
+			if r[0] != combined || r[bn] != fc1Row+".output.0" || r[res] != "pass" ||
+				!strings.Contains(r[msg], "fused: gate_up, NPU row = its 2 parts concatenated along axis 1") {
+				t.Errorf("row %d: %s -> %s, %s %s\nwant %s -> %s.output.0, pass, the parts concatenated",
+					c.combinedRow, r[0], r[bn], r[res], r[msg], combined, fc1Row)
+			}
+			for _, want := range []struct {
+				row string
+				odd bool
+			}{{gateRow + odd, c.gateOdd}, {upRow + odd, c.upOdd}} {
+				found := false
+				for _, r := range rows[1:] {
+					if r[0] == want.row {
+						found = true
+						if r[bn] != "N/A" || strings.Contains(r[msg], "fused") {
+							t.Errorf("row %s: bench %s, %s; want N/A and no fused message", r[0], r[bn], r[msg])
+						}
+					}
+				}
+				if found != want.odd {
+					t.Errorf("row %s in the table: %v, want %v", want.row, found, want.odd)
+				}
+			}
+		})
+	}
+}
+
 // withMD5 is es with an md5 on every tensor, the CRC-32 of its shape and
 // statistics (equal tensors, equal md5s).
 func withMD5(es []fxEntry) []fxEntry {
