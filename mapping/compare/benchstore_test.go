@@ -253,7 +253,7 @@ func TestComparePackedEqualsPlain(t *testing.T) {
 			plain := c.cfg
 			plain.simpleBench = true
 			ss, st, _ := run(plain)
-			if len(st.rows) == 0 || ss.Rows == ss.NPUUnmatched && !c.cfg.Fuzzy {
+			if len(st.rows) == 0 || ss.Rows == ss.NPUUnmatched && !c.cfg.fuzzyJoin() {
 				t.Fatalf("degenerate case: %d rows, %+v", len(st.rows), ss)
 			}
 			full := c.cfg
