@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/layermap/layermap/mapping"
@@ -301,6 +303,32 @@ func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 	return nil
 }
 
+// pendingWarnings tells of the NPU-many calls whose combined rows were
+// never written: a part's entry flattened into no rows, so it never ended,
+// while the rows of the others said they were compared there. In the
+// order of the groups, then of the calls' first parts.
+func (f *fusedJoin) pendingWarnings() []string {
+	calls := make([]*groupCall, 0, len(f.pending))
+	for c := range f.pending {
+		calls = append(calls, c)
+	}
+	slices.SortFunc(calls, func(a, b *groupCall) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), strings.Compare(a.npu[0], b.npu[0]))
+	})
+	var out []string
+	for _, c := range calls {
+		var none []string
+		for _, e := range c.npu {
+			if !f.pending[c].seen[e] {
+				none = append(none, e)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: the combined rows of %s were not written, though its parts' rows say they are compared there: %s gave no rows",
+			f.plan.Groups[c.group], strings.Join(c.npu, " ; "), strings.Join(none, ", ")))
+	}
+	return out
+}
+
 // rowSuffix is a normal row's name after its entry's.
 func rowSuffix(n *sideRow) string { return n.it.Name[len(n.it.Entry):] }
 
@@ -332,6 +360,7 @@ func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
 				g, u.rows, u.row, u.why))
 		}
 	}
+	sum.FusedWarnings = append(sum.FusedWarnings, f.pendingWarnings()...)
 	if f.tp == nil {
 		return f.inner.end(emit, sum)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -938,6 +939,48 @@ func TestFusedPartOddLastRow(t *testing.T) {
 				if found != want.odd {
 					t.Errorf("row %s in the table: %v, want %v", want.row, found, want.odd)
 				}
+			}
+		})
+	}
+}
+
+// TestFusedPartWithoutRows: a part of an NPU-many group whose entry
+// flattens into no rows never ends, so the group's combined row is never
+// written while the other part's rows say they are compared there: the
+// summary warns of it, naming the call and the part.
+func TestFusedPartWithoutRows(t *testing.T) {
+	x := demoLeaves(t, "[2, 8]")
+	gate, up, fc1 := "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "decoder.layers.0.mlp.linear_fc1"
+	gateRow, upRow := "Module."+gate+".Linear.forward.0", "Module."+up+".Linear.forward.0"
+	fc1Row := "Module." + fc1 + ".ColumnParallelLinear.forward.0"
+	bench := []fxEntry{{name: fc1Row, in: []*jnode{x[0]}, out: []*jnode{joinLeaves(t, 1, false, x[1], x[2])}}}
+	group := mapping.ModulePair{NPUParts: []string{gate, up}, Bench: fc1, Kind: mapping.KindGateUp}
+	for _, c := range []struct {
+		name string
+		npu  []fxEntry
+		warn string // "" none
+	}{
+		{"both parts with rows", []fxEntry{{name: gateRow, in: []*jnode{x[0]}, out: []*jnode{x[1]}}, {name: upRow, in: []*jnode{x[0]}, out: []*jnode{x[2]}}}, ""},
+		{"the last part without rows", []fxEntry{{name: gateRow, in: []*jnode{x[0]}, out: []*jnode{x[1]}}, {name: upRow}},
+			group.String() + ": the combined rows of " + gateRow + " ; " + upRow + " were not written, though its parts' rows say they are compared there: " + upRow + " gave no rows"},
+		{"the first part without rows", []fxEntry{{name: gateRow}, {name: upRow, in: []*jnode{x[0]}, out: []*jnode{x[2]}}},
+			group.String() + ": the combined rows of " + gateRow + " ; " + upRow + " were not written, though its parts' rows say they are compared there: " + gateRow + " gave no rows"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, rows := runKind(t, kindCase{npu: c.npu, bench: bench, pairs: []mapping.ModulePair{group}})
+			var want []string
+			if c.warn != "" {
+				want = []string{c.warn}
+			}
+			if !slices.Equal(s.FusedWarnings, want) {
+				t.Errorf("warnings %q\nwant %q", s.FusedWarnings, want)
+			}
+			combined := false
+			for _, r := range rows[1:] {
+				combined = combined || strings.HasPrefix(r[0], "[")
+			}
+			if combined != (c.warn == "") {
+				t.Errorf("combined row written: %v, want %v:\n%s", combined, c.warn == "", dumpCol(rows, 0))
 			}
 		})
 	}
