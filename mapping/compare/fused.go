@@ -275,21 +275,17 @@ func (f *fusedJoin) takeAhead(i int32, e *parsedEntry) { f.inner.(aheadJoiner).t
 
 func (f *fusedJoin) row(n *sideRow, emit rowEmit) error {
 	c := f.plan.calls[n.it.Entry]
-	var err error
 	switch {
 	case c == nil || !msprobe.NormalRow(n.it.Entry, n.it.Name):
-		if f.tp != nil {
-			err = f.inner.row(n, f.tp.emit(n, emit))
-		} else {
-			err = f.inner.row(n, emit)
+		if err := f.inner.row(n, f.tpEmit(emit)); err != nil || c == nil || !c.npuMany {
+			return err
 		}
 	case !c.npuMany:
 		return f.wholeRow(c, n, rowSuffix(n), emit)
 	default:
-		err = f.partRow(c, n, rowSuffix(n), emit)
-	}
-	if err != nil || c == nil || !c.npuMany {
-		return err
+		if err := f.partRow(c, n, rowSuffix(n), emit); err != nil {
+			return err
+		}
 	}
 	// a part's entry is done on its last row, whatever that row is
 	if o := n.owner; o != nil && n == &o.rows[len(o.rows)-1] {
@@ -329,6 +325,15 @@ func (f *fusedJoin) pendingWarnings() []string {
 	return out
 }
 
+// tpEmit is emit through the tensor-parallel shards' combination, when
+// the rank pair has shards.
+func (f *fusedJoin) tpEmit(emit rowEmit) rowEmit {
+	if f.tp == nil {
+		return emit
+	}
+	return f.tp.emit(emit)
+}
+
 // rowSuffix is a normal row's name after its entry's.
 func rowSuffix(n *sideRow) string { return n.it.Name[len(n.it.Entry):] }
 
@@ -361,11 +366,11 @@ func (f *fusedJoin) end(emit rowEmit, sum *Summary) error {
 		}
 	}
 	sum.FusedWarnings = append(sum.FusedWarnings, f.pendingWarnings()...)
-	if f.tp == nil {
-		return f.inner.end(emit, sum)
-	}
-	// the bench dump's error first, as its file loads before the shards'
-	if err := f.inner.end(f.tp.emit(nil, emit), sum); err != nil {
+	err := f.inner.end(f.tpEmit(emit), sum)
+	switch {
+	case f.tp == nil:
+		return err
+	case err != nil: // the bench dump's error first, as its file loads before the shards'
 		f.tp.close()
 		return err
 	}

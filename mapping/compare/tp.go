@@ -174,7 +174,7 @@ func (t *tpJoin) shards(key string) ([]*msprobe.Item, error) {
 // emit wraps a row's emit: a row whose two sides' shapes differ is
 // compared with the many side's shards combined, when the shapes show
 // how they combine.
-func (t *tpJoin) emit(_ *sideRow, emit rowEmit) rowEmit {
+func (t *tpJoin) emit(emit rowEmit) rowEmit {
 	return func(n, b *sideRow, src MatchSource) error {
 		if b == nil || b.it.Shape == n.it.Shape {
 			return emit(n, b, src)
