@@ -1,9 +1,6 @@
 package msprobe
 
-import (
-	"io"
-	"strings"
-)
+import "strings"
 
 // Entry is one key of dump.json's "data" object with its body flattened
 // into rows the way msprobe's compare flattens it (read_op, op_item_parse,
@@ -102,22 +99,11 @@ type Item struct {
 	Type string
 	// Line is the line where the item starts in the dump file; in an
 	// entry EntryReader.Read was given no line for, the line counted from
-	// the entry name's (1), and FileLine tells the file's.
+	// the entry name's (1): a message counts it in the file (itemLine).
 	Line int
 	// entryAt is then the byte offset of the entry's name in the file
 	// (never 0: the file starts with its header), else 0.
 	entryAt int64
-}
-
-// FileLine is the line where the item starts in f, the dump file it was
-// read from: Line, or for an item whose Line counts from its entry's
-// name (see Line), that line counted in f, which is read up to the
-// entry: for messages, not for every row.
-func (it *Item) FileLine(f io.ReaderAt) (int, error) {
-	if it.entryAt == 0 {
-		return it.Line, nil
-	}
-	return lineFrom(f, it.entryAt, it.Line)
 }
 
 // Suffix is msprobe's suffix of the row: Name with every occurrence of the

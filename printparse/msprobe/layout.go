@@ -329,9 +329,11 @@ func (p Paths) RefusesDataName(it *Item) bool {
 	return errors.Is(err, ErrUnsafeDataName)
 }
 
-// itemLine is the line of it in the dump file at path (Item.FileLine),
-// or 0 when the file cannot be read again: a refusal names no line
-// rather than a wrong one.
+// itemLine is the line where it starts in the dump file at path, it
+// read from there: Line, or for an item whose Line counts from its
+// entry's name (Item.entryAt), that line counted in the file, read up to
+// the entry (for messages, not for every row); 0 when the file cannot be
+// read again: a refusal names no line rather than a wrong one.
 func itemLine(path string, it *Item) int {
 	if it.entryAt == 0 {
 		return it.Line
@@ -341,7 +343,7 @@ func itemLine(path string, it *Item) int {
 		return 0
 	}
 	defer f.Close()
-	line, err := it.FileLine(f)
+	line, err := lineFrom(f, it.entryAt, it.Line)
 	if err != nil {
 		return 0
 	}

@@ -461,7 +461,7 @@ type scanner struct {
 	crcs        crcHexes // md5 of the tree path's non-tensor values
 	t           *tree    // tree of the entry being flattened
 	off         int64    // Offset of the entry being flattened
-	linesFrom   bool     // lines count from the entry name's (EntryReader.Read): rows get off, for Item.FileLine
+	linesFrom   bool     // lines count from the entry name's (EntryReader.Read): rows get off, for itemLine
 	debug       bool
 	noFlat      bool // the tree path for every entry (tests)
 	fn          func(*Entry) error

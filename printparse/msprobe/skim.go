@@ -902,7 +902,7 @@ func (r *EntryReader) chunkSlow(i int64) ([]byte, error) {
 // Entry.Member (the entry's place among the members of "data"); line is
 // the name's line (SkimEntry.Line) for the entry's and its rows' Line
 // fields and for errors; 0 when unknown: the Line fields then count from
-// the name's line (1; Item.FileLine counts a row's in the file) and
+// the name's line (1; itemLine counts a row's in the file) and
 // errors are given the absolute line, counted from the file's start.
 // As with ScanReuse, the Entry and its Items are
 // reused by the next Read (their strings stay valid, the Entry's name
